@@ -1,0 +1,250 @@
+// Package redisserver starts and stops private redis-server processes on
+// free loopback ports. The simulator and the HTTP service use it for
+// "-redis auto"; tests use it, through package redistest, to run against a
+// real server.
+package redisserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoBinary is returned by Start when no redis-server binary is on PATH.
+var ErrNoBinary = errors.New("redisserver: no redis-server binary on PATH")
+
+// Binary returns the path of the redis-server binary, or ErrNoBinary.
+func Binary() (string, error) {
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", ErrNoBinary
+	}
+	return p, nil
+}
+
+// Options configures a private server.
+type Options struct {
+	// Port to listen on; 0 picks a free loopback port.
+	Port int
+	// Args are extra command-line arguments, e.g. "--cluster-enabled", "yes".
+	Args []string
+	// Dir is the working directory (cluster config, dumps); empty means a
+	// fresh temporary directory removed by Stop.
+	Dir string
+	// Stderr receives the server's output; nil discards it.
+	Stderr *os.File
+}
+
+// Server is one running redis-server child process.
+type Server struct {
+	opts    Options
+	bin     string
+	port    int
+	dir     string
+	ownsDir bool
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Start launches redis-server on 127.0.0.1 with persistence off and waits
+// until it answers PING. Stop it with Stop.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, bin: bin, dir: opts.Dir}
+	if s.dir == "" {
+		s.dir, err = os.MkdirTemp("", "lockmarket-redis-")
+		if err != nil {
+			return nil, err
+		}
+		s.ownsDir = true
+	}
+	// A free port found by listening can be taken by someone else before
+	// redis-server binds it: retry a few times with a new port.
+	for attempt := 0; attempt < 5; attempt++ {
+		s.port = opts.Port
+		if s.port == 0 {
+			if s.port, err = FreePort(); err != nil {
+				break
+			}
+		}
+		if err = s.start(ctx); err == nil {
+			return s, nil
+		}
+		if opts.Port != 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	if s.ownsDir {
+		os.RemoveAll(s.dir)
+	}
+	return nil, err
+}
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *Server) start(ctx context.Context) error {
+	args := []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--dir", s.dir,
+		"--enable-debug-command", "local",
+		"--loglevel", "warning",
+	}
+	args = append(args, s.opts.Args...)
+	cmd := exec.Command(s.bin, args...)
+	cmd.Dir = s.dir
+	if s.opts.Stderr != nil {
+		cmd.Stdout, cmd.Stderr = s.opts.Stderr, s.opts.Stderr
+	}
+	// Own process group, so a Ctrl-C in the terminal reaches the parent
+	// only and the parent stops the server in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redisserver: start: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := c.Ping(ctx).Err(); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("redisserver: redis-server on port %d exited at start", s.port)
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			<-done
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("redisserver: redis-server on port %d did not answer within 10s", s.port)
+		}
+	}
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	return nil
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Port is the server's TCP port.
+func (s *Server) Port() int { return s.port }
+
+// Dir is the server's working directory.
+func (s *Server) Dir() string { return s.dir }
+
+// Pid is the process ID of the running server, or 0.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Signal sends sig to the server process (e.g. SIGSTOP and SIGCONT to
+// stall it).
+func (s *Server) Signal(sig os.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("redisserver: not running")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+// Kill stops the process at once (SIGKILL) and waits for it to exit; the
+// working directory is kept so Restart can reuse it.
+func (s *Server) Kill() { s.halt(syscall.SIGKILL) }
+
+func (s *Server) halt(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd, s.done = nil, nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot handle SIGTERM
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Restart starts the server again on the same port (with no data, since
+// persistence is off) after Kill or Stop.
+func (s *Server) Restart(ctx context.Context) error {
+	s.halt(syscall.SIGTERM)
+	var err error
+	for i := 0; i < 50; i++ { // the port may linger briefly after exit
+		if err = s.start(ctx); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// Stop terminates the server (SIGTERM, then SIGKILL after 5 s), waits for
+// it and removes its temporary directory. It is safe to call twice.
+func (s *Server) Stop() {
+	s.halt(syscall.SIGTERM)
+	if s.ownsDir {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// Version asks a running server for its redis_version, or "" if it cannot.
+func Version(ctx context.Context, c redis.UniversalClient) string {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,110 @@
+// Package redistest gives tests a real redis-server and an embedded
+// miniredis, so that every test can run against both.
+package redistest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/miniwatch"
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+)
+
+// Backend is one Redis a test runs against.
+type Backend struct {
+	// Name is "miniredis" or "redis-server".
+	Name string
+	// Client is connected to the backend and closed when the test ends.
+	Client *redis.Client
+	// Mini is the embedded server, nil for a real one.
+	Mini *miniredis.Miniredis
+	// Server is the real server, nil for miniredis.
+	Server *redisserver.Server
+}
+
+// Real reports whether the backend is a real redis-server.
+func (b *Backend) Real() bool { return b.Server != nil }
+
+// Expire makes key expire now: miniredis's clock is moved past the key's
+// TTL, a real server is told to expire it. It stands in for "the TTL ran
+// out" without a timed sleep.
+func (b *Backend) Expire(tb testing.TB, key string) {
+	tb.Helper()
+	if b.Mini != nil {
+		ttl := b.Mini.TTL(key)
+		if ttl <= 0 {
+			ttl = time.Millisecond
+		}
+		b.Mini.FastForward(ttl + time.Millisecond)
+		return
+	}
+	if err := b.Client.PExpire(context.Background(), key, time.Millisecond).Err(); err != nil {
+		tb.Fatalf("expire %s: %v", key, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for b.Client.Exists(context.Background(), key).Val() == 1 {
+		if time.Now().After(deadline) {
+			tb.Fatalf("key %s did not expire", key)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Addr is the backend's host:port.
+func (b *Backend) Addr() string {
+	if b.Mini != nil {
+		return b.Mini.Addr()
+	}
+	return b.Server.Addr()
+}
+
+// NewClient returns another client of the backend, closed when the test
+// ends; on miniredis it carries the miniwatch hook.
+func (b *Backend) NewClient(tb testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: b.Addr()})
+	if b.Mini != nil {
+		c.AddHook(miniwatch.Hook{})
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Mini starts an embedded miniredis for the test.
+func Mini(tb testing.TB) *Backend {
+	tb.Helper()
+	m := miniredis.RunT(tb)
+	b := &Backend{Name: "miniredis", Mini: m}
+	b.Client = b.NewClient(tb)
+	return b
+}
+
+// Real starts a private redis-server for the test, or skips the test when
+// no redis-server binary exists. Extra args go to redis-server.
+func Real(tb testing.TB, args ...string) *Backend {
+	tb.Helper()
+	srv, err := redisserver.Start(context.Background(), redisserver.Options{Args: args})
+	if errors.Is(err, redisserver.ErrNoBinary) {
+		tb.Skip("no redis-server binary on PATH")
+	}
+	if err != nil {
+		tb.Fatalf("start redis-server: %v", err)
+	}
+	tb.Cleanup(srv.Stop)
+	b := &Backend{Name: "redis-server", Server: srv}
+	b.Client = b.NewClient(tb)
+	return b
+}
+
+// Run runs fn as two subtests, one on miniredis and one on a private
+// redis-server (skipped when there is no redis-server binary). Each subtest
+// gets a fresh, empty backend.
+func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	t.Run("miniredis", func(t *testing.T) { fn(t, Mini(t)) })
+	t.Run("redis-server", func(t *testing.T) { fn(t, Real(t)) })
+}
