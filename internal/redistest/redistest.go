@@ -5,6 +5,7 @@ package redistest
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -107,4 +108,25 @@ func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 	t.Helper()
 	t.Run("miniredis", func(t *testing.T) { fn(t, Mini(t)) })
 	t.Run("redis-server", func(t *testing.T) { fn(t, Real(t)) })
+}
+
+// Cluster starts a local Redis Cluster of masters nodes for the test and
+// returns a cluster client, or skips the test when redis-server or
+// redis-cli is missing.
+func Cluster(tb testing.TB, masters int) (*redis.ClusterClient, *redisserver.Cluster) {
+	tb.Helper()
+	if _, err := redisserver.Binary(); err != nil {
+		tb.Skip("no redis-server binary on PATH")
+	}
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		tb.Skip("no redis-cli binary on PATH")
+	}
+	cl, err := redisserver.StartCluster(context.Background(), masters)
+	if err != nil {
+		tb.Fatalf("start cluster: %v", err)
+	}
+	tb.Cleanup(cl.Stop)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	tb.Cleanup(func() { c.Close() })
+	return c, cl
 }

@@ -1,0 +1,313 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/watchtx"
+)
+
+// Strategy is how List and Purchase keep concurrent clients apart.
+type Strategy string
+
+// The strategies. Each keeps every audited invariant when all clients of a
+// market use it; mixing strategies on one market is not safe (a lock
+// strategy does not WATCH the market, so it does not see a commit made
+// without its lock).
+const (
+	// Watch is optimistic: WATCH the keys read, MULTI/EXEC the writes, and
+	// start again when EXEC is aborted (book 4.4).
+	Watch Strategy = "watch"
+	// Coarse takes one lock over the whole market, and WATCHes the buyer
+	// (book 6.2.3).
+	Coarse Strategy = "coarse"
+	// Fine takes one lock per listing, and WATCHes the buyer (book 6.2.4).
+	Fine Strategy = "fine"
+	// Lua runs each operation as one server-side script (book 11.3.2).
+	Lua Strategy = "lua"
+)
+
+// Strategies lists every strategy in the book's order.
+var Strategies = []Strategy{Watch, Coarse, Fine, Lua}
+
+// ParseStrategy parses a strategy name.
+func ParseStrategy(s string) (Strategy, error) {
+	for _, st := range Strategies {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("%w: unknown strategy %q (want watch, coarse, fine or lua)", ErrInvalid, s)
+}
+
+// Cost is what one operation paid to get done.
+type Cost struct {
+	// Retries is how many EXECs were aborted by WATCH before it finished.
+	Retries int `json:"retries"`
+	// LockWaits is how many lock attempts failed before the lock was held.
+	LockWaits int `json:"lock_waits"`
+	// Wait is the wall time from the call until it returned.
+	Wait time.Duration `json:"-"`
+	// LockLost is set when the lock's lease had expired by the time it was
+	// released: the operation ran, for a while, without mutual exclusion.
+	LockLost bool `json:"lock_lost,omitempty"`
+}
+
+// List moves item from seller's inventory to the market at price.
+func (m *Market) List(ctx context.Context, s Strategy, seller, item string, price int64) (cost Cost, err error) {
+	start := time.Now()
+	defer func() { cost.Wait = time.Since(start) }()
+	if err := ValidID("seller", seller); err != nil {
+		return cost, err
+	}
+	if err := ValidID("item", item); err != nil {
+		return cost, err
+	}
+	if err := ValidPrice(price); err != nil {
+		return cost, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.listTimeout)
+	defer cancel()
+	switch s {
+	case Watch:
+		cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
+			return m.listTx(ctx, tx, s, seller, item, price)
+		}, m.keys.Inventory(seller))
+	case Coarse, Fine:
+		err = m.withLock(ctx, s, item, seller, &cost, func() error {
+			return m.listTx(ctx, m.rdb, s, seller, item, price)
+		})
+	case Lua:
+		err = m.listLua(ctx, seller, item, price)
+	default:
+		_, err = ParseStrategy(string(s))
+	}
+	if err == nil {
+		m.ledger.listed(item, price)
+	}
+	return cost, err
+}
+
+// Purchase buys seller's listing of item for buyer, if it is still listed
+// at price and buyer can afford it: the price moves from buyer to seller and
+// the item from the market to buyer's inventory, all or nothing.
+func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item string, price int64) (cost Cost, err error) {
+	start := time.Now()
+	defer func() { cost.Wait = time.Since(start) }()
+	if err := ValidID("buyer", buyer); err != nil {
+		return cost, err
+	}
+	if err := ValidID("seller", seller); err != nil {
+		return cost, err
+	}
+	if err := ValidID("item", item); err != nil {
+		return cost, err
+	}
+	if err := ValidPrice(price); err != nil {
+		return cost, err
+	}
+	if buyer == seller {
+		return cost, fmt.Errorf("%w: buyer and seller are both %s", ErrInvalid, buyer)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.buyTimeout)
+	defer cancel()
+	switch s {
+	case Watch:
+		// Book 4.4: WATCH the market and the buyer.
+		cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
+			return m.purchaseTx(ctx, tx, s, buyer, seller, item, price)
+		}, m.keys.Market(), m.keys.User(buyer))
+	case Coarse, Fine:
+		// Under the lock only the buyer's funds can change behind our back
+		// (the same buyer buying elsewhere), so only they are WATCHed.
+		err = m.withLock(ctx, s, item, seller, &cost, func() error {
+			var err error
+			cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
+				return m.purchaseTx(ctx, tx, s, buyer, seller, item, price)
+			}, m.keys.User(buyer))
+			return err
+		})
+	case Lua:
+		err = m.purchaseLua(ctx, buyer, seller, item, price)
+	default:
+		_, err = ParseStrategy(string(s))
+	}
+	if err == nil {
+		m.ledger.sold(buyer, seller, item, price)
+	}
+	return cost, err
+}
+
+// watchRun runs a WATCH transaction until the context's time runs out.
+func (m *Market) watchRun(ctx context.Context, fn func(*redis.Tx) error, keys ...string) (int, error) {
+	retries, err := watchtx.Run(ctx, m.rdb, watchtx.Options{}, fn, keys...)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: transaction aborted %d times: %w", ErrContended, retries, err)
+	}
+	return retries, err
+}
+
+// withLock runs fn while holding the market lock (Coarse) or the listing's
+// lock (Fine).
+func (m *Market) withLock(ctx context.Context, s Strategy, item, seller string, cost *Cost, fn func() error) error {
+	key := m.keys.MarketLock()
+	if s == Fine {
+		key = m.keys.ItemLock(item, seller)
+	}
+	l, err := locking.NewMutex(m.rdb, key, m.lockTTL, locking.WithBackoff(m.backoff)).Acquire(ctx)
+	if err != nil {
+		if errors.Is(err, locking.ErrNotAcquired) {
+			return fmt.Errorf("%w: %w", ErrContended, err)
+		}
+		return err
+	}
+	cost.LockWaits = l.Waits
+	ferr := fn()
+	// Release even if ctx has ended, but do not wait long for it.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := l.Release(rctx); errors.Is(err, locking.ErrNotHeld) {
+		cost.LockLost = true
+	}
+	return ferr
+}
+
+// cmdable is what the list transaction needs: a *redis.Tx under WATCH, or
+// the plain client under a lock.
+type cmdable interface {
+	SIsMember(ctx context.Context, key string, member any) *redis.BoolCmd
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+func (m *Market) listTx(ctx context.Context, c cmdable, s Strategy, seller, item string, price int64) error {
+	inv := m.keys.Inventory(seller)
+	owned, err := c.SIsMember(ctx, inv, item).Result()
+	if err != nil {
+		return err
+	}
+	if !owned {
+		return fmt.Errorf("%s by %s: %w", item, seller, ErrItemNotOwned)
+	}
+	if m.beforeCommit != nil {
+		m.beforeCommit(ctx, s, "list")
+	}
+	_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, m.keys.Market(), redis.Z{Score: float64(price), Member: Member(item, seller)})
+		p.SRem(ctx, inv, item)
+		return nil
+	})
+	return err
+}
+
+func (m *Market) purchaseTx(ctx context.Context, tx *redis.Tx, s Strategy, buyer, seller, item string, price int64) error {
+	k := m.keys
+	member := Member(item, seller)
+	var score *redis.FloatCmd
+	var funds *redis.StringCmd
+	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+		score = p.ZScore(ctx, k.Market(), member)
+		funds = p.HGet(ctx, k.User(buyer), "funds")
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	listed, err := score.Result()
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%s from %s: %w", item, seller, ErrListingNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if int64(listed) != price {
+		return fmt.Errorf("%s from %s is listed at %d, not %d: %w", item, seller, int64(listed), price, ErrPriceChanged)
+	}
+	f, err := funds.Result()
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("buyer %s: %w", buyer, ErrUserNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	have, err := strconv.ParseInt(f, 10, 64)
+	if err != nil {
+		return fmt.Errorf("buyer %s funds %q: %w", buyer, f, err)
+	}
+	if have < price {
+		return fmt.Errorf("%s has %d, needs %d: %w", buyer, have, price, ErrInsufficientFunds)
+	}
+	if m.beforeCommit != nil {
+		m.beforeCommit(ctx, s, "purchase")
+	}
+	_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HIncrBy(ctx, k.User(seller), "funds", price)
+		p.HIncrBy(ctx, k.User(buyer), "funds", -price)
+		p.SAdd(ctx, k.Inventory(buyer), item)
+		p.ZRem(ctx, k.Market(), member)
+		return nil
+	})
+	return err
+}
+
+var (
+	listScript = redis.NewScript(`
+-- KEYS: seller inventory, market; ARGV: item, member, price
+if redis.call('sismember', KEYS[1], ARGV[1]) == 0 then return 'item_not_owned' end
+redis.call('zadd', KEYS[2], ARGV[3], ARGV[2])
+redis.call('srem', KEYS[1], ARGV[1])
+return 'ok'`)
+
+	purchaseScript = redis.NewScript(`
+-- KEYS: market, buyer hash, seller hash, buyer inventory
+-- ARGV: member, item, price
+local listed = redis.call('zscore', KEYS[1], ARGV[1])
+if not listed then return 'listing_not_found' end
+local price = tonumber(ARGV[3])
+if tonumber(listed) ~= price then return 'price_changed' end
+local funds = redis.call('hget', KEYS[2], 'funds')
+if not funds then return 'user_not_found' end
+if tonumber(funds) < price then return 'insufficient_funds' end
+redis.call('hincrby', KEYS[3], 'funds', ARGV[3])
+redis.call('hincrby', KEYS[2], 'funds', '-' .. ARGV[3])
+redis.call('sadd', KEYS[4], ARGV[2])
+redis.call('zrem', KEYS[1], ARGV[1])
+return 'ok'`)
+)
+
+func (m *Market) listLua(ctx context.Context, seller, item string, price int64) error {
+	if m.beforeCommit != nil {
+		m.beforeCommit(ctx, Lua, "list")
+	}
+	res, err := listScript.Run(ctx, m.rdb, []string{m.keys.Inventory(seller), m.keys.Market()},
+		item, Member(item, seller), price).Text()
+	if err != nil {
+		return err
+	}
+	if err := scriptResult(res); err != nil {
+		return fmt.Errorf("%s by %s: %w", item, seller, err)
+	}
+	return nil
+}
+
+func (m *Market) purchaseLua(ctx context.Context, buyer, seller, item string, price int64) error {
+	if m.beforeCommit != nil {
+		m.beforeCommit(ctx, Lua, "purchase")
+	}
+	k := m.keys
+	res, err := purchaseScript.Run(ctx, m.rdb,
+		[]string{k.Market(), k.User(buyer), k.User(seller), k.Inventory(buyer)},
+		Member(item, seller), item, price).Text()
+	if err != nil {
+		return err
+	}
+	if err := scriptResult(res); err != nil {
+		return fmt.Errorf("%s from %s for %s: %w", item, seller, buyer, err)
+	}
+	return nil
+}
