@@ -1,0 +1,315 @@
+package history
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Violations counts what the history checkers found, by kind. A correct
+// run shows zero of each.
+type Violations struct {
+	// NotLinearizable counts items whose operations, with the final state,
+	// have no linearization against the one-item model (porcupine).
+	NotLinearizable int `json:"not_linearizable"`
+	// SoldTwice counts purchases that happened beyond the listings they
+	// could have bought (one listing bought by two buyers counts 1).
+	SoldTwice int `json:"sold_twice"`
+	// LostSales counts acknowledged purchases whose item is not in the
+	// buyer's inventory at the end.
+	LostSales int `json:"lost_sales"`
+	// FundsMismatch counts users whose final funds are not their starting
+	// funds plus the credits and minus the debits of the purchases that
+	// happened (a debit without its credit, a purchase applied partially).
+	FundsMismatch int `json:"funds_mismatch"`
+}
+
+// Total is the sum of all kinds.
+func (v Violations) Total() int {
+	return v.NotLinearizable + v.SoldTwice + v.LostSales + v.FundsMismatch
+}
+
+// Add adds o to v.
+func (v *Violations) Add(o Violations) {
+	v.NotLinearizable += o.NotLinearizable
+	v.SoldTwice += o.SoldTwice
+	v.LostSales += o.LostSales
+	v.FundsMismatch += o.FundsMismatch
+}
+
+// Report is the outcome of Check.
+type Report struct {
+	Violations
+	Counts
+	// Undecided counts items porcupine could not decide in its time.
+	Undecided int `json:"undecided"`
+	// Unresolved counts purchases of unknown outcome whose effect the final
+	// state cannot tell (the buyer listed the item again); the funds of
+	// their buyer and seller are then not checked.
+	Unresolved int `json:"unresolved"`
+	// Details describes the first violations found (at most 20).
+	Details []string `json:"details,omitempty"`
+}
+
+func (r *Report) note(format string, args ...any) {
+	if len(r.Details) < 20 {
+		r.Details = append(r.Details, fmt.Sprintf(format, args...))
+	}
+}
+
+// CheckTimeout bounds porcupine's search over all items of one history.
+var CheckTimeout = 20 * time.Second
+
+// Check checks ops (a complete history: every operation completed or was
+// abandoned before final was read) against the set-up and the final
+// state. See the package documentation for what is checked.
+func Check(setup Setup, ops []Op, final State) Report {
+	var rep Report
+	rep.Counts = Count(ops)
+	checkLinearizable(&rep, setup, ops, final)
+	checkMoney(&rep, setup, ops, final)
+	return rep
+}
+
+// itemInput is a porcupine input: one operation on an item, or the final
+// observation of where it is.
+type itemInput struct {
+	op      Op
+	observe bool
+}
+
+// itemOutput is a porcupine output.
+type itemOutput struct {
+	outcome Outcome
+	reason  Reason
+	places  []string // observe: where the item was found
+}
+
+// itemModel is the sequential specification of one item: its state is the
+// one place it is in ("inv:USER" or "mkt:SELLER:PRICE"). An unknown
+// outcome steps to both "happened" and "did not happen".
+var itemModel = porcupine.NondeterministicModel{
+	Init: func() []any { return nil }, // replaced per item
+	Step: func(state, input, output any) []any {
+		st := state.(string)
+		in := input.(itemInput)
+		out := output.(itemOutput)
+		if in.observe {
+			if len(out.places) == 1 && out.places[0] == st {
+				return []any{st}
+			}
+			return nil
+		}
+		var pre bool
+		var next string
+		switch in.op.Kind {
+		case List:
+			pre, next = st == placeInv(in.op.Seller), placeMkt(in.op.Seller, in.op.Price)
+		case Purchase:
+			pre, next = st == placeMkt(in.op.Seller, in.op.Price), placeInv(in.op.Buyer)
+		}
+		switch out.outcome {
+		case Ok:
+			if pre {
+				return []any{next}
+			}
+			return nil
+		case Unknown:
+			if pre {
+				return []any{next, st}
+			}
+			return []any{st}
+		}
+		// A refusal changes nothing; some refusals also claim something
+		// about the item, which must hold.
+		listedBySeller := strings.HasPrefix(st, "mkt:"+in.op.Seller+":")
+		switch out.reason {
+		case ReasonNotListed:
+			if listedBySeller {
+				return nil
+			}
+		case ReasonPriceChanged:
+			if !listedBySeller || pre {
+				return nil
+			}
+		case ReasonNotOwned:
+			if st == placeInv(in.op.Seller) {
+				return nil
+			}
+		}
+		return []any{st}
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(itemInput), output.(itemOutput)
+		if in.observe {
+			return fmt.Sprintf("final: %v", out.places)
+		}
+		return in.op.String()
+	},
+	DescribeState: func(state any) string { return state.(string) },
+}
+
+func checkLinearizable(rep *Report, setup Setup, ops []Op, final State) {
+	byItem := map[string][]Op{}
+	var end time.Duration
+	for _, o := range ops {
+		byItem[o.Item] = append(byItem[o.Item], o)
+		end = max(end, o.Call, o.Return)
+	}
+	for it := range setup.Owner {
+		if _, ok := byItem[it]; !ok {
+			byItem[it] = nil // untouched items must stay where they were
+		}
+	}
+	places := final.Places()
+	obs := int64(end) + 1
+	items := make([]string, 0, len(byItem))
+	for it := range byItem {
+		items = append(items, it)
+	}
+	slices.Sort(items)
+	deadline := time.Now().Add(CheckTimeout)
+	for _, it := range items {
+		owner, known := setup.Owner[it]
+		if !known {
+			rep.NotLinearizable++
+			rep.note("item %s was operated on but not created at set-up", it)
+			continue
+		}
+		hist := make([]porcupine.Operation, 0, len(byItem[it])+1)
+		for _, o := range byItem[it] {
+			ret := int64(o.Return)
+			if o.Outcome == Unknown {
+				// Abandoned: it may take effect at any time until the
+				// final state is read.
+				ret = obs
+			}
+			hist = append(hist, porcupine.Operation{
+				ClientId: o.Client, Input: itemInput{op: o}, Call: int64(o.Call),
+				Output: itemOutput{outcome: o.Outcome, reason: o.Reason}, Return: ret,
+			})
+		}
+		hist = append(hist, porcupine.Operation{
+			Input: itemInput{observe: true}, Call: obs,
+			Output: itemOutput{places: places[it]}, Return: obs + 1,
+		})
+		model := itemModel
+		init := placeInv(owner)
+		model.Init = func() []any { return []any{init} }
+		left := time.Until(deadline)
+		if left <= 0 {
+			rep.Undecided++
+			continue
+		}
+		switch porcupine.CheckOperationsTimeout(model.ToModel(), hist, left) {
+		case porcupine.Illegal:
+			rep.NotLinearizable++
+			rep.note("item %s: no linearization of %s ending in %v", it, describe(byItem[it]), places[it])
+		case porcupine.Unknown:
+			rep.Undecided++
+		}
+	}
+}
+
+func describe(ops []Op) string {
+	parts := make([]string, 0, len(ops))
+	for _, o := range ops {
+		parts = append(parts, o.String())
+	}
+	if len(parts) > 6 {
+		parts = append(parts[:6], fmt.Sprintf("... (%d more)", len(parts)-6))
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+func checkMoney(rep *Report, setup Setup, ops []Op, final State) {
+	inInventory := func(user, item string) bool {
+		_, found := slices.BinarySearch(final.Inventory[user], item)
+		return found
+	}
+	// relisted[item][user]: user listed item at some point, so the item's
+	// presence in that user's inventory says nothing about a purchase.
+	relisted := map[string]map[string]bool{}
+	for _, o := range ops {
+		if o.Kind == List && setup.Owner[o.Item] != o.Seller {
+			if relisted[o.Item] == nil {
+				relisted[o.Item] = map[string]bool{}
+			}
+			relisted[o.Item][o.Seller] = true
+		}
+	}
+	want := map[string]int64{}
+	for u, f := range setup.Funds {
+		want[u] = f
+	}
+	skip := map[string]bool{}
+	purchases := map[string]int{} // item -> purchases that happened
+	listings := map[string]int{}  // item -> listings that may have happened
+	for _, o := range ops {
+		switch o.Kind {
+		case List:
+			if o.Outcome != Fail {
+				listings[o.Item]++
+			}
+			continue
+		case Purchase:
+		default:
+			continue
+		}
+		happened := false
+		switch o.Outcome {
+		case Ok:
+			happened = true
+			if !relisted[o.Item][o.Buyer] && !inInventory(o.Buyer, o.Item) {
+				rep.LostSales++
+				rep.note("acknowledged %s, but %s does not hold %s", o, o.Buyer, o.Item)
+			}
+		case Unknown:
+			if relisted[o.Item][o.Buyer] {
+				rep.Unresolved++
+				skip[o.Buyer], skip[o.Seller] = true, true
+				continue
+			}
+			happened = inInventory(o.Buyer, o.Item)
+		}
+		if happened {
+			purchases[o.Item]++
+			want[o.Buyer] -= o.Price
+			want[o.Seller] += o.Price
+		}
+	}
+	items := make([]string, 0, len(purchases))
+	for it := range purchases {
+		items = append(items, it)
+	}
+	slices.Sort(items)
+	for _, it := range items {
+		if extra := purchases[it] - listings[it]; extra > 0 {
+			rep.SoldTwice += extra
+			rep.note("item %s bought %d times, listed at most %d times", it, purchases[it], listings[it])
+		}
+	}
+	users := make([]string, 0, len(want))
+	for u := range want {
+		users = append(users, u)
+	}
+	slices.Sort(users)
+	for _, u := range users {
+		if skip[u] {
+			continue
+		}
+		got, ok := final.Funds[u]
+		if !ok {
+			rep.FundsMismatch++
+			rep.note("user %s is missing at the end", u)
+			continue
+		}
+		if got != want[u] {
+			rep.FundsMismatch++
+			rep.note("user %s has %d, the purchases that happened leave %d", u, got, want[u])
+		}
+	}
+}
