@@ -1,0 +1,283 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/lockmarket/lockmarket/internal/sim"
+)
+
+// Formats are the output formats Render knows.
+var Formats = []string{"table", "markdown", "csv", "json"}
+
+// Render writes doc to w in format (one of Formats).
+func Render(w io.Writer, format string, doc Document) error {
+	switch format {
+	case "table":
+		return Table(w, doc)
+	case "markdown":
+		return Markdown(w, doc)
+	case "csv":
+		return CSV(w, doc)
+	case "json":
+		return JSON(w, doc)
+	}
+	return fmt.Errorf("report: unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// Columns are the headers of the table and markdown views. A figure in
+// parentheses is the book's for the same cell, scaled from 60 s to the
+// cell's measured time (waits are not scaled).
+var Columns = []string{
+	"scenario", "strategy", "listed (book)", "bought (book)", "failed", "retries (book)",
+	"retries/buy", "avg wait (book)", "p50 wait", "p99 wait", "ops/s", "audit",
+}
+
+// numeric marks the columns that are right-aligned.
+var numeric = []bool{false, false, true, true, true, true, true, true, true, true, true, false}
+
+// cells formats one row for the table and markdown views.
+func cells(r Row) []string {
+	book, hasBook := r.bookCell()
+	scale := r.ElapsedS / sim.BookDuration.Seconds()
+	withBook := func(ours string, fig sim.Figure) string {
+		if !hasBook {
+			return ours
+		}
+		return ours + " (" + fig.Scale(scale).Count() + ")"
+	}
+	avg := fmtMs(r.AvgWaitMs, r.Bought)
+	if hasBook {
+		avg += " (" + book.AvgWaitMs.Qualifier + fmtMs(book.AvgWaitMs.Value, 1) + ")"
+	}
+	rpp := "-"
+	if r.RetriesPerPurchase != nil {
+		rpp = fmtRatio(*r.RetriesPerPurchase)
+	}
+	return []string{
+		r.Scenario,
+		r.Strategy,
+		withBook(sim.Thousands(r.Listed), book.Listed),
+		withBook(sim.Thousands(r.Bought), book.Bought),
+		sim.Thousands(r.FailedPurchases),
+		withBook(sim.Thousands(r.Retries), book.Retries),
+		rpp,
+		avg,
+		fmtMs(r.P50WaitMs, r.Bought),
+		fmtMs(r.P99WaitMs, r.Bought),
+		sim.Thousands(int64(math.Round(r.OpsPerS))),
+		auditText(r),
+	}
+}
+
+// fmtMs formats milliseconds with a unit that suits their size; "-" when
+// there were no samples.
+func fmtMs(v float64, samples int64) string {
+	switch {
+	case samples == 0:
+		return "-"
+	case v < 1:
+		return fmt.Sprintf("%.0fµs", v*1000)
+	case v < 10:
+		return trimZeros(fmt.Sprintf("%.2f", v)) + "ms"
+	case v < 100:
+		return trimZeros(fmt.Sprintf("%.1f", v)) + "ms"
+	case v < 1000:
+		return fmt.Sprintf("%.0fms", v)
+	default:
+		return trimZeros(fmt.Sprintf("%.2f", v/1000)) + "s"
+	}
+}
+
+func trimZeros(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+}
+
+func fmtRatio(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return sim.Thousands(int64(math.Round(v)))
+	}
+}
+
+// auditText is "ok", or the number of violations by kind.
+func auditText(r Row) string {
+	if r.Violations == 0 {
+		if r.Error != "" {
+			return "ok (errors)"
+		}
+		return "ok"
+	}
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		n    int
+	}{{"money", r.Audit.MoneyNotConserved}, {"negative", r.Audit.NegativeFunds},
+		{"misplaced", r.Audit.ItemMisplaced}, {"paid", r.Audit.NotPaidOnce}} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k.name, k.n))
+		}
+	}
+	return fmt.Sprintf("FAIL %d (%s)", r.Violations, strings.Join(kinds, ", "))
+}
+
+// Caption describes the run in one or two lines for the table and
+// markdown views.
+func Caption(doc Document) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Redis: %s %s; %gs per cell, seed %d, pick %d.", doc.Redis.Mode, doc.Redis.Version,
+		doc.DurationS, doc.Seed, doc.Pick)
+	fmt.Fprintf(&b, " In parentheses: the book's figures for the same cell, scaled from 60 s to the cell's measured time (waits as published).")
+	if doc.Illustrative {
+		b.WriteString("\nminiredis serves one command at a time inside this process: these figures are illustrative only, not a measurement of Redis.")
+	}
+	if doc.Interrupted {
+		b.WriteString("\nInterrupted: the run stopped before its last cell; the last row may be shorter than the duration.")
+	}
+	return b.String()
+}
+
+// Table writes the terminal table (tablewriter) and its caption.
+func Table(w io.Writer, doc Document) error {
+	align := make(tw.Alignment, len(Columns))
+	for i, num := range numeric {
+		align[i] = tw.AlignLeft
+		if num {
+			align[i] = tw.AlignRight
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithAlignment(align),
+	)
+	t.Header(toAny(Columns)...)
+	for _, r := range doc.Rows {
+		if err := t.Append(toAny(cells(r))...); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, Caption(doc))
+	return err
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// Markdown writes a GitHub-flavoured markdown table and its caption.
+func Markdown(w io.Writer, doc Document) error {
+	var b strings.Builder
+	row := func(cols []string) {
+		b.WriteString("|")
+		for _, c := range cols {
+			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+		}
+		b.WriteString("\n")
+	}
+	row(Columns)
+	b.WriteString("|")
+	for _, num := range numeric {
+		if num {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range doc.Rows {
+		row(cells(r))
+	}
+	b.WriteString("\n")
+	for line := range strings.Lines(Caption(doc)) {
+		b.WriteString(strings.TrimRight(line, "\n") + "\n\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// CSVHeader is the first line of the CSV output: one column per field of
+// a row, the book's figures last (empty where the book has no cell).
+var CSVHeader = []string{
+	"scenario", "listers", "buyers", "strategy", "listed", "bought", "failed_purchases",
+	"retries", "lock_waits", "avg_wait_ms", "p50_wait_ms", "p99_wait_ms", "max_wait_ms",
+	"ops_per_s", "bought_per_s", "retries_per_purchase", "violations",
+	"elapsed_s", "drain_s", "failed_listing_gone", "failed_price_changed", "failed_insufficient_funds",
+	"failed_contended", "failed_other", "failed_lists", "list_retries", "list_lock_waits",
+	"lock_lost", "empty_polls", "money_not_conserved", "negative_funds", "item_misplaced",
+	"not_paid_once", "book_listed", "book_bought", "book_retries", "book_avg_wait_ms",
+	"book_upper_bounds", "book_source",
+}
+
+// CSV writes one line per row with CSVHeader's columns.
+func CSV(w io.Writer, doc Document) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range doc.Rows {
+		rpp := ""
+		if r.RetriesPerPurchase != nil {
+			rpp = f(*r.RetriesPerPurchase)
+		}
+		rec := []string{
+			r.Scenario, strconv.Itoa(r.Listers), strconv.Itoa(r.Buyers), r.Strategy,
+			i(r.Listed), i(r.Bought), i(r.FailedPurchases), i(r.Retries), i(r.LockWaits),
+			f(r.AvgWaitMs), f(r.P50WaitMs), f(r.P99WaitMs), f(r.MaxWaitMs),
+			f(r.OpsPerS), f(r.BoughtPerS), rpp, strconv.Itoa(r.Violations),
+			f(r.ElapsedS), f(r.DrainS), i(r.Failures.ListingGone), i(r.Failures.PriceChanged),
+			i(r.Failures.InsufficientFunds), i(r.Failures.Contended), i(r.Failures.Other),
+			i(r.FailedLists), i(r.ListRetries), i(r.ListLockWaits), i(r.LockLost), i(r.EmptyPolls),
+			strconv.Itoa(r.Audit.MoneyNotConserved), strconv.Itoa(r.Audit.NegativeFunds),
+			strconv.Itoa(r.Audit.ItemMisplaced), strconv.Itoa(r.Audit.NotPaidOnce),
+		}
+		if b := r.Book; b != nil {
+			rec = append(rec, f(b.Listed), f(b.Bought), f(b.Retries), f(b.AvgWait),
+				strings.Join(b.UpperBounds, ";"), b.Source)
+		} else {
+			rec = append(rec, "", "", "", "", "", "")
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// JSON writes doc as one indented JSON object.
+func JSON(w io.Writer, doc Document) error {
+	if doc.Rows == nil {
+		doc.Rows = []Row{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SizedClient returns a new client to the same server(s) as c, with a
+// connection pool of poolSize connections and the given hooks (the
+// miniwatch hook on miniredis, for instance), so that each worker of a
+// cell has a connection of its own instead of queueing for one of
+// go-redis's default 10 per CPU. It supports *redis.Client and
+// *redis.ClusterClient; any other client is returned as is. Close the
+// returned client when done unless it is c itself.
+func SizedClient(c redis.UniversalClient, poolSize int, hooks ...redis.Hook) redis.UniversalClient {
+	var out redis.UniversalClient
+	switch c := c.(type) {
+	case *redis.Client:
+		opts := *c.Options()
+		opts.PoolSize = max(poolSize, opts.PoolSize)
+		out = redis.NewClient(&opts)
+	case *redis.ClusterClient:
+		opts := *c.Options()
+		opts.PoolSize = max(poolSize, opts.PoolSize)
+		out = redis.NewClusterClient(&opts)
+	default:
+		return c
+	}
+	for _, h := range hooks {
+		out.AddHook(h)
+	}
+	return out
+}
+
+// DeleteMarket deletes every key of market name ("{name}:*") with SCAN
+// and UNLINK; on a cluster it scans every master.
+func DeleteMarket(ctx context.Context, c redis.UniversalClient, name string) error {
+	pattern := "{" + name + "}:*"
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return deleteMatching(ctx, node, pattern)
+		})
+	}
+	return deleteMatching(ctx, c, pattern)
+}
+
+func deleteMatching(ctx context.Context, c redis.Cmdable, pattern string) error {
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", pattern, err)
+		}
+		if len(keys) > 0 {
+			if err := c.Unlink(ctx, keys...).Err(); err != nil {
+				return fmt.Errorf("unlink: %w", err)
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}

@@ -1,0 +1,290 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/miniwatch"
+	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+func TestParseScenario(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Scenario
+		wantErr bool
+	}{
+		{"1x1", Scenario{1, 1}, false},
+		{"5x1", Scenario{5, 1}, false},
+		{" 50X50 ", Scenario{50, 50}, false},
+		{"1000x1000", Scenario{1000, 1000}, false},
+		{"5y5", Scenario{}, true},
+		{"5", Scenario{}, true},
+		{"0x1", Scenario{}, true},
+		{"1x0", Scenario{}, true},
+		{"-1x1", Scenario{}, true},
+		{"1001x1", Scenario{}, true},
+		{"ax1", Scenario{}, true},
+		{"1x1x1", Scenario{}, true},
+		{"", Scenario{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseScenario(tc.in)
+			if tc.wantErr {
+				if !errors.Is(err, ErrBadScenario) {
+					t.Fatalf("ParseScenario(%q) = %v, %v; want ErrBadScenario", tc.in, got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ParseScenario(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			}
+			if got.String() != tc.want.String() {
+				t.Fatalf("String() = %q", got.String())
+			}
+		})
+	}
+}
+
+func TestParseScenarios(t *testing.T) {
+	got, err := ParseScenarios("1x1, 5x5,1x1,,10x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Scenario{{1, 1}, {5, 5}, {10, 2}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	for _, bad := range []string{"", ",", "1x1,5y5"} {
+		if _, err := ParseScenarios(bad); !errors.Is(err, ErrBadScenario) {
+			t.Errorf("ParseScenarios(%q) error = %v, want ErrBadScenario", bad, err)
+		}
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	t.Run("empty", func(t *testing.T) {
+		var h Histogram
+		if h.Count() != 0 || h.Mean() != 0 || h.Quantile(0.5) != 0 || h.Max() != 0 {
+			t.Fatalf("empty histogram not zero: %d %v %v", h.Count(), h.Mean(), h.Quantile(0.5))
+		}
+	})
+	t.Run("uniform", func(t *testing.T) {
+		var a, b Histogram
+		// 1..10000 µs, split over two histograms and merged.
+		for i := 1; i <= 10000; i++ {
+			d := time.Duration(i) * time.Microsecond
+			if i%2 == 0 {
+				a.Record(d)
+			} else {
+				b.Record(d)
+			}
+		}
+		a.Merge(&b)
+		if a.Count() != 10000 {
+			t.Fatalf("count %d", a.Count())
+		}
+		if want := 5000500 * time.Nanosecond; a.Mean() != want {
+			t.Errorf("mean %v, want %v", a.Mean(), want)
+		}
+		if a.Min() != time.Microsecond || a.Max() != 10*time.Millisecond {
+			t.Errorf("min %v max %v", a.Min(), a.Max())
+		}
+		for _, tc := range []struct {
+			q    float64
+			want time.Duration
+		}{{0.5, 5 * time.Millisecond}, {0.99, 9900 * time.Microsecond}, {1, 10 * time.Millisecond}} {
+			got := a.Quantile(tc.q)
+			if rel := float64(got-tc.want) / float64(tc.want); rel > 0.008 || rel < -0.008 {
+				t.Errorf("q%.2f = %v, want %v within 0.8%%", tc.q, got, tc.want)
+			}
+		}
+	})
+	t.Run("buckets cover values exactly once", func(t *testing.T) {
+		for _, v := range []uint64{0, 1, 127, 128, 129, 255, 256, 1000, 1 << 20, 1<<40 + 12345, 1<<63 - 1} {
+			i := bucketOf(v)
+			low, width := bucketBounds(i)
+			if v < low || v-low >= width || i >= numBuckets {
+				t.Errorf("value %d in bucket %d [%d, +%d)", v, i, low, width)
+			}
+		}
+	})
+}
+
+func TestBook(t *testing.T) {
+	n := 0
+	for _, sc := range DefaultScenarios {
+		for _, st := range market.Strategies {
+			if _, ok := Book(sc, st); ok {
+				n++
+			}
+		}
+	}
+	if n != 10 {
+		t.Fatalf("book has %d cells, want 10 (nine of tables 6.1-6.3 and Lua 5x5)", n)
+	}
+	b, ok := Book(Scenario{5, 1}, market.Watch)
+	if !ok {
+		t.Fatal("no book cell for 5x1 watch")
+	}
+	if got := b.Published(); got["bought"] != "<200" || got["listed"] != "331,000" || got["avg_wait"] != "150ms" {
+		t.Errorf("published = %v", got)
+	}
+	if got := b.Bought.Scale(0.5).Count(); got != "<100" {
+		t.Errorf("scaled bound = %q, want <100", got)
+	}
+	if ub := b.UpperBounds(); len(ub) != 1 || ub[0] != "bought" {
+		t.Errorf("upper bounds = %v", ub)
+	}
+	if _, ok := Book(Scenario{1, 1}, market.Lua); ok {
+		t.Error("the book has no Lua 1x1 cell")
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 12: "12", 1234: "1,234", 123456: "123,456", 1234567: "1,234,567", -4321: "-4,321"} {
+		if got := Thousands(in); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRunCell runs a short cell of every strategy and checks that it
+// lists, buys, passes the audit and leaves no keys behind.
+func TestRunCell(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, st := range market.Strategies {
+			t.Run(string(st), func(t *testing.T) {
+				sc := Scenario{2, 2}
+				c := SizedClient(b.Client, sc.Listers+sc.Buyers+2)
+				if b.Mini != nil {
+					c.AddHook(miniwatch.Hook{})
+				}
+				defer c.Close()
+				progress := 0
+				res, err := Run(context.Background(), Config{
+					Client: c, Scenario: sc, Strategy: st, Duration: 300 * time.Millisecond,
+					Seed: 1, Pick: 3, Name: "t-" + string(st), ProgressEvery: 50 * time.Millisecond,
+					Progress: func(Counters) { progress++ },
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Listed == 0 || res.Bought == 0 {
+					t.Errorf("listed %d bought %d: nothing happened", res.Listed, res.Bought)
+				}
+				if v := res.Audit.Total(); v != 0 {
+					t.Errorf("audit: %d violations: %v", v, res.Audit.Details)
+				}
+				if res.Audit.Items != int(res.Listed+res.FailedLists) {
+					t.Errorf("audit saw %d items, created %d", res.Audit.Items, res.Listed+res.FailedLists)
+				}
+				if res.Wait.Count() != uint64(res.Bought) {
+					t.Errorf("%d waits for %d purchases", res.Wait.Count(), res.Bought)
+				}
+				if res.Interrupted || res.Elapsed < 300*time.Millisecond {
+					t.Errorf("interrupted %v elapsed %v", res.Interrupted, res.Elapsed)
+				}
+				if progress == 0 {
+					t.Error("progress never called")
+				}
+				if res.FirstError != "" {
+					t.Errorf("unexpected error: %s", res.FirstError)
+				}
+				keys, err := b.Client.Keys(context.Background(), "{t-"+string(st)+"}:*").Result()
+				if err != nil || len(keys) != 0 {
+					t.Errorf("keys left: %v %v", keys, err)
+				}
+			})
+		}
+	})
+}
+
+// TestRunInterrupted: ending the context stops the cell early, and the
+// cell is still audited.
+func TestRunInterrupted(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+		res, err := Run(ctx, Config{Client: b.Client, Scenario: Scenario{1, 1}, Strategy: market.Fine, Duration: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Interrupted || res.Elapsed >= time.Minute {
+			t.Fatalf("interrupted %v elapsed %v", res.Interrupted, res.Elapsed)
+		}
+		if v := res.Audit.Total(); v != 0 {
+			t.Errorf("audit: %v", res.Audit.Details)
+		}
+	})
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	b := redistest.Mini(t)
+	good := Config{Client: b.Client, Scenario: Scenario{1, 1}, Strategy: market.Lua, Duration: time.Millisecond}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"no client", func(c *Config) { c.Client = nil }},
+		{"strategy", func(c *Config) { c.Strategy = "optimistic" }},
+		{"scenario", func(c *Config) { c.Scenario = Scenario{0, 1} }},
+		{"duration", func(c *Config) { c.Duration = -time.Second }},
+		{"pick", func(c *Config) { c.Pick = -1 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := good
+			tc.mod(&cfg)
+			if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+				t.Fatalf("err = %v, want ErrConfig", err)
+			}
+		})
+	}
+	t.Run("market exists", func(t *testing.T) {
+		cfg := good
+		cfg.Name, cfg.KeepKeys = "taken", true
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg.KeepKeys = false
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Fatalf("second run on the same market: err = %v, want ErrConfig", err)
+		}
+		if err := DeleteMarket(context.Background(), b.Client, "taken"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(b.Mini.Keys()); n != 0 {
+			t.Fatalf("%d keys left after DeleteMarket", n)
+		}
+	})
+}
+
+func TestFigureCount(t *testing.T) {
+	tests := []struct {
+		f    Figure
+		want string
+	}{
+		{Figure{Value: 145000}, "145,000"},
+		{Figure{Value: 12083.4}, "12,083"},
+		{Figure{Value: 10.0 / 60, Qualifier: "<"}, "<1"},
+		{Figure{Value: 200 * 5.0 / 60, Qualifier: "<"}, "<17"},
+		{Figure{Value: 200, Qualifier: "<"}, "<200"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := tc.f.Count(); got != tc.want {
+				t.Errorf("Count() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
