@@ -1,0 +1,156 @@
+// Command market serves the lockmarket marketplace over HTTP: a JSON API
+// whose listings and purchases run under a choice of concurrency
+// strategies (watch, coarse, fine, lua), Prometheus metrics, and a demo
+// page at /.
+//
+//	market -addr 127.0.0.1:8080 -redis auto -strategy fine -name market -seed-demo
+//
+// -redis takes "auto" (REDIS_URL, else a private redis-server from PATH,
+// else an embedded miniredis), a redis:// URL, or a comma-separated list
+// of cluster nodes. SIGINT or SIGTERM shuts the server down gracefully.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "market:", err)
+		os.Exit(1)
+	}
+}
+
+// Timeouts of the HTTP server. WriteTimeout leaves room for a purchase
+// that waits for its strategy's turn (10 s) and then for a lock (10 s).
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// run is the whole program: it parses args, connects to Redis, serves
+// until ctx ends and then shuts down gracefully. Logs go to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("market", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	redisSpec := fs.String("redis", "auto", `Redis: "auto", a redis:// URL, or cluster nodes host:port,host:port`)
+	strategy := fs.String("strategy", string(market.Fine), "default strategy: watch, coarse, fine or lua")
+	name := fs.String("name", "market", "market name (the keys' hash tag)")
+	seed := fs.Bool("seed-demo", false, "create demo users, items and listings (skips what exists)")
+	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
+	bodyLimit := fs.Int64("body-limit", httpapi.DefaultBodyLimit, "largest request body in bytes")
+	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight at shutdown")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	st, err := market.ParseStrategy(*strategy)
+	if err != nil {
+		return err
+	}
+	if err := market.ValidID("market name", *name); err != nil {
+		return err
+	}
+	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *logJSON {
+		handler = slog.NewJSONHandler(stderr, nil)
+	}
+	log := slog.New(handler)
+
+	conn, err := redisconn.Open(ctx, *redisSpec, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := conn.Close(); err != nil {
+			log.Warn("closing Redis", slog.Any("err", err))
+		}
+	}()
+	m, err := market.New(conn.Client, *name)
+	if err != nil {
+		return err
+	}
+	if *seed {
+		rep, err := httpapi.SeedDemo(ctx, m, st)
+		if err != nil {
+			return err
+		}
+		log.Info("demo data", slog.Int("users", rep.Users), slog.Int("items", rep.Items), slog.Int("listings", rep.Listings))
+	}
+	srv, err := httpapi.New(httpapi.Config{
+		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit,
+		RedisMode: conn.Mode, RedisVersion: conn.Version,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	url := "http://" + ln.Addr().String() + "/"
+	log.Info("serving", slog.String("url", url), slog.String("market", *name),
+		slog.String("strategy", string(st)), slog.String("redis", conn.Mode))
+	fmt.Fprintf(stdout, "market: serving %s (demo page at %s)\n", *name, url)
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.Duration("timeout", *shutdown))
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	if err != nil {
+		log.Warn("requests still in flight; closing", slog.Any("err", err))
+		hs.Close()
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	log.Info("stopped")
+	return nil
+}

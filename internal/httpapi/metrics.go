@@ -1,0 +1,152 @@
+package httpapi
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// metrics are the service's Prometheus metrics, on a private registry.
+type metrics struct {
+	purchases *prometheus.CounterVec   // strategy, outcome
+	listings  *prometheus.CounterVec   // strategy, outcome
+	retries   *prometheus.CounterVec   // op, strategy
+	lockWaits *prometheus.CounterVec   // op, strategy
+	lockLost  *prometheus.CounterVec   // op, strategy
+	wait      *prometheus.HistogramVec // op, strategy: successful operations
+	retryHist *prometheus.HistogramVec // strategy: per purchase
+	waitHist  *prometheus.HistogramVec // strategy: lock waits per purchase
+	gateWait  *prometheus.HistogramVec // strategy
+	requests  *prometheus.CounterVec   // method, route, status
+}
+
+func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) *metrics {
+	countBuckets := []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}
+	m := &metrics{
+		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockmarket_purchases_total",
+			Help: "Purchases by strategy and outcome (ok or an error code).",
+		}, []string{"strategy", "outcome"}),
+		listings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockmarket_listings_total",
+			Help: "Listings by strategy and outcome (ok or an error code).",
+		}, []string{"strategy", "outcome"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockmarket_retries_total",
+			Help: "EXEC attempts aborted by WATCH, summed over operations.",
+		}, []string{"op", "strategy"}),
+		lockWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockmarket_lock_waits_total",
+			Help: "Failed lock acquisition attempts before the lock was held, summed over operations.",
+		}, []string{"op", "strategy"}),
+		lockLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockmarket_lock_lost_total",
+			Help: "Operations whose lock lease had expired by the time they released it.",
+		}, []string{"op", "strategy"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lockmarket_operation_wait_seconds",
+			Help:    "Wall time of successful operations, lock waits and retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
+		}, []string{"op", "strategy"}),
+		retryHist: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lockmarket_purchase_retries",
+			Help:    "EXEC attempts aborted by WATCH per purchase.",
+			Buckets: countBuckets,
+		}, []string{"strategy"}),
+		waitHist: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lockmarket_purchase_lock_waits",
+			Help:    "Failed lock acquisition attempts per purchase.",
+			Buckets: countBuckets,
+		}, []string{"strategy"}),
+		gateWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lockmarket_strategy_gate_wait_seconds",
+			Help:    "Time operations waited for operations of another strategy to drain.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
+		}, []string{"strategy"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockmarket_http_requests_total",
+			Help: "HTTP requests by method, route and status.",
+		}, []string{"method", "route", "status"}),
+	}
+	reg.MustRegister(m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist, m.waitHist,
+		m.gateWait, m.requests, newPoolCollector(rdb),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// observe records one list or purchase.
+func (m *metrics) observe(op string, s market.Strategy, outcome string, cost market.Cost) {
+	st := string(s)
+	if op == opPurchase {
+		m.purchases.WithLabelValues(st, outcome).Inc()
+	} else {
+		m.listings.WithLabelValues(st, outcome).Inc()
+	}
+	m.retries.WithLabelValues(op, st).Add(float64(cost.Retries))
+	m.lockWaits.WithLabelValues(op, st).Add(float64(cost.LockWaits))
+	if cost.LockLost {
+		m.lockLost.WithLabelValues(op, st).Inc()
+	}
+	if outcome == outcomeOK {
+		m.wait.WithLabelValues(op, st).Observe(cost.Wait.Seconds())
+	}
+	if op == opPurchase {
+		m.retryHist.WithLabelValues(st).Observe(float64(cost.Retries))
+		m.waitHist.WithLabelValues(st).Observe(float64(cost.LockWaits))
+	}
+}
+
+func (m *metrics) observeGate(s market.Strategy, d time.Duration) {
+	m.gateWait.WithLabelValues(string(s)).Observe(d.Seconds())
+}
+
+func (m *metrics) observeRequest(method, route string, status int) {
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+}
+
+// poolCollector exports the Redis client's connection pool statistics.
+type poolCollector struct {
+	rdb                                        redis.UniversalClient
+	hits, misses, timeouts, total, idle, stale *prometheus.Desc
+}
+
+func newPoolCollector(rdb redis.UniversalClient) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("lockmarket_redis_pool_"+name, help, nil, nil)
+	}
+	return &poolCollector{
+		rdb:      rdb,
+		hits:     d("hits_total", "Times a free connection was found in the pool."),
+		misses:   d("misses_total", "Times no free connection was found in the pool."),
+		timeouts: d("timeouts_total", "Times waiting for a connection timed out."),
+		total:    d("connections", "Connections in the pool."),
+		idle:     d("idle_connections", "Idle connections in the pool."),
+		stale:    d("stale_connections_total", "Stale connections removed from the pool."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (p *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{p.hits, p.misses, p.timeouts, p.total, p.idle, p.stale} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := p.rdb.PoolStats()
+	if s == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(p.hits, prometheus.CounterValue, float64(s.Hits))
+	ch <- prometheus.MustNewConstMetric(p.misses, prometheus.CounterValue, float64(s.Misses))
+	ch <- prometheus.MustNewConstMetric(p.timeouts, prometheus.CounterValue, float64(s.Timeouts))
+	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.TotalConns))
+	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.IdleConns))
+	ch <- prometheus.MustNewConstMetric(p.stale, prometheus.CounterValue, float64(s.StaleConns))
+}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// demoUser is a user of the demo set-up, with the items it owns and the
+// prices at which it lists some of them.
+type demoUser struct {
+	id, name string
+	funds    int64
+	items    []string
+	listed   map[string]int64 // item -> price
+}
+
+var demoUsers = []demoUser{
+	{"alice", "Alice", 500, []string{"sword", "shield"}, map[string]int64{"sword": 120}},
+	{"bob", "Bob", 300, []string{"bow", "arrows"}, map[string]int64{"bow": 80, "arrows": 15}},
+	{"carol", "Carol", 200, []string{"potion", "helmet"}, map[string]int64{"potion": 25}},
+	{"dave", "Dave", 60, []string{"map", "lantern"}, map[string]int64{"map": 40, "lantern": 35}},
+	{"frank", "Frank", 43, []string{"ring"}, nil},
+}
+
+// SeedReport says what SeedDemo created.
+type SeedReport struct {
+	Users, Items, Listings int
+}
+
+// SeedDemo creates a few users with funds and items, and lists some of the
+// items, so the demo page has something to show. It is idempotent: users
+// and items that exist are left alone, and only items it has just created
+// are listed.
+func SeedDemo(ctx context.Context, m *market.Market, st market.Strategy) (SeedReport, error) {
+	var rep SeedReport
+	for _, u := range demoUsers {
+		_, err := m.CreateUser(ctx, u.id, u.name, u.funds)
+		switch {
+		case err == nil:
+			rep.Users++
+		case !errors.Is(err, market.ErrAlreadyExists):
+			return rep, fmt.Errorf("seed user %s: %w", u.id, err)
+		}
+		for _, item := range u.items {
+			err := m.GrantItem(ctx, u.id, item)
+			if errors.Is(err, market.ErrAlreadyExists) {
+				continue
+			}
+			if err != nil {
+				return rep, fmt.Errorf("seed item %s: %w", item, err)
+			}
+			rep.Items++
+			price, ok := u.listed[item]
+			if !ok {
+				continue
+			}
+			if _, err := m.List(ctx, st, u.id, item, price); err != nil {
+				return rep, fmt.Errorf("seed listing %s: %w", item, err)
+			}
+			rep.Listings++
+		}
+	}
+	return rep, nil
+}
