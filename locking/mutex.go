@@ -2,10 +2,22 @@
 // terms, each documented with the guarantee it gives and the one it does
 // not. The broken recipes they replace live in package locking/flawed.
 //
-// Mutex is the single-instance lease lock: SET key token NX PX ttl to take
-// it, and one Lua script each to release or extend it only while the stored
-// token is still the caller's. A lease can expire while its holder is
-// paused; see the fencing and renewal types for the remedies.
+//   - Mutex is the single-instance lease lock: SET key token NX PX ttl to
+//     take it, and one Lua script each to release or extend it only while
+//     the stored token is still the caller's. Options add fencing tokens
+//     (WithFencing) and pub/sub wake-ups for waiters (WithWakeups).
+//   - KeepAlive and Mutex.Hold renew a lease in the background and cancel
+//     the holder's work context when the lease is lost.
+//   - Reentrant is a hash of owner -> hold count, the owner carried in a
+//     context.Context (WithOwner).
+//   - RWMutex admits many readers or one writer, each releasing only its own
+//     hold, with waiting writers served before new readers.
+//   - Redlock takes a lease on a majority of independent Redis servers.
+//
+// A lease can expire while its holder is paused (a GC pause, a stalled
+// network): then two clients believe they hold it. Renewal makes that
+// rarer; only a check at the resource, against the lock key or its fencing
+// token, rules it out (see Lock.Held and Lock.Fence).
 package locking
 
 import (
@@ -13,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,6 +78,21 @@ type Option func(*Mutex)
 // WithBackoff sets how Acquire waits between attempts.
 func WithBackoff(b Backoff) Option { return func(m *Mutex) { m.backoff = b } }
 
+// WithFencing makes every acquisition also increment a counter stored next
+// to the lock key (FenceKey), in the same script as the SET, and hand the
+// new value out as Lock.Fence: a number strictly greater than any earlier
+// holder's of the same key, which a resource can use to refuse writes from
+// an older holder.
+func WithFencing() Option { return func(m *Mutex) { m.fencing = true } }
+
+// WithWakeups makes Release publish on the lock's channel (WakeupChannel)
+// and Acquire wait on that channel between attempts, so a waiter is woken
+// as soon as the lock is released instead of sleeping out its backoff. The
+// backoff still bounds each wait, so a lost message costs one backoff
+// interval, never a hang. Every mutex on one key should use the option, or
+// the releases of those without it wake nobody.
+func WithWakeups() Option { return func(m *Mutex) { m.wakeups = true } }
+
 // Mutex is a lease lock on one key of one Redis (or one hash slot of a
 // cluster). It is cheap: make one per key as needed. It is safe for
 // concurrent use; each acquisition returns its own *Lock.
@@ -73,6 +101,8 @@ type Mutex struct {
 	key     string
 	ttl     time.Duration
 	backoff Backoff
+	fencing bool
+	wakeups bool
 }
 
 // NewMutex returns a mutex on key whose holds last ttl unless extended.
@@ -93,11 +123,32 @@ func (m *Mutex) TTL() time.Duration { return m.ttl }
 
 // Lock is one hold of a Mutex, identified by a random token.
 type Lock struct {
-	key   string
-	token string
-	rdb   redis.UniversalClient
+	key     string
+	token   string
+	rdb     redis.UniversalClient
+	fence   int64
+	channel string // non-empty when Release must publish a wake-up
+
+	mu      sync.Mutex
+	expires time.Time
+
 	// Waits is how many attempts failed before this hold was granted.
 	Waits int
+}
+
+// Fence is the hold's fencing token: strictly greater than that of every
+// earlier hold of the same key. It is 0 unless the mutex was made
+// WithFencing.
+func (l *Lock) Fence() int64 { return l.fence }
+
+// Expires is a conservative estimate of when the lease ends: the lease
+// length counted from just before the acquiring (or last extending)
+// command was sent. The server's expiry is never earlier, unless clocks
+// drift.
+func (l *Lock) Expires() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.expires
 }
 
 // Key is the locked key.
@@ -123,6 +174,22 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 		return nil, err
 	}
 	token := NewToken()
+	sent := time.Now()
+	l := &Lock{key: m.key, token: token, rdb: m.rdb, expires: sent.Add(m.ttl)}
+	if m.wakeups {
+		l.channel = WakeupChannel(m.key)
+	}
+	if m.fencing {
+		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, FenceKey(m.key)}, token, m.ttl.Milliseconds()).Int64()
+		if err != nil {
+			return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
+		}
+		if fence == 0 {
+			return nil, ErrNotAcquired
+		}
+		l.fence = fence
+		return l, nil
+	}
 	ok, err := m.rdb.SetNX(ctx, m.key, token, m.ttl).Result()
 	if err != nil {
 		return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
@@ -130,7 +197,7 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 	if !ok {
 		return nil, ErrNotAcquired
 	}
-	return &Lock{key: m.key, token: token, rdb: m.rdb}, nil
+	return l, nil
 }
 
 // Acquire retries TryAcquire with the mutex's backoff until it succeeds or
@@ -138,6 +205,9 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 // says how many attempts failed first. When ctx ends first, the error wraps
 // both ErrNotAcquired and the context's error.
 func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
+	if m.wakeups {
+		return m.acquireWoken(ctx)
+	}
 	for n := 0; ; n++ {
 		l, err := m.TryAcquire(ctx)
 		if err == nil {
@@ -187,7 +257,13 @@ return 0`)
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
 // now keeps it).
 func (l *Lock) Release(ctx context.Context) error {
-	n, err := releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+	var n int
+	var err error
+	if l.channel != "" {
+		n, err = releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
+	} else {
+		n, err = releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+	}
 	if err != nil {
 		return fmt.Errorf("locking: release %s: %w", l.key, err)
 	}
@@ -203,6 +279,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return err
 	}
+	sent := time.Now()
 	n, err := extendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", l.key, err)
@@ -210,5 +287,8 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if n == 0 {
 		return ErrNotHeld
 	}
+	l.mu.Lock()
+	l.expires = sent.Add(ttl)
+	l.mu.Unlock()
 	return nil
 }

@@ -1,0 +1,187 @@
+package locking_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/locking"
+)
+
+// cluster is five independent servers and a way to take one down.
+type cluster struct {
+	clients []redis.UniversalClient
+	down    func(i int)
+}
+
+func miniCluster(t *testing.T) cluster {
+	var c cluster
+	var minis []*miniredis.Miniredis
+	for range 5 {
+		m := miniredis.RunT(t)
+		minis = append(minis, m)
+		cl := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+		t.Cleanup(func() { cl.Close() })
+		c.clients = append(c.clients, cl)
+	}
+	c.down = func(i int) { minis[i].Close() }
+	return c
+}
+
+func realCluster(t *testing.T) cluster {
+	if _, err := redisserver.Binary(); err != nil {
+		t.Skip("no redis-server binary on PATH")
+	}
+	var c cluster
+	var servers []*redisserver.Server
+	for range 5 {
+		s, err := redisserver.Start(context.Background(), redisserver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Stop)
+		servers = append(servers, s)
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+		t.Cleanup(func() { cl.Close() })
+		c.clients = append(c.clients, cl)
+	}
+	c.down = func(i int) { servers[i].Kill() }
+	return c
+}
+
+func runRedlock(t *testing.T, fn func(t *testing.T, c cluster)) {
+	t.Run("miniredis", func(t *testing.T) { fn(t, miniCluster(t)) })
+	t.Run("redis-server", func(t *testing.T) { fn(t, realCluster(t)) })
+}
+
+func holders(c cluster, key, token string) int {
+	n := 0
+	for _, cl := range c.clients {
+		if v, err := cl.Get(context.Background(), key).Result(); err == nil && v == token {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRedlockMajority(t *testing.T) {
+	runRedlock(t, func(t *testing.T, c cluster) {
+		ctx := context.Background()
+		rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+		if rl.Quorum() != 3 {
+			t.Fatalf("quorum %d", rl.Quorum())
+		}
+		h, err := rl.TryAcquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := holders(c, "res", h.Token()); n != 5 {
+			t.Fatalf("held on %d servers, want 5", n)
+		}
+		if v := h.Validity(); v <= 0 || v > 10*time.Second-rl.Drift(10*time.Second) {
+			t.Fatalf("validity %v", v)
+		}
+		if _, err := rl.TryAcquire(ctx); !errors.Is(err, locking.ErrTaken) || !errors.Is(err, locking.ErrNotAcquired) {
+			t.Fatalf("second holder: %v, want ErrTaken", err)
+		}
+		if err := h.Extend(ctx, 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := holders(c, "res", h.Token()); n != 0 {
+			t.Fatalf("token left on %d servers after release", n)
+		}
+		if err := h.Extend(ctx, time.Second); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("extend after release: %v", err)
+		}
+	})
+}
+
+func TestRedlockMinorityHeldElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		taken int // servers on which someone else holds the key
+		want  error
+	}{{"two taken", 2, nil}, {"three taken", 3, locking.ErrTaken}} {
+		t.Run(tc.name, func(t *testing.T) {
+			runRedlock(t, func(t *testing.T, c cluster) {
+				ctx := context.Background()
+				for i := range tc.taken {
+					c.clients[i].Set(ctx, "res", "other", time.Minute)
+				}
+				rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+				h, err := rl.TryAcquire(ctx)
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err %v, want %v", err, tc.want)
+				}
+				if err != nil {
+					// A failed attempt leaves nothing behind.
+					for i, cl := range c.clients {
+						if v := cl.Get(ctx, "res").Val(); v != "" && v != "other" {
+							t.Fatalf("server %d keeps %q after a failed attempt", i, v)
+						}
+					}
+					return
+				}
+				if n := holders(c, "res", h.Token()); n != 5-tc.taken {
+					t.Fatalf("held on %d servers", n)
+				}
+				h.Release(ctx)
+			})
+		})
+	}
+}
+
+func TestRedlockServersDown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		down int
+		want error
+	}{{"two down", 2, nil}, {"three down", 3, locking.ErrQuorumUnreachable}} {
+		t.Run(tc.name, func(t *testing.T) {
+			runRedlock(t, func(t *testing.T, c cluster) {
+				ctx := context.Background()
+				for i := range tc.down {
+					c.down(i)
+				}
+				rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+				h, err := rl.TryAcquire(ctx)
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err %v, want %v", err, tc.want)
+				}
+				if err == nil {
+					if err := h.Extend(ctx, 10*time.Second); err != nil {
+						t.Fatalf("extend on the surviving majority: %v", err)
+					}
+					if err := h.Release(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestRedlockQuorumLostWhileHeld(t *testing.T) {
+	runRedlock(t, func(t *testing.T, c cluster) {
+		ctx := context.Background()
+		rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+		h, err := rl.TryAcquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			c.down(i)
+		}
+		if err := h.Extend(ctx, 10*time.Second); !errors.Is(err, locking.ErrQuorumUnreachable) {
+			t.Fatalf("extend without quorum: %v", err)
+		}
+	})
+}

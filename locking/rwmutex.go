@@ -1,0 +1,236 @@
+package locking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RWMutex is a lease lock that admits many readers or one writer. Its keys
+// all share one hash tag, so it works on Redis Cluster:
+//
+//   - NAME:readers, a sorted set of reader tokens scored by the server time
+//     (ms) at which each hold expires; the key itself expires with the
+//     last of them;
+//   - NAME:writer, the writer's token (SET NX PX);
+//   - NAME:writer-waiting, the token of a writer waiting for readers to
+//     leave; while it exists no new reader is admitted, so a stream of
+//     overlapping readers cannot starve writers. It expires after the
+//     lease length if its writer gives up without clearing it.
+//
+// Each reader has its own token and releases or extends only its own hold
+// (the flaw of the seed's read-write lock was that one reader's release
+// removed another's). Expired reader holds are dropped by the next
+// acquisition. Neither side is reentrant.
+type RWMutex struct {
+	rdb                      redis.UniversalClient
+	name                     string
+	readers, writer, waiting string
+	ttl                      time.Duration
+	backoff                  Backoff
+}
+
+// NewRWMutex returns the read-write lock called name. Of the options only
+// WithBackoff applies.
+func NewRWMutex(rdb redis.UniversalClient, name string, ttl time.Duration, opts ...Option) *RWMutex {
+	m := NewMutex(rdb, name, ttl, opts...)
+	return &RWMutex{
+		rdb: rdb, name: name, ttl: ttl, backoff: m.backoff,
+		readers: sibling(name, ":readers"),
+		writer:  sibling(name, ":writer"),
+		waiting: sibling(name, ":writer-waiting"),
+	}
+}
+
+// Keys returns the lock's keys: readers, writer, writer-waiting.
+func (rw *RWMutex) Keys() (readers, writer, waiting string) { return rw.readers, rw.writer, rw.waiting }
+
+const luaNow = `local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+var (
+	readAcquireScript = redis.NewScript(luaNow + `
+-- KEYS: readers, writer, waiting; ARGV: token, ttl ms
+redis.call('zremrangebyscore', KEYS[1], '-inf', now)
+if redis.call('exists', KEYS[2]) == 1 or redis.call('exists', KEYS[3]) == 1 then return 0 end
+local ttl = tonumber(ARGV[2])
+redis.call('zadd', KEYS[1], now + ttl, ARGV[1])
+if redis.call('pttl', KEYS[1]) < ttl then redis.call('pexpire', KEYS[1], ttl) end
+return 1`)
+	readExtendScript = redis.NewScript(luaNow + `
+-- KEYS: readers; ARGV: token, ttl ms
+local s = redis.call('zscore', KEYS[1], ARGV[1])
+if not s or tonumber(s) <= now then return 0 end
+local ttl = tonumber(ARGV[2])
+redis.call('zadd', KEYS[1], now + ttl, ARGV[1])
+if redis.call('pttl', KEYS[1]) < ttl then redis.call('pexpire', KEYS[1], ttl) end
+return 1`)
+	readReleaseScript = redis.NewScript(luaNow + `
+-- KEYS: readers; ARGV: token
+local s = redis.call('zscore', KEYS[1], ARGV[1])
+if not s then return 0 end
+redis.call('zrem', KEYS[1], ARGV[1])
+if tonumber(s) <= now then return 0 end
+return 1`)
+	writeAcquireScript = redis.NewScript(luaNow + `
+-- KEYS: readers, writer, waiting; ARGV: token, ttl ms
+redis.call('zremrangebyscore', KEYS[1], '-inf', now)
+local w = redis.call('get', KEYS[3])
+if redis.call('exists', KEYS[2]) == 0 and redis.call('zcard', KEYS[1]) == 0 then
+	redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[2])
+	if w == ARGV[1] then redis.call('del', KEYS[3]) end
+	return 1
+end
+if not w or w == ARGV[1] then redis.call('set', KEYS[3], ARGV[1], 'PX', ARGV[2]) end
+return 0`)
+	writeGiveUpScript = redis.NewScript(`
+-- KEYS: waiting; ARGV: token
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`)
+)
+
+// RWHold is one read or write hold of an RWMutex.
+type RWHold struct {
+	rw    *RWMutex
+	write bool
+	token string
+
+	mu      sync.Mutex
+	expires time.Time
+
+	// Waits is how many attempts failed before the hold was granted.
+	Waits int
+}
+
+// Write reports whether this is the writer's hold.
+func (h *RWHold) Write() bool { return h.write }
+
+// Token is the hold's random token.
+func (h *RWHold) Token() string { return h.token }
+
+// Expires is a conservative estimate of when the lease ends.
+func (h *RWHold) Expires() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.expires
+}
+
+func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWHold, error) {
+	if err := checkTTL(rw.ttl); err != nil {
+		return nil, err
+	}
+	script := readAcquireScript
+	if write {
+		script = writeAcquireScript
+	}
+	sent := time.Now()
+	n, err := script.Run(ctx, rw.rdb, []string{rw.readers, rw.writer, rw.waiting}, token, rw.ttl.Milliseconds()).Int()
+	if err != nil {
+		return nil, fmt.Errorf("locking: acquire %s: %w", rw.name, err)
+	}
+	if n == 0 {
+		return nil, ErrNotAcquired
+	}
+	return &RWHold{rw: rw, write: write, token: token, expires: sent.Add(rw.ttl)}, nil
+}
+
+// TryRLock makes one attempt at a read hold; ErrNotAcquired when a writer
+// holds the lock or waits for it.
+func (rw *RWMutex) TryRLock(ctx context.Context) (*RWHold, error) {
+	return rw.try(ctx, false, NewToken())
+}
+
+// TryLock makes one attempt at the write hold; ErrNotAcquired when a
+// writer or any reader holds the lock. A failed attempt marks this caller
+// as a waiting writer (unless another writer already is), which keeps new
+// readers out until the marker's owner gets the lock or the marker expires
+// after the lease length; use Lock, which clears the marker when it gives
+// up, unless the caller retries itself.
+func (rw *RWMutex) TryLock(ctx context.Context) (*RWHold, error) {
+	return rw.try(ctx, true, NewToken())
+}
+
+// RLock waits for a read hold until it is granted or ctx ends.
+func (rw *RWMutex) RLock(ctx context.Context) (*RWHold, error) {
+	return rw.acquire(ctx, false)
+}
+
+// Lock waits for the write hold until it is granted or ctx ends. While it
+// waits, new readers are refused.
+func (rw *RWMutex) Lock(ctx context.Context) (*RWHold, error) {
+	return rw.acquire(ctx, true)
+}
+
+func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
+	token := NewToken()
+	for n := 0; ; n++ {
+		h, err := rw.try(ctx, write, token)
+		if err == nil {
+			h.Waits = n
+			return h, nil
+		}
+		if !errors.Is(err, ErrNotAcquired) {
+			return nil, err
+		}
+		// Poll at least three times per lease so that a waiting writer's
+		// marker never lapses between attempts.
+		d := min(rw.backoff.Delay(n), max(rw.ttl/3, time.Millisecond))
+		if err := Sleep(ctx, d); err != nil {
+			if write {
+				gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+				writeGiveUpScript.Run(gctx, rw.rdb, []string{rw.waiting}, token)
+				cancel()
+			}
+			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, rw.name, n+1, err)
+		}
+	}
+}
+
+// Release gives back this hold only: another reader's hold is untouched.
+// It returns ErrNotHeld if the lease had expired.
+func (h *RWHold) Release(ctx context.Context) error {
+	var n int
+	var err error
+	if h.write {
+		n, err = releaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token).Int()
+	} else {
+		n, err = readReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token).Int()
+	}
+	if err != nil {
+		return fmt.Errorf("locking: release %s: %w", h.rw.name, err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// Extend resets this hold's lease to ttl from now, or returns ErrNotHeld.
+func (h *RWHold) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := checkTTL(ttl); err != nil {
+		return err
+	}
+	sent := time.Now()
+	var n int
+	var err error
+	if h.write {
+		n, err = extendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token, ttl.Milliseconds()).Int()
+	} else {
+		n, err = readExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token, ttl.Milliseconds()).Int()
+	}
+	if err != nil {
+		return fmt.Errorf("locking: extend %s: %w", h.rw.name, err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	h.mu.Lock()
+	h.expires = sent.Add(ttl)
+	h.mu.Unlock()
+	return nil
+}
