@@ -1,0 +1,331 @@
+package lockbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Mode is the kind of measurement of a cell.
+type Mode string
+
+// The modes.
+const (
+	// Uncontended: each goroutine loops acquire+release on its own key.
+	Uncontended Mode = "uncontended"
+	// Contended: every goroutine loops acquire+release on one shared key.
+	Contended Mode = "contended"
+)
+
+// Cell is one measurement setting: a mode, a goroutine count and how long
+// each configuration runs in it (split into rounds, see Options).
+type Cell struct {
+	Mode       Mode          `json:"mode"`
+	Goroutines int           `json:"goroutines"`
+	Duration   time.Duration `json:"-"`
+}
+
+// Result is what one configuration did in one cell, summed over rounds.
+type Result struct {
+	Cell     Cell          `json:"cell"`
+	Config   string        `json:"config"`
+	Library  string        `json:"library"`
+	Ours     bool          `json:"ours"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Acquires int64         `json:"acquires"`
+	// Tries counts lock attempts, failed ones included.
+	Tries int64 `json:"tries"`
+	// GaveUp counts calls the library abandoned before the run ended
+	// (redsync after its tries, redislock after its retry limit); the
+	// loop called again and the wait went on.
+	GaveUp int64 `json:"gave_up"`
+	// Overlaps counts entries into the critical section while another
+	// goroutine was inside: mutual exclusion was broken. Must be 0.
+	Overlaps int64 `json:"overlaps"`
+	// Errors counts unexpected errors (Redis errors, failed releases).
+	Errors    int64  `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+	// RoundTrips counts commands and pipelines sent.
+	RoundTrips int64  `json:"round_trips"`
+	Mallocs    uint64 `json:"mallocs"`
+	Bytes      uint64 `json:"bytes"`
+	// RedisCPU and GoCPU are CPU seconds used by redis-server and by this
+	// process during the measurement.
+	RedisCPU float64 `json:"redis_cpu_s"`
+	GoCPU    float64 `json:"go_cpu_s"`
+
+	// MaxWait is the longest wait of a contended cell, counting waits
+	// still unfinished when the run ended.
+	MaxWait time.Duration `json:"max_wait_ns"`
+	// TopShare is the largest fraction of a round's acquisitions made by
+	// one goroutine: 1/goroutines is perfectly fair, 1 means one
+	// goroutine kept the lock to itself.
+	TopShare float64 `json:"top_share"`
+
+	// Wait is, for contended cells, the time from starting to acquire
+	// until held; for uncontended cells, the time of one acquire+release.
+	Wait histogram `json:"-"`
+}
+
+// OpsPerSec is acquisitions per second.
+func (r *Result) OpsPerSec() float64 { return perSec(float64(r.Acquires), r.Elapsed) }
+
+// TriesPerSec is lock attempts per second.
+func (r *Result) TriesPerSec() float64 { return perSec(float64(r.Tries), r.Elapsed) }
+
+// AllocsPerOp is heap allocations per acquire+release.
+func (r *Result) AllocsPerOp() float64 { return per(float64(r.Mallocs), r.Acquires) }
+
+// BytesPerOp is heap bytes allocated per acquire+release.
+func (r *Result) BytesPerOp() float64 { return per(float64(r.Bytes), r.Acquires) }
+
+// TripsPerOp is Redis round trips per acquire+release.
+func (r *Result) TripsPerOp() float64 { return per(float64(r.RoundTrips), r.Acquires) }
+
+// P50 and P99 are quantiles of Wait.
+func (r *Result) P50() time.Duration { return r.Wait.quantile(0.50) }
+
+// P99 is the 99th percentile of Wait.
+func (r *Result) P99() time.Duration { return r.Wait.quantile(0.99) }
+
+// RedisCPUFrac is redis-server's CPU use as a fraction of one core.
+func (r *Result) RedisCPUFrac() float64 { return r.RedisCPU / r.Elapsed.Seconds() }
+
+// GoCPUFrac is this process's CPU use as a fraction of one core.
+func (r *Result) GoCPUFrac() float64 { return r.GoCPU / r.Elapsed.Seconds() }
+
+func perSec(n float64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return n / d.Seconds()
+}
+
+func per(n float64, ops int64) float64 {
+	if ops == 0 {
+		return 0
+	}
+	return n / float64(ops)
+}
+
+// Runner measures configurations against one Redis.
+type Runner struct {
+	// Addr is the redis-server's host:port.
+	Addr string
+	// TTL is the lease of every hold.
+	TTL time.Duration
+	// Admin is a client used for INFO and clean-up, not measured.
+	Admin *redis.Client
+
+	clients map[string]*measuredClient
+}
+
+type measuredClient struct {
+	rdb *redis.Client
+	hc  *counter
+}
+
+// Close closes the clients the runner opened.
+func (r *Runner) Close() {
+	for _, c := range r.clients {
+		c.rdb.Close()
+	}
+}
+
+// client returns the configuration's own client (one per config for the
+// whole run, so its pool stays warm between rounds), with the counter hook.
+func (r *Runner) client(c Config) *measuredClient {
+	if r.clients == nil {
+		r.clients = map[string]*measuredClient{}
+	}
+	mc, ok := r.clients[c.Name]
+	if !ok {
+		rdb := redis.NewClient(&redis.Options{Addr: r.Addr, PoolSize: 64})
+		hc := &counter{}
+		rdb.AddHook(hc)
+		mc = &measuredClient{rdb: rdb, hc: hc}
+		r.clients[c.Name] = mc
+	}
+	return mc
+}
+
+// Run measures config c in cell for d (one round) and adds the outcome to
+// res. Workers are created, and each does one unmeasured acquire+release
+// (loading scripts, filling the pool), before the clock starts.
+func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, res *Result) error {
+	mc := r.client(c)
+	var tries atomic.Int64
+	workers := make([]Worker, cell.Goroutines)
+	for i := range workers {
+		key := "lockbench:" + c.Name + ":" + string(cell.Mode)
+		if cell.Mode == Uncontended {
+			key += ":" + strconv.Itoa(i)
+		}
+		workers[i] = c.newWorker(mc.rdb, key, r.TTL, &tries)
+	}
+	// Warm up, one worker at a time so that none waits.
+	for _, w := range workers {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := w.Acquire(wctx)
+		if err == nil {
+			err = w.Release(wctx)
+		}
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s warm-up: %w", c.Name, err)
+		}
+	}
+
+	hists := make([]histogram, cell.Goroutines)
+	stats := make([]workerStats, cell.Goroutines)
+	var acquires, gaveUp, overlaps, errs atomic.Int64
+	var lastErr atomic.Value
+	var inside atomic.Int32
+
+	cpu0, err := redisCPU(ctx, r.Admin)
+	if err != nil {
+		return err
+	}
+	tries.Store(0)
+	trips0, setnx0 := mc.hc.trips.Load(), mc.hc.setNX.Load()
+	runtime.GC()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	go0 := processCPU()
+	start := time.Now()
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(d))
+	defer cancel()
+
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Add(1)
+		go func(w Worker, h *histogram, st *workerStats) {
+			defer wg.Done()
+			var t0 time.Time
+			waiting := false
+			for runCtx.Err() == nil {
+				if !waiting {
+					t0 = time.Now()
+					waiting = true
+				}
+				err := w.Acquire(runCtx)
+				if err != nil {
+					if runCtx.Err() != nil {
+						// Still waiting when the run ended: the wait
+						// is not an acquisition, but it bounds the
+						// longest wait from below.
+						st.maxWait = max(st.maxWait, time.Since(t0))
+						return
+					}
+					if errors.Is(err, ErrGaveUp) {
+						gaveUp.Add(1)
+						continue
+					}
+					errs.Add(1)
+					lastErr.Store(err.Error())
+					continue
+				}
+				if cell.Mode == Contended {
+					wait := time.Since(t0)
+					h.record(wait)
+					st.maxWait = max(st.maxWait, wait)
+				}
+				if cell.Mode == Contended {
+					if inside.Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					inside.Add(-1)
+				}
+				// Release even when the run's deadline has passed.
+				if err := w.Release(context.WithoutCancel(runCtx)); err != nil {
+					errs.Add(1)
+					lastErr.Store(err.Error())
+				}
+				if cell.Mode == Uncontended {
+					h.record(time.Since(t0))
+				}
+				waiting = false
+				acquires.Add(1)
+				st.acquires++
+			}
+		}(w, &hists[i], &stats[i])
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	go1 := processCPU()
+	runtime.ReadMemStats(&ms1)
+	cpu1, err := redisCPU(ctx, r.Admin)
+	if err != nil {
+		return err
+	}
+	res.Cell, res.Config, res.Library, res.Ours = cell, c.Name, c.Library, c.Ours()
+	res.Elapsed += elapsed
+	res.Acquires += acquires.Load()
+	if c.countsTriesItself {
+		res.Tries += tries.Load()
+	} else {
+		res.Tries += mc.hc.setNX.Load() - setnx0
+	}
+	res.GaveUp += gaveUp.Load()
+	res.Overlaps += overlaps.Load()
+	res.Errors += errs.Load()
+	if s, ok := lastErr.Load().(string); ok {
+		res.LastError = s
+	}
+	res.RoundTrips += mc.hc.trips.Load() - trips0
+	res.Mallocs += ms1.Mallocs - ms0.Mallocs
+	res.Bytes += ms1.TotalAlloc - ms0.TotalAlloc
+	res.RedisCPU += cpu1 - cpu0
+	res.GoCPU += go1 - go0
+	for i := range hists {
+		res.Wait.merge(&hists[i])
+		res.MaxWait = max(res.MaxWait, stats[i].maxWait)
+		if cell.Mode == Contended {
+			res.TopShare = max(res.TopShare, float64(stats[i].acquires)/float64(max(acquires.Load(), 1)))
+		}
+	}
+	return nil
+}
+
+type workerStats struct {
+	acquires int64
+	maxWait  time.Duration
+}
+
+// redisCPU returns used_cpu_user + used_cpu_sys of the server, in seconds.
+func redisCPU(ctx context.Context, admin *redis.Client) (float64, error) {
+	info, err := admin.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO cpu: %w", err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("INFO cpu %s: %w", k, err)
+			}
+			total += f
+		}
+	}
+	return total, nil
+}
+
+// processCPU returns this process's user+system CPU seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
