@@ -117,3 +117,63 @@ func TestContextEndsRetries(t *testing.T) {
 		}
 	})
 }
+
+// pipedIncr is incr with the WATCH sent together with the read.
+func pipedIncr(ctx context.Context, c redis.UniversalClient, key string) (int, error) {
+	return watchtx.RunPiped(ctx, c, watchtx.Options{}, key, func(tx *redis.Tx) error {
+		var get *redis.StringCmd
+		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			watchtx.Watch(ctx, p, key)
+			get = p.Get(ctx, key)
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		n, _ := strconv.Atoi(get.Val())
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, key, strconv.Itoa(n+1), 0)
+			return nil
+		})
+		return err
+	})
+}
+
+func TestRunPipedIncrementsAreNotLost(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 25 {
+					if _, err := pipedIncr(ctx, b.Client, "n"); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if got := b.Client.Get(ctx, "n").Val(); got != "200" {
+			t.Fatalf("n = %s, want 200", got)
+		}
+	})
+}
+
+func TestRunPipedOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	c, _ := redistest.Cluster(t, 3)
+	ctx := context.Background()
+	for _, key := range []string{"{a}n", "{b}n", "{c}n"} {
+		for range 3 {
+			if _, err := pipedIncr(ctx, c, key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := c.Get(ctx, key).Val(); got != "3" {
+			t.Fatalf("%s = %s, want 3", key, got)
+		}
+	}
+}
