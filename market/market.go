@@ -154,6 +154,8 @@ type Market struct {
 	backoff      locking.Backoff
 	beforeCommit func(ctx context.Context, s Strategy, op string)
 	ledger       *Ledger
+	lockFunc     LockFunc
+	fencing      bool
 }
 
 // Option configures a Market.

@@ -80,8 +80,18 @@ func (m *Market) List(ctx context.Context, s Strategy, seller, item string, pric
 			return m.listTx(ctx, tx, s, seller, item, price)
 		}, m.keys.Inventory(seller))
 	case Coarse, Fine:
-		err = m.withLock(ctx, s, item, seller, &cost, func() error {
-			return m.listTx(ctx, m.rdb, s, seller, item, price)
+		err = m.withLock(ctx, s, item, seller, &cost, func(l Lease) error {
+			if !m.fenced(l) {
+				return m.listTx(ctx, m.rdb, s, seller, item, price)
+			}
+			var err error
+			cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
+				if err := checkLease(ctx, tx, l); err != nil {
+					return err
+				}
+				return m.listTx(ctx, tx, s, seller, item, price)
+			}, l.Key)
+			return err
 		})
 	case Lua:
 		err = m.listLua(ctx, seller, item, price)
@@ -126,11 +136,21 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	case Coarse, Fine:
 		// Under the lock only the buyer's funds can change behind our back
 		// (the same buyer buying elsewhere), so only they are WATCHed.
-		err = m.withLock(ctx, s, item, seller, &cost, func() error {
+		err = m.withLock(ctx, s, item, seller, &cost, func(l Lease) error {
+			keys := []string{m.keys.User(buyer)}
+			fenced := m.fenced(l)
+			if fenced {
+				keys = append(keys, l.Key)
+			}
 			var err error
 			cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
+				if fenced {
+					if err := checkLease(ctx, tx, l); err != nil {
+						return err
+					}
+				}
 				return m.purchaseTx(ctx, tx, s, buyer, seller, item, price)
-			}, m.keys.User(buyer))
+			}, keys...)
 			return err
 		})
 	case Lua:
@@ -154,13 +174,18 @@ func (m *Market) watchRun(ctx context.Context, fn func(*redis.Tx) error, keys ..
 }
 
 // withLock runs fn while holding the market lock (Coarse) or the listing's
-// lock (Fine).
-func (m *Market) withLock(ctx context.Context, s Strategy, item, seller string, cost *Cost, fn func() error) error {
+// lock (Fine), taken with the market's LockFunc (by default a
+// locking.Mutex).
+func (m *Market) withLock(ctx context.Context, s Strategy, item, seller string, cost *Cost, fn func(Lease) error) error {
 	key := m.keys.MarketLock()
 	if s == Fine {
 		key = m.keys.ItemLock(item, seller)
 	}
-	l, err := locking.NewMutex(m.rdb, key, m.lockTTL, locking.WithBackoff(m.backoff)).Acquire(ctx)
+	acquire := m.lockFunc
+	if acquire == nil {
+		acquire = m.mutexLock
+	}
+	l, err := acquire(ctx, key, m.lockTTL)
 	if err != nil {
 		if errors.Is(err, locking.ErrNotAcquired) {
 			return fmt.Errorf("%w: %w", ErrContended, err)
@@ -168,11 +193,16 @@ func (m *Market) withLock(ctx context.Context, s Strategy, item, seller string, 
 		return err
 	}
 	cost.LockWaits = l.Waits
-	ferr := fn()
+	ferr := fn(l)
 	// Release even if ctx has ended, but do not wait long for it.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if err := l.Release(rctx); errors.Is(err, locking.ErrNotHeld) {
+	if l.Release != nil {
+		if err := l.Release(rctx); errors.Is(err, locking.ErrNotHeld) {
+			cost.LockLost = true
+		}
+	}
+	if errors.Is(ferr, ErrLockLost) {
 		cost.LockLost = true
 	}
 	return ferr
