@@ -1,0 +1,171 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// fixture is a market with three users:
+//
+//	alice: 100, owns shield, lists sword at 50
+//	bob:   30
+//	carol: 1000
+type fixture struct {
+	srv *Server
+	m   *market.Market
+	rdb redis.UniversalClient
+}
+
+func newFixture(t *testing.T, b *redistest.Backend) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	if err := b.Client.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := market.New(b.Client, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Market: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct {
+		id    string
+		funds int64
+	}{{"alice", 100}, {"bob", 30}, {"carol", 1000}} {
+		if _, err := m.CreateUser(ctx, u.id, strings.ToUpper(u.id[:1])+u.id[1:], u.funds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, it := range []string{"sword", "shield"} {
+		if err := m.GrantItem(ctx, "alice", it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.List(ctx, market.Fine, "alice", "sword", 50); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{srv: srv, m: m, rdb: b.Client}
+}
+
+// response is a recorded answer.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) code() string {
+	var e errorBody
+	json.Unmarshal(r.body, &e)
+	return e.Error.Code
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// serve sends one request straight to the handler.
+func serve(h http.Handler, method, path, body string) response {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// send sends one request to a running server.
+func send(t *testing.T, c *http.Client, method, url, body string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.Do(req)
+	if err != nil {
+		t.Errorf("%s %s: %v", method, url, err)
+		return response{}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Errorf("%s %s: read: %v", method, url, err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// snapshot renders every key of the database, so that a test can check
+// that a refused request changed nothing.
+func snapshot(t *testing.T, rdb redis.UniversalClient) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		typ := rdb.Type(ctx, k).Val()
+		var v any
+		switch typ {
+		case "string":
+			v = rdb.Get(ctx, k).Val()
+		case "hash":
+			v = rdb.HGetAll(ctx, k).Val()
+		case "set":
+			s := rdb.SMembers(ctx, k).Val()
+			slices.Sort(s)
+			v = s
+		case "zset":
+			v = rdb.ZRangeWithScores(ctx, k, 0, -1).Val()
+		default:
+			t.Fatalf("key %s has unexpected type %s", k, typ)
+		}
+		out[k] = fmt.Sprintf("%s %v", typ, v)
+	}
+	return out
+}
+
+// audit fails the test unless the market's audit is clean.
+func audit(t *testing.T, m *market.Market) {
+	t.Helper()
+	rep, err := m.Audit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Total() != 0 {
+		t.Fatalf("audit: %+v %v", rep.Violations, rep.Details)
+	}
+}
+
+func containsLine(text, line string) bool {
+	for l := range strings.Lines(text) {
+		if strings.TrimSpace(l) == line {
+			return true
+		}
+	}
+	return false
+}
