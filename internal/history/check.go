@@ -248,34 +248,60 @@ func checkMoney(rep *Report, setup Setup, ops []Op, final State) {
 	skip := map[string]bool{}
 	purchases := map[string]int{} // item -> purchases that happened
 	listings := map[string]int{}  // item -> listings that may have happened
+	// Purchases of one item by one buyer are judged together: once the
+	// item is in the buyer's inventory, at least one of them happened, and
+	// unknown outcomes are taken to have happened only as far as needed to
+	// explain that. A buyer charged twice for one item shows up as a
+	// funds mismatch.
+	type pair struct{ buyer, item string }
+	var order []pair
+	groups := map[pair][]Op{}
 	for _, o := range ops {
 		switch o.Kind {
 		case List:
 			if o.Outcome != Fail {
 				listings[o.Item]++
 			}
-			continue
 		case Purchase:
-		default:
-			continue
+			if o.Outcome == Fail {
+				continue
+			}
+			k := pair{o.Buyer, o.Item}
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], o)
 		}
-		happened := false
-		switch o.Outcome {
-		case Ok:
-			happened = true
-			if !relisted[o.Item][o.Buyer] && !inInventory(o.Buyer, o.Item) {
+	}
+	for _, k := range order {
+		var happened []Op
+		var unknown []Op
+		for _, o := range groups[k] {
+			if o.Outcome == Ok {
+				happened = append(happened, o)
+			} else {
+				unknown = append(unknown, o)
+			}
+		}
+		if relisted[k.item][k.buyer] {
+			if len(unknown) > 0 {
+				rep.Unresolved += len(unknown)
+				for _, o := range groups[k] {
+					skip[o.Buyer], skip[o.Seller] = true, true
+				}
+				continue
+			}
+		} else if inInventory(k.buyer, k.item) {
+			if len(happened) == 0 {
+				happened = unknown[:1]
+			}
+		} else {
+			for _, o := range happened {
 				rep.LostSales++
 				rep.note("acknowledged %s, but %s does not hold %s", o, o.Buyer, o.Item)
 			}
-		case Unknown:
-			if relisted[o.Item][o.Buyer] {
-				rep.Unresolved++
-				skip[o.Buyer], skip[o.Seller] = true, true
-				continue
-			}
-			happened = inInventory(o.Buyer, o.Item)
 		}
-		if happened {
+		for _, o := range happened {
 			purchases[o.Item]++
 			want[o.Buyer] -= o.Price
 			want[o.Seller] += o.Price

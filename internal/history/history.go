@@ -217,26 +217,13 @@ var refusals = []struct {
 	{market.ErrUserNotFound, ReasonOther},
 	{market.ErrAlreadyExists, ReasonOther},
 	{market.ErrMarketFull, ReasonOther},
-}
-
-// extraRefusals are further errors known to mean "not applied", registered
-// with RegisterRefusal.
-var (
-	extraMu       sync.Mutex
-	extraRefusals []error
-)
-
-// RegisterRefusal declares that operations failing with err (errors.Is)
-// were certainly not applied, for instance a commit refused by fencing.
-func RegisterRefusal(err error) {
-	extraMu.Lock()
-	extraRefusals = append(extraRefusals, err)
-	extraMu.Unlock()
+	{market.ErrLockLost, ReasonOther}, // a fenced commit refused
 }
 
 // Classify maps an operation's error to its outcome: nil is Ok; the
 // market's refusals (listing not found, price changed, not owned,
-// insufficient funds, invalid input, lock not acquired) are Fail; anything
+// insufficient funds, invalid input, lock not acquired, a fenced commit
+// refused because the lease was lost) are Fail; anything
 // else, including a network error, a timeout or "gave up under contention"
 // after a transaction was sent, is Unknown.
 func Classify(err error) (Outcome, Reason) {
@@ -246,13 +233,6 @@ func Classify(err error) (Outcome, Reason) {
 	for _, r := range refusals {
 		if errors.Is(err, r.err) {
 			return Fail, r.reason
-		}
-	}
-	extraMu.Lock()
-	defer extraMu.Unlock()
-	for _, e := range extraRefusals {
-		if errors.Is(err, e) {
-			return Fail, ReasonOther
 		}
 	}
 	return Unknown, ReasonNone

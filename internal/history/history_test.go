@@ -83,6 +83,19 @@ func TestCheck(t *testing.T) {
 			final: state(map[string]int64{"s": 10, "a": 100, "b": 90}, map[string][]string{"b": {"i"}}, nil),
 		},
 		{
+			name: "unknown purchase retried by the same buyer",
+			ops: []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Unknown, ReasonNone),
+				buy(1, "a", "s", "i", 10, 4, 5, Ok, ReasonNone)},
+			final: state(map[string]int64{"s": 10, "a": 90, "b": 100}, map[string][]string{"a": {"i"}}, nil),
+		},
+		{
+			name: "unknown purchase that happened, and its retry too",
+			ops: []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Unknown, ReasonNone),
+				buy(1, "a", "s", "i", 10, 4, 5, Ok, ReasonNone)},
+			final: state(map[string]int64{"s": 20, "a": 80, "b": 100}, map[string][]string{"a": {"i"}}, nil),
+			want:  Violations{FundsMismatch: 2}, // the item model cannot see money
+		},
+		{
 			name:  "buyer debited, seller not credited",
 			ops:   []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Ok, ReasonNone)},
 			final: state(map[string]int64{"s": 0, "a": 90, "b": 100}, map[string][]string{"a": {"i"}}, nil),
@@ -128,8 +141,6 @@ func TestCheck(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	stale := errors.New("test: stale write refused")
-	RegisterRefusal(stale)
 	tests := []struct {
 		err    error
 		want   Outcome
@@ -143,7 +154,7 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("%w: %w", market.ErrContended, locking.ErrNotAcquired), Fail, ReasonLockNotAcquire},
 		{fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), Unknown, ReasonNone},
 		{errors.New("read tcp: i/o timeout"), Unknown, ReasonNone},
-		{fmt.Errorf("x: %w", stale), Fail, ReasonOther},
+		{fmt.Errorf("x: %w", market.ErrLockLost), Fail, ReasonOther},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.err), func(t *testing.T) {

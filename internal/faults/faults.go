@@ -1,0 +1,322 @@
+// Package faults runs the market, and the lock recipes under it, against
+// private redis-server processes while one fault at a time is injected, and
+// checks what happened with checkers independent of the code under test:
+// the market's invariant audit on the final state, and the recorded
+// history of every operation (package history).
+//
+// The faults:
+//
+//   - Pause, PauseProcess: a client pauses longer than the lock TTL
+//     between taking the lock and committing, while a second client buys
+//     the same listing (by a hook in the strategy, or by SIGSTOP/SIGCONT
+//     of a client process);
+//   - Stall, DebugSleep: Redis stops answering for longer than the lock
+//     TTL and the clients' read timeout while operations are in flight
+//     (SIGSTOP/SIGCONT of redis-server, or DEBUG SLEEP);
+//   - ClientKill, Restart: connections killed mid-transaction (CLIENT
+//     KILL), or redis-server killed and restarted (with an fsync-always
+//     append-only file, so what was acknowledged can survive);
+//   - Failover: a primary with a replica, the primary killed and the
+//     replica promoted while locks are held;
+//   - RedlockRestart, RedlockClockJump: Redlock over five servers, one
+//     restarted without persistence, or one whose keys expire early.
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// Fault names one injected fault.
+type Fault string
+
+// The faults, in the order they are run.
+const (
+	Pause            Fault = "pause"
+	PauseProcess     Fault = "pause-process"
+	Stall            Fault = "stall"
+	DebugSleep       Fault = "debug-sleep"
+	ClientKill       Fault = "client-kill"
+	Restart          Fault = "restart"
+	FailoverWait     Fault = "failover-wait"
+	FailoverAsync    Fault = "failover-async"
+	FailoverNoLink   Fault = "failover-nolink"
+	RedlockRestart   Fault = "redlock-restart"
+	RedlockClockJump Fault = "redlock-clock"
+)
+
+// Faults lists every fault in run order.
+var Faults = []Fault{
+	Pause, PauseProcess, Stall, DebugSleep, ClientKill, Restart,
+	FailoverWait, FailoverAsync, FailoverNoLink, RedlockRestart, RedlockClockJump,
+}
+
+// Describe says in a few words what the fault does.
+func (f Fault) Describe() string {
+	switch f {
+	case Pause:
+		return "holder paused past the lock TTL before committing (hook)"
+	case PauseProcess:
+		return "holder process SIGSTOPped past the lock TTL before committing"
+	case Stall:
+		return "redis-server SIGSTOPped while operations are in flight"
+	case DebugSleep:
+		return "redis-server blocked by DEBUG SLEEP while operations are in flight"
+	case ClientKill:
+		return "client connections killed (CLIENT KILL) while operations are in flight"
+	case Restart:
+		return "redis-server SIGKILLed and restarted (appendfsync always)"
+	case FailoverWait:
+		return "primary killed, replica promoted; each acquisition followed by WAIT"
+	case FailoverAsync:
+		return "primary killed right after acquisitions, replica promoted; no WAIT"
+	case FailoverNoLink:
+		return "replication link down, primary killed, replica promoted"
+	case RedlockRestart:
+		return "Redlock on 5 servers; one granting server restarted without persistence"
+	case RedlockClockJump:
+		return "Redlock on 5 servers; one granting server's key expires early (clock jump)"
+	}
+	return string(f)
+}
+
+// ParseFaults parses a comma-separated list of fault names, or "all".
+func ParseFaults(s string) ([]Fault, error) {
+	if s == "" || s == "all" {
+		return slices.Clone(Faults), nil
+	}
+	var out []Fault
+	for _, name := range strings.Split(s, ",") {
+		f := Fault(strings.TrimSpace(name))
+		if !slices.Contains(Faults, f) {
+			return nil, fmt.Errorf("%w: unknown fault %q (want all or some of %s)", ErrConfig, f, faultNames())
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func faultNames() string {
+	names := make([]string, len(Faults))
+	for i, f := range Faults {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ",")
+}
+
+// Variant is what runs under a fault: a market strategy, with "+fencing"
+// when its lock is fenced, or a lock recipe for the failover and Redlock
+// faults.
+type Variant string
+
+// Lock recipes, for the faults that exercise locks directly.
+const (
+	// Mutex is locking.Mutex (SET NX PX) on one primary.
+	Mutex Variant = "mutex"
+	// Redlock is locking.Redlock over five servers.
+	Redlock Variant = "redlock"
+	// RedlockFenced is Redlock whose holders write through a fenced
+	// resource (locking.CheckFence).
+	RedlockFenced Variant = "redlock+fencing"
+)
+
+// FencedSuffix marks a fenced lock strategy.
+const FencedSuffix = "+fencing"
+
+// strategy splits a market variant into its strategy and fencing.
+func (v Variant) strategy() (market.Strategy, bool, error) {
+	name, fenced := strings.CutSuffix(string(v), FencedSuffix)
+	s, err := market.ParseStrategy(name)
+	if err != nil {
+		return "", false, err
+	}
+	if fenced && s != market.Fine && s != market.Coarse {
+		return "", false, fmt.Errorf("%w: only fine and coarse take +fencing", ErrConfig)
+	}
+	return s, fenced, nil
+}
+
+// marketVariants are the market strategies the market faults run.
+func marketVariants() []Variant {
+	out := []Variant{"watch", "lua", "coarse"}
+	if FencingAvailable {
+		out = append(out, "coarse"+FencedSuffix)
+	}
+	out = append(out, "fine")
+	if FencingAvailable {
+		out = append(out, "fine"+FencedSuffix)
+	}
+	return out
+}
+
+// Variants lists what runs under fault f.
+func (f Fault) Variants() []Variant {
+	switch f {
+	case FailoverWait, FailoverAsync, FailoverNoLink:
+		return []Variant{Mutex}
+	case RedlockRestart, RedlockClockJump:
+		return []Variant{Redlock, RedlockFenced}
+	}
+	return marketVariants()
+}
+
+// ErrConfig is returned for an invalid Config, fault or variant.
+var ErrConfig = errors.New("faults: invalid config")
+
+// Config tunes the runs. Zero values take the defaults.
+type Config struct {
+	// Trials is how many times each (fault, variant) cell is repeated,
+	// each on a fresh market (default 3).
+	Trials int
+	// Duration is how long the workload of the stall, kill and restart
+	// faults runs per trial (default 1.5 s); the fault starts after a
+	// quarter of it.
+	Duration time.Duration
+	// LockTTL is the lease of the market's locks (default 200 ms).
+	LockTTL time.Duration
+	// Pause is how long a paused holder sleeps, and how long Redis is
+	// stalled (default 2×LockTTL + 200 ms).
+	Pause time.Duration
+	// ReadTimeout is the clients' read timeout (default 300 ms): a reply
+	// that takes longer is given up, and its operation's outcome becomes
+	// unknown.
+	ReadTimeout time.Duration
+	// Seed seeds the workload's random choices.
+	Seed uint64
+	// ClientCommand builds the command that runs a pausable client
+	// process (see ClientMain) with the given arguments; PauseProcess
+	// needs it.
+	ClientCommand func(ctx context.Context, args ...string) *exec.Cmd
+	// Log, if set, receives a line per trial.
+	Log io.Writer
+}
+
+func (c Config) withDefaults() Config {
+	if c.Trials <= 0 {
+		c.Trials = 3
+	}
+	if c.Duration <= 0 {
+		c.Duration = 1500 * time.Millisecond
+	}
+	if c.LockTTL <= 0 {
+		c.LockTTL = 200 * time.Millisecond
+	}
+	if c.Pause <= 0 {
+		c.Pause = 2*c.LockTTL + 200*time.Millisecond
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 300 * time.Millisecond
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return c
+}
+
+// Result is what one (fault, variant) cell found over its trials.
+type Result struct {
+	Fault   Fault   `json:"fault"`
+	Variant Variant `json:"strategy"`
+	Trials  int     `json:"trials"`
+	// Attempted, Ok, Failed and Unknown count the recorded operations
+	// (purchases and listings; acquisitions for the lock faults) by
+	// outcome.
+	history.Counts
+	// Audit is the market's invariant audit summed over the trials: money
+	// conserved, no negative funds, every item in one place, and, only in
+	// trials without unknown outcomes, each sale paid once against the
+	// market's ledger of acknowledged operations.
+	Audit market.Violations `json:"audit"`
+	// History is what the history checkers found, summed.
+	History history.Violations `json:"history"`
+	// Undecided counts items the linearizability checker could not decide.
+	Undecided int `json:"undecided,omitempty"`
+	// LocksLost counts holds whose lease ran out (or vanished) while their
+	// holder still acted on them.
+	LocksLost int `json:"locks_lost"`
+	// DoubleHolders counts locks held by two clients at once, each
+	// believing its lease valid.
+	DoubleHolders int `json:"double_holders"`
+	// StaleWrites counts writes by an older holder applied after a newer
+	// holder's (lock faults), which fencing exists to stop.
+	StaleWrites int `json:"stale_writes"`
+	// Details holds the first violations described.
+	Details []string `json:"details,omitempty"`
+}
+
+// Violations is the number of broken data guarantees: audit and history
+// violations, and stale writes. Double holders are counted apart: a lock
+// held twice breaks mutual exclusion, which fencing does not restore, but
+// it breaks data only through a stale write.
+func (r Result) Violations() int {
+	return r.Audit.Total() + r.History.Total() + r.StaleWrites
+}
+
+func (r *Result) note(format string, args ...any) {
+	if len(r.Details) < 10 {
+		r.Details = append(r.Details, fmt.Sprintf(format, args...))
+	}
+}
+
+// addTrial folds one market trial's checks into r.
+// ledgerComplete says whether the audited market's ledger saw every
+// acknowledged operation (not so when a child process made some).
+// It returns the audit violations it counted.
+func (r *Result) addTrial(hist history.Report, audit market.Report, ledgerComplete bool) market.Violations {
+	r.Trials++
+	r.Counts.Attempted += hist.Attempted
+	r.Counts.Ok += hist.Ok
+	r.Counts.Failed += hist.Failed
+	r.Counts.Unknown += hist.Unknown
+	v := audit.Violations
+	if hist.Unknown > 0 || !ledgerComplete {
+		// The ledger holds only acknowledged operations: with unknown
+		// outcomes its check is ambiguous, and the history checker's
+		// funds check replaces it.
+		v.NotPaidOnce = 0
+	}
+	r.Audit.Add(v)
+	r.History.Add(hist.Violations)
+	r.Undecided += hist.Undecided
+	for _, d := range hist.Details {
+		r.note("history: %s", d)
+	}
+	if v.Total() > 0 {
+		for _, d := range audit.Details {
+			r.note("audit: %s", d)
+		}
+	}
+	return v
+}
+
+// Run runs fault f against variant v for cfg.Trials trials, starting
+// and stopping the redis-server processes it needs. It returns
+// redisserver.ErrNoBinary when there is no redis-server.
+func Run(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
+	cfg = cfg.withDefaults()
+	if !slices.Contains(f.Variants(), v) {
+		return Result{}, fmt.Errorf("%w: %s does not run under %s", ErrConfig, v, f)
+	}
+	switch f {
+	case Pause:
+		return runPause(ctx, v, cfg)
+	case PauseProcess:
+		return runPauseProcess(ctx, v, cfg)
+	case Stall, DebugSleep, ClientKill, Restart:
+		return runWorkload(ctx, f, v, cfg)
+	case FailoverWait, FailoverAsync, FailoverNoLink:
+		return runFailover(ctx, f, cfg)
+	case RedlockRestart, RedlockClockJump:
+		return runRedlock(ctx, f, v, cfg)
+	}
+	return Result{}, fmt.Errorf("%w: unknown fault %q", ErrConfig, f)
+}

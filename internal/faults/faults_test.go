@@ -1,0 +1,212 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+)
+
+// clientEnv makes the test binary act as the pausable client process.
+const clientEnv = "LOCKMARKET_FAULTS_CLIENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(clientEnv) == "1" {
+		os.Exit(ClientMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// testConfig is a short configuration; t.Log receives the trial lines.
+func testConfig(t *testing.T) Config {
+	if _, err := redisserver.Binary(); err != nil {
+		t.Skip("no redis-server binary on PATH")
+	}
+	return Config{
+		Trials:   1,
+		Duration: 600 * time.Millisecond,
+		LockTTL:  100 * time.Millisecond,
+		Pause:    250 * time.Millisecond,
+		Seed:     1,
+		ClientCommand: func(ctx context.Context, args ...string) *exec.Cmd {
+			cmd := exec.CommandContext(ctx, os.Args[0], args...)
+			cmd.Env = append(os.Environ(), clientEnv+"=1")
+			return cmd
+		},
+		Log: tlog{t},
+	}
+}
+
+type tlog struct{ t *testing.T }
+
+func (l tlog) Write(p []byte) (int, error) {
+	l.t.Helper()
+	l.t.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
+
+// correct are the variants that must keep every guarantee under the pause,
+// stall, kill and restart faults.
+func correct(v Variant) bool {
+	switch v {
+	case "watch", "lua", "fine" + FencedSuffix, "coarse" + FencedSuffix:
+		return true
+	}
+	return false
+}
+
+func run(t *testing.T, f Fault, v Variant, cfg Config) Result {
+	t.Helper()
+	res, err := Run(context.Background(), f, v, cfg)
+	if err != nil {
+		t.Fatalf("%s %s: %v", f, v, err)
+	}
+	if res.Trials != cfg.Trials {
+		t.Fatalf("%s %s: %d trials, want %d", f, v, res.Trials, cfg.Trials)
+	}
+	if res.Undecided != 0 {
+		t.Errorf("%d items undecided", res.Undecided)
+	}
+	return res
+}
+
+// TestPause is the demonstration of fault 1: a holder paused past its
+// lease while another client buys the same listing. Unfenced lease locks
+// sell it twice; the other strategies do not.
+func TestPause(t *testing.T) {
+	cfg := testConfig(t)
+	for _, f := range []Fault{Pause, PauseProcess} {
+		for _, v := range f.Variants() {
+			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
+				res := run(t, f, v, cfg)
+				if correct(v) {
+					if res.Violations() != 0 {
+						t.Errorf("%d violations: %q", res.Violations(), res.Details)
+					}
+					return
+				}
+				// Unfenced lease lock: alice's commit lands after bob's.
+				if res.History.SoldTwice != cfg.Trials || res.Audit.ItemMisplaced != cfg.Trials {
+					t.Errorf("sold twice %d, misplaced %d, want %d each (the double sale must show): %q",
+						res.History.SoldTwice, res.Audit.ItemMisplaced, cfg.Trials, res.Details)
+				}
+				if res.LocksLost != cfg.Trials {
+					t.Errorf("locks lost %d, want %d", res.LocksLost, cfg.Trials)
+				}
+				// Even then, money moved in whole purchases.
+				if res.Audit.MoneyNotConserved+res.History.FundsMismatch != 0 {
+					t.Errorf("a purchase applied partially: %q", res.Details)
+				}
+			})
+		}
+	}
+}
+
+// TestWorkloadFaults runs stalls, killed connections and restarts under
+// every strategy: no purchase may apply partially under any of them, and
+// the correct strategies keep every guarantee.
+func TestWorkloadFaults(t *testing.T) {
+	cfg := testConfig(t)
+	for _, f := range []Fault{Stall, DebugSleep, ClientKill, Restart} {
+		for _, v := range f.Variants() {
+			if (f == DebugSleep || f == Restart) && !slices.Contains([]Variant{"watch", "fine"}, v) {
+				continue // keep the suite short; the CLI runs them all
+			}
+			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
+				res := run(t, f, v, cfg)
+				if res.Ok == 0 {
+					t.Errorf("nothing acknowledged: %+v", res.Counts)
+				}
+				if res.Audit.MoneyNotConserved+res.Audit.NegativeFunds+res.History.FundsMismatch != 0 {
+					t.Errorf("a purchase applied partially: %+v %+v %q", res.Audit, res.History, res.Details)
+				}
+				if correct(v) && res.Violations() != 0 {
+					t.Errorf("%d violations: %q", res.Violations(), res.Details)
+				}
+			})
+		}
+	}
+}
+
+func TestFailover(t *testing.T) {
+	cfg := testConfig(t)
+	for _, f := range []Fault{FailoverWait, FailoverAsync, FailoverNoLink} {
+		t.Run(string(f), func(t *testing.T) {
+			res := run(t, f, Mutex, cfg)
+			if res.Attempted != foLocks {
+				t.Errorf("attempted %d, want %d", res.Attempted, foLocks)
+			}
+			switch f {
+			case FailoverWait:
+				// Every hold kept was acknowledged by the replica.
+				if res.LocksLost != 0 || res.DoubleHolders != 0 {
+					t.Errorf("with WAIT: %d lost, %d double holders", res.LocksLost, res.DoubleHolders)
+				}
+			case FailoverNoLink:
+				if res.LocksLost != res.Ok || res.DoubleHolders != res.Ok || res.Ok != foLocks {
+					t.Errorf("link down: %d held, %d lost, %d double holders; want all %d",
+						res.Ok, res.LocksLost, res.DoubleHolders, foLocks)
+				}
+			}
+		})
+	}
+}
+
+func TestRedlock(t *testing.T) {
+	cfg := testConfig(t)
+	for _, f := range []Fault{RedlockRestart, RedlockClockJump} {
+		for _, v := range f.Variants() {
+			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
+				res := run(t, f, v, cfg)
+				if res.DoubleHolders != 1 || res.LocksLost != 1 {
+					t.Errorf("double holders %d, locks lost %d; want 1 each", res.DoubleHolders, res.LocksLost)
+				}
+				want := 1
+				if v == RedlockFenced {
+					want = 0
+				}
+				if res.StaleWrites != want {
+					t.Errorf("stale writes %d, want %d", res.StaleWrites, want)
+				}
+			})
+		}
+	}
+}
+
+func TestParseFaults(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []Fault
+		err  bool
+	}{
+		{"all", Faults, false},
+		{"", Faults, false},
+		{"pause, stall", []Fault{Pause, Stall}, false},
+		{"pause,nope", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseFaults(tt.in)
+			if (err != nil) != tt.err || (err != nil && !errors.Is(err, ErrConfig)) {
+				t.Fatalf("err = %v", err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunRejectsMismatch(t *testing.T) {
+	if _, err := Run(context.Background(), Pause, Redlock, Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("pause with redlock: err = %v, want ErrConfig", err)
+	}
+	if _, err := Run(context.Background(), FailoverWait, "watch", Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("failover with watch: err = %v, want ErrConfig", err)
+	}
+}

@@ -1,0 +1,411 @@
+package faults
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// The pause trials: seller lists one item at price pausePrice; alice starts
+// buying it and pauses at her commit point for longer than the lock TTL;
+// meanwhile bob buys the same listing; then alice resumes and commits.
+// Correct strategies let exactly one of them buy it.
+const (
+	pauseItem  = "relic"
+	pausePrice = 100
+)
+
+var pauseFunds = map[string]int64{"seller": 0, "alice": 1000, "bob": 1000}
+
+func runPause(ctx context.Context, v Variant, cfg Config) (Result, error) {
+	srv, err := startServer(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Stop()
+	res := Result{Fault: Pause, Variant: v}
+	for trial := range cfg.Trials {
+		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, nil); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func runPauseProcess(ctx context.Context, v Variant, cfg Config) (Result, error) {
+	if cfg.ClientCommand == nil {
+		return Result{}, fmt.Errorf("%w: %s needs Config.ClientCommand", ErrConfig, PauseProcess)
+	}
+	srv, err := startServer(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer srv.Stop()
+	res := Result{Fault: PauseProcess, Variant: v}
+	for trial := range cfg.Trials {
+		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, cfg.ClientCommand); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// alice is the client that pauses: a goroutine whose strategy hook sleeps,
+// or a child process stopped by SIGSTOP.
+type alice interface {
+	// start begins the purchase and returns once alice is paused at her
+	// commit point (or has finished without reaching it).
+	start(ctx context.Context) error
+	// resume lets her go on, and returns her outcome.
+	resume(ctx context.Context) (outcome history.Outcome, reason history.Reason, lockLost bool, err error)
+}
+
+func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial int, res *Result,
+	command func(context.Context, ...string) *execCmd) error {
+	name := marketName(res.Fault, trial)
+	c := faultClient(addr, cfg, 8)
+	defer c.Close()
+	ledger := market.NewLedger()
+	opts, s, err := marketOptions(v, cfg, market.WithLedger(ledger))
+	if err != nil {
+		return err
+	}
+	mb, err := market.New(c, name, opts...)
+	if err != nil {
+		return err
+	}
+	setup, err := populate(ctx, mb, pauseFunds, map[string]string{pauseItem: "seller"})
+	if err != nil {
+		return err
+	}
+	rec := history.NewRecorder()
+	p := rec.Invoke(0, history.List, "", "seller", pauseItem, pausePrice)
+	if _, err := mb.List(ctx, s, "seller", pauseItem, pausePrice); p.Complete(err) != history.Ok {
+		return fmt.Errorf("list: %w", err)
+	}
+
+	var a alice
+	if command == nil {
+		a = newHookAlice(c, name, opts, s, cfg.Pause)
+	} else {
+		a = &processAlice{command: command, args: []string{
+			"-addr", addr, "-market", name, "-strategy", string(v),
+			"-ttl", cfg.LockTTL.String(), "-read-timeout", cfg.ReadTimeout.String(),
+		}, pause: cfg.Pause}
+	}
+	pa := rec.Invoke(1, history.Purchase, "alice", "seller", pauseItem, pausePrice)
+	if err := a.start(ctx); err != nil {
+		return err
+	}
+	pb := rec.Invoke(2, history.Purchase, "bob", "seller", pauseItem, pausePrice)
+	costB, errB := mb.Purchase(ctx, s, "bob", "seller", pauseItem, pausePrice)
+	outB := pb.Complete(errB)
+	outA, reasonA, lostA, errA := a.resume(ctx)
+	pa.CompleteAs(outA, reasonA, errA)
+	if lostA {
+		res.LocksLost++
+	}
+	if costB.LockLost {
+		res.LocksLost++
+	}
+	hist, audit, err := check(ctx, addr, mb, setup, rec.Ops())
+	if err != nil {
+		return err
+	}
+	counted := res.addTrial(hist, audit, command == nil)
+	fmt.Fprintf(cfg.Log, "%s %s trial %d: alice %s%s (lock lost %v), bob %s%s: audit %d, history %d violations\n",
+		res.Fault, v, trial, outA, errText(errA), lostA, outB, errText(errB), counted.Total(), hist.Total())
+	return nil
+}
+
+// hookAlice pauses in the strategy's before-commit hook, in this process.
+type hookAlice struct {
+	m      *market.Market
+	s      market.Strategy
+	pause  time.Duration
+	paused chan struct{} // closed when the hook starts pausing
+	goOn   chan struct{} // closed by resume
+	done   chan struct{} // closed when the purchase returned
+	cost   market.Cost
+	err    error
+}
+
+func newHookAlice(c redisClient, name string, opts []market.Option, s market.Strategy, pause time.Duration) *hookAlice {
+	a := &hookAlice{s: s, pause: pause, paused: make(chan struct{}), goOn: make(chan struct{}), done: make(chan struct{})}
+	var once sync.Once
+	hook := func(ctx context.Context, _ market.Strategy, op string) {
+		if op != "purchase" {
+			return
+		}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return // a WATCH retry: do not pause again
+		}
+		close(a.paused)
+		// Pause past the TTL, and until bob is done so that the
+		// interleaving is the same in every trial.
+		_ = sleepCtx(ctx, a.pause)
+		select {
+		case <-a.goOn:
+		case <-ctx.Done():
+		}
+	}
+	a.m, _ = market.New(c, name, append(opts, market.WithBeforeCommit(hook))...)
+	return a
+}
+
+func (a *hookAlice) start(ctx context.Context) error {
+	go func() {
+		defer close(a.done)
+		a.cost, a.err = a.m.Purchase(ctx, a.s, "alice", "seller", pauseItem, pausePrice)
+	}()
+	select {
+	case <-a.paused:
+	case <-a.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (a *hookAlice) resume(ctx context.Context) (history.Outcome, history.Reason, bool, error) {
+	close(a.goOn)
+	<-a.done
+	o, r := history.Classify(a.err)
+	return o, r, a.cost.LockLost, a.err
+}
+
+// processAlice is a child process (ClientMain) stopped with SIGSTOP at its
+// commit point. It announces the commit point on stdout and waits for a
+// line on stdin before committing: the parent stops it, writes that line
+// (which the stopped process cannot read), waits past the TTL, lets bob
+// buy, and continues it. The whole process is frozen meanwhile, as in a
+// long garbage-collection pause or a VM migration: no goroutine of it, no
+// lease watchdog, runs.
+type processAlice struct {
+	command func(context.Context, ...string) *execCmd
+	args    []string
+	pause   time.Duration
+
+	cmd    *execCmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr bytes.Buffer
+}
+
+// clientReport is the child's last line.
+type clientReport struct {
+	Outcome  history.Outcome `json:"outcome"`
+	Reason   history.Reason  `json:"reason"`
+	LockLost bool            `json:"lock_lost"`
+	Err      string          `json:"err"`
+}
+
+const atCommit = "at-commit"
+
+func (a *processAlice) start(ctx context.Context) error {
+	a.cmd = a.command(ctx, a.args...)
+	setDeathSignal(a.cmd)
+	a.cmd.Stderr = &a.stderr
+	var err error
+	if a.stdin, err = a.cmd.StdinPipe(); err != nil {
+		return err
+	}
+	stdout, err := a.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := a.cmd.Start(); err != nil {
+		return fmt.Errorf("start client process: %w", err)
+	}
+	a.lines = make(chan string, 4)
+	go func() {
+		defer close(a.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			a.lines <- sc.Text()
+		}
+	}()
+	line, err := a.next(ctx)
+	if err != nil {
+		return err
+	}
+	if line != atCommit {
+		return a.fail(fmt.Errorf("client process said %q, want %q", line, atCommit))
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return a.fail(err)
+	}
+	// The stop reaches the child's threads one after another: only once
+	// all are stopped can the line be written without the child reading
+	// it first.
+	if err := waitStopped(ctx, a.cmd.Process.Pid); err != nil {
+		return a.fail(err)
+	}
+	if _, err := io.WriteString(a.stdin, "go\n"); err != nil {
+		return a.fail(err)
+	}
+	return sleepCtx(ctx, a.pause)
+}
+
+func (a *processAlice) next(ctx context.Context) (string, error) {
+	select {
+	case line, ok := <-a.lines:
+		if !ok {
+			return "", a.fail(errors.New("client process ended early"))
+		}
+		return line, nil
+	case <-time.After(15 * time.Second):
+		return "", a.fail(errors.New("client process silent for 15s"))
+	case <-ctx.Done():
+		return "", a.fail(ctx.Err())
+	}
+}
+
+// fail kills the child and returns err with its stderr.
+func (a *processAlice) fail(err error) error {
+	a.cmd.Process.Signal(syscall.SIGCONT)
+	a.cmd.Process.Kill()
+	for range a.lines {
+	}
+	a.cmd.Wait()
+	return fmt.Errorf("pause-process: %w (stderr: %q)", err, a.stderr.String())
+}
+
+func (a *processAlice) resume(ctx context.Context) (history.Outcome, history.Reason, bool, error) {
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		return history.Unknown, "", false, a.fail(err)
+	}
+	line, err := a.next(ctx)
+	if err != nil {
+		return history.Unknown, "", false, err
+	}
+	var rep clientReport
+	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+		return history.Unknown, "", false, a.fail(fmt.Errorf("client report %q: %w", line, err))
+	}
+	a.stdin.Close()
+	for range a.lines {
+	}
+	if err := a.cmd.Wait(); err != nil {
+		return history.Unknown, "", false, fmt.Errorf("client process: %w (stderr: %q)", err, a.stderr.String())
+	}
+	var opErr error
+	if rep.Err != "" {
+		opErr = errors.New(rep.Err)
+	}
+	return rep.Outcome, rep.Reason, rep.LockLost, opErr
+}
+
+// ClientMain is the pausable client process of the pause-process fault:
+// alice buying the pause trial's listing with the given flags. At her
+// commit point it prints "at-commit" and waits for a line on stdin; at the
+// end it prints a JSON report of the outcome. It returns the process's
+// exit code.
+func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("faults-client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "", "redis-server host:port")
+	name := fs.String("market", "", "market name")
+	variant := fs.String("strategy", "", "strategy, with +fencing for a fenced lock")
+	ttl := fs.Duration("ttl", 200*time.Millisecond, "lock TTL")
+	readTimeout := fs.Duration("read-timeout", 300*time.Millisecond, "client read timeout")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := Config{LockTTL: *ttl, ReadTimeout: *readTimeout}.withDefaults()
+	c := faultClient(*addr, cfg, 4)
+	defer c.Close()
+	in := bufio.NewReader(stdin)
+	var once sync.Once
+	hook := func(ctx context.Context, _ market.Strategy, op string) {
+		if op != "purchase" {
+			return
+		}
+		once.Do(func() {
+			fmt.Fprintln(stdout, atCommit)
+			in.ReadString('\n')
+		})
+	}
+	opts, s, err := marketOptions(Variant(*variant), cfg, market.WithBeforeCommit(hook))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	m, err := market.New(c, *name, opts...)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	cost, err := m.Purchase(ctx, s, "alice", "seller", pauseItem, pausePrice)
+	o, r := history.Classify(err)
+	rep := clientReport{Outcome: o, Reason: r, LockLost: cost.LockLost}
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	json.NewEncoder(stdout).Encode(rep)
+	return 0
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " [" + err.Error() + "]"
+}
+
+// waitStopped waits until every thread of process pid is in the stopped
+// state ("T" in /proc/PID/task/TID/stat), for at most 5 s.
+func waitStopped(ctx context.Context, pid int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		all, err := allStopped(pid)
+		if err != nil {
+			return err
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d did not stop within 5s", pid)
+		}
+		if err := sleepCtx(ctx, time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+func allStopped(pid int) (bool, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, t := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			return false, err
+		}
+		// The state follows the command name, which is in parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) {
+			return false, fmt.Errorf("unexpected /proc stat %q", stat)
+		}
+		if state := stat[i+2]; state != 'T' && state != 't' {
+			return false, nil
+		}
+	}
+	return true, nil
+}
