@@ -34,7 +34,7 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(2)
+		return // usage was printed
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "market:", err)

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/redistest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's and the test's
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRun starts the whole program with demo data, uses it over HTTP, and
+// stops it by cancelling its context: it shuts down cleanly.
+func TestRun(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		port, err := redisserver.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var stdout, stderr syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"-addr", addr, "-redis", b.Addr(), "-strategy", "watch",
+				"-name", "demo", "-seed-demo", "-log-json"}, &stdout, &stderr)
+		}()
+
+		base := "http://" + addr
+		c := &http.Client{Timeout: 5 * time.Second}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			res, err := c.Get(base + "/healthz")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("run ended early: %v\n%s", err, stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("service did not come up: %v\n%s", err, stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+
+		var market struct{ Total int }
+		getJSON(t, c, base+"/api/market", &market)
+		if market.Total != 6 {
+			t.Errorf("demo market has %d listings, want 6", market.Total)
+		}
+		var strategy struct{ Strategy string }
+		getJSON(t, c, base+"/api/strategy", &strategy)
+		if strategy.Strategy != "watch" {
+			t.Errorf("strategy %q, want watch", strategy.Strategy)
+		}
+		res, err := c.Post(base+"/api/purchases", "application/json",
+			strings.NewReader(`{"buyer":"alice","seller":"bob","item":"bow","price":80}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("purchase: %d", res.StatusCode)
+		}
+
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("run did not return after cancel")
+		}
+		if !strings.Contains(stdout.String(), "serving demo") {
+			t.Errorf("stdout: %q", stdout.String())
+		}
+		logs := stderr.String()
+		for _, want := range []string{`"msg":"request"`, `"route":"/api/purchases"`, `"msg":"demo data"`, `"msg":"stopped"`} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("no %s in the logs:\n%s", want, logs)
+			}
+		}
+		if _, err := c.Get(base + "/healthz"); err == nil {
+			t.Error("still serving after shutdown")
+		}
+	})
+}
+
+func getJSON(t *testing.T, c *http.Client, url string, v any) {
+	t.Helper()
+	res, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, res.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+// TestRunBadFlags checks that bad command lines fail before anything is
+// started.
+func TestRunBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown strategy", []string{"-strategy", "optimistic"}, "unknown strategy"},
+		{"bad market name", []string{"-name", "a.b"}, "market name"},
+		{"unknown flag", []string{"-port", "80"}, "flag provided but not defined"},
+		{"extra argument", []string{"serve"}, "unexpected arguments"},
+		{"bad redis", []string{"-redis", "nowhere"}, "not auto"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			err := run(context.Background(), tt.args, io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
+				t.Fatalf("run %v: %v (%s); want an error with %q", tt.args, err, stderr.String(), tt.want)
+			}
+		})
+	}
+	if err := run(context.Background(), []string{"-h"}, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}
