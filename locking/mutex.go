@@ -215,12 +215,22 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 			return l, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return nil, err
+			return nil, endedWhileWaiting(ctx, err)
 		}
 		if err := Sleep(ctx, m.backoff.Delay(n)); err != nil {
 			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, m.key, n+1, err)
 		}
 	}
+}
+
+// endedWhileWaiting marks an attempt's error as ErrNotAcquired when it
+// failed because ctx ended (a deadline that expired during the command
+// rather than between attempts), so callers see one error for "gave up".
+func endedWhileWaiting(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ErrNotAcquired) {
+		return fmt.Errorf("%w: %w", ErrNotAcquired, err)
+	}
+	return err
 }
 
 // Sleep waits for d or until ctx ends, whichever is first, and returns

@@ -113,8 +113,11 @@ func (r *Reentrant) TryAcquire(ctx context.Context) (int, error) {
 func (r *Reentrant) Acquire(ctx context.Context) (int, error) {
 	for n := 0; ; n++ {
 		c, err := r.TryAcquire(ctx)
+		if err == nil {
+			return c, nil
+		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return c, err
+			return 0, endedWhileWaiting(ctx, err)
 		}
 		if err := Sleep(ctx, r.backoff.Delay(n)); err != nil {
 			return 0, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, r.key, n+1, err)

@@ -175,7 +175,7 @@ func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
 			return h, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return nil, err
+			return nil, endedWhileWaiting(ctx, err)
 		}
 		// Poll at least three times per lease so that a waiting writer's
 		// marker never lapses between attempts.

@@ -25,8 +25,11 @@ return 0`)
 // happens between the attempt and the wait is not missed.
 func (m *Mutex) acquireWoken(ctx context.Context) (*Lock, error) {
 	l, err := m.TryAcquire(ctx)
-	if err == nil || !errors.Is(err, ErrNotAcquired) {
-		return l, err
+	if err == nil {
+		return l, nil
+	}
+	if !errors.Is(err, ErrNotAcquired) {
+		return nil, endedWhileWaiting(ctx, err)
 	}
 	ps := m.rdb.Subscribe(ctx, WakeupChannel(m.key))
 	defer ps.Close()
@@ -41,7 +44,7 @@ func (m *Mutex) acquireWoken(ctx context.Context) (*Lock, error) {
 			return l, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return nil, err
+			return nil, endedWhileWaiting(ctx, err)
 		}
 		t := time.NewTimer(m.backoff.Delay(n - 1))
 		select {

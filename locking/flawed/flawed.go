@@ -65,6 +65,10 @@ func Acquire(ctx context.Context, l Lock, b locking.Backoff) (string, int, error
 			return token, n, nil
 		}
 		if !errors.Is(err, locking.ErrNotAcquired) {
+			if ctx.Err() != nil {
+				// The attempt failed because the wait ended during it.
+				return "", n, fmt.Errorf("%w: %w", locking.ErrNotAcquired, err)
+			}
 			return "", n, err
 		}
 		if err := locking.Sleep(ctx, b.Delay(n)); err != nil {

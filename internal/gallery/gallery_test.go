@@ -1,0 +1,36 @@
+package gallery_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/redistest"
+)
+
+// TestEveryFlawShowsAndEveryFixHolds keeps the gallery honest: each flawed
+// recipe must break something under its fault, and its fix nothing.
+func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		env := gallery.Env{Client: b.Client, Mini: b.Mini}
+		for _, s := range gallery.Scenarios() {
+			t.Run(s.Recipe, func(t *testing.T) {
+				row, err := s.Run(context.Background(), env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row.Violations == 0 {
+					t.Errorf("flawed recipe showed no violation under %q", row.Fault)
+				}
+				if row.FixedViolations != 0 {
+					t.Errorf("%s still shows %d violations: %v", row.FixedBy, row.FixedViolations, row.FixedDetails)
+				}
+				t.Logf("%d violations (%v); fixed: %d", row.Violations, row.Details, row.FixedViolations)
+			})
+		}
+		// Every run deletes its keys.
+		if n := b.Client.DBSize(context.Background()).Val(); n != 0 {
+			t.Errorf("%d keys left behind", n)
+		}
+	})
+}

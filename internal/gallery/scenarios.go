@@ -1,0 +1,487 @@
+package gallery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/flawed"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// Scenarios returns the gallery, in the order of the recipes.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{
+			Recipe:      "1 GET then SET",
+			Fault:       "buyer A paused between its GET (empty) and its SET while buyer B takes the lock",
+			Consequence: "both buyers hold the listing's lock: the item is sold twice",
+			FixedBy:     "6 SET NX PX + token script (locking.Mutex)",
+			run:         runGetThenSet,
+		},
+		{
+			Recipe:      "2 SETNX, no expiry",
+			Fault:       "the holder crashes before its DEL",
+			Consequence: "lock held forever: every later purchase is blocked",
+			FixedBy:     "6 locking.Mutex (the lease runs out)",
+			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+				return runCrashedHolder(ctx, w, fixed, func(key string, ttl time.Duration, _ flawed.Hook) flawed.Lock {
+					return &flawed.SetNX{RDB: w.env.Client, Key: key}
+				})
+			},
+		},
+		{
+			Recipe:      "3 SETNX then EXPIRE",
+			Fault:       "the holder crashes between SETNX and EXPIRE",
+			Consequence: "lock left without expiry: every later purchase is blocked",
+			FixedBy:     "6 locking.Mutex (SET NX PX: no gap)",
+			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+				return runCrashedHolder(ctx, w, fixed, func(key string, ttl time.Duration, h flawed.Hook) flawed.Lock {
+					return &flawed.SetNXThenExpire{RDB: w.env.Client, Key: key, TTL: ttl, Hook: h}
+				})
+			},
+		},
+		{
+			Recipe:      "4 SET NX PX + DEL",
+			Fault:       "holder A paused past its lease, then DELs the key while B holds it",
+			Consequence: "a third buyer is admitted beside B: an item is sold twice",
+			FixedBy:     "6 locking.Mutex (release only with the holder's token)",
+			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+				return runStaleRelease(ctx, w, fixed, false)
+			},
+		},
+		{
+			Recipe:      "5 GET, compare, DEL",
+			Fault:       "holder A paused between its compare and its DEL, past its lease",
+			Consequence: "A's DEL frees B's lock: a third buyer is admitted, an item is sold twice",
+			FixedBy:     "6 locking.Mutex (compare and DEL in one script)",
+			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+				return runStaleRelease(ctx, w, fixed, true)
+			},
+		},
+		{
+			Recipe:      "6 SET NX PX + token script",
+			Fault:       "holder A paused past its lease before its commit; B takes the lock and buys",
+			Consequence: "A still commits after B: the item is sold twice",
+			FixedBy:     "6 + fencing (market.WithFencing: the commit WATCHes the lock key)",
+			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+				return runLeaseExpiry(ctx, w, fixed, nil)
+			},
+		},
+		{
+			Recipe:      "9 seed read-write lock",
+			Fault:       "two readers; the second releases while the first still reads",
+			Consequence: "a writer commits inside a read: the reader sees money that does not add up",
+			FixedBy:     "locking.RWMutex (one hold per reader)",
+			run:         runSeedRW,
+		},
+		{
+			Recipe:      "11 book lock with timeout",
+			Fault:       "holder A paused past its timeout before its commit; B takes the lock and buys",
+			Consequence: "A still commits after B: the item is sold twice",
+			FixedBy:     "11 + fencing (market.WithFencing)",
+			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+				return runLeaseExpiry(ctx, w, fixed, func(key string, ttl time.Duration) flawed.Lock {
+					return &flawed.BookTimeout{RDB: w.env.Client, Key: key, TTL: ttl}
+				})
+			},
+		},
+	}
+}
+
+// hookErrs collects errors from inside hooks, which cannot return them.
+type hookErrs struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (h *hookErrs) add(err error) {
+	if err != nil {
+		h.mu.Lock()
+		h.errs = append(h.errs, err)
+		h.mu.Unlock()
+	}
+}
+
+func (h *hookErrs) err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return errors.Join(h.errs...)
+}
+
+// expected reports whether a purchase error is one the market gives in
+// normal operation (the scenario's outcome), rather than a failure of the
+// demonstration itself.
+func expected(err error) bool {
+	return err == nil || errors.Is(err, market.ErrContended) || errors.Is(err, market.ErrListingNotFound) ||
+		errors.Is(err, market.ErrLockLost) || errors.Is(err, flawed.ErrCrashed)
+}
+
+// runGetThenSet: buyers A and B of one listing, fine-grained locks. A
+// stops at the gap between GET and SET until B has reached its commit
+// (flawed: B got the lock too) or given up (fixed: the lock was taken).
+// The correct mutex has no such gap, so there A stops at its commit.
+func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
+	var o outcome
+	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000, "bob": 1000}); err != nil {
+		return o, err
+	}
+	if err := w.list(ctx, "sam", map[string]int64{"relic": 100}); err != nil {
+		return o, err
+	}
+	var errs hookErrs
+	aAtGap, bAtGap := newEvent(), newEvent()
+	var aDone *event
+	waitB := func(ctx context.Context) { aAtGap.fire(); errs.add(bAtGap.wait(ctx)) }
+	waitA := func(ctx context.Context) { bAtGap.fire(); errs.add(aDone.wait(ctx)) }
+	var mA, mB *market.Market
+	if fixed {
+		mA = w.market(patient, market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) { waitB(ctx) }))
+		mB = w.market(impatient, market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) { waitA(ctx) }))
+	} else {
+		hookA := func(ctx context.Context, point string) error { waitB(ctx); return nil }
+		mA = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
+			return &flawed.GetThenSet{RDB: w.env.Client, Key: key, Hook: hookA}
+		}, nil)))
+		mB = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
+			return &flawed.GetThenSet{RDB: w.env.Client, Key: key}
+		}, nil)), market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) { waitA(ctx) }))
+	}
+	var wg sync.WaitGroup
+	aDone, aErr := client(&wg, func() error {
+		_, err := mA.Purchase(ctx, market.Fine, "ann", "sam", "relic", 100)
+		return err
+	})
+	if err := aAtGap.wait(ctx); err != nil {
+		return o, err
+	}
+	bDone, bErr := client(&wg, func() error {
+		_, err := mB.Purchase(ctx, market.Fine, "bob", "sam", "relic", 100)
+		return err
+	})
+	go func() { bDone.wait(ctx); bAtGap.fire() }() // B giving up also lets A go on
+	wg.Wait()
+	for _, err := range []error{*aErr, *bErr} {
+		if !expected(err) {
+			return o, err
+		}
+	}
+	if err := errs.err(); err != nil {
+		return o, err
+	}
+	return o, o.audit(ctx, w.setup)
+}
+
+// runCrashedHolder: a holder takes the market lock and crashes (never
+// releases; with a hook, it crashes at the hook's point). The lease, if
+// any, then runs out, and three buyers each try to buy their own listing.
+// Each one blocked while its listing was there is a violation.
+func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(key string, ttl time.Duration, h flawed.Hook) flawed.Lock) (outcome, error) {
+	var o outcome
+	buyers := []string{"ann", "bob", "cat"}
+	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000, "bob": 1000, "cat": 1000, "dan": 1000}); err != nil {
+		return o, err
+	}
+	items := map[string]int64{}
+	for i := range buyers {
+		items["gem"+strconv.Itoa(i)] = 100
+	}
+	if err := w.list(ctx, "sam", items); err != nil {
+		return o, err
+	}
+	key := w.keys().MarketLock()
+	crash := func(context.Context, string) error { return flawed.ErrCrashed }
+	lockFunc := func(h flawed.Hook) market.LockFunc {
+		return recipeLock(func(key string, ttl time.Duration) flawed.Lock { return newLock(key, ttl, h) }, nil)
+	}
+	// dan takes the lock and dies holding it.
+	if fixed {
+		if _, err := locking.NewMutex(w.env.Client, key, lease).TryAcquire(ctx); err != nil {
+			return o, err
+		}
+	} else if _, err := lockFunc(crash)(ctx, key, lease); err != nil && !errors.Is(err, flawed.ErrCrashed) {
+		return o, err
+	}
+	// Time passes beyond the lease (a lock without expiry stays).
+	if err := w.env.expire(ctx, key); err != nil {
+		return o, err
+	}
+	var opts []market.Option
+	if !fixed {
+		opts = append(opts, market.WithLockFunc(lockFunc(nil)))
+	}
+	m := w.market(impatient, opts...)
+	for i, b := range buyers {
+		_, err := m.Purchase(ctx, market.Coarse, b, "sam", "gem"+strconv.Itoa(i), 100)
+		switch {
+		case errors.Is(err, market.ErrContended):
+			o.add(1, "%s's purchase blocked: lock %s has ttl %v", b, key, w.env.Client.TTL(ctx, key).Val())
+		case err != nil:
+			return o, err
+		}
+	}
+	return o, o.audit(ctx, w.setup)
+}
+
+// runStaleRelease: under the market lock, A buys its own listing, then
+// pauses past its lease, just before its release (recipe 4) or between
+// the release's compare and DEL (recipe 5). Meanwhile B takes the lock
+// and reaches its commit of listing "crown"; A's release then runs, and C
+// tries to buy "crown" too; B commits last.
+func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outcome, error) {
+	var o outcome
+	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000, "bob": 1000, "cat": 1000}); err != nil {
+		return o, err
+	}
+	if err := w.list(ctx, "sam", map[string]int64{"ring": 50, "crown": 100}); err != nil {
+		return o, err
+	}
+	key := w.keys().MarketLock()
+	var errs hookErrs
+	aPaused, bAtCommit := newEvent(), newEvent()
+	var cDone *event
+	cStarted := newEvent()
+	// A's pause: its lease runs out, then it waits until B holds the lock.
+	pauseA := func(ctx context.Context) {
+		errs.add(w.env.expire(ctx, key))
+		aPaused.fire()
+		errs.add(bAtCommit.wait(ctx))
+	}
+	newRecipe := func(h flawed.Hook) func(key string, ttl time.Duration) flawed.Lock {
+		return func(key string, ttl time.Duration) flawed.Lock {
+			if inRelease {
+				return &flawed.CompareThenDel{RDB: w.env.Client, Key: key, TTL: ttl, Hook: h}
+			}
+			return &flawed.SetPXThenDel{RDB: w.env.Client, Key: key, TTL: ttl}
+		}
+	}
+	var lockA, lockOthers market.LockFunc
+	switch {
+	case fixed:
+		lockA, lockOthers = mutexLock(w.env.Client, pauseA), mutexLock(w.env.Client, nil)
+	case inRelease:
+		hook := func(ctx context.Context, point string) error { pauseA(ctx); return nil }
+		lockA, lockOthers = recipeLock(newRecipe(hook), nil), recipeLock(newRecipe(nil), nil)
+	default:
+		lockA, lockOthers = recipeLock(newRecipe(nil), pauseA), recipeLock(newRecipe(nil), nil)
+	}
+	mA := w.market(patient, market.WithLockFunc(lockA))
+	mB := w.market(patient, market.WithLockFunc(lockOthers), market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) {
+		bAtCommit.fire()
+		errs.add(cStarted.wait(ctx))
+		errs.add(cDone.wait(ctx))
+	}))
+	mC := w.market(impatient, market.WithLockFunc(lockOthers))
+	var wg sync.WaitGroup
+	aDone, aErr := client(&wg, func() error {
+		_, err := mA.Purchase(ctx, market.Coarse, "ann", "sam", "ring", 50)
+		return err
+	})
+	if err := aPaused.wait(ctx); err != nil {
+		return o, err
+	}
+	bDone, bErr := client(&wg, func() error {
+		_, err := mB.Purchase(ctx, market.Coarse, "bob", "sam", "crown", 100)
+		return err
+	})
+	go func() { bDone.wait(ctx); bAtCommit.fire() }()
+	if err := aDone.wait(ctx); err != nil {
+		return o, err
+	}
+	var cErr *error
+	cDone, cErr = client(&wg, func() error {
+		_, err := mC.Purchase(ctx, market.Coarse, "cat", "sam", "crown", 100)
+		return err
+	})
+	cStarted.fire()
+	wg.Wait()
+	for _, err := range []error{*aErr, *bErr, *cErr} {
+		if !expected(err) {
+			return o, err
+		}
+	}
+	if err := errs.err(); err != nil {
+		return o, err
+	}
+	return o, o.audit(ctx, w.setup)
+}
+
+// runLeaseExpiry: A holds the listing's lock and has checked the listing
+// and its funds; just before its commit it pauses past its lease. B takes
+// the lock, buys the same listing and releases. Then A commits. newLock
+// nil means the correct locking.Mutex.
+func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key string, ttl time.Duration) flawed.Lock) (outcome, error) {
+	var o outcome
+	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000, "bob": 1000}); err != nil {
+		return o, err
+	}
+	if err := w.list(ctx, "sam", map[string]int64{"idol": 100}); err != nil {
+		return o, err
+	}
+	key := w.keys().ItemLock("idol", "sam")
+	var errs hookErrs
+	var opts []market.Option
+	if newLock != nil {
+		opts = append(opts, market.WithLockFunc(recipeLock(newLock, nil)))
+	}
+	if fixed {
+		opts = append(opts, market.WithFencing())
+	}
+	mB := w.market(patient, opts...)
+	var bErr error
+	paused := newEvent()
+	mA := w.market(patient, append(opts, market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) {
+		select {
+		case <-paused.ch:
+			return // a retry after the pause
+		default:
+		}
+		paused.fire()
+		errs.add(w.env.expire(ctx, key))
+		_, bErr = mB.Purchase(ctx, market.Fine, "bob", "sam", "idol", 100)
+	}))...)
+	_, aErr := mA.Purchase(ctx, market.Fine, "ann", "sam", "idol", 100)
+	for _, err := range []error{aErr, bErr} {
+		if !expected(err) {
+			return o, err
+		}
+	}
+	if err := errs.err(); err != nil {
+		return o, err
+	}
+	return o, o.audit(ctx, w.setup)
+}
+
+// runSeedRW: readers add up the buyer's and the seller's funds (two
+// reads); a writer makes a purchase between them. Two readers take read
+// holds, the second reads and releases; the first reads the buyer's funds,
+// then the writer tries to take the write lock (giving up after
+// "impatient") and buys; the first reader reads the seller's funds. Each
+// read that does not add up to the money the two have is a violation.
+func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
+	var o outcome
+	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000}); err != nil {
+		return o, err
+	}
+	if err := w.list(ctx, "sam", map[string]int64{"atlas": 100}); err != nil {
+		return o, err
+	}
+	k := w.keys()
+	rdb := w.env.Client
+	funds := func(user string) (int64, error) { return rdb.HGet(ctx, k.User(user), "funds").Int64() }
+	read := func(reader string, between func() error) error {
+		a, err := funds("ann")
+		if err != nil {
+			return err
+		}
+		if between != nil {
+			if err := between(); err != nil {
+				return err
+			}
+		}
+		s, err := funds("sam")
+		if err != nil {
+			return err
+		}
+		if a+s != 1000 {
+			o.add(1, "%s read ann %d + sam %d = %d, but they hold 1000 between them", reader, a, s, a+s)
+		}
+		return nil
+	}
+	buy := func() error {
+		_, err := w.setup.Purchase(ctx, market.Lua, "ann", "sam", "atlas", 100)
+		return err
+	}
+	rwKey := k.Prefix() + "rw"
+	if fixed {
+		rw := locking.NewRWMutex(rdb, rwKey, lease)
+		r1, err := rw.RLock(ctx)
+		if err != nil {
+			return o, err
+		}
+		r2, err := rw.RLock(ctx)
+		if err != nil {
+			return o, err
+		}
+		if err := read("reader 2", nil); err != nil {
+			return o, err
+		}
+		if err := r2.Release(ctx); err != nil {
+			return o, err
+		}
+		err = read("reader 1", func() error {
+			wctx, cancel := context.WithTimeout(ctx, impatient)
+			defer cancel()
+			h, err := rw.Lock(wctx)
+			if errors.Is(err, locking.ErrNotAcquired) {
+				return nil // the writer waits its turn (here: gives up)
+			}
+			if err != nil {
+				return err
+			}
+			defer h.Release(ctx)
+			return buy()
+		})
+		if err != nil {
+			return o, err
+		}
+		if err := r1.Release(ctx); err != nil {
+			return o, err
+		}
+		// Now the writer gets in.
+		h, err := rw.Lock(ctx)
+		if err != nil {
+			return o, fmt.Errorf("writer after the readers: %w", err)
+		}
+		if err := buy(); err != nil {
+			return o, err
+		}
+		h.Release(ctx)
+		return o, o.audit(ctx, w.setup)
+	}
+	// Each client has its own clock; one millisecond apart is enough for
+	// the seed's timestamps to differ.
+	clock := time.Now()
+	var mu sync.Mutex
+	tick := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
+	l := &flawed.SeedRWLock{RDB: rdb, Key: rwKey, KeyTTL: lease, ReadTTL: lease, WriteTTL: lease, Now: tick}
+	r1, err := l.TryRLock(ctx)
+	if err != nil {
+		return o, err
+	}
+	r2, err := l.TryRLock(ctx)
+	if err != nil {
+		return o, err
+	}
+	if err := read("reader 2", nil); err != nil {
+		return o, err
+	}
+	if err := l.RUnlock(ctx, r2); err != nil {
+		return o, err
+	}
+	err = read("reader 1", func() error {
+		v, err := l.TryLock(ctx)
+		if errors.Is(err, locking.ErrNotAcquired) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer l.Unlock(ctx, v)
+		return buy()
+	})
+	if err != nil {
+		return o, err
+	}
+	l.RUnlock(ctx, r1)
+	return o, o.audit(ctx, w.setup)
+}
