@@ -248,7 +248,11 @@ func (p *progress) start(sc sim.Scenario, st market.Strategy) {
 	p.began = time.Now()
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s starting", p.label)
+		return
 	}
+	// Plain output: the label now, the figures when the cell is done, so a
+	// log shows which cell is running.
+	fmt.Fprint(p.w, p.label+" ")
 }
 
 // update is called from the cell's progress goroutine.
@@ -263,7 +267,7 @@ func (p *progress) update(c sim.Counters) {
 
 func (p *progress) done(r report.Row) {
 	if p.terminal {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprint(p.w, "\r\033[K"+p.label+" ")
 	}
 	audit := "audit ok"
 	if r.Violations > 0 {
@@ -276,14 +280,14 @@ func (p *progress) done(r report.Row) {
 	if r.Error != "" {
 		note += " first error: " + r.Error
 	}
-	fmt.Fprintf(p.w, "%s listed %s  bought %s  failed %s  retries %s  %.0f ops/s  %s  (%.1fs)%s\n",
-		p.label, sim.Thousands(r.Listed), sim.Thousands(r.Bought), sim.Thousands(r.FailedPurchases),
+	fmt.Fprintf(p.w, "listed %s  bought %s  failed %s  retries %s  %.0f ops/s  %s  (%.1fs)%s\n",
+		sim.Thousands(r.Listed), sim.Thousands(r.Bought), sim.Thousands(r.FailedPurchases),
 		sim.Thousands(r.Retries), r.OpsPerS, audit, time.Since(p.began).Seconds(), note)
 }
 
 func (p *progress) fail(err error) {
 	if p.terminal {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprint(p.w, "\r\033[K"+p.label+" ")
 	}
-	fmt.Fprintf(p.w, "%s failed: %v\n", p.label, err)
+	fmt.Fprintf(p.w, "failed: %v\n", err)
 }

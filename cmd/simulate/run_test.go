@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+func TestParseRunFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // substring of stderr; "" means success
+	}{
+		{"defaults", nil, ""},
+		{"all flags", []string{"-strategies", "lua,fine", "-scenarios", "50x50,1x1", "-duration", "2s",
+			"-seed", "7", "-pick", "3", "-format", "json", "-out", "x", "-redis", "127.0.0.1:1"}, ""},
+		{"unknown strategy", []string{"-strategies", "watch,optimistic"}, `unknown strategy "optimistic"`},
+		{"empty strategies", []string{"-strategies", ","}, "no strategy"},
+		{"bad scenario syntax", []string{"-scenarios", "5y5"}, "5y5"},
+		{"zero listers", []string{"-scenarios", "0x5"}, "between 1 and"},
+		{"too many buyers", []string{"-scenarios", "1x100000"}, "between 1 and"},
+		{"negative duration", []string{"-duration", "-1s"}, "must be positive"},
+		{"zero duration", []string{"-duration", "0"}, "must be positive"},
+		{"bad duration", []string{"-duration", "soon"}, "invalid value"},
+		{"pick zero", []string{"-pick", "0"}, "-pick 0"},
+		{"unknown format", []string{"-format", "xml"}, `-format "xml"`},
+		{"unknown flag", []string{"-listers", "5"}, "flag provided but not defined"},
+		{"stray argument", []string{"-duration", "1s", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			o, err := parseRunFlags(tc.args, &stderr)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("error %v; stderr: %s", err, stderr.String())
+				}
+				return
+			}
+			if !errors.Is(err, errUsage) {
+				t.Fatalf("err = %v, want a usage error (options %+v)", err, o)
+			}
+			if !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tc.wantErr)
+			}
+		})
+	}
+	t.Run("parsed values", func(t *testing.T) {
+		o, err := parseRunFlags([]string{"-strategies", "lua,fine,lua", "-scenarios", "50x50,1x1", "-pick", "3"}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.strategies) != 2 || o.strategies[0] != market.Lua || o.strategies[1] != market.Fine {
+			t.Errorf("strategies = %v", o.strategies)
+		}
+		if len(o.scenarios) != 2 || o.scenarios[0] != (sim.Scenario{Listers: 50, Buyers: 50}) {
+			t.Errorf("scenarios = %v", o.scenarios)
+		}
+		if o.pick != 3 || o.format != "table" || o.redis != "auto" {
+			t.Errorf("options = %+v", o)
+		}
+	})
+	t.Run("help", func(t *testing.T) {
+		var stderr bytes.Buffer
+		_, err := parseRunFlags([]string{"-h"}, &stderr)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("err = %v, want flag.ErrHelp", err)
+		}
+		for _, want := range []string{"-strategies", "watch,coarse,fine,lua", "1x1,5x1,5x5", "Examples:"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("help lacks %q", want)
+			}
+		}
+	})
+}
+
+// TestExitCodes runs the command in a child process (this test binary,
+// re-entered through TestHelperMain) and checks its exit status.
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-strategies", "nope"}, 2},
+		{[]string{"-scenarios", "5y5"}, 2},
+		{[]string{"-duration", "-3s"}, 2},
+		{[]string{"bogus-subcommand"}, 2},
+		{[]string{"-h"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperMain$", "--"}, tc.args...)...)
+			cmd.Env = append(os.Environ(), "SIMULATE_HELPER_MAIN=1")
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; output:\n%s", code, tc.code, out)
+			}
+		})
+	}
+}
+
+// TestHelperMain is not a test: TestExitCodes runs it in a child process
+// to call main with the arguments after "--".
+func TestHelperMain(t *testing.T) {
+	if os.Getenv("SIMULATE_HELPER_MAIN") != "1" {
+		t.Skip("helper process for TestExitCodes")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Args = append([]string{"simulate"}, args...)
+	main()
+	os.Exit(0)
+}
+
+// TestRunMiniredisJSON runs every book cell for a moment on the embedded
+// miniredis chosen by "-redis auto" when no redis-server is on PATH, and
+// checks the JSON document.
+func TestRunMiniredisJSON(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("REDIS_URL", "")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-duration", "150ms", "-format", "json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "miniredis") || !strings.Contains(stderr.String(), "illustrative") {
+		t.Errorf("stderr does not say miniredis is illustrative:\n%s", stderr.String())
+	}
+	var doc report.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	if doc.Redis.Mode != "miniredis" || !doc.Illustrative || doc.DurationS != 0.15 {
+		t.Errorf("document header: %+v", doc)
+	}
+	if len(doc.Rows) != 12 {
+		t.Fatalf("%d rows, want 12", len(doc.Rows))
+	}
+	books := 0
+	for _, r := range doc.Rows {
+		if r.Violations != 0 {
+			t.Errorf("%s %s: %d violations: %v", r.Scenario, r.Strategy, r.Violations, r.AuditDetails)
+		}
+		if r.Listed == 0 {
+			t.Errorf("%s %s: nothing listed", r.Scenario, r.Strategy)
+		}
+		if r.Book != nil {
+			books++
+		}
+	}
+	if books != 10 {
+		t.Errorf("%d rows carry the book's figures, want 10", books)
+	}
+	// Every field the design names, by its JSON name.
+	var raw struct {
+		Rows []map[string]json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"scenario", "listers", "buyers", "strategy", "listed", "bought",
+		"failed_purchases", "retries", "lock_waits", "avg_wait_ms", "p50_wait_ms", "p99_wait_ms",
+		"ops_per_s", "violations"} {
+		if _, ok := raw.Rows[0][k]; !ok {
+			t.Errorf("row lacks %q", k)
+		}
+	}
+}
+
+// TestRunRealServerWithOut runs two cells on a real redis-server, prints
+// the table and writes the -out directory.
+func TestRunRealServerWithOut(t *testing.T) {
+	b := redistest.Real(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"run", "-redis", b.Addr(), "-scenarios", "2x2",
+		"-strategies", "fine,lua", "-duration", "300ms", "-out", dir}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"listed (book)", "2x2", "fine", "lua", "ok"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if strings.Contains(stdout.String(), "FAIL") {
+		t.Errorf("audit failed:\n%s", stdout.String())
+	}
+	if got := strings.Count(stderr.String(), "audit ok"); got != 2 {
+		t.Errorf("%d progress lines say audit ok, want 2:\n%s", got, stderr.String())
+	}
+	for _, f := range []string{"results.md", "results.csv", "results.json", report.ChartBought, report.ChartP99Wait} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if n, err := b.Client.DBSize(context.Background()).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys left in Redis (%v)", n, err)
+	}
+}
+
+// TestRunInterrupted: a cancelled context stops after the current cell,
+// reports what was measured, and says so.
+func TestRunInterrupted(t *testing.T) {
+	b := redistest.Real(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout bytes.Buffer
+	stderr := &cancelWriter{cancel: cancel, after: "[1/"}
+	err := run(ctx, []string{"-redis", b.Addr(), "-duration", "1h", "-format", "csv"}, &stdout, stderr)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err = %v, want interrupted", err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("csv has %d lines, want header + the one cell measured:\n%s", len(lines), stdout.String())
+	}
+}
+
+// cancelWriter cancels a context once a given text has been written to it.
+type cancelWriter struct {
+	bytes.Buffer
+	cancel func()
+	after  string
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.Buffer.String(), w.after) {
+		w.cancel()
+	}
+	return n, err
+}

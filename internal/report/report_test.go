@@ -1,0 +1,219 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// sample is a document of three cells: one the book has (1x1 watch), one
+// it does not (1x1 lua) and one whose audit failed.
+func sample() Document {
+	wait := &sim.Histogram{}
+	for i := 1; i <= 100; i++ {
+		wait.Record(time.Duration(i) * time.Millisecond)
+	}
+	watch := sim.Result{
+		Scenario: sim.Scenario{Listers: 1, Buyers: 1}, Strategy: market.Watch,
+		Duration: 6 * time.Second, Elapsed: 6 * time.Second,
+		Listed: 1000, Bought: 100, Retries: 250, Wait: wait,
+		Failed: sim.Failures{ListingGone: 3, Contended: 1},
+	}
+	lua := sim.Result{
+		Scenario: sim.Scenario{Listers: 1, Buyers: 1}, Strategy: market.Lua,
+		Duration: 6 * time.Second, Elapsed: 6 * time.Second, Listed: 5, Wait: &sim.Histogram{},
+	}
+	broken := watch
+	broken.Scenario = sim.Scenario{Listers: 5, Buyers: 5}
+	broken.Audit.ItemMisplaced = 2
+	broken.Audit.Details = []string{"item x is in 2 places"}
+	return Document{
+		Redis:     Redis{Mode: "redis-server", Version: "7.0.15"},
+		DurationS: 6, Seed: 1, Pick: 10,
+		Rows: []Row{FromResult(watch), FromResult(lua), FromResult(broken)},
+	}
+}
+
+func TestFromResult(t *testing.T) {
+	doc := sample()
+	r := doc.Rows[0]
+	if r.Scenario != "1x1" || r.Strategy != "watch" || r.FailedPurchases != 4 || r.OpsPerS != 183.333 {
+		t.Errorf("row = %+v", r)
+	}
+	if r.RetriesPerPurchase == nil || *r.RetriesPerPurchase != 2.5 {
+		t.Errorf("retries per purchase = %v, want 2.5", r.RetriesPerPurchase)
+	}
+	if r.AvgWaitMs != 50.5 || r.P50WaitMs < 49.6 || r.P50WaitMs > 50.4 || r.P99WaitMs < 98.2 || r.P99WaitMs > 99.8 {
+		t.Errorf("waits: avg %v p50 %v p99 %v", r.AvgWaitMs, r.P50WaitMs, r.P99WaitMs)
+	}
+	if r.Book == nil || r.Book.Listed != 145000 || r.Book.AvgWait != 14 || r.Book.Published["avg_wait"] != "14ms" {
+		t.Errorf("book = %+v", r.Book)
+	}
+	if lua := doc.Rows[1]; lua.Book != nil || lua.RetriesPerPurchase != nil {
+		t.Errorf("lua 1x1: book %v retries/purchase %v, want neither", lua.Book, lua.RetriesPerPurchase)
+	}
+	if doc.Violations() != 2 {
+		t.Errorf("violations = %d, want 2", doc.Violations())
+	}
+}
+
+func TestTableAndMarkdown(t *testing.T) {
+	tests := []struct {
+		format string
+		header func(out string) string // the line holding the column names
+	}{
+		{"table", func(out string) string {
+			for line := range strings.Lines(out) {
+				if strings.Contains(line, "scenario") {
+					return line
+				}
+			}
+			return ""
+		}},
+		{"markdown", func(out string) string { line, _, _ := strings.Cut(out, "\n"); return line }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Render(&buf, tc.format, sample()); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			header := tc.header(out)
+			last := -1
+			for _, col := range Columns {
+				i := strings.Index(header, col)
+				if i <= last {
+					t.Errorf("column %q missing or out of order in %q", col, header)
+				}
+				last = i
+			}
+			for _, want := range []string{
+				"1,000 (14,500)", // listed, book 145,000 scaled to 6 s
+				"100 (2,700)",    // bought
+				"250 (8,000)",    // retries
+				"50.5ms (14ms)",  // mean wait, book's not scaled
+				"2.50",           // retries per purchase
+				"FAIL 2 (misplaced 2)",
+				"redis-server 7.0.15",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(header, "Scenario") || strings.Contains(header, "SCENARIO") {
+				t.Errorf("header was reformatted: %q", header)
+			}
+		})
+	}
+}
+
+func TestCSV(t *testing.T) {
+	var buf bytes.Buffer
+	if err := CSV(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want header + 3", len(recs))
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, name := range []string{"scenario", "strategy", "listed", "bought", "failed_purchases", "retries",
+		"lock_waits", "avg_wait_ms", "p50_wait_ms", "p99_wait_ms", "ops_per_s", "violations", "book_listed"} {
+		if _, ok := col[name]; !ok {
+			t.Errorf("no column %q", name)
+		}
+	}
+	if got := recs[1][col["book_listed"]]; got != "145000" {
+		t.Errorf("book_listed = %q", got)
+	}
+	if got := recs[2][col["book_listed"]]; got != "" {
+		t.Errorf("book_listed of a cell the book lacks = %q, want empty", got)
+	}
+	if got := recs[3][col["violations"]]; got != "2" {
+		t.Errorf("violations = %q", got)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	redis := doc["redis"].(map[string]any)
+	if redis["mode"] != "redis-server" || redis["version"] != "7.0.15" || doc["duration_s"] != 6.0 {
+		t.Errorf("top level = %v", doc)
+	}
+	rows := doc["rows"].([]any)
+	row := rows[0].(map[string]any)
+	for _, k := range []string{"scenario", "listers", "buyers", "strategy", "listed", "bought",
+		"failed_purchases", "retries", "lock_waits", "avg_wait_ms", "p50_wait_ms", "p99_wait_ms",
+		"ops_per_s", "violations", "book"} {
+		if _, ok := row[k]; !ok {
+			t.Errorf("row lacks %q", k)
+		}
+	}
+	book := row["book"].(map[string]any)
+	for _, k := range []string{"listed", "bought", "retries", "avg_wait"} {
+		if _, ok := book[k]; !ok {
+			t.Errorf("book lacks %q", k)
+		}
+	}
+	if _, ok := rows[1].(map[string]any)["book"]; ok {
+		t.Error("a cell the book lacks has a book field")
+	}
+}
+
+func TestRenderUnknownFormat(t *testing.T) {
+	if err := Render(&bytes.Buffer{}, "xml", sample()); err == nil {
+		t.Fatal("no error for format xml")
+	}
+}
+
+func TestWriteAll(t *testing.T) {
+	dir := t.TempDir()
+	doc := sample()
+	files, err := WriteAll(dir, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"results.md", "results.csv", "results.json", ChartBought, ChartRetries,
+		ChartMeanWait, ChartP99Wait, ChartBookBought, ChartBookMeanWait}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("files = %v, want %v", files, want)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".svg") && !bytes.Contains(data, []byte("<svg")) {
+			t.Errorf("%s is not SVG", f)
+		}
+	}
+	// Charts with only zeros, and with a spread that needs a log axis.
+	for name, vals := range map[string][]float64{"zeros": {0, 0}, "spread": {0, 0.5, 20000}} {
+		g := groupedBars{"t", "y", []string{"a", "b"}, []series{{"s", vals[:2]}, {"u", vals[len(vals)-2:]}}}
+		if err := g.render(filepath.Join(dir, name+".svg")); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
