@@ -530,8 +530,12 @@ func (s *Server) audit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	details := rep.Details
+	if details == nil {
+		details = []string{}
+	}
 	return c.JSON(http.StatusOK, map[string]any{
-		"violations": rep.Violations, "total": rep.Total(), "details": rep.Details,
+		"violations": rep.Violations, "total": rep.Total(), "details": details,
 		"users": rep.Users, "items": rep.Items, "listings": rep.Listings,
 	})
 }

@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// TestErrorFor checks the one mapping from errors, wrapped or not, to
+// statuses and codes.
+func TestErrorFor(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("purchase sword: %w", err) }
+	tests := []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"invalid", wrap(market.ErrInvalid), 400, CodeInvalidRequest},
+		{"user not found", wrap(market.ErrUserNotFound), 404, CodeNotFound},
+		{"listing not found", wrap(market.ErrListingNotFound), 404, CodeListingNotFound},
+		{"price changed", wrap(market.ErrPriceChanged), 409, CodePriceChanged},
+		{"item not owned", wrap(market.ErrItemNotOwned), 409, CodeItemNotOwned},
+		{"insufficient funds", wrap(market.ErrInsufficientFunds), 409, CodeInsufficientFunds},
+		{"already exists", wrap(market.ErrAlreadyExists), 409, CodeAlreadyExists},
+		{"market full", wrap(market.ErrMarketFull), 409, CodeMarketFull},
+		{"contended over a deadline", fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), 503, CodeContended},
+		{"connection refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 503, CodeRedisUnavailable},
+		{"bare ECONNREFUSED", wrap(syscall.ECONNREFUSED), 503, CodeRedisUnavailable},
+		{"connection reset", wrap(syscall.ECONNRESET), 503, CodeRedisUnavailable},
+		{"EOF", wrap(io.EOF), 503, CodeRedisUnavailable},
+		{"pool timeout", wrap(redis.ErrPoolTimeout), 503, CodeRedisUnavailable},
+		{"client closed", wrap(redis.ErrClosed), 503, CodeRedisUnavailable},
+		{"deadline", wrap(context.DeadlineExceeded), 503, CodeTimeout},
+		{"canceled", wrap(context.Canceled), 499, CodeCanceled},
+		{"body too large", wrap(&http.MaxBytesError{Limit: 10}), 413, CodeRequestTooLarge},
+		{"echo not found", echo.ErrNotFound, 404, CodeNotFound},
+		{"echo method", echo.ErrMethodNotAllowed, 405, CodeMethodNotAllowed},
+		{"echo too large", echo.ErrStatusRequestEntityTooLarge, 413, CodeRequestTooLarge},
+		{"echo bad request", echo.NewHTTPError(http.StatusBadRequest, "bad path"), 400, CodeInvalidRequest},
+		{"api error", wrap(invalid("field %q is required", "x")), 400, CodeInvalidRequest},
+		{"anything else", errors.New("boom"), 500, CodeInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ErrorFor(tt.err)
+			if got.Status != tt.status || got.Code != tt.code {
+				t.Fatalf("ErrorFor(%v) = %d %s, want %d %s", tt.err, got.Status, got.Code, tt.status, tt.code)
+			}
+			if got.Message == "" {
+				t.Error("no message")
+			}
+		})
+	}
+}
+
+// TestGateTimeout checks that an operation that waits too long for
+// another strategy's operations to drain gives up with 503 contended and a
+// Retry-After header, and changes nothing.
+func TestGateTimeout(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		f := newFixture(t, b)
+		srv, err := New(Config{Market: f.m, GateTimeout: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		release, err := srv.gate.Enter(context.Background(), string(market.Lua))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		before := snapshot(t, f.rdb)
+		r := serve(srv.Handler(), "POST", "/api/purchases?strategy=watch", `{"buyer":"carol","seller":"alice","item":"sword","price":50}`)
+		if r.status != http.StatusServiceUnavailable || r.code() != CodeContended || r.header.Get("Retry-After") == "" {
+			t.Fatalf("%d %s (Retry-After %q); want 503 %s with Retry-After", r.status, r.body, r.header.Get("Retry-After"), CodeContended)
+		}
+		if after := snapshot(t, f.rdb); !maps.Equal(before, after) {
+			t.Fatal("market changed")
+		}
+		// The same strategy as the one in flight is let in.
+		if r := serve(srv.Handler(), "POST", "/api/purchases?strategy=lua", `{"buyer":"carol","seller":"alice","item":"sword","price":50}`); r.status != http.StatusOK {
+			t.Fatalf("lua purchase: %d %s", r.status, r.body)
+		}
+	})
+}
