@@ -124,7 +124,7 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 	if err != nil {
 		return err
 	}
-	counted := res.addTrial(hist, audit, command == nil)
+	counted := res.addTrial(hist, audit)
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: alice %s%s (lock lost %v), bob %s%s: audit %d, history %d violations\n",
 		res.Fault, v, trial, outA, errText(errA), lostA, outB, errText(errB), counted.Total(), hist.Total())
 	return nil

@@ -164,7 +164,7 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 	if err != nil {
 		return err
 	}
-	counted := res.addTrial(hist, audit, true)
+	counted := res.addTrial(hist, audit)
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: %d ops (%d ok, %d failed, %d unknown): audit %d, history %d violations\n",
 		f, v, trial, hist.Attempted, hist.Ok, hist.Failed, hist.Unknown, counted.Total(), hist.Total())
 	return nil

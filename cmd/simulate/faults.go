@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/lockmarket/lockmarket/internal/faults"
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+)
+
+func init() {
+	subcommands["faults"] = runFaults
+	subcommands["faults-client"] = runFaultsClient
+}
+
+// errUnexpected is returned when a strategy that should keep every
+// guarantee under a fault did not.
+var errUnexpected = errors.New("a correct strategy showed violations")
+
+const faultsUsage = `usage: simulate faults [flags]
+
+Runs the market, and the lock recipes under it, against private
+redis-server processes (started and stopped here; a redis-server binary
+must be on PATH) while one fault at a time is injected, and reports per
+fault and strategy the operations attempted, acknowledged (ok), failed
+and of unknown outcome, and what the checkers found: the invariant audit
+of the final state and the recorded history (no listing sold twice, no
+acknowledged sale lost, every debit matched by a credit, per-listing
+linearizability). See the README, "Faults and reliability".
+
+Faults:
+%s
+Flags:
+`
+
+const faultsExample = `
+Examples:
+  simulate faults                                  # every fault, 3 trials per cell
+  simulate faults -fault pause,pause-process -trials 10
+  simulate faults -fault stall -strategies watch,fine,fine+fencing -v
+  simulate faults -format markdown > results/faults.md
+`
+
+// faultsOptions are the parsed flags of "simulate faults".
+type faultsOptions struct {
+	faults     []faults.Fault
+	strategies []faults.Variant // empty: every variant of each fault
+	cfg        faults.Config
+	format     string
+	verbose    bool
+}
+
+func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
+	fs := flag.NewFlagSet("simulate faults", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o faultsOptions
+	var faultList, strategies string
+	fs.StringVar(&faultList, "fault", "all", "comma-separated faults, or all")
+	fs.StringVar(&strategies, "strategies", "", "comma-separated strategies to run (watch, lua, coarse, coarse+fencing, fine, fine+fencing; mutex; redlock, redlock+fencing); empty: all that apply")
+	fs.IntVar(&o.cfg.Trials, "trials", 3, "trials per fault and strategy, each on a fresh market")
+	fs.DurationVar(&o.cfg.Duration, "duration", time.Second, "workload length per trial of the stall, debug-sleep, client-kill and restart faults")
+	fs.DurationVar(&o.cfg.LockTTL, "ttl", 200*time.Millisecond, "lease of the market's coarse and fine locks")
+	fs.DurationVar(&o.cfg.Pause, "pause", 0, "how long a holder is paused and Redis stalled (0: 2×ttl + 200ms)")
+	fs.DurationVar(&o.cfg.ReadTimeout, "read-timeout", 300*time.Millisecond, "the clients' read timeout; a reply later than this makes the outcome unknown")
+	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the workload's random choices")
+	fs.StringVar(&o.format, "format", "table", "output: table, markdown or json")
+	fs.BoolVar(&o.verbose, "v", false, "print a line per trial and the first violations of each cell to stderr")
+	fs.Usage = func() {
+		var b strings.Builder
+		for _, f := range faults.Faults {
+			fmt.Fprintf(&b, "  %-17s %s\n", f, f.Describe())
+		}
+		fmt.Fprintf(fs.Output(), faultsUsage, b.String())
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), faultsExample)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	bad := func(format string, a ...any) (faultsOptions, error) {
+		msg := fmt.Sprintf(format, a...)
+		fmt.Fprintf(stderr, "simulate faults: %s\nRun 'simulate faults -h' for help.\n", msg)
+		return o, fmt.Errorf("%w: %s", errUsage, msg)
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if o.faults, err = faults.ParseFaults(faultList); err != nil {
+		return bad("-fault: %v", err)
+	}
+	known := map[faults.Variant]bool{}
+	for _, f := range faults.Faults {
+		for _, v := range f.Variants() {
+			known[v] = true
+		}
+	}
+	for name := range strings.SplitSeq(strategies, ",") {
+		v := faults.Variant(strings.TrimSpace(name))
+		if v == "" {
+			continue
+		}
+		if !known[v] {
+			return bad("-strategies: unknown strategy %q", v)
+		}
+		if !slices.Contains(o.strategies, v) {
+			o.strategies = append(o.strategies, v)
+		}
+	}
+	switch {
+	case o.cfg.Trials < 1 || o.cfg.Trials > 1000:
+		return bad("-trials %d must be between 1 and 1000", o.cfg.Trials)
+	case o.cfg.Duration < 100*time.Millisecond || o.cfg.Duration > time.Hour:
+		return bad("-duration %v must be between 100ms and 1h", o.cfg.Duration)
+	case o.cfg.LockTTL < time.Millisecond || o.cfg.LockTTL > time.Minute:
+		return bad("-ttl %v must be between 1ms and 1m", o.cfg.LockTTL)
+	case o.cfg.Pause < 0 || o.cfg.Pause > time.Minute:
+		return bad("-pause %v must be between 0 and 1m", o.cfg.Pause)
+	case o.cfg.Pause > 0 && o.cfg.Pause <= o.cfg.LockTTL:
+		return bad("-pause %v must exceed -ttl %v, or the holder is never paused past its lease", o.cfg.Pause, o.cfg.LockTTL)
+	case o.cfg.ReadTimeout < time.Millisecond || o.cfg.ReadTimeout > time.Minute:
+		return bad("-read-timeout %v must be between 1ms and 1m", o.cfg.ReadTimeout)
+	}
+	if !slices.Contains([]string{"table", "markdown", "json"}, o.format) {
+		return bad("-format %q: want table, markdown or json", o.format)
+	}
+	return o, nil
+}
+
+// faultsDoc is the JSON output.
+type faultsDoc struct {
+	Machine  machine         `json:"machine"`
+	Trials   int             `json:"trials"`
+	LockTTL  string          `json:"lock_ttl"`
+	Duration string          `json:"duration"`
+	Rows     []faults.Result `json:"rows"`
+}
+
+type machine struct {
+	CPUs         int    `json:"cpus"`
+	RedisVersion string `json:"redis_version"`
+	GoVersion    string `json:"go_version"`
+}
+
+// runFaults is "simulate faults".
+func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFaultsFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	bin, err := redisserver.Binary()
+	if err != nil {
+		return fmt.Errorf("faults need a redis-server binary to start, stall, kill and restart (install redis-server): %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable for the client process: %w", err)
+	}
+	o.cfg.ClientCommand = func(ctx context.Context, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, append([]string{"faults-client"}, args...)...)
+	}
+	if o.verbose {
+		o.cfg.Log = stderr
+	}
+	doc := faultsDoc{
+		Machine:  machine{CPUs: runtime.NumCPU(), RedisVersion: redisVersion(bin), GoVersion: runtime.Version()},
+		Trials:   o.cfg.Trials,
+		LockTTL:  o.cfg.LockTTL.String(),
+		Duration: o.cfg.Duration.String(),
+	}
+	start := time.Now()
+	for _, f := range o.faults {
+		for _, v := range f.Variants() {
+			if len(o.strategies) > 0 && !slices.Contains(o.strategies, v) {
+				continue
+			}
+			fmt.Fprintf(stderr, "faults: %s / %s ...\n", f, v)
+			res, err := faults.Run(ctx, f, v, o.cfg)
+			if err != nil {
+				return fmt.Errorf("%s / %s: %w", f, v, err)
+			}
+			if o.verbose {
+				for _, d := range res.Details {
+					fmt.Fprintf(stderr, "  %s\n", d)
+				}
+			}
+			doc.Rows = append(doc.Rows, res)
+		}
+	}
+	fmt.Fprintf(stderr, "faults: %d cells in %v\n", len(doc.Rows), time.Since(start).Round(100*time.Millisecond))
+	if err := renderFaults(stdout, o.format, doc); err != nil {
+		return err
+	}
+	var bad []string
+	for _, r := range doc.Rows {
+		if expectCorrect(r.Fault, r.Variant) && r.Violations() > 0 {
+			bad = append(bad, fmt.Sprintf("%s/%s", r.Fault, r.Variant))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s", errUnexpected, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// expectCorrect says whether variant v is expected to keep every data
+// guarantee under fault f: the strategies that do not depend on a lease
+// (watch, lua) and the fenced lease locks, under the pause, stall, kill
+// and restart faults.
+func expectCorrect(f faults.Fault, v faults.Variant) bool {
+	switch f {
+	case faults.Pause, faults.PauseProcess, faults.Stall, faults.DebugSleep, faults.ClientKill, faults.Restart:
+		return v == "watch" || v == "lua" || strings.HasSuffix(string(v), faults.FencedSuffix)
+	case faults.RedlockRestart, faults.RedlockClockJump:
+		return v == faults.RedlockFenced
+	}
+	return false
+}
+
+func redisVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+var faultsColumns = []string{"fault", "strategy", "trials", "attempted", "ok", "failed", "unknown",
+	"audit", "history", "locks lost", "double holders", "stale writes", "violations"}
+
+func faultsCells(r faults.Result) []string {
+	n := strconv.Itoa
+	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
+		n(r.Audit.Total()), n(r.History.Total()), n(r.LocksLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Violations())}
+}
+
+func faultsCaption(doc faultsDoc) string {
+	return fmt.Sprintf("%d trials per cell; lock TTL %s; workload %s per trial; %d CPUs; %s; %s.\n"+
+		"audit: money not conserved, negative funds, items misplaced (final state); history: items not\n"+
+		"linearizable, sold twice, acknowledged sales lost, users whose funds do not match the purchases that\n"+
+		"happened; violations = audit + history + stale writes.",
+		doc.Trials, doc.LockTTL, doc.Duration, doc.Machine.CPUs, doc.Machine.RedisVersion, doc.Machine.GoVersion)
+}
+
+func renderFaults(w io.Writer, format string, doc faultsDoc) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	case "markdown":
+		var b strings.Builder
+		row := func(cols []string) {
+			b.WriteString("|")
+			for _, c := range cols {
+				b.WriteString(" " + c + " |")
+			}
+			b.WriteString("\n")
+		}
+		row(faultsColumns)
+		sep := make([]string, len(faultsColumns))
+		for i := range sep {
+			sep[i] = "---:"
+			if i < 2 {
+				sep[i] = "---"
+			}
+		}
+		row(sep)
+		for _, r := range doc.Rows {
+			row(faultsCells(r))
+		}
+		b.WriteString("\n" + faultsCaption(doc) + "\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	align := make(tw.Alignment, len(faultsColumns))
+	for i := range align {
+		align[i] = tw.AlignRight
+		if i < 2 {
+			align[i] = tw.AlignLeft
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithAlignment(align),
+	)
+	t.Header(toAnyCells(faultsColumns)...)
+	for _, r := range doc.Rows {
+		if err := t.Append(toAnyCells(faultsCells(r))...); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, faultsCaption(doc))
+	return err
+}
+
+func toAnyCells(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// runFaultsClient is the hidden "simulate faults-client": the pausable
+// client process of the pause-process fault (faults.ClientMain).
+func runFaultsClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if code := faults.ClientMain(ctx, args, os.Stdin, stdout, stderr); code != 0 {
+		return fmt.Errorf("%w: faults-client exited with %d", errUsage, code)
+	}
+	return nil
+}
