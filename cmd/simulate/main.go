@@ -9,8 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -47,7 +50,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd, ok := subcommands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want run, gallery or faults)\n", name)
+		names := slices.Sorted(maps.Keys(subcommands))
+		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\n", name, strings.Join(names, ", "))
 		return errUsage
 	}
 	return cmd(ctx, args, stdout, stderr)

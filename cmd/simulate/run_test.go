@@ -255,3 +255,32 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// TestReportRoundTrip renders a saved run again: the JSON written by
+// "run -out" read back by "report" gives the same table.
+func TestReportRoundTrip(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("REDIS_URL", "")
+	dir := t.TempDir()
+	var table1, table2, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-scenarios", "1x1", "-strategies", "lua", "-duration", "100ms", "-out", dir},
+		&table1, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	out2 := filepath.Join(dir, "again")
+	if err := run(context.Background(), []string{"report", "-in", filepath.Join(dir, "results.json"), "-out", out2},
+		&table2, &stderr); err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr.String())
+	}
+	if table1.String() != table2.String() {
+		t.Errorf("tables differ:\n%s\n%s", table1.String(), table2.String())
+	}
+	if _, err := os.Stat(filepath.Join(out2, report.ChartBought)); err != nil {
+		t.Error(err)
+	}
+	for _, args := range [][]string{{"report"}, {"report", "-in", "x.json", "-format", "xml"}, {"report", "-in", "a", "b"}} {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
+		}
+	}
+}

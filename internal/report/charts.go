@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -33,14 +34,29 @@ type series struct {
 // groupedBars is a bar chart with one group per label and one bar per
 // series in each group.
 type groupedBars struct {
-	title, yLabel string
-	groups        []string
-	series        []series
+	title, xLabel, yLabel string
+	groups                []string
+	series                []series
 }
 
 // logSpread is the ratio of the largest to the smallest positive value
 // beyond which a chart switches to a log axis.
 const logSpread = 100
+
+// plainTicks are the default ticks labelled without trailing zeros
+// ("5000", not "5000.00").
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
+}
 
 // render draws the chart as SVG into path.
 func (g groupedBars) render(path string) error {
@@ -71,10 +87,15 @@ func (g groupedBars) render(path string) error {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Y.Label.Text += " (log scale)"
+	} else {
+		p.Y.Tick.Marker = plainTicks{}
 	}
 	p.Legend.Top = true
-	p.Legend.Left = true
+	p.Legend.YOffs = -vg.Points(6)
 	p.NominalX(g.groups...)
+	p.X.Label.Text = g.xLabel
+	// Half a group of room on either side, so no label is cut off.
+	p.X.Min, p.X.Max = -0.6, float64(len(g.groups))-0.4
 
 	n := len(g.series)
 	barWidth := vg.Points(14)
@@ -117,9 +138,9 @@ func (g groupedBars) render(path string) error {
 		p.Y.Min, p.Y.Max = 0, 1
 	} else if !useLog {
 		p.Y.Min = 0
-		p.Y.Max *= 1.15 // room for the legend
+		p.Y.Max *= 1.3 // room for the legend
 	} else {
-		p.Y.Max *= 3
+		p.Y.Max *= 8
 	}
 	width := max(16*vg.Centimeter, vg.Length(len(g.groups))*(vg.Length(n)*barWidth+vg.Points(24))+vg.Points(80))
 	return p.Save(width, 10*vg.Centimeter, path)
@@ -159,13 +180,8 @@ func Charts(dir string, doc Document) ([]string, error) {
 		}
 		return out
 	}
-	labels := make([]string, len(scenarios))
-	for i, s := range scenarios {
-		labels[i] = s + " (listers x buyers)"
-		if len(scenarios) > 3 {
-			labels[i] = s
-		}
-	}
+	labels := scenarios
+	const byScenario = "scenario (listers x buyers)"
 	sub := fmt.Sprintf(" (%s, %gs per cell)", doc.Redis.Mode, doc.DurationS)
 	if doc.Illustrative {
 		sub = " (miniredis: illustrative only)"
@@ -174,18 +190,18 @@ func Charts(dir string, doc Document) ([]string, error) {
 		file string
 		g    groupedBars
 	}{
-		{ChartBought, groupedBars{"Items bought per second" + sub, "bought / s", labels,
+		{ChartBought, groupedBars{"Items bought per second" + sub, byScenario, "bought / s", labels,
 			byStrategy(func(r Row) float64 { return r.BoughtPerS })}},
-		{ChartRetries, groupedBars{"WATCH retries per item bought" + sub, "retries / purchase", labels,
+		{ChartRetries, groupedBars{"WATCH retries per item bought" + sub, byScenario, "retries / purchase", labels,
 			byStrategy(func(r Row) float64 {
 				if r.RetriesPerPurchase == nil {
 					return 0
 				}
 				return *r.RetriesPerPurchase
 			})}},
-		{ChartMeanWait, groupedBars{"Mean wait per purchase" + sub, "ms", labels,
+		{ChartMeanWait, groupedBars{"Mean wait per purchase" + sub, byScenario, "ms", labels,
 			byStrategy(func(r Row) float64 { return r.AvgWaitMs })}},
-		{ChartP99Wait, groupedBars{"p99 wait per purchase" + sub, "ms", labels,
+		{ChartP99Wait, groupedBars{"p99 wait per purchase" + sub, byScenario, "ms", labels,
 			byStrategy(func(r Row) float64 { return r.P99WaitMs })}},
 	}
 	var cells []string
@@ -205,12 +221,12 @@ func Charts(dir string, doc Document) ([]string, error) {
 			struct {
 				file string
 				g    groupedBars
-			}{ChartBookBought, groupedBars{"Bought per second: ours and the book's" + sub, "bought / s (book: \"<N\" drawn at N)",
+			}{ChartBookBought, groupedBars{"Bought per second, ours and the book's" + sub, "scenario and strategy", "bought / s",
 				cells, []series{{"ours", oursBought}, {"book", bookBought}}}},
 			struct {
 				file string
 				g    groupedBars
-			}{ChartBookMeanWait, groupedBars{"Mean wait per purchase: ours and the book's" + sub, "ms (book: \"<N\" drawn at N)",
+			}{ChartBookMeanWait, groupedBars{"Mean wait per purchase, ours and the book's" + sub, "scenario and strategy", "ms",
 				cells, []series{{"ours", oursWait}, {"book", bookWait}}}},
 		)
 	}

@@ -211,7 +211,7 @@ func TestWriteAll(t *testing.T) {
 	}
 	// Charts with only zeros, and with a spread that needs a log axis.
 	for name, vals := range map[string][]float64{"zeros": {0, 0}, "spread": {0, 0.5, 20000}} {
-		g := groupedBars{"t", "y", []string{"a", "b"}, []series{{"s", vals[:2]}, {"u", vals[len(vals)-2:]}}}
+		g := groupedBars{"t", "x", "y", []string{"a", "b"}, []series{{"s", vals[:2]}, {"u", vals[len(vals)-2:]}}}
 		if err := g.render(filepath.Join(dir, name+".svg")); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/lockmarket/lockmarket/internal/report"
+)
+
+func init() { subcommands["report"] = reportCmd }
+
+// reportCmd is "simulate report": render a saved results.json again, in
+// any format and with fresh charts, without measuring anything.
+func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simulate report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	in := fs.String("in", "", "a results.json written by 'simulate run -format json' or '-out' (required)")
+	format := fs.String("format", "table", "output: "+strings.Join(report.Formats, ", "))
+	out := fs.String("out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: simulate report -in results.json [-format F] [-out DIR]\n\n"+
+			"Renders a saved run again (tables, CSV, JSON, charts) without measuring.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	bad := func(msg string) error {
+		fmt.Fprintf(stderr, "simulate report: %s\nRun 'simulate report -h' for help.\n", msg)
+		return fmt.Errorf("%w: %s", errUsage, msg)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return bad(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	case *in == "":
+		return bad("-in is required")
+	case !isFormat(*format):
+		return bad(fmt.Sprintf("-format %q: want one of %s", *format, strings.Join(report.Formats, ", ")))
+	}
+	data, err := os.ReadFile(*in)
+	if err != nil {
+		return err
+	}
+	var doc report.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
+	}
+	if len(doc.Rows) == 0 {
+		return fmt.Errorf("%s: no rows", *in)
+	}
+	if err := report.Render(stdout, *format, doc); err != nil {
+		return err
+	}
+	if *out != "" {
+		files, err := report.WriteAll(*out, doc)
+		if err != nil {
+			return fmt.Errorf("-out %s: %w", *out, err)
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s into %s\n", strings.Join(files, ", "), *out)
+	}
+	return nil
+}
