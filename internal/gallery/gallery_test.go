@@ -34,3 +34,21 @@ func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
 		}
 	})
 }
+
+// TestGalleryOnRedisCluster runs the gallery on a three-master cluster,
+// where every key of a scenario must share its market's slot.
+func TestGalleryOnRedisCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster")
+	}
+	rdb, _ := redistest.Cluster(t, 3)
+	rows, err := gallery.RunAll(context.Background(), gallery.Env{Client: rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Violations == 0 || r.FixedViolations != 0 {
+			t.Errorf("%s: %d violations, fixed %d (%v)", r.Recipe, r.Violations, r.FixedViolations, r.FixedDetails)
+		}
+	}
+}

@@ -219,7 +219,11 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 		_, err := m.Purchase(ctx, market.Coarse, b, "sam", "gem"+strconv.Itoa(i), 100)
 		switch {
 		case errors.Is(err, market.ErrContended):
-			o.add(1, "%s's purchase blocked: lock %s has ttl %v", b, key, w.env.Client.TTL(ctx, key).Val())
+			expiry := "no expiry"
+			if ttl := w.env.Client.PTTL(ctx, key).Val(); ttl > 0 {
+				expiry = "expiry in " + ttl.String()
+			}
+			o.add(1, "%s's purchase blocked: lock %s is held, %s", b, key, expiry)
 		case err != nil:
 			return o, err
 		}
