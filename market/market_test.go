@@ -127,6 +127,10 @@ func TestPurchaseRefusals(t *testing.T) {
 		if _, err := m.List(ctx, s, "seller", "cheap", 7); !errors.Is(err, market.ErrItemNotOwned) {
 			t.Errorf("relisting a listed item: %v, want ErrItemNotOwned", err)
 		}
+		// A refused operation gives its lock back.
+		if locks := b.Client.Keys(ctx, m.Keys().Prefix()+"lock:*").Val(); len(locks) != 0 {
+			t.Errorf("locks left behind: %v", locks)
+		}
 		_, total, _ := m.Listings(ctx, 0, 0)
 		u, _ := m.GetUser(ctx, "buyer")
 		if total != 2 || u.Funds != 10 || len(u.Inventory) != 0 {

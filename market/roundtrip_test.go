@@ -15,9 +15,9 @@ import (
 // operation, by strategy. They are exact, so they are asserted: a change
 // that adds a round trip to a hot path fails here.
 var roundTrips = map[market.Strategy]struct{ list, purchase int64 }{
-	market.Watch:  {list: 3, purchase: 3},
-	market.Coarse: {list: 4, purchase: 5},
-	market.Fine:   {list: 4, purchase: 5},
+	market.Watch:  {list: 2, purchase: 2},
+	market.Coarse: {list: 2, purchase: 2},
+	market.Fine:   {list: 2, purchase: 2},
 	market.Lua:    {list: 1, purchase: 1},
 }
 

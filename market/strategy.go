@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -74,12 +73,15 @@ func (m *Market) List(ctx context.Context, s Strategy, seller, item string, pric
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.listTimeout)
 	defer cancel()
+	o := &listOp{m: m, seller: seller, item: item, price: price}
 	switch s {
 	case Watch:
-		cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
-			return m.listTx(ctx, tx, s, seller, item, price)
-		}, m.keys.Inventory(seller))
+		err = m.runWatch(ctx, s, "list", o, &cost, m.keys.Inventory(seller))
 	case Coarse, Fine:
+		if m.lockFunc == nil {
+			err = m.runLocked(ctx, s, "list", m.lockKey(s, item, seller), o, &cost)
+			break
+		}
 		err = m.withLock(ctx, s, item, seller, &cost, func(l Lease) error {
 			if !m.fenced(l) {
 				return m.listTx(ctx, m.rdb, s, seller, item, price)
@@ -127,15 +129,18 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.buyTimeout)
 	defer cancel()
+	o := &purchaseOp{m: m, buyer: buyer, seller: seller, item: item, price: price}
 	switch s {
 	case Watch:
 		// Book 4.4: WATCH the market and the buyer.
-		cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
-			return m.purchaseTx(ctx, tx, s, buyer, seller, item, price)
-		}, m.keys.Market(), m.keys.User(buyer))
+		err = m.runWatch(ctx, s, "purchase", o, &cost, m.keys.Market(), m.keys.User(buyer))
 	case Coarse, Fine:
 		// Under the lock only the buyer's funds can change behind our back
 		// (the same buyer buying elsewhere), so only they are WATCHed.
+		if m.lockFunc == nil {
+			err = m.runLocked(ctx, s, "purchase", m.lockKey(s, item, seller), o, &cost, m.keys.User(buyer))
+			break
+		}
 		err = m.withLock(ctx, s, item, seller, &cost, func(l Lease) error {
 			keys := []string{m.keys.User(buyer)}
 			fenced := m.fenced(l)
@@ -173,14 +178,20 @@ func (m *Market) watchRun(ctx context.Context, fn func(*redis.Tx) error, keys ..
 	return retries, err
 }
 
+// lockKey is the lock of a Coarse (the market's) or Fine (the listing's)
+// operation.
+func (m *Market) lockKey(s Strategy, item, seller string) string {
+	if s == Fine {
+		return m.keys.ItemLock(item, seller)
+	}
+	return m.keys.MarketLock()
+}
+
 // withLock runs fn while holding the market lock (Coarse) or the listing's
 // lock (Fine), taken with the market's LockFunc (by default a
 // locking.Mutex).
 func (m *Market) withLock(ctx context.Context, s Strategy, item, seller string, cost *Cost, fn func(Lease) error) error {
-	key := m.keys.MarketLock()
-	if s == Fine {
-		key = m.keys.ItemLock(item, seller)
-	}
+	key := m.lockKey(s, item, seller)
 	acquire := m.lockFunc
 	if acquire == nil {
 		acquire = m.mutexLock
@@ -215,71 +226,42 @@ type cmdable interface {
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
+// listTx and purchaseTx are the book's forms of the lock strategies'
+// critical sections, used with a LockFunc other than the default mutex:
+// read (under WATCH when c is a *redis.Tx), check, then MULTI/EXEC.
 func (m *Market) listTx(ctx context.Context, c cmdable, s Strategy, seller, item string, price int64) error {
-	inv := m.keys.Inventory(seller)
-	owned, err := c.SIsMember(ctx, inv, item).Result()
-	if err != nil {
+	o := &listOp{m: m, seller: seller, item: item, price: price}
+	o.owned = c.SIsMember(ctx, m.keys.Inventory(seller), item)
+	if err := o.check(); err != nil {
 		return err
-	}
-	if !owned {
-		return fmt.Errorf("%s by %s: %w", item, seller, ErrItemNotOwned)
 	}
 	if m.beforeCommit != nil {
 		m.beforeCommit(ctx, s, "list")
 	}
-	_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, m.keys.Market(), redis.Z{Score: float64(price), Member: Member(item, seller)})
-		p.SRem(ctx, inv, item)
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		o.write(ctx, p)
 		return nil
 	})
 	return err
 }
 
 func (m *Market) purchaseTx(ctx context.Context, tx *redis.Tx, s Strategy, buyer, seller, item string, price int64) error {
-	k := m.keys
-	member := Member(item, seller)
-	var score *redis.FloatCmd
-	var funds *redis.StringCmd
+	o := &purchaseOp{m: m, buyer: buyer, seller: seller, item: item, price: price}
 	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-		score = p.ZScore(ctx, k.Market(), member)
-		funds = p.HGet(ctx, k.User(buyer), "funds")
+		o.read(ctx, p)
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err := pipelinedErr(err); err != nil {
 		return err
 	}
-	listed, err := score.Result()
-	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("%s from %s: %w", item, seller, ErrListingNotFound)
-	}
-	if err != nil {
+	if err := o.check(); err != nil {
 		return err
-	}
-	if int64(listed) != price {
-		return fmt.Errorf("%s from %s is listed at %d, not %d: %w", item, seller, int64(listed), price, ErrPriceChanged)
-	}
-	f, err := funds.Result()
-	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("buyer %s: %w", buyer, ErrUserNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	have, err := strconv.ParseInt(f, 10, 64)
-	if err != nil {
-		return fmt.Errorf("buyer %s funds %q: %w", buyer, f, err)
-	}
-	if have < price {
-		return fmt.Errorf("%s has %d, needs %d: %w", buyer, have, price, ErrInsufficientFunds)
 	}
 	if m.beforeCommit != nil {
 		m.beforeCommit(ctx, s, "purchase")
 	}
 	_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HIncrBy(ctx, k.User(seller), "funds", price)
-		p.HIncrBy(ctx, k.User(buyer), "funds", -price)
-		p.SAdd(ctx, k.Inventory(buyer), item)
-		p.ZRem(ctx, k.Market(), member)
+		o.write(ctx, p)
 		return nil
 	})
 	return err

@@ -74,6 +74,10 @@ func Watch(ctx context.Context, p redis.Pipeliner, keys ...string) *redis.Status
 func Conn(ctx context.Context, c redis.UniversalClient, key string, fn func(tx *redis.Tx) error) error {
 	wrapped := func(tx *redis.Tx) error {
 		err := fn(tx)
+		var done unwatchedError
+		if errors.As(err, &done) {
+			return done.err
+		}
 		if err != nil && !errors.Is(err, redis.TxFailedErr) {
 			// Even when ctx has ended: a connection must not go back to
 			// the pool with a WATCH armed.
@@ -119,4 +123,28 @@ func RunPiped(ctx context.Context, c redis.UniversalClient, opts Options, key st
 		}
 	})
 	return retries, err
+}
+
+// unwatchedError marks an error returned after the transaction's WATCH was
+// already released, so Conn need not send UNWATCH.
+type unwatchedError struct{ err error }
+
+func (e unwatchedError) Error() string { return e.err.Error() }
+func (e unwatchedError) Unwrap() error { return e.err }
+
+// Unwatched wraps err, returned by a Conn function that has itself sent
+// UNWATCH (for instance in the same pipeline as other cleanup), so that
+// Conn does not send another. errors.Is and errors.As see through it.
+func Unwatched(err error) error {
+	if err == nil {
+		return nil
+	}
+	return unwatchedError{err}
+}
+
+// Unwatch queues UNWATCH on a pipeline.
+func Unwatch(ctx context.Context, p redis.Pipeliner) *redis.StatusCmd {
+	cmd := redis.NewStatusCmd(ctx, "unwatch")
+	_ = p.Process(ctx, cmd)
+	return cmd
 }
