@@ -111,7 +111,7 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 	if len(addrs) == 1 {
 		c = &Conn{Client: newClient(addrs[0]), Mode: ModeURL}
 	} else {
-		c = &Conn{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), Mode: ModeCluster}
+		c = &Conn{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: PoolSize}), Mode: ModeCluster}
 	}
 	if err := c.Client.Ping(ctx).Err(); err != nil {
 		c.Client.Close()
@@ -122,14 +122,24 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 	return c, nil
 }
 
+// PoolSize is the connection pool of the clients Open makes. A
+// transaction holds its connection from WATCH to EXEC, and a lock
+// strategy holds it while it waits for its lock, so a pool smaller than
+// the number of concurrent workers would make them queue for connections
+// instead of for Redis. Connections are dialled only when needed.
+const PoolSize = 512
+
 func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr})
+	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize})
 }
 
 func openURL(ctx context.Context, u string) (*Conn, error) {
 	opts, err := redis.ParseURL(u)
 	if err != nil {
 		return nil, fmt.Errorf("redis: %s: %w", redact(u), err)
+	}
+	if opts.PoolSize == 0 {
+		opts.PoolSize = PoolSize
 	}
 	c := &Conn{Client: redis.NewClient(opts), Mode: ModeURL}
 	if err := c.Client.Ping(ctx).Err(); err != nil {
