@@ -35,7 +35,7 @@ func Render(w io.Writer, format string, doc Document) error {
 
 // Columns are the headers of the table and markdown views. A figure in
 // parentheses is the book's for the same cell, scaled from 60 s to the
-// cell's measured time (waits are not scaled).
+// run's duration (waits are not scaled).
 var Columns = []string{
 	"scenario", "strategy", "listed (book)", "bought (book)", "failed", "retries (book)",
 	"retries/buy", "avg wait (book)", "p50 wait", "p99 wait", "ops/s", "audit",
@@ -44,10 +44,15 @@ var Columns = []string{
 // numeric marks the columns that are right-aligned.
 var numeric = []bool{false, false, true, true, true, true, true, true, true, true, true, false}
 
-// cells formats one row for the table and markdown views.
-func cells(r Row) []string {
+// cells formats one row of a run of durationS seconds per cell for the
+// table and markdown views. The book's counts are scaled to the cell's
+// duration, or to its measured time if it was interrupted.
+func cells(r Row, durationS float64) []string {
 	book, hasBook := r.bookCell()
-	scale := r.ElapsedS / sim.BookDuration.Seconds()
+	if r.Interrupted || durationS <= 0 {
+		durationS = r.ElapsedS
+	}
+	scale := durationS / sim.BookDuration.Seconds()
 	withBook := func(ours string, fig sim.Figure) string {
 		if !hasBook {
 			return ours
@@ -144,7 +149,7 @@ func Caption(doc Document) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Redis: %s %s; %gs per cell, seed %d, pick %d.", doc.Redis.Mode, doc.Redis.Version,
 		doc.DurationS, doc.Seed, doc.Pick)
-	fmt.Fprintf(&b, " In parentheses: the book's figures for the same cell, scaled from 60 s to the cell's measured time (waits as published).")
+	fmt.Fprintf(&b, " In parentheses: the book's figures for the same cell, scaled from 60 s to this duration (waits as published).")
 	if doc.Illustrative {
 		b.WriteString("\nminiredis serves one command at a time inside this process: these figures are illustrative only, not a measurement of Redis.")
 	}
@@ -171,7 +176,7 @@ func Table(w io.Writer, doc Document) error {
 	)
 	t.Header(toAny(Columns)...)
 	for _, r := range doc.Rows {
-		if err := t.Append(toAny(cells(r))...); err != nil {
+		if err := t.Append(toAny(cells(r, doc.DurationS))...); err != nil {
 			return err
 		}
 	}
@@ -211,7 +216,7 @@ func Markdown(w io.Writer, doc Document) error {
 	}
 	b.WriteString("\n")
 	for _, r := range doc.Rows {
-		row(cells(r))
+		row(cells(r, doc.DurationS))
 	}
 	b.WriteString("\n")
 	for line := range strings.Lines(Caption(doc)) {

@@ -217,3 +217,18 @@ func TestWriteAll(t *testing.T) {
 		}
 	}
 }
+
+// TestBookScaling: the book is scaled to the configured duration, not to
+// a measured time a few milliseconds longer; an interrupted cell is
+// scaled to its measured time.
+func TestBookScaling(t *testing.T) {
+	r := sample().Rows[0] // 1x1 watch: book listed 145,000 per 60 s
+	r.ElapsedS = 6.02
+	if got := cells(r, 6)[2]; got != "1,000 (14,500)" {
+		t.Errorf("listed = %q, want 1,000 (14,500)", got)
+	}
+	r.Interrupted, r.ElapsedS = true, 3
+	if got := cells(r, 6)[2]; got != "1,000 (7,250)" {
+		t.Errorf("interrupted: listed = %q, want 1,000 (7,250)", got)
+	}
+}
