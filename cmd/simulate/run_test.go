@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/redistest"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -282,5 +284,39 @@ func TestReportRoundTrip(t *testing.T) {
 		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
 			t.Errorf("%v: err = %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestRunCluster runs two cells on a three-master Redis Cluster given as
+// an address list: each market lives in one slot (its hash tag), and its
+// keys are deleted from whichever master holds them.
+func TestRunCluster(t *testing.T) {
+	client, cl := redistest.Cluster(t, 3)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-redis", strings.Join(cl.Addrs(), ","), "-scenarios", "2x2",
+		"-strategies", "watch,fine", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var doc report.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Redis.Mode != "cluster" || len(doc.Rows) != 2 {
+		t.Fatalf("mode %q, %d rows", doc.Redis.Mode, len(doc.Rows))
+	}
+	for _, r := range doc.Rows {
+		if r.Violations != 0 || r.Bought == 0 {
+			t.Errorf("%s %s: bought %d, violations %d %v", r.Scenario, r.Strategy, r.Bought, r.Violations, r.AuditDetails)
+		}
+	}
+	err = client.ForEachMaster(context.Background(), func(ctx context.Context, node *redis.Client) error {
+		if n, err := node.DBSize(ctx).Result(); err != nil || n != 0 {
+			t.Errorf("%s: %d keys left (%v)", node.Options().Addr, n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
