@@ -154,7 +154,7 @@ func Caption(doc Document) string {
 		b.WriteString("\nminiredis serves one command at a time inside this process: these figures are illustrative only, not a measurement of Redis.")
 	}
 	if doc.Interrupted {
-		b.WriteString("\nInterrupted: the run stopped before its last cell; the last row may be shorter than the duration.")
+		b.WriteString("\nInterrupted: the run stopped before its last cell; the last row ran for less than the duration, and its book figures are scaled to the time it ran.")
 	}
 	return b.String()
 }
