@@ -47,6 +47,7 @@ type Row struct {
 	TriesPerSec float64 `json:"tries_per_s"`
 	P50Ms       float64 `json:"p50_ms"`
 	P99Ms       float64 `json:"p99_ms"`
+	P999Ms      float64 `json:"p999_ms"`
 	MaxWaitMs   float64 `json:"max_wait_ms"`
 	TopShare    float64 `json:"top_share"`
 	AllocsPerOp float64 `json:"allocs_per_op"`
@@ -54,6 +55,7 @@ type Row struct {
 	TripsPerOp  float64 `json:"round_trips_per_op"`
 	RedisCPU    float64 `json:"redis_cpu_frac"`
 	GoCPU       float64 `json:"go_cpu_frac"`
+	NewConns    int64   `json:"new_conns"`
 	Overlaps    int64   `json:"overlaps"`
 	GaveUp      int64   `json:"gave_up"`
 	Errors      int64   `json:"errors"`
@@ -105,10 +107,10 @@ func (r *Report) Build() {
 		row := Row{
 			Mode: res.Cell.Mode, Goroutines: res.Cell.Goroutines, Config: res.Config, Ours: res.Ours,
 			OpsPerSec: res.OpsPerSec(), TriesPerSec: res.TriesPerSec(),
-			P50Ms: ms(res.P50()), P99Ms: ms(res.P99()), MaxWaitMs: ms(res.MaxWait), TopShare: res.TopShare,
+			P50Ms: ms(res.P50()), P99Ms: ms(res.P99()), P999Ms: ms(res.P999()), MaxWaitMs: ms(res.MaxWait), TopShare: res.TopShare,
 			AllocsPerOp: res.AllocsPerOp(), BytesPerOp: res.BytesPerOp(), TripsPerOp: res.TripsPerOp(),
 			RedisCPU: res.RedisCPUFrac(), GoCPU: res.GoCPUFrac(),
-			Overlaps: res.Overlaps, GaveUp: res.GaveUp, Errors: res.Errors, LastError: res.LastError,
+			NewConns: res.NewConns, Overlaps: res.Overlaps, GaveUp: res.GaveUp, Errors: res.Errors, LastError: res.LastError,
 		}
 		if base != nil && !res.Ours {
 			row.OursOverOps = ratio(base.OpsPerSec(), res.OpsPerSec())
@@ -202,8 +204,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 var header = []string{
-	"cell", "g", "config", "acquires/s", "tries/s", "p50 ms", "p99 ms", "max wait ms", "top share", "allocs/op", "B/op", "RT/op",
-	"redis CPU", "Go CPU", "overlaps", "gave up", "errors", "ours/peer acq/s", "ours/peer p99", "ours/peer allocs", "acq/s ÷ SET ceiling",
+	"cell", "g", "config", "acquires/s", "tries/s", "p50 ms", "p99 ms", "p99.9 ms", "max wait ms", "top share", "allocs/op", "B/op", "RT/op",
+	"redis CPU", "Go CPU", "new conns", "overlaps", "gave up", "errors", "ours/peer acq/s", "ours/peer p99", "ours/peer allocs", "acq/s ÷ SET ceiling",
 }
 
 func (row Row) cells() []string {
@@ -216,11 +218,11 @@ func (row Row) cells() []string {
 	return []string{
 		string(row.Mode), fmt.Sprint(row.Goroutines), row.Config,
 		fmt.Sprintf("%.0f", row.OpsPerSec), fmt.Sprintf("%.0f", row.TriesPerSec),
-		fmt.Sprintf("%.3f", row.P50Ms), fmt.Sprintf("%.3f", row.P99Ms),
+		fmt.Sprintf("%.3f", row.P50Ms), fmt.Sprintf("%.3f", row.P99Ms), fmt.Sprintf("%.3f", row.P999Ms),
 		opt(row.MaxWaitMs, "%.1f"), opt(row.TopShare, "%.2f"),
 		fmt.Sprintf("%.1f", row.AllocsPerOp), fmt.Sprintf("%.0f", row.BytesPerOp), fmt.Sprintf("%.2f", row.TripsPerOp),
 		fmt.Sprintf("%.0f%%", 100*row.RedisCPU), fmt.Sprintf("%.0f%%", 100*row.GoCPU),
-		fmt.Sprint(row.Overlaps), fmt.Sprint(row.GaveUp), fmt.Sprint(row.Errors),
+		fmt.Sprint(row.NewConns), fmt.Sprint(row.Overlaps), fmt.Sprint(row.GaveUp), fmt.Sprint(row.Errors),
 		opt(row.OursOverOps, "%.2fx"), opt(row.OursOverP99, "%.3fx"), opt(row.OursOverAllocs, "%.2fx"),
 		opt(row.CeilingFrac, "%.2f"),
 	}

@@ -61,6 +61,9 @@ type Result struct {
 	// RedisCPU and GoCPU are CPU seconds used by redis-server and by this
 	// process during the measurement.
 	RedisCPU float64 `json:"redis_cpu_s"`
+	// NewConns counts connections the server accepted during the
+	// measurement (a pool that is warm opens none).
+	NewConns int64   `json:"new_conns"`
 	GoCPU    float64 `json:"go_cpu_s"`
 
 	// MaxWait is the longest wait of a contended cell, counting waits
@@ -96,6 +99,9 @@ func (r *Result) P50() time.Duration { return r.Wait.quantile(0.50) }
 
 // P99 is the 99th percentile of Wait.
 func (r *Result) P99() time.Duration { return r.Wait.quantile(0.99) }
+
+// P999 is the 99.9th percentile of Wait.
+func (r *Result) P999() time.Duration { return r.Wait.quantile(0.999) }
 
 // RedisCPUFrac is redis-server's CPU use as a fraction of one core.
 func (r *Result) RedisCPUFrac() float64 { return r.RedisCPU / r.Elapsed.Seconds() }
@@ -172,17 +178,8 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 		}
 		workers[i] = c.newWorker(mc.rdb, key, r.TTL, &tries)
 	}
-	// Warm up, one worker at a time so that none waits.
-	for _, w := range workers {
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := w.Acquire(wctx)
-		if err == nil {
-			err = w.Release(wctx)
-		}
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s warm-up: %w", c.Name, err)
-		}
+	if err := warmUp(ctx, workers); err != nil {
+		return fmt.Errorf("%s warm-up: %w", c.Name, err)
 	}
 
 	hists := make([]histogram, cell.Goroutines)
@@ -191,7 +188,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	var lastErr atomic.Value
 	var inside atomic.Int32
 
-	cpu0, err := redisCPU(ctx, r.Admin)
+	cpu0, conns0, err := serverStats(ctx, r.Admin)
 	if err != nil {
 		return err
 	}
@@ -223,7 +220,9 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 						// Still waiting when the run ended: the wait
 						// is not an acquisition, but it bounds the
 						// longest wait from below.
-						st.maxWait = max(st.maxWait, time.Since(t0))
+						if cell.Mode == Contended {
+							st.maxWait = max(st.maxWait, time.Since(t0))
+						}
 						return
 					}
 					if errors.Is(err, ErrGaveUp) {
@@ -263,7 +262,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	elapsed := time.Since(start)
 	go1 := processCPU()
 	runtime.ReadMemStats(&ms1)
-	cpu1, err := redisCPU(ctx, r.Admin)
+	cpu1, conns1, err := serverStats(ctx, r.Admin)
 	if err != nil {
 		return err
 	}
@@ -285,6 +284,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	res.Mallocs += ms1.Mallocs - ms0.Mallocs
 	res.Bytes += ms1.TotalAlloc - ms0.TotalAlloc
 	res.RedisCPU += cpu1 - cpu0
+	res.NewConns += conns1 - conns0
 	res.GoCPU += go1 - go0
 	for i := range hists {
 		res.Wait.merge(&hists[i])
@@ -296,29 +296,66 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	return nil
 }
 
+// warmUp has every worker acquire and release once, all at the same time,
+// so that the client's pool holds as many connections as the measurement
+// will use and the scripts are loaded.
+func warmUp(ctx context.Context, workers []Worker) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				err := w.Acquire(ctx)
+				if errors.Is(err, ErrGaveUp) {
+					continue
+				}
+				if err == nil {
+					err = w.Release(ctx)
+				}
+				errs[i] = err
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 type workerStats struct {
 	acquires int64
 	maxWait  time.Duration
 }
 
-// redisCPU returns used_cpu_user + used_cpu_sys of the server, in seconds.
-func redisCPU(ctx context.Context, admin *redis.Client) (float64, error) {
-	info, err := admin.Info(ctx, "cpu").Result()
+// serverStats returns used_cpu_user + used_cpu_sys of the server, in
+// seconds, and total_connections_received.
+func serverStats(ctx context.Context, admin *redis.Client) (cpu float64, conns int64, err error) {
+	info, err := admin.Info(ctx, "cpu", "stats").Result()
 	if err != nil {
-		return 0, fmt.Errorf("INFO cpu: %w", err)
+		return 0, 0, fmt.Errorf("INFO: %w", err)
 	}
-	var total float64
 	for _, line := range strings.Split(info, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+		if !ok {
+			continue
+		}
+		switch k {
+		case "used_cpu_user", "used_cpu_sys":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return 0, fmt.Errorf("INFO cpu %s: %w", k, err)
+				return 0, 0, fmt.Errorf("INFO %s: %w", k, err)
 			}
-			total += f
+			cpu += f
+		case "total_connections_received":
+			if conns, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return 0, 0, fmt.Errorf("INFO %s: %w", k, err)
+			}
 		}
 	}
-	return total, nil
+	return cpu, conns, nil
 }
 
 // processCPU returns this process's user+system CPU seconds.

@@ -45,6 +45,7 @@ func run() error {
 		format     = flag.String("format", "table", "output: table, markdown or json")
 		ceilingN   = flag.Int("ceiling-requests", 100000, "requests per redis-benchmark run (0 skips the ceiling)")
 		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the lock measurements to this file")
+		jsonOut    = flag.String("json", "", "also write the report as JSON to this file")
 	)
 	flag.Parse()
 	if *format != "table" && *format != "markdown" && *format != "json" {
@@ -122,6 +123,19 @@ func run() error {
 		}
 	}
 	rep.Build()
+	if *jsonOut != "" {
+		f, err := os.Create(*jsonOut)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteJSON(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
 	switch *format {
 	case "json":
 		return rep.WriteJSON(os.Stdout)
