@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -49,9 +50,10 @@ func marketName(f Fault, trial int) string {
 	return fmt.Sprintf("f%d-%s-%d", marketSeq.Add(1), f, trial)
 }
 
-// marketOptions are the options of every market of a trial of variant v.
-func marketOptions(v Variant, cfg Config, extra ...market.Option) ([]market.Option, market.Strategy, error) {
-	s, fenced, err := v.strategy()
+// marketOptions are the options of every market of a trial of variant v
+// on rdb.
+func marketOptions(v Variant, cfg Config, rdb redisClient, extra ...market.Option) ([]market.Option, market.Strategy, error) {
+	s, fenced, watchdog, err := v.strategy()
 	if err != nil {
 		return nil, "", err
 	}
@@ -65,7 +67,26 @@ func marketOptions(v Variant, cfg Config, extra ...market.Option) ([]market.Opti
 		}
 		opts = append(opts, fencingOption())
 	}
+	if watchdog {
+		opts = append(opts, market.WithLockFunc(watchdogLock(rdb)))
+	}
 	return append(opts, extra...), s, nil
+}
+
+// watchdogLock is a market lock whose lease a watchdog goroutine renews
+// (locking.KeepAlive) until it is released.
+func watchdogLock(rdb redisClient) market.LockFunc {
+	return func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
+		l, err := locking.NewMutex(rdb, key, ttl).Acquire(ctx)
+		if err != nil {
+			return market.Lease{}, err
+		}
+		_, stop := locking.KeepAlive(context.WithoutCancel(ctx), l, ttl)
+		return market.Lease{Key: key, Token: l.Token(), Waits: l.Waits, Release: func(ctx context.Context) error {
+			stop()
+			return l.Release(ctx)
+		}}, nil
+	}
 }
 
 // populate creates users with funds and grants items (item -> owner) on

@@ -132,17 +132,26 @@ const (
 // FencedSuffix marks a fenced lock strategy.
 const FencedSuffix = "+fencing"
 
-// strategy splits a market variant into its strategy and fencing.
-func (v Variant) strategy() (market.Strategy, bool, error) {
-	name, fenced := strings.CutSuffix(string(v), FencedSuffix)
-	s, err := market.ParseStrategy(name)
+// WatchdogSuffix marks a lock strategy whose lease a watchdog renews
+// while the lock is held (locking.KeepAlive), without fencing.
+const WatchdogSuffix = "+watchdog"
+
+// strategy splits a market variant into its strategy, fencing and
+// watchdog.
+func (v Variant) strategy() (s market.Strategy, fenced, watchdog bool, err error) {
+	name := string(v)
+	name, fenced = strings.CutSuffix(name, FencedSuffix)
+	if !fenced {
+		name, watchdog = strings.CutSuffix(name, WatchdogSuffix)
+	}
+	s, err = market.ParseStrategy(name)
 	if err != nil {
-		return "", false, err
+		return "", false, false, err
 	}
-	if fenced && s != market.Fine && s != market.Coarse {
-		return "", false, fmt.Errorf("%w: only fine and coarse take +fencing", ErrConfig)
+	if (fenced || watchdog) && s != market.Fine && s != market.Coarse {
+		return "", false, false, fmt.Errorf("%w: only fine and coarse take %s or %s", ErrConfig, FencedSuffix, WatchdogSuffix)
 	}
-	return s, fenced, nil
+	return s, fenced, watchdog, nil
 }
 
 // marketVariants are the market strategies the market faults run.
@@ -161,6 +170,10 @@ func marketVariants() []Variant {
 // Variants lists what runs under fault f.
 func (f Fault) Variants() []Variant {
 	switch f {
+	case Pause, PauseProcess:
+		// A renewed lease survives a paused goroutine (its watchdog keeps
+		// running) but not a paused process.
+		return append(marketVariants(), "fine"+WatchdogSuffix)
 	case FailoverWait, FailoverAsync, FailoverNoLink:
 		return []Variant{Mutex}
 	case RedlockRestart, RedlockClockJump:

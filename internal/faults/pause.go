@@ -78,7 +78,7 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 	c := faultClient(addr, cfg, 8)
 	defer c.Close()
 	ledger := market.NewLedger()
-	opts, s, err := marketOptions(v, cfg, market.WithLedger(ledger))
+	opts, s, err := marketOptions(v, cfg, c, market.WithLedger(ledger))
 	if err != nil {
 		return err
 	}
@@ -156,10 +156,13 @@ func newHookAlice(c redisClient, name string, opts []market.Option, s market.Str
 		}
 		close(a.paused)
 		// Pause past the TTL, and until bob is done so that the
-		// interleaving is the same in every trial.
+		// interleaving is the same in every trial; but not for ever,
+		// since bob may be waiting for this very lock (when a watchdog
+		// keeps renewing it).
 		_ = sleepCtx(ctx, a.pause)
 		select {
 		case <-a.goOn:
+		case <-time.After(time.Second):
 		case <-ctx.Done():
 		}
 	}
@@ -340,7 +343,7 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			in.ReadString('\n')
 		})
 	}
-	opts, s, err := marketOptions(Variant(*variant), cfg, market.WithBeforeCommit(hook))
+	opts, s, err := marketOptions(Variant(*variant), cfg, c, market.WithBeforeCommit(hook))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
