@@ -41,6 +41,12 @@ func TestParseRunFlags(t *testing.T) {
 		{"unknown format", []string{"-format", "xml"}, `-format "xml"`},
 		{"unknown flag", []string{"-listers", "5"}, "flag provided but not defined"},
 		{"stray argument", []string{"-duration", "1s", "extra"}, `unexpected argument "extra"`},
+		{"markets and prefill", []string{"-markets", "3", "-prefill", "100000"}, ""},
+		{"zero markets", []string{"-markets", "0"}, "-markets 0"},
+		{"too many markets", []string{"-markets", "65"}, "-markets 65"},
+		{"negative prefill", []string{"-prefill", "-1"}, "-prefill -1"},
+		{"prefill too large", []string{"-prefill", "10000001"}, "-prefill 10000001"},
+		{"prefill not a number", []string{"-prefill", "many"}, "invalid value"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +77,7 @@ func TestParseRunFlags(t *testing.T) {
 		if len(o.scenarios) != 2 || o.scenarios[0] != (sim.Scenario{Listers: 50, Buyers: 50}) {
 			t.Errorf("scenarios = %v", o.scenarios)
 		}
-		if o.pick != 3 || o.format != "table" || o.redis != "auto" {
+		if o.pick != 3 || o.format != "table" || o.redis != "auto" || o.markets != 1 || o.prefill != 0 {
 			t.Errorf("options = %+v", o)
 		}
 	})
@@ -226,6 +232,40 @@ func TestRunRealServerWithOut(t *testing.T) {
 	}
 }
 
+// TestRunPrefill runs prefilled cells of two markets on a real server and
+// on miniredis: the table gains the memory and CPU table, with figures on
+// the real server and dashes on miniredis.
+func TestRunPrefill(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		if b.Mini != nil {
+			t.Setenv("PATH", t.TempDir()) // "auto" falls back to miniredis
+			t.Setenv("REDIS_URL", "")
+		}
+		redisArg := "auto"
+		if b.Mini == nil {
+			redisArg = b.Addr()
+		}
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{"run", "-redis", redisArg, "-scenarios", "1x1",
+			"-strategies", "lua", "-duration", "200ms", "-prefill", "1500", "-markets", "2", "-format", "markdown"}, &stdout, &stderr)
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr.String())
+		}
+		out := stdout.String()
+		for _, want := range []string{"| B/listing |", "| 1x1 | lua | 2 | 1,500 |", "client RSS"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("markdown lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "FAIL") {
+			t.Errorf("audit failed:\n%s", out)
+		}
+		if b.Mini == nil && strings.Contains(out, "| - | - | - |") {
+			t.Errorf("a real server left memory figures empty:\n%s", out)
+		}
+	})
+}
+
 // TestRunInterrupted: a cancelled context stops after the current cell,
 // reports what was measured, and says so.
 func TestRunInterrupted(t *testing.T) {
@@ -287,14 +327,15 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRunCluster runs two cells on a three-master Redis Cluster given as
-// an address list: each market lives in one slot (its hash tag), and its
-// keys are deleted from whichever master holds them.
+// TestRunCluster runs every strategy on a three-master Redis Cluster given
+// as an address list, three markets per cell, one on each master: each
+// market lives in one slot (its hash tag), and its keys are deleted from
+// whichever master holds them.
 func TestRunCluster(t *testing.T) {
 	client, cl := redistest.Cluster(t, 3)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-redis", strings.Join(cl.Addrs(), ","), "-scenarios", "2x2",
-		"-strategies", "watch,fine", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
+		"-strategies", "watch,coarse,fine,lua", "-markets", "3", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -302,12 +343,15 @@ func TestRunCluster(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Redis.Mode != "cluster" || len(doc.Rows) != 2 {
+	if doc.Redis.Mode != "cluster" || len(doc.Rows) != 4 {
 		t.Fatalf("mode %q, %d rows", doc.Redis.Mode, len(doc.Rows))
 	}
 	for _, r := range doc.Rows {
 		if r.Violations != 0 || r.Bought == 0 {
 			t.Errorf("%s %s: bought %d, violations %d %v", r.Scenario, r.Strategy, r.Bought, r.Violations, r.AuditDetails)
+		}
+		if r.Markets != 3 || r.RedisMasters != 3 {
+			t.Errorf("%s %s: %d markets, figures of %d masters; want 3 and 3", r.Scenario, r.Strategy, r.Markets, r.RedisMasters)
 		}
 	}
 	err = client.ForEachMaster(context.Background(), func(ctx context.Context, node *redis.Client) error {

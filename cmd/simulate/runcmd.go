@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ type runOptions struct {
 	pick       int
 	format     string
 	out        string
+	markets    int
+	prefill    int
 }
 
 const runUsage = `usage: simulate [run] [flags]
@@ -54,6 +57,8 @@ Examples:
   simulate                                   # book scenarios, all strategies, 5s per cell
   simulate -duration 60s -out results/repro  # the book's length; writes md, csv, json, svg
   simulate -scenarios 1x1,10x10,50x50 -strategies fine,lua -format json
+  simulate -scenarios 5x5 -prefill 100000     # a market already holding 10^5 listings
+  simulate -redis 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002 -markets 3  # one market per master
 `
 
 // parseRunFlags parses and checks the flags of "simulate run". On a
@@ -71,6 +76,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workers' random prices and choices")
 	fs.IntVar(&o.pick, "pick", sim.DefaultPick, "a buyer buys one of the K cheapest listings, chosen at random")
 	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
+	fs.IntVar(&o.markets, "markets", 1, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
+	fs.IntVar(&o.prefill, "prefill", 0, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
 	fs.StringVar(&o.out, "out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
@@ -118,6 +125,12 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	}
 	if o.pick < 1 || o.pick > 10_000 {
 		return bad("-pick %d must be between 1 and 10000", o.pick)
+	}
+	if o.markets < 1 || o.markets > sim.MaxMarkets {
+		return bad("-markets %d must be between 1 and %d", o.markets, sim.MaxMarkets)
+	}
+	if o.prefill < 0 || o.prefill > sim.MaxPrefill {
+		return bad("-prefill %d must be between 0 and %d", o.prefill, sim.MaxPrefill)
 	}
 	if !isFormat(o.format) {
 		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
@@ -171,13 +184,19 @@ cells:
 				doc.Interrupted = true
 				break cells
 			}
-			client := sim.SizedClient(conn.Client, sc.Listers+sc.Buyers+4, hooks...)
+			if o.prefill > 0 {
+				// Start each cell's RSS figure from what it needs, not
+				// from the previous cell's leftovers.
+				debug.FreeOSMemory()
+			}
+			client := sim.SizedClient(conn.Client, o.markets*(sc.Listers+sc.Buyers)+4, hooks...)
 			prog.start(sc, st)
 			res, err := sim.Run(ctx, sim.Config{
 				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
 				Seed: o.seed, Pick: o.pick,
 				Name:     fmt.Sprintf("sim-%s-%s-%s", runID, sc, st),
 				Progress: prog.update,
+				Markets:  o.markets, Prefill: o.prefill,
 			})
 			if client != conn.Client {
 				client.Close()

@@ -57,7 +57,10 @@ func freeClusterPort() (int, error) {
 
 // StartCluster starts masters redis-server processes in cluster mode, joins
 // them with redis-cli --cluster create (slots spread evenly) and waits
-// until every node reports cluster_state:ok.
+// until every node reports cluster_state:ok. redis-cli refuses fewer than
+// three masters, so one or two are joined here instead: each node takes
+// an even share of the slots (CLUSTER ADDSLOTSRANGE) and meets the first
+// (CLUSTER MEET).
 func StartCluster(ctx context.Context, masters int) (*Cluster, error) {
 	if masters < 1 {
 		return nil, fmt.Errorf("redisserver: a cluster needs at least one master")
@@ -90,11 +93,18 @@ func StartCluster(ctx context.Context, masters int) (*Cluster, error) {
 		}
 		c.Nodes = append(c.Nodes, srv)
 	}
-	args := append([]string{"--cluster", "create"}, c.Addrs()...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("redisserver: redis-cli --cluster create: %w: %s", err, out)
+	if masters < 3 {
+		if err := c.assignSlots(ctx); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	} else {
+		args := append([]string{"--cluster", "create"}, c.Addrs()...)
+		args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+		if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("redisserver: redis-cli --cluster create: %w: %s", err, out)
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, n := range c.Nodes {
@@ -114,4 +124,27 @@ func StartCluster(ctx context.Context, masters int) (*Cluster, error) {
 		nc.Close()
 	}
 	return c, nil
+}
+
+// clusterSlots is the number of hash slots of a Redis Cluster.
+const clusterSlots = 16384
+
+// assignSlots splits the hash slots evenly over the nodes in order and
+// joins every node to the first, what redis-cli --cluster create does for
+// three or more masters.
+func (c *Cluster) assignSlots(ctx context.Context) error {
+	n := len(c.Nodes)
+	for i, node := range c.Nodes {
+		lo, hi := i*clusterSlots/n, (i+1)*clusterSlots/n-1
+		nc := redis.NewClient(&redis.Options{Addr: node.Addr()})
+		err := nc.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err()
+		if err == nil && i > 0 {
+			err = nc.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(c.Nodes[0].port)).Err()
+		}
+		nc.Close()
+		if err != nil {
+			return fmt.Errorf("redisserver: assign slots %d-%d to %s: %w", lo, hi, node.Addr(), err)
+		}
+	}
+	return nil
 }

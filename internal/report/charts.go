@@ -159,8 +159,8 @@ func Charts(dir string, doc Document) ([]string, error) {
 	}
 	var scenarios, strategies []string
 	for _, r := range doc.Rows {
-		if !slices.Contains(scenarios, r.Scenario) {
-			scenarios = append(scenarios, r.Scenario)
+		if !slices.Contains(scenarios, r.Label()) {
+			scenarios = append(scenarios, r.Label())
 		}
 		if !slices.Contains(strategies, r.Strategy) {
 			strategies = append(strategies, r.Strategy)
@@ -175,7 +175,7 @@ func Charts(dir string, doc Document) ([]string, error) {
 			}
 		}
 		for _, r := range doc.Rows {
-			i, j := slices.Index(strategies, r.Strategy), slices.Index(scenarios, r.Scenario)
+			i, j := slices.Index(strategies, r.Strategy), slices.Index(scenarios, r.Label())
 			out[i].values[j] = metric(r)
 		}
 		return out

@@ -183,9 +183,70 @@ func Table(w io.Writer, doc Document) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, Caption(doc))
+	if _, err := fmt.Fprintln(w, Caption(doc)); err != nil {
+		return err
+	}
+	if !doc.HasResources() {
+		return nil
+	}
+	rt := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	rt.Header(toAny(ResourceColumns)...)
+	for _, r := range doc.Rows {
+		if err := rt.Append(toAny(resourceCells(r))...); err != nil {
+			return err
+		}
+	}
+	if err := rt.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, ResourceCaption)
 	return err
 }
+
+// ResourceColumns are the headers of the second table the table and
+// markdown views print when a run used -markets or -prefill.
+var ResourceColumns = []string{
+	"scenario", "strategy", "markets", "prefill", "prefill time", "Redis memory", "B/listing",
+	"ZSET B/listing", "client RSS", "client CPU", "Redis CPU", "Redis cmds/s",
+}
+
+// ResourceCaption explains ResourceColumns.
+const ResourceCaption = "Redis memory: used_memory after the prefill (all masters); B/listing: its growth during the prefill per listing; " +
+	"ZSET B/listing: MEMORY USAGE of the market ZSET per listing; client RSS: the simulator's VmRSS when the workers stopped; " +
+	"CPU: seconds used while the workers ran, as a share of one core (Redis: all masters together); Redis cmds/s: total_commands_processed per second."
+
+func resourceCells(r Row) []string {
+	dash := func(ok bool, v string) string {
+		if !ok {
+			return "-"
+		}
+		return v
+	}
+	run := r.ElapsedS + r.DrainS
+	pct := func(cpu float64) string {
+		return dash(run > 0 && cpu > 0, fmt.Sprintf("%.0f%%", 100*cpu/run))
+	}
+	perListing := func(b int64) string {
+		n := r.Prefill * max(r.Markets, 1)
+		return dash(n > 0 && b > 0, fmt.Sprintf("%.0f", float64(b)/float64(n)))
+	}
+	return []string{
+		r.Scenario, r.Strategy, strconv.Itoa(max(r.Markets, 1)), sim.Thousands(int64(r.Prefill)),
+		dash(r.Prefill > 0, fmt.Sprintf("%.1fs", r.PrefillS)),
+		dash(r.RedisUsedMemoryBytes > 0, mib(r.RedisUsedMemoryBytes)),
+		dash(r.BytesPerListing > 0, fmt.Sprintf("%.0f", r.BytesPerListing)),
+		perListing(r.MarketZSetBytes),
+		dash(r.ClientRSSBytes > 0, mib(r.ClientRSSBytes)),
+		pct(r.ClientCPUS), pct(r.RedisCPUS),
+		dash(r.RedisCommands > 0, sim.Thousands(int64(math.Round(r.RedisCommandsPerS())))),
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func toAny(s []string) []any {
 	out := make([]any, len(s))
@@ -221,6 +282,14 @@ func Markdown(w io.Writer, doc Document) error {
 	b.WriteString("\n")
 	for line := range strings.Lines(Caption(doc)) {
 		b.WriteString(strings.TrimRight(line, "\n") + "\n\n")
+	}
+	if doc.HasResources() {
+		row(ResourceColumns)
+		b.WriteString("|---|---|" + strings.Repeat("---:|", len(ResourceColumns)-2) + "\n")
+		for _, r := range doc.Rows {
+			row(resourceCells(r))
+		}
+		b.WriteString("\n" + ResourceCaption + "\n\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

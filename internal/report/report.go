@@ -4,6 +4,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -71,6 +72,67 @@ type Row struct {
 	Interrupted   bool              `json:"interrupted,omitempty"`
 	// Book is the book's row for the cell, as published for 60 s.
 	Book *Book `json:"book,omitempty"`
+
+	// Markets is how many markets ran at once in the cell (absent for
+	// one); the counts above are summed over them.
+	Markets int `json:"markets,omitempty"`
+	// Prefill is the listings each market held before the workers
+	// started; PrefillS the seconds it took to create them.
+	Prefill  int     `json:"prefill,omitempty"`
+	PrefillS float64 `json:"prefill_s,omitempty"`
+	// RedisUsedMemoryBeforeBytes and RedisUsedMemoryBytes are Redis's
+	// used_memory (all masters) before and after the prefill;
+	// BytesPerListing their difference per prefilled listing.
+	RedisUsedMemoryBeforeBytes int64   `json:"redis_used_memory_before_bytes,omitempty"`
+	RedisUsedMemoryBytes       int64   `json:"redis_used_memory_bytes,omitempty"`
+	BytesPerListing            float64 `json:"bytes_per_listing,omitempty"`
+	// MarketZSetBytes and ItemsSetBytes are MEMORY USAGE of the market
+	// ZSET and the created-items SET after the prefill (summed).
+	MarketZSetBytes int64 `json:"market_zset_bytes,omitempty"`
+	ItemsSetBytes   int64 `json:"items_set_bytes,omitempty"`
+	// ClientRSSBytes is the simulator's resident set size when the
+	// workers stopped; ClientCPUS the CPU seconds it used while they ran.
+	ClientRSSBytes int64   `json:"client_rss_bytes,omitempty"`
+	ClientCPUS     float64 `json:"client_cpu_s,omitempty"`
+	// RedisCPUS is the CPU seconds Redis used (all masters) while the
+	// workers ran, RedisCommands the commands it processed, RedisMasters
+	// how many servers those figures cover.
+	RedisCPUS     float64 `json:"redis_cpu_s,omitempty"`
+	RedisCommands int64   `json:"redis_commands,omitempty"`
+	RedisMasters  int     `json:"redis_masters,omitempty"`
+}
+
+// Label names the cell's workload for charts: the scenario, plus the
+// markets and the prefill when the run used them.
+func (r Row) Label() string {
+	l := r.Scenario
+	if r.Markets > 1 {
+		l += fmt.Sprintf(" x%d markets", r.Markets)
+	}
+	if r.Prefill > 0 {
+		l += " +" + sim.Thousands(int64(r.Prefill))
+	}
+	return l
+}
+
+// RedisCommandsPerS is RedisCommands per second of the measured time
+// (the drain included, since the counters are read after it).
+func (r Row) RedisCommandsPerS() float64 {
+	if t := r.ElapsedS + r.DrainS; t > 0 {
+		return float64(r.RedisCommands) / t
+	}
+	return 0
+}
+
+// HasResources reports whether the run used -markets or -prefill, whose
+// memory and CPU figures the views then show.
+func (d Document) HasResources() bool {
+	for _, r := range d.Rows {
+		if r.Markets > 1 || r.Prefill > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Book is the book's published row for a cell, for 60 s. Listed, Bought
@@ -110,6 +172,24 @@ func FromResult(r sim.Result) Row {
 		LockLost: r.LockLost, EmptyPolls: r.EmptyPolls,
 		Audit: r.Audit.Violations, AuditDetails: r.Audit.Details,
 		Error: r.FirstError, Interrupted: r.Interrupted,
+	}
+	if len(r.Markets) > 1 {
+		row.Markets = len(r.Markets)
+	}
+	row.Prefill = r.Prefill
+	row.PrefillS = round3(r.PrefillTime.Seconds())
+	if v, ok := r.PrefillBytesPerListing(); ok {
+		row.BytesPerListing = round3(v)
+		row.RedisUsedMemoryBeforeBytes = r.Server.Before.UsedMemory
+		row.RedisUsedMemoryBytes = r.Server.Prefilled.UsedMemory
+	}
+	row.MarketZSetBytes, row.ItemsSetBytes = r.MarketBytes, r.ItemsBytes
+	row.ClientRSSBytes = r.ClientRSS
+	row.ClientCPUS = round3(r.ClientCPU.Seconds())
+	row.RedisCPUS = round3(r.RedisCPU().Seconds())
+	row.RedisCommands = r.RedisCommands()
+	if row.RedisCommands > 0 {
+		row.RedisMasters = r.Server.After.Masters
 	}
 	if r.Wait != nil {
 		row.AvgWaitMs = round3(ms(r.Wait.Mean()))

@@ -79,7 +79,35 @@ type Config struct {
 	// KeepKeys leaves the market's keys in Redis after the cell; by
 	// default they are deleted once the audit is done.
 	KeepKeys bool
+	// Markets is how many independent markets run at once (default 1),
+	// each with the scenario's listers and buyers, so Markets x Listers
+	// listers in all. Their names are Names, or else Name-0, Name-1, ...
+	// chosen by SpreadNames so that on a cluster they land on the masters
+	// in turn.
+	Markets int
+	// Names, if set, are the markets' names (len(Names) == Markets).
+	Names []string
+	// Prefill is how many listings each market holds before the workers
+	// start: a filler seller's items, listed at PrefillMinPrice and above,
+	// beyond the listers' prices, so buyers reach them only if the market
+	// runs out of cheaper ones.
+	Prefill int
 }
+
+// Prefill workload constants.
+const (
+	// PrefillMinPrice is the lowest price of a prefilled listing; prices
+	// cycle through PrefillMinPrice..PrefillMinPrice+999.
+	PrefillMinPrice = MaxPrice + 1
+	// PrefillBatch is how many listings one bulk call creates.
+	PrefillBatch = 1000
+	// PrefillSeller is the filler seller's user ID.
+	PrefillSeller = "P"
+	// MaxPrefill bounds Config.Prefill.
+	MaxPrefill = 10_000_000
+	// MaxMarkets bounds Config.Markets.
+	MaxMarkets = 64
+)
 
 // Counters are the live totals of a running cell.
 type Counters struct {
@@ -153,8 +181,58 @@ type Result struct {
 	Wait *Histogram
 	// FirstError is the first unexpected error a worker saw, if any.
 	FirstError string
-	// Audit is the invariant audit run after the workers stopped.
+	// Audit is the invariant audit run after the workers stopped (summed
+	// over the markets).
 	Audit market.Report
+
+	// Markets names every market of the cell (Market is the first).
+	Markets []string
+	// Prefill is the listings each market held before the workers started;
+	// PrefillTime the time it took to create them.
+	Prefill     int
+	PrefillTime time.Duration
+	// Server holds Redis's counters (summed over a cluster's masters):
+	// Before is read before the prefill, Prefilled after it (just before
+	// the workers start), After once the workers have stopped. On
+	// miniredis Server.Before.OK is false.
+	Server struct{ Before, Prefilled, After ServerStats }
+	// MarketBytes and ItemsBytes are MEMORY USAGE of the markets' ZSETs
+	// and created-item SETs after the prefill, summed (0 if unsupported or
+	// without prefill).
+	MarketBytes, ItemsBytes int64
+	// ClientRSS is this process's resident set size once the workers have
+	// stopped (before the audit); ClientCPU the CPU time it used from the
+	// workers' start until they all stopped.
+	ClientRSS int64
+	ClientCPU time.Duration
+}
+
+// RedisCPU is the CPU time Redis used (all masters) from the workers'
+// start until they stopped; 0 when not measured.
+func (r Result) RedisCPU() time.Duration {
+	if !r.Server.Prefilled.OK || !r.Server.After.OK {
+		return 0
+	}
+	return r.Server.After.CPU - r.Server.Prefilled.CPU
+}
+
+// RedisCommands is how many commands Redis processed (all masters) from
+// the workers' start until they stopped; 0 when not measured.
+func (r Result) RedisCommands() int64 {
+	if !r.Server.Prefilled.OK || !r.Server.After.OK {
+		return 0
+	}
+	return r.Server.After.Commands - r.Server.Prefilled.Commands
+}
+
+// PrefillBytesPerListing is the growth of Redis's used_memory during the
+// prefill per listing created; ok is false without prefill or figures.
+func (r Result) PrefillBytesPerListing() (v float64, ok bool) {
+	n := r.Prefill * max(len(r.Markets), 1)
+	if n == 0 || !r.Server.Before.OK || !r.Server.Prefilled.OK {
+		return 0, false
+	}
+	return float64(r.Server.Prefilled.UsedMemory-r.Server.Before.UsedMemory) / float64(n), true
 }
 
 // OpsPerSecond is (listed + bought) per second of Elapsed.
@@ -226,6 +304,18 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Pick < 1 {
 		return Result{}, fmt.Errorf("%w: pick %d must be at least 1", ErrConfig, cfg.Pick)
 	}
+	if cfg.Markets == 0 {
+		cfg.Markets = max(1, len(cfg.Names))
+	}
+	if cfg.Markets < 1 || cfg.Markets > MaxMarkets {
+		return Result{}, fmt.Errorf("%w: markets %d must be between 1 and %d", ErrConfig, cfg.Markets, MaxMarkets)
+	}
+	if len(cfg.Names) > 0 && len(cfg.Names) != cfg.Markets {
+		return Result{}, fmt.Errorf("%w: %d names for %d markets", ErrConfig, len(cfg.Names), cfg.Markets)
+	}
+	if cfg.Prefill < 0 || cfg.Prefill > MaxPrefill {
+		return Result{}, fmt.Errorf("%w: prefill %d must be between 0 and %d", ErrConfig, cfg.Prefill, MaxPrefill)
+	}
 	if cfg.Name == "" {
 		cfg.Name = "sim-" + uuid.NewString()[:8]
 	}
@@ -235,20 +325,35 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	// Set-up, audit and clean-up finish even if ctx ends: a cell that
 	// started is always completed and accounted for.
 	bg := context.WithoutCancel(ctx)
-	m, err := market.New(cfg.Client, cfg.Name, cfg.MarketOptions...)
-	if err != nil {
-		return Result{}, err
+	names := cfg.Names
+	if len(names) == 0 {
+		if cfg.Markets == 1 {
+			names = []string{cfg.Name}
+		} else if names, err = SpreadNames(bg, cfg.Client, cfg.Name, cfg.Markets); err != nil {
+			return Result{}, err
+		}
 	}
-	if n, err := cfg.Client.Exists(bg, m.Keys().UserIDs(), m.Keys().Market()).Result(); err != nil {
-		return Result{}, err
-	} else if n > 0 {
-		return Result{}, fmt.Errorf("%w: market %s already has keys", ErrConfig, cfg.Name)
+	markets := make([]*market.Market, len(names))
+	for i, name := range names {
+		m, err := market.New(cfg.Client, name, cfg.MarketOptions...)
+		if err != nil {
+			return Result{}, err
+		}
+		if n, err := cfg.Client.Exists(bg, m.Keys().UserIDs(), m.Keys().Market()).Result(); err != nil {
+			return Result{}, err
+		} else if n > 0 {
+			return Result{}, fmt.Errorf("%w: market %s already has keys", ErrConfig, name)
+		}
+		markets[i] = m
 	}
-	res = Result{Scenario: sc, Strategy: cfg.Strategy, Market: cfg.Name, Duration: cfg.Duration, Wait: &Histogram{}}
+	res = Result{Scenario: sc, Strategy: cfg.Strategy, Market: names[0], Duration: cfg.Duration, Wait: &Histogram{},
+		Markets: names, Prefill: cfg.Prefill}
 	if !cfg.KeepKeys {
 		defer func() {
-			if derr := DeleteMarket(bg, cfg.Client, cfg.Name); derr != nil && err == nil {
-				err = fmt.Errorf("delete keys of market %s: %w", cfg.Name, derr)
+			for _, name := range names {
+				if derr := DeleteMarket(bg, cfg.Client, name); derr != nil && err == nil {
+					err = fmt.Errorf("delete keys of market %s: %w", name, derr)
+				}
 			}
 		}()
 	}
@@ -257,33 +362,60 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	buyers := make([]string, sc.Buyers)
 	for i := range listers {
 		listers[i] = "L" + strconv.Itoa(i)
-		if _, err := m.CreateUser(bg, listers[i], "lister "+strconv.Itoa(i), 0); err != nil {
-			return res, fmt.Errorf("create lister: %w", err)
-		}
 	}
 	for i := range buyers {
 		buyers[i] = "B" + strconv.Itoa(i)
-		if _, err := m.CreateUser(bg, buyers[i], "buyer "+strconv.Itoa(i), BuyerFunds); err != nil {
-			return res, fmt.Errorf("create buyer: %w", err)
+	}
+	for _, m := range markets {
+		for i, id := range listers {
+			if _, err := m.CreateUser(bg, id, "lister "+strconv.Itoa(i), 0); err != nil {
+				return res, fmt.Errorf("create lister: %w", err)
+			}
+		}
+		for i, id := range buyers {
+			if _, err := m.CreateUser(bg, id, "buyer "+strconv.Itoa(i), BuyerFunds); err != nil {
+				return res, fmt.Errorf("create buyer: %w", err)
+			}
 		}
 	}
+	if cfg.Prefill > 0 {
+		waitLazyFree(bg, cfg.Client)
+		res.Server.Before, _ = ReadServerStats(bg, cfg.Client)
+		began := time.Now()
+		for _, m := range markets {
+			if err := prefill(bg, m, cfg.Prefill); err != nil {
+				return res, fmt.Errorf("prefill market %s: %w", m.Name(), err)
+			}
+		}
+		res.PrefillTime = time.Since(began)
+		for _, m := range markets {
+			res.MarketBytes += KeyMemory(bg, cfg.Client, m.Keys().Market())
+			res.ItemsBytes += KeyMemory(bg, cfg.Client, m.Keys().Items())
+		}
+	}
+	res.Server.Prefilled, _ = ReadServerStats(bg, cfg.Client)
+	cpu0 := ProcessCPU()
 
 	var lv live
 	stop := make(chan struct{})
-	tallies := make([]*worker, sc.Listers+sc.Buyers)
+	perMarket := sc.Listers + sc.Buyers
+	tallies := make([]*worker, perMarket*len(markets))
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i, id := range listers {
-		w := &worker{}
-		tallies[i] = w
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
-		wg.Go(func() { w.list(bg, m, cfg.Strategy, id, rng, stop, &lv) })
-	}
-	for i, id := range buyers {
-		w := &worker{}
-		tallies[sc.Listers+i] = w
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(1<<32+i)))
-		wg.Go(func() { w.buy(bg, m, cfg.Strategy, id, int64(cfg.Pick), rng, stop, &lv) })
+	for j, m := range markets {
+		stream := uint64(j) << 40 // market 0 keeps the single-market streams
+		for i, id := range listers {
+			w := &worker{}
+			tallies[j*perMarket+i] = w
+			rng := rand.New(rand.NewPCG(cfg.Seed, stream+uint64(i)))
+			wg.Go(func() { w.list(bg, m, cfg.Strategy, id, rng, stop, &lv) })
+		}
+		for i, id := range buyers {
+			w := &worker{}
+			tallies[j*perMarket+sc.Listers+i] = w
+			rng := rand.New(rand.NewPCG(cfg.Seed, stream+uint64(1<<32+i)))
+			wg.Go(func() { w.buy(bg, m, cfg.Strategy, id, int64(cfg.Pick), rng, stop, &lv) })
+		}
 	}
 
 	// The stop signal: the duration's end, or ctx's.
@@ -309,6 +441,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	close(stop)
 	wg.Wait()
 	res.Drain = time.Since(start) - res.Elapsed
+	res.ClientCPU = ProcessCPU() - cpu0
+	res.Server.After, _ = ReadServerStats(bg, cfg.Client)
+	res.ClientRSS = ProcessRSS()
 
 	var firstErr error
 	for _, w := range tallies {
@@ -330,11 +465,78 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if firstErr != nil {
 		res.FirstError = firstErr.Error()
 	}
-	res.Audit, err = m.Audit(bg)
-	if err != nil {
-		return res, fmt.Errorf("audit: %w", err)
+	for _, m := range markets {
+		rep, err := m.Audit(bg)
+		if err != nil {
+			return res, fmt.Errorf("audit market %s: %w", m.Name(), err)
+		}
+		res.Audit.Violations.Add(rep.Violations)
+		res.Audit.Users += rep.Users
+		res.Audit.Items += rep.Items
+		res.Audit.Listings += rep.Listings
+		for _, d := range rep.Details {
+			if len(res.Audit.Details) < 20 {
+				if len(markets) > 1 {
+					d = m.Name() + ": " + d
+				}
+				res.Audit.Details = append(res.Audit.Details, d)
+			}
+		}
 	}
 	return res, nil
+}
+
+// prefill fills m with n listings of PrefillSeller, PrefillBatch at a time.
+func prefill(ctx context.Context, m *market.Market, n int) error {
+	if _, err := m.CreateUser(ctx, PrefillSeller, "filler seller", 0); err != nil {
+		return err
+	}
+	items := make([]string, 0, PrefillBatch)
+	prices := make([]int64, 0, PrefillBatch)
+	for i := 0; i < n; i++ {
+		items = append(items, "P-"+strconv.Itoa(i))
+		prices = append(prices, PrefillMinPrice+int64(i%1000))
+		if len(items) == PrefillBatch || i == n-1 {
+			if err := m.CreateListings(ctx, PrefillSeller, items, prices); err != nil {
+				return err
+			}
+			items, prices = items[:0], prices[:0]
+		}
+	}
+	return nil
+}
+
+// waitLazyFree waits (at most 10 s) until Redis has freed the keys an
+// earlier UNLINK handed to its background thread, so that a used_memory
+// reading is not inflated by them. Errors (miniredis) end the wait.
+func waitLazyFree(ctx context.Context, c redis.UniversalClient) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		pending := 0.0
+		read := func(ctx context.Context, n redis.Cmdable) error {
+			text, err := n.Info(ctx, "memory").Result()
+			if err != nil {
+				return err
+			}
+			pending += parseInfo(text)["lazyfree_pending_objects"]
+			return nil
+		}
+		var err error
+		if cc, ok := c.(*redis.ClusterClient); ok {
+			var mu sync.Mutex
+			err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return read(ctx, n)
+			})
+		} else {
+			err = read(ctx, c)
+		}
+		if err != nil || pending == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func stopped(stop <-chan struct{}) bool {

@@ -240,6 +240,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		{"scenario", func(c *Config) { c.Scenario = Scenario{0, 1} }},
 		{"duration", func(c *Config) { c.Duration = -time.Second }},
 		{"pick", func(c *Config) { c.Pick = -1 }},
+		{"markets", func(c *Config) { c.Markets = MaxMarkets + 1 }},
+		{"negative markets", func(c *Config) { c.Markets = -1 }},
+		{"names for markets", func(c *Config) { c.Markets, c.Names = 2, []string{"a"} }},
+		{"prefill", func(c *Config) { c.Prefill = -1 }},
+		{"prefill too large", func(c *Config) { c.Prefill = MaxPrefill + 1 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,4 +292,104 @@ func TestFigureCount(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunMarketsAndPrefill runs cells of several markets, each prefilled,
+// and checks the totals, the audit of every market, the prefill figures
+// and the clean-up.
+func TestRunMarketsAndPrefill(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, st := range []market.Strategy{market.Fine, market.Lua} {
+			t.Run(string(st), func(t *testing.T) {
+				ctx := context.Background()
+				sc := Scenario{1, 1}
+				c := SizedClient(b.Client, 3*(sc.Listers+sc.Buyers)+2)
+				if b.Mini != nil {
+					c.AddHook(miniwatch.Hook{})
+				}
+				defer c.Close()
+				const prefill = 2500 // three bulk calls per market
+				res, err := Run(ctx, Config{
+					Client: c, Scenario: sc, Strategy: st, Duration: 200 * time.Millisecond,
+					Seed: 1, Name: "mp-" + string(st), Markets: 3, Prefill: prefill,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Markets) != 3 || res.Market != res.Markets[0] {
+					t.Fatalf("markets %v (first %q), want 3", res.Markets, res.Market)
+				}
+				if v := res.Audit.Total(); v != 0 {
+					t.Errorf("audit: %d violations: %v", v, res.Audit.Details)
+				}
+				// Every market's prefilled items plus the listers' items.
+				if want := 3*prefill + int(res.Listed+res.FailedLists); res.Audit.Items != want {
+					t.Errorf("audit saw %d items, want %d", res.Audit.Items, want)
+				}
+				if res.Audit.Users != 3*(sc.Listers+sc.Buyers+1) {
+					t.Errorf("audit saw %d users, want %d", res.Audit.Users, 3*(sc.Listers+sc.Buyers+1))
+				}
+				if res.Listed == 0 || res.Bought == 0 {
+					t.Errorf("listed %d bought %d: nothing happened", res.Listed, res.Bought)
+				}
+				if res.Prefill != prefill || res.PrefillTime <= 0 {
+					t.Errorf("prefill %d in %v", res.Prefill, res.PrefillTime)
+				}
+				if res.ClientCPU <= 0 {
+					t.Errorf("client CPU %v", res.ClientCPU)
+				}
+				perListing, ok := res.PrefillBytesPerListing()
+				if b.Mini == nil {
+					// A real server reports memory and CPU.
+					if !ok || perListing <= 0 || res.MarketBytes <= 0 || res.RedisCommands() <= 0 {
+						t.Errorf("per listing %v (%v), zset %d bytes, %d commands", perListing, ok, res.MarketBytes, res.RedisCommands())
+					}
+				} else if ok {
+					t.Errorf("miniredis reported %v bytes per listing", perListing)
+				}
+				for _, name := range res.Markets {
+					keys, err := b.Client.Keys(ctx, "{"+name+"}:*").Result()
+					if err != nil || len(keys) != 0 {
+						t.Errorf("market %s left keys: %v %v", name, len(keys), err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestSpreadNames: on a cluster, consecutive names land on the masters in
+// turn; on one server they are the plain sequence.
+func TestSpreadNames(t *testing.T) {
+	ctx := context.Background()
+	t.Run("single server", func(t *testing.T) {
+		b := redistest.Mini(t)
+		got, err := SpreadNames(ctx, b.Client, "m", 3)
+		if err != nil || len(got) != 3 || got[0] != "m-0" || got[2] != "m-2" {
+			t.Fatalf("SpreadNames = %v, %v", got, err)
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		c, _ := redistest.Cluster(t, 3)
+		names, err := SpreadNames(ctx, c, "m", 6)
+		if err != nil || len(names) != 6 {
+			t.Fatalf("SpreadNames = %v, %v", names, err)
+		}
+		count := map[string]int{}
+		for _, n := range names {
+			node, err := c.MasterForKey(ctx, "{"+n+"}:market:")
+			if err != nil {
+				t.Fatal(err)
+			}
+			count[node.Options().Addr]++
+		}
+		if len(count) != 3 {
+			t.Fatalf("markets per master %v, want 2 on each of 3", count)
+		}
+		for addr, n := range count {
+			if n != 2 {
+				t.Fatalf("master %s has %d markets, want 2 (%v)", addr, n, count)
+			}
+		}
+	})
 }

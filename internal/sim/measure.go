@@ -1,0 +1,197 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ServerStats are counters read from INFO on every master (summed on a
+// cluster). A counter the server does not report (miniredis) is zero and
+// OK is false.
+type ServerStats struct {
+	// UsedMemory is used_memory, in bytes.
+	UsedMemory int64
+	// CPU is used_cpu_user + used_cpu_sys of the server processes.
+	CPU time.Duration
+	// Commands is total_commands_processed.
+	Commands int64
+	// Masters is how many servers were read.
+	Masters int
+	// OK is set when every server reported all three counters.
+	OK bool
+}
+
+// ReadServerStats reads INFO memory, cpu and stats from c's server, or from
+// each master of a cluster, and sums them.
+func ReadServerStats(ctx context.Context, c redis.UniversalClient) (ServerStats, error) {
+	var s ServerStats
+	s.OK = true
+	read := func(ctx context.Context, node redis.Cmdable) error {
+		text, err := node.Info(ctx, "memory", "cpu", "stats").Result()
+		if err != nil {
+			return err
+		}
+		f := parseInfo(text)
+		mem, ok1 := f["used_memory"]
+		user, ok2 := f["used_cpu_user"]
+		sys, ok3 := f["used_cpu_sys"]
+		cmds, ok4 := f["total_commands_processed"]
+		s.OK = s.OK && ok1 && ok2 && ok3 && ok4
+		s.UsedMemory += int64(mem)
+		s.CPU += time.Duration((user + sys) * float64(time.Second))
+		s.Commands += int64(cmds)
+		s.Masters++
+		return nil
+	}
+	var err error
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		// ForEachMaster calls fn concurrently: serialise the sums.
+		var mu sync.Mutex
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return read(ctx, n)
+		})
+	} else {
+		err = read(ctx, c)
+	}
+	if err != nil {
+		return ServerStats{}, fmt.Errorf("server stats: %w", err)
+	}
+	return s, nil
+}
+
+// parseInfo reads the numeric "name:value" lines of an INFO reply.
+func parseInfo(text string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		name, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(val, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// KeyMemory is MEMORY USAGE key SAMPLES 0 (every element counted), or 0
+// when the server does not support it (miniredis).
+func KeyMemory(ctx context.Context, c redis.UniversalClient, key string) int64 {
+	n, err := c.MemoryUsage(ctx, key, 0).Result()
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// ProcessRSS returns this process's resident set size (VmRSS in
+// /proc/self/status), or 0 where that file does not exist.
+func ProcessRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			fields := strings.Fields(v)
+			if len(fields) >= 1 {
+				kb, err := strconv.ParseInt(fields[0], 10, 64)
+				if err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// ProcessCPU returns the user plus system CPU time this process has used.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ErrNoSpread is returned by SpreadNames when it cannot find names whose
+// hash tags land on the masters in turn.
+var ErrNoSpread = errors.New("sim: cannot spread market names over the cluster's masters")
+
+// SpreadNames returns n market names base-0, base-1, ... On a cluster it
+// skips names so that the markets' hash tags land on the masters in turn
+// (market i on master i mod masters), which spreads the load evenly; on
+// a single server it returns the plain sequence.
+func SpreadNames(ctx context.Context, c redis.UniversalClient, base string, n int) ([]string, error) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok || n <= 1 {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = base + "-" + strconv.Itoa(i)
+		}
+		if n == 1 {
+			out[0] = base
+		}
+		return out, nil
+	}
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("cluster slots: %w", err)
+	}
+	var order []string // masters in the order of their first slot range
+	owner := func(slot int64) string {
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
+				return s.Nodes[0].Addr
+			}
+		}
+		return ""
+	}
+	for _, s := range slots {
+		if len(s.Nodes) > 0 && !contains(order, s.Nodes[0].Addr) {
+			order = append(order, s.Nodes[0].Addr)
+		}
+	}
+	if len(order) == 0 {
+		return nil, ErrNoSpread
+	}
+	var out []string
+	for cand := 0; len(out) < n; cand++ {
+		if cand > 100*n+1000 {
+			return nil, ErrNoSpread
+		}
+		name := base + "-" + strconv.Itoa(cand)
+		slot, err := cc.ClusterKeySlot(ctx, "{"+name+"}").Result()
+		if err != nil {
+			return nil, fmt.Errorf("cluster keyslot: %w", err)
+		}
+		if owner(slot) == order[len(out)%len(order)] {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
