@@ -122,10 +122,11 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestLoadRedisDown kills redis-server in the middle of a load run and
-// restarts it (with an fsync-always append-only file, so the data
-// survives): while it is down the service answers 503, and only then;
+// TestLoadRedisDown kills redis-server in the middle of a load run for
+// 1.5 s and restarts it (with an fsync-always append-only file, so the
+// data survives): while it is down the service answers 503, and only then;
 // afterwards the state audits clean and the history checks clean.
+// LOCKMARKET_LOAD_OUTAGE_STRATEGY picks the strategy (default watch).
 func TestLoadRedisDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test skipped with -short")
@@ -145,13 +146,22 @@ func TestLoadRedisDown(t *testing.T) {
 	spec.outage = func(t *testing.T) (time.Time, time.Time) {
 		from := time.Now()
 		srv.Kill()
-		time.Sleep(500 * time.Millisecond)
+		// Longer than the Redis client's own retries (3, with backoff up
+		// to 512 ms), which hide a shorter outage.
+		time.Sleep(1500 * time.Millisecond)
 		if err := srv.Restart(context.Background()); err != nil {
 			t.Errorf("restart redis-server: %v", err)
 		}
 		// Requests that started before the restart may still fail on a
-		// connection of the old server for a moment.
-		return from, time.Now().Add(time.Second)
+		// connection of the old server for a moment. Under coarse and
+		// fine, a lock held when Redis died comes back from the
+		// append-only file and blocks its listing until its lease (the
+		// market's default, 10 s) ends.
+		grace := time.Second
+		if st == "coarse" || st == "fine" {
+			grace += 10 * time.Second
+		}
+		return from, time.Now().Add(grace)
 	}
 	res := runLoadWith(t, spec, func(s *redisserver.Server) { srv = s })
 	loadReport(t, spec.strategy, spec.clients, spec.duration, res)
