@@ -111,7 +111,7 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 	if len(addrs) == 1 {
 		c = &Conn{Client: newClient(addrs[0]), Mode: ModeURL}
 	} else {
-		c = &Conn{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: PoolSize}), Mode: ModeCluster}
+		c = &Conn{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: PoolSize, MaxRetries: maxRetries}), Mode: ModeCluster}
 	}
 	if err := c.Client.Ping(ctx).Err(); err != nil {
 		c.Client.Close()
@@ -129,8 +129,15 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 // instead of for Redis. Connections are dialled only when needed.
 const PoolSize = 512
 
+// The clients Open makes never resend a command on their own
+// (MaxRetries -1). A resent write whose first reply was lost would be
+// applied, or refused, a second time: a purchase that happened would be
+// answered "listing not found". Without resends a lost reply surfaces as
+// an error, an outcome the caller knows to be unknown.
+const maxRetries = -1
+
 func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize})
+	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize, MaxRetries: maxRetries})
 }
 
 func openURL(ctx context.Context, u string) (*Conn, error) {
@@ -141,6 +148,7 @@ func openURL(ctx context.Context, u string) (*Conn, error) {
 	if opts.PoolSize == 0 {
 		opts.PoolSize = PoolSize
 	}
+	opts.MaxRetries = maxRetries
 	c := &Conn{Client: redis.NewClient(opts), Mode: ModeURL}
 	if err := c.Client.Ping(ctx).Err(); err != nil {
 		c.Client.Close()
