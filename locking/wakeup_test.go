@@ -3,6 +3,7 @@ package locking_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,4 +119,71 @@ func TestMutexVariantsNeverTwoHolders(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestWakeupsShareOneSubscription has several waiters on one key, all with a
+// backoff far longer than the test: the waiters share one subscription
+// (one subscriber on the channel, not one per waiter), each release wakes
+// the next of them, and once nobody waits the subscription and its
+// goroutines go away.
+func TestWakeupsShareOneSubscription(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		const key, waiters = "lock:shared", 5
+		channel := locking.WakeupChannel(key)
+		slow := locking.WithBackoff(locking.Backoff{Min: time.Hour, Max: time.Hour})
+		m := locking.NewMutex(b.Client, key, time.Minute, locking.WithWakeups(), slow)
+		holder, err := m.TryAcquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := runtime.NumGoroutine()
+		var held atomic.Int64
+		errs := make(chan error, waiters)
+		for range waiters {
+			go func() {
+				l, err := m.Acquire(ctx)
+				if err == nil {
+					held.Add(1)
+					err = l.Release(ctx)
+				}
+				errs <- err
+			}()
+		}
+		numSub := func() int64 {
+			n, err := b.Client.PubSubNumSub(context.Background(), channel).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n[channel]
+		}
+		for numSub() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond) // let every waiter make its first attempt
+		if n := numSub(); n != 1 {
+			t.Fatalf("%d subscribers on %s for %d waiters of one client; want 1", n, channel, waiters)
+		}
+		if err := holder.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for range waiters {
+			if err := <-errs; err != nil {
+				t.Fatalf("waiter: %v", err)
+			}
+		}
+		if held.Load() != waiters {
+			t.Fatalf("%d of %d waiters held the lock", held.Load(), waiters)
+		}
+		// miniredis serves each connection with a goroutine of this
+		// process, so the goroutine count is compared on redis-server only.
+		for (b.Real() && runtime.NumGoroutine() > before) || locking.HasWakeHub(b.Client) || numSub() != 0 {
+			if ctx.Err() != nil {
+				t.Fatalf("after the waiters left: %d goroutines (%d before), hub %v, %d subscribers",
+					runtime.NumGoroutine(), before, locking.HasWakeHub(b.Client), numSub())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }
