@@ -232,3 +232,58 @@ func TestBookScaling(t *testing.T) {
 		t.Errorf("interrupted: listed = %q, want 1,000 (7,250)", got)
 	}
 }
+
+// TestResources: a run with -markets or -prefill gains a second table
+// with the memory and CPU figures; a plain run's views do not change.
+func TestResources(t *testing.T) {
+	res := sim.Result{
+		Scenario: sim.Scenario{Listers: 5, Buyers: 5}, Strategy: market.Lua,
+		Duration: 10 * time.Second, Elapsed: 10 * time.Second, Listed: 10, Bought: 5, Wait: &sim.Histogram{},
+		Markets: []string{"a", "b"}, Prefill: 1000, PrefillTime: 1500 * time.Millisecond,
+		MarketBytes: 2 * 1000 * 100, ClientRSS: 64 << 20, ClientCPU: 5 * time.Second,
+	}
+	res.Server.Before = sim.ServerStats{UsedMemory: 1 << 20, CPU: time.Second, Commands: 10, Masters: 1, OK: true}
+	res.Server.Prefilled = sim.ServerStats{UsedMemory: 1<<20 + 2*1000*170, CPU: 2 * time.Second, Commands: 100, Masters: 1, OK: true}
+	res.Server.After = sim.ServerStats{UsedMemory: 4 << 20, CPU: 9 * time.Second, Commands: 100_100, Masters: 1, OK: true}
+	row := FromResult(res)
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"markets", row.Markets, 2},
+		{"bytes per listing", row.BytesPerListing, 170.0},
+		{"redis cpu", row.RedisCPUS, 7.0},
+		{"redis commands", row.RedisCommands, int64(100_000)},
+		{"client cpu", row.ClientCPUS, 5.0},
+		{"label", row.Label(), "5x5 x2 markets +1,000"},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if c.got != c.want {
+				t.Errorf("got %v, want %v", c.got, c.want)
+			}
+		})
+	}
+	withRes := Document{Redis: Redis{Mode: "redis-server"}, DurationS: 10, Rows: []Row{row}}
+	plain := sample()
+	for _, tc := range []struct {
+		name string
+		doc  Document
+		want bool
+	}{{"with -prefill", withRes, true}, {"plain", plain, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, format := range []string{"table", "markdown"} {
+				var b bytes.Buffer
+				if err := Render(&b, format, tc.doc); err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.Contains(b.String(), "B/listing"); got != tc.want {
+					t.Errorf("%s: resource table shown %v, want %v:\n%s", format, got, tc.want, b.String())
+				}
+				if tc.want && !strings.Contains(b.String(), "| 5x5 | lua | 2 | 1,000 | 1.5s | 1.3 MiB | 170 | 100 | 64.0 MiB | 50% | 70% | 10,000 |") && format == "markdown" {
+					t.Errorf("markdown resource row differs:\n%s", b.String())
+				}
+			}
+		})
+	}
+}
