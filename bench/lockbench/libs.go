@@ -72,10 +72,18 @@ func Configs() []Config {
 		},
 		{
 			Name: "locking-wakeups", Library: "locking",
-			Settings: "NewMutex(rdb, key, ttl, WithWakeups()): Release publishes, waiters subscribe and retry on the message or after DefaultBackoff",
+			Settings: "NewMutex(rdb, key, ttl, WithWakeups()): Release publishes, the client's waiters share one subscription, each message wakes one of them; retry on the wake-up or after DefaultBackoff",
 			newWorker: func(rdb *redis.Client, key string, ttl time.Duration, _ *atomic.Int64) Worker {
 				return &oursWorker{m: locking.NewMutex(rdb, key, ttl, locking.WithWakeups())}
 			},
+		},
+		{
+			Name: "locking-queue", Library: "locking",
+			Settings: "NewQueueMutex(rdb, key, ttl): waiters queue in Redis and block in BLPOP; Release hands the lock to the first waiter in its own script",
+			newWorker: func(rdb *redis.Client, key string, ttl time.Duration, tries *atomic.Int64) Worker {
+				return &queueWorker{m: locking.NewQueueMutex(rdb, key, ttl), tries: tries}
+			},
+			countsTriesItself: true,
 		},
 		{
 			Name: "redsync", Library: "redsync",
@@ -153,6 +161,26 @@ func (w *oursWorker) Acquire(ctx context.Context) error {
 }
 
 func (w *oursWorker) Release(ctx context.Context) error { return w.l.Release(ctx) }
+
+// queueWorker counts one try per acquisition: a QueueMutex waiter asks
+// once and is handed the lock, it never retries.
+type queueWorker struct {
+	m     *locking.QueueMutex
+	l     *locking.QueueLock
+	tries *atomic.Int64
+}
+
+func (w *queueWorker) Acquire(ctx context.Context) error {
+	w.tries.Add(1)
+	l, err := w.m.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	w.l = l
+	return nil
+}
+
+func (w *queueWorker) Release(ctx context.Context) error { return w.l.Release(ctx) }
 
 type redsyncWorker struct{ m *redsync.Mutex }
 
