@@ -17,18 +17,19 @@ type Ledger struct {
 	mu      sync.Mutex
 	initial map[string]int64 // user -> funds at creation
 	net     map[string]int64 // user -> sum of sales minus purchases
-	items   map[string]*itemRecord
+	items   map[string]itemRecord
 }
 
+// itemRecord holds the prices an item was listed and sold at, in the order
+// acknowledged. Most items are listed and sold once, so two short slices
+// cost far less than maps keyed by price.
 type itemRecord struct {
-	listings, sales int
-	listedAt        map[int64]int // price -> acknowledged listings at it
-	soldAt          map[int64]int // price -> acknowledged sales at it
+	listed, sold []int64
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{initial: map[string]int64{}, net: map[string]int64{}, items: map[string]*itemRecord{}}
+	return &Ledger{initial: map[string]int64{}, net: map[string]int64{}, items: map[string]itemRecord{}}
 }
 
 func (l *Ledger) userCreated(id string, funds int64) {
@@ -39,15 +40,15 @@ func (l *Ledger) userCreated(id string, funds int64) {
 
 func (l *Ledger) itemCreated(item string) {
 	l.mu.Lock()
-	l.items[item] = &itemRecord{listedAt: map[int64]int{}, soldAt: map[int64]int{}}
+	l.items[item] = itemRecord{}
 	l.mu.Unlock()
 }
 
 func (l *Ledger) listed(item string, price int64) {
 	l.mu.Lock()
-	if r := l.items[item]; r != nil {
-		r.listings++
-		r.listedAt[price]++
+	if r, ok := l.items[item]; ok {
+		r.listed = append(r.listed, price)
+		l.items[item] = r
 	}
 	l.mu.Unlock()
 }
@@ -56,9 +57,9 @@ func (l *Ledger) sold(buyer, seller, item string, price int64) {
 	l.mu.Lock()
 	l.net[buyer] -= price
 	l.net[seller] += price
-	if r := l.items[item]; r != nil {
-		r.sales++
-		r.soldAt[price]++
+	if r, ok := l.items[item]; ok {
+		r.sold = append(r.sold, price)
+		l.items[item] = r
 	}
 	l.mu.Unlock()
 }
@@ -69,7 +70,7 @@ func (l *Ledger) Sales() int {
 	defer l.mu.Unlock()
 	n := 0
 	for _, r := range l.items {
-		n += r.sales
+		n += len(r.sold)
 	}
 	return n
 }
@@ -227,16 +228,39 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 		}
 	}
 	for item, r := range l.items {
-		if r.sales > r.listings {
-			rep.NotPaidOnce += r.sales - r.listings
-			rep.note("item %s sold %d times but listed %d", item, r.sales, r.listings)
+		if len(r.sold) > len(r.listed) {
+			rep.NotPaidOnce += len(r.sold) - len(r.listed)
+			rep.note("item %s sold %d times but listed %d", item, len(r.sold), len(r.listed))
+			continue
 		}
-		for price, n := range r.soldAt {
-			if over := n - r.listedAt[price]; over > 0 && r.sales <= r.listings {
-				rep.NotPaidOnce += over
-				rep.note("item %s sold %d times at %d but listed at that price %d times", item, n, price, r.listedAt[price])
-			}
+		if over := pricesNotListed(r.sold, r.listed); over > 0 {
+			rep.NotPaidOnce += over
+			rep.note("item %s sold %d times at a price it was not listed at", item, over)
 		}
 	}
 	return rep, nil
+}
+
+// pricesNotListed counts the sales whose price matches no listing left
+// unmatched by an earlier sale (the multiset difference sold - listed).
+func pricesNotListed(sold, listed []int64) int {
+	if len(sold) == 1 && len(listed) == 1 { // the usual case
+		if sold[0] == listed[0] {
+			return 0
+		}
+		return 1
+	}
+	left := map[int64]int{}
+	for _, p := range listed {
+		left[p]++
+	}
+	over := 0
+	for _, p := range sold {
+		if left[p] == 0 {
+			over++
+			continue
+		}
+		left[p]--
+	}
+	return over
 }
