@@ -88,19 +88,11 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), faultsExample)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return o, err
 	}
 	bad := func(format string, a ...any) (faultsOptions, error) {
-		msg := fmt.Sprintf(format, a...)
-		fmt.Fprintf(stderr, "simulate faults: %s\nRun 'simulate faults -h' for help.\n", msg)
-		return o, fmt.Errorf("%w: %s", errUsage, msg)
-	}
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
+		return o, usagef(stderr, fs.Name(), format, a...)
 	}
 	var err error
 	if o.faults, err = faults.ParseFaults(faultList); err != nil {

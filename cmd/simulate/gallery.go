@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,19 +58,11 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), galleryExample)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return o, err
 	}
 	bad := func(format string, a ...any) (galleryOptions, error) {
-		msg := fmt.Sprintf(format, a...)
-		fmt.Fprintf(stderr, "simulate gallery: %s\nRun 'simulate gallery -h' for help.\n", msg)
-		return o, fmt.Errorf("%w: %s", errUsage, msg)
-	}
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
+		return o, usagef(stderr, fs.Name(), format, a...)
 	}
 	known := galleryNumbers()
 	for r := range strings.SplitSeq(recipes, ",") {

@@ -56,3 +56,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	return cmd(ctx, args, stdout, stderr)
 }
+
+// parseFlags parses a subcommand's arguments. -h returns flag.ErrHelp
+// (the help was printed); a bad flag, or any argument left over, is a
+// usage error: it is printed and returned wrapped in errUsage.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return usagef(stderr, fs.Name(), "unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// usagef prints a command-line mistake of the subcommand called name and
+// returns it wrapped in errUsage (exit status 2).
+func usagef(stderr io.Writer, name, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintf(stderr, "%s: %s\nRun '%s -h' for help.\n", name, msg, name)
+	return fmt.Errorf("%w: %s", errUsage, msg)
+}

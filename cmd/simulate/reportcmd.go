@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,23 +27,14 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"Renders a saved run again (tables, CSV, JSON, charts) without measuring.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	bad := func(msg string) error {
-		fmt.Fprintf(stderr, "simulate report: %s\nRun 'simulate report -h' for help.\n", msg)
-		return fmt.Errorf("%w: %s", errUsage, msg)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return bad(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	case *in == "":
-		return bad("-in is required")
+		return usagef(stderr, fs.Name(), "-in is required")
 	case !isFormat(*format):
-		return bad(fmt.Sprintf("-format %q: want one of %s", *format, strings.Join(report.Formats, ", ")))
+		return usagef(stderr, fs.Name(), "-format %q: want one of %s", *format, strings.Join(report.Formats, ", "))
 	}
 	data, err := os.ReadFile(*in)
 	if err != nil {

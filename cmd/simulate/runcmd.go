@@ -84,19 +84,11 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), runExample)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return o, err
 	}
 	bad := func(format string, a ...any) (runOptions, error) {
-		msg := fmt.Sprintf(format, a...)
-		fmt.Fprintf(stderr, "simulate run: %s\nRun 'simulate run -h' for help.\n", msg)
-		return o, fmt.Errorf("%w: %s", errUsage, msg)
-	}
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
+		return o, usagef(stderr, fs.Name(), format, a...)
 	}
 	seen := map[market.Strategy]bool{}
 	for name := range strings.SplitSeq(strategies, ",") {
