@@ -308,10 +308,10 @@ func (m *QueueMutex) wait(ctx context.Context, token string, sent time.Time, ser
 		if dl, ok := ctx.Deadline(); ok {
 			d = min(d, time.Until(dl))
 		}
-		if err := ctx.Err(); err != nil || d <= 0 {
-			if err == nil {
-				err = context.DeadlineExceeded
-			}
+		if d <= 0 {
+			<-ctx.Done() // the deadline has passed; its timer is about to fire
+		}
+		if err := ctx.Err(); err != nil {
 			m.leave(ctx, token)
 			return nil, fmt.Errorf("%w: %s after %d polls: %w", ErrNotAcquired, m.key, n, err)
 		}

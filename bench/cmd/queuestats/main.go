@@ -1,0 +1,140 @@
+// Command queuestats runs the one-key acquire+release loop of lockbench
+// with locking.QueueMutex on a private redis-server and prints what the
+// server spent per acquisition: CPU and, from INFO commandstats, the calls
+// and microseconds of every command (the scripts' inner commands are
+// counted both on their own and inside EVALSHA). It shows where the
+// server's time goes in a hand-over.
+//
+//	queuestats -goroutines 10 -duration 5s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/locking"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "queuestats:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	goroutines := flag.Int("goroutines", 10, "goroutines sharing one key")
+	duration := flag.Duration("duration", 5*time.Second, "length of the measurement")
+	flag.Parse()
+	ctx := context.Background()
+	srv, err := redisserver.Start(ctx, redisserver.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64})
+	defer rdb.Close()
+	m := locking.NewQueueMutex(rdb, "queuestats", 10*time.Second)
+	// Warm up: load the scripts and fill the pool.
+	if err := loop(ctx, m, *goroutines, 500*time.Millisecond, new(atomic.Int64)); err != nil {
+		return err
+	}
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return err
+	}
+	cpu0, err := serverCPU(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	var n atomic.Int64
+	start := time.Now()
+	if err := loop(ctx, m, *goroutines, *duration, &n); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	cpu1, err := serverCPU(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	acq := float64(n.Load())
+	fmt.Printf("goroutines %d, %.0f acquisitions/s, redis-server CPU %.0f%% of a core, %.1f µs per acquisition\n",
+		*goroutines, acq/elapsed.Seconds(), 100*(cpu1-cpu0)/elapsed.Seconds(), 1e6*(cpu1-cpu0)/acq)
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-12s %14s %16s %14s\n", "command", "calls/acq", "µs per call", "µs per acq")
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || strings.Contains(name, "config") || strings.Contains(name, "info") {
+			continue
+		}
+		f := map[string]float64{}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k], _ = strconv.ParseFloat(v, 64)
+		}
+		fmt.Printf("%-12s %14.2f %16.2f %14.2f\n", strings.TrimPrefix(name, "cmdstat_"), f["calls"]/acq, f["usec_per_call"], f["usec"]/acq)
+	}
+	return nil
+}
+
+// loop has g goroutines acquire and release m for d, counting in n.
+func loop(ctx context.Context, m *locking.QueueMutex, g int, d time.Duration, n *atomic.Int64) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, g)
+	for range g {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				l, err := m.Acquire(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+						return
+					}
+					continue
+				}
+				if err := l.Release(context.WithoutCancel(ctx)); err != nil {
+					errs <- err
+					return
+				}
+				n.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// serverCPU is the server's used_cpu_user + used_cpu_sys in seconds.
+func serverCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var cpu float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, err
+			}
+			cpu += f
+		}
+	}
+	return cpu, nil
+}
