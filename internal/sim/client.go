@@ -20,10 +20,17 @@ func SizedClient(c redis.UniversalClient, poolSize int, hooks ...redis.Hook) red
 	case *redis.Client:
 		opts := *c.Options()
 		opts.PoolSize = max(poolSize, opts.PoolSize)
+		// The copied options point at the first client's initialised
+		// maintenance-notification and push-notification state; let the new
+		// client make its own.
+		opts.MaintNotificationsConfig = nil
+		opts.PushNotificationProcessor = nil
 		out = redis.NewClient(&opts)
 	case *redis.ClusterClient:
 		opts := *c.Options()
 		opts.PoolSize = max(poolSize, opts.PoolSize)
+		opts.MaintNotificationsConfig = nil
+		opts.PushNotificationProcessor = nil
 		out = redis.NewClusterClient(&opts)
 	default:
 		return c
