@@ -13,6 +13,8 @@
 //   - RWMutex admits many readers or one writer, each releasing only its own
 //     hold, with waiting writers served before new readers.
 //   - Redlock takes a lease on a majority of independent Redis servers.
+//   - QueueMutex is a FIFO lease lock whose release hands the lock to the
+//     next waiter inside Redis; waiters block in BLPOP instead of polling.
 //
 // A lease can expire while its holder is paused (a GC pause, a stalled
 // network): then two clients believe they hold it. Renewal makes that
