@@ -53,18 +53,7 @@ func ReadServerStats(ctx context.Context, c redis.UniversalClient) (ServerStats,
 		s.Masters++
 		return nil
 	}
-	var err error
-	if cc, ok := c.(*redis.ClusterClient); ok {
-		// ForEachMaster calls fn concurrently: serialise the sums.
-		var mu sync.Mutex
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return read(ctx, n)
-		})
-	} else {
-		err = read(ctx, c)
-	}
+	err := eachMaster(ctx, c, read)
 	if err != nil {
 		return ServerStats{}, fmt.Errorf("server stats: %w", err)
 	}
@@ -194,4 +183,20 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// eachMaster calls fn with c, or on a cluster with each master in turn
+// (ForEachMaster runs its calls concurrently; fn here may add to shared
+// sums without locking).
+func eachMaster(ctx context.Context, c redis.UniversalClient, fn func(ctx context.Context, node redis.Cmdable) error) error {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return fn(ctx, c)
+	}
+	var mu sync.Mutex
+	return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(ctx, n)
+	})
 }

@@ -521,17 +521,7 @@ func waitLazyFree(ctx context.Context, c redis.UniversalClient) {
 			pending += parseInfo(text)["lazyfree_pending_objects"]
 			return nil
 		}
-		var err error
-		if cc, ok := c.(*redis.ClusterClient); ok {
-			var mu sync.Mutex
-			err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-				mu.Lock()
-				defer mu.Unlock()
-				return read(ctx, n)
-			})
-		} else {
-			err = read(ctx, c)
-		}
+		err := eachMaster(ctx, c, read)
 		if err != nil || pending == 0 {
 			return
 		}
