@@ -168,6 +168,15 @@ func (rw *RWMutex) Lock(ctx context.Context) (*RWHold, error) {
 
 func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
 	token := NewToken()
+	// A writer that gives up takes back its waiting marker, whether its
+	// time ran out while it slept or while an attempt was in flight.
+	giveUp := func() {
+		if write {
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			writeGiveUpScript.Run(gctx, rw.rdb, []string{rw.waiting}, token)
+			cancel()
+		}
+	}
 	for n := 0; ; n++ {
 		h, err := rw.try(ctx, write, token)
 		if err == nil {
@@ -175,17 +184,14 @@ func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
 			return h, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
+			giveUp()
 			return nil, endedWhileWaiting(ctx, err)
 		}
 		// Poll at least three times per lease so that a waiting writer's
 		// marker never lapses between attempts.
 		d := min(rw.backoff.Delay(n), max(rw.ttl/3, time.Millisecond))
 		if err := Sleep(ctx, d); err != nil {
-			if write {
-				gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-				writeGiveUpScript.Run(gctx, rw.rdb, []string{rw.waiting}, token)
-				cancel()
-			}
+			giveUp()
 			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, rw.name, n+1, err)
 		}
 	}
