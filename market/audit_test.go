@@ -42,7 +42,7 @@ func TestAuditCatchesEachKind(t *testing.T) {
 		ctx := context.Background()
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				m, err := market.New(b.Client, "audit"+string(rune('a'+i)))
+				m, err := newMarket(b.Client, "audit"+string(rune('a'+i)))
 				must(t, err)
 				user(t, m, "buyer", 100)
 				user(t, m, "seller", 0)

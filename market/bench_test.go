@@ -27,7 +27,7 @@ var benchMarkets atomic.Int64
 func benchMarket(tb testing.TB, be *redistest.Backend, n int) (*market.Market, []string) {
 	tb.Helper()
 	ctx := context.Background()
-	m, err := market.New(be.Client, "bench"+strconv.FormatInt(benchMarkets.Add(1), 10))
+	m, err := newMarket(be.Client, "bench"+strconv.FormatInt(benchMarkets.Add(1), 10))
 	if err != nil {
 		tb.Fatal(err)
 	}

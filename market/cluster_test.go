@@ -44,7 +44,7 @@ func TestStrategiesOnCluster(t *testing.T) {
 	for i, s := range market.Strategies {
 		name := names[i]
 		t.Run(string(s), func(t *testing.T) {
-			m, err := market.New(c, name)
+			m, err := newMarket(c, name)
 			must(t, err)
 			if _, err := m.CreateUser(ctx, "seller", "seller", 0); err != nil {
 				t.Fatal(err)

@@ -91,7 +91,7 @@ func FuzzPurchaseArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, buyer, seller, item string, price int64, strategy uint8, list bool) {
 		b.Mini.FlushAll()
 		s := market.Strategies[int(strategy)%len(market.Strategies)]
-		m, err := market.New(b.Client, "fuzz")
+		m, err := newMarket(b.Client, "fuzz")
 		if err != nil {
 			t.Fatal(err)
 		}

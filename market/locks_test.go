@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/internal/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -29,7 +30,7 @@ func TestFencingRefusesCommitAfterLeaseExpiry(t *testing.T) {
 					ctx := context.Background()
 					var m *market.Market
 					paused := false
-					hook := func(ctx context.Context, st market.Strategy, op string) {
+					hook := func(ctx context.Context, _, op string) {
 						if ctx.Value(clientKey{}) != "alice" || paused || op != "purchase" {
 							return
 						}
@@ -44,18 +45,18 @@ func TestFencingRefusesCommitAfterLeaseExpiry(t *testing.T) {
 							t.Errorf("bob: %v", err)
 						}
 					}
-					opts := []market.Option{market.WithBeforeCommit(hook), market.WithLockTTL(5 * time.Second)}
+					opts := []market.Option{market.WithLockTTL(5 * time.Second)}
 					if fenced {
 						opts = append(opts, market.WithFencing())
 					}
 					var err error
-					m, err = market.New(b.Client, "fence", opts...)
+					m, err = newMarket(b.Client, "fence", opts...)
 					must(t, err)
 					user(t, m, "sam", 0)
 					user(t, m, "alice", 100)
 					user(t, m, "bob", 100)
 					listed(t, m, s, "sam", "sword", 10)
-					actx := context.WithValue(ctx, clientKey{}, "alice")
+					actx := faultpoint.WithBeforeCommit(context.WithValue(ctx, clientKey{}, "alice"), hook)
 					cost, err := m.Purchase(actx, s, "alice", "sam", "sword", 10)
 					rep, aerr := m.Audit(ctx)
 					must(t, aerr)
@@ -65,7 +66,7 @@ func TestFencingRefusesCommitAfterLeaseExpiry(t *testing.T) {
 						}
 						return
 					}
-					if !errors.Is(err, market.ErrLockLost) || !errors.Is(err, locking.ErrNotHeld) || !cost.LockLost {
+					if !errors.Is(err, locking.ErrLockLost) || !errors.Is(err, locking.ErrNotHeld) || !cost.LockLost {
 						t.Fatalf("fenced: alice %v (lock lost %v), want ErrLockLost", err, cost.LockLost)
 					}
 					if rep.Total() != 0 {
@@ -82,7 +83,7 @@ func TestFencedStrategiesWorkNormally(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 				ctx := context.Background()
-				m, err := market.New(b.Client, "fenced", market.WithFencing())
+				m, err := newMarket(b.Client, "fenced", market.WithFencing())
 				must(t, err)
 				user(t, m, "sam", 0)
 				user(t, m, "ann", 100)
@@ -106,9 +107,9 @@ func TestLockFuncReplacesTheMutex(t *testing.T) {
 		released := 0
 		lf := func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
 			keys = append(keys, key)
-			return market.Lease{Key: key, Waits: 2, Release: func(context.Context) error { released++; return nil }}, nil
+			return market.Lease{Waits: 2, Release: func(context.Context) error { released++; return nil }}, nil
 		}
-		m, err := market.New(b.Client, "lf", market.WithLockFunc(lf))
+		m, err := newMarket(b.Client, "lf", market.WithLockFunc(lf))
 		must(t, err)
 		user(t, m, "sam", 0)
 		user(t, m, "ann", 100)

@@ -22,7 +22,7 @@ func forEach(t *testing.T, fn func(t *testing.T, b *redistest.Backend, m *market
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		for _, s := range market.Strategies {
 			t.Run(string(s), func(t *testing.T) {
-				m, err := market.New(b.Client, "t"+string(s))
+				m, err := newMarket(b.Client, "t"+string(s))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -30,6 +30,12 @@ func forEach(t *testing.T, fn func(t *testing.T, b *redistest.Backend, m *market
 			})
 		}
 	})
+}
+
+// newMarket is market.New with a ledger, so that audit checks every
+// invariant, sales included.
+func newMarket(rdb redis.UniversalClient, name string, opts ...market.Option) (*market.Market, error) {
+	return market.New(rdb, name, append([]market.Option{market.WithLedger(market.NewLedger())}, opts...)...)
 }
 
 func must(t *testing.T, err error) {
@@ -60,6 +66,9 @@ func audit(t *testing.T, m *market.Market) {
 	must(t, err)
 	if rep.Total() != 0 {
 		t.Fatalf("audit: %+v %v", rep.Violations, rep.Details)
+	}
+	if !rep.SalesChecked {
+		t.Fatal("audit did not check sales: the market has no ledger")
 	}
 }
 
@@ -177,7 +186,7 @@ func TestInvalidInputNeverReachesRedis(t *testing.T) {
 		c := redis.NewClient(&redis.Options{Addr: b.Addr()})
 		defer c.Close()
 		c.AddHook(hook)
-		m, err := market.New(c, "inv")
+		m, err := newMarket(c, "inv")
 		must(t, err)
 		long := strings.Repeat("a", 65)
 		ids := []string{"", "a.b", "item.", long, "sp ace", "é", "a/b", "{tag}"}
@@ -230,7 +239,7 @@ func TestInvalidInputNeverReachesRedis(t *testing.T) {
 func TestUserAndItemUniqueness(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		m, _ := market.New(b.Client, "u")
+		m, _ := newMarket(b.Client, "u")
 		user(t, m, "a", 1)
 		if _, err := m.CreateUser(ctx, "a", "again", 5); !errors.Is(err, market.ErrAlreadyExists) {
 			t.Fatalf("duplicate user: %v", err)
@@ -411,7 +420,7 @@ func TestWatchRetriesRiseWithConcurrentListings(t *testing.T) {
 		retries := func(listers int) int {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			m, _ := market.New(b.Client, fmt.Sprintf("w%d", listers))
+			m, _ := newMarket(b.Client, fmt.Sprintf("w%d", listers))
 			user(t, m, "buyer", market.MaxFunds)
 			user(t, m, "stock", 0)
 			const items = 60

@@ -13,14 +13,14 @@ const MaxBulkListings = 10_000
 
 var createListingsScript = redis.NewScript(`
 -- KEYS: seller hash, items set, market zset
--- ARGV: seller, then item, price pairs
+-- ARGV: item, member, price triples
 if redis.call('exists', KEYS[1]) == 0 then return 'user_not_found' end
-for i = 2, #ARGV, 2 do
+for i = 1, #ARGV, 3 do
   if redis.call('sismember', KEYS[2], ARGV[i]) == 1 then return 'already_exists' end
 end
-for i = 2, #ARGV, 2 do
+for i = 1, #ARGV, 3 do
   redis.call('sadd', KEYS[2], ARGV[i])
-  redis.call('zadd', KEYS[3], ARGV[i + 1], ARGV[i] .. '.' .. ARGV[1])
+  redis.call('zadd', KEYS[3], ARGV[i + 2], ARGV[i + 1])
 end
 return 'ok'`)
 
@@ -45,8 +45,8 @@ func (m *Market) CreateListings(ctx context.Context, seller string, items []stri
 	if len(items) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 1+2*len(items))
-	args = append(args, seller)
+	args := make([]any, 0, 3*len(items))
+	seen := make(map[string]bool, len(items))
 	for i, item := range items {
 		if err := ValidID("item", item); err != nil {
 			return err
@@ -54,7 +54,11 @@ func (m *Market) CreateListings(ctx context.Context, seller string, items []stri
 		if err := ValidPrice(prices[i]); err != nil {
 			return err
 		}
-		args = append(args, item, prices[i])
+		if seen[item] {
+			return fmt.Errorf("%w: item %s appears twice", ErrInvalid, item)
+		}
+		seen[item] = true
+		args = append(args, item, Member(item, seller), prices[i])
 	}
 	k := m.keys
 	res, err := createListingsScript.Run(ctx, m.rdb, []string{k.User(seller), k.Items(), k.Market()}, args...).Text()

@@ -13,7 +13,7 @@ import (
 func TestCreateListings(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		m, err := market.New(b.Client, "bulk")
+		m, err := newMarket(b.Client, "bulk")
 		must(t, err)
 		_, err = m.CreateUser(ctx, "seller", "Seller", 0)
 		must(t, err)

@@ -30,7 +30,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			defer c.Close()
 			counter := &roundtrip.Counter{}
 			c.AddHook(counter)
-			m, err := market.New(c, "rt"+string(s))
+			m, err := newMarket(c, "rt"+string(s))
 			must(t, err)
 			user(t, m, "buyer", 1000)
 			user(t, m, "seller", 0)

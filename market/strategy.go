@@ -5,11 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/watchtx"
 )
 
 // Strategy is how List and Purchase keep concurrent clients apart.
@@ -71,34 +66,19 @@ func (m *Market) List(ctx context.Context, s Strategy, seller, item string, pric
 	if err := ValidPrice(price); err != nil {
 		return cost, err
 	}
+	if _, err := ParseStrategy(string(s)); err != nil {
+		return cost, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.listTimeout)
 	defer cancel()
-	o := &listOp{m: m, seller: seller, item: item, price: price}
+	o := &listOp{keys: m.keys, seller: seller, item: item, price: price}
 	switch s {
 	case Watch:
 		err = m.runWatch(ctx, s, "list", o, &cost, m.keys.Inventory(seller))
 	case Coarse, Fine:
-		if m.lockFunc == nil {
-			err = m.runLocked(ctx, s, "list", m.lockKey(s, item, seller), o, &cost)
-			break
-		}
-		err = m.withLock(ctx, s, item, seller, &cost, func(l Lease) error {
-			if !m.fenced(l) {
-				return m.listTx(ctx, m.rdb, s, seller, item, price)
-			}
-			var err error
-			cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
-				if err := checkLease(ctx, tx, l); err != nil {
-					return err
-				}
-				return m.listTx(ctx, tx, s, seller, item, price)
-			}, l.Key)
-			return err
-		})
+		err = m.runLocked(ctx, s, "list", m.lockKey(s, item, seller), o, &cost)
 	case Lua:
-		err = m.listLua(ctx, seller, item, price)
-	default:
-		_, err = ParseStrategy(string(s))
+		err = m.listLua(ctx, o)
 	}
 	if err == nil {
 		m.ledger.listed(item, price)
@@ -127,9 +107,12 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	if buyer == seller {
 		return cost, fmt.Errorf("%w: buyer and seller are both %s", ErrInvalid, buyer)
 	}
+	if _, err := ParseStrategy(string(s)); err != nil {
+		return cost, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.buyTimeout)
 	defer cancel()
-	o := &purchaseOp{m: m, buyer: buyer, seller: seller, item: item, price: price}
+	o := &purchaseOp{keys: m.keys, buyer: buyer, seller: seller, item: item, price: price}
 	switch s {
 	case Watch:
 		// Book 4.4: WATCH the market and the buyer.
@@ -137,31 +120,9 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	case Coarse, Fine:
 		// Under the lock only the buyer's funds can change behind our back
 		// (the same buyer buying elsewhere), so only they are WATCHed.
-		if m.lockFunc == nil {
-			err = m.runLocked(ctx, s, "purchase", m.lockKey(s, item, seller), o, &cost, m.keys.User(buyer))
-			break
-		}
-		err = m.withLock(ctx, s, item, seller, &cost, func(l Lease) error {
-			keys := []string{m.keys.User(buyer)}
-			fenced := m.fenced(l)
-			if fenced {
-				keys = append(keys, l.Key)
-			}
-			var err error
-			cost.Retries, err = m.watchRun(ctx, func(tx *redis.Tx) error {
-				if fenced {
-					if err := checkLease(ctx, tx, l); err != nil {
-						return err
-					}
-				}
-				return m.purchaseTx(ctx, tx, s, buyer, seller, item, price)
-			}, keys...)
-			return err
-		})
+		err = m.runLocked(ctx, s, "purchase", m.lockKey(s, item, seller), o, &cost, m.keys.User(buyer))
 	case Lua:
-		err = m.purchaseLua(ctx, buyer, seller, item, price)
-	default:
-		_, err = ParseStrategy(string(s))
+		err = m.purchaseLua(ctx, o)
 	}
 	if err == nil {
 		m.ledger.sold(buyer, seller, item, price)
@@ -169,157 +130,11 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	return cost, err
 }
 
-// watchRun runs a WATCH transaction until the context's time runs out.
-func (m *Market) watchRun(ctx context.Context, fn func(*redis.Tx) error, keys ...string) (int, error) {
-	retries, err := watchtx.Run(ctx, m.rdb, watchtx.Options{}, fn, keys...)
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("%w: transaction aborted %d times: %w", ErrContended, retries, err)
+// contended turns the end of an operation's time into ErrContended.
+func contended(ctx context.Context, retries int, err error) error {
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) &&
+		!errors.Is(err, ErrContended) {
+		return fmt.Errorf("%w: aborted %d times: %w", ErrContended, retries, err)
 	}
-	return retries, err
-}
-
-// lockKey is the lock of a Coarse (the market's) or Fine (the listing's)
-// operation.
-func (m *Market) lockKey(s Strategy, item, seller string) string {
-	if s == Fine {
-		return m.keys.ItemLock(item, seller)
-	}
-	return m.keys.MarketLock()
-}
-
-// withLock runs fn while holding the market lock (Coarse) or the listing's
-// lock (Fine), taken with the market's LockFunc (by default a
-// locking.Mutex).
-func (m *Market) withLock(ctx context.Context, s Strategy, item, seller string, cost *Cost, fn func(Lease) error) error {
-	key := m.lockKey(s, item, seller)
-	acquire := m.lockFunc
-	if acquire == nil {
-		acquire = m.mutexLock
-	}
-	l, err := acquire(ctx, key, m.lockTTL)
-	if err != nil {
-		if errors.Is(err, locking.ErrNotAcquired) {
-			return fmt.Errorf("%w: %w", ErrContended, err)
-		}
-		return err
-	}
-	cost.LockWaits = l.Waits
-	ferr := fn(l)
-	// Release even if ctx has ended, but do not wait long for it.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if l.Release != nil {
-		if err := l.Release(rctx); errors.Is(err, locking.ErrNotHeld) {
-			cost.LockLost = true
-		}
-	}
-	if errors.Is(ferr, ErrLockLost) {
-		cost.LockLost = true
-	}
-	return ferr
-}
-
-// cmdable is what the list transaction needs: a *redis.Tx under WATCH, or
-// the plain client under a lock.
-type cmdable interface {
-	SIsMember(ctx context.Context, key string, member any) *redis.BoolCmd
-	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
-// listTx and purchaseTx are the book's forms of the lock strategies'
-// critical sections, used with a LockFunc other than the default mutex:
-// read (under WATCH when c is a *redis.Tx), check, then MULTI/EXEC.
-func (m *Market) listTx(ctx context.Context, c cmdable, s Strategy, seller, item string, price int64) error {
-	o := &listOp{m: m, seller: seller, item: item, price: price}
-	o.owned = c.SIsMember(ctx, m.keys.Inventory(seller), item)
-	if err := o.check(); err != nil {
-		return err
-	}
-	if m.beforeCommit != nil {
-		m.beforeCommit(ctx, s, "list")
-	}
-	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		o.write(ctx, p)
-		return nil
-	})
 	return err
-}
-
-func (m *Market) purchaseTx(ctx context.Context, tx *redis.Tx, s Strategy, buyer, seller, item string, price int64) error {
-	o := &purchaseOp{m: m, buyer: buyer, seller: seller, item: item, price: price}
-	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-		o.read(ctx, p)
-		return nil
-	})
-	if err := pipelinedErr(err); err != nil {
-		return err
-	}
-	if err := o.check(); err != nil {
-		return err
-	}
-	if m.beforeCommit != nil {
-		m.beforeCommit(ctx, s, "purchase")
-	}
-	_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		o.write(ctx, p)
-		return nil
-	})
-	return err
-}
-
-var (
-	listScript = redis.NewScript(`
--- KEYS: seller inventory, market; ARGV: item, member, price
-if redis.call('sismember', KEYS[1], ARGV[1]) == 0 then return 'item_not_owned' end
-redis.call('zadd', KEYS[2], ARGV[3], ARGV[2])
-redis.call('srem', KEYS[1], ARGV[1])
-return 'ok'`)
-
-	purchaseScript = redis.NewScript(`
--- KEYS: market, buyer hash, seller hash, buyer inventory
--- ARGV: member, item, price
-local listed = redis.call('zscore', KEYS[1], ARGV[1])
-if not listed then return 'listing_not_found' end
-local price = tonumber(ARGV[3])
-if tonumber(listed) ~= price then return 'price_changed' end
-local funds = redis.call('hget', KEYS[2], 'funds')
-if not funds then return 'user_not_found' end
-if tonumber(funds) < price then return 'insufficient_funds' end
-redis.call('hincrby', KEYS[3], 'funds', ARGV[3])
-redis.call('hincrby', KEYS[2], 'funds', '-' .. ARGV[3])
-redis.call('sadd', KEYS[4], ARGV[2])
-redis.call('zrem', KEYS[1], ARGV[1])
-return 'ok'`)
-)
-
-func (m *Market) listLua(ctx context.Context, seller, item string, price int64) error {
-	if m.beforeCommit != nil {
-		m.beforeCommit(ctx, Lua, "list")
-	}
-	res, err := listScript.Run(ctx, m.rdb, []string{m.keys.Inventory(seller), m.keys.Market()},
-		item, Member(item, seller), price).Text()
-	if err != nil {
-		return err
-	}
-	if err := scriptResult(res); err != nil {
-		return fmt.Errorf("%s by %s: %w", item, seller, err)
-	}
-	return nil
-}
-
-func (m *Market) purchaseLua(ctx context.Context, buyer, seller, item string, price int64) error {
-	if m.beforeCommit != nil {
-		m.beforeCommit(ctx, Lua, "purchase")
-	}
-	k := m.keys
-	res, err := purchaseScript.Run(ctx, m.rdb,
-		[]string{k.Market(), k.User(buyer), k.User(seller), k.Inventory(buyer)},
-		Member(item, seller), item, price).Text()
-	if err != nil {
-		return err
-	}
-	if err := scriptResult(res); err != nil {
-		return fmt.Errorf("%s from %s for %s: %w", item, seller, buyer, err)
-	}
-	return nil
 }

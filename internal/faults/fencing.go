@@ -7,5 +7,5 @@ import "github.com/lockmarket/lockmarket/market"
 const FencingAvailable = true
 
 // fencingOption is the market option that fences the lock strategies: a
-// commit by a holder whose lease has passed is refused (market.ErrLockLost).
+// commit by a holder whose lease has passed is refused (locking.ErrLockLost).
 func fencingOption() market.Option { return market.WithFencing() }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -133,6 +134,7 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 // hookAlice pauses in the strategy's before-commit hook, in this process.
 type hookAlice struct {
 	m      *market.Market
+	hook   faultpoint.Hook
 	s      market.Strategy
 	pause  time.Duration
 	paused chan struct{} // closed when the hook starts pausing
@@ -145,7 +147,7 @@ type hookAlice struct {
 func newHookAlice(c redisClient, name string, opts []market.Option, s market.Strategy, pause time.Duration) *hookAlice {
 	a := &hookAlice{s: s, pause: pause, paused: make(chan struct{}), goOn: make(chan struct{}), done: make(chan struct{})}
 	var once sync.Once
-	hook := func(ctx context.Context, _ market.Strategy, op string) {
+	hook := func(ctx context.Context, _, op string) {
 		if op != "purchase" {
 			return
 		}
@@ -166,14 +168,15 @@ func newHookAlice(c redisClient, name string, opts []market.Option, s market.Str
 		case <-ctx.Done():
 		}
 	}
-	a.m, _ = market.New(c, name, append(opts, market.WithBeforeCommit(hook))...)
+	a.hook = hook
+	a.m, _ = market.New(c, name, opts...)
 	return a
 }
 
 func (a *hookAlice) start(ctx context.Context) error {
 	go func() {
 		defer close(a.done)
-		a.cost, a.err = a.m.Purchase(ctx, a.s, "alice", "seller", pauseItem, pausePrice)
+		a.cost, a.err = a.m.Purchase(faultpoint.WithBeforeCommit(ctx, a.hook), a.s, "alice", "seller", pauseItem, pausePrice)
 	}()
 	select {
 	case <-a.paused:
@@ -334,7 +337,7 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer c.Close()
 	in := bufio.NewReader(stdin)
 	var once sync.Once
-	hook := func(ctx context.Context, _ market.Strategy, op string) {
+	hook := func(ctx context.Context, _, op string) {
 		if op != "purchase" {
 			return
 		}
@@ -343,7 +346,7 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			in.ReadString('\n')
 		})
 	}
-	opts, s, err := marketOptions(Variant(*variant), cfg, c, market.WithBeforeCommit(hook))
+	opts, s, err := marketOptions(Variant(*variant), cfg, c)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -353,7 +356,7 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	cost, err := m.Purchase(ctx, s, "alice", "seller", pauseItem, pausePrice)
+	cost, err := m.Purchase(faultpoint.WithBeforeCommit(ctx, hook), s, "alice", "seller", pauseItem, pausePrice)
 	o, r := history.Classify(err)
 	rep := clientReport{Outcome: o, Reason: r, LockLost: cost.LockLost}
 	if err != nil {

@@ -54,7 +54,7 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 	name := marketName(f, trial)
 	c := faultClient(srv.Addr(), cfg, wlSellers+wlBuyers+2)
 	defer c.Close()
-	opts, s, err := marketOptions(v, cfg, c)
+	opts, s, err := marketOptions(v, cfg, c, market.WithLedger(market.NewLedger()))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
@@ -127,7 +128,9 @@ func (s Scenario) Run(ctx context.Context, env Env) (Row, error) {
 		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		o, err := s.run(sctx, w, fixed)
 		cancel()
-		w.cleanup(context.WithoutCancel(ctx))
+		if cerr := w.cleanup(context.WithoutCancel(ctx)); err == nil && cerr != nil {
+			err = fmt.Errorf("deleting the market: %w", cerr)
+		}
 		if err != nil {
 			variant := "flawed"
 			if fixed {
@@ -178,21 +181,38 @@ func newWorld(env Env) *world {
 	b := make([]byte, 5)
 	rand.Read(b)
 	w := &world{env: env, name: "gallery-" + hex.EncodeToString(b), ledger: market.NewLedger()}
-	w.setup = w.market(patient)
+	w.setup = w.market(patient).Market
 	return w
 }
 
 // market returns a client of the world's market (all share one ledger, so
 // the audit knows every acknowledged sale) with its own purchase timeout
 // and options.
-func (w *world) market(timeout time.Duration, opts ...market.Option) *market.Market {
+func (w *world) market(timeout time.Duration, opts ...market.Option) trader {
 	opts = append([]market.Option{market.WithLedger(w.ledger), market.WithLockTTL(lease),
 		market.WithTimeouts(timeout, timeout)}, opts...)
 	m, err := market.New(w.env.Client, w.name, opts...)
 	if err != nil {
 		panic(err) // the name is valid by construction
 	}
-	return m
+	return trader{Market: m}
+}
+
+// trader is a client of a scenario's market whose purchases may stop just
+// before their commit, where the scenario's step happens.
+type trader struct {
+	*market.Market
+	stop faultpoint.Hook
+}
+
+// stoppingAt returns t with h run before each commit.
+func (t trader) stoppingAt(h faultpoint.Hook) trader { t.stop = h; return t }
+
+// Purchase is market.Purchase with the trader's stop. The hook is set even
+// when nil, so a purchase made from inside another trader's stop does not
+// inherit that stop.
+func (t trader) Purchase(ctx context.Context, s market.Strategy, buyer, seller, item string, price int64) (market.Cost, error) {
+	return t.Market.Purchase(faultpoint.WithBeforeCommit(ctx, t.stop), s, buyer, seller, item, price)
 }
 
 func (w *world) keys() market.Keys { return market.NewKeys(w.name) }
@@ -220,22 +240,8 @@ func (w *world) list(ctx context.Context, seller string, items map[string]int64)
 	return nil
 }
 
-// cleanup deletes the world's keys (all carry its hash tag).
-func (w *world) cleanup(ctx context.Context) {
-	pattern := "{" + w.name + "}*"
-	del := func(ctx context.Context, c redis.Cmdable) error {
-		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-		return iter.Err()
-	}
-	if cc, ok := w.env.Client.(*redis.ClusterClient); ok {
-		cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
-		return
-	}
-	del(ctx, w.env.Client)
-}
+// cleanup deletes the world's keys.
+func (w *world) cleanup(ctx context.Context) error { return w.setup.Delete(ctx) }
 
 // event is a one-shot signal between the clients of a scenario.
 type event struct {
@@ -265,7 +271,7 @@ func recipeLock(newLock func(key string, ttl time.Duration) flawed.Lock, pause f
 		if err != nil {
 			return market.Lease{}, err
 		}
-		return market.Lease{Key: key, Token: token, Waits: waits, Release: func(rctx context.Context) error {
+		return market.Lease{Token: token, Waits: waits, Release: func(rctx context.Context) error {
 			if pause != nil {
 				pause(rctx)
 			}
@@ -282,7 +288,7 @@ func mutexLock(rdb redis.UniversalClient, pause func(ctx context.Context)) marke
 		if err != nil {
 			return market.Lease{}, err
 		}
-		return market.Lease{Key: key, Token: l.Token(), Waits: l.Waits, Release: func(rctx context.Context) error {
+		return market.Lease{Token: l.Token(), Waits: l.Waits, Release: func(rctx context.Context) error {
 			if pause != nil {
 				pause(rctx)
 			}

@@ -118,7 +118,7 @@ func (h *hookErrs) err() error {
 // demonstration itself.
 func expected(err error) bool {
 	return err == nil || errors.Is(err, market.ErrContended) || errors.Is(err, market.ErrListingNotFound) ||
-		errors.Is(err, market.ErrLockLost) || errors.Is(err, flawed.ErrCrashed)
+		errors.Is(err, locking.ErrLockLost) || errors.Is(err, flawed.ErrCrashed)
 }
 
 // runGetThenSet: buyers A and B of one listing, fine-grained locks. A
@@ -138,10 +138,10 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	var aDone *event
 	waitB := func(ctx context.Context) { aAtGap.fire(); errs.add(bAtGap.wait(ctx)) }
 	waitA := func(ctx context.Context) { bAtGap.fire(); errs.add(aDone.wait(ctx)) }
-	var mA, mB *market.Market
+	var mA, mB trader
 	if fixed {
-		mA = w.market(patient, market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) { waitB(ctx) }))
-		mB = w.market(impatient, market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) { waitA(ctx) }))
+		mA = w.market(patient).stoppingAt(func(ctx context.Context, _, _ string) { waitB(ctx) })
+		mB = w.market(impatient).stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
 	} else {
 		hookA := func(ctx context.Context, point string) error { waitB(ctx); return nil }
 		mA = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
@@ -149,7 +149,7 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		}, nil)))
 		mB = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
 			return &flawed.GetThenSet{RDB: w.env.Client, Key: key}
-		}, nil)), market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) { waitA(ctx) }))
+		}, nil))).stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
 	}
 	var wg sync.WaitGroup
 	aDone, aErr := client(&wg, func() error {
@@ -274,11 +274,11 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 		lockA, lockOthers = recipeLock(newRecipe(nil), pauseA), recipeLock(newRecipe(nil), nil)
 	}
 	mA := w.market(patient, market.WithLockFunc(lockA))
-	mB := w.market(patient, market.WithLockFunc(lockOthers), market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) {
+	mB := w.market(patient, market.WithLockFunc(lockOthers)).stoppingAt(func(ctx context.Context, _, _ string) {
 		bAtCommit.fire()
 		errs.add(cStarted.wait(ctx))
 		errs.add(cDone.wait(ctx))
-	}))
+	})
 	mC := w.market(impatient, market.WithLockFunc(lockOthers))
 	var wg sync.WaitGroup
 	aDone, aErr := client(&wg, func() error {
@@ -338,7 +338,7 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	mB := w.market(patient, opts...)
 	var bErr error
 	paused := newEvent()
-	mA := w.market(patient, append(opts, market.WithBeforeCommit(func(ctx context.Context, _ market.Strategy, _ string) {
+	mA := w.market(patient, opts...).stoppingAt(func(ctx context.Context, _, _ string) {
 		select {
 		case <-paused.ch:
 			return // a retry after the pause
@@ -347,7 +347,7 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 		paused.fire()
 		errs.add(w.env.expire(ctx, key))
 		_, bErr = mB.Purchase(ctx, market.Fine, "bob", "sam", "idol", 100)
-	}))...)
+	})
 	_, aErr := mA.Purchase(ctx, market.Fine, "ann", "sam", "idol", 100)
 	for _, err := range []error{aErr, bErr} {
 		if !expected(err) {

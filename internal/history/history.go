@@ -217,7 +217,7 @@ var refusals = []struct {
 	{market.ErrUserNotFound, ReasonOther},
 	{market.ErrAlreadyExists, ReasonOther},
 	{market.ErrMarketFull, ReasonOther},
-	{market.ErrLockLost, ReasonOther}, // a fenced commit refused
+	{locking.ErrLockLost, ReasonOther}, // a fenced commit refused
 }
 
 // Classify maps an operation's error to its outcome: nil is Ok; the

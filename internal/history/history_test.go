@@ -154,7 +154,7 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("%w: %w", market.ErrContended, locking.ErrNotAcquired), Fail, ReasonLockNotAcquire},
 		{fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), Unknown, ReasonNone},
 		{errors.New("read tcp: i/o timeout"), Unknown, ReasonNone},
-		{fmt.Errorf("x: %w", market.ErrLockLost), Fail, ReasonOther},
+		{fmt.Errorf("x: %w", locking.ErrLockLost), Fail, ReasonOther},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.err), func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestRecordedMarket(t *testing.T) {
 			t.Run(string(s), func(t *testing.T) {
 				ctx := context.Background()
 				name := "hist-" + string(s)
-				m, err := market.New(b.Client, name)
+				m, err := market.New(b.Client, name, market.WithLedger(market.NewLedger()))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -45,7 +45,7 @@ func TestBrowser(t *testing.T) {
 		if err := b.Client.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		m, err := market.New(b.Client, "market")
+		m, err := market.New(b.Client, "market", market.WithLedger(market.NewLedger()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -138,7 +138,7 @@ func TestRedisDown(t *testing.T) {
 		MaxRetries: 1, PoolTimeout: time.Second, DialerRetries: 1, DialerRetryTimeout: 10 * time.Millisecond,
 	})
 	t.Cleanup(func() { rdb.Close() })
-	m, err := market.New(rdb, "t")
+	m, err := market.New(rdb, "t", market.WithLedger(market.NewLedger()))
 	if err != nil {
 		t.Fatal(err)
 	}

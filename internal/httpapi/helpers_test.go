@@ -34,7 +34,7 @@ func newFixture(t *testing.T, b *redistest.Backend) *fixture {
 	if err := b.Client.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := market.New(b.Client, "t")
+	m, err := market.New(b.Client, "t", market.WithLedger(market.NewLedger()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -335,7 +335,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	markets := make([]*market.Market, len(names))
 	for i, name := range names {
-		m, err := market.New(cfg.Client, name, cfg.MarketOptions...)
+		// Each market keeps a ledger for the length of the cell, so the
+		// audit checks every sale.
+		opts := append([]market.Option{market.WithLedger(market.NewLedger())}, cfg.MarketOptions...)
+		m, err := market.New(cfg.Client, name, opts...)
 		if err != nil {
 			return Result{}, err
 		}
@@ -471,6 +474,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, fmt.Errorf("audit market %s: %w", m.Name(), err)
 		}
 		res.Audit.Violations.Add(rep.Violations)
+		res.Audit.SalesChecked = rep.SalesChecked
 		res.Audit.Users += rep.Users
 		res.Audit.Items += rep.Items
 		res.Audit.Listings += rep.Listings

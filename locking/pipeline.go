@@ -1,0 +1,155 @@
+package locking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Pipeliner is what AcquirePiped sends its attempts through: a *redis.Tx
+// (the connection of a WATCH transaction), a *redis.Conn or a client.
+type Pipeliner interface {
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// AcquirePiped takes the lock as Acquire does, but sends each attempt as
+// a pipeline on c, and queues the commands of with (when not nil) in the
+// pipeline of the first attempt, behind the acquisition: typically the
+// WATCH and the reads of the work the lock guards, so that an uncontended
+// acquisition costs no round trip of its own.
+//
+// The commands queued by with ran under the lock only if the first attempt
+// won (the returned Lock's Waits is 0); otherwise they ran while someone
+// else held it, and the caller must send them again. Their replies, errors
+// included, are the caller's to read: only the acquisition's own reply
+// decides the outcome. With WithWakeups, waiters are woken by releases as
+// with Acquire; with WithFencing, the hold gets its fence.
+func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner)) (*Lock, error) {
+	if err := checkTTL(m.ttl); err != nil {
+		return nil, err
+	}
+	var w *waker
+	defer func() {
+		if w != nil {
+			w.leave()
+		}
+	}()
+	for n := 0; ; n++ {
+		l, err := m.attemptPiped(ctx, c, with, n)
+		if err == nil {
+			l.Waits = n
+			return l, nil
+		}
+		if !errors.Is(err, ErrNotAcquired) {
+			return nil, endedWhileWaiting(ctx, err)
+		}
+		if err := m.awaitTurn(ctx, &w, n); err != nil {
+			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, m.key, n+1, err)
+		}
+	}
+}
+
+// attemptPiped sends attempt n: the acquisition, and with's commands when
+// n is 0.
+func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner), n int) (*Lock, error) {
+	token := NewToken()
+	sent := time.Now()
+	var set *redis.BoolCmd
+	var fenced *redis.Cmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if m.fencing {
+			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, FenceKey(m.key)}, token, m.ttl.Milliseconds())
+		} else {
+			set = p.SetNX(ctx, m.key, token, m.ttl)
+		}
+		if n == 0 && with != nil {
+			with(p)
+		}
+		return nil
+	})
+	l := &Lock{key: m.key, token: token, rdb: m.rdb, expires: sent.Add(m.ttl)}
+	if m.wakeups {
+		l.channel = WakeupChannel(m.key)
+	}
+	if m.fencing {
+		fence, ferr := fenced.Int64()
+		if ferr != nil {
+			return nil, fmt.Errorf("locking: acquire %s: %w", m.key, firstErr(ferr, err))
+		}
+		if fence == 0 {
+			return nil, ErrNotAcquired
+		}
+		l.fence = fence
+		return l, nil
+	}
+	ok, serr := set.Result()
+	if serr != nil {
+		return nil, fmt.Errorf("locking: acquire %s: %w", m.key, firstErr(serr, err))
+	}
+	if !ok {
+		return nil, ErrNotAcquired
+	}
+	return l, nil
+}
+
+// firstErr prefers the acquisition's own error; a pipeline that failed as a
+// whole (a broken connection) reports it on every command anyway.
+func firstErr(own, pipe error) error {
+	if own != nil {
+		return own
+	}
+	return pipe
+}
+
+// awaitTurn waits after failed attempt n: for the backoff interval, or,
+// with wake-ups, until a release is announced (at most that interval).
+// *w holds the wake-up subscription, joined on the first wait.
+func (m *Mutex) awaitTurn(ctx context.Context, w **waker, n int) error {
+	if !m.wakeups {
+		return Sleep(ctx, m.backoff.Delay(n))
+	}
+	if *w == nil {
+		*w = joinWakeups(m.rdb, WakeupChannel(m.key))
+		return (*w).awaitReady(ctx, m.backoff.Delay(n))
+	}
+	t := time.NewTimer(m.backoff.Delay(n))
+	defer t.Stop()
+	select {
+	case <-(*w).wake:
+		return nil
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// QueueRelease queues the release of l on a pipeline, typically inside the
+// MULTI/EXEC of the commit the lock guarded, so that the commit and the
+// release travel in one round trip and apply together (if EXEC is aborted,
+// the release did not run either and the lock is still held). The returned
+// function, called after the pipeline ran, reports what Release would
+// have: nil, ErrNotHeld if the lease had been lost, or the command's error.
+// The script is sent as EVAL, so it cannot fail with NOSCRIPT inside a
+// transaction.
+func (l *Lock) QueueRelease(ctx context.Context, p redis.Pipeliner) func() error {
+	var cmd *redis.Cmd
+	if l.channel != "" {
+		cmd = releasePublishScript.Eval(ctx, p, []string{l.key}, l.token, l.channel)
+	} else {
+		cmd = releaseScript.Eval(ctx, p, []string{l.key}, l.token)
+	}
+	return func() error {
+		n, err := cmd.Int()
+		if err != nil {
+			return fmt.Errorf("locking: release %s: %w", l.key, err)
+		}
+		if n == 0 {
+			return ErrNotHeld
+		}
+		return nil
+	}
+}

@@ -1,0 +1,60 @@
+package market
+
+import "strings"
+
+// Keys names the Redis keys of one market (book layout, behind {NAME}).
+type Keys struct{ name, prefix string }
+
+// NewKeys returns the key names of market name.
+func NewKeys(name string) Keys { return Keys{name: name, prefix: "{" + name + "}:"} }
+
+// Market is the ZSET of listings: member ITEM.SELLER, score price.
+func (k Keys) Market() string { return k.prefix + "market:" }
+
+// User is the HASH of a user: name, funds.
+func (k Keys) User(id string) string { return k.prefix + "users:" + id }
+
+// Inventory is the SET of item IDs a user owns.
+func (k Keys) Inventory(id string) string { return k.prefix + "inventory:" + id }
+
+// MarketLock is the coarse lock over the whole market.
+func (k Keys) MarketLock() string { return k.prefix + "lock:market:" }
+
+// ItemLock is the fine-grained lock of one listing.
+func (k Keys) ItemLock(item, seller string) string {
+	return k.prefix + "lock:item:" + Member(item, seller)
+}
+
+// UserIDs is the SET of all user IDs (kept for the audit and the API).
+func (k Keys) UserIDs() string { return k.prefix + "userids:" }
+
+// Items is the SET of all item IDs ever created (kept for the audit).
+func (k Keys) Items() string { return k.prefix + "items:" }
+
+// Money is the total money put into the market (kept for the audit).
+func (k Keys) Money() string { return k.prefix + "money:" }
+
+// Prefix is the common prefix, "{NAME}:".
+func (k Keys) Prefix() string { return k.prefix }
+
+// Member is the listing member of item sold by seller: "ITEM.SELLER".
+func Member(item, seller string) string { return item + "." + seller }
+
+// SplitMember splits "ITEM.SELLER".
+func SplitMember(member string) (item, seller string, ok bool) {
+	return strings.Cut(member, ".")
+}
+
+// Pattern is the SCAN pattern that matches every key of the market, and
+// only those: "{NAME}:*" with the glob characters of NAME escaped (IDs
+// have none today, but the pattern must not depend on it).
+func (k Keys) Pattern() string {
+	var b strings.Builder
+	for _, r := range k.prefix {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String() + "*"
+}
