@@ -38,6 +38,7 @@ func TestCreateListings(t *testing.T) {
 			{"unknown seller", "nobody", []string{"new-2"}, []int64{5}, market.ErrUserNotFound},
 			{"lengths differ", "seller", []string{"new-3"}, nil, market.ErrInvalid},
 			{"bad price", "seller", []string{"new-4"}, []int64{0}, market.ErrInvalid},
+			{"one item twice in a call", "seller", []string{"new-5", "new-5"}, []int64{5, 6}, market.ErrInvalid},
 			{"bad item", "seller", []string{"a.b"}, []int64{1}, market.ErrInvalid},
 			{"too many", "seller", make([]string, market.MaxBulkListings+1), make([]int64, market.MaxBulkListings+1), market.ErrInvalid},
 			{"empty is a no-op", "seller", nil, nil, nil},
