@@ -111,7 +111,10 @@ func (m *Market) GetUser(ctx context.Context, id string) (User, error) {
 	if len(fields) == 0 {
 		return User{}, fmt.Errorf("user %s: %w", id, ErrUserNotFound)
 	}
-	funds, _ := strconv.ParseInt(fields["funds"], 10, 64)
+	funds, err := strconv.ParseInt(fields["funds"], 10, 64)
+	if err != nil {
+		return User{}, fmt.Errorf("user %s: funds %q: %w", id, fields["funds"], err)
+	}
 	items := inv.Val()
 	slices.Sort(items)
 	return User{ID: id, Name: fields["name"], Funds: funds, Inventory: items}, nil

@@ -99,7 +99,7 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 
 	var a alice
 	if command == nil {
-		a = newHookAlice(c, name, opts, s, cfg.Pause)
+		a = newHookAlice(mb, s, cfg.Pause) // the same market: the pause rides in alice's context
 	} else {
 		a = &processAlice{command: command, args: []string{
 			"-addr", addr, "-market", name, "-strategy", string(v),
@@ -144,8 +144,8 @@ type hookAlice struct {
 	err    error
 }
 
-func newHookAlice(c redisClient, name string, opts []market.Option, s market.Strategy, pause time.Duration) *hookAlice {
-	a := &hookAlice{s: s, pause: pause, paused: make(chan struct{}), goOn: make(chan struct{}), done: make(chan struct{})}
+func newHookAlice(m *market.Market, s market.Strategy, pause time.Duration) *hookAlice {
+	a := &hookAlice{m: m, s: s, pause: pause, paused: make(chan struct{}), goOn: make(chan struct{}), done: make(chan struct{})}
 	var once sync.Once
 	hook := func(ctx context.Context, _, op string) {
 		if op != "purchase" {
@@ -169,7 +169,6 @@ func newHookAlice(c redisClient, name string, opts []market.Option, s market.Str
 		}
 	}
 	a.hook = hook
-	a.m, _ = market.New(c, name, opts...)
 	return a
 }
 
