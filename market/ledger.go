@@ -82,4 +82,3 @@ func (l *Ledger) Sales() int {
 	}
 	return n
 }
-
