@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/watchtx"
 )
 
 // Violations counts broken invariants by kind. A correct strategy shows
@@ -45,9 +47,9 @@ type Report struct {
 	Violations
 	// Details describes the first violations found (at most 20).
 	Details []string `json:"details,omitempty"`
-	// SalesChecked is false when the Market keeps no Ledger: then the
-	// "paid once at the listed price" invariant was not checked.
-	SalesChecked bool `json:"sales_checked"`
+	// LedgerChecked is true when the Market keeps a Ledger and the sales
+	// it acknowledged were checked against the state too (see Audit).
+	LedgerChecked bool `json:"ledger_checked"`
 	// Users, Items and Listings are what the audit looked at.
 	Users, Items, Listings int `json:"-"`
 }
@@ -58,39 +60,33 @@ func (r *Report) note(format string, args ...any) {
 	}
 }
 
-// Audit checks the market's invariants on its current state; run it when
-// no operation is in flight:
+// Audit checks the market's invariants on one consistent snapshot of its
+// state, so it may run while operations are in flight:
 //  1. the sum of all funds equals the money put in;
 //  2. no user's funds are negative;
 //  3. every created item is in exactly one place (one listing or one
 //     inventory);
-//  4. every sale this Market acknowledged was paid exactly once at the
-//     listed price (checked against its Ledger, for the users and items
-//     created through it; only when it has one, see WithLedger and
-//     Report.SalesChecked).
+//  4. every sale was paid exactly once: each user's funds equal their
+//     starting funds plus their sales minus their purchases, as the
+//     receipts of Keys.Sales record them, and no item was sold more times
+//     than it was listed (Keys.Listed). With a Ledger (WithLedger), the
+//     sales this Market acknowledged are checked too: each at the price it
+//     was listed at, and none missing (Report.LedgerChecked).
+//
+// The snapshot is one MULTI/EXEC of reads (Redis serves nothing else while
+// it runs: its cost grows with the number of users, items and listings)
+// plus the receipts up to the snapshot's last one, read afterwards in
+// chunks (receipts are only ever appended). Sums are checked for overflow.
 func (m *Market) Audit(ctx context.Context) (Report, error) {
 	var rep Report
-	k := m.keys
-	ids, err := m.rdb.SMembers(ctx, k.UserIDs()).Result()
+	snap, err := m.snapshot(ctx)
 	if err != nil {
 		return rep, err
 	}
-	money, err := m.rdb.Get(ctx, k.Money()).Int64()
-	if err != nil && len(ids) > 0 {
-		return rep, fmt.Errorf("audit: money counter: %w", err)
-	}
-	created, err := m.rdb.SMembers(ctx, k.Items()).Result()
-	if err != nil {
-		return rep, err
-	}
-	listings, err := m.rdb.ZRange(ctx, k.Market(), 0, -1).Result()
-	if err != nil {
-		return rep, err
-	}
-	rep.Users, rep.Items, rep.Listings = len(ids), len(created), len(listings)
+	rep.Users, rep.Items, rep.Listings = len(snap.ids), len(snap.created), len(snap.listings)
 
-	places := make(map[string]int, len(created))
-	for _, it := range created {
+	places := make(map[string]int, len(snap.created))
+	for _, it := range snap.created {
 		places[it] = 0
 	}
 	place := func(item, where string) {
@@ -103,84 +99,263 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 		}
 		places[item] = n + 1
 	}
-	for _, member := range listings {
+	for _, member := range snap.listings {
 		item, _, _ := SplitMember(member)
 		place(item, "the market")
 	}
-
-	funds := make(map[string]int64, len(ids))
 	var sum int64
-	const batch = 500
-	for start := 0; start < len(ids); start += batch {
-		part := ids[start:min(start+batch, len(ids))]
-		fcmds := make([]*redis.StringCmd, len(part))
-		icmds := make([]*redis.StringSliceCmd, len(part))
-		_, err := m.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, id := range part {
-				fcmds[i] = p.HGet(ctx, k.User(id), "funds")
-				icmds[i] = p.SMembers(ctx, k.Inventory(id))
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return rep, err
+	sumOK := true
+	for _, u := range snap.users {
+		if !u.fundsOK {
+			rep.note("user %s has unreadable funds %q", u.id, u.rawFunds)
 		}
-		for i, id := range part {
-			f, err := strconv.ParseInt(fcmds[i].Val(), 10, 64)
-			if err != nil {
-				rep.note("user %s has unreadable funds %q", id, fcmds[i].Val())
-			}
-			funds[id] = f
-			sum += f
-			if f < 0 {
-				rep.NegativeFunds++
-				rep.note("user %s has negative funds %d", id, f)
-			}
-			for _, item := range icmds[i].Val() {
-				place(item, "inventory of "+id)
-			}
+		var ok bool
+		if sum, ok = addInt64(sum, u.funds); !ok {
+			sumOK = false
+		}
+		if u.funds < 0 {
+			rep.NegativeFunds++
+			rep.note("user %s has negative funds %d", u.id, u.funds)
+		}
+		for _, item := range u.inventory {
+			place(item, "inventory of "+u.id)
 		}
 	}
-	if sum != money {
+	if !sumOK || sum != snap.money {
 		rep.MoneyNotConserved = 1
-		rep.note("funds add up to %d, but %d was put in", sum, money)
+		if sumOK {
+			rep.note("funds add up to %d, but %d was put in", sum, snap.money)
+		} else {
+			rep.note("funds add up to more than an int64 holds, but %d was put in", snap.money)
+		}
 	}
-	for _, it := range created {
+	for _, it := range snap.created {
 		if n := places[it]; n != 1 {
 			rep.ItemMisplaced++
 			rep.note("item %s is in %d places", it, n)
 		}
 	}
 
-	l := m.ledger
-	if l == nil {
-		return rep, nil
+	// 4: from the receipts, then from the ledger; a user or an item that
+	// both find wrong counts once.
+	net, sold, err := m.receipts(ctx, snap.lastSale)
+	if err != nil {
+		return rep, err
 	}
-	rep.SalesChecked = true
+	badUsers := map[string]bool{}
+	for _, u := range snap.users {
+		if !u.initialOK {
+			continue // made before receipts were kept
+		}
+		n, seen := net[u.id]
+		if !seen {
+			n = total{ok: true}
+		}
+		want, ok := addInt64(u.initial, n.v)
+		if !ok || !n.ok {
+			badUsers[u.id] = true
+			rep.note("user %s: sales and purchases overflow", u.id)
+			continue
+		}
+		if u.funds != want {
+			badUsers[u.id] = true
+			rep.note("user %s has %d, but started with %d and the receipts add %d", u.id, u.funds, u.initial, n.v)
+		}
+	}
+	overSold := map[string]int{}
+	for item, n := range sold {
+		if listed := snap.listed[item]; n > listed {
+			overSold[item] = n - listed
+			rep.note("item %s sold %d times but listed %d", item, n, listed)
+		}
+	}
+	if l := m.ledger; l != nil {
+		rep.LedgerChecked = true
+		l.check(snap, &rep, badUsers, overSold)
+	}
+	rep.NotPaidOnce += len(badUsers)
+	for _, n := range overSold {
+		rep.NotPaidOnce += n
+	}
+	return rep, nil
+}
+
+// check adds what the ledger's acknowledged operations show to the users
+// and items already found wrong.
+func (l *Ledger) check(snap snapshot, rep *Report, badUsers map[string]bool, overSold map[string]int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	funds := make(map[string]int64, len(snap.users))
+	for _, u := range snap.users {
+		funds[u.id] = u.funds
+	}
 	for id, init := range l.initial {
 		f, ok := funds[id]
 		if !ok {
 			continue
 		}
-		if want := init + l.net[id]; f != want {
-			rep.NotPaidOnce++
+		if want := init + l.net[id]; f != want && !badUsers[id] {
+			badUsers[id] = true
 			rep.note("user %s has %d, acknowledged operations leave %d", id, f, want)
 		}
 	}
 	for item, r := range l.items {
-		if len(r.sold) > len(r.listed) {
-			rep.NotPaidOnce += len(r.sold) - len(r.listed)
-			rep.note("item %s sold %d times but listed %d", item, len(r.sold), len(r.listed))
-			continue
+		over := len(r.sold) - len(r.listed)
+		if over <= 0 {
+			over = pricesNotListed(r.sold, r.listed)
+			if over > 0 {
+				rep.note("item %s sold %d times at a price it was not listed at", item, over)
+			}
+		} else {
+			rep.note("item %s sold %d times but listed %d (acknowledged)", item, len(r.sold), len(r.listed))
 		}
-		if over := pricesNotListed(r.sold, r.listed); over > 0 {
-			rep.NotPaidOnce += over
-			rep.note("item %s sold %d times at a price it was not listed at", item, over)
+		if over > overSold[item] {
+			overSold[item] = over
 		}
 	}
-	return rep, nil
+}
+
+// addInt64 returns a+b and whether it did not overflow.
+func addInt64(a, b int64) (int64, bool) {
+	c := a + b
+	if (b > 0 && c < a) || (b < 0 && c > a) {
+		return 0, false
+	}
+	return c, true
+}
+
+// snapshot is the state the audit checks, read at one instant.
+type snapshot struct {
+	ids, created, listings []string
+	money                  int64
+	listed                 map[string]int // item -> times listed
+	lastSale               string         // ID of the last receipt, "" if none
+	users                  []userState
+}
+
+type userState struct {
+	id                 string
+	funds, initial     int64
+	fundsOK, initialOK bool
+	rawFunds           string
+	inventory          []string
+}
+
+// snapshot reads the market's state in one MULTI/EXEC; it WATCHes the set
+// of users, so a user created in between makes it read again.
+func (m *Market) snapshot(ctx context.Context) (snapshot, error) {
+	k := m.keys
+	var snap snapshot
+	_, err := watchtx.Run(ctx, m.rdb, watchtx.Options{MaxRetries: 10}, func(tx *redis.Tx) error {
+		ids, err := tx.SMembers(ctx, k.UserIDs()).Result()
+		if err != nil {
+			return err
+		}
+		var money *redis.StringCmd
+		var created, listings *redis.StringSliceCmd
+		var listed *redis.MapStringStringCmd
+		var last *redis.XMessageSliceCmd
+		users := make([]*redis.SliceCmd, len(ids))
+		invs := make([]*redis.StringSliceCmd, len(ids))
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			money = p.Get(ctx, k.Money())
+			created = p.SMembers(ctx, k.Items())
+			listings = p.ZRange(ctx, k.Market(), 0, -1)
+			listed = p.HGetAll(ctx, k.Listed())
+			last = p.XRevRangeN(ctx, k.Sales(), "+", "-", 1)
+			for i, id := range ids {
+				users[i] = p.HMGet(ctx, k.User(id), "funds", "initial")
+				invs[i] = p.SMembers(ctx, k.Inventory(id))
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		snap = snapshot{ids: ids, created: created.Val(), listings: listings.Val(), listed: map[string]int{}}
+		if len(ids) > 0 {
+			if snap.money, err = money.Int64(); err != nil {
+				return fmt.Errorf("audit: money counter: %w", err)
+			}
+		}
+		for item, n := range listed.Val() {
+			snap.listed[item], _ = strconv.Atoi(n)
+		}
+		if msgs := last.Val(); len(msgs) > 0 {
+			snap.lastSale = msgs[0].ID
+		}
+		for i, id := range ids {
+			u := userState{id: id, inventory: invs[i].Val()}
+			vals := users[i].Val()
+			if len(vals) == 2 {
+				u.rawFunds, _ = vals[0].(string)
+				u.funds, err = strconv.ParseInt(u.rawFunds, 10, 64)
+				u.fundsOK = err == nil
+				if s, ok := vals[1].(string); ok {
+					u.initial, err = strconv.ParseInt(s, 10, 64)
+					u.initialOK = err == nil
+				}
+			}
+			snap.users = append(snap.users, u)
+		}
+		return nil
+	}, k.UserIDs())
+	return snap, err
+}
+
+// total is a sum that remembers whether it overflowed.
+type total struct {
+	v  int64
+	ok bool
+}
+
+func (t *total) add(d int64) {
+	v, ok := addInt64(t.v, d)
+	t.v, t.ok = v, t.ok && ok
+}
+
+// receipts reads the sale receipts up to and including last, in chunks,
+// and returns each user's sales minus purchases and each item's number of
+// sales.
+func (m *Market) receipts(ctx context.Context, last string) (map[string]total, map[string]int, error) {
+	net := map[string]total{}
+	sold := map[string]int{}
+	if last == "" {
+		return net, sold, nil
+	}
+	start := "-"
+	for {
+		msgs, err := m.rdb.XRangeN(ctx, m.keys.Sales(), start, last, 10_000).Result()
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit: receipts: %w", err)
+		}
+		for _, msg := range msgs {
+			buyer, _ := msg.Values["buyer"].(string)
+			seller, _ := msg.Values["seller"].(string)
+			item, _ := msg.Values["item"].(string)
+			ps, _ := msg.Values["price"].(string)
+			price, err := strconv.ParseInt(ps, 10, 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("audit: receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
+			}
+			for _, u := range []struct {
+				id string
+				d  int64
+			}{{buyer, -price}, {seller, price}} {
+				t, ok := net[u.id]
+				if !ok {
+					t.ok = true
+				}
+				t.add(u.d)
+				net[u.id] = t
+			}
+			sold[item]++
+		}
+		if len(msgs) < 10_000 || msgs[len(msgs)-1].ID == last {
+			return net, sold, nil
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
 }
 
 // pricesNotListed counts the sales whose price matches no listing left

@@ -2,6 +2,8 @@ package market_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +39,27 @@ func TestAuditCatchesEachKind(t *testing.T) {
 				panic(err)
 			}
 		}, market.Violations{NotPaidOnce: 1}},
+		{"sold twice", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+			if _, err := m.Purchase(ctx, market.Lua, "buyer", "seller", "gem", 10); err != nil {
+				panic(err)
+			}
+			if _, err := m.CreateUser(ctx, "buyer2", "Buyer 2", 100); err != nil {
+				panic(err)
+			}
+			c.ZAdd(ctx, k.Market(), redis.Z{Score: 10, Member: market.Member("gem", "seller")})
+			if _, err := m.Purchase(ctx, market.Lua, "buyer2", "seller", "gem", 10); err != nil {
+				panic(err)
+			}
+		}, market.Violations{ItemMisplaced: 1, NotPaidOnce: 1}},
+		{"receipt without payment", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+			c.ZRem(ctx, k.Market(), market.Member("gem", "seller"))
+			c.SAdd(ctx, k.Inventory("buyer"), "gem")
+			c.XAdd(ctx, &redis.XAddArgs{Stream: k.Sales(), Values: []any{"buyer", "buyer", "seller", "seller", "item", "gem", "price", 10, "op", ""}})
+		}, market.Violations{NotPaidOnce: 2}},
+		{"funds beyond int64 in sum", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+			c.HSet(ctx, k.User("buyer"), "funds", int64(math.MaxInt64-10))
+			c.HSet(ctx, k.User("seller"), "funds", int64(math.MaxInt64-10))
+		}, market.Violations{MoneyNotConserved: 1, NotPaidOnce: 2}},
 	}
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
@@ -55,6 +78,44 @@ func TestAuditCatchesEachKind(t *testing.T) {
 					t.Fatalf("violations %+v, want %+v (%v)", rep.Violations, c.want, rep.Details)
 				}
 			})
+		}
+	})
+}
+
+// TestAuditFromStateAlone: a Market made later, in another process, with
+// no ledger, audits the sales made by others correctly: clean when they
+// were, a double sale found when there was one.
+func TestAuditFromStateAlone(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		seller, err := newMarket(b.Client, "state")
+		must(t, err)
+		user(t, seller, "sam", 0)
+		user(t, seller, "ann", 100)
+		user(t, seller, "bob", 100)
+		for i, s := range market.Strategies {
+			item := fmt.Sprintf("cup%d", i)
+			listed(t, seller, s, "sam", item, 10)
+			if _, err := seller.Purchase(ctx, s, "ann", "sam", item, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		later, err := market.New(b.Client, "state")
+		must(t, err)
+		rep, err := later.Audit(ctx)
+		must(t, err)
+		if rep.Total() != 0 || rep.LedgerChecked {
+			t.Fatalf("later audit %+v %v (ledger %v), want clean from state", rep.Violations, rep.Details, rep.LedgerChecked)
+		}
+		// cup0 sold again to bob, as a lock lost mid-purchase would.
+		b.Client.ZAdd(ctx, seller.Keys().Market(), redis.Z{Score: 10, Member: market.Member("cup0", "sam")})
+		if _, err := later.Purchase(ctx, market.Lua, "bob", "sam", "cup0", 10); err != nil {
+			t.Fatal(err)
+		}
+		rep, err = later.Audit(ctx)
+		must(t, err)
+		if rep.NotPaidOnce != 1 || rep.ItemMisplaced != 1 {
+			t.Fatalf("after a double sale: %+v %v, want one sale not paid once and one item in two places", rep.Violations, rep.Details)
 		}
 	})
 }

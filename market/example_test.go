@@ -43,14 +43,14 @@ func Example() {
 	ann, _ := m.GetUser(ctx, "ann")
 	fmt.Println("ann:", ann.Funds, ann.Inventory)
 	rep, _ := m.Audit(ctx)
-	fmt.Println("violations:", rep.Total(), "sales checked:", rep.SalesChecked)
+	fmt.Println("violations:", rep.Total(), "ledger checked:", rep.LedgerChecked)
 	// Output:
 	// watch  bought: true, retries 0, lock waits 0
 	// coarse bought: true, retries 0, lock waits 0
 	// fine   bought: true, retries 0, lock waits 0
 	// lua    bought: true, retries 0, lock waits 0
 	// ann: 60 [cup-coarse cup-fine cup-lua cup-watch]
-	// violations: 0 sales checked: true
+	// violations: 0 ledger checked: true
 }
 
 // ExampleMarket_Purchase shows the sentinel errors of a refused purchase:

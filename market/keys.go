@@ -34,6 +34,19 @@ func (k Keys) Items() string { return k.prefix + "items:" }
 // Money is the total money put into the market (kept for the audit).
 func (k Keys) Money() string { return k.prefix + "money:" }
 
+// Sales is the STREAM of sale receipts: one entry per purchase (buyer,
+// seller, item, price, op), appended in the purchase's own transaction or
+// script, so the audit can check every sale from Redis state alone.
+func (k Keys) Sales() string { return k.prefix + "sales:" }
+
+// Listed is the HASH item -> number of times the item was listed, counted
+// in the listing's own transaction or script (kept for the audit).
+func (k Keys) Listed() string { return k.prefix + "listed:" }
+
+// Op is the record of operation id (see OpID): what the operation was and
+// how it ended, written with the operation's writes, with a TTL.
+func (k Keys) Op(id string) string { return k.prefix + "op:" + id }
+
 // Prefix is the common prefix, "{NAME}:".
 func (k Keys) Prefix() string { return k.prefix }
 

@@ -61,8 +61,8 @@ func TestAuditWithoutLedger(t *testing.T) {
 		must(t, err)
 		rep, err := m.Audit(ctx)
 		must(t, err)
-		if rep.Total() != 0 || rep.SalesChecked {
-			t.Fatalf("audit %+v sales checked %v; want clean and not checked", rep.Violations, rep.SalesChecked)
+		if rep.Total() != 0 || rep.LedgerChecked {
+			t.Fatalf("audit %+v ledger checked %v; want clean and not checked", rep.Violations, rep.LedgerChecked)
 		}
 		// The state checks still run: money created out of band is found.
 		must(t, b.Client.HIncrBy(ctx, m.Keys().User("ann"), "funds", 1).Err())

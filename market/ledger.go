@@ -11,6 +11,7 @@ type Ledger struct {
 	initial map[string]int64 // user -> funds at creation
 	net     map[string]int64 // user -> sum of sales minus purchases
 	items   map[string]itemRecord
+	ops     map[string]bool // operation IDs recorded, so a replay counts once
 }
 
 // itemRecord holds the prices an item was listed and sold at, in the order
@@ -22,7 +23,7 @@ type itemRecord struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{initial: map[string]int64{}, net: map[string]int64{}, items: map[string]itemRecord{}}
+	return &Ledger{initial: map[string]int64{}, net: map[string]int64{}, items: map[string]itemRecord{}, ops: map[string]bool{}}
 }
 
 func (l *Ledger) userCreated(id string, funds int64) {
@@ -43,30 +44,49 @@ func (l *Ledger) itemCreated(item string) {
 	l.mu.Unlock()
 }
 
-func (l *Ledger) listed(item string, price int64) {
+// once reports whether operation op (if it has an ID) is recorded for the
+// first time; the caller holds l.mu.
+func (l *Ledger) once(op string) bool {
+	if op == "" {
+		return true
+	}
+	if l.ops[op] {
+		return false
+	}
+	l.ops[op] = true
+	return true
+}
+
+func (l *Ledger) listed(op, item string, price int64) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.once(op) {
+		return
+	}
 	if r, ok := l.items[item]; ok {
 		r.listed = append(r.listed, price)
 		l.items[item] = r
 	}
-	l.mu.Unlock()
 }
 
-func (l *Ledger) sold(buyer, seller, item string, price int64) {
+func (l *Ledger) sold(op, buyer, seller, item string, price int64) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.once(op) {
+		return
+	}
 	l.net[buyer] -= price
 	l.net[seller] += price
 	if r, ok := l.items[item]; ok {
 		r.sold = append(r.sold, price)
 		l.items[item] = r
 	}
-	l.mu.Unlock()
 }
 
 // Sales is the number of acknowledged purchases (0 for a nil Ledger).

@@ -3,6 +3,7 @@ package market
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,36 +17,62 @@ import (
 // does not.)
 var (
 	listScript = redis.NewScript(`
--- KEYS: seller inventory, market; ARGV: item, member, price
+-- KEYS: seller inventory, market, listed counts, operation record
+-- ARGV: item, member, price, operation record ("" for none), record ttl ms
+if ARGV[4] ~= '' then
+  local seen = redis.call('get', KEYS[4])
+  if seen then return 'op:' .. seen end
+end
 if redis.call('sismember', KEYS[1], ARGV[1]) == 0 then return 'item_not_owned' end
 redis.call('zadd', KEYS[2], ARGV[3], ARGV[2])
 redis.call('srem', KEYS[1], ARGV[1])
+redis.call('hincrby', KEYS[3], ARGV[1], 1)
+if ARGV[4] ~= '' then redis.call('set', KEYS[4], ARGV[4], 'PX', ARGV[5]) end
 return 'ok'`)
 
 	purchaseScript = redis.NewScript(`
--- KEYS: market, buyer hash, seller hash, buyer inventory
--- ARGV: member, item, price
+-- KEYS: market, buyer hash, seller hash, buyer inventory, sales stream,
+--       operation record
+-- ARGV: member, item, price, buyer, seller, operation ID ("" for none),
+--       operation record, record ttl ms
+if ARGV[6] ~= '' then
+  local seen = redis.call('get', KEYS[6])
+  if seen then return 'op:' .. seen end
+end
 local listed = redis.call('zscore', KEYS[1], ARGV[1])
 if not listed then return 'listing_not_found' end
 local price = tonumber(ARGV[3])
 if tonumber(listed) ~= price then return 'price_changed' end
 local funds = redis.call('hget', KEYS[2], 'funds')
 if not funds then return 'user_not_found' end
+if not tonumber(funds) then return 'corrupt' end
 if tonumber(funds) < price then return 'insufficient_funds' end
+-- A failed command does not undo the ones before it: check what HINCRBY
+-- could refuse first (funds that are not integers, or a credit that would
+-- overflow, with a margin for the rounding of doubles near 2^63).
+local sfunds = redis.call('hget', KEYS[3], 'funds')
+if not sfunds then return 'user_not_found' end
+if not string.match(sfunds, '^%-?%d+$') or not string.match(funds, '^%-?%d+$') then return 'corrupt' end
+if tonumber(sfunds) + price > 9223372036854771712 then return 'corrupt' end -- 2^63 - 4096
 redis.call('hincrby', KEYS[3], 'funds', ARGV[3])
 redis.call('hincrby', KEYS[2], 'funds', '-' .. ARGV[3])
 redis.call('sadd', KEYS[4], ARGV[2])
 redis.call('zrem', KEYS[1], ARGV[1])
+redis.call('xadd', KEYS[5], '*', 'buyer', ARGV[4], 'seller', ARGV[5], 'item', ARGV[2], 'price', ARGV[3], 'op', ARGV[6])
+if ARGV[6] ~= '' then redis.call('set', KEYS[6], ARGV[7], 'PX', ARGV[8]) end
 return 'ok'`)
 )
 
 func (m *Market) listLua(ctx context.Context, o *listOp) error {
 	faultpoint.BeforeCommit(ctx, string(Lua), "list")
 	k := m.keys
-	res, err := listScript.Run(ctx, m.rdb, []string{k.Inventory(o.seller), k.Market()},
-		o.item, Member(o.item, o.seller), o.price).Text()
+	res, err := listScript.Run(ctx, m.rdb, []string{k.Inventory(o.seller), k.Market(), k.Listed(), k.Op(o.rec.id)},
+		o.item, Member(o.item, o.seller), o.price, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
 	if err != nil {
 		return err
+	}
+	if seen, ok := strings.CutPrefix(res, "op:"); ok {
+		return o.rec.compare(seen)
 	}
 	if err := scriptResult(res); err != nil {
 		return fmt.Errorf("%s by %s: %w", o.item, o.seller, err)
@@ -57,10 +84,13 @@ func (m *Market) purchaseLua(ctx context.Context, o *purchaseOp) error {
 	faultpoint.BeforeCommit(ctx, string(Lua), "purchase")
 	k := m.keys
 	res, err := purchaseScript.Run(ctx, m.rdb,
-		[]string{k.Market(), k.User(o.buyer), k.User(o.seller), k.Inventory(o.buyer)},
-		Member(o.item, o.seller), o.item, o.price).Text()
+		[]string{k.Market(), k.User(o.buyer), k.User(o.seller), k.Inventory(o.buyer), k.Sales(), k.Op(o.rec.id)},
+		Member(o.item, o.seller), o.item, o.price, o.buyer, o.seller, o.rec.id, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
 	if err != nil {
 		return err
+	}
+	if seen, ok := strings.CutPrefix(res, "op:"); ok {
+		return o.rec.compare(seen)
 	}
 	if err := scriptResult(res); err != nil {
 		return fmt.Errorf("%s from %s for %s: %w", o.item, o.seller, o.buyer, err)
@@ -87,6 +117,8 @@ func scriptResult(res string) error {
 		return ErrInsufficientFunds
 	case "item_not_owned":
 		return ErrItemNotOwned
+	case "corrupt":
+		return ErrCorrupt
 	}
 	return fmt.Errorf("market: unexpected script result %q", res)
 }

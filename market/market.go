@@ -50,6 +50,13 @@ var (
 	ErrItemNotOwned      = errors.New("item not owned by seller")
 	ErrAlreadyExists     = errors.New("already exists")
 	ErrMarketFull        = errors.New("market money limit reached")
+	// ErrOpMismatch means an operation ID (see OpID) was used before for
+	// a different operation: nothing was applied.
+	ErrOpMismatch = errors.New("operation ID used for another operation")
+	// ErrCorrupt means the state in Redis is not what the market writes
+	// (changed out of band, e.g. funds that are not a number or that a
+	// credit would overflow): the operation refused to write anything.
+	ErrCorrupt = errors.New("market state changed out of band")
 	// ErrContended means the operation gave up: its lock could not be taken,
 	// or its transaction kept being aborted, until its time ran out.
 	ErrContended = errors.New("gave up under contention")
@@ -115,6 +122,7 @@ type Market struct {
 	ledger      *Ledger
 	lockFunc    LockFunc
 	fencing     bool
+	opTTL       time.Duration
 }
 
 // Option configures a Market.
@@ -140,6 +148,11 @@ func WithBackoff(b locking.Backoff) Option { return func(m *Market) { m.backoff 
 // service. Without one, Audit checks what the state alone can show.
 func WithLedger(l *Ledger) Option { return func(m *Market) { m.ledger = l } }
 
+// WithOpTTL sets how long the record of an operation with an ID (see
+// OpID) is kept, so that a repeat within that time is recognised
+// (default 24 h).
+func WithOpTTL(d time.Duration) Option { return func(m *Market) { m.opTTL = d } }
+
 // New returns the market called name (an ID) on rdb.
 func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error) {
 	if err := ValidID("market name", name); err != nil {
@@ -148,10 +161,13 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	m := &Market{
 		rdb: rdb, name: name, keys: NewKeys(name),
 		lockTTL: 10 * time.Second, listTimeout: 5 * time.Second, buyTimeout: 10 * time.Second,
-		backoff: locking.DefaultBackoff,
+		backoff: locking.DefaultBackoff, opTTL: 24 * time.Hour,
 	}
 	for _, o := range opts {
 		o(m)
+	}
+	if m.opTTL < time.Millisecond {
+		return nil, fmt.Errorf("%w: operation record TTL %v is below 1ms", ErrInvalid, m.opTTL)
 	}
 	if m.lockTTL < time.Millisecond {
 		return nil, fmt.Errorf("%w: lock TTL %v is below 1ms", ErrInvalid, m.lockTTL)

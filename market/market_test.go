@@ -67,8 +67,8 @@ func audit(t *testing.T, m *market.Market) {
 	if rep.Total() != 0 {
 		t.Fatalf("audit: %+v %v", rep.Violations, rep.Details)
 	}
-	if !rep.SalesChecked {
-		t.Fatal("audit did not check sales: the market has no ledger")
+	if !rep.LedgerChecked {
+		t.Fatal("audit did not check the ledger: the market has none")
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 const MaxBulkListings = 10_000
 
 var createListingsScript = redis.NewScript(`
--- KEYS: seller hash, items set, market zset
+-- KEYS: seller hash, items set, market zset, listed counts
 -- ARGV: item, member, price triples
 if redis.call('exists', KEYS[1]) == 0 then return 'user_not_found' end
 for i = 1, #ARGV, 3 do
@@ -21,6 +21,7 @@ end
 for i = 1, #ARGV, 3 do
   redis.call('sadd', KEYS[2], ARGV[i])
   redis.call('zadd', KEYS[3], ARGV[i + 2], ARGV[i + 1])
+  redis.call('hincrby', KEYS[4], ARGV[i], 1)
 end
 return 'ok'`)
 
@@ -61,7 +62,7 @@ func (m *Market) CreateListings(ctx context.Context, seller string, items []stri
 		args = append(args, item, Member(item, seller), prices[i])
 	}
 	k := m.keys
-	res, err := createListingsScript.Run(ctx, m.rdb, []string{k.User(seller), k.Items(), k.Market()}, args...).Text()
+	res, err := createListingsScript.Run(ctx, m.rdb, []string{k.User(seller), k.Items(), k.Market(), k.Listed()}, args...).Text()
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (m *Market) CreateListings(ctx context.Context, seller string, items []stri
 	}
 	for i, item := range items {
 		m.ledger.itemCreated(item)
-		m.ledger.listed(item, prices[i])
+		m.ledger.listed("", item, prices[i])
 	}
 	return nil
 }

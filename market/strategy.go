@@ -48,13 +48,53 @@ type Cost struct {
 	LockWaits int `json:"lock_waits"`
 	// Wait is the wall time from the call until it returned.
 	Wait time.Duration `json:"-"`
+	// Replayed is set when the operation's ID (see OpID) had been applied
+	// before: nothing was applied now, and the operation counts as done.
+	Replayed bool `json:"replayed,omitempty"`
 	// LockLost is set when the lock's lease had expired by the time it was
 	// released: the operation ran, for a while, without mutual exclusion.
 	LockLost bool `json:"lock_lost,omitempty"`
 }
 
+// OpOption configures one List or Purchase.
+type OpOption func(*opRecord)
+
+// OpID gives the operation an ID (1-64 of A-Z a-z 0-9 _ -) that makes it
+// idempotent: the ID and the operation are recorded in Redis with its
+// writes, atomically, for the market's WithOpTTL; a repeat with the same ID
+// and the same arguments applies nothing and succeeds with Cost.Replayed;
+// the same ID with other arguments fails with ErrOpMismatch. A client whose
+// reply was lost (the outcome unknown) retries with the same ID to apply
+// the operation exactly once.
+func OpID(id string) OpOption { return func(r *opRecord) { r.id = id } }
+
+// newRecord is the idempotency record of one operation.
+func (m *Market) newRecord(s Strategy, what string, opts []OpOption) (opRecord, error) {
+	r := opRecord{keys: m.keys, ttl: m.opTTL, what: what, strat: s}
+	for _, o := range opts {
+		o(&r)
+	}
+	if r.id != "" {
+		if err := ValidID("operation ID", r.id); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// finish turns the end of an operation into its result: a replay is a
+// success that applied nothing now.
+func finish(cost *Cost, err error) error {
+	var r replayed
+	if errors.As(err, &r) {
+		cost.Replayed = true
+		return nil
+	}
+	return err
+}
+
 // List moves item from seller's inventory to the market at price.
-func (m *Market) List(ctx context.Context, s Strategy, seller, item string, price int64) (cost Cost, err error) {
+func (m *Market) List(ctx context.Context, s Strategy, seller, item string, price int64, opts ...OpOption) (cost Cost, err error) {
 	start := time.Now()
 	defer func() { cost.Wait = time.Since(start) }()
 	if err := ValidID("seller", seller); err != nil {
@@ -69,19 +109,23 @@ func (m *Market) List(ctx context.Context, s Strategy, seller, item string, pric
 	if _, err := ParseStrategy(string(s)); err != nil {
 		return cost, err
 	}
+	rec, err := m.newRecord(s, fmt.Sprintf("list %s %s %d", seller, item, price), opts)
+	if err != nil {
+		return cost, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.listTimeout)
 	defer cancel()
-	o := &listOp{keys: m.keys, seller: seller, item: item, price: price}
+	o := &listOp{keys: m.keys, seller: seller, item: item, price: price, rec: rec}
 	switch s {
 	case Watch:
-		err = m.runWatch(ctx, s, "list", o, &cost, m.keys.Inventory(seller))
+		err = m.runWatch(ctx, s, "list", o, &cost, rec.watch(m.keys.Inventory(seller))...)
 	case Coarse, Fine:
-		err = m.runLocked(ctx, s, "list", m.lockKey(s, item, seller), o, &cost)
+		err = m.runLocked(ctx, s, "list", m.lockKey(s, item, seller), o, &cost, rec.watch()...)
 	case Lua:
 		err = m.listLua(ctx, o)
 	}
-	if err == nil {
-		m.ledger.listed(item, price)
+	if err = finish(&cost, err); err == nil {
+		m.ledger.listed(rec.id, item, price)
 	}
 	return cost, err
 }
@@ -89,7 +133,7 @@ func (m *Market) List(ctx context.Context, s Strategy, seller, item string, pric
 // Purchase buys seller's listing of item for buyer, if it is still listed
 // at price and buyer can afford it: the price moves from buyer to seller and
 // the item from the market to buyer's inventory, all or nothing.
-func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item string, price int64) (cost Cost, err error) {
+func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item string, price int64, opts ...OpOption) (cost Cost, err error) {
 	start := time.Now()
 	defer func() { cost.Wait = time.Since(start) }()
 	if err := ValidID("buyer", buyer); err != nil {
@@ -110,22 +154,28 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	if _, err := ParseStrategy(string(s)); err != nil {
 		return cost, err
 	}
+	rec, err := m.newRecord(s, fmt.Sprintf("purchase %s %s %s %d", buyer, seller, item, price), opts)
+	if err != nil {
+		return cost, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.buyTimeout)
 	defer cancel()
-	o := &purchaseOp{keys: m.keys, buyer: buyer, seller: seller, item: item, price: price}
+	o := &purchaseOp{keys: m.keys, buyer: buyer, seller: seller, item: item, price: price, rec: rec}
 	switch s {
 	case Watch:
 		// Book 4.4: WATCH the market and the buyer.
-		err = m.runWatch(ctx, s, "purchase", o, &cost, m.keys.Market(), m.keys.User(buyer))
+		err = m.runWatch(ctx, s, "purchase", o, &cost, rec.watch(m.keys.Market(), m.keys.User(buyer))...)
 	case Coarse, Fine:
 		// Under the lock only the buyer's funds can change behind our back
-		// (the same buyer buying elsewhere), so only they are WATCHed.
-		err = m.runLocked(ctx, s, "purchase", m.lockKey(s, item, seller), o, &cost, m.keys.User(buyer))
+		// (the same buyer buying elsewhere), so only they are WATCHed. The
+		// seller's funds are read too, but can only grow meanwhile, and
+		// the credit bound leaves room for that (see purchaseOp.check).
+		err = m.runLocked(ctx, s, "purchase", m.lockKey(s, item, seller), o, &cost, rec.watch(m.keys.User(buyer))...)
 	case Lua:
 		err = m.purchaseLua(ctx, o)
 	}
-	if err == nil {
-		m.ledger.sold(buyer, seller, item, price)
+	if err = finish(&cost, err); err == nil {
+		m.ledger.sold(rec.id, buyer, seller, item, price)
 	}
 	return cost, err
 }

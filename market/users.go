@@ -31,7 +31,7 @@ var createUserScript = redis.NewScript(`
 if redis.call('exists', KEYS[1]) == 1 then return 'already_exists' end
 local total = tonumber(redis.call('get', KEYS[3]) or '0')
 if total + tonumber(ARGV[3]) > tonumber(ARGV[4]) then return 'market_full' end
-redis.call('hset', KEYS[1], 'name', ARGV[2], 'funds', ARGV[3])
+redis.call('hset', KEYS[1], 'name', ARGV[2], 'funds', ARGV[3], 'initial', ARGV[3])
 redis.call('sadd', KEYS[2], ARGV[1])
 redis.call('incrby', KEYS[3], ARGV[3])
 return 'ok'`)

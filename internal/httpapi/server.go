@@ -535,11 +535,11 @@ func (s *Server) audit(c echo.Context) error {
 		details = []string{}
 	}
 	// The service keeps no ledger (it would grow for ever), so the audit
-	// checks what the state alone shows; sales_checked says so.
+	// checks what the state alone shows; ledger_checked says so.
 	return c.JSON(http.StatusOK, map[string]any{
 		"violations": rep.Violations, "total": rep.Total(), "details": details,
 		"users": rep.Users, "items": rep.Items, "listings": rep.Listings,
-		"sales_checked": rep.SalesChecked,
+		"ledger_checked": rep.LedgerChecked,
 	})
 }
 

@@ -474,7 +474,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, fmt.Errorf("audit market %s: %w", m.Name(), err)
 		}
 		res.Audit.Violations.Add(rep.Violations)
-		res.Audit.SalesChecked = rep.SalesChecked
+		res.Audit.LedgerChecked = rep.LedgerChecked
 		res.Audit.Users += rep.Users
 		res.Audit.Items += rep.Items
 		res.Audit.Listings += rep.Listings
