@@ -142,3 +142,38 @@ func TestNoPartialPurchaseOnOutOfBandState(t *testing.T) {
 		})
 	}
 }
+
+// TestReceipts: every purchase leaves a receipt that names the buyer, the
+// seller, the item, the price and the operation ID, newest first.
+func TestReceipts(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, err := newMarket(b.Client, "receipts")
+		must(t, err)
+		user(t, m, "sam", 0)
+		user(t, m, "ann", 100)
+		user(t, m, "bob", 100)
+		for i, s := range market.Strategies {
+			item := fmt.Sprintf("cup%d", i)
+			listed(t, m, s, "sam", item, int64(10+i))
+			buyer := []string{"ann", "bob"}[i%2]
+			if _, err := m.Purchase(ctx, s, buyer, "sam", item, int64(10+i), market.OpID("op"+item)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := m.Receipts(ctx, "ann", 10)
+		must(t, err)
+		if len(got) != 2 || got[0].Item != "cup2" || got[1].Item != "cup0" ||
+			got[0].Price != 12 || got[0].Seller != "sam" || got[0].Op != "opcup2" {
+			t.Fatalf("ann's receipts %+v, want cup2 then cup0", got)
+		}
+		got, err = m.Receipts(ctx, "sam", 3)
+		must(t, err)
+		if len(got) != 3 {
+			t.Fatalf("sam's receipts %+v, want the 3 newest of 4", got)
+		}
+		if _, err := m.Receipts(ctx, "sam", 0); !errors.Is(err, market.ErrInvalid) {
+			t.Fatalf("limit 0: %v, want ErrInvalid", err)
+		}
+	})
+}
