@@ -27,7 +27,7 @@ type holder interface {
 }
 
 // lockKind builds an acquire function for one lock type on key. rdbs are
-// independent servers; all kinds but Redlock use the first.
+// independent servers; all kinds but RedlockMutex use the first.
 type lockKind struct {
 	name    string
 	servers int
@@ -52,45 +52,31 @@ var lockKinds = []lockKind{
 	{name: "mutex-watchdog", servers: 1, acquire: func(rdbs []redis.UniversalClient, key string) func(context.Context) (holder, error) {
 		m := locking.NewMutex(rdbs[0], key, benchTTL)
 		return func(ctx context.Context) (holder, error) {
-			h, _, err := m.Hold(ctx)
-			return h, err
+			l, _, err := m.AcquireKeepAlive(ctx)
+			return l, err
 		}
 	}},
 	{name: "reentrant", servers: 1, acquire: func(rdbs []redis.UniversalClient, key string) func(context.Context) (holder, error) {
-		r := locking.NewReentrant(rdbs[0], key, benchTTL)
+		r := locking.NewReentrantMutex(rdbs[0], key, benchTTL)
 		return func(ctx context.Context) (holder, error) {
 			if _, ok := locking.OwnerFrom(ctx); !ok {
 				ctx = locking.WithOwner(ctx, key)
 			}
-			if _, err := r.Acquire(ctx); err != nil {
-				return nil, err
-			}
-			return reentrantHold{r: r, ctx: ctx}, nil
+			return r.Acquire(ctx)
 		}
 	}},
 	{name: "rwmutex-read", servers: 1, acquire: func(rdbs []redis.UniversalClient, key string) func(context.Context) (holder, error) {
 		rw := locking.NewRWMutex(rdbs[0], key, benchTTL)
-		return func(ctx context.Context) (holder, error) { return rw.RLock(ctx) }
+		return func(ctx context.Context) (holder, error) { return rw.AcquireRead(ctx) }
 	}},
 	{name: "rwmutex-write", servers: 1, acquire: func(rdbs []redis.UniversalClient, key string) func(context.Context) (holder, error) {
 		rw := locking.NewRWMutex(rdbs[0], key, benchTTL)
-		return func(ctx context.Context) (holder, error) { return rw.Lock(ctx) }
+		return func(ctx context.Context) (holder, error) { return rw.AcquireWrite(ctx) }
 	}},
 	{name: "redlock-3", servers: 3, acquire: func(rdbs []redis.UniversalClient, key string) func(context.Context) (holder, error) {
-		r := locking.NewRedlock(rdbs[:3], key, benchTTL)
+		r := locking.NewRedlockMutex(rdbs[:3], key, benchTTL)
 		return func(ctx context.Context) (holder, error) { return r.Acquire(ctx) }
 	}},
-}
-
-// reentrantHold releases one hold of a Reentrant for the owner in ctx.
-type reentrantHold struct {
-	r   *locking.Reentrant
-	ctx context.Context
-}
-
-func (h reentrantHold) Release(ctx context.Context) error {
-	_, err := h.r.Release(h.ctx)
-	return err
 }
 
 // benchServers starts n private redis-servers for a benchmark.

@@ -50,28 +50,37 @@ func TestLocksOnRedisCluster(t *testing.T) {
 		}
 	})
 	t.Run("reentrant", func(t *testing.T) {
-		r := locking.NewReentrant(rdb, "account", time.Minute)
+		r := locking.NewReentrantMutex(rdb, "account", time.Minute)
 		owner := locking.WithOwner(ctx, "alice")
-		r.Acquire(owner)
-		if n, err := r.Acquire(owner); err != nil || n != 2 {
-			t.Fatalf("%d, %v", n, err)
+		outer, err := r.Acquire(owner)
+		if err != nil {
+			t.Fatal(err)
 		}
-		r.Release(owner)
-		if n, err := r.Release(owner); err != nil || n != 0 {
-			t.Fatalf("%d, %v", n, err)
+		inner, err := r.Acquire(owner)
+		if err != nil || inner.Depth != 2 {
+			t.Fatalf("%+v, %v", inner, err)
+		}
+		if err := inner.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := outer.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := r.Count(owner); err != nil || n != 0 {
+			t.Fatalf("%d holds left, %v", n, err)
 		}
 	})
 	t.Run("read-write", func(t *testing.T) {
 		rw := locking.NewRWMutex(rdb, "prices", time.Minute)
-		r, err := rw.RLock(ctx)
+		r, err := rw.AcquireRead(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rw.TryLock(ctx); !errors.Is(err, locking.ErrNotAcquired) {
+		if _, err := rw.TryAcquireWrite(ctx); !errors.Is(err, locking.ErrNotAcquired) {
 			t.Fatalf("writer beside reader: %v", err)
 		}
 		r.Release(ctx)
-		w, err := rw.Lock(ctx)
+		w, err := rw.AcquireWrite(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

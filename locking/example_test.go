@@ -65,13 +65,13 @@ func ExampleWithFencing() {
 	// late write of fence 1: locking: stale fencing token
 }
 
-func ExampleMutex_Hold() {
+func ExampleMutex_AcquireKeepAlive() {
 	rdb, stop := exampleRedis()
 	defer stop()
 	ctx := context.Background()
 
 	m := locking.NewMutex(rdb, "lock:job", 300*time.Millisecond)
-	h, work, err := m.Hold(ctx)
+	l, work, err := m.AcquireKeepAlive(ctx)
 	if err != nil {
 		panic(err)
 	}
@@ -80,34 +80,37 @@ func ExampleMutex_Hold() {
 	rdb.Del(ctx, "lock:job")
 	<-work.Done()
 	fmt.Println(context.Cause(work))
-	fmt.Println(h.Release(ctx))
+	fmt.Println(l.Release(ctx))
 	// Output:
-	// locking: lock lost: extension refused
+	// locking: lock lost: extension refused: locking: lock not held
 	// locking: lock not held
 }
 
-func ExampleReentrant() {
+func ExampleReentrantMutex() {
 	rdb, stop := exampleRedis()
 	defer stop()
-	r := locking.NewReentrant(rdb, "lock:account", 10*time.Second)
+	r := locking.NewReentrantMutex(rdb, "lock:account", 10*time.Second)
 	alice := locking.WithOwner(context.Background(), "alice")
 	bob := locking.WithOwner(context.Background(), "bob")
 
-	n1, _ := r.Acquire(alice)
-	n2, _ := r.Acquire(alice) // a nested call takes it again
+	outer, _ := r.Acquire(alice)
+	inner, _ := r.Acquire(alice) // a nested call takes it again
 	_, err := r.TryAcquire(bob)
-	fmt.Println("alice holds", n1, "then", n2, "- bob:", err)
-	_, err = r.Release(bob)
-	fmt.Println("bob releases:", err)
-	left, _ := r.Release(alice)
-	fmt.Println("alice releases, holds left:", left)
-	left, _ = r.Release(alice)
-	fmt.Println("alice releases, holds left:", left)
+	fmt.Println("alice holds", outer.Depth, "then", inner.Depth, "- bob:", err)
+	fmt.Println("inner release:", inner.Release(alice))
+	fmt.Println("inner release again:", inner.Release(alice))
+	left, _ := r.Count(alice)
+	fmt.Println("alice's holds left:", left)
+	fmt.Println("outer release:", outer.Release(alice))
+	_, err = r.TryAcquire(bob)
+	fmt.Println("bob:", err)
 	// Output:
 	// alice holds 1 then 2 - bob: locking: lock not acquired
-	// bob releases: locking: lock not held
-	// alice releases, holds left: 1
-	// alice releases, holds left: 0
+	// inner release: <nil>
+	// inner release again: locking: lock not held
+	// alice's holds left: 1
+	// outer release: <nil>
+	// bob: <nil>
 }
 
 func ExampleRWMutex() {
@@ -116,15 +119,15 @@ func ExampleRWMutex() {
 	ctx := context.Background()
 	rw := locking.NewRWMutex(rdb, "{prices}", 10*time.Second)
 
-	r1, _ := rw.RLock(ctx)
-	r2, _ := rw.RLock(ctx)
-	_, err := rw.TryLock(ctx)
+	r1, _ := rw.AcquireRead(ctx)
+	r2, _ := rw.AcquireRead(ctx)
+	_, err := rw.TryAcquireWrite(ctx)
 	fmt.Println("writer beside two readers:", err)
 	r2.Release(ctx)
-	_, err = rw.TryLock(ctx)
+	_, err = rw.TryAcquireWrite(ctx)
 	fmt.Println("writer after one reader left:", err)
 	r1.Release(ctx)
-	w, err := rw.TryLock(ctx)
+	w, err := rw.TryAcquireWrite(ctx)
 	fmt.Println("writer after both left:", err)
 	w.Release(ctx)
 	// Output:
@@ -133,7 +136,7 @@ func ExampleRWMutex() {
 	// writer after both left: <nil>
 }
 
-func ExampleRedlock() {
+func ExampleRedlockMutex() {
 	var clients []redis.UniversalClient
 	var servers []*miniredis.Miniredis
 	for range 5 {
@@ -148,10 +151,15 @@ func ExampleRedlock() {
 		clients = append(clients, c)
 	}
 	ctx := context.Background()
-	rl := locking.NewRedlock(clients, "lock:payout", 10*time.Second, locking.WithNodeTimeout(200*time.Millisecond))
+	const ttl = 10 * time.Second
+	rl := locking.NewRedlockMutex(clients, "lock:payout", ttl, locking.WithNodeTimeout(200*time.Millisecond))
 
+	start := time.Now()
 	h, err := rl.TryAcquire(ctx)
-	fmt.Println("acquired:", err, "- quorum", rl.Quorum(), "- valid for most of the lease:", h.Validity() > 9*time.Second)
+	fmt.Println("acquired:", err, "- quorum", rl.Quorum())
+	// Valid for the lease less the drift allowance, counted from the start
+	// of the attempt.
+	fmt.Println("valid from the start, less the drift:", !h.Expires().Before(start.Add(ttl-rl.Drift(ttl))))
 	_, err = rl.TryAcquire(ctx)
 	fmt.Println("second client taken:", errors.Is(err, locking.ErrTaken))
 	h.Release(ctx)
@@ -162,7 +170,8 @@ func ExampleRedlock() {
 	_, err = rl.TryAcquire(ctx)
 	fmt.Println("three servers down:", errors.Is(err, locking.ErrQuorumUnreachable))
 	// Output:
-	// acquired: <nil> - quorum 3 - valid for most of the lease: true
+	// acquired: <nil> - quorum 3
+	// valid from the start, less the drift: true
 	// second client taken: true
 	// three servers down: true
 }

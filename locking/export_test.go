@@ -1,8 +1,6 @@
 package locking
 
 import (
-	"context"
-
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,15 +11,8 @@ func HasWakeHub(rdb redis.UniversalClient) bool {
 	return wakeHubs.m[rdb] != nil
 }
 
-// Enqueue queues token as a waiter of m that never blocks on its grant,
-// standing in for a waiter caught between being granted and giving up.
-func (m *QueueMutex) Enqueue(ctx context.Context, token string) error {
-	_, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "")...).Slice()
-	return err
-}
+// FenceKey is the fencing counter of a Mutex on key.
+func FenceKey(key string) string { return fenceKey(key) }
 
-// Leave runs the script a waiter runs when it gives up.
-func (m *QueueMutex) Leave(ctx context.Context, token string) { m.leave(ctx, token) }
-
-// AliveKey is the liveness key of a queued token.
-func AliveKey(key, token string) string { return alivePrefix(key) + token }
+// WakeupChannel is the channel on which a Mutex on key announces releases.
+func WakeupChannel(key string) string { return wakeupChannel(key) }

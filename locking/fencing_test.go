@@ -3,8 +3,6 @@ package locking_test
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,54 +58,6 @@ func TestFencingTokensStrictlyIncrease(t *testing.T) {
 		// A plain mutex on the key still excludes, and does not touch the counter.
 		if n, _ := b.Client.Get(ctx, locking.FenceKey("lock:f")).Int64(); n != last {
 			t.Fatalf("counter %d, want %d", n, last)
-		}
-	})
-}
-
-func TestFencedMutexUnderContention(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		m := locking.NewMutex(b.Client, "lock:fc", 10*time.Second, locking.WithFencing(),
-			locking.WithBackoff(locking.Backoff{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}))
-		var mu sync.Mutex // guards fences; taken only while the Redis lock is held
-		var fences []int64
-		var inside atomic.Int32
-		var overlap atomic.Bool
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				for range 10 {
-					l, err := m.Acquire(ctx)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if inside.Add(1) > 1 {
-						overlap.Store(true)
-					}
-					mu.Lock()
-					fences = append(fences, l.Fence())
-					mu.Unlock()
-					inside.Add(-1)
-					if err := l.Release(ctx); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		if overlap.Load() {
-			t.Fatal("two holders at once")
-		}
-		for i := 1; i < len(fences); i++ {
-			if fences[i] <= fences[i-1] {
-				t.Fatalf("fence %d at position %d follows %d", fences[i], i, fences[i-1])
-			}
-		}
-		if len(fences) != 80 {
-			t.Fatalf("%d acquisitions, want 80", len(fences))
 		}
 	})
 }

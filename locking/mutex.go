@@ -1,25 +1,3 @@
-// Package locking holds Redis lock recipes that are correct on their own
-// terms, each documented with the guarantee it gives and the one it does
-// not. The broken recipes they replace live in package locking/flawed.
-//
-//   - Mutex is the single-instance lease lock: SET key token NX PX ttl to
-//     take it, and one Lua script each to release or extend it only while
-//     the stored token is still the caller's. Options add fencing tokens
-//     (WithFencing) and pub/sub wake-ups for waiters (WithWakeups).
-//   - KeepAlive and Mutex.Hold renew a lease in the background and cancel
-//     the holder's work context when the lease is lost.
-//   - Reentrant is a hash of owner -> hold count, the owner carried in a
-//     context.Context (WithOwner).
-//   - RWMutex admits many readers or one writer, each releasing only its own
-//     hold, with waiting writers served before new readers.
-//   - Redlock takes a lease on a majority of independent Redis servers.
-//   - QueueMutex is a FIFO lease lock whose release hands the lock to the
-//     next waiter inside Redis; waiters block in BLPOP instead of polling.
-//
-// A lease can expire while its holder is paused (a GC pause, a stalled
-// network): then two clients believe they hold it. Renewal makes that
-// rarer; only a check at the resource, against the lock key or its fencing
-// token, rules it out (see Lock.Held and Lock.Fence).
 package locking
 
 import (
@@ -30,8 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // ErrNotAcquired is returned when a lock is held by someone else: at once by
@@ -74,26 +53,10 @@ func (b Backoff) Delay(n int) time.Duration {
 	return half + time.Duration(rand.Int64N(int64(d-half)+1))
 }
 
-// Option configures a Mutex.
-type Option func(*Mutex)
-
-// WithBackoff sets how Acquire waits between attempts.
-func WithBackoff(b Backoff) Option { return func(m *Mutex) { m.backoff = b } }
-
-// WithFencing makes every acquisition also increment a counter stored next
-// to the lock key (FenceKey), in the same script as the SET, and hand the
-// new value out as Lock.Fence: a number strictly greater than any earlier
-// holder's of the same key, which a resource can use to refuse writes from
-// an older holder.
-func WithFencing() Option { return func(m *Mutex) { m.fencing = true } }
-
-// WithWakeups makes Release publish on the lock's channel (WakeupChannel)
-// and Acquire wait on that channel between attempts, so a waiter is woken
-// as soon as the lock is released instead of sleeping out its backoff. The
-// backoff still bounds each wait, so a lost message costs one backoff
-// interval, never a hang. Every mutex on one key should use the option, or
-// the releases of those without it wake nobody.
-func WithWakeups() Option { return func(m *Mutex) { m.wakeups = true } }
+// Wait sleeps for Delay(n), or until ctx ends (then it returns ctx.Err()).
+func (b Backoff) Wait(ctx context.Context, n int) error {
+	return lease.Sleep(ctx, b.Delay(n))
+}
 
 // Mutex is a lease lock on one key of one Redis (or one hash slot of a
 // cluster). It is cheap: make one per key as needed. It is safe for
@@ -109,10 +72,10 @@ type Mutex struct {
 
 // NewMutex returns a mutex on key whose holds last ttl unless extended.
 // ttl is rounded down to whole milliseconds and must be at least 1 ms.
-func NewMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...Option) *Mutex {
+func NewMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...MutexOption) *Mutex {
 	m := &Mutex{rdb: rdb, key: key, ttl: ttl, backoff: DefaultBackoff}
 	for _, o := range opts {
-		o(m)
+		o.applyMutex(m)
 	}
 	return m
 }
@@ -123,6 +86,14 @@ func (m *Mutex) Key() string { return m.key }
 // TTL is the lease length of each hold.
 func (m *Mutex) TTL() time.Duration { return m.ttl }
 
+// fenceKey is the counter a Mutex made WithFencing on key increments on
+// every acquisition. It shares key's hash slot.
+func fenceKey(key string) string { return lease.Sibling(key, ":fence") }
+
+// wakeupChannel is the pub/sub channel on which a Mutex made WithWakeups
+// announces that key was released.
+func wakeupChannel(key string) string { return lease.Sibling(key, ":released") }
+
 // Lock is one hold of a Mutex, identified by a random token.
 type Lock struct {
 	key     string
@@ -130,6 +101,7 @@ type Lock struct {
 	rdb     redis.UniversalClient
 	fence   int64
 	channel string // non-empty when Release must publish a wake-up
+	stop    func() // stops the watchdog of AcquireKeepAlive, if any
 
 	mu      sync.Mutex
 	expires time.Time
@@ -160,29 +132,22 @@ func (l *Lock) Key() string { return l.key }
 func (l *Lock) Token() string { return l.token }
 
 // NewToken returns a fresh random owner token.
-func NewToken() string { return uuid.NewString() }
-
-func checkTTL(ttl time.Duration) error {
-	if ttl < time.Millisecond {
-		return fmt.Errorf("locking: ttl %v is below 1ms", ttl)
-	}
-	return nil
-}
+func NewToken() string { return lease.NewToken() }
 
 // TryAcquire makes one attempt. It returns ErrNotAcquired if the lock is
 // held by someone else.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
-	if err := checkTTL(m.ttl); err != nil {
+	if err := lease.CheckTTL(m.ttl); err != nil {
 		return nil, err
 	}
-	token := NewToken()
+	token := lease.NewToken()
 	sent := time.Now()
 	l := &Lock{key: m.key, token: token, rdb: m.rdb, expires: sent.Add(m.ttl)}
 	if m.wakeups {
-		l.channel = WakeupChannel(m.key)
+		l.channel = wakeupChannel(m.key)
 	}
 	if m.fencing {
-		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, FenceKey(m.key)}, token, m.ttl.Milliseconds()).Int64()
+		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, fenceKey(m.key)}, token, m.ttl.Milliseconds()).Int64()
 		if err != nil {
 			return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
 		}
@@ -219,62 +184,36 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 		if !errors.Is(err, ErrNotAcquired) {
 			return nil, endedWhileWaiting(ctx, err)
 		}
-		if err := Sleep(ctx, m.backoff.Delay(n)); err != nil {
+		if err := m.backoff.Wait(ctx, n); err != nil {
 			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, m.key, n+1, err)
 		}
 	}
 }
 
 // endedWhileWaiting marks an attempt's error as ErrNotAcquired when it
-// failed because ctx ended (a deadline that expired during the command
-// rather than between attempts), so callers see one error for "gave up".
+// failed because ctx ended, so callers see one error for "gave up".
 func endedWhileWaiting(ctx context.Context, err error) error {
-	if ctx.Err() != nil && !errors.Is(err, ErrNotAcquired) {
-		return fmt.Errorf("%w: %w", ErrNotAcquired, err)
-	}
-	return err
+	return lease.EndedWhileWaiting(ctx, err, ErrNotAcquired)
 }
 
 // Sleep waits for d or until ctx ends, whichever is first, and returns
 // ctx.Err() in the second case.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Scripts are sent by EVALSHA, falling back to EVAL once per server.
-var (
-	releaseScript = redis.NewScript(`
-if redis.call("get", KEYS[1]) == ARGV[1] then
-	return redis.call("del", KEYS[1])
-end
-return 0`)
-	extendScript = redis.NewScript(`
-if redis.call("get", KEYS[1]) == ARGV[1] then
-	return redis.call("pexpire", KEYS[1], ARGV[2])
-end
-return 0`)
-)
+func Sleep(ctx context.Context, d time.Duration) error { return lease.Sleep(ctx, d) }
 
 // Release deletes the lock if it still holds this token, in one atomic
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
-// now keeps it).
+// now keeps it). A hold taken by AcquireKeepAlive stops its watchdog, and
+// waits for it, first.
 func (l *Lock) Release(ctx context.Context) error {
+	if l.stop != nil {
+		l.stop()
+	}
 	var n int
 	var err error
 	if l.channel != "" {
 		n, err = releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
 	} else {
-		n, err = releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+		n, err = lease.ReleaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
 	}
 	if err != nil {
 		return fmt.Errorf("locking: release %s: %w", l.key, err)
@@ -288,11 +227,11 @@ func (l *Lock) Release(ctx context.Context) error {
 // Extend resets the lease to ttl from now if the lock still holds this
 // token. It returns ErrNotHeld otherwise.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := checkTTL(ttl); err != nil {
+	if err := lease.CheckTTL(ttl); err != nil {
 		return err
 	}
 	sent := time.Now()
-	n, err := extendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	n, err := lease.ExtendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", l.key, err)
 	}

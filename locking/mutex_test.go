@@ -3,8 +3,6 @@ package locking_test
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,12 +86,16 @@ func TestMutexAcquireGivesUpAtDeadline(t *testing.T) {
 func TestMutexAcquireCountsWaits(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		m := locking.NewMutex(b.Client, "lock:w", time.Minute)
-		first, err := m.TryAcquire(ctx)
+		first, err := locking.NewMutex(b.Client, "lock:w", time.Minute).TryAcquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan *locking.Lock)
+		// The waiter has a client of its own, which counts its attempts.
+		var tries attempts
+		wc := b.NewClient(t)
+		wc.AddHook(&tries)
+		m := locking.NewMutex(wc, "lock:w", time.Minute)
+		got := make(chan *locking.Lock, 1)
 		go func() {
 			l, err := m.Acquire(ctx)
 			if err != nil {
@@ -101,7 +103,7 @@ func TestMutexAcquireCountsWaits(t *testing.T) {
 			}
 			got <- l
 		}()
-		time.Sleep(5 * time.Millisecond) // the waiter's first attempt fails meanwhile
+		tries.await(t, 1) // an attempt made while first holds the lock has failed
 		if err := first.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -112,47 +114,65 @@ func TestMutexAcquireCountsWaits(t *testing.T) {
 		if l.Waits < 1 {
 			t.Fatalf("Waits = %d, want >= 1", l.Waits)
 		}
-		l.Release(ctx)
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
+// TestMutexNeverTwoHolders has goroutines contend for one mutex, with
+// each combination of options, and checks that no two held it at once: a
+// counter they increment without any other guard loses no update, and
+// fences grow with every acquisition.
 func TestMutexNeverTwoHolders(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		m := locking.NewMutex(b.Client, "lock:c", 10*time.Second, locking.WithBackoff(locking.Backoff{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}))
-		var inside, total atomic.Int64
-		var overlap atomic.Bool
-		counter := 0 // guarded by the Redis lock only
-		var wg sync.WaitGroup
-		for range 20 {
-			wg.Go(func() {
-				for range 10 {
+	for _, tc := range []struct {
+		name    string
+		workers int
+		opts    []locking.MutexOption
+		fencing bool
+	}{
+		{"plain", 20, nil, false},
+		{"wakeups", 8, []locking.MutexOption{locking.WithWakeups()}, false},
+		{"fencing", 8, []locking.MutexOption{locking.WithFencing()}, true},
+		{"fencing+wakeups", 8, []locking.MutexOption{locking.WithFencing(), locking.WithWakeups()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+				const rounds = 10
+				m := locking.NewMutex(b.Client, "lock:c", 10*time.Second, append([]locking.MutexOption{fast}, tc.opts...)...)
+				var s section
+				// Guarded by the Redis lock only.
+				counter := 0
+				var fences []int64
+				contend(t, tc.workers, rounds, func(ctx context.Context, _ int) error {
 					l, err := m.Acquire(ctx)
 					if err != nil {
-						t.Error(err)
-						return
+						return err
 					}
-					if inside.Add(1) > 1 {
-						overlap.Store(true)
-					}
+					s.enter()
 					c := counter
 					time.Sleep(50 * time.Microsecond)
 					counter = c + 1
-					total.Add(1)
-					inside.Add(-1)
-					if err := l.Release(ctx); err != nil {
-						t.Error(err)
-						return
+					fences = append(fences, l.Fence())
+					s.leave()
+					return l.Release(ctx)
+				})
+				want := tc.workers * rounds
+				if s.overlap.Load() || counter != int(s.entries.Load()) || counter != want {
+					t.Fatalf("two holders at once: %v, counter %d, holds %d; want false, %d, %d",
+						s.overlap.Load(), counter, s.entries.Load(), want, want)
+				}
+				for i, f := range fences {
+					switch {
+					case !tc.fencing && f != 0:
+						t.Fatalf("fence %d at position %d without fencing", f, i)
+					case tc.fencing && i > 0 && f <= fences[i-1]:
+						t.Fatalf("fence %d at position %d follows %d", f, i, fences[i-1])
 					}
 				}
 			})
-		}
-		wg.Wait()
-		if overlap.Load() || counter != int(total.Load()) || counter != 200 {
-			t.Fatalf("two holders at once: %v, counter %d, increments %d; want false, 200, 200", overlap.Load(), counter, total.Load())
-		}
-	})
+		})
+	}
 }
 
 func TestMutexRejectsTinyTTL(t *testing.T) {

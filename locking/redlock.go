@@ -8,19 +8,21 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
-// ErrTaken is returned by Redlock when too few servers granted the lock
+// ErrTaken is returned by RedlockMutex when too few servers granted the lock
 // because others hold it there (or the grant took longer than the lease).
 // It wraps ErrNotAcquired.
 var ErrTaken = fmt.Errorf("%w: held elsewhere on a majority of servers", ErrNotAcquired)
 
-// ErrQuorumUnreachable is returned by Redlock when so many servers failed
+// ErrQuorumUnreachable is returned by RedlockMutex when so many servers failed
 // to answer within the per-server timeout that no majority could be
 // reached, whoever holds the lock.
 var ErrQuorumUnreachable = errors.New("locking: redlock quorum unreachable")
 
-// Redlock is the lock of the Redis documentation's "Distributed Locks with
+// RedlockMutex is the lock of the Redis documentation's "Distributed Locks with
 // Redis" over N independent Redis servers (not replicas of each other):
 // SET key token NX PX ttl on every server, each with a short timeout;
 // the lock is held when a majority (N/2+1) granted it and the time spent
@@ -34,7 +36,7 @@ var ErrQuorumUnreachable = errors.New("locking: redlock quorum unreachable")
 // clients hold the lock. It assumes bounded clock drift and bounded pauses
 // of the holder; as with any lease, pair it with fencing where a stale
 // write must never land.
-type Redlock struct {
+type RedlockMutex struct {
 	clients     []redis.UniversalClient
 	key         string
 	ttl         time.Duration
@@ -42,40 +44,35 @@ type Redlock struct {
 	backoff     Backoff
 }
 
-// RedlockOption configures a Redlock.
-type RedlockOption func(*Redlock)
-
-// WithNodeTimeout bounds each per-server command (default: ttl/100, at
-// least 5 ms and at most 500 ms). It must be small compared to the lease,
-// so that a dead server does not eat the validity time.
-func WithNodeTimeout(d time.Duration) RedlockOption { return func(r *Redlock) { r.nodeTimeout = d } }
-
-// WithRedlockBackoff sets how Acquire waits between attempts.
-func WithRedlockBackoff(b Backoff) RedlockOption { return func(r *Redlock) { r.backoff = b } }
-
-// NewRedlock returns a Redlock on key over clients, one per independent
-// server.
-func NewRedlock(clients []redis.UniversalClient, key string, ttl time.Duration, opts ...RedlockOption) *Redlock {
-	r := &Redlock{
+// NewRedlockMutex returns a RedlockMutex on key over clients, one per
+// independent server. Its default backoff is 5-100 ms.
+func NewRedlockMutex(clients []redis.UniversalClient, key string, ttl time.Duration, opts ...RedlockMutexOption) *RedlockMutex {
+	r := &RedlockMutex{
 		clients: clients, key: key, ttl: ttl,
 		nodeTimeout: min(max(ttl/100, 5*time.Millisecond), 500*time.Millisecond),
 		backoff:     Backoff{Min: 5 * time.Millisecond, Max: 100 * time.Millisecond},
 	}
 	for _, o := range opts {
-		o(r)
+		o.applyRedlockMutex(r)
 	}
 	return r
 }
 
+// Key is the Redis key the lock uses on every server.
+func (r *RedlockMutex) Key() string { return r.key }
+
+// TTL is the lease length of each hold.
+func (r *RedlockMutex) TTL() time.Duration { return r.ttl }
+
 // Quorum is the number of servers that must agree: N/2+1.
-func (r *Redlock) Quorum() int { return len(r.clients)/2 + 1 }
+func (r *RedlockMutex) Quorum() int { return len(r.clients)/2 + 1 }
 
 // Drift is the clock-drift allowance subtracted from a lease: ttl/100 + 2 ms.
-func (r *Redlock) Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+func (r *RedlockMutex) Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
 
-// RedlockHold is one hold of a Redlock.
-type RedlockHold struct {
-	r     *Redlock
+// RedlockLock is one hold of a RedlockMutex.
+type RedlockLock struct {
+	r     *RedlockMutex
 	token string
 
 	mu         sync.Mutex
@@ -85,22 +82,25 @@ type RedlockHold struct {
 	Waits int
 }
 
+// Key is the locked key.
+func (h *RedlockLock) Key() string { return h.r.key }
+
 // Token is the hold's random token.
-func (h *RedlockHold) Token() string { return h.token }
+func (h *RedlockLock) Token() string { return h.token }
 
 // Expires is when the hold's validity ends (by the local clock).
-func (h *RedlockHold) Expires() time.Time {
+func (h *RedlockLock) Expires() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.validUntil
 }
 
 // Validity is how much of the hold's validity is left.
-func (h *RedlockHold) Validity() time.Duration { return time.Until(h.Expires()) }
+func (h *RedlockLock) Validity() time.Duration { return time.Until(h.Expires()) }
 
 // onAll runs fn on every server in parallel, each under the per-server
 // timeout, and returns how many returned true, false and an error.
-func (r *Redlock) onAll(ctx context.Context, fn func(ctx context.Context, c redis.UniversalClient) (bool, error)) (yes, no, failed int, firstErr error) {
+func (r *RedlockMutex) onAll(ctx context.Context, fn func(ctx context.Context, c redis.UniversalClient) (bool, error)) (yes, no, failed int, firstErr error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range r.clients {
@@ -130,21 +130,21 @@ func (r *Redlock) onAll(ctx context.Context, fn func(ctx context.Context, c redi
 // TryAcquire makes one attempt on all servers. It returns ErrTaken when
 // enough servers answered but too few granted the lock, and
 // ErrQuorumUnreachable when fewer than a majority answered at all.
-func (r *Redlock) TryAcquire(ctx context.Context) (*RedlockHold, error) {
-	if err := checkTTL(r.ttl); err != nil {
+func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
+	if err := lease.CheckTTL(r.ttl); err != nil {
 		return nil, err
 	}
 	if len(r.clients) == 0 {
 		return nil, fmt.Errorf("%w: no servers", ErrQuorumUnreachable)
 	}
-	token := NewToken()
+	token := lease.NewToken()
 	start := time.Now()
 	yes, _, failed, firstErr := r.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return c.SetNX(ctx, r.key, token, r.ttl).Result()
 	})
 	validity := r.ttl - time.Since(start) - r.Drift(r.ttl)
 	if yes >= r.Quorum() && validity > 0 {
-		return &RedlockHold{r: r, token: token, validUntil: start.Add(r.ttl - r.Drift(r.ttl))}, nil
+		return &RedlockLock{r: r, token: token, validUntil: start.Add(r.ttl - r.Drift(r.ttl))}, nil
 	}
 	r.releaseAll(ctx, token)
 	if len(r.clients)-failed < r.Quorum() {
@@ -159,7 +159,7 @@ func (r *Redlock) TryAcquire(ctx context.Context) (*RedlockHold, error) {
 // Acquire retries TryAcquire with backoff while the lock is taken or the
 // quorum unreachable, until it succeeds or ctx ends; the error then wraps
 // the last attempt's error and the context's.
-func (r *Redlock) Acquire(ctx context.Context) (*RedlockHold, error) {
+func (r *RedlockMutex) Acquire(ctx context.Context) (*RedlockLock, error) {
 	for n := 0; ; n++ {
 		h, err := r.TryAcquire(ctx)
 		if err == nil {
@@ -169,15 +169,15 @@ func (r *Redlock) Acquire(ctx context.Context) (*RedlockHold, error) {
 		if !errors.Is(err, ErrNotAcquired) && !errors.Is(err, ErrQuorumUnreachable) {
 			return nil, err
 		}
-		if serr := Sleep(ctx, r.backoff.Delay(n)); serr != nil {
+		if serr := r.backoff.Wait(ctx, n); serr != nil {
 			return nil, fmt.Errorf("%w: %s after %d attempts: %w", err, r.key, n+1, serr)
 		}
 	}
 }
 
-func (r *Redlock) releaseAll(ctx context.Context, token string) int {
+func (r *RedlockMutex) releaseAll(ctx context.Context, token string) int {
 	yes, _, _, _ := r.onAll(context.WithoutCancel(ctx), func(ctx context.Context, c redis.UniversalClient) (bool, error) {
-		n, err := releaseScript.Run(ctx, c, []string{r.key}, token).Int()
+		n, err := lease.ReleaseScript.Run(ctx, c, []string{r.key}, token).Int()
 		return n == 1, err
 	})
 	return yes
@@ -185,7 +185,7 @@ func (r *Redlock) releaseAll(ctx context.Context, token string) int {
 
 // Release deletes the hold's token from every server (whichever still
 // holds it). It returns ErrNotHeld when no server held it any more.
-func (h *RedlockHold) Release(ctx context.Context) error {
+func (h *RedlockLock) Release(ctx context.Context) error {
 	h.mu.Lock()
 	h.validUntil = time.Time{}
 	h.mu.Unlock()
@@ -200,14 +200,14 @@ func (h *RedlockHold) Release(ctx context.Context) error {
 // validity is then recomputed as for an acquisition. Otherwise it returns
 // ErrNotHeld (a majority refused) or ErrQuorumUnreachable (too many
 // servers failed), and the hold should be treated as lost.
-func (h *RedlockHold) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := checkTTL(ttl); err != nil {
+func (h *RedlockLock) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := lease.CheckTTL(ttl); err != nil {
 		return err
 	}
 	r := h.r
 	start := time.Now()
 	yes, _, failed, firstErr := r.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
-		n, err := extendScript.Run(ctx, c, []string{r.key}, h.token, ttl.Milliseconds()).Int()
+		n, err := lease.ExtendScript.Run(ctx, c, []string{r.key}, h.token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
 	if yes >= r.Quorum() && time.Since(start) < ttl-r.Drift(ttl) {

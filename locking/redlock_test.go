@@ -72,19 +72,24 @@ func holders(c cluster, key, token string) int {
 func TestRedlockMajority(t *testing.T) {
 	runRedlock(t, func(t *testing.T, c cluster) {
 		ctx := context.Background()
-		rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+		rl := locking.NewRedlockMutex(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
 		if rl.Quorum() != 3 {
 			t.Fatalf("quorum %d", rl.Quorum())
 		}
+		before := time.Now()
 		h, err := rl.TryAcquire(ctx)
+		after := time.Now()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := holders(c, "res", h.Token()); n != 5 {
 			t.Fatalf("held on %d servers, want 5", n)
 		}
-		if v := h.Validity(); v <= 0 || v > 10*time.Second-rl.Drift(10*time.Second) {
-			t.Fatalf("validity %v", v)
+		// The validity is counted from the start of the attempt: the lease
+		// less the drift allowance, from an instant within the call.
+		valid := 10*time.Second - rl.Drift(10*time.Second)
+		if e := h.Expires(); e.Before(before.Add(valid)) || e.After(after.Add(valid)) {
+			t.Fatalf("valid until %v; want within [%v, %v]", e, before.Add(valid), after.Add(valid))
 		}
 		if _, err := rl.TryAcquire(ctx); !errors.Is(err, locking.ErrTaken) || !errors.Is(err, locking.ErrNotAcquired) {
 			t.Fatalf("second holder: %v, want ErrTaken", err)
@@ -116,7 +121,7 @@ func TestRedlockMinorityHeldElsewhere(t *testing.T) {
 				for i := range tc.taken {
 					c.clients[i].Set(ctx, "res", "other", time.Minute)
 				}
-				rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+				rl := locking.NewRedlockMutex(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
 				h, err := rl.TryAcquire(ctx)
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err %v, want %v", err, tc.want)
@@ -151,7 +156,7 @@ func TestRedlockServersDown(t *testing.T) {
 				for i := range tc.down {
 					c.down(i)
 				}
-				rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+				rl := locking.NewRedlockMutex(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
 				h, err := rl.TryAcquire(ctx)
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err %v, want %v", err, tc.want)
@@ -172,7 +177,7 @@ func TestRedlockServersDown(t *testing.T) {
 func TestRedlockQuorumLostWhileHeld(t *testing.T) {
 	runRedlock(t, func(t *testing.T, c cluster) {
 		ctx := context.Background()
-		rl := locking.NewRedlock(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
+		rl := locking.NewRedlockMutex(c.clients, "res", 10*time.Second, locking.WithNodeTimeout(time.Second))
 		h, err := rl.TryAcquire(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
-// ErrNoOwner is returned by Reentrant when the context carries no owner
+// ErrNoOwner is returned by ReentrantMutex when the context carries no owner
 // (see WithOwner).
 var ErrNoOwner = errors.New("locking: no lock owner in context")
 
@@ -29,29 +32,68 @@ func OwnerFrom(ctx context.Context) (string, bool) {
 	return o, ok && o != ""
 }
 
-// Reentrant is a lock that its owner may take again while holding it
-// (seed recipe 8): the key is a hash with one field, owner -> hold count.
-// Acquire increments the owner's count when the lock is free or already
-// the owner's, and resets the lease; Release decrements it and deletes the
-// key at zero. A release by anyone but the owner is refused. Like Mutex it
-// is a lease: the whole hold, however deep, expires ttl after its last
-// acquisition or extension.
-type Reentrant struct {
+// ReentrantMutex is a lock that its owner may take again while holding
+// it (seed recipe 8): the key is a hash with one field, owner -> hold
+// count. Acquire increments the owner's count when the lock is free or
+// already the owner's, and resets the lease; each hold's Release
+// decrements it and deletes the key at zero. A release by anyone but the
+// owner is refused. Like Mutex it is a lease: the whole hold, however
+// deep, expires ttl after its last acquisition or extension.
+type ReentrantMutex struct {
 	rdb     redis.UniversalClient
 	key     string
 	ttl     time.Duration
 	backoff Backoff
 }
 
-// NewReentrant returns a reentrant lock on key. Of the options only
-// WithBackoff applies.
-func NewReentrant(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...Option) *Reentrant {
-	m := NewMutex(rdb, key, ttl, opts...)
-	return &Reentrant{rdb: rdb, key: key, ttl: ttl, backoff: m.backoff}
+// NewReentrantMutex returns a reentrant lock on key whose holds last ttl
+// unless extended.
+func NewReentrantMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...ReentrantMutexOption) *ReentrantMutex {
+	r := &ReentrantMutex{rdb: rdb, key: key, ttl: ttl, backoff: DefaultBackoff}
+	for _, o := range opts {
+		o.applyReentrantMutex(r)
+	}
+	return r
 }
 
 // Key is the Redis key of the lock.
-func (r *Reentrant) Key() string { return r.key }
+func (r *ReentrantMutex) Key() string { return r.key }
+
+// TTL is the lease length, reset by each acquisition.
+func (r *ReentrantMutex) TTL() time.Duration { return r.ttl }
+
+// ReentrantLock is one hold of a ReentrantMutex by one owner. The owner's
+// other holds of the same lock are separate ReentrantLocks; the lock is
+// free once all of them are released.
+type ReentrantLock struct {
+	r     *ReentrantMutex
+	owner string
+
+	mu       sync.Mutex
+	expires  time.Time
+	released bool
+
+	// Depth is the owner's hold count right after this acquisition: 1 for
+	// a first acquisition, 2 when taken again while held, and so on.
+	Depth int
+	// Waits is how many attempts failed before this hold was granted.
+	Waits int
+}
+
+// Key is the locked key.
+func (l *ReentrantLock) Key() string { return l.r.key }
+
+// Owner is the identity that holds the lock (see WithOwner).
+func (l *ReentrantLock) Owner() string { return l.owner }
+
+// Expires is a conservative estimate of when the lease of this hold ends.
+// Every acquisition and extension by the owner resets the one lease of
+// the whole hold, so the lease may in fact last longer.
+func (l *ReentrantLock) Expires() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.expires
+}
 
 var (
 	reentrantAcquireScript = redis.NewScript(`
@@ -79,93 +121,56 @@ end
 return 0`)
 )
 
-func (r *Reentrant) owner(ctx context.Context) (string, error) {
+func (r *ReentrantMutex) owner(ctx context.Context) (string, error) {
 	o, ok := OwnerFrom(ctx)
 	if !ok {
 		return "", ErrNoOwner
 	}
-	if err := checkTTL(r.ttl); err != nil {
+	if err := lease.CheckTTL(r.ttl); err != nil {
 		return "", err
 	}
 	return o, nil
 }
 
-// TryAcquire makes one attempt for the owner in ctx. It returns the
-// owner's hold count after it (1 on a first acquisition), ErrNotAcquired
-// when another owner holds the lock, or ErrNoOwner.
-func (r *Reentrant) TryAcquire(ctx context.Context) (int, error) {
+// TryAcquire makes one attempt for the owner in ctx. It returns the hold
+// (its Depth is 1 on a first acquisition), ErrNotAcquired when another
+// owner holds the lock, or ErrNoOwner.
+func (r *ReentrantMutex) TryAcquire(ctx context.Context) (*ReentrantLock, error) {
 	o, err := r.owner(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	sent := time.Now()
 	n, err := reentrantAcquireScript.Run(ctx, r.rdb, []string{r.key}, o, r.ttl.Milliseconds()).Int()
 	if err != nil {
-		return 0, fmt.Errorf("locking: acquire %s: %w", r.key, err)
+		return nil, fmt.Errorf("locking: acquire %s: %w", r.key, err)
 	}
 	if n == 0 {
-		return 0, ErrNotAcquired
+		return nil, ErrNotAcquired
 	}
-	return n, nil
+	return &ReentrantLock{r: r, owner: o, expires: sent.Add(r.ttl), Depth: n}, nil
 }
 
 // Acquire retries TryAcquire with backoff until it succeeds or ctx ends
 // (then the error wraps ErrNotAcquired and the context's error).
-func (r *Reentrant) Acquire(ctx context.Context) (int, error) {
+func (r *ReentrantMutex) Acquire(ctx context.Context) (*ReentrantLock, error) {
 	for n := 0; ; n++ {
-		c, err := r.TryAcquire(ctx)
+		l, err := r.TryAcquire(ctx)
 		if err == nil {
-			return c, nil
+			l.Waits = n
+			return l, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return 0, endedWhileWaiting(ctx, err)
+			return nil, endedWhileWaiting(ctx, err)
 		}
-		if err := Sleep(ctx, r.backoff.Delay(n)); err != nil {
-			return 0, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, r.key, n+1, err)
+		if err := r.backoff.Wait(ctx, n); err != nil {
+			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, r.key, n+1, err)
 		}
 	}
-}
-
-// Release gives back one hold of the owner in ctx and returns how many
-// remain; at 0 the lock is free. It returns ErrNotHeld when the owner
-// holds no count (it is someone else's lock, or the lease expired).
-func (r *Reentrant) Release(ctx context.Context) (int, error) {
-	o, err := r.owner(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n, err := reentrantReleaseScript.Run(ctx, r.rdb, []string{r.key}, o).Int()
-	if err != nil {
-		return 0, fmt.Errorf("locking: release %s: %w", r.key, err)
-	}
-	if n < 0 {
-		return 0, ErrNotHeld
-	}
-	return n, nil
-}
-
-// Extend resets the lease of the owner in ctx to ttl from now, or returns
-// ErrNotHeld. With it a Reentrant can be kept alive by KeepAlive (whose
-// extensions keep ctx's values, and so the owner).
-func (r *Reentrant) Extend(ctx context.Context, ttl time.Duration) error {
-	o, err := r.owner(ctx)
-	if err != nil {
-		return err
-	}
-	if err := checkTTL(ttl); err != nil {
-		return err
-	}
-	n, err := reentrantExtendScript.Run(ctx, r.rdb, []string{r.key}, o, ttl.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("locking: extend %s: %w", r.key, err)
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
 }
 
 // Count returns how many holds the owner in ctx has (0 when none).
-func (r *Reentrant) Count(ctx context.Context) (int, error) {
+func (r *ReentrantMutex) Count(ctx context.Context) (int, error) {
 	o, err := r.owner(ctx)
 	if err != nil {
 		return 0, err
@@ -175,4 +180,51 @@ func (r *Reentrant) Count(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	return n, err
+}
+
+// Release gives back this hold: the owner's count goes down by one, and at
+// 0 the lock is free. It returns ErrNotHeld when the owner holds no count
+// any more (the lease expired) or this hold was already released.
+func (l *ReentrantLock) Release(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return ErrNotHeld
+	}
+	n, err := reentrantReleaseScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.owner).Int()
+	if err != nil {
+		return fmt.Errorf("locking: release %s: %w", l.r.key, err)
+	}
+	l.released = true
+	if n < 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// Extend resets the lease of the owner's whole hold to ttl from now, or
+// returns ErrNotHeld when the owner holds no count any more or this hold
+// was released.
+func (l *ReentrantLock) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := lease.CheckTTL(ttl); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	released := l.released
+	l.mu.Unlock()
+	if released {
+		return ErrNotHeld
+	}
+	sent := time.Now()
+	n, err := reentrantExtendScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.owner, ttl.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("locking: extend %s: %w", l.r.key, err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	l.mu.Lock()
+	l.expires = sent.Add(ttl)
+	l.mu.Unlock()
+	return nil
 }

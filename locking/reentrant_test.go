@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,62 +11,131 @@ import (
 	"github.com/lockmarket/lockmarket/locking"
 )
 
+// count returns the owner's hold count in ctx, failing the test on error.
+func count(t *testing.T, r *locking.ReentrantMutex, ctx context.Context) int {
+	t.Helper()
+	n, err := r.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestReentrantCounts(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		r := locking.NewReentrant(b.Client, "lock:re", time.Minute)
+		r := locking.NewReentrantMutex(b.Client, "lock:re", time.Minute)
 		alice := locking.WithOwner(context.Background(), "alice")
 		bob := locking.WithOwner(context.Background(), "bob")
+		var holds []*locking.ReentrantLock
 		for want := 1; want <= 3; want++ {
-			n, err := r.TryAcquire(alice)
-			if err != nil || n != want {
-				t.Fatalf("acquire %d: count %d, %v", want, n, err)
+			l, err := r.TryAcquire(alice)
+			if err != nil || l.Depth != want || l.Owner() != "alice" {
+				t.Fatalf("acquire %d: %+v, %v", want, l, err)
 			}
+			holds = append(holds, l)
 		}
 		if _, err := r.TryAcquire(bob); !errors.Is(err, locking.ErrNotAcquired) {
 			t.Fatalf("bob admitted while alice holds: %v", err)
 		}
-		if _, err := r.Release(bob); !errors.Is(err, locking.ErrNotHeld) {
-			t.Fatalf("bob released alice's lock: %v", err)
-		}
 		if _, err := r.TryAcquire(context.Background()); !errors.Is(err, locking.ErrNoOwner) {
 			t.Fatalf("no owner: %v", err)
 		}
-		if n, _ := r.Count(alice); n != 3 {
+		if n := count(t, r, alice); n != 3 {
 			t.Fatalf("count %d, want 3", n)
 		}
-		if err := r.Extend(alice, 2*time.Minute); err != nil {
+		if err := holds[0].Extend(alice, 2*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Extend(bob, time.Minute); !errors.Is(err, locking.ErrNotHeld) {
-			t.Fatalf("bob extended alice's lock: %v", err)
+		if ttl := b.Client.PTTL(context.Background(), "lock:re").Val(); ttl <= time.Minute {
+			t.Fatalf("pttl after extend = %v; want above the first lease", ttl)
 		}
-		for want := 2; want >= 0; want-- {
-			n, err := r.Release(alice)
-			if err != nil || n != want {
-				t.Fatalf("release: %d left, %v; want %d", n, err, want)
+		// Released innermost first, as nested calls return.
+		for i, want := 2, 2; i >= 0; i, want = i-1, want-1 {
+			if err := holds[i].Release(alice); err != nil {
+				t.Fatalf("release of hold %d: %v", i+1, err)
+			}
+			if n := count(t, r, alice); n != want {
+				t.Fatalf("release of hold %d: %d left; want %d", i+1, n, want)
 			}
 		}
 		if b.Client.Exists(context.Background(), "lock:re").Val() != 0 {
 			t.Fatal("key left after the last release")
 		}
-		if _, err := r.Release(alice); !errors.Is(err, locking.ErrNotHeld) {
-			t.Fatalf("release of a free lock: %v", err)
+		if err := holds[0].Release(alice); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("second release of a hold: %v", err)
 		}
-		if n, err := r.TryAcquire(bob); err != nil || n != 1 {
-			t.Fatalf("bob after alice: %d, %v", n, err)
+		if err := holds[0].Extend(alice, time.Minute); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("extend of a released hold: %v", err)
+		}
+		if l, err := r.TryAcquire(bob); err != nil || l.Depth != 1 {
+			t.Fatalf("bob after alice: %+v, %v", l, err)
+		}
+	})
+}
+
+// TestReentrantStaleHoldsTouchNothing has a released hold whose second
+// release could decrement the other holds of its owner, and a stale hold
+// of an owner whose lease ran out: neither may release or extend what
+// another hold, or another owner, holds now.
+func TestReentrantStaleHoldsTouchNothing(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		r := locking.NewReentrantMutex(b.Client, "lock:rt", 5*time.Second)
+		alice := locking.WithOwner(context.Background(), "alice")
+		bob := locking.WithOwner(context.Background(), "bob")
+		outer, err := r.TryAcquire(alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner, err := r.TryAcquire(alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inner.Release(alice); err != nil {
+			t.Fatal(err)
+		}
+		if err := inner.Release(alice); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("second release of the inner hold: %v", err)
+		}
+		if n := count(t, r, alice); n != 1 {
+			t.Fatalf("alice's count %d after the inner hold's releases; want 1 (the outer)", n)
+		}
+		b.Expire(t, "lock:rt") // alice was paused past her lease
+		taken, err := r.TryAcquire(bob)
+		if err != nil {
+			t.Fatalf("bob after expiry: %v", err)
+		}
+		if err := outer.Extend(alice, time.Minute); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("alice extended bob's lock: %v", err)
+		}
+		if err := outer.Release(alice); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("alice released bob's lock: %v", err)
+		}
+		if n := count(t, r, bob); n != 1 {
+			t.Fatalf("bob's count %d; want 1", n)
+		}
+		if err := taken.Release(bob); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
 
 func TestReentrantExpiresAsAWhole(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		r := locking.NewReentrant(b.Client, "lock:rx", 5*time.Second)
+		r := locking.NewReentrantMutex(b.Client, "lock:rx", 5*time.Second)
 		alice := locking.WithOwner(context.Background(), "alice")
-		r.TryAcquire(alice)
-		r.TryAcquire(alice)
+		outer, err := r.TryAcquire(alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner, err := r.TryAcquire(alice)
+		if err != nil {
+			t.Fatal(err)
+		}
 		b.Expire(t, "lock:rx")
-		if _, err := r.Release(alice); !errors.Is(err, locking.ErrNotHeld) {
-			t.Fatalf("release after expiry: %v", err)
+		for _, l := range []*locking.ReentrantLock{inner, outer} {
+			if err := l.Release(alice); !errors.Is(err, locking.ErrNotHeld) {
+				t.Fatalf("release of hold %d after expiry: %v", l.Depth, err)
+			}
 		}
 		if _, err := r.TryAcquire(locking.WithOwner(context.Background(), "bob")); err != nil {
 			t.Fatalf("bob after expiry: %v", err)
@@ -78,39 +145,36 @@ func TestReentrantExpiresAsAWhole(t *testing.T) {
 
 func TestReentrantNeverTwoOwners(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		r := locking.NewReentrant(b.Client, "lock:rc", 10*time.Second,
-			locking.WithBackoff(locking.Backoff{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond}))
-		var inside atomic.Int32
-		var overlap atomic.Bool
-		var wg sync.WaitGroup
-		for i := range 6 {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(locking.WithOwner(context.Background(), fmt.Sprint("owner-", i)), 20*time.Second)
-				defer cancel()
-				for range 8 {
-					if _, err := r.Acquire(ctx); err != nil {
-						t.Error(err)
-						return
-					}
-					if inside.Add(1) > 1 {
-						overlap.Store(true)
-					}
-					// Re-enter, as a nested call holding the same lock would.
-					if n, err := r.Acquire(ctx); err != nil || n != 2 {
-						t.Errorf("re-entry: %d, %v", n, err)
-					}
-					if n, err := r.Release(ctx); err != nil || n != 1 {
-						t.Errorf("inner release: %d, %v", n, err)
-					}
-					inside.Add(-1)
-					if n, err := r.Release(ctx); err != nil || n != 0 {
-						t.Errorf("outer release: %d, %v", n, err)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		if overlap.Load() {
+		r := locking.NewReentrantMutex(b.Client, "lock:rc", 10*time.Second, fast)
+		var s section
+		contend(t, 6, 8, func(ctx context.Context, worker int) error {
+			ctx = locking.WithOwner(ctx, fmt.Sprint("owner-", worker))
+			outer, err := r.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			s.enter()
+			// Re-enter, as a nested call holding the same lock would.
+			inner, err := r.Acquire(ctx)
+			if err != nil || inner.Depth != 2 {
+				return fmt.Errorf("re-entry: %+v, %v", inner, err)
+			}
+			if err := inner.Release(ctx); err != nil {
+				return fmt.Errorf("inner release: %w", err)
+			}
+			if n, err := r.Count(ctx); err != nil || n != 1 {
+				return fmt.Errorf("after the inner release: %d holds, %v; want 1", n, err)
+			}
+			s.leave()
+			if err := outer.Release(ctx); err != nil {
+				return fmt.Errorf("outer release: %w", err)
+			}
+			if n, err := r.Count(ctx); err != nil || n != 0 {
+				return fmt.Errorf("after the outer release: %d holds, %v; want 0", n, err)
+			}
+			return nil
+		})
+		if s.overlap.Load() {
 			t.Fatal("two owners held the lock at once")
 		}
 	})

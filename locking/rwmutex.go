@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // RWMutex is a lease lock that admits many readers or one writer. Its keys
@@ -34,20 +36,29 @@ type RWMutex struct {
 	backoff                  Backoff
 }
 
-// NewRWMutex returns the read-write lock called name. Of the options only
-// WithBackoff applies.
-func NewRWMutex(rdb redis.UniversalClient, name string, ttl time.Duration, opts ...Option) *RWMutex {
-	m := NewMutex(rdb, name, ttl, opts...)
-	return &RWMutex{
-		rdb: rdb, name: name, ttl: ttl, backoff: m.backoff,
-		readers: sibling(name, ":readers"),
-		writer:  sibling(name, ":writer"),
-		waiting: sibling(name, ":writer-waiting"),
+// NewRWMutex returns the read-write lock called name, whose holds last ttl
+// unless extended.
+func NewRWMutex(rdb redis.UniversalClient, name string, ttl time.Duration, opts ...RWMutexOption) *RWMutex {
+	rw := &RWMutex{
+		rdb: rdb, name: name, ttl: ttl, backoff: DefaultBackoff,
+		readers: lease.Sibling(name, ":readers"),
+		writer:  lease.Sibling(name, ":writer"),
+		waiting: lease.Sibling(name, ":writer-waiting"),
 	}
+	for _, o := range opts {
+		o.applyRWMutex(rw)
+	}
+	return rw
 }
+
+// Name is the lock's name, from which its keys are derived.
+func (rw *RWMutex) Name() string { return rw.name }
 
 // Keys returns the lock's keys: readers, writer, writer-waiting.
 func (rw *RWMutex) Keys() (readers, writer, waiting string) { return rw.readers, rw.writer, rw.waiting }
+
+// TTL is the lease length of each hold.
+func (rw *RWMutex) TTL() time.Duration { return rw.ttl }
 
 const luaNow = `local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -94,8 +105,8 @@ if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) 
 return 0`)
 )
 
-// RWHold is one read or write hold of an RWMutex.
-type RWHold struct {
+// RWLock is one read or write hold of an RWMutex.
+type RWLock struct {
 	rw    *RWMutex
 	write bool
 	token string
@@ -108,20 +119,29 @@ type RWHold struct {
 }
 
 // Write reports whether this is the writer's hold.
-func (h *RWHold) Write() bool { return h.write }
+func (h *RWLock) Write() bool { return h.write }
+
+// Key is the Redis key that stores this hold's token: the writer key for
+// the writer's hold, the readers key for a read hold.
+func (h *RWLock) Key() string {
+	if h.write {
+		return h.rw.writer
+	}
+	return h.rw.readers
+}
 
 // Token is the hold's random token.
-func (h *RWHold) Token() string { return h.token }
+func (h *RWLock) Token() string { return h.token }
 
 // Expires is a conservative estimate of when the lease ends.
-func (h *RWHold) Expires() time.Time {
+func (h *RWLock) Expires() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.expires
 }
 
-func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWHold, error) {
-	if err := checkTTL(rw.ttl); err != nil {
+func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWLock, error) {
+	if err := lease.CheckTTL(rw.ttl); err != nil {
 		return nil, err
 	}
 	script := readAcquireScript
@@ -136,44 +156,47 @@ func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWHold, 
 	if n == 0 {
 		return nil, ErrNotAcquired
 	}
-	return &RWHold{rw: rw, write: write, token: token, expires: sent.Add(rw.ttl)}, nil
+	return &RWLock{rw: rw, write: write, token: token, expires: sent.Add(rw.ttl)}, nil
 }
 
-// TryRLock makes one attempt at a read hold; ErrNotAcquired when a writer
-// holds the lock or waits for it.
-func (rw *RWMutex) TryRLock(ctx context.Context) (*RWHold, error) {
-	return rw.try(ctx, false, NewToken())
+// TryAcquireRead makes one attempt at a read hold; ErrNotAcquired when a
+// writer holds the lock or waits for it.
+func (rw *RWMutex) TryAcquireRead(ctx context.Context) (*RWLock, error) {
+	return rw.try(ctx, false, lease.NewToken())
 }
 
-// TryLock makes one attempt at the write hold; ErrNotAcquired when a
-// writer or any reader holds the lock. A failed attempt marks this caller
-// as a waiting writer (unless another writer already is), which keeps new
-// readers out until the marker's owner gets the lock or the marker expires
-// after the lease length; use Lock, which clears the marker when it gives
-// up, unless the caller retries itself.
-func (rw *RWMutex) TryLock(ctx context.Context) (*RWHold, error) {
-	return rw.try(ctx, true, NewToken())
+// TryAcquireWrite makes one attempt at the write hold; ErrNotAcquired when
+// a writer or any reader holds the lock. A failed attempt marks this
+// caller as a waiting writer (unless another writer already is), which
+// keeps new readers out until the marker's owner gets the lock or the
+// marker expires after the lease length; use AcquireWrite, which clears
+// the marker when it gives up, unless the caller retries itself.
+func (rw *RWMutex) TryAcquireWrite(ctx context.Context) (*RWLock, error) {
+	return rw.try(ctx, true, lease.NewToken())
 }
 
-// RLock waits for a read hold until it is granted or ctx ends.
-func (rw *RWMutex) RLock(ctx context.Context) (*RWHold, error) {
+// AcquireRead waits for a read hold until it is granted or ctx ends (then
+// the error wraps ErrNotAcquired and the context's error).
+func (rw *RWMutex) AcquireRead(ctx context.Context) (*RWLock, error) {
 	return rw.acquire(ctx, false)
 }
 
-// Lock waits for the write hold until it is granted or ctx ends. While it
+// AcquireWrite waits for the write hold until it is granted or ctx ends
+// (then the error wraps ErrNotAcquired and the context's error). While it
 // waits, new readers are refused.
-func (rw *RWMutex) Lock(ctx context.Context) (*RWHold, error) {
+func (rw *RWMutex) AcquireWrite(ctx context.Context) (*RWLock, error) {
 	return rw.acquire(ctx, true)
 }
 
-func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
-	token := NewToken()
+func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWLock, error) {
+	token := lease.NewToken()
 	// A writer that gives up takes back its waiting marker, whether its
 	// time ran out while it slept or while an attempt was in flight.
 	giveUp := func() {
 		if write {
 			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			writeGiveUpScript.Run(gctx, rw.rdb, []string{rw.waiting}, token)
+			// If it cannot run, the marker expires after the lease length.
+			_ = writeGiveUpScript.Run(gctx, rw.rdb, []string{rw.waiting}, token).Err()
 			cancel()
 		}
 	}
@@ -190,7 +213,7 @@ func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
 		// Poll at least three times per lease so that a waiting writer's
 		// marker never lapses between attempts.
 		d := min(rw.backoff.Delay(n), max(rw.ttl/3, time.Millisecond))
-		if err := Sleep(ctx, d); err != nil {
+		if err := lease.Sleep(ctx, d); err != nil {
 			giveUp()
 			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, rw.name, n+1, err)
 		}
@@ -199,11 +222,11 @@ func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWHold, error) {
 
 // Release gives back this hold only: another reader's hold is untouched.
 // It returns ErrNotHeld if the lease had expired.
-func (h *RWHold) Release(ctx context.Context) error {
+func (h *RWLock) Release(ctx context.Context) error {
 	var n int
 	var err error
 	if h.write {
-		n, err = releaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token).Int()
+		n, err = lease.ReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token).Int()
 	} else {
 		n, err = readReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token).Int()
 	}
@@ -217,15 +240,15 @@ func (h *RWHold) Release(ctx context.Context) error {
 }
 
 // Extend resets this hold's lease to ttl from now, or returns ErrNotHeld.
-func (h *RWHold) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := checkTTL(ttl); err != nil {
+func (h *RWLock) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := lease.CheckTTL(ttl); err != nil {
 		return err
 	}
 	sent := time.Now()
 	var n int
 	var err error
 	if h.write {
-		n, err = extendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token, ttl.Milliseconds()).Int()
+		n, err = lease.ExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token, ttl.Milliseconds()).Int()
 	} else {
 		n, err = readExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token, ttl.Milliseconds()).Int()
 	}

@@ -33,7 +33,7 @@ func (m *Mutex) acquireWoken(ctx context.Context) (*Lock, error) {
 	if !errors.Is(err, ErrNotAcquired) {
 		return nil, endedWhileWaiting(ctx, err)
 	}
-	w := joinWakeups(m.rdb, WakeupChannel(m.key))
+	w := joinWakeups(m.rdb, wakeupChannel(m.key))
 	defer w.leave()
 	if err := w.awaitReady(ctx, m.backoff.Delay(0)); err != nil {
 		return nil, fmt.Errorf("%w: %s after 1 attempt: %w", ErrNotAcquired, m.key, err)

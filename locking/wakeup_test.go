@@ -2,9 +2,7 @@ package locking_test
 
 import (
 	"context"
-	"errors"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,53 +72,6 @@ func TestWakeupFallsBackToBackoff(t *testing.T) {
 	})
 }
 
-func TestMutexVariantsNeverTwoHolders(t *testing.T) {
-	fast := locking.WithBackoff(locking.Backoff{Min: 100 * time.Microsecond, Max: 2 * time.Millisecond})
-	for _, tc := range []struct {
-		name string
-		opts []locking.Option
-	}{
-		{"wakeups", []locking.Option{fast, locking.WithWakeups()}},
-		{"fencing+wakeups", []locking.Option{fast, locking.WithFencing(), locking.WithWakeups()}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				defer cancel()
-				m := locking.NewMutex(b.Client, "lock:v", 10*time.Second, tc.opts...)
-				var inside, total atomic.Int64
-				var overlap atomic.Bool
-				var wg sync.WaitGroup
-				for range 8 {
-					wg.Go(func() {
-						for range 10 {
-							l, err := m.Acquire(ctx)
-							if err != nil {
-								t.Error(err)
-								return
-							}
-							if inside.Add(1) > 1 {
-								overlap.Store(true)
-							}
-							time.Sleep(50 * time.Microsecond)
-							inside.Add(-1)
-							total.Add(1)
-							if err := l.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
-								t.Error(err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				if overlap.Load() || total.Load() != 80 {
-					t.Fatalf("overlap %v, %d holds; want false, 80", overlap.Load(), total.Load())
-				}
-			})
-		})
-	}
-}
-
 // TestWakeupsShareOneSubscription has several waiters on one key, all with a
 // backoff far longer than the test: the waiters share one subscription
 // (one subscriber on the channel, not one per waiter), each release wakes
@@ -138,6 +89,8 @@ func TestWakeupsShareOneSubscription(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var tries attempts
+		b.Client.AddHook(&tries)
 		before := runtime.NumGoroutine()
 		var held atomic.Int64
 		errs := make(chan error, waiters)
@@ -158,10 +111,9 @@ func TestWakeupsShareOneSubscription(t *testing.T) {
 			}
 			return n[channel]
 		}
-		for numSub() == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(50 * time.Millisecond) // let every waiter make its first attempt
+		// A waiter makes its second attempt once it has joined the
+		// subscription, and then waits for a wake-up.
+		tries.await(t, 2*waiters)
 		if n := numSub(); n != 1 {
 			t.Fatalf("%d subscribers on %s for %d waiters of one client; want 1", n, channel, waiters)
 		}

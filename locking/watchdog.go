@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // ErrLockLost is the cause (context.Cause) of a work context cancelled by a
@@ -14,8 +16,8 @@ import (
 // ran out.
 var ErrLockLost = errors.New("locking: lock lost")
 
-// Extender is a hold whose lease can be renewed: *Lock, *Reentrant (for the
-// owner in the context), *RWHold and *RedlockHold implement it.
+// Extender is a hold whose lease can be renewed: every hold type of this
+// package and of locking/queue implements it.
 type Extender interface {
 	// Extend resets the lease to ttl from now, or returns ErrNotHeld when
 	// the hold is gone.
@@ -31,7 +33,8 @@ type expirer interface{ Expires() time.Time }
 // before releasing the lock; calling it more than once is harmless).
 //
 // The work context is cancelled with cause ErrLockLost (see context.Cause)
-// as soon as an extension returns ErrNotHeld, or when extensions keep
+// as soon as an extension returns ErrNotHeld (then the cause wraps
+// ErrNotHeld too), or when extensions keep
 // failing (Redis unreachable or stalled) until the lease would have run
 // out. It is also cancelled, with context.Canceled, when stop is called.
 // Work that writes to a resource should check the context just before each
@@ -40,7 +43,7 @@ type expirer interface{ Expires() time.Time }
 // land.
 func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Context, func()) {
 	work, cancel := context.WithCancelCause(ctx)
-	if err := checkTTL(ttl); err != nil {
+	if err := lease.CheckTTL(ttl); err != nil {
 		cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
 		return work, func() {}
 	}
@@ -92,7 +95,7 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Cont
 				validUntil = sent.Add(ttl)
 				t.Reset(interval)
 			case errors.Is(err, ErrNotHeld):
-				cancel(fmt.Errorf("%w: extension refused", ErrLockLost))
+				cancel(fmt.Errorf("%w: extension refused: %w", ErrLockLost, err))
 				return
 			default:
 				// Unreachable or slow: try again soon, until validUntil.
@@ -116,29 +119,17 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Cont
 	return work, stop
 }
 
-// Held is a Lock kept alive by a watchdog; see Mutex.Hold.
-type Held struct {
-	*Lock
-	stop func()
-}
-
-// Hold acquires the mutex like Acquire and starts a watchdog (KeepAlive)
-// that extends the lease every TTL/3. It returns the hold and the context
-// the work must run under: that context is cancelled with cause
-// ErrLockLost as soon as the lease is lost. Release the hold with
-// Held.Release, which stops the watchdog first.
-func (m *Mutex) Hold(ctx context.Context) (*Held, context.Context, error) {
+// AcquireKeepAlive acquires the mutex like Acquire and starts a watchdog
+// (KeepAlive) that extends the lease every TTL/3. It returns the hold and
+// the context the work must run under: that context is cancelled with
+// cause ErrLockLost as soon as the lease is lost. The hold's Release stops
+// the watchdog, and waits for it, before it releases the lock.
+func (m *Mutex) AcquireKeepAlive(ctx context.Context) (*Lock, context.Context, error) {
 	l, err := m.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	work, stop := KeepAlive(ctx, l, m.ttl)
-	return &Held{Lock: l, stop: stop}, work, nil
-}
-
-// Release stops the watchdog, waits for it, and releases the lock. It
-// returns ErrNotHeld if the lease had been lost.
-func (h *Held) Release(ctx context.Context) error {
-	h.stop()
-	return h.Lock.Release(ctx)
+	l.stop = stop
+	return l, work, nil
 }

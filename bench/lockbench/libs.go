@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/queue"
 )
 
 // ErrGaveUp is returned by Worker.Acquire when the library stopped trying
@@ -79,9 +80,9 @@ func Configs() []Config {
 		},
 		{
 			Name: "locking-queue", Library: "locking",
-			Settings: "NewQueueMutex(rdb, key, ttl): waiters queue in Redis and block in BLPOP; Release hands the lock to the first waiter in its own script",
+			Settings: "queue.NewMutex(rdb, key, ttl): waiters queue in Redis and block in BLPOP; Release hands the lock to the first waiter in its own script",
 			newWorker: func(rdb *redis.Client, key string, ttl time.Duration, tries *atomic.Int64) Worker {
-				return &queueWorker{m: locking.NewQueueMutex(rdb, key, ttl), tries: tries}
+				return &queueWorker{m: queue.NewMutex(rdb, key, ttl), tries: tries}
 			},
 			countsTriesItself: true,
 		},
@@ -162,11 +163,11 @@ func (w *oursWorker) Acquire(ctx context.Context) error {
 
 func (w *oursWorker) Release(ctx context.Context) error { return w.l.Release(ctx) }
 
-// queueWorker counts one try per acquisition: a QueueMutex waiter asks
+// queueWorker counts one try per acquisition: a queue.Mutex waiter asks
 // once and is handed the lock, it never retries.
 type queueWorker struct {
-	m     *locking.QueueMutex
-	l     *locking.QueueLock
+	m     *queue.Mutex
+	l     *queue.Lock
 	tries *atomic.Int64
 }
 

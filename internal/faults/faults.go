@@ -122,7 +122,7 @@ type Variant string
 const (
 	// Mutex is locking.Mutex (SET NX PX) on one primary.
 	Mutex Variant = "mutex"
-	// Redlock is locking.Redlock over five servers.
+	// Redlock is locking.RedlockMutex over five servers.
 	Redlock Variant = "redlock"
 	// RedlockFenced is Redlock whose holders write through a fenced
 	// resource (locking.CheckFence).

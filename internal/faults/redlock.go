@@ -71,7 +71,7 @@ func redlockTrial(ctx context.Context, f Fault, v Variant, cfg Config, trial int
 			return err
 		}
 	}
-	lock := locking.NewRedlock(clients, key, rlTTL)
+	lock := locking.NewRedlockMutex(clients, key, rlTTL)
 	res.Attempted++
 	a, err := lock.TryAcquire(ctx)
 	if err != nil {
@@ -104,7 +104,7 @@ func redlockTrial(ctx context.Context, f Fault, v Variant, cfg Config, trial int
 	if err := sleepCtx(ctx, rlEarlier+50*time.Millisecond); err != nil {
 		return err
 	}
-	lock = locking.NewRedlock(clients, key, rlTTL)
+	lock = locking.NewRedlockMutex(clients, key, rlTTL)
 	res.Attempted++
 	b, err := lock.TryAcquire(ctx)
 	switch {

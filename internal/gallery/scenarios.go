@@ -403,11 +403,11 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	rwKey := k.Prefix() + "rw"
 	if fixed {
 		rw := locking.NewRWMutex(rdb, rwKey, lease)
-		r1, err := rw.RLock(ctx)
+		r1, err := rw.AcquireRead(ctx)
 		if err != nil {
 			return o, err
 		}
-		r2, err := rw.RLock(ctx)
+		r2, err := rw.AcquireRead(ctx)
 		if err != nil {
 			return o, err
 		}
@@ -420,7 +420,7 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		err = read("reader 1", func() error {
 			wctx, cancel := context.WithTimeout(ctx, impatient)
 			defer cancel()
-			h, err := rw.Lock(wctx)
+			h, err := rw.AcquireWrite(wctx)
 			if errors.Is(err, locking.ErrNotAcquired) {
 				return nil // the writer waits its turn (here: gives up)
 			}
@@ -437,7 +437,7 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 			return o, err
 		}
 		// Now the writer gets in.
-		h, err := rw.Lock(ctx)
+		h, err := rw.AcquireWrite(ctx)
 		if err != nil {
 			return o, fmt.Errorf("writer after the readers: %w", err)
 		}
@@ -458,34 +458,34 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		return clock
 	}
 	l := &flawed.SeedRWLock{RDB: rdb, Key: rwKey, KeyTTL: lease, ReadTTL: lease, WriteTTL: lease, Now: tick}
-	r1, err := l.TryRLock(ctx)
+	r1, err := l.TryAcquireRead(ctx)
 	if err != nil {
 		return o, err
 	}
-	r2, err := l.TryRLock(ctx)
+	r2, err := l.TryAcquireRead(ctx)
 	if err != nil {
 		return o, err
 	}
 	if err := read("reader 2", nil); err != nil {
 		return o, err
 	}
-	if err := l.RUnlock(ctx, r2); err != nil {
+	if err := l.ReleaseRead(ctx, r2); err != nil {
 		return o, err
 	}
 	err = read("reader 1", func() error {
-		v, err := l.TryLock(ctx)
+		v, err := l.TryAcquireWrite(ctx)
 		if errors.Is(err, locking.ErrNotAcquired) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		defer l.Unlock(ctx, v)
+		defer l.ReleaseWrite(ctx, v)
 		return buy()
 	})
 	if err != nil {
 		return o, err
 	}
-	l.RUnlock(ctx, r1)
+	l.ReleaseRead(ctx, r1)
 	return o, o.audit(ctx, w.setup)
 }

@@ -17,6 +17,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
@@ -71,7 +72,7 @@ func Acquire(ctx context.Context, l Lock, b locking.Backoff) (string, int, error
 			}
 			return "", n, err
 		}
-		if err := locking.Sleep(ctx, b.Delay(n)); err != nil {
+		if err := b.Wait(ctx, n); err != nil {
 			return "", n, fmt.Errorf("%w: after %d attempts: %w", locking.ErrNotAcquired, n+1, err)
 		}
 	}
@@ -100,7 +101,7 @@ func (l *GetThenSet) TryAcquire(ctx context.Context) (string, error) {
 	if err := l.Hook.at(ctx, AfterGet); err != nil {
 		return "", err
 	}
-	token := locking.NewToken()
+	token := uuid.NewString()
 	return token, l.RDB.Set(ctx, l.Key, token, 0).Err()
 }
 
@@ -121,7 +122,7 @@ type SetNX struct {
 
 // TryAcquire implements Lock.
 func (l *SetNX) TryAcquire(ctx context.Context) (string, error) {
-	token := locking.NewToken()
+	token := uuid.NewString()
 	ok, err := l.RDB.SetNX(ctx, l.Key, token, 0).Result()
 	if err != nil {
 		return "", err
@@ -151,7 +152,7 @@ type SetNXThenExpire struct {
 
 // TryAcquire implements Lock.
 func (l *SetNXThenExpire) TryAcquire(ctx context.Context) (string, error) {
-	token := locking.NewToken()
+	token := uuid.NewString()
 	ok, err := l.RDB.SetNX(ctx, l.Key, token, 0).Result()
 	if err != nil {
 		return "", err
@@ -185,7 +186,7 @@ type SetPXThenDel struct {
 
 // TryAcquire implements Lock.
 func (l *SetPXThenDel) TryAcquire(ctx context.Context) (string, error) {
-	token := locking.NewToken()
+	token := uuid.NewString()
 	ok, err := l.RDB.SetNX(ctx, l.Key, token, l.TTL).Result()
 	if err != nil {
 		return "", err
@@ -260,7 +261,7 @@ func (l *BookTimeout) seconds() time.Duration {
 
 // TryAcquire implements Lock.
 func (l *BookTimeout) TryAcquire(ctx context.Context) (string, error) {
-	token := locking.NewToken()
+	token := uuid.NewString()
 	ok, err := l.RDB.SetNX(ctx, l.Key, token, 0).Result()
 	if err != nil {
 		return "", err

@@ -168,29 +168,29 @@ func TestSeedRWLockReaderDeletesOthersHold(t *testing.T) {
 		tick := func() time.Time { clock = clock.Add(time.Millisecond); return clock }
 		l := &flawed.SeedRWLock{RDB: b.Client, Key: "{rw}", KeyTTL: 10 * time.Second,
 			ReadTTL: time.Second, WriteTTL: 3 * time.Second, Now: tick}
-		r1, err := l.TryRLock(ctx)
+		r1, err := l.TryAcquireRead(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.TryLock(ctx); !errors.Is(err, locking.ErrNotAcquired) {
+		if _, err := l.TryAcquireWrite(ctx); !errors.Is(err, locking.ErrNotAcquired) {
 			t.Fatalf("writer beside one reader: %v", err)
 		}
-		r2, err := l.TryRLock(ctx)
+		r2, err := l.TryAcquireRead(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.RUnlock(ctx, r2); err != nil {
+		if err := l.ReleaseRead(ctx, r2); err != nil {
 			t.Fatal(err)
 		}
 		// Reader 1 never released, yet the writer gets in.
-		w, err := l.TryLock(ctx)
+		w, err := l.TryAcquireWrite(ctx)
 		if err != nil {
 			t.Fatalf("writer refused: %v (the flaw did not show)", err)
 		}
-		if _, err := l.TryRLock(ctx); !errors.Is(err, locking.ErrNotAcquired) {
+		if _, err := l.TryAcquireRead(ctx); !errors.Is(err, locking.ErrNotAcquired) {
 			t.Fatalf("reader beside writer: %v", err)
 		}
-		l.RUnlock(ctx, r1)
-		l.Unlock(ctx, w)
+		l.ReleaseRead(ctx, r1)
+		l.ReleaseWrite(ctx, w)
 	})
 }

@@ -108,24 +108,24 @@ func (l *SeedRWLock) acquire(ctx context.Context, s *redis.Script) (string, erro
 	return value, nil
 }
 
-// TryRLock takes a read hold and returns its timestamp, or
+// TryAcquireRead takes a read hold and returns its timestamp, or
 // locking.ErrNotAcquired while a fresh write hold exists.
-func (l *SeedRWLock) TryRLock(ctx context.Context) (string, error) {
+func (l *SeedRWLock) TryAcquireRead(ctx context.Context) (string, error) {
 	return l.acquire(ctx, seedReadScript)
 }
 
-// TryLock takes the write hold and returns its timestamp, or
+// TryAcquireWrite takes the write hold and returns its timestamp, or
 // locking.ErrNotAcquired while a fresh read or write hold exists.
-func (l *SeedRWLock) TryLock(ctx context.Context) (string, error) {
+func (l *SeedRWLock) TryAcquireWrite(ctx context.Context) (string, error) {
 	return l.acquire(ctx, seedWriteScript)
 }
 
-// RUnlock deletes the "read" field if it still holds value.
-func (l *SeedRWLock) RUnlock(ctx context.Context, value string) error {
+// ReleaseRead deletes the "read" field if it still holds value.
+func (l *SeedRWLock) ReleaseRead(ctx context.Context, value string) error {
 	return seedDelReadScript.Run(ctx, l.RDB, []string{l.Key}, value).Err()
 }
 
-// Unlock deletes the "write" field if it still holds value.
-func (l *SeedRWLock) Unlock(ctx context.Context, value string) error {
+// ReleaseWrite deletes the "write" field if it still holds value.
+func (l *SeedRWLock) ReleaseWrite(ctx context.Context, value string) error {
 	return seedDelWriteScript.Run(ctx, l.RDB, []string{l.Key}, value).Err()
 }

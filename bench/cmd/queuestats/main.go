@@ -1,9 +1,9 @@
 // Command queuestats runs the one-key acquire+release loop of lockbench
-// with locking.QueueMutex on a private redis-server and prints what the
-// server spent per acquisition: CPU and, from INFO commandstats, the calls
-// and microseconds of every command (the scripts' inner commands are
-// counted both on their own and inside EVALSHA). It shows where the
-// server's time goes in a hand-over.
+// with queue.Mutex (package locking/queue) on a private redis-server and
+// prints what the server spent per acquisition: CPU and, from INFO
+// commandstats, the calls and microseconds of every command (the scripts'
+// inner commands are counted both on their own and inside EVALSHA). It
+// shows where the server's time goes in a hand-over.
 //
 //	queuestats -goroutines 10 -duration 5s
 package main
@@ -22,7 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/redisserver"
-	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/queue"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func run() error {
 	defer srv.Stop()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64})
 	defer rdb.Close()
-	m := locking.NewQueueMutex(rdb, "queuestats", 10*time.Second)
+	m := queue.NewMutex(rdb, "queuestats", 10*time.Second)
 	// Warm up: load the scripts and fill the pool.
 	if err := loop(ctx, m, *goroutines, 500*time.Millisecond, new(atomic.Int64)); err != nil {
 		return err
@@ -90,7 +90,7 @@ func run() error {
 }
 
 // loop has g goroutines acquire and release m for d, counting in n.
-func loop(ctx context.Context, m *locking.QueueMutex, g int, d time.Duration, n *atomic.Int64) error {
+func loop(ctx context.Context, m *queue.Mutex, g int, d time.Duration, n *atomic.Int64) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package locking_test
+package queue_test
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/redistest"
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/queue"
 )
 
-// waitQueued waits until key's queue holds n tokens.
-func waitQueued(ctx context.Context, t *testing.T, rdb redis.UniversalClient, key string, n int64) {
+// waitQueued waits until m's queue holds n tokens.
+func waitQueued(ctx context.Context, t *testing.T, m *queue.Mutex, n int64) {
 	t.Helper()
 	for {
-		got, err := rdb.LLen(ctx, locking.QueueKey(key)).Result()
+		got, err := m.Queued(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,13 +28,60 @@ func waitQueued(ctx context.Context, t *testing.T, rdb redis.UniversalClient, ke
 			return
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("queue of %s holds %d tokens; want %d", key, got, n)
+			t.Fatalf("queue of %s holds %d tokens; want %d", m.Key(), got, n)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-func TestQueueMutexNeverTwoHolders(t *testing.T) {
+// startWaiter runs m.Acquire in a goroutine; the function it returns waits
+// for that acquisition's outcome.
+func startWaiter(ctx context.Context, m *queue.Mutex) func() (*queue.Lock, error) {
+	type result struct {
+		l   *queue.Lock
+		err error
+	}
+	c := make(chan result, 1)
+	go func() {
+		l, err := m.Acquire(ctx)
+		c <- result{l, err}
+	}()
+	return func() (*queue.Lock, error) {
+		r := <-c
+		return r.l, r.err
+	}
+}
+
+// acquired waits for a waiter's hold, failing the test if it got none.
+func acquired(t *testing.T, wait func() (*queue.Lock, error)) *queue.Lock {
+	t.Helper()
+	l, err := wait()
+	if err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	return l
+}
+
+// testContext is the bound of one test's waits.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// noKeysLeft fails the test if any key of the lock on key remains.
+func noKeysLeft(ctx context.Context, t *testing.T, rdb redis.UniversalClient, key string) {
+	t.Helper()
+	keys, err := rdb.Keys(ctx, "*"+key+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Fatalf("keys left (a stuck grant or queue entry) after every hold was released: %v", keys)
+	}
+}
+
+func TestNeverTwoHolders(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		goroutines int
@@ -44,9 +92,8 @@ func TestQueueMutexNeverTwoHolders(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				m := locking.NewQueueMutex(b.Client, "lock:q", 10*time.Second)
+				ctx := testContext(t)
+				m := queue.NewMutex(b.Client, "lock:q", 10*time.Second)
 				var inside atomic.Int64
 				var overlap atomic.Bool
 				var wg sync.WaitGroup
@@ -86,24 +133,17 @@ func TestQueueMutexNeverTwoHolders(t *testing.T) {
 				if want := tc.goroutines * tc.rounds; overlap.Load() || got != want {
 					t.Fatalf("overlap %v, counter %d; want false, %d", overlap.Load(), got, want)
 				}
-				keys, err := b.Client.Keys(ctx, "*lock:q*").Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(keys) != 0 {
-					t.Fatalf("keys left after every hold was released: %v", keys)
-				}
+				noKeysLeft(ctx, t, b.Client, "lock:q")
 			})
 		})
 	}
 }
 
-func TestQueueMutexIsFIFO(t *testing.T) {
+func TestIsFIFO(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		const key, waiters = "lock:fifo", 6
-		m := locking.NewQueueMutex(b.Client, key, time.Minute)
+		ctx := testContext(t)
+		const waiters = 6
+		m := queue.NewMutex(b.Client, "lock:fifo", time.Minute)
 		holder, err := m.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +165,7 @@ func TestQueueMutexIsFIFO(t *testing.T) {
 					t.Error(err)
 				}
 			})
-			waitQueued(ctx, t, b.Client, key, int64(i+1))
+			waitQueued(ctx, t, m, int64(i+1))
 		}
 		// A newcomer must not jump the queue, even with the lock free
 		// for an instant during a release.
@@ -142,18 +182,19 @@ func TestQueueMutexIsFIFO(t *testing.T) {
 	})
 }
 
-func TestQueueMutexWaiterThatGivesUpPassesTheLockOn(t *testing.T) {
+func TestWaiterThatGivesUpPassesTheLockOn(t *testing.T) {
 	tests := []struct {
 		name string
-		// leave makes the first waiter give up after the holder queued
-		// the second one behind it; it returns the first waiter's token.
-		giveUp func(ctx context.Context, t *testing.T, m *locking.QueueMutex, holder *locking.QueueLock) string
+		// giveUp makes the first waiter give up, before or after the
+		// holder's release; it returns the first waiter's token when the
+		// test must release the holder and make that waiter leave.
+		giveUp func(ctx context.Context, t *testing.T, m *queue.Mutex, holder *queue.Lock) string
 	}{
 		{
 			// The first waiter's deadline passes while the lock is held:
 			// it leaves the queue, and the release skips it.
 			name: "deadline before the grant",
-			giveUp: func(ctx context.Context, t *testing.T, m *locking.QueueMutex, holder *locking.QueueLock) string {
+			giveUp: func(ctx context.Context, t *testing.T, m *queue.Mutex, holder *queue.Lock) string {
 				wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 				defer cancel()
 				if _, err := m.Acquire(wctx); !errors.Is(err, locking.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) {
@@ -169,7 +210,7 @@ func TestQueueMutexWaiterThatGivesUpPassesTheLockOn(t *testing.T) {
 			// The first waiter is granted the lock and gives up before
 			// taking the grant: its leave script hands the lock on.
 			name: "granted, then gives up",
-			giveUp: func(ctx context.Context, t *testing.T, m *locking.QueueMutex, holder *locking.QueueLock) string {
+			giveUp: func(ctx context.Context, t *testing.T, m *queue.Mutex, holder *queue.Lock) string {
 				const token = "gives-up"
 				if err := m.Enqueue(ctx, token); err != nil {
 					t.Fatal(err)
@@ -181,25 +222,17 @@ func TestQueueMutexWaiterThatGivesUpPassesTheLockOn(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
+				ctx := testContext(t)
 				const key = "lock:leave"
-				m := locking.NewQueueMutex(b.Client, key, time.Minute)
+				m := queue.NewMutex(b.Client, key, time.Minute)
 				holder, err := m.Acquire(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
 				first := tc.giveUp(ctx, t, m, holder)
-				got := make(chan error, 1)
-				go func() {
-					l, err := m.Acquire(ctx)
-					if err == nil {
-						err = l.Release(ctx)
-					}
-					got <- err
-				}()
+				second := startWaiter(ctx, m)
 				if first != "" {
-					waitQueued(ctx, t, b.Client, key, 2)
+					waitQueued(ctx, t, m, 2)
 					if err := holder.Release(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -208,52 +241,37 @@ func TestQueueMutexWaiterThatGivesUpPassesTheLockOn(t *testing.T) {
 					}
 					m.Leave(ctx, first)
 				}
-				if err := <-got; err != nil {
-					t.Fatalf("second waiter: %v", err)
+				if err := acquired(t, second).Release(ctx); err != nil {
+					t.Fatalf("second waiter's release: %v", err)
 				}
-				keys, err := b.Client.Keys(ctx, "*lock:leave*").Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(keys) != 0 {
-					t.Fatalf("keys left (a stuck grant or queue entry): %v", keys)
-				}
+				noKeysLeft(ctx, t, b.Client, key)
 			})
 		})
 	}
 }
 
-func TestQueueMutexDeadHolderLeaseExpires(t *testing.T) {
+func TestDeadHolderLeaseExpires(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
+		ctx := testContext(t)
 		const key = "lock:dead"
-		m := locking.NewQueueMutex(b.Client, key, time.Minute, locking.WithQueuePoll(20*time.Millisecond))
+		m := queue.NewMutex(b.Client, key, time.Minute, queue.WithPoll(20*time.Millisecond))
 		if _, err := m.Acquire(ctx); err != nil { // never released: the holder died
 			t.Fatal(err)
 		}
-		got := make(chan error, 1)
-		go func() {
-			l, err := m.Acquire(ctx)
-			if err == nil {
-				err = l.Release(ctx)
-			}
-			got <- err
-		}()
-		waitQueued(ctx, t, b.Client, key, 1)
+		waiter := startWaiter(ctx, m)
+		waitQueued(ctx, t, m, 1)
 		b.Expire(t, key) // the dead holder's lease runs out
-		if err := <-got; err != nil {
-			t.Fatalf("waiter behind a dead holder: %v", err)
+		if err := acquired(t, waiter).Release(ctx); err != nil {
+			t.Fatalf("release by the waiter behind a dead holder: %v", err)
 		}
 	})
 }
 
-func TestQueueMutexDeadWaiterIsSkipped(t *testing.T) {
+func TestDeadWaiterIsSkipped(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		const key = "lock:skip"
-		m := locking.NewQueueMutex(b.Client, key, time.Minute)
+		ctx := testContext(t)
+		const key, ttl = "lock:skip", time.Minute
+		m := queue.NewMutex(b.Client, key, ttl)
 		holder, err := m.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -264,30 +282,25 @@ func TestQueueMutexDeadWaiterIsSkipped(t *testing.T) {
 		// It stopped polling and its liveness key ran out. (Deleted rather
 		// than expired: on miniredis, moving the clock would also expire
 		// the queue, which shares the key's expiry.)
-		if err := b.Client.Del(ctx, locking.AliveKey(key, "dead")).Err(); err != nil {
+		if err := b.Client.Del(ctx, queue.AliveKey(key, "dead")).Err(); err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan *locking.QueueLock, 1)
-		go func() {
-			l, err := m.Acquire(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			got <- l
-		}()
-		waitQueued(ctx, t, b.Client, key, 2)
+		queued := time.Now()
+		waiter := startWaiter(ctx, m)
+		waitQueued(ctx, t, m, 2)
 		if err := holder.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
-		l := <-got
-		if l == nil {
-			t.FailNow()
-		}
+		released := time.Now()
+		l := acquired(t, waiter)
 		if v, err := b.Client.Get(ctx, key).Result(); err != nil || v != l.Token() {
 			t.Fatalf("lock holds %q (%v); want the live waiter's token", v, err)
 		}
-		if until := time.Until(l.Expires()); until <= 0 || until > time.Minute {
-			t.Fatalf("handed-over lease ends in %v; want within (0, 1m]", until)
+		// The lease was granted after the waiter queued and before the
+		// release returned, so its conservative end lies a lease after
+		// some instant between the two.
+		if e := l.Expires(); e.Before(queued.Add(ttl)) || e.After(released.Add(ttl)) {
+			t.Fatalf("handed-over lease ends at %v; want within [%v, %v]", e, queued.Add(ttl), released.Add(ttl))
 		}
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
@@ -295,25 +308,17 @@ func TestQueueMutexDeadWaiterIsSkipped(t *testing.T) {
 	})
 }
 
-func TestQueueMutexReleaseToken(t *testing.T) {
+func TestReleaseByToken(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
+		ctx := testContext(t)
 		const key = "lock:token"
-		m := locking.NewQueueMutex(b.Client, key, time.Minute)
+		m := queue.NewMutex(b.Client, key, time.Minute)
 		holder, err := m.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan *locking.QueueLock, 1)
-		go func() {
-			l, err := m.Acquire(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			got <- l
-		}()
-		waitQueued(ctx, t, b.Client, key, 1)
+		waiter := startWaiter(ctx, m)
+		waitQueued(ctx, t, m, 1)
 		for _, tc := range []struct {
 			name  string
 			token string
@@ -329,11 +334,7 @@ func TestQueueMutexReleaseToken(t *testing.T) {
 				}
 			})
 		}
-		l := <-got
-		if l == nil {
-			t.FailNow()
-		}
-		if err := l.Release(ctx); err != nil {
+		if err := acquired(t, waiter).Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := b.Client.Exists(ctx, key).Result(); err != nil || n != 0 {
@@ -342,34 +343,53 @@ func TestQueueMutexReleaseToken(t *testing.T) {
 	})
 }
 
-// TestQueueMutexOnRedisCluster hands the lock over on a three-master
-// Redis Cluster with a key that carries no hash tag: the queue, liveness
-// and grant keys the scripts touch must all land in the lock key's slot.
-func TestQueueMutexOnRedisCluster(t *testing.T) {
+// TestOnRedisCluster hands the lock over on a three-master Redis Cluster
+// with a key that carries no hash tag: the queue, liveness and grant keys
+// the scripts touch must all land in the lock key's slot.
+func TestOnRedisCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster")
 	}
 	rdb, _ := redistest.Cluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	m := locking.NewQueueMutex(rdb, "inventory", time.Minute)
+	ctx := testContext(t)
+	m := queue.NewMutex(rdb, "inventory", time.Minute)
 	holder, err := m.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		l, err := m.Acquire(ctx)
-		if err == nil {
-			err = l.Release(ctx)
-		}
-		got <- err
-	}()
-	waitQueued(ctx, t, rdb, "inventory", 1)
+	waiter := startWaiter(ctx, m)
+	waitQueued(ctx, t, m, 1)
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-got; err != nil {
-		t.Fatalf("waiter on the cluster: %v", err)
+	if err := acquired(t, waiter).Release(ctx); err != nil {
+		t.Fatalf("release by the waiter on the cluster: %v", err)
 	}
+}
+
+// TestExtend renews a hold as locking.KeepAlive does: only while the lock
+// is still the hold's.
+func TestExtend(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := testContext(t)
+		const key = "lock:kept"
+		m := queue.NewMutex(b.Client, key, time.Minute)
+		l, err := m.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var _ locking.Extender = l
+		if err := l.Extend(ctx, 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if ttl := b.Client.PTTL(ctx, key).Val(); ttl <= time.Minute {
+			t.Fatalf("pttl after extend = %v; want above the first lease", ttl)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Extend(ctx, time.Minute); !errors.Is(err, locking.ErrNotHeld) {
+			t.Fatalf("extend after release: %v; want ErrNotHeld", err)
+		}
+	})
 }

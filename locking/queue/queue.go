@@ -1,4 +1,8 @@
-package locking
+// Package queue holds a FIFO lease lock whose release hands the lock to
+// the next waiter inside Redis, in the releaser's own round trip. Its
+// errors are those of package locking, and its holds can be kept alive by
+// locking.KeepAlive.
+package queue
 
 import (
 	"context"
@@ -10,14 +14,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
-// QueueMutex is a lease lock whose release hands the lock to the
+// Mutex is a lease lock whose release hands the lock to the
 // longest-waiting waiter inside Redis, in the releaser's own round trip,
 // instead of freeing it for whoever asks next.
 //
-// A waiter appends its token to a queue (QueueKey) and blocks with BLPOP
-// on a list of its own (GrantKey). Release is one script: if the lock
+// A waiter appends its token to a queue (a list next to the lock key) and
+// blocks with BLPOP on a list of its own. Release is one script: if the lock
 // still holds the releaser's token, it pops the next live waiter, sets the
 // lock to that waiter's token with the waiter's lease, and pushes a grant
 // onto the waiter's list, which ends its BLPOP; only when nobody waits is
@@ -26,7 +33,7 @@ import (
 // polling lock needs two in sequence (the release, then a waiter's SET NX).
 //
 // Guarantees:
-//   - Mutual exclusion as for Mutex: at most one token is stored in the
+//   - Mutual exclusion as for locking.Mutex: at most one token is stored in the
 //     lock key, only that token's owner releases or extends it, and the
 //     lease expires after its ttl if the holder dies.
 //   - FIFO: waiters get the lock in the order they queued. A newcomer
@@ -36,7 +43,7 @@ import (
 //     fails) runs a script that takes it off the queue and, if it was
 //     granted the lock meanwhile, hands the lock on or deletes it.
 //   - A dead holder or a lease that ran out: waiters check the lock every
-//     poll interval (WithQueuePoll, default 1 s) and the first live one in
+//     poll interval (WithPoll, default 1 s) and the first live one in
 //     the queue is granted the free lock.
 //
 // Costs: every waiter keeps one connection of the client's pool blocked
@@ -52,36 +59,36 @@ import (
 // A plain context cancellation (without a deadline) is noticed within one
 // poll interval; a deadline is honoured exactly (the blocking read never
 // outlasts it). Every key the lock uses shares the lock key's hash slot,
-// so it works on Redis Cluster. Do not mix QueueMutex and Mutex on one key.
-type QueueMutex struct {
+// so it works on Redis Cluster. Do not mix this Mutex and locking.Mutex on
+// one key.
+type Mutex struct {
 	rdb  redis.UniversalClient
 	key  string
 	ttl  time.Duration
 	poll time.Duration
 }
 
-// QueueOption configures a QueueMutex.
-type QueueOption func(*QueueMutex)
+// Option configures a Mutex.
+type Option func(*Mutex)
 
-// DefaultQueuePoll is how often a waiting QueueMutex checks that its
-// queue entry is alive and that the lock has not been left free by a dead
-// holder.
-const DefaultQueuePoll = time.Second
+// DefaultPoll is how often a waiting Mutex checks that its queue entry is
+// alive and that the lock has not been left free by a dead holder.
+const DefaultPoll = time.Second
 
-// WithQueuePoll sets how often waiters poll (see DefaultQueuePoll). A
+// WithPoll sets how often waiters poll (see DefaultPoll). A
 // shorter interval notices a dead holder's expired lease, and a cancelled
 // context, sooner, for one more command per waiter per interval. Values
 // below 10 ms are raised to 10 ms. Keep it below the client's ReadTimeout
 // when it is under one second (go-redis's default ReadTimeout is 3 s).
-func WithQueuePoll(d time.Duration) QueueOption {
-	return func(m *QueueMutex) { m.poll = max(d, 10*time.Millisecond) }
+func WithPoll(d time.Duration) Option {
+	return func(m *Mutex) { m.poll = max(d, 10*time.Millisecond) }
 }
 
-// NewQueueMutex returns a hand-over lock on key whose holds last ttl
-// unless extended; ttl is rounded down to whole milliseconds and must be
-// at least 1 ms.
-func NewQueueMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...QueueOption) *QueueMutex {
-	m := &QueueMutex{rdb: rdb, key: key, ttl: ttl, poll: DefaultQueuePoll}
+// NewMutex returns a hand-over lock on key whose holds last ttl unless
+// extended; ttl is rounded down to whole milliseconds and must be at least
+// 1 ms.
+func NewMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...Option) *Mutex {
+	m := &Mutex{rdb: rdb, key: key, ttl: ttl, poll: DefaultPoll}
 	for _, o := range opts {
 		o(m)
 	}
@@ -89,21 +96,31 @@ func NewQueueMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opt
 }
 
 // Key is the lock key.
-func (m *QueueMutex) Key() string { return m.key }
+func (m *Mutex) Key() string { return m.key }
 
 // TTL is the lease length of each hold.
-func (m *QueueMutex) TTL() time.Duration { return m.ttl }
+func (m *Mutex) TTL() time.Duration { return m.ttl }
 
-// QueueKey is the list of waiting tokens of a QueueMutex on key. It shares
+// Queued returns how many waiters are queued for the lock: those waiting,
+// and any that died within the last few poll intervals and will be skipped.
+func (m *Mutex) Queued(ctx context.Context) (int64, error) {
+	n, err := m.rdb.LLen(ctx, queueKey(m.key)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("queue: length of the queue of %s: %w", m.key, err)
+	}
+	return n, nil
+}
+
+// queueKey is the list of waiting tokens of a Mutex on key. It shares
 // key's hash slot.
-func QueueKey(key string) string { return sibling(key, ":queue") }
+func queueKey(key string) string { return lease.Sibling(key, ":queue") }
 
-// GrantKey is the list on which the waiter with token blocks; a grant
+// grantKey is the list on which the waiter with token blocks; a grant
 // pushed there hands it the lock. It shares key's hash slot.
-func GrantKey(key, token string) string { return grantPrefix(key) + token }
+func grantKey(key, token string) string { return grantPrefix(key) + token }
 
-func grantPrefix(key string) string { return sibling(key, ":grant:") }
-func alivePrefix(key string) string { return sibling(key, ":waiter:") }
+func grantPrefix(key string) string { return lease.Sibling(key, ":grant:") }
+func alivePrefix(key string) string { return lease.Sibling(key, ":waiter:") }
 
 // grantNextLua pops queued tokens until one whose liveness key exists,
 // makes it the holder with the lease length stored in that key, and
@@ -144,7 +161,7 @@ local function enqueue(ttl, alive)
 end
 `
 
-// Scripts of QueueMutex. KEYS: lock, queue. ARGV: token, liveness-key
+// Scripts of Mutex. KEYS: lock, queue. ARGV: token, liveness-key
 // prefix, grant-key prefix, then per script. Replies carrying the
 // server's TIME let the waiter convert a grant's server time into a
 // conservative local lease end.
@@ -211,9 +228,9 @@ redis.call("del", lock)
 return 1`)
 )
 
-// QueueLock is one hold of a QueueMutex.
-type QueueLock struct {
-	m     *QueueMutex
+// Lock is one hold of a Mutex.
+type Lock struct {
+	m     *Mutex
 	token string
 
 	mu      sync.Mutex
@@ -225,66 +242,70 @@ type QueueLock struct {
 }
 
 // Key is the locked key.
-func (l *QueueLock) Key() string { return l.m.key }
+func (l *Lock) Key() string { return l.m.key }
 
 // Token is the random value that identifies this hold.
-func (l *QueueLock) Token() string { return l.token }
+func (l *Lock) Token() string { return l.token }
 
 // Expires is a conservative estimate of when the lease ends. For a lock
 // that was handed over it is computed from the server's time of the grant,
 // related to local time through the waiter's last command, so it errs
 // early by at most that command's one-way latency.
-func (l *QueueLock) Expires() time.Time {
+func (l *Lock) Expires() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.expires
 }
 
-func (m *QueueMutex) args(token string, more ...any) []any {
+func (m *Mutex) args(token string, more ...any) []any {
 	return append([]any{token, alivePrefix(m.key), grantPrefix(m.key)}, more...)
 }
 
-func (m *QueueMutex) keys() []string { return []string{m.key, QueueKey(m.key)} }
+func (m *Mutex) keys() []string { return []string{m.key, queueKey(m.key)} }
 
 // aliveTTL is how long a waiter's queue entry counts as live without a
 // poll: three intervals and a second of slack for slow round trips.
-func (m *QueueMutex) aliveTTL() time.Duration { return 3*m.poll + time.Second }
+func (m *Mutex) aliveTTL() time.Duration { return 3*m.poll + time.Second }
 
 // TryAcquire makes one attempt without queueing: it takes the lock only if
-// it is free and nobody is queued for it, and returns ErrNotAcquired
-// otherwise.
-func (m *QueueMutex) TryAcquire(ctx context.Context) (*QueueLock, error) {
-	if err := checkTTL(m.ttl); err != nil {
+// it is free and nobody is queued for it, and returns
+// locking.ErrNotAcquired otherwise.
+func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
+	if err := lease.CheckTTL(m.ttl); err != nil {
 		return nil, err
 	}
-	token := NewToken()
+	token := lease.NewToken()
 	sent := time.Now()
 	res, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "try")...).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
+		return nil, fmt.Errorf("queue: acquire %s: %w", m.key, err)
 	}
-	if st, _, _ := parseQueueReply(res); st != 1 {
-		return nil, ErrNotAcquired
+	st, _, err := parseQueueReply(res)
+	if err != nil {
+		return nil, fmt.Errorf("queue: acquire %s: %w", m.key, err)
 	}
-	return &QueueLock{m: m, token: token, expires: sent.Add(m.ttl)}, nil
+	if st != 1 {
+		return nil, locking.ErrNotAcquired
+	}
+	return &Lock{m: m, token: token, expires: sent.Add(m.ttl)}, nil
 }
 
 // Acquire takes the lock, queueing behind earlier waiters if it is held,
 // until it is handed over or ctx ends; give ctx a deadline to bound the
-// wait. When ctx ends first, the error wraps both ErrNotAcquired and the
-// context's error, and the waiter has left the queue (a grant that reached
-// it meanwhile is passed on).
-func (m *QueueMutex) Acquire(ctx context.Context) (*QueueLock, error) {
-	if err := checkTTL(m.ttl); err != nil {
+// wait. When ctx ends first, the error wraps both locking.ErrNotAcquired
+// and the context's error, and the waiter has left the queue (a grant that
+// reached it meanwhile is passed on).
+func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
+	if err := lease.CheckTTL(m.ttl); err != nil {
 		return nil, err
 	}
-	token := NewToken()
+	token := lease.NewToken()
 	sent := time.Now()
 	res, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "")...).Slice()
 	if err != nil {
 		// The script may have queued us before the reply was lost.
 		m.leave(ctx, token)
-		return nil, endedWhileWaiting(ctx, fmt.Errorf("locking: acquire %s: %w", m.key, err))
+		return nil, endedWhileWaiting(ctx, fmt.Errorf("queue: acquire %s: %w", m.key, err))
 	}
 	st, server, err := parseQueueReply(res)
 	if err != nil {
@@ -292,7 +313,7 @@ func (m *QueueMutex) Acquire(ctx context.Context) (*QueueLock, error) {
 		return nil, err
 	}
 	if st == 1 {
-		return &QueueLock{m: m, token: token, expires: sent.Add(m.ttl)}, nil
+		return &Lock{m: m, token: token, expires: sent.Add(m.ttl)}, nil
 	}
 	return m.wait(ctx, token, sent, server)
 }
@@ -301,8 +322,8 @@ func (m *QueueMutex) Acquire(ctx context.Context) (*QueueLock, error) {
 // it is granted the lock or ctx ends. (sent, server) relate local time to
 // the server's: the server ran the waiter's last script at server time
 // `server`, no earlier than local time `sent`.
-func (m *QueueMutex) wait(ctx context.Context, token string, sent time.Time, server time.Duration) (*QueueLock, error) {
-	grant := GrantKey(m.key, token)
+func (m *Mutex) wait(ctx context.Context, token string, sent time.Time, server time.Duration) (*Lock, error) {
+	grant := grantKey(m.key, token)
 	for n := 0; ; n++ {
 		d := m.poll
 		if dl, ok := ctx.Deadline(); ok {
@@ -313,7 +334,7 @@ func (m *QueueMutex) wait(ctx context.Context, token string, sent time.Time, ser
 		}
 		if err := ctx.Err(); err != nil {
 			m.leave(ctx, token)
-			return nil, fmt.Errorf("%w: %s after %d polls: %w", ErrNotAcquired, m.key, n, err)
+			return nil, fmt.Errorf("%w: %s after %d polls: %w", locking.ErrNotAcquired, m.key, n, err)
 		}
 		v, err := blockingPop(ctx, m.rdb, grant, d)
 		if err == nil {
@@ -322,11 +343,11 @@ func (m *QueueMutex) wait(ctx context.Context, token string, sent time.Time, ser
 				m.leave(ctx, token)
 				return nil, perr
 			}
-			return &QueueLock{m: m, token: token, expires: sent.Add(granted - server + m.ttl), Waits: n}, nil
+			return &Lock{m: m, token: token, expires: sent.Add(granted - server + m.ttl), Waits: n}, nil
 		}
 		if !errors.Is(err, redis.Nil) {
 			m.leave(ctx, token)
-			return nil, endedWhileWaiting(ctx, fmt.Errorf("locking: wait for %s: %w", m.key, err))
+			return nil, endedWhileWaiting(ctx, fmt.Errorf("queue: wait for %s: %w", m.key, err))
 		}
 		if ctx.Err() != nil {
 			continue // leave at the top of the loop
@@ -335,7 +356,7 @@ func (m *QueueMutex) wait(ctx context.Context, token string, sent time.Time, ser
 		res, err := queuePollScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds())...).Slice()
 		if err != nil {
 			m.leave(ctx, token)
-			return nil, endedWhileWaiting(ctx, fmt.Errorf("locking: wait for %s: %w", m.key, err))
+			return nil, endedWhileWaiting(ctx, fmt.Errorf("queue: wait for %s: %w", m.key, err))
 		}
 		if _, server, err = parseQueueReply(res); err != nil {
 			m.leave(ctx, token)
@@ -344,13 +365,19 @@ func (m *QueueMutex) wait(ctx context.Context, token string, sent time.Time, ser
 	}
 }
 
+// endedWhileWaiting marks an attempt's error as locking.ErrNotAcquired
+// when it failed because ctx ended.
+func endedWhileWaiting(ctx context.Context, err error) error {
+	return lease.EndedWhileWaiting(ctx, err, locking.ErrNotAcquired)
+}
+
 // leaveTimeout bounds the clean-up a waiter runs when it gives up.
 const leaveTimeout = 5 * time.Second
 
 // leave runs the leave script, even when ctx has ended. If it cannot run
 // (Redis unreachable), the waiter's liveness key and any grant still
 // expire on their own.
-func (m *QueueMutex) leave(ctx context.Context, token string) {
+func (m *Mutex) leave(ctx context.Context, token string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
 	defer cancel()
 	_ = queueLeaveScript.Run(ctx, m.rdb, m.keys(), m.args(token)...).Err()
@@ -371,7 +398,7 @@ func blockingPop(ctx context.Context, rdb redis.UniversalClient, key string, d t
 		return "", err
 	}
 	if len(kv) != 2 {
-		return "", fmt.Errorf("locking: BLPOP %s replied %q", key, kv)
+		return "", fmt.Errorf("queue: BLPOP %s replied %q", key, kv)
 	}
 	return kv[1], nil
 }
@@ -379,9 +406,12 @@ func blockingPop(ctx context.Context, rdb redis.UniversalClient, key string, d t
 // parseQueueReply reads a script reply {status[, sec, usec]}.
 func parseQueueReply(res []any) (status int64, server time.Duration, err error) {
 	if len(res) == 0 {
-		return 0, 0, errors.New("locking: empty script reply")
+		return 0, 0, errors.New("queue: empty script reply")
 	}
-	status, _ = res[0].(int64)
+	status, ok := res[0].(int64)
+	if !ok {
+		return 0, 0, fmt.Errorf("queue: script reply %v has no status", res)
+	}
 	if len(res) < 3 {
 		return status, 0, nil
 	}
@@ -397,45 +427,44 @@ func parseServerTime(s string) (time.Duration, error) {
 	sec, err1 := strconv.ParseInt(a, 10, 64)
 	usec, err2 := strconv.ParseInt(b, 10, 64)
 	if !ok || err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("locking: bad server time %q", s)
+		return 0, fmt.Errorf("queue: bad server time %q", s)
 	}
 	return time.Duration(sec)*time.Second + time.Duration(usec)*time.Microsecond, nil
 }
 
 // Release hands the lock to the next waiter, or deletes it when nobody
 // waits, if it still holds this hold's token: one script, one round trip.
-// It returns ErrNotHeld if the lease had expired.
-func (l *QueueLock) Release(ctx context.Context) error {
-	return l.m.ReleaseToken(ctx, l.token)
+// It returns locking.ErrNotHeld if the lease had expired.
+func (l *Lock) Release(ctx context.Context) error {
+	return l.m.releaseToken(ctx, l.token)
 }
 
-// ReleaseToken releases the hold of token as QueueLock.Release does, for a
-// caller that kept only the token. It returns ErrNotHeld if token no
-// longer holds the lock.
-func (m *QueueMutex) ReleaseToken(ctx context.Context, token string) error {
+// releaseToken releases the hold of token as Lock.Release does. It returns
+// locking.ErrNotHeld if token no longer holds the lock.
+func (m *Mutex) releaseToken(ctx context.Context, token string) error {
 	n, err := queueReleaseScript.Run(ctx, m.rdb, m.keys(), m.args(token)...).Int()
 	if err != nil {
-		return fmt.Errorf("locking: release %s: %w", m.key, err)
+		return fmt.Errorf("queue: release %s: %w", m.key, err)
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return locking.ErrNotHeld
 	}
 	return nil
 }
 
 // Extend resets the lease to ttl from now if the lock still holds this
-// token. It returns ErrNotHeld otherwise.
-func (l *QueueLock) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := checkTTL(ttl); err != nil {
+// token. It returns locking.ErrNotHeld otherwise.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := lease.CheckTTL(ttl); err != nil {
 		return err
 	}
 	sent := time.Now()
-	n, err := extendScript.Run(ctx, l.m.rdb, []string{l.m.key}, l.token, ttl.Milliseconds()).Int()
+	n, err := lease.ExtendScript.Run(ctx, l.m.rdb, []string{l.m.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
-		return fmt.Errorf("locking: extend %s: %w", l.m.key, err)
+		return fmt.Errorf("queue: extend %s: %w", l.m.key, err)
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return locking.ErrNotHeld
 	}
 	l.mu.Lock()
 	l.expires = sent.Add(ttl)

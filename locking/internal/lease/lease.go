@@ -1,0 +1,98 @@
+// Package lease holds the pieces every lease lock of package locking and
+// of its sub-packages is built from: random tokens, the TTL check, the
+// compare-and-delete and compare-and-extend scripts, the naming of sibling
+// keys in one hash slot, and the wait between attempts.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// NewToken returns a fresh random owner token.
+func NewToken() string { return uuid.NewString() }
+
+// CheckTTL refuses a lease shorter than the 1 ms Redis can express.
+func CheckTTL(ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return fmt.Errorf("locking: ttl %v is below 1ms", ttl)
+	}
+	return nil
+}
+
+// Sleep waits for d or until ctx ends, whichever is first, and returns
+// ctx.Err() in the second case.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// EndedWhileWaiting marks an attempt's error with notAcquired when it
+// failed because ctx ended (a deadline that expired during the command
+// rather than between attempts), so callers see one error for "gave up".
+func EndedWhileWaiting(ctx context.Context, err, notAcquired error) error {
+	if ctx.Err() != nil && !errors.Is(err, notAcquired) {
+		return fmt.Errorf("%w: %w", notAcquired, err)
+	}
+	return err
+}
+
+// Scripts shared by the lock kinds whose key stores the holder's token.
+// They are sent by EVALSHA, falling back to EVAL once per server.
+var (
+	// ReleaseScript deletes KEYS[1] if it holds ARGV[1] (the token); it
+	// returns 1 if it did, 0 otherwise.
+	ReleaseScript = redis.NewScript(`
+if redis.call("get", KEYS[1]) == ARGV[1] then
+	return redis.call("del", KEYS[1])
+end
+return 0`)
+	// ExtendScript sets the expiry of KEYS[1] to ARGV[2] ms if it holds
+	// ARGV[1] (the token); it returns 1 if it did, 0 otherwise.
+	ExtendScript = redis.NewScript(`
+if redis.call("get", KEYS[1]) == ARGV[1] then
+	return redis.call("pexpire", KEYS[1], ARGV[2])
+end
+return 0`)
+)
+
+// hashTag returns the hash tag of key as Redis Cluster computes it: the
+// text between the first '{' and the first '}' after it, when not empty.
+func hashTag(key string) (string, bool) {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return "", false
+	}
+	closing := strings.IndexByte(key[open+1:], '}')
+	if closing <= 0 {
+		return "", false
+	}
+	return key[open+1 : open+1+closing], true
+}
+
+// Sibling names a key that lives in the same Redis Cluster hash slot as
+// key: key+suffix when key carries a hash tag, otherwise "{key}"+suffix (a
+// key without a tag hashes as a whole, which is what the tag "{key}"
+// hashes). A key that contains '{' or '}' without forming a tag cannot be
+// matched that way; give such keys a tag.
+func Sibling(key, suffix string) string {
+	if _, ok := hashTag(key); ok || strings.ContainsAny(key, "{}") {
+		return key + suffix
+	}
+	return "{" + key + "}" + suffix
+}
