@@ -175,17 +175,28 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 	if m.wakeups {
 		return m.acquireWoken(ctx)
 	}
+	l, waits, err := retry(ctx, m.key, m.backoff.Delay, m.TryAcquire)
+	if err != nil {
+		return nil, err
+	}
+	l.Waits = waits
+	return l, nil
+}
+
+// retry calls try until it succeeds, fails with an error other than
+// ErrNotAcquired, or ctx ends while it waits delay(n) after failed attempt
+// n (from 0). It returns the hold and how many attempts failed first.
+func retry[H any](ctx context.Context, key string, delay func(n int) time.Duration, try func(context.Context) (H, error)) (H, int, error) {
 	for n := 0; ; n++ {
-		l, err := m.TryAcquire(ctx)
+		h, err := try(ctx)
 		if err == nil {
-			l.Waits = n
-			return l, nil
+			return h, n, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return nil, endedWhileWaiting(ctx, err)
+			return h, n, endedWhileWaiting(ctx, err)
 		}
-		if err := m.backoff.Wait(ctx, n); err != nil {
-			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, m.key, n+1, err)
+		if err := lease.Sleep(ctx, delay(n)); err != nil {
+			return h, n, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, key, n+1, err)
 		}
 	}
 }

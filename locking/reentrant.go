@@ -154,19 +154,12 @@ func (r *ReentrantMutex) TryAcquire(ctx context.Context) (*ReentrantLock, error)
 // Acquire retries TryAcquire with backoff until it succeeds or ctx ends
 // (then the error wraps ErrNotAcquired and the context's error).
 func (r *ReentrantMutex) Acquire(ctx context.Context) (*ReentrantLock, error) {
-	for n := 0; ; n++ {
-		l, err := r.TryAcquire(ctx)
-		if err == nil {
-			l.Waits = n
-			return l, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			return nil, endedWhileWaiting(ctx, err)
-		}
-		if err := r.backoff.Wait(ctx, n); err != nil {
-			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, r.key, n+1, err)
-		}
+	l, waits, err := retry(ctx, r.key, r.backoff.Delay, r.TryAcquire)
+	if err != nil {
+		return nil, err
 	}
+	l.Waits = waits
+	return l, nil
 }
 
 // Count returns how many holds the owner in ctx has (0 when none).

@@ -2,7 +2,6 @@ package locking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -190,34 +189,26 @@ func (rw *RWMutex) AcquireWrite(ctx context.Context) (*RWLock, error) {
 
 func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWLock, error) {
 	token := lease.NewToken()
-	// A writer that gives up takes back its waiting marker, whether its
-	// time ran out while it slept or while an attempt was in flight.
-	giveUp := func() {
+	// Poll at least three times per lease so that a waiting writer's
+	// marker never lapses between attempts.
+	delay := func(n int) time.Duration { return min(rw.backoff.Delay(n), max(rw.ttl/3, time.Millisecond)) }
+	h, waits, err := retry(ctx, rw.name, delay, func(ctx context.Context) (*RWLock, error) {
+		return rw.try(ctx, write, token)
+	})
+	if err != nil {
 		if write {
+			// A writer that gives up takes back its waiting marker, whether
+			// its time ran out while it slept or while an attempt was in
+			// flight. If that cannot run, the marker expires after the
+			// lease length.
 			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			// If it cannot run, the marker expires after the lease length.
 			_ = writeGiveUpScript.Run(gctx, rw.rdb, []string{rw.waiting}, token).Err()
 			cancel()
 		}
+		return nil, err
 	}
-	for n := 0; ; n++ {
-		h, err := rw.try(ctx, write, token)
-		if err == nil {
-			h.Waits = n
-			return h, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			giveUp()
-			return nil, endedWhileWaiting(ctx, err)
-		}
-		// Poll at least three times per lease so that a waiting writer's
-		// marker never lapses between attempts.
-		d := min(rw.backoff.Delay(n), max(rw.ttl/3, time.Millisecond))
-		if err := lease.Sleep(ctx, d); err != nil {
-			giveUp()
-			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, rw.name, n+1, err)
-		}
-	}
+	h.Waits = waits
+	return h, nil
 }
 
 // Release gives back this hold only: another reader's hold is untouched.
