@@ -58,6 +58,13 @@ func (b Backoff) Wait(ctx context.Context, n int) error {
 	return lease.Sleep(ctx, b.Delay(n))
 }
 
+// The lease pieces every kind of this package uses.
+var (
+	checkTTL      = lease.CheckTTL
+	releaseScript = lease.ReleaseScript
+	extendScript  = lease.ExtendScript
+)
+
 // Mutex is a lease lock on one key of one Redis (or one hash slot of a
 // cluster). It is cheap: make one per key as needed. It is safe for
 // concurrent use; each acquisition returns its own *Lock.
@@ -137,7 +144,7 @@ func NewToken() string { return lease.NewToken() }
 // TryAcquire makes one attempt. It returns ErrNotAcquired if the lock is
 // held by someone else.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
-	if err := lease.CheckTTL(m.ttl); err != nil {
+	if err := checkTTL(m.ttl); err != nil {
 		return nil, err
 	}
 	token := lease.NewToken()
@@ -224,7 +231,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if l.channel != "" {
 		n, err = releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
 	} else {
-		n, err = lease.ReleaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+		n, err = releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
 	}
 	if err != nil {
 		return fmt.Errorf("locking: release %s: %w", l.key, err)
@@ -238,11 +245,11 @@ func (l *Lock) Release(ctx context.Context) error {
 // Extend resets the lease to ttl from now if the lock still holds this
 // token. It returns ErrNotHeld otherwise.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := checkTTL(ttl); err != nil {
 		return err
 	}
 	sent := time.Now()
-	n, err := lease.ExtendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	n, err := extendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", l.key, err)
 	}

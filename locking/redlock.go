@@ -131,7 +131,7 @@ func (r *RedlockMutex) onAll(ctx context.Context, fn func(ctx context.Context, c
 // enough servers answered but too few granted the lock, and
 // ErrQuorumUnreachable when fewer than a majority answered at all.
 func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
-	if err := lease.CheckTTL(r.ttl); err != nil {
+	if err := checkTTL(r.ttl); err != nil {
 		return nil, err
 	}
 	if len(r.clients) == 0 {
@@ -177,7 +177,7 @@ func (r *RedlockMutex) Acquire(ctx context.Context) (*RedlockLock, error) {
 
 func (r *RedlockMutex) releaseAll(ctx context.Context, token string) int {
 	yes, _, _, _ := r.onAll(context.WithoutCancel(ctx), func(ctx context.Context, c redis.UniversalClient) (bool, error) {
-		n, err := lease.ReleaseScript.Run(ctx, c, []string{r.key}, token).Int()
+		n, err := releaseScript.Run(ctx, c, []string{r.key}, token).Int()
 		return n == 1, err
 	})
 	return yes
@@ -201,13 +201,13 @@ func (h *RedlockLock) Release(ctx context.Context) error {
 // ErrNotHeld (a majority refused) or ErrQuorumUnreachable (too many
 // servers failed), and the hold should be treated as lost.
 func (h *RedlockLock) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := checkTTL(ttl); err != nil {
 		return err
 	}
 	r := h.r
 	start := time.Now()
 	yes, _, failed, firstErr := r.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
-		n, err := lease.ExtendScript.Run(ctx, c, []string{r.key}, h.token, ttl.Milliseconds()).Int()
+		n, err := extendScript.Run(ctx, c, []string{r.key}, h.token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
 	if yes >= r.Quorum() && time.Since(start) < ttl-r.Drift(ttl) {

@@ -91,6 +91,13 @@ func TestRedlockMajority(t *testing.T) {
 		if e := h.Expires(); e.Before(before.Add(valid)) || e.After(after.Add(valid)) {
 			t.Fatalf("valid until %v; want within [%v, %v]", e, before.Add(valid), after.Add(valid))
 		}
+		// Validity is what is left of that, as of the call.
+		early := time.Until(h.Expires())
+		v := h.Validity()
+		late := time.Until(h.Expires())
+		if v > early || v < late {
+			t.Fatalf("validity %v; want within [%v, %v]", v, late, early)
+		}
 		if _, err := rl.TryAcquire(ctx); !errors.Is(err, locking.ErrTaken) || !errors.Is(err, locking.ErrNotAcquired) {
 			t.Fatalf("second holder: %v, want ErrTaken", err)
 		}

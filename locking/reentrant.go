@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // ErrNoOwner is returned by ReentrantMutex when the context carries no owner
@@ -126,7 +124,7 @@ func (r *ReentrantMutex) owner(ctx context.Context) (string, error) {
 	if !ok {
 		return "", ErrNoOwner
 	}
-	if err := lease.CheckTTL(r.ttl); err != nil {
+	if err := checkTTL(r.ttl); err != nil {
 		return "", err
 	}
 	return o, nil
@@ -199,7 +197,7 @@ func (l *ReentrantLock) Release(ctx context.Context) error {
 // returns ErrNotHeld when the owner holds no count any more or this hold
 // was released.
 func (l *ReentrantLock) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := checkTTL(ttl); err != nil {
 		return err
 	}
 	l.mu.Lock()

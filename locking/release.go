@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // QueueRelease queues the release of the hold of key by token (the same
@@ -16,7 +14,7 @@ import (
 // held it. It is sent as EVAL, so it cannot fail with NOSCRIPT inside a
 // transaction.
 func QueueRelease(ctx context.Context, p redis.Pipeliner, key, token string) *redis.Cmd {
-	return lease.ReleaseScript.Eval(ctx, p, []string{key}, token)
+	return releaseScript.Eval(ctx, p, []string{key}, token)
 }
 
 // ReleaseToken releases the hold of key by token, as Lock.Release does. It

@@ -140,7 +140,7 @@ func (h *RWLock) Expires() time.Time {
 }
 
 func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWLock, error) {
-	if err := lease.CheckTTL(rw.ttl); err != nil {
+	if err := checkTTL(rw.ttl); err != nil {
 		return nil, err
 	}
 	script := readAcquireScript
@@ -217,7 +217,7 @@ func (h *RWLock) Release(ctx context.Context) error {
 	var n int
 	var err error
 	if h.write {
-		n, err = lease.ReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token).Int()
+		n, err = releaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token).Int()
 	} else {
 		n, err = readReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token).Int()
 	}
@@ -232,14 +232,14 @@ func (h *RWLock) Release(ctx context.Context) error {
 
 // Extend resets this hold's lease to ttl from now, or returns ErrNotHeld.
 func (h *RWLock) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := checkTTL(ttl); err != nil {
 		return err
 	}
 	sent := time.Now()
 	var n int
 	var err error
 	if h.write {
-		n, err = lease.ExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token, ttl.Milliseconds()).Int()
+		n, err = extendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token, ttl.Milliseconds()).Int()
 	} else {
 		n, err = readExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token, ttl.Milliseconds()).Int()
 	}

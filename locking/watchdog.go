@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // ErrLockLost is the cause (context.Cause) of a work context cancelled by a
@@ -43,7 +41,7 @@ type expirer interface{ Expires() time.Time }
 // land.
 func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Context, func()) {
 	work, cancel := context.WithCancelCause(ctx)
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := checkTTL(ttl); err != nil {
 		cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
 		return work, func() {}
 	}
