@@ -138,9 +138,6 @@ func (l *Lock) Key() string { return l.key }
 // Token is the random value that identifies this hold.
 func (l *Lock) Token() string { return l.token }
 
-// NewToken returns a fresh random owner token.
-func NewToken() string { return lease.NewToken() }
-
 // TryAcquire makes one attempt. It returns ErrNotAcquired if the lock is
 // held by someone else.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
@@ -213,10 +210,6 @@ func retry[H any](ctx context.Context, key string, delay func(n int) time.Durati
 func endedWhileWaiting(ctx context.Context, err error) error {
 	return lease.EndedWhileWaiting(ctx, err, ErrNotAcquired)
 }
-
-// Sleep waits for d or until ctx ends, whichever is first, and returns
-// ctx.Err() in the second case.
-func Sleep(ctx context.Context, d time.Duration) error { return lease.Sleep(ctx, d) }
 
 // Release deletes the lock if it still holds this token, in one atomic
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // Pipeliner is what AcquirePiped sends its attempts through: a *redis.Tx
@@ -55,13 +57,13 @@ func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis
 // attemptPiped sends attempt n: the acquisition, and with's commands when
 // n is 0.
 func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner), n int) (*Lock, error) {
-	token := NewToken()
+	token := lease.NewToken()
 	sent := time.Now()
 	var set *redis.BoolCmd
 	var fenced *redis.Cmd
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if m.fencing {
-			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, FenceKey(m.key)}, token, m.ttl.Milliseconds())
+			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, fenceKey(m.key)}, token, m.ttl.Milliseconds())
 		} else {
 			set = p.SetNX(ctx, m.key, token, m.ttl)
 		}
@@ -72,7 +74,7 @@ func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis
 	})
 	l := &Lock{key: m.key, token: token, rdb: m.rdb, expires: sent.Add(m.ttl)}
 	if m.wakeups {
-		l.channel = WakeupChannel(m.key)
+		l.channel = wakeupChannel(m.key)
 	}
 	if m.fencing {
 		fence, ferr := fenced.Int64()
@@ -109,10 +111,10 @@ func firstErr(own, pipe error) error {
 // *w holds the wake-up subscription, joined on the first wait.
 func (m *Mutex) awaitTurn(ctx context.Context, w **waker, n int) error {
 	if !m.wakeups {
-		return Sleep(ctx, m.backoff.Delay(n))
+		return m.backoff.Wait(ctx, n)
 	}
 	if *w == nil {
-		*w = joinWakeups(m.rdb, WakeupChannel(m.key))
+		*w = joinWakeups(m.rdb, wakeupChannel(m.key))
 		return (*w).awaitReady(ctx, m.backoff.Delay(n))
 	}
 	t := time.NewTimer(m.backoff.Delay(n))

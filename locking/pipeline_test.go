@@ -27,7 +27,7 @@ func TestAcquirePipedCarriesCommands(t *testing.T) {
 				counter := &roundtrip.Counter{}
 				c.AddHook(counter)
 				must(t, c.Set(ctx, "{p}:data", "v1", 0).Err())
-				var opts []locking.Option
+				var opts []locking.MutexOption
 				if fenced {
 					opts = append(opts, locking.WithFencing())
 				}
