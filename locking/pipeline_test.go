@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/redistest"
-	"github.com/lockmarket/lockmarket/internal/roundtrip"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/locking"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 func TestEveryConfigExcludesAndReleases(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // The load test drives the whole service (run) over loopback HTTP with many

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redisserver"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's and the test's

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/miniwatch"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -162,7 +161,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var hooks []redis.Hook
 	if conn.Mode == redisconn.ModeMiniredis {
-		hooks = append(hooks, miniwatch.Hook{})
+		hooks = append(hooks, redisconn.MiniWatchHook{})
 	}
 	runID := uuid.NewString()[:8]
 	total := len(o.scenarios) * len(o.strategies)

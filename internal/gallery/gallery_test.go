@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/gallery"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // TestEveryFlawShowsAndEveryFixHolds keeps the gallery honest: each flawed

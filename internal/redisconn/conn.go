@@ -13,7 +13,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/miniwatch"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 )
 
@@ -90,7 +89,7 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 		fmt.Fprintf(log, "redis: no redis-server on PATH and no REDIS_URL; using embedded miniredis on %s\n"+
 			"redis: miniredis runs one command at a time in this process: figures are illustrative only\n", mini.Addr())
 		c := newClient(mini.Addr())
-		c.AddHook(miniwatch.Hook{})
+		c.AddHook(MiniWatchHook{})
 		return &Conn{Client: c, Mode: ModeMiniredis, Version: "miniredis", Mini: mini}, nil
 	}
 	if strings.Contains(spec, "://") {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 func TestOpen(t *testing.T) {

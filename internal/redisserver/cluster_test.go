@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // TestStartCluster checks that clusters of one and two masters (joined

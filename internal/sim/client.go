@@ -8,9 +8,9 @@ import (
 )
 
 // SizedClient returns a new client to the same server(s) as c, with a
-// connection pool of poolSize connections and the given hooks (the
-// miniwatch hook on miniredis, for instance), so that each worker of a
-// cell has a connection of its own instead of queueing for one of
+// connection pool of poolSize connections and the given hooks
+// (redisconn.MiniWatchHook on miniredis, for instance), so that each
+// worker of a cell has a connection of its own instead of queueing for one of
 // go-redis's default 10 per CPU. It supports *redis.Client and
 // *redis.ClusterClient; any other client is returned as is. Close the
 // returned client when done unless it is c itself.

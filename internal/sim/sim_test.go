@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/miniwatch"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -167,7 +167,7 @@ func TestRunCell(t *testing.T) {
 				sc := Scenario{2, 2}
 				c := SizedClient(b.Client, sc.Listers+sc.Buyers+2)
 				if b.Mini != nil {
-					c.AddHook(miniwatch.Hook{})
+					c.AddHook(redisconn.MiniWatchHook{})
 				}
 				defer c.Close()
 				progress := 0
@@ -305,7 +305,7 @@ func TestRunMarketsAndPrefill(t *testing.T) {
 				sc := Scenario{1, 1}
 				c := SizedClient(b.Client, 3*(sc.Listers+sc.Buyers)+2)
 				if b.Mini != nil {
-					c.AddHook(miniwatch.Hook{})
+					c.AddHook(redisconn.MiniWatchHook{})
 				}
 				defer c.Close()
 				const prefill = 2500 // three bulk calls per market

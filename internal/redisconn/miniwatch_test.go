@@ -1,4 +1,4 @@
-package miniwatch_test
+package redisconn_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/miniwatch"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
 )
 
 // commitsAfterZRem reports whether a transaction WATCHing a sorted set
@@ -22,8 +22,8 @@ func commitsAfterZRem(t *testing.T, hook bool) bool {
 	defer a.Close()
 	defer b.Close()
 	if hook {
-		a.AddHook(miniwatch.Hook{})
-		b.AddHook(miniwatch.Hook{})
+		a.AddHook(redisconn.MiniWatchHook{})
+		b.AddHook(redisconn.MiniWatchHook{})
 	}
 	a.ZAdd(ctx, "z", redis.Z{Score: 1, Member: "x"}, redis.Z{Score: 2, Member: "y"})
 	err := a.Watch(ctx, func(tx *redis.Tx) error {

@@ -12,7 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/miniwatch"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 )
 
@@ -65,11 +65,11 @@ func (b *Backend) Addr() string {
 }
 
 // NewClient returns another client of the backend, closed when the test
-// ends; on miniredis it carries the miniwatch hook.
+// ends; on miniredis it carries redisconn.MiniWatchHook.
 func (b *Backend) NewClient(tb testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: b.Addr()})
 	if b.Mini != nil {
-		c.AddHook(miniwatch.Hook{})
+		c.AddHook(redisconn.MiniWatchHook{})
 	}
 	tb.Cleanup(func() { c.Close() })
 	return c
