@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/market"
@@ -104,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *seed {
-		rep, err := httpapi.SeedDemo(ctx, m, st)
+		rep, err := demo.Seed(ctx, m, st)
 		if err != nil {
 			return err
 		}

@@ -180,7 +180,7 @@ cells:
 				// from the previous cell's leftovers.
 				debug.FreeOSMemory()
 			}
-			client := sim.SizedClient(conn.Client, o.markets*(sc.Listers+sc.Buyers)+4, hooks...)
+			client := redisconn.SizedClient(conn.Client, o.markets*(sc.Listers+sc.Buyers)+4, hooks...)
 			prog.start(sc, st)
 			res, err := sim.Run(ctx, sim.Config{
 				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
@@ -271,8 +271,8 @@ func (p *progress) update(c sim.Counters) {
 		return
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s %5.1fs  listed %s  bought %s  failed %s  retries %s",
-		p.label, c.Elapsed.Seconds(), sim.Thousands(c.Listed), sim.Thousands(c.Bought),
-		sim.Thousands(c.Failed), sim.Thousands(c.Retries))
+		p.label, c.Elapsed.Seconds(), report.Thousands(c.Listed), report.Thousands(c.Bought),
+		report.Thousands(c.Failed), report.Thousands(c.Retries))
 }
 
 func (p *progress) done(r report.Row) {
@@ -291,8 +291,8 @@ func (p *progress) done(r report.Row) {
 		note += " first error: " + r.Error
 	}
 	fmt.Fprintf(p.w, "listed %s  bought %s  failed %s  retries %s  %.0f ops/s  %s  (%.1fs)%s\n",
-		sim.Thousands(r.Listed), sim.Thousands(r.Bought), sim.Thousands(r.FailedPurchases),
-		sim.Thousands(r.Retries), r.OpsPerS, audit, time.Since(p.began).Seconds(), note)
+		report.Thousands(r.Listed), report.Thousands(r.Bought), report.Thousands(r.FailedPurchases),
+		report.Thousands(r.Retries), r.OpsPerS, audit, time.Since(p.began).Seconds(), note)
 }
 
 func (p *progress) fail(err error) {

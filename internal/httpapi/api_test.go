@@ -129,7 +129,7 @@ func TestRefused(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		for _, chunked := range []bool{false, true} {
 			f := newFixture(t, b)
-			before := snapshot(t, f.rdb)
+			before := redistest.Snapshot(t, f.rdb)
 			for _, tt := range tests {
 				name := tt.name
 				if chunked {
@@ -154,7 +154,7 @@ func TestRefused(t *testing.T) {
 					if e.Error.Message == "" {
 						t.Errorf("no message in %s", r.body)
 					}
-					if after := snapshot(t, f.rdb); !maps.Equal(before, after) {
+					if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 						t.Fatalf("market changed:\nbefore %v\nafter  %v", before, after)
 					}
 				})

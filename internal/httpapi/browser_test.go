@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -49,7 +50,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := SeedDemo(ctx, m, market.Fine); err != nil {
+		if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
 			t.Fatal(err)
 		}
 		srv, err := New(Config{Market: m, RedisMode: b.Name})

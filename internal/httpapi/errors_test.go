@@ -82,12 +82,12 @@ func TestGateTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer release()
-		before := snapshot(t, f.rdb)
+		before := redistest.Snapshot(t, f.rdb)
 		r := serve(srv.Handler(), "POST", "/api/purchases?strategy=watch", `{"buyer":"carol","seller":"alice","item":"sword","price":50}`)
 		if r.status != http.StatusServiceUnavailable || r.code() != CodeContended || r.header.Get("Retry-After") == "" {
 			t.Fatalf("%d %s (Retry-After %q); want 503 %s with Retry-After", r.status, r.body, r.header.Get("Retry-After"), CodeContended)
 		}
-		if after := snapshot(t, f.rdb); !maps.Equal(before, after) {
+		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 			t.Fatal("market changed")
 		}
 		// The same strategy as the one in flight is let in.

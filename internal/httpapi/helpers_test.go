@@ -3,11 +3,9 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 
@@ -115,38 +113,6 @@ func send(t *testing.T, c *http.Client, method, url, body string) response {
 		t.Errorf("%s %s: read: %v", method, url, err)
 	}
 	return response{status: res.StatusCode, header: res.Header, body: b}
-}
-
-// snapshot renders every key of the database, so that a test can check
-// that a refused request changed nothing.
-func snapshot(t *testing.T, rdb redis.UniversalClient) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, "*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[string]string, len(keys))
-	for _, k := range keys {
-		typ := rdb.Type(ctx, k).Val()
-		var v any
-		switch typ {
-		case "string":
-			v = rdb.Get(ctx, k).Val()
-		case "hash":
-			v = rdb.HGetAll(ctx, k).Val()
-		case "set":
-			s := rdb.SMembers(ctx, k).Val()
-			slices.Sort(s)
-			v = s
-		case "zset":
-			v = rdb.ZRangeWithScores(ctx, k, 0, -1).Val()
-		default:
-			t.Fatalf("key %s has unexpected type %s", k, typ)
-		}
-		out[k] = fmt.Sprintf("%s %v", typ, v)
-	}
-	return out
 }
 
 // audit fails the test unless the market's audit is clean.

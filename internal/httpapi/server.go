@@ -8,7 +8,7 @@
 //
 // Listings and purchases may pick their strategy per request. Strategies
 // are not safe to mix on one market, so the server runs them through a
-// Gate: operations of one strategy run concurrently, another strategy
+// market.Gate: operations of one strategy run concurrently, another strategy
 // waits its turn. This holds for one service process per market.
 package httpapi
 
@@ -77,7 +77,7 @@ type Server struct {
 	cfg     Config
 	m       *market.Market
 	log     *slog.Logger
-	gate    Gate
+	gate    market.Gate
 	metrics *metrics
 	reg     *prometheus.Registry
 	echo    *echo.Echo

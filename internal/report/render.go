@@ -12,7 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/book"
 )
 
 // Formats are the output formats Render knows.
@@ -48,20 +48,20 @@ var numeric = []bool{false, false, true, true, true, true, true, true, true, tru
 // table and markdown views. The book's counts are scaled to the cell's
 // duration, or to its measured time if it was interrupted.
 func cells(r Row, durationS float64) []string {
-	book, hasBook := r.bookCell()
+	pub, hasBook := r.bookCell()
 	if r.Interrupted || durationS <= 0 {
 		durationS = r.ElapsedS
 	}
-	scale := durationS / sim.BookDuration.Seconds()
-	withBook := func(ours string, fig sim.Figure) string {
+	scale := durationS / book.Duration.Seconds()
+	withBook := func(ours string, fig book.Figure) string {
 		if !hasBook {
 			return ours
 		}
-		return ours + " (" + fig.Scale(scale).Count() + ")"
+		return ours + " (" + fmtFigure(fig.Scale(scale)) + ")"
 	}
 	avg := fmtMs(r.AvgWaitMs, r.Bought)
 	if hasBook {
-		avg += " (" + book.AvgWaitMs.Qualifier + fmtMs(book.AvgWaitMs.Value, 1) + ")"
+		avg += " (" + pub.AvgWaitMs.Qualifier + fmtMs(pub.AvgWaitMs.Value, 1) + ")"
 	}
 	rpp := "-"
 	if r.RetriesPerPurchase != nil {
@@ -70,15 +70,15 @@ func cells(r Row, durationS float64) []string {
 	return []string{
 		r.Scenario,
 		r.Strategy,
-		withBook(sim.Thousands(r.Listed), book.Listed),
-		withBook(sim.Thousands(r.Bought), book.Bought),
-		sim.Thousands(r.FailedPurchases),
-		withBook(sim.Thousands(r.Retries), book.Retries),
+		withBook(Thousands(r.Listed), pub.Listed),
+		withBook(Thousands(r.Bought), pub.Bought),
+		Thousands(r.FailedPurchases),
+		withBook(Thousands(r.Retries), pub.Retries),
 		rpp,
 		avg,
 		fmtMs(r.P50WaitMs, r.Bought),
 		fmtMs(r.P99WaitMs, r.Bought),
-		sim.Thousands(int64(math.Round(r.OpsPerS))),
+		Thousands(int64(math.Round(r.OpsPerS))),
 		auditText(r),
 	}
 }
@@ -118,7 +118,7 @@ func fmtRatio(v float64) string {
 	case v < 100:
 		return fmt.Sprintf("%.1f", v)
 	default:
-		return sim.Thousands(int64(math.Round(v)))
+		return Thousands(int64(math.Round(v)))
 	}
 }
 
@@ -235,14 +235,14 @@ func resourceCells(r Row) []string {
 		return dash(n > 0 && b > 0, fmt.Sprintf("%.0f", float64(b)/float64(n)))
 	}
 	return []string{
-		r.Scenario, r.Strategy, strconv.Itoa(max(r.Markets, 1)), sim.Thousands(int64(r.Prefill)),
+		r.Scenario, r.Strategy, strconv.Itoa(max(r.Markets, 1)), Thousands(int64(r.Prefill)),
 		dash(r.Prefill > 0, fmt.Sprintf("%.1fs", r.PrefillS)),
 		dash(r.RedisUsedMemoryBytes > 0, mib(r.RedisUsedMemoryBytes)),
 		dash(r.BytesPerListing > 0, fmt.Sprintf("%.0f", r.BytesPerListing)),
 		perListing(r.MarketZSetBytes),
 		dash(r.ClientRSSBytes > 0, mib(r.ClientRSSBytes)),
 		pct(r.ClientCPUS), pct(r.RedisCPUS),
-		dash(r.RedisCommands > 0, sim.Thousands(int64(math.Round(r.RedisCommandsPerS())))),
+		dash(r.RedisCommands > 0, Thousands(int64(math.Round(r.RedisCommandsPerS())))),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/book"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -110,7 +111,7 @@ func (r Row) Label() string {
 		l += fmt.Sprintf(" x%d markets", r.Markets)
 	}
 	if r.Prefill > 0 {
-		l += " +" + sim.Thousands(int64(r.Prefill))
+		l += " +" + Thousands(int64(r.Prefill))
 	}
 	return l
 }
@@ -201,19 +202,19 @@ func FromResult(r sim.Result) Row {
 		v = round3(v)
 		row.RetriesPerPurchase = &v
 	}
-	if b, ok := sim.Book(r.Scenario, r.Strategy); ok {
+	if b, ok := book.Lookup(r.Scenario.Listers, r.Scenario.Buyers, r.Strategy); ok {
 		row.Book = &Book{
 			Listed: b.Listed.Value, Bought: b.Bought.Value, Retries: b.Retries.Value, AvgWait: b.AvgWaitMs.Value,
-			UpperBounds: b.UpperBounds(), Published: b.Published(), Source: b.Source,
-			DurationS: sim.BookDuration.Seconds(),
+			UpperBounds: b.UpperBounds(), Published: published(b), Source: b.Source,
+			DurationS: book.Duration.Seconds(),
 		}
 	}
 	return row
 }
 
-// bookCell returns the sim.BookCell behind a row, if any.
-func (r Row) bookCell() (sim.BookCell, bool) {
-	return sim.Book(sim.Scenario{Listers: r.Listers, Buyers: r.Buyers}, market.Strategy(r.Strategy))
+// bookCell returns the book's row behind a row, if any.
+func (r Row) bookCell() (book.Cell, bool) {
+	return book.Lookup(r.Listers, r.Buyers, market.Strategy(r.Strategy))
 }
 
 // Violations adds up the violations of every row.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/probe"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -17,7 +19,7 @@ import (
 // sample is a document of three cells: one the book has (1x1 watch), one
 // it does not (1x1 lua) and one whose audit failed.
 func sample() Document {
-	wait := &sim.Histogram{}
+	wait := &latency.Histogram{}
 	for i := 1; i <= 100; i++ {
 		wait.Record(time.Duration(i) * time.Millisecond)
 	}
@@ -29,7 +31,7 @@ func sample() Document {
 	}
 	lua := sim.Result{
 		Scenario: sim.Scenario{Listers: 1, Buyers: 1}, Strategy: market.Lua,
-		Duration: 6 * time.Second, Elapsed: 6 * time.Second, Listed: 5, Wait: &sim.Histogram{},
+		Duration: 6 * time.Second, Elapsed: 6 * time.Second, Listed: 5, Wait: &latency.Histogram{},
 	}
 	broken := watch
 	broken.Scenario = sim.Scenario{Listers: 5, Buyers: 5}
@@ -238,13 +240,13 @@ func TestBookScaling(t *testing.T) {
 func TestResources(t *testing.T) {
 	res := sim.Result{
 		Scenario: sim.Scenario{Listers: 5, Buyers: 5}, Strategy: market.Lua,
-		Duration: 10 * time.Second, Elapsed: 10 * time.Second, Listed: 10, Bought: 5, Wait: &sim.Histogram{},
+		Duration: 10 * time.Second, Elapsed: 10 * time.Second, Listed: 10, Bought: 5, Wait: &latency.Histogram{},
 		Markets: []string{"a", "b"}, Prefill: 1000, PrefillTime: 1500 * time.Millisecond,
 		MarketBytes: 2 * 1000 * 100, ClientRSS: 64 << 20, ClientCPU: 5 * time.Second,
 	}
-	res.Server.Before = sim.ServerStats{UsedMemory: 1 << 20, CPU: time.Second, Commands: 10, Masters: 1, OK: true}
-	res.Server.Prefilled = sim.ServerStats{UsedMemory: 1<<20 + 2*1000*170, CPU: 2 * time.Second, Commands: 100, Masters: 1, OK: true}
-	res.Server.After = sim.ServerStats{UsedMemory: 4 << 20, CPU: 9 * time.Second, Commands: 100_100, Masters: 1, OK: true}
+	res.Server.Before = probe.ServerStats{UsedMemory: 1 << 20, CPU: time.Second, Commands: 10, Masters: 1, OK: true}
+	res.Server.Prefilled = probe.ServerStats{UsedMemory: 1<<20 + 2*1000*170, CPU: 2 * time.Second, Commands: 100, Masters: 1, OK: true}
+	res.Server.After = probe.ServerStats{UsedMemory: 4 << 20, CPU: 9 * time.Second, Commands: 100_100, Masters: 1, OK: true}
 	row := FromResult(res)
 	checks := []struct {
 		name      string

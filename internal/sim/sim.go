@@ -23,6 +23,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/probe"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -51,7 +53,7 @@ var ErrConfig = errors.New("sim: invalid config")
 // Config describes one cell.
 type Config struct {
 	// Client is the Redis connection; size its pool for Listers+Buyers
-	// (see SizedClient), or workers queue for connections.
+	// (see redisconn.SizedClient), or workers queue for connections.
 	Client redis.UniversalClient
 	// Scenario is how many listers and buyers run.
 	Scenario Scenario
@@ -178,7 +180,7 @@ type Result struct {
 	// EmptyPolls counts the times a buyer found the market empty.
 	EmptyPolls int64
 	// Wait is the wall time of each successful purchase.
-	Wait *Histogram
+	Wait *latency.Histogram
 	// FirstError is the first unexpected error a worker saw, if any.
 	FirstError string
 	// Audit is the invariant audit run after the workers stopped (summed
@@ -195,7 +197,7 @@ type Result struct {
 	// Before is read before the prefill, Prefilled after it (just before
 	// the workers start), After once the workers have stopped. On
 	// miniredis Server.Before.OK is false.
-	Server struct{ Before, Prefilled, After ServerStats }
+	Server struct{ Before, Prefilled, After probe.ServerStats }
 	// MarketBytes and ItemsBytes are MEMORY USAGE of the markets' ZSETs
 	// and created-item SETs after the prefill, summed (0 if unsupported or
 	// without prefill).
@@ -270,7 +272,7 @@ type worker struct {
 	listed, failedLists, listRetries, listLockWaits int64
 	bought, retries, lockWaits, lockLost, empty     int64
 	failed                                          Failures
-	wait                                            Histogram
+	wait                                            latency.Histogram
 	firstErr                                        error
 }
 
@@ -349,7 +351,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		markets[i] = m
 	}
-	res = Result{Scenario: sc, Strategy: cfg.Strategy, Market: names[0], Duration: cfg.Duration, Wait: &Histogram{},
+	res = Result{Scenario: sc, Strategy: cfg.Strategy, Market: names[0], Duration: cfg.Duration, Wait: &latency.Histogram{},
 		Markets: names, Prefill: cfg.Prefill}
 	if !cfg.KeepKeys {
 		defer func() {
@@ -382,8 +384,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}
 	if cfg.Prefill > 0 {
-		waitLazyFree(bg, cfg.Client)
-		res.Server.Before, _ = ReadServerStats(bg, cfg.Client)
+		probe.WaitLazyFree(bg, cfg.Client)
+		res.Server.Before, _ = probe.ReadServerStats(bg, cfg.Client)
 		began := time.Now()
 		for _, m := range markets {
 			if err := prefill(bg, m, cfg.Prefill); err != nil {
@@ -392,12 +394,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		res.PrefillTime = time.Since(began)
 		for _, m := range markets {
-			res.MarketBytes += KeyMemory(bg, cfg.Client, m.Keys().Market())
-			res.ItemsBytes += KeyMemory(bg, cfg.Client, m.Keys().Items())
+			res.MarketBytes += probe.KeyMemory(bg, cfg.Client, m.Keys().Market())
+			res.ItemsBytes += probe.KeyMemory(bg, cfg.Client, m.Keys().Items())
 		}
 	}
-	res.Server.Prefilled, _ = ReadServerStats(bg, cfg.Client)
-	cpu0 := ProcessCPU()
+	res.Server.Prefilled, _ = probe.ReadServerStats(bg, cfg.Client)
+	cpu0 := probe.ProcessCPU()
 
 	var lv live
 	stop := make(chan struct{})
@@ -444,9 +446,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	close(stop)
 	wg.Wait()
 	res.Drain = time.Since(start) - res.Elapsed
-	res.ClientCPU = ProcessCPU() - cpu0
-	res.Server.After, _ = ReadServerStats(bg, cfg.Client)
-	res.ClientRSS = ProcessRSS()
+	res.ClientCPU = probe.ProcessCPU() - cpu0
+	res.Server.After, _ = probe.ReadServerStats(bg, cfg.Client)
+	res.ClientRSS = probe.ProcessRSS()
 
 	var firstErr error
 	for _, w := range tallies {
@@ -508,29 +510,6 @@ func prefill(ctx context.Context, m *market.Market, n int) error {
 		}
 	}
 	return nil
-}
-
-// waitLazyFree waits (at most 10 s) until Redis has freed the keys an
-// earlier UNLINK handed to its background thread, so that a used_memory
-// reading is not inflated by them. Errors (miniredis) end the wait.
-func waitLazyFree(ctx context.Context, c redis.UniversalClient) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		pending := 0.0
-		read := func(ctx context.Context, n redis.Cmdable) error {
-			text, err := n.Info(ctx, "memory").Result()
-			if err != nil {
-				return err
-			}
-			pending += parseInfo(text)["lazyfree_pending_objects"]
-			return nil
-		}
-		err := eachMaster(ctx, c, read)
-		if err != nil || pending == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func stopped(stop <-chan struct{}) bool {

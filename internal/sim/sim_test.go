@@ -71,93 +71,6 @@ func TestParseScenarios(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
-	t.Run("empty", func(t *testing.T) {
-		var h Histogram
-		if h.Count() != 0 || h.Mean() != 0 || h.Quantile(0.5) != 0 || h.Max() != 0 {
-			t.Fatalf("empty histogram not zero: %d %v %v", h.Count(), h.Mean(), h.Quantile(0.5))
-		}
-	})
-	t.Run("uniform", func(t *testing.T) {
-		var a, b Histogram
-		// 1..10000 µs, split over two histograms and merged.
-		for i := 1; i <= 10000; i++ {
-			d := time.Duration(i) * time.Microsecond
-			if i%2 == 0 {
-				a.Record(d)
-			} else {
-				b.Record(d)
-			}
-		}
-		a.Merge(&b)
-		if a.Count() != 10000 {
-			t.Fatalf("count %d", a.Count())
-		}
-		if want := 5000500 * time.Nanosecond; a.Mean() != want {
-			t.Errorf("mean %v, want %v", a.Mean(), want)
-		}
-		if a.Min() != time.Microsecond || a.Max() != 10*time.Millisecond {
-			t.Errorf("min %v max %v", a.Min(), a.Max())
-		}
-		for _, tc := range []struct {
-			q    float64
-			want time.Duration
-		}{{0.5, 5 * time.Millisecond}, {0.99, 9900 * time.Microsecond}, {1, 10 * time.Millisecond}} {
-			got := a.Quantile(tc.q)
-			if rel := float64(got-tc.want) / float64(tc.want); rel > 0.008 || rel < -0.008 {
-				t.Errorf("q%.2f = %v, want %v within 0.8%%", tc.q, got, tc.want)
-			}
-		}
-	})
-	t.Run("buckets cover values exactly once", func(t *testing.T) {
-		for _, v := range []uint64{0, 1, 127, 128, 129, 255, 256, 1000, 1 << 20, 1<<40 + 12345, 1<<63 - 1} {
-			i := bucketOf(v)
-			low, width := bucketBounds(i)
-			if v < low || v-low >= width || i >= numBuckets {
-				t.Errorf("value %d in bucket %d [%d, +%d)", v, i, low, width)
-			}
-		}
-	})
-}
-
-func TestBook(t *testing.T) {
-	n := 0
-	for _, sc := range DefaultScenarios {
-		for _, st := range market.Strategies {
-			if _, ok := Book(sc, st); ok {
-				n++
-			}
-		}
-	}
-	if n != 10 {
-		t.Fatalf("book has %d cells, want 10 (nine of tables 6.1-6.3 and Lua 5x5)", n)
-	}
-	b, ok := Book(Scenario{5, 1}, market.Watch)
-	if !ok {
-		t.Fatal("no book cell for 5x1 watch")
-	}
-	if got := b.Published(); got["bought"] != "<200" || got["listed"] != "331,000" || got["avg_wait"] != "150ms" {
-		t.Errorf("published = %v", got)
-	}
-	if got := b.Bought.Scale(0.5).Count(); got != "<100" {
-		t.Errorf("scaled bound = %q, want <100", got)
-	}
-	if ub := b.UpperBounds(); len(ub) != 1 || ub[0] != "bought" {
-		t.Errorf("upper bounds = %v", ub)
-	}
-	if _, ok := Book(Scenario{1, 1}, market.Lua); ok {
-		t.Error("the book has no Lua 1x1 cell")
-	}
-}
-
-func TestThousands(t *testing.T) {
-	for in, want := range map[int64]string{0: "0", 12: "12", 1234: "1,234", 123456: "123,456", 1234567: "1,234,567", -4321: "-4,321"} {
-		if got := Thousands(in); got != want {
-			t.Errorf("Thousands(%d) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestRunCell runs a short cell of every strategy and checks that it
 // lists, buys, passes the audit and leaves no keys behind.
 func TestRunCell(t *testing.T) {
@@ -165,7 +78,7 @@ func TestRunCell(t *testing.T) {
 		for _, st := range market.Strategies {
 			t.Run(string(st), func(t *testing.T) {
 				sc := Scenario{2, 2}
-				c := SizedClient(b.Client, sc.Listers+sc.Buyers+2)
+				c := redisconn.SizedClient(b.Client, sc.Listers+sc.Buyers+2)
 				if b.Mini != nil {
 					c.AddHook(redisconn.MiniWatchHook{})
 				}
@@ -274,26 +187,6 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	})
 }
 
-func TestFigureCount(t *testing.T) {
-	tests := []struct {
-		f    Figure
-		want string
-	}{
-		{Figure{Value: 145000}, "145,000"},
-		{Figure{Value: 12083.4}, "12,083"},
-		{Figure{Value: 10.0 / 60, Qualifier: "<"}, "<1"},
-		{Figure{Value: 200 * 5.0 / 60, Qualifier: "<"}, "<17"},
-		{Figure{Value: 200, Qualifier: "<"}, "<200"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.want, func(t *testing.T) {
-			if got := tc.f.Count(); got != tc.want {
-				t.Errorf("Count() = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestRunMarketsAndPrefill runs cells of several markets, each prefilled,
 // and checks the totals, the audit of every market, the prefill figures
 // and the clean-up.
@@ -303,7 +196,7 @@ func TestRunMarketsAndPrefill(t *testing.T) {
 			t.Run(string(st), func(t *testing.T) {
 				ctx := context.Background()
 				sc := Scenario{1, 1}
-				c := SizedClient(b.Client, 3*(sc.Listers+sc.Buyers)+2)
+				c := redisconn.SizedClient(b.Client, 3*(sc.Listers+sc.Buyers)+2)
 				if b.Mini != nil {
 					c.AddHook(redisconn.MiniWatchHook{})
 				}

@@ -5,7 +5,9 @@ package redistest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -129,4 +131,36 @@ func Cluster(tb testing.TB, masters int) (*redis.ClusterClient, *redisserver.Clu
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	tb.Cleanup(func() { c.Close() })
 	return c, cl
+}
+
+// Snapshot renders every key of the database as its type and value, so
+// that a test can check that an operation changed nothing.
+func Snapshot(tb testing.TB, rdb redis.UniversalClient) map[string]string {
+	tb.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		typ := rdb.Type(ctx, k).Val()
+		var v any
+		switch typ {
+		case "string":
+			v = rdb.Get(ctx, k).Val()
+		case "hash":
+			v = rdb.HGetAll(ctx, k).Val()
+		case "set":
+			s := rdb.SMembers(ctx, k).Val()
+			slices.Sort(s)
+			v = s
+		case "zset":
+			v = rdb.ZRangeWithScores(ctx, k, 0, -1).Val()
+		default:
+			tb.Fatalf("key %s has unexpected type %s", k, typ)
+		}
+		out[k] = fmt.Sprintf("%s %v", typ, v)
+	}
+	return out
 }

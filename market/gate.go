@@ -1,4 +1,4 @@
-package httpapi
+package market
 
 import (
 	"context"
@@ -15,8 +15,9 @@ import (
 // are served in turns, first come first served, and an arrival whose key
 // is running waits too once another key is queued, so no strategy starves.
 //
-// The gate only orders the operations of this process: it makes strategy
-// mixing safe when one service process serves a market.
+// The gate orders the operations of one process only: it makes strategy
+// mixing safe when one service process serves a market, not when several
+// processes share it. The zero value is an open gate, ready to use.
 type Gate struct {
 	mu     sync.Mutex
 	cur    string  // key of the operations in flight

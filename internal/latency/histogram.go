@@ -1,4 +1,6 @@
-package sim
+// Package latency records how long operations take: a histogram of
+// durations with constant memory and exact count, mean and extremes.
+package latency
 
 import (
 	"math"

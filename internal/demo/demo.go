@@ -1,4 +1,6 @@
-package httpapi
+// Package demo is the data the service's demo page starts with: a few
+// users with funds and items, some of the items listed.
+package demo
 
 import (
 	"context"
@@ -8,16 +10,16 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// demoUser is a user of the demo set-up, with the items it owns and the
+// user is a user of the demo set-up, with the items it owns and the
 // prices at which it lists some of them.
-type demoUser struct {
+type user struct {
 	id, name string
 	funds    int64
 	items    []string
 	listed   map[string]int64 // item -> price
 }
 
-var demoUsers = []demoUser{
+var users = []user{
 	{"alice", "Alice", 500, []string{"sword", "shield"}, map[string]int64{"sword": 120}},
 	{"bob", "Bob", 300, []string{"bow", "arrows"}, map[string]int64{"bow": 80, "arrows": 15}},
 	{"carol", "Carol", 200, []string{"potion", "helmet"}, map[string]int64{"potion": 25}},
@@ -25,18 +27,18 @@ var demoUsers = []demoUser{
 	{"frank", "Frank", 43, []string{"ring"}, nil},
 }
 
-// SeedReport says what SeedDemo created.
-type SeedReport struct {
+// Report says what Seed created.
+type Report struct {
 	Users, Items, Listings int
 }
 
-// SeedDemo creates a few users with funds and items, and lists some of the
+// Seed creates a few users with funds and items, and lists some of the
 // items, so the demo page has something to show. It is idempotent: users
 // and items that exist are left alone, and only items it has just created
 // are listed.
-func SeedDemo(ctx context.Context, m *market.Market, st market.Strategy) (SeedReport, error) {
-	var rep SeedReport
-	for _, u := range demoUsers {
+func Seed(ctx context.Context, m *market.Market, st market.Strategy) (Report, error) {
+	var rep Report
+	for _, u := range users {
 		_, err := m.CreateUser(ctx, u.id, u.name, u.funds)
 		switch {
 		case err == nil:

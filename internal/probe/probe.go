@@ -1,9 +1,11 @@
-package sim
+// Package probe reads what a run costs outside the Go code under test:
+// the Redis server's memory, CPU and command counters (INFO, MEMORY
+// USAGE) and this process's resident memory and CPU time.
+package probe
 
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -118,73 +120,6 @@ func ProcessCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// ErrNoSpread is returned by SpreadNames when it cannot find names whose
-// hash tags land on the masters in turn.
-var ErrNoSpread = errors.New("sim: cannot spread market names over the cluster's masters")
-
-// SpreadNames returns n market names base-0, base-1, ... On a cluster it
-// skips names so that the markets' hash tags land on the masters in turn
-// (market i on master i mod masters), which spreads the load evenly; on
-// a single server it returns the plain sequence.
-func SpreadNames(ctx context.Context, c redis.UniversalClient, base string, n int) ([]string, error) {
-	cc, ok := c.(*redis.ClusterClient)
-	if !ok || n <= 1 {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = base + "-" + strconv.Itoa(i)
-		}
-		if n == 1 {
-			out[0] = base
-		}
-		return out, nil
-	}
-	slots, err := cc.ClusterSlots(ctx).Result()
-	if err != nil {
-		return nil, fmt.Errorf("cluster slots: %w", err)
-	}
-	var order []string // masters in the order of their first slot range
-	owner := func(slot int64) string {
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-				return s.Nodes[0].Addr
-			}
-		}
-		return ""
-	}
-	for _, s := range slots {
-		if len(s.Nodes) > 0 && !contains(order, s.Nodes[0].Addr) {
-			order = append(order, s.Nodes[0].Addr)
-		}
-	}
-	if len(order) == 0 {
-		return nil, ErrNoSpread
-	}
-	var out []string
-	for cand := 0; len(out) < n; cand++ {
-		if cand > 100*n+1000 {
-			return nil, ErrNoSpread
-		}
-		name := base + "-" + strconv.Itoa(cand)
-		slot, err := cc.ClusterKeySlot(ctx, "{"+name+"}").Result()
-		if err != nil {
-			return nil, fmt.Errorf("cluster keyslot: %w", err)
-		}
-		if owner(slot) == order[len(out)%len(order)] {
-			out = append(out, name)
-		}
-	}
-	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // eachMaster calls fn with c, or on a cluster with each master in turn
 // (ForEachMaster runs its calls concurrently; fn here may add to shared
 // sums without locking).
@@ -199,4 +134,27 @@ func eachMaster(ctx context.Context, c redis.UniversalClient, fn func(ctx contex
 		defer mu.Unlock()
 		return fn(ctx, n)
 	})
+}
+
+// WaitLazyFree waits (at most 10 s) until Redis has freed the keys an
+// earlier UNLINK handed to its background thread, so that a used_memory
+// reading is not inflated by them. Errors (miniredis) end the wait.
+func WaitLazyFree(ctx context.Context, c redis.UniversalClient) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		pending := 0.0
+		read := func(ctx context.Context, n redis.Cmdable) error {
+			text, err := n.Info(ctx, "memory").Result()
+			if err != nil {
+				return err
+			}
+			pending += parseInfo(text)["lazyfree_pending_objects"]
+			return nil
+		}
+		err := eachMaster(ctx, c, read)
+		if err != nil || pending == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
