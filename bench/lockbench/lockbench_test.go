@@ -32,8 +32,8 @@ func TestEveryConfigExcludesAndReleases(t *testing.T) {
 				if res.RoundTrips < 2*res.Acquires {
 					t.Fatalf("%s: %d round trips for %d acquire+release", cell.Mode, res.RoundTrips, res.Acquires)
 				}
-				if res.Wait.n != res.Acquires {
-					t.Fatalf("%s: %d waits recorded for %d acquires", cell.Mode, res.Wait.n, res.Acquires)
+				if res.Wait.Count() != uint64(res.Acquires) {
+					t.Fatalf("%s: %d waits recorded for %d acquires", cell.Mode, res.Wait.Count(), res.Acquires)
 				}
 			}
 			// Every hold was released: no lock key is left.
@@ -69,42 +69,6 @@ func TestSelectConfigs(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestHistogramQuantile(t *testing.T) {
-	tests := []struct {
-		name   string
-		values []time.Duration
-		q      float64
-		want   time.Duration
-	}{
-		{"empty", nil, 0.5, 0},
-		{"small exact", []time.Duration{3, 5, 7}, 0.5, 5},
-		{"p99 of 1..1000us", seq(1000, time.Microsecond), 0.99, 990 * time.Microsecond},
-		{"p50 of 1..1000us", seq(1000, time.Microsecond), 0.50, 500 * time.Microsecond},
-		{"one second", []time.Duration{time.Second}, 0.99, time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var h histogram
-			for _, v := range tt.values {
-				h.record(v)
-			}
-			got := h.quantile(tt.q)
-			// Buckets are 1/32 of a power of two wide: within 3.2%.
-			if diff := got - tt.want; diff < -tt.want/31 || diff > tt.want/31 {
-				t.Fatalf("quantile(%v) = %v, want %v within 3.2%%", tt.q, got, tt.want)
-			}
-		})
-	}
-}
-
-func seq(n int, unit time.Duration) []time.Duration {
-	out := make([]time.Duration, n)
-	for i := range out {
-		out[i] = time.Duration(i+1) * unit
-	}
-	return out
 }
 
 func TestParseBenchmarkCSV(t *testing.T) {

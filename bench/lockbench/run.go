@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/latency"
 )
 
 // Mode is the kind of measurement of a cell.
@@ -76,7 +78,7 @@ type Result struct {
 
 	// Wait is, for contended cells, the time from starting to acquire
 	// until held; for uncontended cells, the time of one acquire+release.
-	Wait histogram `json:"-"`
+	Wait latency.Histogram `json:"-"`
 }
 
 // OpsPerSec is acquisitions per second.
@@ -95,13 +97,13 @@ func (r *Result) BytesPerOp() float64 { return per(float64(r.Bytes), r.Acquires)
 func (r *Result) TripsPerOp() float64 { return per(float64(r.RoundTrips), r.Acquires) }
 
 // P50 and P99 are quantiles of Wait.
-func (r *Result) P50() time.Duration { return r.Wait.quantile(0.50) }
+func (r *Result) P50() time.Duration { return r.Wait.Quantile(0.50) }
 
 // P99 is the 99th percentile of Wait.
-func (r *Result) P99() time.Duration { return r.Wait.quantile(0.99) }
+func (r *Result) P99() time.Duration { return r.Wait.Quantile(0.99) }
 
 // P999 is the 99.9th percentile of Wait.
-func (r *Result) P999() time.Duration { return r.Wait.quantile(0.999) }
+func (r *Result) P999() time.Duration { return r.Wait.Quantile(0.999) }
 
 // RedisCPUFrac is redis-server's CPU use as a fraction of one core.
 func (r *Result) RedisCPUFrac() float64 { return r.RedisCPU / r.Elapsed.Seconds() }
@@ -182,7 +184,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 		return fmt.Errorf("%s warm-up: %w", c.Name, err)
 	}
 
-	hists := make([]histogram, cell.Goroutines)
+	hists := make([]latency.Histogram, cell.Goroutines)
 	stats := make([]workerStats, cell.Goroutines)
 	var acquires, gaveUp, overlaps, errs atomic.Int64
 	var lastErr atomic.Value
@@ -205,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Add(1)
-		go func(w Worker, h *histogram, st *workerStats) {
+		go func(w Worker, h *latency.Histogram, st *workerStats) {
 			defer wg.Done()
 			var t0 time.Time
 			waiting := false
@@ -235,7 +237,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 				}
 				if cell.Mode == Contended {
 					wait := time.Since(t0)
-					h.record(wait)
+					h.Record(wait)
 					st.maxWait = max(st.maxWait, wait)
 				}
 				if cell.Mode == Contended {
@@ -250,7 +252,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 					lastErr.Store(err.Error())
 				}
 				if cell.Mode == Uncontended {
-					h.record(time.Since(t0))
+					h.Record(time.Since(t0))
 				}
 				waiting = false
 				acquires.Add(1)
@@ -287,7 +289,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	res.NewConns += conns1 - conns0
 	res.GoCPU += go1 - go0
 	for i := range hists {
-		res.Wait.merge(&hists[i])
+		res.Wait.Merge(&hists[i])
 		res.MaxWait = max(res.MaxWait, stats[i].maxWait)
 		if cell.Mode == Contended {
 			res.TopShare = max(res.TopShare, float64(stats[i].acquires)/float64(max(acquires.Load(), 1)))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -207,11 +208,10 @@ func loadReport(t *testing.T, st string, clients int, d time.Duration, res loadR
 	t.Logf("load: strategy=%s clients=%d duration=%v requests=%d rps=%.0f p50=%.2fms p99=%.2fms max=%.2fms "+
 		"ops=%d ok=%d failed=%d unknown=%d audit=%d history=%d unexpected_5xx=%d resent_writes=%d statuses:%s",
 		st, clients, d, res.requests, float64(res.requests)/res.elapsed.Seconds(),
-		loadMS(pct(0.50)), loadMS(pct(0.99)), loadMS(pct(1)), res.hist.Attempted, res.hist.Ok, res.hist.Failed, res.hist.Unknown,
+		latency.Milliseconds(pct(0.50)), latency.Milliseconds(pct(0.99)), latency.Milliseconds(pct(1)),
+		res.hist.Attempted, res.hist.Ok, res.hist.Failed, res.hist.Unknown,
 		res.audit.Total, res.hist.Total(), len(res.unexpected), res.resent, sb.String())
 }
-
-func loadMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func runLoad(t *testing.T, spec loadSpec) loadResult {
 	return runLoadWith(t, spec, nil)

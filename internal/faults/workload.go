@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/market"
@@ -101,16 +102,16 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 		wg.Go(func() {
 			seller := fmt.Sprintf("s%d", i)
 			for _, it := range owned[i][wlPreListed:] {
-				if stopped(stop) {
+				if halt.Requested(stop) {
 					return
 				}
 				p := price(r)
 				op := rec.Invoke(1+i, history.List, "", seller, it, p)
 				_, err := m.List(ctx, s, seller, it, p)
 				if op.Complete(err) == history.Unknown {
-					pause(wlErrorPause, stop)
+					halt.Pause(wlErrorPause, stop)
 				}
-				pause(time.Duration(5+r.IntN(15))*time.Millisecond, stop)
+				halt.Pause(time.Duration(5+r.IntN(15))*time.Millisecond, stop)
 			}
 		})
 	}
@@ -118,28 +119,28 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 		r := rand.New(rand.NewPCG(cfg.Seed, uint64(trial)<<8|uint64(100+i)))
 		wg.Go(func() {
 			buyer := fmt.Sprintf("b%d", i)
-			for !stopped(stop) {
+			for !halt.Requested(stop) {
 				ls, _, err := m.Listings(ctx, 0, 10)
 				if err != nil {
-					pause(wlErrorPause, stop)
+					halt.Pause(wlErrorPause, stop)
 					continue
 				}
 				if len(ls) == 0 {
-					pause(2*time.Millisecond, stop)
+					halt.Pause(2*time.Millisecond, stop)
 					continue
 				}
 				l := ls[r.IntN(len(ls))]
 				op := rec.Invoke(1+wlSellers+i, history.Purchase, buyer, l.Seller, l.Item, l.Price)
 				_, err = m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price)
 				if op.Complete(err) == history.Unknown {
-					pause(wlErrorPause, stop)
+					halt.Pause(wlErrorPause, stop)
 				}
 			}
 		})
 	}
 	injectErr := make(chan error, 1)
 	go func() {
-		pause(cfg.Duration/4, stop)
+		halt.Pause(cfg.Duration/4, stop)
 		injectErr <- inject(ctx, srv, f, cfg)
 	}()
 	timer := time.NewTimer(cfg.Duration)
@@ -206,23 +207,4 @@ func inject(ctx context.Context, srv *redisserver.Server, f Fault, cfg Config) e
 		return srv.Restart(ctx)
 	}
 	return fmt.Errorf("%w: %s is not a workload fault", ErrConfig, f)
-}
-
-func stopped(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// pause sleeps for d or until stop is closed.
-func pause(d time.Duration, stop <-chan struct{}) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-stop:
-	}
 }

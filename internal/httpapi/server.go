@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -264,8 +265,6 @@ func (s *Server) enter(ctx context.Context, st market.Strategy) (release func(),
 	return release, waited, err
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 // Request and response bodies. Pointer fields tell a missing field from a
 // zero value.
 
@@ -307,8 +306,8 @@ type costBody struct {
 }
 
 func newCost(st market.Strategy, c market.Cost, gate time.Duration) costBody {
-	return costBody{Strategy: st, Retries: c.Retries, LockWaits: c.LockWaits, WaitMS: ms(c.Wait),
-		GateWaitMS: ms(gate), LockLost: c.LockLost}
+	return costBody{Strategy: st, Retries: c.Retries, LockWaits: c.LockWaits, WaitMS: latency.Milliseconds(c.Wait),
+		GateWaitMS: latency.Milliseconds(gate), LockLost: c.LockLost}
 }
 
 type listingResponse struct {

@@ -1,5 +1,6 @@
-// Package latency records how long operations take: a histogram of
-// durations with constant memory and exact count, mean and extremes.
+// Package latency records how long operations take, in a histogram of
+// constant memory with exact count, mean and extremes, and gives a
+// duration in the one form outputs use (Milliseconds).
 package latency
 
 import (

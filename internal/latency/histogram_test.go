@@ -53,3 +53,39 @@ func TestHistogram(t *testing.T) {
 		}
 	})
 }
+
+func TestHistogramQuantile(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []time.Duration
+		q      float64
+		want   time.Duration
+	}{
+		{"empty", nil, 0.5, 0},
+		{"small exact", []time.Duration{3, 5, 7}, 0.5, 5},
+		{"p99 of 1..1000us", seq(1000, time.Microsecond), 0.99, 990 * time.Microsecond},
+		{"p50 of 1..1000us", seq(1000, time.Microsecond), 0.50, 500 * time.Microsecond},
+		{"one second", []time.Duration{time.Second}, 0.99, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h Histogram
+			for _, v := range tt.values {
+				h.Record(v)
+			}
+			got := h.Quantile(tt.q)
+			// Buckets are 1/128 of a power of two wide: within 0.8%.
+			if diff := got - tt.want; diff < -tt.want/125 || diff > tt.want/125 {
+				t.Fatalf("quantile(%v) = %v, want %v within 0.8%%", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func seq(n int, unit time.Duration) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = time.Duration(i+1) * unit
+	}
+	return out
+}

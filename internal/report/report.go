@@ -6,9 +6,9 @@ package report
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/lockmarket/lockmarket/internal/book"
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -151,8 +151,6 @@ type Book struct {
 	DurationS   float64           `json:"duration_s"`
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 // round3 keeps three decimals, enough for milliseconds and rates.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
@@ -193,10 +191,10 @@ func FromResult(r sim.Result) Row {
 		row.RedisMasters = r.Server.After.Masters
 	}
 	if r.Wait != nil {
-		row.AvgWaitMs = round3(ms(r.Wait.Mean()))
-		row.P50WaitMs = round3(ms(r.Wait.Quantile(0.50)))
-		row.P99WaitMs = round3(ms(r.Wait.Quantile(0.99)))
-		row.MaxWaitMs = round3(ms(r.Wait.Max()))
+		row.AvgWaitMs = latency.Milliseconds(r.Wait.Mean())
+		row.P50WaitMs = latency.Milliseconds(r.Wait.Quantile(0.50))
+		row.P99WaitMs = latency.Milliseconds(r.Wait.Quantile(0.99))
+		row.MaxWaitMs = latency.Milliseconds(r.Wait.Max())
 	}
 	if v, ok := r.RetriesPerPurchase(); ok {
 		v = round3(v)

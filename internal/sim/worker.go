@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
-	"time"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -27,25 +27,6 @@ type worker struct {
 	firstErr                                        error
 }
 
-func stopped(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// pause sleeps for d or until stop, whichever is first.
-func pause(d time.Duration, stop <-chan struct{}) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-stop:
-	}
-}
-
 func (w *worker) noteErr(err error) {
 	if w.firstErr == nil {
 		w.firstErr = err
@@ -54,11 +35,11 @@ func (w *worker) noteErr(err error) {
 
 // list is a lister's loop: create an item, list it at a random price.
 func (w *worker) list(ctx context.Context, m *market.Market, s market.Strategy, seller string, rng *rand.Rand, stop <-chan struct{}, lv *live) {
-	for seq := 0; !stopped(stop); seq++ {
+	for seq := 0; !halt.Requested(stop); seq++ {
 		item := seller + "-" + strconv.Itoa(seq)
 		if err := m.GrantItem(ctx, seller, item); err != nil {
 			w.noteErr(fmt.Errorf("create item %s: %w", item, err))
-			pause(ErrorPause, stop)
+			halt.Pause(ErrorPause, stop)
 			continue
 		}
 		price := MinPrice + rng.Int64N(MaxPrice-MinPrice+1)
@@ -72,7 +53,7 @@ func (w *worker) list(ctx context.Context, m *market.Market, s market.Strategy, 
 			w.failedLists++
 			if !errors.Is(err, market.ErrContended) {
 				w.noteErr(fmt.Errorf("list %s: %w", item, err))
-				pause(ErrorPause, stop)
+				halt.Pause(ErrorPause, stop)
 			}
 			continue
 		}
@@ -84,16 +65,16 @@ func (w *worker) list(ctx context.Context, m *market.Market, s market.Strategy, 
 // buy is a buyer's loop: read the k cheapest listings, buy one of them at
 // random at its listed price.
 func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, buyer string, k int64, rng *rand.Rand, stop <-chan struct{}, lv *live) {
-	for !stopped(stop) {
+	for !halt.Requested(stop) {
 		cheapest, _, err := m.Listings(ctx, 0, k)
 		if err != nil {
 			w.noteErr(fmt.Errorf("read listings: %w", err))
-			pause(ErrorPause, stop)
+			halt.Pause(ErrorPause, stop)
 			continue
 		}
 		if len(cheapest) == 0 {
 			w.empty++
-			pause(EmptyMarketPause, stop)
+			halt.Pause(EmptyMarketPause, stop)
 			continue
 		}
 		l := cheapest[rng.IntN(len(cheapest))]
@@ -123,7 +104,7 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 		default:
 			w.failed.Other++
 			w.noteErr(fmt.Errorf("purchase %s: %w", market.Member(l.Item, l.Seller), err))
-			pause(ErrorPause, stop)
+			halt.Pause(ErrorPause, stop)
 		}
 	}
 }

@@ -1,0 +1,18 @@
+package latency_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/latency"
+)
+
+func ExampleMilliseconds() {
+	fmt.Println(latency.Milliseconds(1500 * time.Microsecond))
+	fmt.Println(latency.Milliseconds(2*time.Second + 1234567*time.Nanosecond))
+	fmt.Println(latency.Milliseconds(400 * time.Nanosecond))
+	// Output:
+	// 1.5
+	// 2001.235
+	// 0
+}
