@@ -40,9 +40,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		Wait: &latency.Histogram{}, Markets: names, Prefill: cfg.Prefill}
 	if !cfg.KeepKeys {
 		defer func() {
-			for _, name := range names {
-				if derr := DeleteMarket(bg, cfg.Client, name); derr != nil && err == nil {
-					err = fmt.Errorf("delete keys of market %s: %w", name, derr)
+			for _, m := range markets {
+				if derr := m.Delete(bg); derr != nil && err == nil {
+					err = fmt.Errorf("delete keys of market %s: %w", m.Name(), derr)
 				}
 			}
 		}()

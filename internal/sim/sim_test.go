@@ -178,11 +178,15 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Fatalf("second run on the same market: err = %v, want ErrConfig", err)
 		}
-		if err := DeleteMarket(context.Background(), b.Client, "taken"); err != nil {
+		m, err := market.New(b.Client, "taken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Delete(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(b.Mini.Keys()); n != 0 {
-			t.Fatalf("%d keys left after DeleteMarket", n)
+			t.Fatalf("%d keys left after Delete", n)
 		}
 	})
 }
