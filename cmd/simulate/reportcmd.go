@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -40,8 +39,8 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var doc report.Document
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc, err := report.Decode(data)
+	if err != nil {
 		return fmt.Errorf("%s: %w", *in, err)
 	}
 	if len(doc.Rows) == 0 {

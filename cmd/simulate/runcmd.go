@@ -152,7 +152,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer conn.Close()
 
 	doc := report.Document{
-		Redis:        report.Redis{Mode: conn.Mode, Version: conn.Version},
+		Env:          conn.Env(),
 		DurationS:    o.duration.Seconds(),
 		Illustrative: conn.Illustrative(),
 		Seed:         o.seed,

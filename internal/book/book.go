@@ -36,13 +36,14 @@ type Cell struct {
 	AvgWaitMs Figure
 }
 
-// UpperBounds names the fields the book printed only as bounds.
+// UpperBounds names the fields the book printed only as bounds, by their
+// JSON names (listed, bought, retries, avg_wait_ms).
 func (c Cell) UpperBounds() []string {
 	var out []string
 	for _, f := range []struct {
 		name string
 		fig  Figure
-	}{{"listed", c.Listed}, {"bought", c.Bought}, {"retries", c.Retries}, {"avg_wait", c.AvgWaitMs}} {
+	}{{"listed", c.Listed}, {"bought", c.Bought}, {"retries", c.Retries}, {"avg_wait_ms", c.AvgWaitMs}} {
 		if f.fig.UpperBound() {
 			out = append(out, f.name)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
 // Modes reported by Conn.Mode.
@@ -41,6 +42,10 @@ type Conn struct {
 // Illustrative reports whether figures measured on this connection mean
 // little (miniredis serves one command at a time, in process).
 func (c *Conn) Illustrative() bool { return c.Mode == ModeMiniredis }
+
+// Env is the environment block of a document measured on this
+// connection, on this machine.
+func (c *Conn) Env() schema.Env { return schema.NewEnv(c.Mode, c.Version) }
 
 // Close closes the client and stops anything that Open started.
 func (c *Conn) Close() error {

@@ -214,7 +214,7 @@ func Charts(dir string, doc Document) ([]string, error) {
 		oursBought = append(oursBought, r.BoughtPerS)
 		bookBought = append(bookBought, r.Book.Bought/r.Book.DurationS)
 		oursWait = append(oursWait, r.AvgWaitMs)
-		bookWait = append(bookWait, r.Book.AvgWait)
+		bookWait = append(bookWait, r.Book.AvgWaitMs)
 	}
 	if len(cells) > 0 {
 		charts = append(charts,

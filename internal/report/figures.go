@@ -36,12 +36,13 @@ func fmtFigure(f book.Figure) string {
 	return Thousands(int64(math.Round(f.Value)))
 }
 
-// published returns a book row's figures as printed in the book.
+// published returns a book row's figures as printed in the book, keyed
+// by their JSON names; the wait's unit is in its key.
 func published(c book.Cell) map[string]string {
 	return map[string]string{
-		"listed":   fmtFigure(c.Listed),
-		"bought":   fmtFigure(c.Bought),
-		"retries":  fmtFigure(c.Retries),
-		"avg_wait": c.AvgWaitMs.Qualifier + trimZeros(fmt.Sprintf("%.3f", c.AvgWaitMs.Value)) + "ms",
+		"listed":      fmtFigure(c.Listed),
+		"bought":      fmtFigure(c.Bought),
+		"retries":     fmtFigure(c.Retries),
+		"avg_wait_ms": c.AvgWaitMs.Qualifier + trimZeros(fmt.Sprintf("%.3f", c.AvgWaitMs.Value)),
 	}
 }

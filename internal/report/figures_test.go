@@ -13,7 +13,7 @@ func TestPublished(t *testing.T) {
 	if !ok {
 		t.Fatal("no book cell for 5x1 watch")
 	}
-	if got := published(b); got["bought"] != "<200" || got["listed"] != "331,000" || got["avg_wait"] != "150ms" {
+	if got := published(b); got["bought"] != "<200" || got["listed"] != "331,000" || got["avg_wait_ms"] != "150" {
 		t.Errorf("published = %v", got)
 	}
 	if got := fmtFigure(b.Bought.Scale(0.5)); got != "<100" {

@@ -301,7 +301,7 @@ var CSVHeader = []string{
 	"scenario", "listers", "buyers", "strategy", "listed", "bought", "failed_purchases",
 	"retries", "lock_waits", "avg_wait_ms", "p50_wait_ms", "p99_wait_ms", "max_wait_ms",
 	"ops_per_s", "bought_per_s", "retries_per_purchase", "violations",
-	"elapsed_s", "drain_s", "failed_listing_gone", "failed_price_changed", "failed_insufficient_funds",
+	"elapsed_s", "drain_s", "failed_listing_not_found", "failed_price_changed", "failed_insufficient_funds",
 	"failed_contended", "failed_other", "failed_lists", "list_retries", "list_lock_waits",
 	"lock_lost", "empty_polls", "money_not_conserved", "negative_funds", "item_misplaced",
 	"not_paid_once", "book_listed", "book_bought", "book_retries", "book_avg_wait_ms",
@@ -326,14 +326,14 @@ func CSV(w io.Writer, doc Document) error {
 			i(r.Listed), i(r.Bought), i(r.FailedPurchases), i(r.Retries), i(r.LockWaits),
 			f(r.AvgWaitMs), f(r.P50WaitMs), f(r.P99WaitMs), f(r.MaxWaitMs),
 			f(r.OpsPerS), f(r.BoughtPerS), rpp, strconv.Itoa(r.Violations),
-			f(r.ElapsedS), f(r.DrainS), i(r.Failures.ListingGone), i(r.Failures.PriceChanged),
+			f(r.ElapsedS), f(r.DrainS), i(r.Failures.ListingNotFound), i(r.Failures.PriceChanged),
 			i(r.Failures.InsufficientFunds), i(r.Failures.Contended), i(r.Failures.Other),
 			i(r.FailedLists), i(r.ListRetries), i(r.ListLockWaits), i(r.LockLost), i(r.EmptyPolls),
 			strconv.Itoa(r.Audit.MoneyNotConserved), strconv.Itoa(r.Audit.NegativeFunds),
 			strconv.Itoa(r.Audit.ItemMisplaced), strconv.Itoa(r.Audit.NotPaidOnce),
 		}
 		if b := r.Book; b != nil {
-			rec = append(rec, f(b.Listed), f(b.Bought), f(b.Retries), f(b.AvgWait),
+			rec = append(rec, f(b.Listed), f(b.Bought), f(b.Retries), f(b.AvgWaitMs),
 				strings.Join(b.UpperBounds, ";"), b.Source)
 		} else {
 			rec = append(rec, "", "", "", "", "", "")

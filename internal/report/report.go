@@ -9,13 +9,15 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/book"
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
 
 // Document is one simulator run: where it ran and one row per cell.
 type Document struct {
-	Redis Redis `json:"redis"`
+	// Env is where the run ran: its "redis" and "machine" blocks.
+	schema.Env
 	// DurationS is the configured duration of each cell, in seconds.
 	DurationS float64 `json:"duration_s"`
 	// Illustrative is set when the figures come from miniredis.
@@ -26,13 +28,6 @@ type Document struct {
 	// Interrupted is set when the run was stopped before its last cell.
 	Interrupted bool  `json:"interrupted,omitempty"`
 	Rows        []Row `json:"rows"`
-}
-
-// Redis says which Redis the run used.
-type Redis struct {
-	// Mode is redis-server, miniredis, url or cluster.
-	Mode    string `json:"mode"`
-	Version string `json:"version"`
 }
 
 // Row is one cell: a scenario under a strategy.
@@ -137,14 +132,14 @@ func (d Document) HasResources() bool {
 }
 
 // Book is the book's published row for a cell, for 60 s. Listed, Bought
-// and Retries are counts, AvgWait is in milliseconds; a field named in
+// and Retries are counts, AvgWaitMs is in milliseconds; a field named in
 // UpperBounds was printed as a bound ("<200"), and Published has every
-// field as printed.
+// field as printed (the wait without its unit, which is in the key).
 type Book struct {
 	Listed      float64           `json:"listed"`
 	Bought      float64           `json:"bought"`
 	Retries     float64           `json:"retries"`
-	AvgWait     float64           `json:"avg_wait"`
+	AvgWaitMs   float64           `json:"avg_wait_ms"`
 	UpperBounds []string          `json:"upper_bounds,omitempty"`
 	Published   map[string]string `json:"published"`
 	Source      string            `json:"source"`
@@ -164,8 +159,8 @@ func FromResult(r sim.Result) Row {
 		OpsPerS:     round3(r.OpsPerSecond()),
 		BoughtPerS:  round3(r.BoughtPerSecond()),
 		Violations:  r.Audit.Total(),
-		ElapsedS:    round3(r.Elapsed.Seconds()),
-		DrainS:      round3(r.Drain.Seconds()),
+		ElapsedS:    schema.Seconds(r.Elapsed),
+		DrainS:      schema.Seconds(r.Drain),
 		Failures:    r.Failed,
 		FailedLists: r.FailedLists, ListRetries: r.ListRetries, ListLockWaits: r.ListLockWaits,
 		LockLost: r.LockLost, EmptyPolls: r.EmptyPolls,
@@ -176,7 +171,7 @@ func FromResult(r sim.Result) Row {
 		row.Markets = len(r.Markets)
 	}
 	row.Prefill = r.Prefill
-	row.PrefillS = round3(r.PrefillTime.Seconds())
+	row.PrefillS = schema.Seconds(r.PrefillTime)
 	if v, ok := r.PrefillBytesPerListing(); ok {
 		row.BytesPerListing = round3(v)
 		row.RedisUsedMemoryBeforeBytes = r.Server.Before.UsedMemory
@@ -184,8 +179,8 @@ func FromResult(r sim.Result) Row {
 	}
 	row.MarketZSetBytes, row.ItemsSetBytes = r.MarketBytes, r.ItemsBytes
 	row.ClientRSSBytes = r.ClientRSS
-	row.ClientCPUS = round3(r.ClientCPU.Seconds())
-	row.RedisCPUS = round3(r.RedisCPU().Seconds())
+	row.ClientCPUS = schema.Seconds(r.ClientCPU)
+	row.RedisCPUS = schema.Seconds(r.RedisCPU())
 	row.RedisCommands = r.RedisCommands()
 	if row.RedisCommands > 0 {
 		row.RedisMasters = r.Server.After.Masters
@@ -202,9 +197,9 @@ func FromResult(r sim.Result) Row {
 	}
 	if b, ok := book.Lookup(r.Scenario.Listers, r.Scenario.Buyers, r.Strategy); ok {
 		row.Book = &Book{
-			Listed: b.Listed.Value, Bought: b.Bought.Value, Retries: b.Retries.Value, AvgWait: b.AvgWaitMs.Value,
+			Listed: b.Listed.Value, Bought: b.Bought.Value, Retries: b.Retries.Value, AvgWaitMs: b.AvgWaitMs.Value,
 			UpperBounds: b.UpperBounds(), Published: published(b), Source: b.Source,
-			DurationS: book.Duration.Seconds(),
+			DurationS: schema.Seconds(book.Duration),
 		}
 	}
 	return row

@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -27,7 +31,7 @@ func sample() Document {
 		Scenario: sim.Scenario{Listers: 1, Buyers: 1}, Strategy: market.Watch,
 		Duration: 6 * time.Second, Elapsed: 6 * time.Second,
 		Listed: 1000, Bought: 100, Retries: 250, Wait: wait,
-		Failed: sim.Failures{ListingGone: 3, Contended: 1},
+		Failed: sim.Failures{ListingNotFound: 3, Contended: 1},
 	}
 	lua := sim.Result{
 		Scenario: sim.Scenario{Listers: 1, Buyers: 1}, Strategy: market.Lua,
@@ -38,7 +42,7 @@ func sample() Document {
 	broken.Audit.ItemMisplaced = 2
 	broken.Audit.Details = []string{"item x is in 2 places"}
 	return Document{
-		Redis:     Redis{Mode: "redis-server", Version: "7.0.15"},
+		Env:       schema.Env{Redis: schema.Redis{Mode: "redis-server", Version: "7.0.15"}},
 		DurationS: 6, Seed: 1, Pick: 10,
 		Rows: []Row{FromResult(watch), FromResult(lua), FromResult(broken)},
 	}
@@ -56,7 +60,7 @@ func TestFromResult(t *testing.T) {
 	if r.AvgWaitMs != 50.5 || r.P50WaitMs < 49.6 || r.P50WaitMs > 50.4 || r.P99WaitMs < 98.2 || r.P99WaitMs > 99.8 {
 		t.Errorf("waits: avg %v p50 %v p99 %v", r.AvgWaitMs, r.P50WaitMs, r.P99WaitMs)
 	}
-	if r.Book == nil || r.Book.Listed != 145000 || r.Book.AvgWait != 14 || r.Book.Published["avg_wait"] != "14ms" {
+	if r.Book == nil || r.Book.Listed != 145000 || r.Book.AvgWaitMs != 14 || r.Book.Published["avg_wait_ms"] != "14" {
 		t.Errorf("book = %+v", r.Book)
 	}
 	if lua := doc.Rows[1]; lua.Book != nil || lua.RetriesPerPurchase != nil {
@@ -174,7 +178,7 @@ func TestJSON(t *testing.T) {
 		}
 	}
 	book := row["book"].(map[string]any)
-	for _, k := range []string{"listed", "bought", "retries", "avg_wait"} {
+	for _, k := range []string{"listed", "bought", "retries", "avg_wait_ms"} {
 		if _, ok := book[k]; !ok {
 			t.Errorf("book lacks %q", k)
 		}
@@ -266,7 +270,7 @@ func TestResources(t *testing.T) {
 			}
 		})
 	}
-	withRes := Document{Redis: Redis{Mode: "redis-server"}, DurationS: 10, Rows: []Row{row}}
+	withRes := Document{Env: schema.Env{Redis: schema.Redis{Mode: "redis-server"}}, DurationS: 10, Rows: []Row{row}}
 	plain := sample()
 	for _, tc := range []struct {
 		name string
@@ -286,6 +290,87 @@ func TestResources(t *testing.T) {
 					t.Errorf("markdown resource row differs:\n%s", b.String())
 				}
 			}
+		})
+	}
+}
+
+// TestDecode reads a document of the current schema back unchanged, and
+// the committed results of earlier versions under their old keys, with
+// every figure carried over.
+func TestDecode(t *testing.T) {
+	t.Run("current", func(t *testing.T) {
+		var buf bytes.Buffer
+		want := sample()
+		if err := JSON(&buf, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("decoded\n%+v\nwant\n%+v", got, want)
+		}
+	})
+	for _, path := range []string{"../../results/repro/results.json", "../../results/scale/ceiling/sim.json"} {
+		t.Run(path, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var old struct {
+				Rows []struct {
+					Failures map[string]int64 `json:"failures"`
+					Book     *struct {
+						AvgWait     float64           `json:"avg_wait"`
+						UpperBounds []string          `json:"upper_bounds"`
+						Published   map[string]string `json:"published"`
+					} `json:"book"`
+				} `json:"rows"`
+			}
+			if err := json.Unmarshal(data, &old); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Rows) == 0 || len(doc.Rows) != len(old.Rows) || doc.Redis.Version == "" {
+				t.Fatalf("%d rows of %d, redis %+v", len(doc.Rows), len(old.Rows), doc.Redis)
+			}
+			books := 0
+			for i, o := range old.Rows {
+				r := doc.Rows[i]
+				gone, ok := o.Failures["listing_gone"]
+				if !ok || r.Failures.ListingNotFound != gone {
+					t.Errorf("row %d: listing_not_found %d, old listing_gone %d (present %v)", i, r.Failures.ListingNotFound, gone, ok)
+				}
+				if o.Book == nil {
+					continue
+				}
+				books++
+				b := r.Book
+				if b.AvgWaitMs != o.Book.AvgWait || b.AvgWaitMs == 0 {
+					t.Errorf("row %d: avg_wait_ms %v, old avg_wait %v", i, b.AvgWaitMs, o.Book.AvgWait)
+				}
+				if want := strings.TrimSuffix(o.Book.Published["avg_wait"], "ms"); b.Published["avg_wait_ms"] != want || want == "" {
+					t.Errorf("row %d: published avg_wait_ms %q, want %q", i, b.Published["avg_wait_ms"], want)
+				}
+				if _, ok := b.Published["avg_wait"]; ok {
+					t.Errorf("row %d: published keeps avg_wait", i)
+				}
+				if len(b.UpperBounds) != len(o.Book.UpperBounds) || slices.Contains(b.UpperBounds, "avg_wait") {
+					t.Errorf("row %d: upper bounds %q, old %q", i, b.UpperBounds, o.Book.UpperBounds)
+				}
+			}
+			if books == 0 {
+				t.Error("no row with the book's figures")
+			}
+			var out bytes.Buffer
+			if err := JSON(&out, doc); err != nil {
+				t.Fatal(err)
+			}
+			jsonkeys.Check(t, path+" rendered again", out.Bytes())
 		})
 	}
 }

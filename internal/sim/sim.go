@@ -117,9 +117,9 @@ type Counters struct {
 // that ended without buying; WATCH retries inside an operation that
 // eventually bought are not failures.
 type Failures struct {
-	// ListingGone: the listing had been bought (or never existed) by the
-	// time the purchase ran.
-	ListingGone int64 `json:"listing_gone"`
+	// ListingNotFound: the listing had been bought (or never existed) by
+	// the time the purchase ran.
+	ListingNotFound int64 `json:"listing_not_found"`
 	// PriceChanged: the listing's price was not the one read.
 	PriceChanged int64 `json:"price_changed"`
 	// InsufficientFunds: the buyer could not afford it.
@@ -133,11 +133,11 @@ type Failures struct {
 
 // Total is the number of failed purchases.
 func (f Failures) Total() int64 {
-	return f.ListingGone + f.PriceChanged + f.InsufficientFunds + f.Contended + f.Other
+	return f.ListingNotFound + f.PriceChanged + f.InsufficientFunds + f.Contended + f.Other
 }
 
 func (f *Failures) add(o Failures) {
-	f.ListingGone += o.ListingGone
+	f.ListingNotFound += o.ListingNotFound
 	f.PriceChanged += o.PriceChanged
 	f.InsufficientFunds += o.InsufficientFunds
 	f.Contended += o.Contended

@@ -94,7 +94,7 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 		lv.failed.Add(1)
 		switch {
 		case errors.Is(err, market.ErrListingNotFound):
-			w.failed.ListingGone++
+			w.failed.ListingNotFound++
 		case errors.Is(err, market.ErrPriceChanged):
 			w.failed.PriceChanged++
 		case errors.Is(err, market.ErrInsufficientFunds):
