@@ -511,13 +511,13 @@ func loadComplete(op *history.Pending, status int, code string) {
 		reason := history.ReasonOther
 		switch code {
 		case "listing_not_found":
-			reason = history.ReasonNotListed
+			reason = history.ReasonListingNotFound
 		case "price_changed":
 			reason = history.ReasonPriceChanged
 		case "item_not_owned":
-			reason = history.ReasonNotOwned
+			reason = history.ReasonItemNotOwned
 		case "insufficient_funds":
-			reason = history.ReasonInsufficient
+			reason = history.ReasonInsufficientFunds
 		}
 		op.CompleteAs(history.Fail, reason, fmt.Errorf("%d %s", status, code))
 	default:

@@ -151,7 +151,7 @@ func failoverTrial(ctx context.Context, f Fault, cfg Config, trial int, res *Res
 		}
 	}
 	res.Trials++
-	res.LocksLost += lost
+	res.LockLost += lost
 	res.DoubleHolders += double
 	fmt.Fprintf(cfg.Log, "%s trial %d: %d held, %d lost in failover, %d held twice\n", f, trial, len(held), lost, double)
 	return nil

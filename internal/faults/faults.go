@@ -213,6 +213,10 @@ type Config struct {
 	Log io.Writer
 }
 
+// DefaultPause is the pause of a Config that sets none: 2×ttl + 200 ms,
+// long enough for the lease to run out and a second client to act.
+func DefaultPause(ttl time.Duration) time.Duration { return 2*ttl + 200*time.Millisecond }
+
 func (c Config) withDefaults() Config {
 	if c.Trials <= 0 {
 		c.Trials = 3
@@ -224,7 +228,7 @@ func (c Config) withDefaults() Config {
 		c.LockTTL = 200 * time.Millisecond
 	}
 	if c.Pause <= 0 {
-		c.Pause = 2*c.LockTTL + 200*time.Millisecond
+		c.Pause = DefaultPause(c.LockTTL)
 	}
 	if c.ReadTimeout <= 0 {
 		c.ReadTimeout = 300 * time.Millisecond
@@ -252,9 +256,9 @@ type Result struct {
 	History history.Violations `json:"history"`
 	// Undecided counts items the linearizability checker could not decide.
 	Undecided int `json:"undecided,omitempty"`
-	// LocksLost counts holds whose lease ran out (or vanished) while their
+	// LockLost counts holds whose lease ran out (or vanished) while their
 	// holder still acted on them.
-	LocksLost int `json:"locks_lost"`
+	LockLost int `json:"lock_lost"`
 	// DoubleHolders counts locks held by two clients at once, each
 	// believing its lease valid.
 	DoubleHolders int `json:"double_holders"`

@@ -87,8 +87,8 @@ func TestPause(t *testing.T) {
 				if v == "fine"+WatchdogSuffix && f == Pause {
 					// The watchdog kept renewing the paused goroutine's
 					// lease: bob could not take the lock.
-					if res.Violations() != 0 || res.LocksLost != 0 {
-						t.Errorf("%d violations, %d locks lost: %q", res.Violations(), res.LocksLost, res.Details)
+					if res.Violations() != 0 || res.LockLost != 0 {
+						t.Errorf("%d violations, %d locks lost: %q", res.Violations(), res.LockLost, res.Details)
 					}
 					return
 				}
@@ -104,8 +104,8 @@ func TestPause(t *testing.T) {
 					t.Errorf("sold twice %d, misplaced %d, want %d each (the double sale must show): %q",
 						res.History.SoldTwice, res.Audit.ItemMisplaced, cfg.Trials, res.Details)
 				}
-				if res.LocksLost != cfg.Trials {
-					t.Errorf("locks lost %d, want %d", res.LocksLost, cfg.Trials)
+				if res.LockLost != cfg.Trials {
+					t.Errorf("locks lost %d, want %d", res.LockLost, cfg.Trials)
 				}
 				// Even then, money moved in whole purchases.
 				if res.Audit.MoneyNotConserved+res.History.FundsMismatch != 0 {
@@ -153,13 +153,13 @@ func TestFailover(t *testing.T) {
 			switch f {
 			case FailoverWait:
 				// Every hold kept was acknowledged by the replica.
-				if res.LocksLost != 0 || res.DoubleHolders != 0 {
-					t.Errorf("with WAIT: %d lost, %d double holders", res.LocksLost, res.DoubleHolders)
+				if res.LockLost != 0 || res.DoubleHolders != 0 {
+					t.Errorf("with WAIT: %d lost, %d double holders", res.LockLost, res.DoubleHolders)
 				}
 			case FailoverNoLink:
-				if res.LocksLost != res.Ok || res.DoubleHolders != res.Ok || res.Ok != foLocks {
+				if res.LockLost != res.Ok || res.DoubleHolders != res.Ok || res.Ok != foLocks {
 					t.Errorf("link down: %d held, %d lost, %d double holders; want all %d",
-						res.Ok, res.LocksLost, res.DoubleHolders, foLocks)
+						res.Ok, res.LockLost, res.DoubleHolders, foLocks)
 				}
 			}
 		})
@@ -172,8 +172,8 @@ func TestRedlock(t *testing.T) {
 		for _, v := range f.Variants() {
 			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
 				res := run(t, f, v, cfg)
-				if res.DoubleHolders != 1 || res.LocksLost != 1 {
-					t.Errorf("double holders %d, locks lost %d; want 1 each", res.DoubleHolders, res.LocksLost)
+				if res.DoubleHolders != 1 || res.LockLost != 1 {
+					t.Errorf("double holders %d, locks lost %d; want 1 each", res.DoubleHolders, res.LockLost)
 				}
 				want := 1
 				if v == RedlockFenced {

@@ -116,10 +116,10 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 	outA, reasonA, lostA, errA := a.resume(ctx)
 	pa.CompleteAs(outA, reasonA, errA)
 	if lostA {
-		res.LocksLost++
+		res.LockLost++
 	}
 	if costB.LockLost {
-		res.LocksLost++
+		res.LockLost++
 	}
 	hist, audit, err := check(ctx, addr, mb, setup, rec.Ops())
 	if err != nil {

@@ -148,7 +148,7 @@ func redlockTrial(ctx context.Context, f Fault, v Variant, cfg Config, trial int
 		}
 	}
 	if have < lock.Quorum() {
-		res.LocksLost++
+		res.LockLost++
 	}
 	a.Release(ctx)
 	if b != nil {

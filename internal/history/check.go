@@ -127,7 +127,7 @@ var itemModel = porcupine.NondeterministicModel{
 		// about the item, which must hold.
 		listedBySeller := strings.HasPrefix(st, "mkt:"+in.op.Seller+":")
 		switch out.reason {
-		case ReasonNotListed:
+		case ReasonListingNotFound:
 			if listedBySeller {
 				return nil
 			}
@@ -135,7 +135,7 @@ var itemModel = porcupine.NondeterministicModel{
 			if !listedBySeller || pre {
 				return nil
 			}
-		case ReasonNotOwned:
+		case ReasonItemNotOwned:
 			if st == placeInv(in.op.Seller) {
 				return nil
 			}

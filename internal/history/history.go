@@ -76,13 +76,13 @@ type Reason string
 // The reasons the checker understands; any other refusal is ReasonOther
 // and claims nothing about the item.
 const (
-	ReasonNone           Reason = ""
-	ReasonNotListed      Reason = "not_listed"   // purchase: no such listing
-	ReasonPriceChanged   Reason = "price"        // purchase: listed at another price
-	ReasonNotOwned       Reason = "not_owned"    // list: item not in the seller's inventory
-	ReasonOther          Reason = "other"        // refused for a reason outside the item
-	ReasonInsufficient   Reason = "insufficient" // purchase: buyer could not pay
-	ReasonLockNotAcquire Reason = "no_lock"      // the lock could not be taken in time
+	ReasonNone              Reason = ""
+	ReasonListingNotFound   Reason = "listing_not_found"  // purchase: no such listing
+	ReasonPriceChanged      Reason = "price_changed"      // purchase: listed at another price
+	ReasonItemNotOwned      Reason = "item_not_owned"     // list: item not in the seller's inventory
+	ReasonOther             Reason = "other"              // refused for a reason outside the item
+	ReasonInsufficientFunds Reason = "insufficient_funds" // purchase: buyer could not pay
+	ReasonLockNotAcquired   Reason = "lock_not_acquired"  // the lock could not be taken in time
 )
 
 // Op is one recorded operation.
@@ -182,7 +182,10 @@ func (r *Recorder) Ops() []Op {
 
 // Counts sums the outcomes of ops.
 type Counts struct {
-	Attempted, Ok, Failed, Unknown int
+	Attempted int `json:"attempted"`
+	Ok        int `json:"ok"`
+	Failed    int `json:"failed"`
+	Unknown   int `json:"unknown"`
 }
 
 // Count sums the outcomes of ops.
@@ -208,11 +211,11 @@ var refusals = []struct {
 	err    error
 	reason Reason
 }{
-	{market.ErrListingNotFound, ReasonNotListed},
+	{market.ErrListingNotFound, ReasonListingNotFound},
 	{market.ErrPriceChanged, ReasonPriceChanged},
-	{market.ErrItemNotOwned, ReasonNotOwned},
-	{market.ErrInsufficientFunds, ReasonInsufficient},
-	{locking.ErrNotAcquired, ReasonLockNotAcquire},
+	{market.ErrItemNotOwned, ReasonItemNotOwned},
+	{market.ErrInsufficientFunds, ReasonInsufficientFunds},
+	{locking.ErrNotAcquired, ReasonLockNotAcquired},
 	{market.ErrInvalid, ReasonOther},
 	{market.ErrUserNotFound, ReasonOther},
 	{market.ErrAlreadyExists, ReasonOther},

@@ -50,7 +50,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{
 			name:  "listed and bought once",
-			ops:   []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Ok, ReasonNone), buy(2, "b", "s", "i", 10, 2, 4, Fail, ReasonNotListed)},
+			ops:   []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Ok, ReasonNone), buy(2, "b", "s", "i", 10, 2, 4, Fail, ReasonListingNotFound)},
 			final: state(map[string]int64{"s": 10, "a": 90, "b": 100}, map[string][]string{"a": {"i"}}, nil),
 		},
 		{
@@ -103,7 +103,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "refused as not listed while listed",
-			ops:  []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Fail, ReasonNotListed)},
+			ops:  []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Fail, ReasonListingNotFound)},
 			final: state(map[string]int64{"s": 0, "a": 100, "b": 100}, nil,
 				map[string]int64{"i.s": 10}),
 			want: Violations{NotLinearizable: 1},
@@ -147,11 +147,11 @@ func TestClassify(t *testing.T) {
 		reason Reason
 	}{
 		{nil, Ok, ReasonNone},
-		{fmt.Errorf("x: %w", market.ErrListingNotFound), Fail, ReasonNotListed},
+		{fmt.Errorf("x: %w", market.ErrListingNotFound), Fail, ReasonListingNotFound},
 		{fmt.Errorf("x: %w", market.ErrPriceChanged), Fail, ReasonPriceChanged},
-		{fmt.Errorf("x: %w", market.ErrItemNotOwned), Fail, ReasonNotOwned},
-		{fmt.Errorf("x: %w", market.ErrInsufficientFunds), Fail, ReasonInsufficient},
-		{fmt.Errorf("%w: %w", market.ErrContended, locking.ErrNotAcquired), Fail, ReasonLockNotAcquire},
+		{fmt.Errorf("x: %w", market.ErrItemNotOwned), Fail, ReasonItemNotOwned},
+		{fmt.Errorf("x: %w", market.ErrInsufficientFunds), Fail, ReasonInsufficientFunds},
+		{fmt.Errorf("%w: %w", market.ErrContended, locking.ErrNotAcquired), Fail, ReasonLockNotAcquired},
 		{fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), Unknown, ReasonNone},
 		{errors.New("read tcp: i/o timeout"), Unknown, ReasonNone},
 		{fmt.Errorf("x: %w", locking.ErrLockLost), Fail, ReasonOther},
