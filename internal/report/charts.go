@@ -254,7 +254,7 @@ func WriteAll(dir string, doc Document) ([]string, error) {
 		if err != nil {
 			return files, err
 		}
-		err = Render(out, f.format, doc)
+		err = Render(out, f.format, doc, false)
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}

@@ -13,16 +13,18 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/lockmarket/lockmarket/internal/book"
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
 // Formats are the output formats Render knows.
 var Formats = []string{"table", "markdown", "csv", "json"}
 
-// Render writes doc to w in format (one of Formats).
-func Render(w io.Writer, format string, doc Document) error {
+// Render writes doc to w in format (one of Formats). The table fits a
+// 100-column terminal unless wide is set, when it has every column.
+func Render(w io.Writer, format string, doc Document, wide bool) error {
 	switch format {
 	case "table":
-		return Table(w, doc)
+		return Table(w, doc, wide)
 	case "markdown":
 		return Markdown(w, doc)
 	case "csv":
@@ -33,9 +35,9 @@ func Render(w io.Writer, format string, doc Document) error {
 	return fmt.Errorf("report: unknown format %q (want %s)", format, strings.Join(Formats, ", "))
 }
 
-// Columns are the headers of the table and markdown views. A figure in
-// parentheses is the book's for the same cell, scaled from 60 s to the
-// run's duration (waits are not scaled).
+// Columns are the headers of the wide table and the markdown view. A
+// figure in parentheses is the book's for the same cell, scaled from 60 s
+// to the run's duration (waits are not scaled).
 var Columns = []string{
 	"scenario", "strategy", "listed (book)", "bought (book)", "failed", "retries (book)",
 	"retries/buy", "avg wait (book)", "p50 wait", "p99 wait", "ops/s", "audit",
@@ -44,24 +46,51 @@ var Columns = []string{
 // numeric marks the columns that are right-aligned.
 var numeric = []bool{false, false, true, true, true, true, true, true, true, true, true, false}
 
-// cells formats one row of a run of durationS seconds per cell for the
-// table and markdown views. The book's counts are scaled to the cell's
-// duration, or to its measured time if it was interrupted.
-func cells(r Row, durationS float64) []string {
-	pub, hasBook := r.bookCell()
+// NarrowColumns are the headers of the default table, which fits a
+// 100-column terminal: the book's figures for a cell stand on a line of
+// their own below ours (strategy "book"), and the p50 wait, the retries
+// per purchase and the kinds of audit violations are left to the wide
+// table.
+var NarrowColumns = []string{
+	"scenario", "strategy", "listed", "bought", "failed", "retries", "avg\nwait", "p99\nwait", "ops/s", "audit",
+}
+
+// narrowNumeric marks the right-aligned columns of NarrowColumns.
+var narrowNumeric = []bool{false, false, true, true, true, true, true, true, true, false}
+
+// bookFigures is the book's row for a cell of a run of durationS seconds
+// per cell, formatted: its counts scaled to the cell's duration, or to its
+// measured time if it was interrupted, and its mean wait as published.
+type bookFigures struct {
+	listed, bought, retries, avgWait string
+}
+
+func (r Row) bookFigures(durationS float64) (bookFigures, bool) {
+	pub, ok := r.bookCell()
+	if !ok {
+		return bookFigures{}, false
+	}
 	if r.Interrupted || durationS <= 0 {
 		durationS = r.ElapsedS
 	}
 	scale := durationS / book.Duration.Seconds()
-	withBook := func(ours string, fig book.Figure) string {
+	return bookFigures{
+		listed:  fmtFigure(pub.Listed.Scale(scale)),
+		bought:  fmtFigure(pub.Bought.Scale(scale)),
+		retries: fmtFigure(pub.Retries.Scale(scale)),
+		avgWait: pub.AvgWaitMs.Qualifier + fmtMs(pub.AvgWaitMs.Value, 1),
+	}, true
+}
+
+// cells formats one row of a run of durationS seconds per cell for the
+// wide table and the markdown view, the book's figures in parentheses.
+func cells(r Row, durationS float64) []string {
+	b, hasBook := r.bookFigures(durationS)
+	withBook := func(ours, book string) string {
 		if !hasBook {
 			return ours
 		}
-		return ours + " (" + fmtFigure(fig.Scale(scale)) + ")"
-	}
-	avg := fmtMs(r.AvgWaitMs, r.Bought)
-	if hasBook {
-		avg += " (" + pub.AvgWaitMs.Qualifier + fmtMs(pub.AvgWaitMs.Value, 1) + ")"
+		return ours + " (" + book + ")"
 	}
 	rpp := "-"
 	if r.RetriesPerPurchase != nil {
@@ -70,17 +99,44 @@ func cells(r Row, durationS float64) []string {
 	return []string{
 		r.Scenario,
 		r.Strategy,
-		withBook(Thousands(r.Listed), pub.Listed),
-		withBook(Thousands(r.Bought), pub.Bought),
+		withBook(Thousands(r.Listed), b.listed),
+		withBook(Thousands(r.Bought), b.bought),
 		Thousands(r.FailedPurchases),
-		withBook(Thousands(r.Retries), pub.Retries),
+		withBook(Thousands(r.Retries), b.retries),
 		rpp,
-		avg,
+		withBook(fmtMs(r.AvgWaitMs, r.Bought), b.avgWait),
 		fmtMs(r.P50WaitMs, r.Bought),
 		fmtMs(r.P99WaitMs, r.Bought),
 		Thousands(int64(math.Round(r.OpsPerS))),
 		auditText(r),
 	}
+}
+
+// narrowCells formats one row for the default table: our figures, and the
+// book's on a second line when it has the cell.
+func narrowCells(r Row, durationS float64) [][]string {
+	audit := "ok"
+	if r.Violations > 0 {
+		audit = fmt.Sprintf("FAIL %d", r.Violations)
+	} else if r.Error != "" {
+		audit = "ok (errors)"
+	}
+	out := [][]string{{
+		r.Scenario,
+		r.Strategy,
+		Thousands(r.Listed),
+		Thousands(r.Bought),
+		Thousands(r.FailedPurchases),
+		Thousands(r.Retries),
+		fmtMs(r.AvgWaitMs, r.Bought),
+		fmtMs(r.P99WaitMs, r.Bought),
+		Thousands(int64(math.Round(r.OpsPerS))),
+		audit,
+	}}
+	if b, ok := r.bookFigures(durationS); ok {
+		out = append(out, []string{"", "book", b.listed, b.bought, "", b.retries, b.avgWait, "", "", ""})
+	}
+	return out
 }
 
 // fmtMs formats milliseconds with a unit that suits their size; "-" when
@@ -95,7 +151,7 @@ func fmtMs(v float64, samples int64) string {
 		return trimZeros(fmt.Sprintf("%.2f", v)) + "ms"
 	case v < 100:
 		return trimZeros(fmt.Sprintf("%.1f", v)) + "ms"
-	case v < 1000:
+	case v < 999.5:
 		return fmt.Sprintf("%.0fms", v)
 	default:
 		return trimZeros(fmt.Sprintf("%.2f", v/1000)) + "s"
@@ -143,13 +199,31 @@ func auditText(r Row) string {
 	return fmt.Sprintf("FAIL %d (%s)", r.Violations, strings.Join(kinds, ", "))
 }
 
-// Caption describes the run in one or two lines for the table and
-// markdown views.
+// Caption describes the run in one or two lines for the wide table and
+// the markdown view.
 func Caption(doc Document) string {
+	return caption(doc, " In parentheses: the book's figures for the same cell, scaled from 60 s to this duration (waits as published).")
+}
+
+// narrowCaption describes the run under the default table, in lines that
+// fit its width.
+func narrowCaption(doc Document) string {
+	text := ""
+	for _, r := range doc.Rows {
+		if _, ok := r.bookCell(); ok {
+			text = " book: the book's figures for the cell above, scaled from 60 s to this duration (waits as published)."
+			break
+		}
+	}
+	text += " Waits are per bought item. -wide adds the p50 wait, retries per purchase and the audit's details."
+	return schema.Wrap(caption(doc, text), schema.Width)
+}
+
+func caption(doc Document, book string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Redis: %s %s; %gs per cell, seed %d, pick %d.", doc.Redis.Mode, doc.Redis.Version,
 		doc.DurationS, doc.Seed, doc.Pick)
-	fmt.Fprintf(&b, " In parentheses: the book's figures for the same cell, scaled from 60 s to this duration (waits as published).")
+	b.WriteString(book)
 	if doc.Illustrative {
 		b.WriteString("\nminiredis serves one command at a time inside this process: these figures are illustrative only, not a measurement of Redis.")
 	}
@@ -159,51 +233,79 @@ func Caption(doc Document) string {
 	return b.String()
 }
 
-// Table writes the terminal table (tablewriter) and its caption.
-func Table(w io.Writer, doc Document) error {
-	align := make(tw.Alignment, len(Columns))
-	for i, num := range numeric {
-		align[i] = tw.AlignLeft
-		if num {
-			align[i] = tw.AlignRight
-		}
-	}
-	t := tablewriter.NewTable(w,
+// NewTable is a terminal table with headers as written (no upper case)
+// and cells never wrapped (a cell's own line breaks are kept); the columns
+// marked numeric are right-aligned, the others left (nil: tablewriter's
+// default alignment). More options may follow.
+func NewTable(w io.Writer, numeric []bool, more ...tablewriter.Option) *tablewriter.Table {
+	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(align),
-	)
-	t.Header(toAny(Columns)...)
+	}
+	if numeric != nil {
+		align := make(tw.Alignment, len(numeric))
+		for i, num := range numeric {
+			align[i] = tw.AlignLeft
+			if num {
+				align[i] = tw.AlignRight
+			}
+		}
+		opts = append(opts, tablewriter.WithAlignment(align))
+	}
+	return tablewriter.NewTable(w, append(opts, more...)...)
+}
+
+// Table writes the terminal table (tablewriter) and its caption: by
+// default the columns that fit a 100-column terminal (NarrowColumns), with
+// wide every column (Columns). A run with -markets or -prefill adds the
+// resource table.
+func Table(w io.Writer, doc Document, wide bool) error {
+	cols, num, capt := NarrowColumns, narrowNumeric, narrowCaption(doc)
+	if wide {
+		cols, num, capt = Columns, numeric, Caption(doc)
+	}
+	t := NewTable(w, num)
+	t.Header(toAny(cols)...)
 	for _, r := range doc.Rows {
-		if err := t.Append(toAny(cells(r, doc.DurationS))...); err != nil {
-			return err
+		lines := [][]string{cells(r, doc.DurationS)}
+		if !wide {
+			lines = narrowCells(r, doc.DurationS)
+		}
+		for _, l := range lines {
+			if err := t.Append(toAny(l)...); err != nil {
+				return err
+			}
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintln(w, Caption(doc)); err != nil {
+	if _, err := fmt.Fprintln(w, capt); err != nil {
 		return err
 	}
 	if !doc.HasResources() {
 		return nil
 	}
-	rt := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	rt.Header(toAny(ResourceColumns)...)
+	cols, num, capt = NarrowResourceColumns, narrowResourceNumeric, schema.Wrap(ResourceCaption, schema.Width)
+	if wide {
+		cols, num, capt = ResourceColumns, nil, ResourceCaption
+	}
+	rt := NewTable(w, num)
+	rt.Header(toAny(cols)...)
 	for _, r := range doc.Rows {
-		if err := rt.Append(toAny(resourceCells(r))...); err != nil {
+		c := resourceCells(r)
+		if !wide {
+			c = narrowResourceCells(c)
+		}
+		if err := rt.Append(toAny(c)...); err != nil {
 			return err
 		}
 	}
 	if err := rt.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, ResourceCaption)
+	_, err := fmt.Fprintln(w, capt)
 	return err
 }
 
@@ -212,6 +314,26 @@ func Table(w io.Writer, doc Document) error {
 var ResourceColumns = []string{
 	"scenario", "strategy", "markets", "prefill", "prefill time", "Redis memory", "B/listing",
 	"ZSET B/listing", "client RSS", "client CPU", "Redis CPU", "Redis cmds/s",
+}
+
+// NarrowResourceColumns are the headers of the resource table that fits
+// a 100-column terminal: the wide one without the prefill time, Redis's
+// used memory and the ZSET's share.
+var NarrowResourceColumns = []string{
+	"scenario", "strategy", "markets", "prefill", "B/listing", "client\nRSS", "client\nCPU", "Redis\nCPU", "Redis\ncmds/s",
+}
+
+// narrowResource picks NarrowResourceColumns out of ResourceColumns.
+var narrowResource = []int{0, 1, 2, 3, 6, 8, 9, 10, 11}
+
+var narrowResourceNumeric = []bool{false, false, true, true, true, true, true, true, true}
+
+func narrowResourceCells(wide []string) []string {
+	out := make([]string, len(narrowResource))
+	for i, j := range narrowResource {
+		out[i] = wide[j]
+	}
+	return out
 }
 
 // ResourceCaption explains ResourceColumns.

@@ -74,9 +74,10 @@ func TestFromResult(t *testing.T) {
 func TestTableAndMarkdown(t *testing.T) {
 	tests := []struct {
 		format string
+		wide   bool
 		header func(out string) string // the line holding the column names
 	}{
-		{"table", func(out string) string {
+		{"table", true, func(out string) string {
 			for line := range strings.Lines(out) {
 				if strings.Contains(line, "scenario") {
 					return line
@@ -84,12 +85,12 @@ func TestTableAndMarkdown(t *testing.T) {
 			}
 			return ""
 		}},
-		{"markdown", func(out string) string { line, _, _ := strings.Cut(out, "\n"); return line }},
+		{"markdown", false, func(out string) string { line, _, _ := strings.Cut(out, "\n"); return line }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Render(&buf, tc.format, sample()); err != nil {
+			if err := Render(&buf, tc.format, sample(), tc.wide); err != nil {
 				t.Fatal(err)
 			}
 			out := buf.String()
@@ -119,6 +120,62 @@ func TestTableAndMarkdown(t *testing.T) {
 				t.Errorf("header was reformatted: %q", header)
 			}
 		})
+	}
+}
+
+// TestNarrowTable: the default table keeps our figures and the book's,
+// the book's on a line of their own below ours.
+func TestNarrowTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Render(&buf, "table", sample(), false); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	lines := strings.Split(out, "\n")
+	// The header's two lines hold the columns in order.
+	var header string
+	for i, line := range lines {
+		if strings.Contains(line, "scenario") {
+			header = line + "\n" + lines[i+1]
+			break
+		}
+	}
+	last := -1
+	for _, col := range NarrowColumns {
+		first, _, _ := strings.Cut(col, "\n")
+		i := strings.Index(header, first)
+		if i <= last {
+			t.Errorf("column %q missing or out of order in %q", col, header)
+		}
+		last = i
+	}
+	row := func(cells ...string) string {
+		for _, line := range lines {
+			fields := strings.FieldsFunc(line, func(r rune) bool { return r == '│' })
+			var got []string
+			for _, f := range fields {
+				got = append(got, strings.TrimSpace(f))
+			}
+			if slices.Equal(got, cells) {
+				return line
+			}
+		}
+		t.Errorf("no row %q in:\n%s", cells, out)
+		return ""
+	}
+	// 1x1 watch, and the book's row below it: 145,000 listed, 27,000
+	// bought and 80,000 retries scaled to 6 s, the wait as published.
+	ours := row("1x1", "watch", "1,000", "100", "4", "250", "50.5ms", "98.8ms", "183", "ok")
+	book := row("", "book", "14,500", "2,700", "", "8,000", "14ms", "", "", "")
+	if ours != "" && book != "" && slices.Index(lines, book) != slices.Index(lines, ours)+1 {
+		t.Errorf("the book's row is not below ours:\n%s", out)
+	}
+	row("5x5", "watch", "1,000", "100", "4", "250", "50.5ms", "98.8ms", "183", "FAIL 2")
+	row("1x1", "lua", "5", "0", "0", "0", "-", "-", "1", "ok")
+	for _, want := range []string{"redis-server 7.0.15", "book: the book's figures", "-wide"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -189,7 +246,7 @@ func TestJSON(t *testing.T) {
 }
 
 func TestRenderUnknownFormat(t *testing.T) {
-	if err := Render(&bytes.Buffer{}, "xml", sample()); err == nil {
+	if err := Render(&bytes.Buffer{}, "xml", sample(), false); err == nil {
 		t.Fatal("no error for format xml")
 	}
 }
@@ -280,7 +337,7 @@ func TestResources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, format := range []string{"table", "markdown"} {
 				var b bytes.Buffer
-				if err := Render(&b, format, tc.doc); err != nil {
+				if err := Render(&b, format, tc.doc, false); err != nil {
 					t.Fatal(err)
 				}
 				if got := strings.Contains(b.String(), "B/listing"); got != tc.want {
@@ -372,5 +429,57 @@ func TestDecode(t *testing.T) {
 			}
 			jsonkeys.Check(t, path+" rendered again", out.Bytes())
 		})
+	}
+}
+
+// TestTableWidth renders the default table of committed runs (60 s per
+// cell, six- and seven-digit counts; a run with 10^6 prefilled listings
+// and one of three markets per cell, which add the resource table) and of
+// a run at the largest counts of six digits, with failed audits: every
+// line fits schema.Width columns. The wide table is measured and logged.
+func TestTableWidth(t *testing.T) {
+	var docs []Document
+	for _, path := range []string{"../../results/repro/results.json", "../../results/scale/prefill-1000000/results.json",
+		"../../results/cluster/masters-3/results.json"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, doc)
+	}
+	if r := docs[0].Rows[0]; r.Listed < 100_000 {
+		t.Fatalf("%s %s listed %d: not a six-digit run", r.Scenario, r.Strategy, r.Listed)
+	}
+	if !docs[1].HasResources() || !docs[2].HasResources() {
+		t.Fatal("the prefill and markets runs have no resource table")
+	}
+	big := sample()
+	for i := range big.Rows {
+		r := &big.Rows[i]
+		r.Listed, r.Bought, r.FailedPurchases, r.Retries, r.OpsPerS = 999_999, 999_999, 999_999, 999_999, 99_999
+		r.AvgWaitMs, r.P99WaitMs = 999.9, 9999
+		r.Violations = 99
+		r.Prefill, r.Markets, r.BytesPerListing = 1_000_000, 64, 999
+		// 9,999 MiB, 16 cores busy for 60 s, 999,999 commands per second.
+		r.ClientRSSBytes, r.ClientCPUS, r.RedisCPUS, r.RedisCommands, r.ElapsedS = 9_999<<20, 960, 960, 999_999*60, 60
+	}
+	big.DurationS = 60
+	docs = append(docs, big)
+	for i, doc := range docs {
+		var narrow, wide bytes.Buffer
+		if err := Render(&narrow, "table", doc, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := Render(&wide, "table", doc, true); err != nil {
+			t.Fatal(err)
+		}
+		if w := schema.Widest(narrow.String()); w > schema.Width {
+			t.Errorf("document %d: the default table is %d columns wide, more than %d:\n%s", i, w, schema.Width, narrow.String())
+		}
+		t.Logf("document %d: default table %d columns, -wide %d", i, schema.Widest(narrow.String()), schema.Widest(wide.String()))
 	}
 }
