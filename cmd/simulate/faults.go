@@ -2,29 +2,28 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/lockmarket/lockmarket/internal/faults"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
 func init() {
-	subcommands["faults"] = runFaults
-	subcommands["faults-client"] = runFaultsClient
+	subcommands["faults"] = subcommand{run: runFaults,
+		summary: "the market and its locks under injected faults: pauses, stalls, kills, failover"}
+	subcommands["faults-client"] = subcommand{run: runFaultsClient, hidden: true}
 }
 
 // errUnexpected is returned when a strategy that should keep every
@@ -53,6 +52,7 @@ Examples:
   simulate faults -fault pause,pause-process -trials 10
   simulate faults -fault stall -strategies watch,fine,fine+fencing -v
   simulate faults -format markdown > results/faults.md
+  simulate faults -fault stall,restart -format csv > faults.csv
 `
 
 // faultsOptions are the parsed flags of "simulate faults".
@@ -61,6 +61,7 @@ type faultsOptions struct {
 	strategies []faults.Variant // empty: every variant of each fault
 	cfg        faults.Config
 	format     string
+	wide       bool
 	verbose    bool
 }
 
@@ -77,7 +78,8 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	fs.DurationVar(&o.cfg.Pause, "pause", 0, "how long a holder is paused and Redis stalled (0: 2×ttl + 200ms)")
 	fs.DurationVar(&o.cfg.ReadTimeout, "read-timeout", 300*time.Millisecond, "the clients' read timeout; a reply later than this makes the outcome unknown")
 	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the workload's random choices")
-	fs.StringVar(&o.format, "format", "table", "output: table, markdown or json")
+	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
+	fs.BoolVar(&o.wide, "wide", false, "table: every column (wider than 100 columns)")
 	fs.BoolVar(&o.verbose, "v", false, "print a line per trial and the first violations of each cell to stderr")
 	fs.Usage = func() {
 		var b strings.Builder
@@ -130,25 +132,26 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	case o.cfg.ReadTimeout < time.Millisecond || o.cfg.ReadTimeout > time.Minute:
 		return bad("-read-timeout %v must be between 1ms and 1m", o.cfg.ReadTimeout)
 	}
-	if !slices.Contains([]string{"table", "markdown", "json"}, o.format) {
-		return bad("-format %q: want table, markdown or json", o.format)
+	if !isFormat(o.format) {
+		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
 	return o, nil
 }
 
 // faultsDoc is the JSON output.
 type faultsDoc struct {
-	Machine  machine         `json:"machine"`
-	Trials   int             `json:"trials"`
-	LockTTL  string          `json:"lock_ttl"`
-	Duration string          `json:"duration"`
-	Rows     []faults.Result `json:"rows"`
-}
-
-type machine struct {
-	CPUs         int    `json:"cpus"`
-	RedisVersion string `json:"redis_version"`
-	GoVersion    string `json:"go_version"`
+	// Env is where the faults ran: private redis-server processes of the
+	// binary on PATH, on this machine.
+	schema.Env
+	Trials int `json:"trials"`
+	// LockTTLMs, PauseMs and ReadTimeoutMs are the -ttl, -pause (with its
+	// default applied) and -read-timeout flags; DurationS is -duration.
+	LockTTLMs     float64         `json:"lock_ttl_ms"`
+	PauseMs       float64         `json:"pause_ms"`
+	ReadTimeoutMs float64         `json:"read_timeout_ms"`
+	DurationS     float64         `json:"duration_s"`
+	Seed          uint64          `json:"seed"`
+	Rows          []faults.Result `json:"rows"`
 }
 
 // runFaults is "simulate faults".
@@ -171,11 +174,16 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.verbose {
 		o.cfg.Log = stderr
 	}
+	pause := o.cfg.Pause
+	if pause == 0 {
+		pause = faults.DefaultPause(o.cfg.LockTTL)
+	}
 	doc := faultsDoc{
-		Machine:  machine{CPUs: runtime.NumCPU(), RedisVersion: redisVersion(bin), GoVersion: runtime.Version()},
-		Trials:   o.cfg.Trials,
-		LockTTL:  o.cfg.LockTTL.String(),
-		Duration: o.cfg.Duration.String(),
+		Env:       schema.NewEnv(redisconn.ModeRedisServer, redisVersion(bin)),
+		Trials:    o.cfg.Trials,
+		LockTTLMs: schema.Ms(o.cfg.LockTTL), PauseMs: schema.Ms(pause), ReadTimeoutMs: schema.Ms(o.cfg.ReadTimeout),
+		DurationS: schema.Seconds(o.cfg.Duration),
+		Seed:      o.cfg.Seed,
 	}
 	start := time.Now()
 	for _, f := range o.faults {
@@ -197,7 +205,7 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	fmt.Fprintf(stderr, "faults: %d cells in %v\n", len(doc.Rows), time.Since(start).Round(100*time.Millisecond))
-	if err := renderFaults(stdout, o.format, doc); err != nil {
+	if err := renderFaults(stdout, o.format, o.wide, doc); err != nil {
 		return err
 	}
 	var bad []string
@@ -226,94 +234,108 @@ func expectCorrect(f faults.Fault, v faults.Variant) bool {
 	return false
 }
 
+// redisVersion is the version of the redis-server binary bin, from its
+// --version line ("Redis server v=7.0.15 sha=..."), or "unknown".
 func redisVersion(bin string) string {
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
 		return "unknown"
 	}
-	return strings.TrimSpace(string(out))
+	for f := range strings.FieldsSeq(string(out)) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			return v
+		}
+	}
+	return "unknown"
 }
 
+// faultsColumns are the columns of the wide table and the markdown view.
 var faultsColumns = []string{"fault", "strategy", "trials", "attempted", "ok", "failed", "unknown",
-	"audit", "history", "locks lost", "double holders", "stale writes", "violations"}
+	"audit", "history", "lock lost", "double holders", "stale writes", "violations"}
 
 func faultsCells(r faults.Result) []string {
 	n := strconv.Itoa
 	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
-		n(r.Audit.Total()), n(r.History.Total()), n(r.LocksLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Violations())}
+		n(r.Audit.Total()), n(r.History.Total()), n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Violations())}
+}
+
+// faultsCSVColumns are the columns of the CSV: every count of a row, named
+// as its JSON key.
+var faultsCSVColumns = []string{"fault", "strategy", "trials", "attempted", "ok", "failed", "unknown",
+	"money_not_conserved", "negative_funds", "item_misplaced", "not_paid_once",
+	"not_linearizable", "sold_twice", "lost_sales", "funds_mismatch", "undecided",
+	"lock_lost", "double_holders", "stale_writes", "violations"}
+
+func faultsCSVCells(r faults.Result) []string {
+	n := strconv.Itoa
+	a, h := r.Audit, r.History
+	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
+		n(a.MoneyNotConserved), n(a.NegativeFunds), n(a.ItemMisplaced), n(a.NotPaidOnce),
+		n(h.NotLinearizable), n(h.SoldTwice), n(h.LostSales), n(h.FundsMismatch), n(r.Undecided),
+		n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Violations())}
+}
+
+// The default table fits schema.Width columns: trials (in the caption),
+// the acknowledged and failed counts, and the audit and history split of
+// the violations are left to -wide.
+var faultsNarrowColumns = []string{"fault", "strategy", "attempted", "unknown", "lock\nlost", "double\nholders",
+	"stale\nwrites", "violations"}
+
+func faultsNarrowCells(r faults.Result) []string {
+	n := strconv.Itoa
+	return []string{string(r.Fault), string(r.Variant), n(r.Attempted), n(r.Unknown), n(r.LockLost), n(r.DoubleHolders),
+		n(r.StaleWrites), n(r.Violations())}
+}
+
+// numericAfter2 marks every column of n as numeric except the first two.
+func numericAfter2(n int) []bool {
+	num := make([]bool, n)
+	for i := 2; i < n; i++ {
+		num[i] = true
+	}
+	return num
 }
 
 func faultsCaption(doc faultsDoc) string {
-	return fmt.Sprintf("%d trials per cell; lock TTL %s; workload %s per trial; %d CPUs; %s; %s.\n"+
-		"audit: money not conserved, negative funds, items misplaced (final state); history: items not\n"+
-		"linearizable, sold twice, acknowledged sales lost, users whose funds do not match the purchases that\n"+
+	return fmt.Sprintf("%d trials per cell; lock TTL %gms; workload %gs per trial; %d CPUs; redis-server %s; %s. "+
+		"audit: money not conserved, negative funds, items misplaced (final state); history: items not "+
+		"linearizable, sold twice, acknowledged sales lost, users whose funds do not match the purchases that "+
 		"happened; violations = audit + history + stale writes.",
-		doc.Trials, doc.LockTTL, doc.Duration, doc.Machine.CPUs, doc.Machine.RedisVersion, doc.Machine.GoVersion)
+		doc.Trials, doc.LockTTLMs, doc.DurationS, doc.Machine.CPUs, doc.Redis.Version, doc.Machine.GoVersion)
 }
 
-func renderFaults(w io.Writer, format string, doc faultsDoc) error {
+// faultsView is the table of doc: every column when wide (and for
+// markdown), else the columns that fit schema.Width.
+func faultsView(doc faultsDoc, wide bool) view {
+	cols, cells := faultsColumns, faultsCells
+	if !wide {
+		cols, cells = faultsNarrowColumns, faultsNarrowCells
+	}
+	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: schema.Wrap(faultsCaption(doc), schema.Width)}
+	if !wide {
+		v.caption = schema.Wrap(faultsCaption(doc)+" -wide adds ok, failed, and audit and history apart.", schema.Width)
+	}
+	for _, r := range doc.Rows {
+		v.rows = append(v.rows, cells(r))
+	}
+	return v
+}
+
+// renderFaults writes doc in format (one of report.Formats).
+func renderFaults(w io.Writer, format string, wide bool, doc faultsDoc) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	case "markdown":
-		var b strings.Builder
-		row := func(cols []string) {
-			b.WriteString("|")
-			for _, c := range cols {
-				b.WriteString(" " + c + " |")
-			}
-			b.WriteString("\n")
-		}
-		row(faultsColumns)
-		sep := make([]string, len(faultsColumns))
-		for i := range sep {
-			sep[i] = "---:"
-			if i < 2 {
-				sep[i] = "---"
-			}
-		}
-		row(sep)
+		return writeJSON(w, doc)
+	case "csv":
+		v := view{columns: faultsCSVColumns}
 		for _, r := range doc.Rows {
-			row(faultsCells(r))
+			v.rows = append(v.rows, faultsCSVCells(r))
 		}
-		b.WriteString("\n" + faultsCaption(doc) + "\n")
-		_, err := io.WriteString(w, b.String())
-		return err
+		return v.csv(w)
+	case "markdown":
+		return faultsView(doc, true).markdown(w)
 	}
-	align := make(tw.Alignment, len(faultsColumns))
-	for i := range align {
-		align[i] = tw.AlignRight
-		if i < 2 {
-			align[i] = tw.AlignLeft
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(align),
-	)
-	t.Header(toAnyCells(faultsColumns)...)
-	for _, r := range doc.Rows {
-		if err := t.Append(toAnyCells(faultsCells(r))...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, faultsCaption(doc))
-	return err
-}
-
-func toAnyCells(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
+	return faultsView(doc, wide).table(w)
 }
 
 // runFaultsClient is the hidden "simulate faults-client": the pausable

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,22 +79,34 @@ func TestFaultsCommand(t *testing.T) {
 			t.Errorf("unexpected strategy %q", r.Variant)
 		}
 	}
-	if doc.Machine.CPUs < 1 || !strings.Contains(doc.Machine.RedisVersion, "v=") {
-		t.Errorf("machine %+v", doc.Machine)
+	if doc.Machine.CPUs < 1 || doc.Redis.Mode != "redis-server" || !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(doc.Redis.Version) {
+		t.Errorf("redis %+v, machine %+v", doc.Redis, doc.Machine)
+	}
+	if doc.LockTTLMs != 100 || doc.PauseMs != 400 || doc.DurationS != 1 || doc.ReadTimeoutMs != 300 {
+		t.Errorf("configuration: ttl %vms, pause %vms, duration %vs, read timeout %vms", doc.LockTTLMs, doc.PauseMs, doc.DurationS, doc.ReadTimeoutMs)
 	}
 }
 
 func TestFaultsRender(t *testing.T) {
-	doc := faultsDoc{Trials: 1, LockTTL: "200ms", Duration: "1s", Rows: []faults.Result{
-		{Fault: faults.Pause, Variant: "fine", Trials: 1, LocksLost: 1},
+	doc := faultsDoc{Trials: 1, LockTTLMs: 200, DurationS: 1, Rows: []faults.Result{
+		{Fault: faults.Pause, Variant: "fine", Trials: 1, LockLost: 1},
 	}}
-	for _, format := range []string{"table", "markdown"} {
-		t.Run(format, func(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		wide   bool
+		want   []string
+	}{
+		{"table", true, []string{"fault", "double holders", "pause", "fine", "1 trials per cell"}},
+		{"markdown", false, []string{"fault", "double holders", "pause", "fine", "1 trials per cell"}},
+		{"table", false, []string{"fault", "double", "holders", "pause", "fine", "1 trials per cell", "-wide"}},
+		{"csv", false, []string{"fault,strategy,trials,attempted,ok,failed,unknown,", ",lock_lost,double_holders,", "\npause,fine,1,"}},
+	} {
+		t.Run(fmt.Sprintf("%s wide=%v", tc.format, tc.wide), func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderFaults(&b, format, doc); err != nil {
+			if err := renderFaults(&b, tc.format, tc.wide, doc); err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"fault", "double holders", "pause", "fine", "1 trials per cell"} {
+			for _, want := range tc.want {
 				if !strings.Contains(b.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, b.String())
 				}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,14 +9,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/lockmarket/lockmarket/internal/gallery"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
-func init() { subcommands["gallery"] = runGallery }
+func init() {
+	subcommands["gallery"] = subcommand{run: runGallery,
+		summary: "each flawed lock recipe's failure reproduced in the market, then its fix"}
+}
 
 const galleryUsage = `usage: simulate gallery [flags]
 
@@ -32,14 +33,16 @@ Flags:
 `
 
 const galleryExample = `
-Example:
+Examples:
   simulate gallery -recipes 4,5,6 -format json
+  simulate gallery -format csv > gallery.csv
 `
 
 // galleryOptions are the parsed flags of "simulate gallery".
 type galleryOptions struct {
 	redis   string
 	format  string
+	wide    bool
 	recipes []string // recipe numbers; empty: all
 	verbose bool
 }
@@ -50,7 +53,8 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 	var o galleryOptions
 	var recipes string
 	fs.StringVar(&o.redis, "redis", "auto", "auto, a redis:// URL, or comma-separated cluster node addresses")
-	fs.StringVar(&o.format, "format", "table", "output: table, markdown or json")
+	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
+	fs.BoolVar(&o.wide, "wide", false, "table: every column, the fault included (wider than 100 columns)")
 	fs.StringVar(&recipes, "recipes", "", "comma-separated recipe numbers to run (1,2,3,4,5,6,9,11); empty: all")
 	fs.BoolVar(&o.verbose, "v", false, "print what each flawed run broke to stderr")
 	fs.Usage = func() {
@@ -77,8 +81,8 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 			o.recipes = append(o.recipes, r)
 		}
 	}
-	if !slices.Contains([]string{"table", "markdown", "json"}, o.format) {
-		return bad("-format %q: want table, markdown or json", o.format)
+	if !isFormat(o.format) {
+		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
 	return o, nil
 }
@@ -99,13 +103,9 @@ func recipeNumber(recipe string) string {
 
 // galleryDoc is the JSON output.
 type galleryDoc struct {
-	Redis galleryRedis  `json:"redis"`
-	Rows  []gallery.Row `json:"rows"`
-}
-
-type galleryRedis struct {
-	Mode    string `json:"mode"`
-	Version string `json:"version"`
+	// Env is where the scenarios ran.
+	schema.Env
+	Rows []gallery.Row `json:"rows"`
 }
 
 func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -119,7 +119,7 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer conn.Close()
 	env := gallery.Env{Client: conn.Client, Mini: conn.Mini}
-	doc := galleryDoc{Redis: galleryRedis{Mode: conn.Mode, Version: conn.Version}, Rows: []gallery.Row{}}
+	doc := galleryDoc{Env: conn.Env(), Rows: []gallery.Row{}}
 	for _, s := range gallery.Scenarios() {
 		if len(o.recipes) > 0 && !slices.Contains(o.recipes, recipeNumber(s.Recipe)) {
 			continue
@@ -139,62 +139,73 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		doc.Rows = append(doc.Rows, row)
 	}
-	return writeGallery(stdout, o.format, doc)
+	return writeGallery(stdout, o.format, o.wide, doc)
 }
 
+// galleryColumns are the columns of the wide table, the markdown view and
+// the CSV, named as the JSON keys.
 var galleryColumns = []string{"recipe", "fault", "consequence", "violations", "fixed_by", "fixed_violations"}
+
+var galleryNumeric = []bool{false, false, false, true, false, true}
 
 func galleryCells(r gallery.Row) []string {
 	return []string{r.Recipe, r.Fault, r.Consequence, strconv.Itoa(r.Violations), r.FixedBy, strconv.Itoa(r.FixedViolations)}
 }
 
-func writeGallery(w io.Writer, format string, doc galleryDoc) error {
+// The default table fits schema.Width columns: the fault is left to -wide,
+// and the recipe, its consequence and its fix are wrapped to these widths.
+var (
+	galleryNarrowColumns = []string{"recipe", "consequence", "violations", "fixed by", "violations\nafter fix"}
+	galleryNarrowNumeric = []bool{false, false, true, false, true}
+)
+
+const (
+	galleryRecipeWidth      = 16
+	galleryConsequenceWidth = 28
+	galleryFixedByWidth     = 20
+)
+
+func galleryNarrowCells(r gallery.Row) []string {
+	return []string{
+		schema.Wrap(r.Recipe, galleryRecipeWidth), schema.Wrap(r.Consequence, galleryConsequenceWidth),
+		report.Thousands(int64(r.Violations)), schema.Wrap(r.FixedBy, galleryFixedByWidth),
+		report.Thousands(int64(r.FixedViolations)),
+	}
+}
+
+const galleryNarrowCaption = "violations: market audit violations (an item sold twice, a sale not paid exactly once), " +
+	"purchases blocked by a lock that never expires, or reads that saw a writer's half-done work, " +
+	"with the flawed recipe under its fault; after fix: the same with the recipe that fixes it. " +
+	"-wide adds the fault injected."
+
+// galleryView is the table of doc: every column when wide (and for
+// markdown and CSV), else the columns that fit schema.Width.
+func galleryView(doc galleryDoc, wide bool) view {
+	redis := fmt.Sprintf("Redis: %s %s.", doc.Redis.Mode, doc.Redis.Version)
+	if wide {
+		v := view{columns: galleryColumns, numeric: galleryNumeric, caption: redis}
+		for _, r := range doc.Rows {
+			v.rows = append(v.rows, galleryCells(r))
+		}
+		return v
+	}
+	v := view{columns: galleryNarrowColumns, numeric: galleryNarrowNumeric, ruled: true,
+		caption: schema.Wrap(redis+" "+galleryNarrowCaption, schema.Width)}
+	for _, r := range doc.Rows {
+		v.rows = append(v.rows, galleryNarrowCells(r))
+	}
+	return v
+}
+
+// writeGallery writes doc in format (one of report.Formats).
+func writeGallery(w io.Writer, format string, wide bool, doc galleryDoc) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return writeJSON(w, doc)
+	case "csv":
+		return galleryView(doc, true).csv(w)
 	case "markdown":
-		var b strings.Builder
-		row := func(cells []string) {
-			for i := range cells {
-				cells[i] = strings.ReplaceAll(cells[i], "|", `\|`)
-			}
-			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-		}
-		row(slices.Clone(galleryColumns))
-		row([]string{"---", "---", "---", "---:", "---", "---:"})
-		for _, r := range doc.Rows {
-			row(galleryCells(r))
-		}
-		fmt.Fprintf(&b, "\nRedis: %s %s.\n", doc.Redis.Mode, doc.Redis.Version)
-		_, err := io.WriteString(w, b.String())
-		return err
+		return galleryView(doc, true).markdown(w)
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight}),
-	)
-	cells := make([]any, len(galleryColumns))
-	for i, c := range galleryColumns {
-		cells[i] = c
-	}
-	t.Header(cells...)
-	for _, r := range doc.Rows {
-		row := galleryCells(r)
-		cells := make([]any, len(row))
-		for i, c := range row {
-			cells[i] = c
-		}
-		if err := t.Append(cells...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "Redis: %s %s.\n", doc.Redis.Mode, doc.Redis.Version)
-	return err
+	return galleryView(doc, wide).table(w)
 }

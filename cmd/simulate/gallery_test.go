@@ -18,7 +18,8 @@ func TestGalleryFlags(t *testing.T) {
 		{"defaults", nil, ""},
 		{"all flags", []string{"-redis", "127.0.0.1:1", "-format", "markdown", "-recipes", "1, 11", "-v"}, ""},
 		{"unknown recipe", []string{"-recipes", "7"}, `no recipe "7"`},
-		{"unknown format", []string{"-format", "csv"}, `-format "csv"`},
+		{"csv", []string{"-format", "csv", "-wide"}, ""},
+		{"unknown format", []string{"-format", "xml"}, `-format "xml"`},
 		{"stray argument", []string{"extra"}, `unexpected argument "extra"`},
 		{"unknown flag", []string{"-nope"}, "-nope"},
 	} {
@@ -56,9 +57,9 @@ func TestGalleryRunsAndReports(t *testing.T) {
 			t.Errorf("%s: %d violations, fixed %d", r.Recipe, r.Violations, r.FixedViolations)
 		}
 	}
-	for _, format := range []string{"table", "markdown"} {
+	for _, format := range []string{"table", "markdown", "csv"} {
 		var out bytes.Buffer
-		if err := writeGallery(&out, format, doc); err != nil {
+		if err := writeGallery(&out, format, true, doc); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range append(galleryColumns, doc.Rows[0].Recipe, doc.Rows[2].FixedBy) {
@@ -66,5 +67,26 @@ func TestGalleryRunsAndReports(t *testing.T) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out.String())
 			}
 		}
+	}
+	// The default table: the narrow columns, and every word of the
+	// recipes and their fixes, wrapped.
+	var out bytes.Buffer
+	if err := writeGallery(&out, "table", false, doc); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, c := range galleryNarrowColumns {
+		want = append(want, strings.Fields(c)...)
+	}
+	for _, r := range doc.Rows {
+		want = append(want, strings.Fields(r.Recipe+" "+r.Consequence+" "+r.FixedBy)...)
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("default table lacks %q:\n%s", w, out.String())
+		}
+	}
+	if strings.Contains(out.String(), doc.Rows[0].Fault) {
+		t.Errorf("default table shows the fault:\n%s", out.String())
 	}
 }

@@ -15,10 +15,18 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
-// subcommand runs one subcommand with its own arguments.
-type subcommand func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+// subcommand is one subcommand: its implementation, run with its own
+// arguments, and what it does in one line for the overview ("simulate
+// help"). A hidden subcommand is left out of the overview.
+type subcommand struct {
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	summary string
+	hidden  bool
+}
 
 // subcommands maps a subcommand name to its implementation; files of this
 // package add theirs in init. "run" is the default.
@@ -43,18 +51,75 @@ func main() {
 }
 
 // run dispatches to a subcommand; with no subcommand name it runs "run".
+// "-h" and "help" print the overview, "help NAME" a subcommand's help, and
+// "-version" the program's version.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			overview(stdout)
+			return nil
+		case "help":
+			return help(ctx, args[1:], stdout, stderr)
+		case "-version", "--version":
+			fmt.Fprintln(stdout, schema.VersionLine("simulate"))
+			return nil
+		}
+	}
 	name := "run"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
 	}
 	cmd, ok := subcommands[name]
 	if !ok {
-		names := slices.Sorted(maps.Keys(subcommands))
-		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\n", name, strings.Join(names, ", "))
+		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\nRun 'simulate help' for the list.\n",
+			name, strings.Join(visible(), ", "))
 		return errUsage
 	}
-	return cmd(ctx, args, stdout, stderr)
+	return cmd.run(ctx, args, stdout, stderr)
+}
+
+// visible lists the subcommands of the overview: "run" (the default),
+// then the others by name.
+func visible() []string {
+	names := []string{"run"}
+	for _, name := range slices.Sorted(maps.Keys(subcommands)) {
+		if name != "run" && !subcommands[name].hidden {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// overview prints every subcommand with one line each.
+func overview(w io.Writer) {
+	fmt.Fprint(w, "usage: simulate [SUBCOMMAND] [flags]\n\n"+
+		"Runs the market's strategies against Redis and reports the book's tables beside\n"+
+		"its own measurements. Without a subcommand, runs \"run\".\n\nSubcommands:\n")
+	for _, name := range visible() {
+		fmt.Fprintf(w, "  %-8s %s\n", name, subcommands[name].summary)
+	}
+	fmt.Fprintf(w, "  %-8s %s\n", "help", "this list; 'simulate help SUBCOMMAND' (or 'simulate SUBCOMMAND -h') for its flags")
+	fmt.Fprint(w, "\nFlags:\n  -h, -help  this list\n  -version   print the version and exit\n")
+}
+
+// help is "simulate help [SUBCOMMAND]".
+func help(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		overview(stdout)
+		return nil
+	}
+	cmd, ok := subcommands[args[0]]
+	if len(args) > 1 || !ok || cmd.hidden {
+		fmt.Fprintf(stderr, "simulate help: want one subcommand of %s, got %q\n", strings.Join(visible(), ", "), args)
+		return errUsage
+	}
+	// A subcommand prints its help on stderr, as the flag package does for
+	// -h; asked for by name, it goes to stdout.
+	if err := cmd.run(ctx, []string{"-h"}, stdout, stdout); !errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return nil
 }
 
 // parseFlags parses a subcommand's arguments. -h returns flag.ErrHelp

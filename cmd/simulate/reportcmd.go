@@ -11,7 +11,10 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report"
 )
 
-func init() { subcommands["report"] = reportCmd }
+func init() {
+	subcommands["report"] = subcommand{run: reportCmd,
+		summary: "render a saved results.json again: table, markdown, CSV, JSON, charts"}
+}
 
 // reportCmd is "simulate report": render a saved results.json again, in
 // any format and with fresh charts, without measuring anything.
@@ -20,9 +23,10 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	in := fs.String("in", "", "a results.json written by 'simulate run -format json' or '-out' (required)")
 	format := fs.String("format", "table", "output: "+strings.Join(report.Formats, ", "))
+	wide := fs.Bool("wide", false, "table: every column, the book's figures in parentheses (wider than 100 columns)")
 	out := fs.String("out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: simulate report -in results.json [-format F] [-out DIR]\n\n"+
+		fmt.Fprint(fs.Output(), "usage: simulate report -in results.json [-format F] [-wide] [-out DIR]\n\n"+
 			"Renders a saved run again (tables, CSV, JSON, charts) without measuring.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -46,7 +50,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(doc.Rows) == 0 {
 		return fmt.Errorf("%s: no rows", *in)
 	}
-	if err := report.Render(stdout, *format, doc); err != nil {
+	if err := report.Render(stdout, *format, doc, *wide); err != nil {
 		return err
 	}
 	if *out != "" {

@@ -201,13 +201,13 @@ func TestRunMiniredisJSON(t *testing.T) {
 }
 
 // TestRunRealServerWithOut runs two cells on a real redis-server, prints
-// the table and writes the -out directory.
+// the wide table and writes the -out directory.
 func TestRunRealServerWithOut(t *testing.T) {
 	b := redistest.Real(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"run", "-redis", b.Addr(), "-scenarios", "2x2",
-		"-strategies", "fine,lua", "-duration", "300ms", "-out", dir}, &stdout, &stderr)
+		"-strategies", "fine,lua", "-duration", "300ms", "-wide", "-out", dir}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}

@@ -20,7 +20,10 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-func init() { subcommands["run"] = runSim }
+func init() {
+	subcommands["run"] = subcommand{run: runSim,
+		summary: "listers and buyers under each strategy, beside the book's tables (the default)"}
+}
 
 // maxDuration bounds -duration: a day per cell is already absurd.
 const maxDuration = 24 * time.Hour
@@ -37,6 +40,7 @@ type runOptions struct {
 	seed       uint64
 	pick       int
 	format     string
+	wide       bool
 	out        string
 	markets    int
 	prefill    int
@@ -75,6 +79,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workers' random prices and choices")
 	fs.IntVar(&o.pick, "pick", sim.DefaultPick, "a buyer buys one of the K cheapest listings, chosen at random")
 	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
+	fs.BoolVar(&o.wide, "wide", false, "table: every column, the book's figures in parentheses (wider than 100 columns)")
 	fs.IntVar(&o.markets, "markets", 1, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
 	fs.IntVar(&o.prefill, "prefill", 0, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
 	fs.StringVar(&o.out, "out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
@@ -210,7 +215,7 @@ cells:
 		fmt.Fprintf(stderr, "simulate: interrupted; reporting the %d of %d cells measured\n", len(doc.Rows), total)
 	}
 	if len(doc.Rows) > 0 {
-		if err := report.Render(stdout, o.format, doc); err != nil {
+		if err := report.Render(stdout, o.format, doc, o.wide); err != nil {
 			return err
 		}
 		if o.out != "" {

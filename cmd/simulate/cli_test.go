@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/faults"
+	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// TestOverview: "-h", "-help" and "help" list every subcommand but the
+// internal faults-client, one line each, in lines that fit the terminal.
+func TestOverview(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+				t.Fatalf("%v: %s", err, stderr.String())
+			}
+			out := stdout.String()
+			for name, cmd := range subcommands {
+				line := "  " + name + " "
+				switch {
+				case cmd.hidden && strings.Contains(out, name):
+					t.Errorf("the internal %q is listed:\n%s", name, out)
+				case !cmd.hidden && strings.Count(out, line) != 1:
+					t.Errorf("%q is not listed once:\n%s", name, out)
+				case !cmd.hidden && !strings.Contains(out, line+strings.Repeat(" ", 8-len(name))+cmd.summary+"\n"):
+					t.Errorf("%q is not listed with its summary %q:\n%s", name, cmd.summary, out)
+				}
+			}
+			for _, want := range []string{"  help ", "-version"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("overview lacks %q:\n%s", want, out)
+				}
+			}
+			if w := schema.Widest(out); w > schema.Width {
+				t.Errorf("overview is %d columns wide:\n%s", w, out)
+			}
+		})
+	}
+	if len(visible()) < 4 || visible()[0] != "run" {
+		t.Errorf("visible = %v, want run first and at least run, faults, gallery, report", visible())
+	}
+}
+
+// TestHelpSubcommand: "help NAME" prints NAME's flags on stdout; an
+// unknown or internal name is a usage error.
+func TestHelpSubcommand(t *testing.T) {
+	for name, want := range map[string]string{"run": "-strategies", "gallery": "-recipes", "faults": "-trials", "report": "-in"} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{"help", name}, &stdout, &stderr); err != nil {
+			t.Fatalf("help %s: %v", name, err)
+		}
+		if !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "-wide") {
+			t.Errorf("help %s lacks %q or -wide:\n%s", name, want, stdout.String())
+		}
+	}
+	for _, args := range [][]string{{"help", "nope"}, {"help", "faults-client"}, {"help", "run", "gallery"}} {
+		var stderr bytes.Buffer
+		if err := run(context.Background(), args, &bytes.Buffer{}, &stderr); !errors.Is(err, errUsage) || stderr.Len() == 0 {
+			t.Errorf("%v: err %v, stderr %q; want a usage error", args, err, stderr.String())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"-version", "--version"} {
+		var stdout bytes.Buffer
+		if err := run(context.Background(), []string{arg}, &stdout, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := stdout.String(); got != schema.VersionLine("simulate")+"\n" || !strings.HasPrefix(got, "simulate ") {
+			t.Errorf("%s printed %q", arg, got)
+		}
+	}
+}
+
+// TestDefaultTablesFit renders the default tables of gallery and faults
+// with the real recipes, faults and strategies at six-digit counts: every
+// line fits schema.Width columns. The -wide tables are measured and
+// logged.
+func TestDefaultTablesFit(t *testing.T) {
+	const big = 999_999
+	gdoc := galleryDoc{Env: schema.NewEnv("redis-server", "7.0.15")}
+	for _, s := range gallery.Scenarios() {
+		gdoc.Rows = append(gdoc.Rows, gallery.Row{Recipe: s.Recipe, Fault: s.Fault, Consequence: s.Consequence,
+			Violations: big, FixedBy: s.FixedBy, FixedViolations: big})
+	}
+	fdoc := faultsDoc{Env: schema.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
+		ReadTimeoutMs: 300, DurationS: 1}
+	for _, f := range faults.Faults {
+		for _, v := range append(f.Variants(), "coarse+fencing", "fine+fencing", "fine+watchdog") {
+			fdoc.Rows = append(fdoc.Rows, faults.Result{Fault: f, Variant: v, Trials: 1000,
+				Counts:   history.Counts{Attempted: big, Ok: big, Failed: big, Unknown: big},
+				Audit:    market.Violations{MoneyNotConserved: 1000, NegativeFunds: big, ItemMisplaced: big},
+				History:  history.Violations{NotLinearizable: big, SoldTwice: big, LostSales: big, FundsMismatch: big},
+				LockLost: big, DoubleHolders: big, StaleWrites: big})
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		render func(w *bytes.Buffer, wide bool) error
+	}{
+		{"gallery", func(w *bytes.Buffer, wide bool) error { return writeGallery(w, "table", wide, gdoc) }},
+		{"faults", func(w *bytes.Buffer, wide bool) error { return renderFaults(w, "table", wide, fdoc) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var narrow, wide bytes.Buffer
+			if err := tc.render(&narrow, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.render(&wide, true); err != nil {
+				t.Fatal(err)
+			}
+			if w := schema.Widest(narrow.String()); w > schema.Width {
+				t.Errorf("the default table is %d columns wide, more than %d:\n%s", w, schema.Width, narrow.String())
+			}
+			t.Logf("default table %d columns, -wide %d", schema.Widest(narrow.String()), schema.Widest(wide.String()))
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/lockmarket/lockmarket/internal/report"
+)
+
+// view is the tabular output of a subcommand: the columns, which of them
+// are numeric (right-aligned), one line of cells per row, and a caption.
+// ruled draws a line between rows, for cells of several lines.
+type view struct {
+	columns []string
+	numeric []bool
+	rows    [][]string
+	caption string
+	ruled   bool
+}
+
+// table writes v as a terminal table, then its caption.
+func (v view) table(w io.Writer) error {
+	var opts []tablewriter.Option
+	if v.ruled {
+		opts = append(opts, tablewriter.WithRendition(tw.Rendition{
+			Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}},
+		}))
+	}
+	t := report.NewTable(w, v.numeric, opts...)
+	t.Header(toAny(v.columns)...)
+	for _, r := range v.rows {
+		if err := t.Append(toAny(r)...); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, v.caption)
+	return err
+}
+
+// markdown writes v as a GitHub-flavoured markdown table, then its
+// caption.
+func (v view) markdown(w io.Writer) error {
+	var b strings.Builder
+	row := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+		}
+		b.WriteString("\n")
+	}
+	row(v.columns)
+	b.WriteString("|")
+	for _, num := range v.numeric {
+		if num {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range v.rows {
+		row(r)
+	}
+	b.WriteString("\n" + v.caption + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// csv writes v's columns and rows as CSV (no caption).
+func (v view) csv(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(v.columns); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(v.rows); err != nil {
+		return err
+	}
+	return cw.Error()
+}
+
+// writeJSON writes doc as one indented JSON object.
+func writeJSON(w io.Writer, doc any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
