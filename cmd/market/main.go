@@ -8,6 +8,7 @@
 // -redis takes "auto" (REDIS_URL, else a private redis-server from PATH,
 // else an embedded miniredis), a redis:// URL, or a comma-separated list
 // of cluster nodes. SIGINT or SIGTERM shuts the server down gracefully.
+// "market -version" prints the version.
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -68,12 +70,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultBodyLimit, "largest request body in bytes")
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight at shutdown")
+	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *version {
+		fmt.Fprintln(stdout, schema.VersionLine("market"))
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -113,7 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit,
-		RedisMode: conn.Mode, RedisVersion: conn.Version,
+		Env: conn.Env(),
 	})
 	if err != nil {
 		return err
@@ -144,7 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", slog.Duration("timeout", *shutdown))
+	log.Info("shutting down", slog.Float64("timeout_s", schema.Seconds(*shutdown)))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
 	err = hs.Shutdown(sctx)

@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -82,6 +85,13 @@ func TestRun(t *testing.T) {
 		if market.Total != 6 {
 			t.Errorf("demo market has %d listings, want 6", market.Total)
 		}
+		var info struct {
+			Redis struct{ Mode, Version string }
+		}
+		getJSON(t, c, base+"/api/info", &info)
+		if info.Redis.Mode != redisconn.ModeURL || b.Real() && info.Redis.Version == "" {
+			t.Errorf("info: redis %+v", info.Redis)
+		}
 		var strategy struct{ Strategy string }
 		getJSON(t, c, base+"/api/strategy", &strategy)
 		if strategy.Strategy != "watch" {
@@ -110,10 +120,22 @@ func TestRun(t *testing.T) {
 			t.Errorf("stdout: %q", stdout.String())
 		}
 		logs := stderr.String()
-		for _, want := range []string{`"msg":"request"`, `"route":"/api/purchases"`, `"msg":"demo data"`, `"msg":"stopped"`} {
+		for _, want := range []string{`"msg":"request"`, `"route":"/api/purchases"`, `"msg":"demo data"`, `"msg":"stopped"`,
+			`"timeout_s":10`} {
 			if !strings.Contains(logs, want) {
 				t.Errorf("no %s in the logs:\n%s", want, logs)
 			}
+		}
+		// Every JSON log line follows the output schema (the lines of the
+		// Redis connection before the logger starts are plain text).
+		var jsonLines bytes.Buffer
+		for line := range strings.Lines(logs) {
+			if strings.HasPrefix(line, "{") {
+				jsonLines.WriteString(line)
+			}
+		}
+		if n := jsonkeys.CheckLines(t, "log", jsonLines.Bytes()); n < 5 {
+			t.Errorf("%d JSON log lines:\n%s", n, logs)
 		}
 		if _, err := c.Get(base + "/healthz"); err == nil {
 			t.Error("still serving after shutdown")
@@ -162,5 +184,15 @@ func TestRunBadFlags(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"-h"}, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"-version"}, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdout.String(); got != schema.VersionLine("market")+"\n" || !strings.HasPrefix(got, "market ") {
+		t.Errorf("-version printed %q", got)
 	}
 }

@@ -274,10 +274,13 @@ func TestRoutes(t *testing.T) {
 			}},
 		{"info", "GET", "/api/info", ``, 200,
 			func(t *testing.T, f *fixture, r response) {
-				var body struct{ Market, Strategy string }
+				var body infoResponse
 				r.decode(t, &body)
-				if body.Market != "t" || body.Strategy != "fine" {
+				if body.Market != "t" || body.Strategy != "fine" || len(body.Strategies) != 4 {
 					t.Errorf("info %s", r.body)
+				}
+				if body.Machine.CPUs < 1 || body.Machine.GoVersion == "" || body.BodyLimitBytes != DefaultBodyLimit {
+					t.Errorf("info: machine or body limit missing: %s", r.body)
 				}
 			}},
 		{"healthz", "GET", "/healthz", ``, 200, nil},

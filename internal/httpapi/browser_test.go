@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lockmarket/lockmarket/internal/demo"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -53,7 +54,7 @@ func TestBrowser(t *testing.T) {
 		if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Config{Market: m, RedisMode: b.Name})
+		srv, err := New(Config{Market: m, Env: schema.NewEnv(b.Name, "")})
 		if err != nil {
 			t.Fatal(err)
 		}

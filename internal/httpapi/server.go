@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -69,8 +70,9 @@ type Config struct {
 	// GateTimeout bounds how long a listing or purchase waits for the
 	// operations of another strategy to drain (default DefaultGateTimeout).
 	GateTimeout time.Duration
-	// RedisMode and RedisVersion describe the connection on GET /api/info.
-	RedisMode, RedisVersion string
+	// Env describes the Redis connection and the machine on GET /api/info
+	// (default: an unknown Redis on this machine).
+	Env schema.Env
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -109,6 +111,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.GateTimeout <= 0 {
 		cfg.GateTimeout = DefaultGateTimeout
+	}
+	if cfg.Env == (schema.Env{}) {
+		cfg.Env = schema.NewEnv("", "")
 	}
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy}
 	s.metrics = newMetrics(cfg.Registry, cfg.Market.Client())
@@ -206,7 +211,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("route", route),
 			slog.Int("status", res.Status),
 			slog.Int64("bytes", res.Size),
-			slog.Duration("duration", time.Since(start)),
+			slog.Float64("duration_ms", latency.Milliseconds(time.Since(start))),
 			slog.String("remote", req.RemoteAddr),
 		}
 		if code, ok := c.Get(ctxErrorCode).(string); ok {
@@ -542,13 +547,21 @@ func (s *Server) audit(c echo.Context) error {
 	})
 }
 
+// infoResponse is GET /api/info: the market, its strategies, where it
+// runs (the environment block every document carries) and the largest
+// request body.
+type infoResponse struct {
+	Market     string            `json:"market"`
+	Strategy   market.Strategy   `json:"strategy"`
+	Strategies []market.Strategy `json:"strategies"`
+	schema.Env
+	BodyLimitBytes int64 `json:"body_limit_bytes"`
+}
+
 func (s *Server) info(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{
-		"market":     s.m.Name(),
-		"strategy":   s.Strategy(),
-		"strategies": market.Strategies,
-		"redis":      map[string]string{"mode": s.cfg.RedisMode, "version": s.cfg.RedisVersion},
-		"body_limit": s.cfg.BodyLimit,
+	return c.JSON(http.StatusOK, infoResponse{
+		Market: s.m.Name(), Strategy: s.Strategy(), Strategies: market.Strategies,
+		Env: s.cfg.Env, BodyLimitBytes: s.cfg.BodyLimit,
 	})
 }
 
