@@ -6,12 +6,14 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
 // Report is the outcome of a whole run.
 type Report struct {
-	Machine  Machine    `json:"machine"`
+	// Env is where the run happened: the redis-server and the machine.
+	schema.Env
 	Command  string     `json:"command"`
 	Configs  []Config   `json:"-"`
 	Results  []*Result  `json:"-"`
@@ -19,14 +21,6 @@ type Report struct {
 	Rows     []Row      `json:"rows"`
 	Targets  []Target   `json:"targets"`
 	Settings []Settings `json:"configs"`
-}
-
-// Machine describes where the run happened.
-type Machine struct {
-	CPUs         int    `json:"cpus"`
-	CPUModel     string `json:"cpu_model"`
-	RedisVersion string `json:"redis_version"`
-	GoVersion    string `json:"go_version"`
 }
 
 // Settings names a config and how it is set up.
@@ -45,9 +39,9 @@ type Row struct {
 	Ours        bool    `json:"ours"`
 	OpsPerSec   float64 `json:"acquires_per_s"`
 	TriesPerSec float64 `json:"tries_per_s"`
-	P50Ms       float64 `json:"p50_ms"`
-	P99Ms       float64 `json:"p99_ms"`
-	P999Ms      float64 `json:"p999_ms"`
+	P50WaitMs   float64 `json:"p50_wait_ms"`
+	P99WaitMs   float64 `json:"p99_wait_ms"`
+	P999WaitMs  float64 `json:"p999_wait_ms"`
 	MaxWaitMs   float64 `json:"max_wait_ms"`
 	TopShare    float64 `json:"top_share"`
 	AllocsPerOp float64 `json:"allocs_per_op"`
@@ -107,14 +101,15 @@ func (r *Report) Build() {
 		row := Row{
 			Mode: res.Cell.Mode, Goroutines: res.Cell.Goroutines, Config: res.Config, Ours: res.Ours,
 			OpsPerSec: res.OpsPerSec(), TriesPerSec: res.TriesPerSec(),
-			P50Ms: ms(res.P50()), P99Ms: ms(res.P99()), P999Ms: ms(res.P999()), MaxWaitMs: ms(res.MaxWait), TopShare: res.TopShare,
+			P50WaitMs: schema.Ms(res.P50()), P99WaitMs: schema.Ms(res.P99()), P999WaitMs: schema.Ms(res.P999()),
+			MaxWaitMs: schema.Ms(res.MaxWait), TopShare: res.TopShare,
 			AllocsPerOp: res.AllocsPerOp(), BytesPerOp: res.BytesPerOp(), TripsPerOp: res.TripsPerOp(),
 			RedisCPU: res.RedisCPUFrac(), GoCPU: res.GoCPUFrac(),
 			NewConns: res.NewConns, Overlaps: res.Overlaps, GaveUp: res.GaveUp, Errors: res.Errors, LastError: res.LastError,
 		}
 		if base != nil && !res.Ours {
 			row.OursOverOps = ratio(base.OpsPerSec(), res.OpsPerSec())
-			row.OursOverP99 = ratio(ms(base.P99()), ms(res.P99()))
+			row.OursOverP99 = ratio(schema.Ms(base.P99()), schema.Ms(res.P99()))
 			row.OursOverAllocs = ratio(base.AllocsPerOp(), res.AllocsPerOp())
 		}
 		if c, ok := ceil[res.Cell.Goroutines]; ok {
@@ -176,7 +171,7 @@ func (r *Report) targets() []Target {
 				if rs.Ours || !strings.HasPrefix(rs.Config, "redsync") {
 					continue
 				}
-				q := ratio(ours.P99Ms, rs.P99Ms)
+				q := ratio(ours.P99WaitMs, rs.P99WaitMs)
 				out = append(out, Target{
 					Goal: "one key, 10 goroutines: ours ÷ redsync (p99 acquisition wait)",
 					Ours: ours.Config, Against: rs.Config, Ratio: q, Want: "<= 0.2", Met: q <= 0.2,
@@ -186,8 +181,6 @@ func (r *Report) targets() []Target {
 	}
 	return out
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func ratio(a, b float64) float64 {
 	if b == 0 {
@@ -203,10 +196,19 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// header names the columns of the wide table and the markdown view.
 var header = []string{
 	"cell", "g", "config", "acquires/s", "tries/s", "p50 ms", "p99 ms", "p99.9 ms", "max wait ms", "top share", "allocs/op", "B/op", "RT/op",
 	"redis CPU", "Go CPU", "new conns", "overlaps", "gave up", "errors", "ours/peer acq/s", "ours/peer p99", "ours/peer allocs", "acq/s ÷ SET ceiling",
 }
+
+// narrow picks the columns of the default table, which fits schema.Width
+// columns: throughput, the waits, round trips and the two counts that
+// must be zero; the ratios ours/peer are judged in the targets below it.
+var narrow = []int{0, 1, 2, 3, 5, 6, 8, 12, 16, 18}
+
+// narrowHeader names the columns of the default table.
+var narrowHeader = []string{"cell", "g", "config", "acquires/s", "p50 ms", "p99 ms", "max ms", "RT/op", "overlaps", "errors"}
 
 func (row Row) cells() []string {
 	opt := func(v float64, f string) string {
@@ -218,7 +220,7 @@ func (row Row) cells() []string {
 	return []string{
 		string(row.Mode), fmt.Sprint(row.Goroutines), row.Config,
 		fmt.Sprintf("%.0f", row.OpsPerSec), fmt.Sprintf("%.0f", row.TriesPerSec),
-		fmt.Sprintf("%.3f", row.P50Ms), fmt.Sprintf("%.3f", row.P99Ms), fmt.Sprintf("%.3f", row.P999Ms),
+		fmt.Sprintf("%.3f", row.P50WaitMs), fmt.Sprintf("%.3f", row.P99WaitMs), fmt.Sprintf("%.3f", row.P999WaitMs),
 		opt(row.MaxWaitMs, "%.1f"), opt(row.TopShare, "%.2f"),
 		fmt.Sprintf("%.1f", row.AllocsPerOp), fmt.Sprintf("%.0f", row.BytesPerOp), fmt.Sprintf("%.2f", row.TripsPerOp),
 		fmt.Sprintf("%.0f%%", 100*row.RedisCPU), fmt.Sprintf("%.0f%%", 100*row.GoCPU),
@@ -228,15 +230,31 @@ func (row Row) cells() []string {
 	}
 }
 
-// WriteText writes aligned plain-text tables.
-func (r *Report) WriteText(w io.Writer) error {
+func pick(cells []string, cols []int) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = cells[c]
+	}
+	return out
+}
+
+// WriteText writes aligned plain-text tables: by default the columns and
+// lines that fit schema.Width columns, with wide every column.
+func (r *Report) WriteText(w io.Writer, wide bool) error {
+	cols, head := func(cells []string) []string { return pick(cells, narrow) }, narrowHeader
+	if wide {
+		cols, head = func(cells []string) []string { return cells }, header
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, row := range r.Rows {
-		fmt.Fprintln(tw, strings.Join(row.cells(), "\t")+"\t")
+		fmt.Fprintln(tw, strings.Join(cols(row.cells()), "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if !wide {
+		fmt.Fprintln(w, "-wide: every column (tries/s, p99.9, top share, allocs, CPU, conns, gave up, ratios ours/peer).")
 	}
 	if len(r.Ceilings) > 0 {
 		fmt.Fprintln(w, "\nceiling (redis-benchmark, same server):")
@@ -251,14 +269,35 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\ntargets:")
 	for _, t := range r.Targets {
-		fmt.Fprintf(w, "  %-70s %-16s vs %-16s %.3f (want %s) %s\n", t.Goal, t.Ours, t.Against, t.Ratio, t.Want, verdict(t.Met))
+		if wide {
+			fmt.Fprintf(w, "  %-70s %-16s vs %-16s %.3f (want %s) %s\n", t.Goal, t.Ours, t.Against, t.Ratio, t.Want, verdict(t.Met))
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n    %s vs %s: %.3f (want %s) %s\n", t.Goal, t.Ours, t.Against, t.Ratio, t.Want, verdict(t.Met))
 	}
 	fmt.Fprintln(w, "\nconfigs:")
 	for _, s := range r.Settings {
-		fmt.Fprintf(w, "  %-16s %s\n", s.Name, s.Settings)
+		if wide {
+			fmt.Fprintf(w, "  %-16s %s\n", s.Name, s.Settings)
+			continue
+		}
+		lines := strings.Split(schema.Wrap(s.Settings, schema.Width-19), "\n")
+		fmt.Fprintf(w, "  %-16s %s\n", s.Name, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "%19s%s\n", "", l)
+		}
 	}
-	fmt.Fprintf(w, "\nmachine: %d CPUs, %s; %s; %s\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.RedisVersion, r.Machine.GoVersion)
+	machine := r.machine()
+	if !wide {
+		machine = schema.Wrap(machine, schema.Width)
+	}
+	fmt.Fprintf(w, "\n%s\n", machine)
 	return nil
+}
+
+// machine describes where the run happened in one sentence.
+func (r *Report) machine() string {
+	return fmt.Sprintf("machine: %d CPUs, %s; redis-server %s; %s", r.Machine.CPUs, r.Machine.CPUModel, r.Redis.Version, r.Machine.GoVersion)
 }
 
 func verdict(met bool) string {
@@ -288,6 +327,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, s := range r.Settings {
 		fmt.Fprintf(w, "| %s | %s |\n", s.Name, s.Settings)
 	}
-	fmt.Fprintf(w, "\nMachine: %d CPUs, %s; %s; %s.\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.RedisVersion, r.Machine.GoVersion)
+	fmt.Fprintf(w, "\nMachine: %d CPUs, %s; redis-server %s; %s.\n", r.Machine.CPUs, r.Machine.CPUModel, r.Redis.Version, r.Machine.GoVersion)
 	return nil
 }

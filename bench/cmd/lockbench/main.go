@@ -6,14 +6,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -23,7 +21,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/bench/lockbench"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
 func main() {
@@ -43,6 +43,7 @@ func run() error {
 		configs    = flag.String("configs", "", "comma-separated configs to run (default all): "+configNames())
 		ttl        = flag.Duration("ttl", 10*time.Second, "lease of every hold")
 		format     = flag.String("format", "table", "output: table, markdown or json")
+		wide       = flag.Bool("wide", false, "table: every column (wider than 100 columns)")
 		ceilingN   = flag.Int("ceiling-requests", 100000, "requests per redis-benchmark run (0 skips the ceiling)")
 		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the lock measurements to this file")
 		jsonOut    = flag.String("json", "", "also write the report as JSON to this file")
@@ -82,10 +83,7 @@ func run() error {
 	rep := &lockbench.Report{
 		Command: strings.Join(os.Args, " "),
 		Configs: cfgs,
-		Machine: lockbench.Machine{
-			CPUs: runtime.NumCPU(), CPUModel: cpuModel(),
-			RedisVersion: "redis-server " + redisserver.Version(ctx, admin), GoVersion: runtime.Version(),
-		},
+		Env:     schema.NewEnv(redisconn.ModeRedisServer, redisserver.Version(ctx, admin)),
 	}
 	r := &lockbench.Runner{Addr: srv.Addr(), TTL: *ttl, Admin: admin}
 	defer r.Close()
@@ -142,7 +140,7 @@ func run() error {
 	case "markdown":
 		return rep.WriteMarkdown(os.Stdout)
 	default:
-		return rep.WriteText(os.Stdout)
+		return rep.WriteText(os.Stdout, *wide)
 	}
 }
 
@@ -182,21 +180,4 @@ func union(a, b []int) []int {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// cpuModel reads the CPU model from /proc/cpuinfo, or falls back to
-// GOARCH.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
 }
