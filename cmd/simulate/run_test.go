@@ -107,6 +107,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-duration", "-3s"}, 2},
 		{[]string{"bogus-subcommand"}, 2},
 		{[]string{"-h"}, 0},
+		{[]string{"help"}, 0},
+		{[]string{"help", "gallery"}, 0},
+		{[]string{"help", "bogus-subcommand"}, 2},
+		{[]string{"-version"}, 0},
+		{[]string{"gallery", "-format", "xml"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
