@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
@@ -101,15 +102,15 @@ func (r *Report) Build() {
 		row := Row{
 			Mode: res.Cell.Mode, Goroutines: res.Cell.Goroutines, Config: res.Config, Ours: res.Ours,
 			OpsPerSec: res.OpsPerSec(), TriesPerSec: res.TriesPerSec(),
-			P50WaitMs: schema.Ms(res.P50()), P99WaitMs: schema.Ms(res.P99()), P999WaitMs: schema.Ms(res.P999()),
-			MaxWaitMs: schema.Ms(res.MaxWait), TopShare: res.TopShare,
+			P50WaitMs: latency.Milliseconds(res.P50()), P99WaitMs: latency.Milliseconds(res.P99()), P999WaitMs: latency.Milliseconds(res.P999()),
+			MaxWaitMs: latency.Milliseconds(res.MaxWait), TopShare: res.TopShare,
 			AllocsPerOp: res.AllocsPerOp(), BytesPerOp: res.BytesPerOp(), TripsPerOp: res.TripsPerOp(),
 			RedisCPU: res.RedisCPUFrac(), GoCPU: res.GoCPUFrac(),
 			NewConns: res.NewConns, Overlaps: res.Overlaps, GaveUp: res.GaveUp, Errors: res.Errors, LastError: res.LastError,
 		}
 		if base != nil && !res.Ours {
 			row.OursOverOps = ratio(base.OpsPerSec(), res.OpsPerSec())
-			row.OursOverP99 = ratio(schema.Ms(base.P99()), schema.Ms(res.P99()))
+			row.OursOverP99 = ratio(latency.Milliseconds(base.P99()), latency.Milliseconds(res.P99()))
 			row.OursOverAllocs = ratio(base.AllocsPerOp(), res.AllocsPerOp())
 		}
 		if c, ok := ceil[res.Cell.Goroutines]; ok {

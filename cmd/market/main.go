@@ -27,6 +27,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
@@ -151,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", slog.Float64("timeout_s", schema.Seconds(*shutdown)))
+	log.Info("shutting down", slog.Float64("timeout_s", latency.Seconds(*shutdown)))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
 	err = hs.Shutdown(sctx)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/faults"
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report"
@@ -181,8 +182,8 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	doc := faultsDoc{
 		Env:       schema.NewEnv(redisconn.ModeRedisServer, redisVersion(bin)),
 		Trials:    o.cfg.Trials,
-		LockTTLMs: schema.Ms(o.cfg.LockTTL), PauseMs: schema.Ms(pause), ReadTimeoutMs: schema.Ms(o.cfg.ReadTimeout),
-		DurationS: schema.Seconds(o.cfg.Duration),
+		LockTTLMs: latency.Milliseconds(o.cfg.LockTTL), PauseMs: latency.Milliseconds(pause), ReadTimeoutMs: latency.Milliseconds(o.cfg.ReadTimeout),
+		DurationS: latency.Seconds(o.cfg.Duration),
 		Seed:      o.cfg.Seed,
 	}
 	start := time.Now()

@@ -11,3 +11,9 @@ import (
 func Milliseconds(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000
 }
+
+// Seconds is d in seconds, rounded to the millisecond: the form of a
+// duration under a key ending in _s.
+func Seconds(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)) / 1000
+}

@@ -16,3 +16,13 @@ func ExampleMilliseconds() {
 	// 2001.235
 	// 0
 }
+
+func ExampleSeconds() {
+	fmt.Println(latency.Seconds(90 * time.Second))
+	fmt.Println(latency.Seconds(1234567890 * time.Nanosecond))
+	fmt.Println(latency.Seconds(499 * time.Microsecond))
+	// Output:
+	// 90
+	// 1.235
+	// 0
+}

@@ -146,7 +146,7 @@ type Book struct {
 	DurationS   float64           `json:"duration_s"`
 }
 
-// round3 keeps three decimals, enough for milliseconds and rates.
+// round3 keeps three decimals, enough for rates.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // FromResult makes a row of a cell's result.
@@ -159,8 +159,8 @@ func FromResult(r sim.Result) Row {
 		OpsPerS:     round3(r.OpsPerSecond()),
 		BoughtPerS:  round3(r.BoughtPerSecond()),
 		Violations:  r.Audit.Total(),
-		ElapsedS:    schema.Seconds(r.Elapsed),
-		DrainS:      schema.Seconds(r.Drain),
+		ElapsedS:    latency.Seconds(r.Elapsed),
+		DrainS:      latency.Seconds(r.Drain),
 		Failures:    r.Failed,
 		FailedLists: r.FailedLists, ListRetries: r.ListRetries, ListLockWaits: r.ListLockWaits,
 		LockLost: r.LockLost, EmptyPolls: r.EmptyPolls,
@@ -171,7 +171,7 @@ func FromResult(r sim.Result) Row {
 		row.Markets = len(r.Markets)
 	}
 	row.Prefill = r.Prefill
-	row.PrefillS = schema.Seconds(r.PrefillTime)
+	row.PrefillS = latency.Seconds(r.PrefillTime)
 	if v, ok := r.PrefillBytesPerListing(); ok {
 		row.BytesPerListing = round3(v)
 		row.RedisUsedMemoryBeforeBytes = r.Server.Before.UsedMemory
@@ -179,8 +179,8 @@ func FromResult(r sim.Result) Row {
 	}
 	row.MarketZSetBytes, row.ItemsSetBytes = r.MarketBytes, r.ItemsBytes
 	row.ClientRSSBytes = r.ClientRSS
-	row.ClientCPUS = schema.Seconds(r.ClientCPU)
-	row.RedisCPUS = schema.Seconds(r.RedisCPU())
+	row.ClientCPUS = latency.Seconds(r.ClientCPU)
+	row.RedisCPUS = latency.Seconds(r.RedisCPU())
 	row.RedisCommands = r.RedisCommands()
 	if row.RedisCommands > 0 {
 		row.RedisMasters = r.Server.After.Masters
@@ -199,7 +199,7 @@ func FromResult(r sim.Result) Row {
 		row.Book = &Book{
 			Listed: b.Listed.Value, Bought: b.Bought.Value, Retries: b.Retries.Value, AvgWaitMs: b.AvgWaitMs.Value,
 			UpperBounds: b.UpperBounds(), Published: published(b), Source: b.Source,
-			DurationS: schema.Seconds(book.Duration),
+			DurationS: latency.Seconds(book.Duration),
 		}
 	}
 	return row

@@ -1,20 +1,19 @@
 // Package schema holds the conventions every output of the commands and
 // the service follows: one environment block (Env) in every JSON document,
-// durations as numbers with their unit in the key (Ms, Seconds), text that
-// fits a terminal of Width columns (Wrap), and the program's version.
+// text that fits a terminal of Width columns (Wrap, Widest), and the
+// program's version.
 //
 // JSON keys are snake_case. A duration is a number whose key ends in its
-// unit, "_ms" or "_s", never a Go duration string such as "1.5ms".
+// unit, "_ms" or "_s" (latency.Milliseconds, latency.Seconds), never a Go
+// duration string such as "1.5ms".
 package schema
 
 import (
 	"bufio"
-	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -79,18 +78,6 @@ func cpuModel() string {
 		}
 	}
 	return ""
-}
-
-// Ms is d in milliseconds, rounded to the microsecond: the value of a key
-// ending in "_ms".
-func Ms(d time.Duration) float64 {
-	return math.Round(float64(d)/float64(time.Microsecond)) / 1000
-}
-
-// Seconds is d in seconds, rounded to the millisecond: the value of a key
-// ending in "_s".
-func Seconds(d time.Duration) float64 {
-	return math.Round(float64(d)/float64(time.Millisecond)) / 1000
 }
 
 // Version is the program's version: the module version it was built at

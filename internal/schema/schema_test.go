@@ -6,30 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestMsSeconds(t *testing.T) {
-	tests := []struct {
-		d     time.Duration
-		ms, s float64
-	}{
-		{0, 0, 0},
-		{1500 * time.Microsecond, 1.5, 0.002},
-		{1234567 * time.Nanosecond, 1.235, 0.001},
-		{499 * time.Nanosecond, 0, 0},
-		{90 * time.Second, 90000, 90},
-		{1234567890 * time.Nanosecond, 1234.568, 1.235},
-	}
-	for _, tc := range tests {
-		if got := Ms(tc.d); got != tc.ms {
-			t.Errorf("Ms(%v) = %v, want %v", tc.d, got, tc.ms)
-		}
-		if got := Seconds(tc.d); got != tc.s {
-			t.Errorf("Seconds(%v) = %v, want %v", tc.d, got, tc.s)
-		}
-	}
-}
 
 func TestVersion(t *testing.T) {
 	tests := []struct {
@@ -104,12 +81,6 @@ func TestEnvShape(t *testing.T) {
 	if got["machine"]["cpus"].(float64) < 1 || got["machine"]["go_version"] == "" || got["machine"]["program"] == "" {
 		t.Errorf("machine block = %v", got["machine"])
 	}
-}
-
-func ExampleMs() {
-	d := 1500 * time.Microsecond
-	fmt.Printf(`{"wait_ms": %v, "wait_s": %v}`+"\n", Ms(d), Seconds(d))
-	// Output: {"wait_ms": 1.5, "wait_s": 0.002}
 }
 
 func ExampleWrap() {
