@@ -45,9 +45,19 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "market:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
+
+// usageError is a mistake in the command line: the process exits with
+// status 2, as flag's own errors do.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // Timeouts of the HTTP server. WriteTimeout leaves room for a purchase
 // that waits for its strategy's turn (10 s) and then for a lock (10 s).
@@ -77,21 +87,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if *version {
 		fmt.Fprintln(stdout, schema.VersionLine("market"))
 		return nil
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
 	}
 	st, err := market.ParseStrategy(*strategy)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if err := market.ValidID("market name", *name); err != nil {
-		return err
+		return usageError{err}
+	}
+	if *bodyLimit < 1 {
+		return usageError{fmt.Errorf("-body-limit %d must be at least 1", *bodyLimit)}
 	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *logJSON {
@@ -100,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(handler)
 
 	conn, err := redisconn.Open(ctx, *redisSpec, stderr)
+	if errors.Is(err, redisconn.ErrSpec) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}

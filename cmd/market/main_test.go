@@ -172,6 +172,7 @@ func TestRunBadFlags(t *testing.T) {
 		{"unknown flag", []string{"-port", "80"}, "flag provided but not defined"},
 		{"extra argument", []string{"serve"}, "unexpected arguments"},
 		{"bad redis", []string{"-redis", "nowhere"}, "not auto"},
+		{"body limit", []string{"-body-limit", "0"}, "-body-limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,6 +180,11 @@ func TestRunBadFlags(t *testing.T) {
 			err := run(context.Background(), tt.args, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) {
 				t.Fatalf("run %v: %v (%s); want an error with %q", tt.args, err, stderr.String(), tt.want)
+			}
+			// A mistake in the command line exits with status 2.
+			var usage usageError
+			if !errors.As(err, &usage) {
+				t.Fatalf("run %v: %v is not a usage error (exit 2)", tt.args, err)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -114,6 +115,9 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	conn, err := redisconn.Open(ctx, o.redis, stderr)
+	if errors.Is(err, redisconn.ErrSpec) {
+		return usagef(stderr, "simulate", "%v", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ func TestParseRunFlags(t *testing.T) {
 		{"zero duration", []string{"-duration", "0"}, "must be positive"},
 		{"bad duration", []string{"-duration", "soon"}, "invalid value"},
 		{"pick zero", []string{"-pick", "0"}, "-pick 0"},
+		{"malformed redis", []string{"-redis", "nowhere"}, "not auto"},
 		{"unknown format", []string{"-format", "xml"}, `-format "xml"`},
 		{"unknown flag", []string{"-listers", "5"}, "flag provided but not defined"},
 		{"stray argument", []string{"-duration", "1s", "extra"}, `unexpected argument "extra"`},

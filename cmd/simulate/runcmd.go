@@ -151,6 +151,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	conn, err := redisconn.Open(ctx, o.redis, stderr)
+	if errors.Is(err, redisconn.ErrSpec) {
+		return usagef(stderr, "simulate", "%v", err)
+	}
 	if err != nil {
 		return err
 	}

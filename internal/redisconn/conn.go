@@ -108,7 +108,7 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 	for i, a := range addrs {
 		addrs[i] = strings.TrimSpace(a)
 		if addrs[i] == "" || !strings.Contains(addrs[i], ":") {
-			return nil, fmt.Errorf("redis: %q is not auto, a redis:// URL or a host:port list", spec)
+			return nil, fmt.Errorf("redis: %q is not auto, a redis:// URL or a host:port list: %w", spec, ErrSpec)
 		}
 	}
 	var c *Conn
@@ -144,10 +144,15 @@ func newClient(addr string) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize, MaxRetries: maxRetries})
 }
 
+// ErrSpec is wrapped by Open's error when the -redis value itself is
+// malformed (as opposed to a server that cannot be reached): a usage
+// mistake.
+var ErrSpec = errors.New("malformed Redis address")
+
 func openURL(ctx context.Context, u string) (*Conn, error) {
 	opts, err := redis.ParseURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("redis: %s: %w", redact(u), err)
+		return nil, fmt.Errorf("redis: %s: %w: %w", redact(u), ErrSpec, err)
 	}
 	if opts.PoolSize == 0 {
 		opts.PoolSize = PoolSize
