@@ -38,7 +38,6 @@ func TestParseRunFlags(t *testing.T) {
 		{"zero duration", []string{"-duration", "0"}, "must be positive"},
 		{"bad duration", []string{"-duration", "soon"}, "invalid value"},
 		{"pick zero", []string{"-pick", "0"}, "-pick 0"},
-		{"malformed redis", []string{"-redis", "nowhere"}, "not auto"},
 		{"unknown format", []string{"-format", "xml"}, `-format "xml"`},
 		{"unknown flag", []string{"-listers", "5"}, "flag provided but not defined"},
 		{"stray argument", []string{"-duration", "1s", "extra"}, `unexpected argument "extra"`},
@@ -113,6 +112,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"help", "bogus-subcommand"}, 2},
 		{[]string{"-version"}, 0},
 		{[]string{"gallery", "-format", "xml"}, 2},
+		{[]string{"-redis", "nowhere"}, 2},
+		{[]string{"gallery", "-redis", "redis://%zz"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
