@@ -9,18 +9,12 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
 // exampleRedis starts an embedded Redis for an example.
-func exampleRedis() (*redis.Client, func()) {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return rdb, func() { rdb.Close(); mr.Close() }
-}
+var exampleRedis = redistest.Embedded
 
 func ExampleMutex() {
 	rdb, stop := exampleRedis()

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -79,11 +77,4 @@ func ExampleMarket_Purchase() {
 }
 
 // exampleRedis starts an embedded Redis for an example.
-func exampleRedis() (*redis.Client, func()) {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return rdb, func() { rdb.Close(); mr.Close() }
-}
+var exampleRedis = redistest.Embedded

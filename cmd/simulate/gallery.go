@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/gallery"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/schema"
 )
@@ -114,10 +112,7 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	conn, err := redisconn.Open(ctx, o.redis, stderr)
-	if errors.Is(err, redisconn.ErrSpec) {
-		return usagef(stderr, "simulate", "%v", err)
-	}
+	conn, err := openRedis(ctx, o.redis, stderr)
 	if err != nil {
 		return err
 	}

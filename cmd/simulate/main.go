@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
@@ -140,6 +141,15 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 
 // usagef prints a command-line mistake of the subcommand called name and
 // returns it wrapped in errUsage (exit status 2).
+// openRedis opens the -redis value spec; a malformed one is a usage error.
+func openRedis(ctx context.Context, spec string, stderr io.Writer) (*redisconn.Conn, error) {
+	conn, err := redisconn.Open(ctx, spec, stderr)
+	if errors.Is(err, redisconn.ErrSpec) {
+		return nil, usagef(stderr, "simulate", "%v", err)
+	}
+	return conn, err
+}
+
 func usagef(stderr io.Writer, name, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
 	fmt.Fprintf(stderr, "%s: %s\nRun '%s -h' for help.\n", name, msg, name)

@@ -150,10 +150,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	conn, err := redisconn.Open(ctx, o.redis, stderr)
-	if errors.Is(err, redisconn.ErrSpec) {
-		return usagef(stderr, "simulate", "%v", err)
-	}
+	conn, err := openRedis(ctx, o.redis, stderr)
 	if err != nil {
 		return err
 	}

@@ -164,3 +164,15 @@ func Snapshot(tb testing.TB, rdb redis.UniversalClient) map[string]string {
 	}
 	return out
 }
+
+// Embedded starts an in-process miniredis and returns a client of it and a
+// function that closes both: the Redis of the Example functions, whose
+// output must not depend on a server being installed.
+func Embedded() (*redis.Client, func()) {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	return rdb, func() { rdb.Close(); mr.Close() }
+}
