@@ -128,7 +128,7 @@ func failoverTrial(ctx context.Context, f Fault, cfg Config, trial int, res *Res
 	}
 	promoted := checkClient(replica.Addr())
 	defer promoted.Close()
-	if err := promoted.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := promoted.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("promote replica: %w", err)
 	}
 	second := redis.NewClient(&redis.Options{Addr: replica.Addr(), MaxRetries: -1})

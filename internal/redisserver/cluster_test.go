@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -20,19 +22,25 @@ func TestStartCluster(t *testing.T) {
 			if got := len(cl.Addrs()); got != masters {
 				t.Fatalf("%d nodes, want %d", got, masters)
 			}
-			slots, err := c.ClusterSlots(ctx).Result()
+			shards, err := c.ClusterShards(ctx).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var owners []string
 			covered := 0
-			for _, s := range slots {
-				covered += int(s.End - s.Start + 1)
-				if len(s.Nodes) == 0 {
-					t.Fatalf("slots %d-%d have no node", s.Start, s.End)
+			for _, sh := range shards {
+				i := slices.IndexFunc(sh.Nodes, func(n redis.Node) bool { return n.Role == "master" })
+				if len(sh.Slots) == 0 {
+					continue // a shard that serves no slot
 				}
-				if !slices.Contains(owners, s.Nodes[0].Addr) {
-					owners = append(owners, s.Nodes[0].Addr)
+				if i < 0 {
+					t.Fatalf("slots %v have no master", sh.Slots)
+				}
+				for _, s := range sh.Slots {
+					covered += int(s.End - s.Start + 1)
+				}
+				if addr := fmt.Sprintf("%s:%d", sh.Nodes[i].IP, sh.Nodes[i].Port); !slices.Contains(owners, addr) {
+					owners = append(owners, addr)
 				}
 			}
 			if covered != 16384 || len(owners) != masters {

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -29,22 +32,22 @@ func SpreadNames(ctx context.Context, c redis.UniversalClient, base string, n in
 		}
 		return out, nil
 	}
-	slots, err := cc.ClusterSlots(ctx).Result()
+	ranges, err := masterRanges(ctx, cc)
 	if err != nil {
-		return nil, fmt.Errorf("cluster slots: %w", err)
+		return nil, err
 	}
 	var order []string // masters in the order of their first slot range
 	owner := func(slot int64) string {
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-				return s.Nodes[0].Addr
+		for _, r := range ranges {
+			if r.start <= slot && slot <= r.end {
+				return r.master
 			}
 		}
 		return ""
 	}
-	for _, s := range slots {
-		if len(s.Nodes) > 0 && !contains(order, s.Nodes[0].Addr) {
-			order = append(order, s.Nodes[0].Addr)
+	for _, r := range ranges {
+		if !slices.Contains(order, r.master) {
+			order = append(order, r.master)
 		}
 	}
 	if len(order) == 0 {
@@ -67,11 +70,36 @@ func SpreadNames(ctx context.Context, c redis.UniversalClient, base string, n in
 	return out, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
+// slotRange is a range of hash slots and the address of the master that
+// serves it.
+type slotRange struct {
+	start, end int64
+	master     string
+}
+
+// masterRanges returns every slot range of the cluster with its master,
+// in the order of the slots.
+func masterRanges(ctx context.Context, cc *redis.ClusterClient) ([]slotRange, error) {
+	shards, err := cc.ClusterShards(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("cluster shards: %w", err)
+	}
+	var out []slotRange
+	for _, sh := range shards {
+		i := slices.IndexFunc(sh.Nodes, func(n redis.Node) bool { return n.Role == "master" })
+		if i < 0 {
+			continue
+		}
+		n := sh.Nodes[i]
+		host := n.Endpoint
+		if host == "" || host == "?" { // no preferred endpoint announced
+			host = n.IP
+		}
+		addr := net.JoinHostPort(host, strconv.FormatInt(n.Port, 10))
+		for _, r := range sh.Slots {
+			out = append(out, slotRange{start: r.Start, end: r.End, master: addr})
 		}
 	}
-	return false
+	slices.SortFunc(out, func(a, b slotRange) int { return cmp.Compare(a.start, b.start) })
+	return out, nil
 }
