@@ -124,7 +124,10 @@ func (o *outcome) audit(ctx context.Context, m *market.Market) error {
 func (s Scenario) Run(ctx context.Context, env Env) (Row, error) {
 	row := Row{Recipe: s.Recipe, Fault: s.Fault, Consequence: s.Consequence, FixedBy: s.FixedBy}
 	for _, fixed := range []bool{false, true} {
-		w := newWorld(env)
+		w, err := newWorld(env)
+		if err != nil {
+			return row, fmt.Errorf("gallery: %s: %w", s.Recipe, err)
+		}
 		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		o, err := s.run(sctx, w, fixed)
 		cancel()
@@ -177,25 +180,26 @@ type world struct {
 	setup  *market.Market
 }
 
-func newWorld(env Env) *world {
+func newWorld(env Env) (*world, error) {
 	b := make([]byte, 5)
 	rand.Read(b)
 	w := &world{env: env, name: "gallery-" + hex.EncodeToString(b), ledger: market.NewLedger()}
-	w.setup = w.market(patient).Market
-	return w
+	setup, err := w.market(patient)
+	if err != nil {
+		return nil, err
+	}
+	w.setup = setup.Market
+	return w, nil
 }
 
 // market returns a client of the world's market (all share one ledger, so
 // the audit knows every acknowledged sale) with its own purchase timeout
 // and options.
-func (w *world) market(timeout time.Duration, opts ...market.Option) trader {
+func (w *world) market(timeout time.Duration, opts ...market.Option) (trader, error) {
 	opts = append([]market.Option{market.WithLedger(w.ledger), market.WithLockTTL(lease),
 		market.WithTimeouts(timeout, timeout)}, opts...)
 	m, err := market.New(w.env.Client, w.name, opts...)
-	if err != nil {
-		panic(err) // the name is valid by construction
-	}
-	return trader{Market: m}
+	return trader{Market: m}, err
 }
 
 // trader is a client of a scenario's market whose purchases may stop just

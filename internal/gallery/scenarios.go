@@ -139,17 +139,24 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	waitB := func(ctx context.Context) { aAtGap.fire(); errs.add(bAtGap.wait(ctx)) }
 	waitA := func(ctx context.Context) { bAtGap.fire(); errs.add(aDone.wait(ctx)) }
 	var mA, mB trader
+	var errA, errB error
 	if fixed {
-		mA = w.market(patient).stoppingAt(func(ctx context.Context, _, _ string) { waitB(ctx) })
-		mB = w.market(impatient).stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
+		mA, errA = w.market(patient)
+		mB, errB = w.market(impatient)
+		mA = mA.stoppingAt(func(ctx context.Context, _, _ string) { waitB(ctx) })
+		mB = mB.stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
 	} else {
 		hookA := func(ctx context.Context, point string) error { waitB(ctx); return nil }
-		mA = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
+		mA, errA = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
 			return &flawed.GetThenSet{RDB: w.env.Client, Key: key, Hook: hookA}
 		}, nil)))
-		mB = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
+		mB, errB = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
 			return &flawed.GetThenSet{RDB: w.env.Client, Key: key}
-		}, nil))).stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
+		}, nil)))
+		mB = mB.stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
+	}
+	if err := errors.Join(errA, errB); err != nil {
+		return o, err
 	}
 	var wg sync.WaitGroup
 	aDone, aErr := client(&wg, func() error {
@@ -214,7 +221,10 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 	if !fixed {
 		opts = append(opts, market.WithLockFunc(lockFunc(nil)))
 	}
-	m := w.market(impatient, opts...)
+	m, err := w.market(impatient, opts...)
+	if err != nil {
+		return o, err
+	}
 	for i, b := range buyers {
 		_, err := m.Purchase(ctx, market.Coarse, b, "sam", "gem"+strconv.Itoa(i), 100)
 		switch {
@@ -273,13 +283,17 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 	default:
 		lockA, lockOthers = recipeLock(newRecipe(nil), pauseA), recipeLock(newRecipe(nil), nil)
 	}
-	mA := w.market(patient, market.WithLockFunc(lockA))
-	mB := w.market(patient, market.WithLockFunc(lockOthers)).stoppingAt(func(ctx context.Context, _, _ string) {
+	mA, errA := w.market(patient, market.WithLockFunc(lockA))
+	mB, errB := w.market(patient, market.WithLockFunc(lockOthers))
+	mC, errC := w.market(impatient, market.WithLockFunc(lockOthers))
+	if err := errors.Join(errA, errB, errC); err != nil {
+		return o, err
+	}
+	mB = mB.stoppingAt(func(ctx context.Context, _, _ string) {
 		bAtCommit.fire()
 		errs.add(cStarted.wait(ctx))
 		errs.add(cDone.wait(ctx))
 	})
-	mC := w.market(impatient, market.WithLockFunc(lockOthers))
 	var wg sync.WaitGroup
 	aDone, aErr := client(&wg, func() error {
 		_, err := mA.Purchase(ctx, market.Coarse, "ann", "sam", "ring", 50)
@@ -335,10 +349,14 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	if fixed {
 		opts = append(opts, market.WithFencing())
 	}
-	mB := w.market(patient, opts...)
+	mB, errB := w.market(patient, opts...)
+	mA, errA := w.market(patient, opts...)
+	if err := errors.Join(errA, errB); err != nil {
+		return o, err
+	}
 	var bErr error
 	paused := newEvent()
-	mA := w.market(patient, opts...).stoppingAt(func(ctx context.Context, _, _ string) {
+	mA = mA.stoppingAt(func(ctx context.Context, _, _ string) {
 		select {
 		case <-paused.ch:
 			return // a retry after the pause
