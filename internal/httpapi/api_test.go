@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -384,4 +387,60 @@ func TestDefaultStrategy(t *testing.T) {
 			t.Errorf("no %q in metrics", want)
 		}
 	})
+}
+
+// TestNewRefusesTakenRegistry: a registry that already holds some of the
+// service's collectors makes New fail with an error, not a panic, and
+// leaves the registry as it was.
+func TestNewRefusesTakenRegistry(t *testing.T) {
+	b := redistest.Mini(t)
+	m, err := market.New(b.Client, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		fill func(t *testing.T, reg *prometheus.Registry)
+	}{
+		{"another server", func(t *testing.T, reg *prometheus.Registry) {
+			if _, err := New(Config{Market: m, Registry: reg}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// Registered after the service's own metrics: those are taken
+		// back when it fails.
+		{"a go collector", func(t *testing.T, reg *prometheus.Registry) {
+			reg.MustRegister(collectors.NewGoCollector())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			tc.fill(t, reg)
+			before := families(t, reg)
+			srv, err := New(Config{Market: m, Registry: reg})
+			if err == nil || srv != nil {
+				t.Fatalf("New: %v, %v; want an error", srv, err)
+			}
+			if !strings.Contains(err.Error(), "register metrics") {
+				t.Errorf("error %q does not say what failed", err)
+			}
+			if after := families(t, reg); !slices.Equal(after, before) {
+				t.Errorf("metric families after the failed New:\n%v\nbefore:\n%v", after, before)
+			}
+		})
+	}
+}
+
+// families lists the names of the metric families reg gathers.
+func families(t *testing.T, reg *prometheus.Registry) []string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	return names
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -25,7 +26,11 @@ type metrics struct {
 	requests  *prometheus.CounterVec   // method, route, status
 }
 
-func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) *metrics {
+// newMetrics makes the metrics and registers them, with the Redis pool,
+// Go runtime and process collectors, on reg. It fails, and leaves reg as it
+// was, when reg already holds any of them (e.g. a Server made before on the
+// same registry).
+func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) (*metrics, error) {
 	countBuckets := []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}
 	m := &metrics{
 		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -73,10 +78,18 @@ func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) *metrics {
 			Help: "HTTP requests by method, route and status.",
 		}, []string{"method", "route", "status"}),
 	}
-	reg.MustRegister(m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist, m.waitHist,
-		m.gateWait, m.requests, newPoolCollector(rdb),
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
+	cs := []prometheus.Collector{m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist,
+		m.waitHist, m.gateWait, m.requests, newPoolCollector(rdb),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return nil, fmt.Errorf("httpapi: register metrics: %w", err)
+		}
+	}
+	return m, nil
 }
 
 // observe records one list or purchase.
@@ -143,10 +156,22 @@ func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	if s == nil {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(p.hits, prometheus.CounterValue, float64(s.Hits))
-	ch <- prometheus.MustNewConstMetric(p.misses, prometheus.CounterValue, float64(s.Misses))
-	ch <- prometheus.MustNewConstMetric(p.timeouts, prometheus.CounterValue, float64(s.Timeouts))
-	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.TotalConns))
-	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.IdleConns))
-	ch <- prometheus.MustNewConstMetric(p.stale, prometheus.CounterValue, float64(s.StaleConns))
+	for _, v := range []struct {
+		d   *prometheus.Desc
+		typ prometheus.ValueType
+		n   uint32
+	}{
+		{p.hits, prometheus.CounterValue, s.Hits},
+		{p.misses, prometheus.CounterValue, s.Misses},
+		{p.timeouts, prometheus.CounterValue, s.Timeouts},
+		{p.total, prometheus.GaugeValue, s.TotalConns},
+		{p.idle, prometheus.GaugeValue, s.IdleConns},
+		{p.stale, prometheus.CounterValue, s.StaleConns},
+	} {
+		m, err := prometheus.NewConstMetric(v.d, v.typ, float64(v.n))
+		if err != nil {
+			m = prometheus.NewInvalidMetric(v.d, err)
+		}
+		ch <- m
+	}
 }

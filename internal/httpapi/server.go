@@ -89,7 +89,9 @@ type Server struct {
 	strategy market.Strategy
 }
 
-// New returns a Server for cfg.Market.
+// New returns a Server for cfg.Market. It fails when cfg names no market
+// or an unknown strategy, or when cfg.Registry already holds any of the
+// service's metrics (e.g. those of another Server).
 func New(cfg Config) (*Server, error) {
 	if cfg.Market == nil {
 		return nil, errors.New("httpapi: Config.Market is required")
@@ -116,7 +118,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Env = schema.NewEnv("", "")
 	}
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy}
-	s.metrics = newMetrics(cfg.Registry, cfg.Market.Client())
+	var err error
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
+		return nil, err
+	}
 	if err := s.routes(); err != nil {
 		return nil, err
 	}
