@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
@@ -34,9 +35,7 @@ func miniCluster(t *testing.T) cluster {
 }
 
 func realCluster(t *testing.T) cluster {
-	if _, err := redisserver.Binary(); err != nil {
-		t.Skip("no redis-server binary on PATH")
-	}
+	redistest.RequireServer(t)
 	var c cluster
 	var servers []*redisserver.Server
 	for range 5 {

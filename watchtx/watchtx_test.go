@@ -161,9 +161,6 @@ func TestRunPipedIncrementsAreNotLost(t *testing.T) {
 }
 
 func TestRunPipedOnCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
 	c, _ := redistest.Cluster(t, 3)
 	ctx := context.Background()
 	for _, key := range []string{"{a}n", "{b}n", "{c}n"} {

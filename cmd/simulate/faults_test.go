@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/faults"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 func TestParseFaultsFlags(t *testing.T) {
@@ -46,9 +46,7 @@ func TestParseFaultsFlags(t *testing.T) {
 // JSON: the unfenced fine lock sells the listing twice, watch does not,
 // and the command does not fail for an expected violation.
 func TestFaultsCommand(t *testing.T) {
-	if _, err := redisserver.Binary(); err != nil {
-		t.Skip("no redis-server binary on PATH")
-	}
+	redistest.RequireServer(t)
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"faults", "-fault", "pause", "-strategies", "watch,fine",
 		"-trials", "1", "-ttl", "100ms", "-format", "json"}, &out, &errOut)

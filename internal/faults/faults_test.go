@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // clientEnv makes the test binary act as the pausable client process.
@@ -19,14 +19,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(clientEnv) == "1" {
 		os.Exit(ClientMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	redistest.Main(m)
 }
 
 // testConfig is a short configuration; t.Log receives the trial lines.
 func testConfig(t *testing.T) Config {
-	if _, err := redisserver.Binary(); err != nil {
-		t.Skip("no redis-server binary on PATH")
-	}
+	redistest.RequireServer(t)
 	return Config{
 		Trials:   1,
 		Duration: 500 * time.Millisecond,

@@ -38,9 +38,6 @@ func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
 // TestGalleryOnRedisCluster runs the gallery on a three-master cluster,
 // where every key of a scenario must share its market's slot.
 func TestGalleryOnRedisCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Redis Cluster")
-	}
 	rdb, _ := redistest.Cluster(t, 3)
 	rows, err := gallery.RunAll(context.Background(), gallery.Env{Client: rdb})
 	if err != nil {

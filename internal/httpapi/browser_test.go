@@ -40,7 +40,7 @@ func chromium() string {
 func TestBrowser(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
-		t.Skip("no chromium binary on PATH")
+		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
 	}
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()

@@ -1,12 +1,17 @@
 // Package redistest gives tests a real redis-server and an embedded
 // miniredis, so that every test can run against both.
+//
+// A test that needs a real server, a cluster or a browser that is missing
+// is skipped, and Main, which every package using redistest calls from its
+// TestMain, prints one line counting those skips and why. Under CI=true
+// such a skip fails the test instead, so that CI cannot pass on miniredis
+// alone.
 package redistest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -80,19 +85,21 @@ func (b *Backend) NewClient(tb testing.TB) *redis.Client {
 // Mini starts an embedded miniredis for the test.
 func Mini(tb testing.TB) *Backend {
 	tb.Helper()
+	checkMain(tb)
 	m := miniredis.RunT(tb)
 	b := &Backend{Name: "miniredis", Mini: m}
 	b.Client = b.NewClient(tb)
 	return b
 }
 
-// Real starts a private redis-server for the test, or skips the test when
-// no redis-server binary exists. Extra args go to redis-server.
+// Real starts a private redis-server for the test, or skips the test (see
+// Skip) when no redis-server binary exists. Extra args go to redis-server.
 func Real(tb testing.TB, args ...string) *Backend {
 	tb.Helper()
+	checkMain(tb)
 	srv, err := redisserver.Start(context.Background(), redisserver.Options{Args: args})
 	if errors.Is(err, redisserver.ErrNoBinary) {
-		tb.Skip("no redis-server binary on PATH")
+		Skip(tb, NeedServer, reasonNoServer)
 	}
 	if err != nil {
 		tb.Fatalf("start redis-server: %v", err)
@@ -104,8 +111,8 @@ func Real(tb testing.TB, args ...string) *Backend {
 }
 
 // Run runs fn as two subtests, one on miniredis and one on a private
-// redis-server (skipped when there is no redis-server binary). Each subtest
-// gets a fresh, empty backend.
+// redis-server (skipped, see Skip, when there is no redis-server binary).
+// Each subtest gets a fresh, empty backend.
 func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 	t.Helper()
 	t.Run("miniredis", func(t *testing.T) { fn(t, Mini(t)) })
@@ -113,16 +120,12 @@ func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 }
 
 // Cluster starts a local Redis Cluster of masters nodes for the test and
-// returns a cluster client, or skips the test when redis-server or
-// redis-cli is missing.
+// returns a cluster client, or skips the test (see Skip) under -short or
+// when redis-server or redis-cli is missing.
 func Cluster(tb testing.TB, masters int) (*redis.ClusterClient, *redisserver.Cluster) {
 	tb.Helper()
-	if _, err := redisserver.Binary(); err != nil {
-		tb.Skip("no redis-server binary on PATH")
-	}
-	if _, err := exec.LookPath("redis-cli"); err != nil {
-		tb.Skip("no redis-cli binary on PATH")
-	}
+	checkMain(tb)
+	requireCluster(tb)
 	cl, err := redisserver.StartCluster(context.Background(), masters)
 	if err != nil {
 		tb.Fatalf("start cluster: %v", err)
