@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -26,6 +27,10 @@ import (
 // concurrent clients mixing listings, purchases and reads, against a
 // private redis-server, and checks: no 5xx but 503 while Redis is down,
 // a clean audit, and a clean history check of every listing and purchase.
+// Nothing is judged by the clock: a 503 that says the service gave up in
+// time (contended, timeout) depends on the machine's speed and is counted
+// and logged, not failed; the outage's end is the moment the service is
+// seen healthy again, not a grace period.
 // It runs briefly in go test; the environment sets a longer run:
 //
 //	LOCKMARKET_LOAD_DURATION=30s LOCKMARKET_LOAD_STRATEGIES=watch,coarse,fine,lua \
@@ -39,8 +44,10 @@ type loadSpec struct {
 	clients  int
 	duration time.Duration
 	// outage, if set, is called during the run to take Redis down and
-	// bring it back; it returns the window during which 503s are expected.
-	outage func(t *testing.T) (from, to time.Time)
+	// bring it back; it returns the window during which 503s are expected:
+	// from just before Redis went down until the service, asked through
+	// base, was seen healthy again.
+	outage func(t *testing.T, hc *http.Client, base string) (from, to time.Time)
 	// serverArgs are extra redis-server arguments.
 	serverArgs []string
 }
@@ -49,8 +56,10 @@ type loadSpec struct {
 type loadResult struct {
 	requests    int
 	byStatus    map[int]int
-	unexpected  []string // 5xx that were not expected
+	unexpected  []string // 5xx that were not expected (the first few)
+	nUnexpected int      // how many
 	unavailable int      // 503s inside the outage window
+	gaveUp      int      // 503 contended or timeout outside it: a speed outcome, logged
 	resent      int      // new items whose grant was answered "already exists"
 	latencies   []time.Duration
 	elapsed     time.Duration
@@ -91,9 +100,8 @@ func loadEnvInt(t *testing.T, name string, def, max int) int {
 // TestLoad is the bounded load test: 200 clients for 3 s (longer through
 // the environment) per strategy, Redis up throughout: no 5xx at all.
 func TestLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test skipped with -short")
-	}
+	redistest.SkipShort(t, redistest.NeedServer)
+	redistest.RequireServer(t)
 	duration := loadEnvDuration(t, "LOCKMARKET_LOAD_DURATION", 3*time.Second)
 	clients := loadEnvInt(t, "LOCKMARKET_LOAD_CLIENTS", 200, 5000)
 	strategies := os.Getenv("LOCKMARKET_LOAD_STRATEGIES")
@@ -104,11 +112,10 @@ func TestLoad(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			res := runLoad(t, loadSpec{strategy: st, clients: clients, duration: duration})
 			loadReport(t, st, clients, duration, res)
-			if len(res.unexpected) > 0 {
-				t.Errorf("%d unexpected 5xx, first: %s", len(res.unexpected), res.unexpected[0])
-			}
-			if res.byStatus[http.StatusServiceUnavailable] > 0 {
-				t.Errorf("%d answers 503 while Redis was up", res.byStatus[http.StatusServiceUnavailable])
+			// A 503 redis_unavailable while Redis was up, a 500 or no
+			// answer at all is unexpected.
+			if res.nUnexpected > 0 {
+				t.Errorf("%d unexpected 5xx, first: %s", res.nUnexpected, res.unexpected[0])
 			}
 			if res.audit.Total != 0 {
 				t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
@@ -123,18 +130,15 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestLoadRedisDown kills redis-server in the middle of a load run for
-// 1.5 s and restarts it (with an fsync-always append-only file, so the
-// data survives): while it is down the service answers 503, and only then;
-// afterwards the state audits clean and the history checks clean.
+// TestLoadRedisDown kills redis-server in the middle of a load run and
+// restarts it (with an fsync-always append-only file, so the data
+// survives) once the service's health check has answered 503: while it is
+// down the service answers 503, and only then (until it is seen healthy
+// again); afterwards the state audits clean and the history checks clean.
 // LOCKMARKET_LOAD_OUTAGE_STRATEGY picks the strategy (default watch).
 func TestLoadRedisDown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test skipped with -short")
-	}
-	if _, err := redisserver.Binary(); err != nil {
-		t.Skip("no redis-server binary on PATH")
-	}
+	redistest.SkipShort(t, redistest.NeedServer)
+	redistest.RequireServer(t)
 	var srv *redisserver.Server
 	st := os.Getenv("LOCKMARKET_LOAD_OUTAGE_STRATEGY")
 	if st == "" {
@@ -144,30 +148,29 @@ func TestLoadRedisDown(t *testing.T) {
 		strategy: st, clients: 50, duration: 4 * time.Second,
 		serverArgs: []string{"--appendonly", "yes", "--appendfsync", "always"},
 	}
-	spec.outage = func(t *testing.T) (time.Time, time.Time) {
+	spec.outage = func(t *testing.T, hc *http.Client, base string) (time.Time, time.Time) {
 		from := time.Now()
 		srv.Kill()
-		// Longer than the Redis client's own retries (3, with backoff up
-		// to 512 ms), which hide a shorter outage.
+		// At least longer than the Redis client's own retries (3, with
+		// backoff up to 512 ms), which hide a shorter outage; and Redis
+		// stays down until the service has seen it.
 		time.Sleep(1500 * time.Millisecond)
+		waitHealth(t, hc, base, http.StatusServiceUnavailable, nil)
 		if err := srv.Restart(context.Background()); err != nil {
 			t.Errorf("restart redis-server: %v", err)
 		}
-		// Requests that started before the restart may still fail on a
-		// connection of the old server for a moment. Under coarse and
-		// fine, a lock held when Redis died comes back from the
-		// append-only file and blocks its listing until its lease (the
-		// market's default, 10 s) ends.
-		grace := time.Second
-		if st == "coarse" || st == "fine" {
-			grace += 10 * time.Second
-		}
-		return from, time.Now().Add(grace)
+		// Requests that started before the service is seen healthy may
+		// still fail on a connection of the old server. (Under coarse
+		// and fine, a lock held when Redis died comes back from the
+		// append-only file and blocks its listing until its lease ends:
+		// those purchases give up, 503 contended, counted in gaveUp.)
+		waitHealth(t, hc, base, http.StatusOK, nil)
+		return from, time.Now()
 	}
 	res := runLoadWith(t, spec, func(s *redisserver.Server) { srv = s })
 	loadReport(t, spec.strategy, spec.clients, spec.duration, res)
-	if len(res.unexpected) > 0 {
-		t.Errorf("%d unexpected answers, first: %s", len(res.unexpected), res.unexpected[0])
+	if res.nUnexpected > 0 {
+		t.Errorf("%d unexpected answers, first: %s", res.nUnexpected, res.unexpected[0])
 	}
 	if res.unavailable == 0 {
 		t.Errorf("no 503 while Redis was down: the outage was not seen")
@@ -206,11 +209,12 @@ func loadReport(t *testing.T, st string, clients int, d time.Duration, res loadR
 		fmt.Fprintf(&sb, " %d:%d", c, res.byStatus[c])
 	}
 	t.Logf("load: strategy=%s clients=%d duration=%v requests=%d rps=%.0f p50=%.2fms p99=%.2fms max=%.2fms "+
-		"ops=%d ok=%d failed=%d unknown=%d audit=%d history=%d unexpected_5xx=%d resent_writes=%d statuses:%s",
+		"ops=%d ok=%d failed=%d unknown=%d audit=%d history=%d unexpected_5xx=%d gave_up_503=%d "+
+		"outage_503=%d resent_writes=%d statuses:%s",
 		st, clients, d, res.requests, float64(res.requests)/res.elapsed.Seconds(),
 		latency.Milliseconds(pct(0.50)), latency.Milliseconds(pct(0.99)), latency.Milliseconds(pct(1)),
 		res.hist.Attempted, res.hist.Ok, res.hist.Failed, res.hist.Unknown,
-		res.audit.Total, res.hist.Total(), len(res.unexpected), res.resent, sb.String())
+		res.audit.Total, res.hist.Total(), res.nUnexpected, res.gaveUp, res.unavailable, res.resent, sb.String())
 }
 
 func runLoad(t *testing.T, spec loadSpec) loadResult {
@@ -243,16 +247,15 @@ func runLoadWith(t *testing.T, spec loadSpec, started func(*redisserver.Server))
 		}
 	}()
 	base := "http://" + addr
+	// No client timeout: the service bounds every operation itself.
 	hc := &http.Client{
-		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: spec.clients, MaxIdleConnsPerHost: spec.clients, IdleConnTimeout: time.Minute},
 	}
 	defer hc.CloseIdleConnections()
-	waitHealthy(t, hc, base, done)
+	waitHealth(t, hc, base, http.StatusOK, done)
 
 	l := &loader{hc: hc, base: base, rec: history.NewRecorder(), setup: history.NewSetup()}
 	var wg sync.WaitGroup
-	ready := make(chan struct{})
 	start := make(chan struct{})
 	var readyWG sync.WaitGroup
 	readyWG.Add(spec.clients)
@@ -271,24 +274,14 @@ func runLoadWith(t *testing.T, spec loadSpec, started func(*redisserver.Server))
 			w.loop()
 		})
 	}
-	go func() { readyWG.Wait(); close(ready) }()
-	select {
-	case <-ready:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("set-up took over 2 minutes")
-	}
+	readyWG.Wait()
 	l.t0 = time.Now()
 	l.deadline = l.t0.Add(spec.duration)
 	close(start)
+	var outageFrom, outageTo time.Time
 	if spec.outage != nil {
 		time.Sleep(spec.duration / 4)
-		l.mu.Lock()
-		l.outageFrom, l.outageTo = time.Now(), time.Now().Add(time.Hour) // open until known
-		l.mu.Unlock()
-		from, to := spec.outage(t)
-		l.mu.Lock()
-		l.outageFrom, l.outageTo = from, to
-		l.mu.Unlock()
+		outageFrom, outageTo = spec.outage(t, hc, base)
 	}
 	wg.Wait()
 	elapsed := time.Since(l.t0)
@@ -302,8 +295,29 @@ func runLoadWith(t *testing.T, spec loadSpec, started func(*redisserver.Server))
 		for c, n := range w.byStatus {
 			res.byStatus[c] += n
 		}
-		res.unexpected = append(res.unexpected, w.unexpected...)
-		res.unavailable += w.unavailable
+		for _, e := range w.errs {
+			outage := !outageFrom.IsZero() && e.start.Before(outageTo) && e.end.After(outageFrom)
+			switch {
+			case e.status == http.StatusServiceUnavailable && outage:
+				res.unavailable++
+			case e.status == 0 && outage:
+				// A transport error while Redis restarts is not the
+				// service's answer; it is counted under status 0.
+			case e.status == http.StatusServiceUnavailable && (e.code == httpapi.CodeContended || e.code == httpapi.CodeTimeout):
+				res.gaveUp++
+			default:
+				res.nUnexpected++
+				if len(res.unexpected) < 5 {
+					res.unexpected = append(res.unexpected, e.what)
+				}
+			}
+		}
+		for _, b := range w.broken {
+			res.nUnexpected++
+			if len(res.unexpected) < 5 {
+				res.unexpected = append(res.unexpected, b)
+			}
+		}
 		res.resent += w.resent
 	}
 	// The audit through the service, then the independent checks.
@@ -325,24 +339,23 @@ func runLoadWith(t *testing.T, spec loadSpec, started func(*redisserver.Server))
 	return res
 }
 
-func waitHealthy(t *testing.T, hc *http.Client, base string, done <-chan error) {
+// waitHealth asks the service's health check until it answers want. If
+// done, the end of the service, delivers first, the test fails. It sets no
+// deadline of its own: the test's -timeout is the bound.
+func waitHealth(t *testing.T, hc *http.Client, base string, want int, done <-chan error) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
 	for {
 		resp, err := hc.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == want {
 				return
 			}
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("service ended at start: %v", err)
+			t.Fatalf("service ended while waiting for health %d: %v", want, err)
 		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("service not healthy within 15s: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -356,17 +369,8 @@ type loader struct {
 	t0       time.Time
 	deadline time.Time
 
-	mu                   sync.Mutex
-	setup                history.Setup
-	outageFrom, outageTo time.Time
-}
-
-// inOutage reports whether a request that ran from start to end overlaps
-// the outage window.
-func (l *loader) inOutage(start, end time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return !l.outageFrom.IsZero() && start.Before(l.outageTo) && end.After(l.outageFrom)
+	mu    sync.Mutex
+	setup history.Setup
 }
 
 func (l *loader) getJSON(url string, v any) error {
@@ -391,12 +395,21 @@ type loadWorker struct {
 	rng  *rand.Rand
 	next int // next item number
 
-	requests    int
-	latencies   []time.Duration
-	byStatus    map[int]int
-	unexpected  []string
-	unavailable int
-	resent      int
+	requests  int
+	latencies []time.Duration
+	byStatus  map[int]int
+	errs      []loadError // every 5xx and transport error
+	resent    int
+	broken    []string // what made the worker stop
+}
+
+// loadError is a 5xx answer or a transport error (status 0), judged
+// after the run, when the outage window is known.
+type loadError struct {
+	start, end time.Time
+	status     int
+	code       string // of the error body
+	what       string
 }
 
 const loadFunds = 1_000_000
@@ -433,20 +446,6 @@ func (w *loadWorker) call(method, path string, body any) (int, string, []byte) {
 	w.requests++
 	w.byStatus[status]++
 	w.latencies = append(w.latencies, end.Sub(start))
-	if status >= 500 || status == 0 {
-		outage := w.l.inOutage(start, end)
-		switch {
-		case status == http.StatusServiceUnavailable && outage:
-			w.unavailable++
-		case status == 0 && outage:
-			// A transport error while Redis restarts is not the
-			// service's answer; it is counted under status 0.
-		default:
-			if len(w.unexpected) < 5 {
-				w.unexpected = append(w.unexpected, fmt.Sprintf("%s %s: %d %v %s", method, path, status, err, data))
-			}
-		}
-	}
 	var eb struct {
 		Error struct {
 			Code string `json:"code"`
@@ -454,6 +453,10 @@ func (w *loadWorker) call(method, path string, body any) (int, string, []byte) {
 	}
 	if status >= 400 {
 		json.Unmarshal(data, &eb)
+	}
+	if status >= 500 || status == 0 {
+		w.errs = append(w.errs, loadError{start: start, end: end, status: status, code: eb.Error.Code,
+			what: fmt.Sprintf("%s %s: %d %v %s", method, path, status, err, data)})
 	}
 	return status, eb.Error.Code, data
 }
@@ -542,7 +545,7 @@ func (w *loadWorker) loop() {
 		switch r := w.rng.Float64(); {
 		case r < 0.15:
 			if err := w.listNew(); err != nil {
-				w.unexpected = append(w.unexpected, err.Error())
+				w.broken = append(w.broken, err.Error())
 				return
 			}
 		case r < 0.65:
@@ -553,7 +556,7 @@ func (w *loadWorker) loop() {
 			}
 			var page loadPage
 			if err := json.Unmarshal(body, &page); err != nil {
-				w.unexpected = append(w.unexpected, "market page: "+err.Error())
+				w.broken = append(w.broken, "market page: "+err.Error())
 				return
 			}
 			page.Listings = slices.DeleteFunc(page.Listings, func(l struct {
