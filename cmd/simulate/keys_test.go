@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // TestJSONKeys runs every subcommand that prints a JSON document, in
@@ -34,9 +34,7 @@ func TestJSONKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.realServer {
-				if _, err := redisserver.Binary(); err != nil {
-					t.Skip("no redis-server binary on PATH")
-				}
+				redistest.RequireServer(t)
 			} else {
 				t.Setenv("PATH", t.TempDir()) // -redis auto falls back to miniredis
 			}
