@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,11 +86,18 @@ func masterOf(t *testing.T, c *redis.ClusterClient, key string) string {
 	ctx := context.Background()
 	slot, err := c.ClusterKeySlot(ctx, key).Result()
 	must(t, err)
-	slots, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	must(t, err)
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			return s.Nodes[0].Addr
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if r.Start > slot || slot > r.End {
+				continue
+			}
+			for _, n := range sh.Nodes {
+				if n.Role == "master" {
+					return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+				}
+			}
 		}
 	}
 	t.Fatalf("no master serves slot %d", slot)
