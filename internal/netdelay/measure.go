@@ -1,0 +1,43 @@
+package netdelay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoSamples is returned by MeasureRTT when asked for fewer than one PING.
+var ErrNoSamples = errors.New("netdelay: at least one sample is needed")
+
+// Pinger is what MeasureRTT needs of a client; every go-redis client
+// (redis.UniversalClient) is one.
+type Pinger interface {
+	Ping(ctx context.Context) *redis.StatusCmd
+}
+
+// MeasureRTT sends one PING to open a connection, then n more one after
+// the other, and returns the median of their round trips (the ⌈n/2⌉-th
+// shortest), as seen by the client: through a Proxy, the round trip that
+// the proxy really adds to, which is what a run should report.
+func MeasureRTT(ctx context.Context, c Pinger, n int) (time.Duration, error) {
+	if n < 1 {
+		return 0, fmt.Errorf("%w: %d", ErrNoSamples, n)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		return 0, fmt.Errorf("netdelay: ping: %w", err)
+	}
+	trips := make([]time.Duration, n)
+	for i := range trips {
+		start := time.Now()
+		if err := c.Ping(ctx).Err(); err != nil {
+			return 0, fmt.Errorf("netdelay: ping: %w", err)
+		}
+		trips[i] = time.Since(start)
+	}
+	slices.Sort(trips)
+	return trips[(n+1)/2-1], nil
+}

@@ -1,0 +1,161 @@
+// Package netdelay is a loopback TCP proxy that adds a fixed latency to
+// every round trip between its clients and one upstream server, as a
+// network link would: each chunk of bytes is held for half the round trip
+// in each direction and then delivered, in order, while the next chunks are
+// already being read. Pipelined requests therefore pay the latency once,
+// not once per command, and throughput is not limited by the delay.
+//
+// Delays are kept by a timer with microsecond resolution (a timerfd on
+// Linux, waited for by the Go network poller, so no thread blocks) that
+// learns how late it fires and is armed that much earlier, so that the
+// median delivery lands on time. The proxy's own hops still cost a few tens
+// of microseconds per round trip: callers should report the round trip they
+// measure (MeasureRTT), not the one they asked for.
+package netdelay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// ErrNegativeRTT is returned by Start for a round trip below zero.
+var ErrNegativeRTT = errors.New("netdelay: negative round trip")
+
+// Proxy is a running delay proxy. Its methods are safe for concurrent use.
+type Proxy struct {
+	upstream string
+	rtt      time.Duration
+	ln       net.Listener
+	lead     *lead
+	dialer   net.Dialer
+	// stop cancels the dials to the upstream in flight when Close is called.
+	stop    context.CancelFunc
+	dialCtx context.Context
+
+	mu     sync.Mutex
+	closed bool
+	links  map[*link]struct{}
+	wg     sync.WaitGroup
+}
+
+// Start listens on a free loopback port and relays every connection made to
+// it to upstreamAddr (host:port), adding rtt to each round trip: rtt/2 on
+// the way to the upstream and rtt/2 on the way back. A zero rtt relays
+// without delay. ctx bounds the start-up, which dials upstreamAddr once to
+// check that it answers; the proxy then runs until Close.
+func Start(ctx context.Context, upstreamAddr string, rtt time.Duration) (*Proxy, error) {
+	if rtt < 0 {
+		return nil, fmt.Errorf("%w: %v", ErrNegativeRTT, rtt)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", upstreamAddr)
+	if err != nil {
+		return nil, fmt.Errorf("netdelay: upstream %s: %w", upstreamAddr, err)
+	}
+	c.Close()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("netdelay: listen: %w", err)
+	}
+	p := &Proxy{
+		upstream: upstreamAddr,
+		rtt:      rtt,
+		ln:       ln,
+		lead:     &lead{},
+		links:    map[*link]struct{}{},
+	}
+	p.dialCtx, p.stop = context.WithCancel(context.Background())
+	if rtt > 0 {
+		if err := p.lead.calibrate(); err != nil {
+			ln.Close()
+			p.stop()
+			return nil, err
+		}
+	}
+	p.wg.Go(p.accept)
+	return p, nil
+}
+
+// Addr is the proxy's loopback host:port, to be dialed instead of the
+// upstream.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// RTT is the round trip the proxy was asked to add.
+func (p *Proxy) RTT() time.Duration { return p.rtt }
+
+// Close stops accepting, closes every relayed connection (bytes still held
+// for delivery are dropped) and returns once every goroutine of the proxy
+// has ended. Calling it again does nothing.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	err := p.ln.Close()
+	p.stop()
+	for l := range p.links {
+		l.shut()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return err
+}
+
+// accept relays each new connection until the listener is closed.
+func (p *Proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			if p.isClosed() {
+				return
+			}
+			// A transient failure (out of descriptors): let it pass.
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		p.wg.Go(func() { p.serve(c) })
+	}
+}
+
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// serve dials the upstream for client c and relays both directions until
+// both have ended or the link is shut.
+func (p *Proxy) serve(c net.Conn) {
+	up, err := p.dialer.DialContext(p.dialCtx, "tcp", p.upstream)
+	if err != nil {
+		c.Close()
+		return
+	}
+	l, err := newLink(c, up, p.rtt/2, p.lead)
+	if err != nil {
+		c.Close()
+		up.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		l.shut()
+		return
+	}
+	p.links[l] = struct{}{}
+	p.mu.Unlock()
+
+	l.run()
+
+	p.mu.Lock()
+	delete(p.links, l)
+	p.mu.Unlock()
+}
