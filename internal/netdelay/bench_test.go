@@ -1,0 +1,99 @@
+//go:build unix
+
+package netdelay_test
+
+import (
+	"context"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/netdelay"
+	"github.com/lockmarket/lockmarket/internal/redistest"
+)
+
+// cpuTime is the CPU time (user and system) this process has used; the
+// redis-server is another process and is not in it.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchTargets runs bench against a real redis-server directly and through
+// a proxy adding each of rtts. Beside ns/op it reports the median time of
+// an operation (p50-ns) and the CPU time of this process per operation
+// (client plus proxy) as cpu-ns/op: the difference between "direct" and
+// "rtt=0s" is what the proxy's relaying costs, the difference between
+// "rtt=0s" and a delay what its timers cost.
+func benchTargets(b *testing.B, rtts []time.Duration, bench func(b *testing.B, c *redis.Client)) {
+	srv := redistest.Real(b)
+	names := []string{"direct"}
+	for _, rtt := range rtts {
+		names = append(names, "rtt="+rtt.String())
+	}
+	for i, name := range names {
+		b.Run(name, func(b *testing.B) {
+			addr := srv.Addr()
+			if i > 0 {
+				p, err := netdelay.Start(context.Background(), addr, rtts[i-1])
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Close()
+				addr = p.Addr()
+			}
+			c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+			defer c.Close()
+			if err := c.Ping(context.Background()).Err(); err != nil {
+				b.Fatal(err)
+			}
+			var times []time.Duration
+			cpu := cpuTime(b)
+			for b.Loop() {
+				start := time.Now()
+				bench(b, c)
+				times = append(times, time.Since(start))
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(len(times)), "cpu-ns/op")
+			slices.Sort(times)
+			b.ReportMetric(float64(times[(len(times)+1)/2-1]), "p50-ns")
+		})
+	}
+}
+
+// BenchmarkPing is one PING per operation, at the delays a simulator
+// sweep uses and below.
+func BenchmarkPing(b *testing.B) {
+	ctx := context.Background()
+	rtts := []time.Duration{0, 250 * time.Microsecond, 500 * time.Microsecond,
+		time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond}
+	benchTargets(b, rtts, func(b *testing.B, c *redis.Client) {
+		if err := c.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkPipeline is a pipeline of 100 SETs per operation.
+func BenchmarkPipeline(b *testing.B) {
+	ctx := context.Background()
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "bench:" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	benchTargets(b, []time.Duration{0, time.Millisecond}, func(b *testing.B, c *redis.Client) {
+		pipe := c.Pipeline()
+		for _, k := range keys {
+			pipe.Set(ctx, k, "value-of-some-length", 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
