@@ -34,15 +34,14 @@ type chunk struct {
 type link struct {
 	client, upstream net.Conn
 	delay            time.Duration // one way
-	lead             *lead
 	// toUpstream and toClient are the writers' timers, nil without delay.
 	toUpstream, toClient *waiter
 	done                 chan struct{}
 	once                 sync.Once
 }
 
-func newLink(client, upstream net.Conn, delay time.Duration, ld *lead) (*link, error) {
-	l := &link{client: client, upstream: upstream, delay: delay, lead: ld, done: make(chan struct{})}
+func newLink(client, upstream net.Conn, delay time.Duration) (*link, error) {
+	l := &link{client: client, upstream: upstream, delay: delay, done: make(chan struct{})}
 	if delay > 0 {
 		var err error
 		if l.toUpstream, err = newWaiter(); err != nil {
@@ -112,13 +111,14 @@ func (l *link) read(src net.Conn, q chan<- chunk) {
 	}
 }
 
-// write delivers each chunk of q to dst when it is due, in order. When the
+// write delivers each chunk of q to dst once it is due, in order: never
+// before, and as late as the timer wakes after it. When the
 // source has ended and every chunk is delivered, it half-closes dst so the
 // peer sees the end of the stream after the last byte.
 func (l *link) write(dst net.Conn, q <-chan chunk, w *waiter) {
 	for c := range q {
 		if w != nil {
-			if err := l.lead.wait(w, c.due); err != nil {
+			if err := w.sleep(time.Until(c.due)); err != nil {
 				l.shut()
 				return
 			}

@@ -5,12 +5,13 @@
 // already being read. Pipelined requests therefore pay the latency once,
 // not once per command, and throughput is not limited by the delay.
 //
-// Delays are kept by a timer with microsecond resolution (a timerfd on
-// Linux, waited for by the Go network poller, so no thread blocks) that
-// learns how late it fires and is armed that much earlier, so that the
-// median delivery lands on time. The proxy's own hops still cost a few tens
-// of microseconds per round trip: callers should report the round trip they
-// measure (MeasureRTT), not the one they asked for.
+// A chunk is never delivered early. It is delivered late by as much as the
+// timer wakes after its time, plus the proxy's own hops: on Linux the timer
+// is a timerfd waited for by the Go network poller, which wakes tens of
+// microseconds late (a Go timer, used elsewhere, wakes no sooner than about
+// a millisecond after it was set, whatever it was set for). So the round
+// trip through a Proxy is a little longer than the one asked for, and
+// callers should report the round trip they measure (MeasureRTT).
 package netdelay
 
 import (
@@ -30,7 +31,6 @@ type Proxy struct {
 	upstream string
 	rtt      time.Duration
 	ln       net.Listener
-	lead     *lead
 	dialer   net.Dialer
 	// stop cancels the dials to the upstream in flight when Close is called.
 	stop    context.CancelFunc
@@ -66,17 +66,9 @@ func Start(ctx context.Context, upstreamAddr string, rtt time.Duration) (*Proxy,
 		upstream: upstreamAddr,
 		rtt:      rtt,
 		ln:       ln,
-		lead:     &lead{},
 		links:    map[*link]struct{}{},
 	}
 	p.dialCtx, p.stop = context.WithCancel(context.Background())
-	if rtt > 0 {
-		if err := p.lead.calibrate(); err != nil {
-			ln.Close()
-			p.stop()
-			return nil, err
-		}
-	}
 	p.wg.Go(p.accept)
 	return p, nil
 }
@@ -138,7 +130,7 @@ func (p *Proxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
-	l, err := newLink(c, up, p.rtt/2, p.lead)
+	l, err := newLink(c, up, p.rtt/2)
 	if err != nil {
 		c.Close()
 		up.Close()

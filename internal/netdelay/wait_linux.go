@@ -1,3 +1,5 @@
+//go:build linux && !netdelay_gotimer
+
 package netdelay
 
 import (

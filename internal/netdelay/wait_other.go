@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || netdelay_gotimer
 
 package netdelay
 
@@ -11,7 +11,8 @@ import (
 // errWaiterClosed ends a sleep on a closed waiter.
 var errWaiterClosed = errors.New("netdelay: waiter closed")
 
-// waiter sleeps with a Go timer (outside Linux, where no timerfd exists).
+// waiter sleeps with a Go timer: outside Linux, where there is no timerfd,
+// and on Linux with the build tag netdelay_gotimer, to compare the two.
 type waiter struct {
 	t    *time.Timer
 	done chan struct{}
