@@ -4,6 +4,7 @@ package netdelay_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -25,6 +26,26 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchClient returns a client of srv with a pool of poolSize connections,
+// direct when proxy is false, else through a proxy adding rtt.
+func benchClient(b *testing.B, srv *redistest.Backend, proxy bool, rtt time.Duration, poolSize int) *redis.Client {
+	addr := srv.Addr()
+	if proxy {
+		p, err := netdelay.Start(context.Background(), addr, rtt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Close() })
+		addr = p.Addr()
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: poolSize})
+	b.Cleanup(func() { c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
 // benchTargets runs bench against a real redis-server directly and through
 // a proxy adding each of rtts. Beside ns/op it reports the median time of
 // an operation (p50-ns) and the CPU time of this process per operation
@@ -39,20 +60,11 @@ func benchTargets(b *testing.B, rtts []time.Duration, bench func(b *testing.B, c
 	}
 	for i, name := range names {
 		b.Run(name, func(b *testing.B) {
-			addr := srv.Addr()
+			var rtt time.Duration
 			if i > 0 {
-				p, err := netdelay.Start(context.Background(), addr, rtts[i-1])
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer p.Close()
-				addr = p.Addr()
+				rtt = rtts[i-1]
 			}
-			c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
-			defer c.Close()
-			if err := c.Ping(context.Background()).Err(); err != nil {
-				b.Fatal(err)
-			}
+			c := benchClient(b, srv, i > 0, rtt, 1)
 			var times []time.Duration
 			cpu := cpuTime(b)
 			for b.Loop() {
@@ -96,4 +108,34 @@ func BenchmarkPipeline(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkPingParallel is PINGs from 16 goroutines with a connection each,
+// as a simulator cell sends them: the proxy's CPU per round trip when it
+// is kept busy rather than woken for every single one.
+func BenchmarkPingParallel(b *testing.B) {
+	const clients = 16
+	srv := redistest.Real(b)
+	ctx := context.Background()
+	targets := []struct {
+		name  string
+		proxy bool
+		rtt   time.Duration
+	}{{"direct", false, 0}, {"rtt=0s", true, 0}, {"rtt=1ms", true, time.Millisecond}}
+	for _, tt := range targets {
+		b.Run(tt.name, func(b *testing.B) {
+			c := benchClient(b, srv, tt.proxy, tt.rtt, clients)
+			b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			cpu := cpuTime(b)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := c.Ping(ctx).Err(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
