@@ -112,9 +112,9 @@ func (l *link) read(src net.Conn, q chan<- chunk) {
 }
 
 // write delivers each chunk of q to dst once it is due, in order: never
-// before, and as late as the timer wakes after it. When the
-// source has ended and every chunk is delivered, it half-closes dst so the
-// peer sees the end of the stream after the last byte.
+// before, and as late as the timer wakes after it. When the source has
+// ended and every chunk is delivered, it half-closes dst so the peer sees
+// the end of the stream after the last byte.
 func (l *link) write(dst net.Conn, q <-chan chunk, w *waiter) {
 	for c := range q {
 		if w != nil {
