@@ -11,8 +11,8 @@ import (
 const (
 	// chunkSize is the most one read takes in before it is queued.
 	chunkSize = 32 << 10
-	// queueLen is how many chunks a direction holds in flight; a full queue
-	// stops reading, so TCP flow control reaches the sender.
+	// queueLen is how many chunks are held at most; a full queue stops
+	// reading, so TCP flow control reaches the sender.
 	queueLen = 64
 )
 
@@ -28,27 +28,24 @@ type chunk struct {
 	due time.Time
 }
 
-// link relays one client connection and its upstream connection, each
-// direction through a reader that stamps chunks and a writer that delivers
+// link relays one client connection and its upstream connection. What the
+// client sends is copied to the upstream at once; what the upstream sends
+// back goes through a reader that stamps chunks and a writer that delivers
 // them when due.
 type link struct {
 	client, upstream net.Conn
-	delay            time.Duration // one way
-	// toUpstream and toClient are the writers' timers, nil without delay.
-	toUpstream, toClient *waiter
-	done                 chan struct{}
-	once                 sync.Once
+	rtt              time.Duration
+	// timer is the writer's timer, nil without delay.
+	timer *waiter
+	done  chan struct{}
+	once  sync.Once
 }
 
-func newLink(client, upstream net.Conn, delay time.Duration) (*link, error) {
-	l := &link{client: client, upstream: upstream, delay: delay, done: make(chan struct{})}
-	if delay > 0 {
+func newLink(client, upstream net.Conn, rtt time.Duration) (*link, error) {
+	l := &link{client: client, upstream: upstream, rtt: rtt, done: make(chan struct{})}
+	if rtt > 0 {
 		var err error
-		if l.toUpstream, err = newWaiter(); err != nil {
-			return nil, err
-		}
-		if l.toClient, err = newWaiter(); err != nil {
-			l.toUpstream.close()
+		if l.timer, err = newWaiter(); err != nil {
 			return nil, err
 		}
 	}
@@ -58,29 +55,38 @@ func newLink(client, upstream net.Conn, delay time.Duration) (*link, error) {
 // run relays until both directions have ended, then releases everything.
 func (l *link) run() {
 	var wg sync.WaitGroup
-	l.pipe(&wg, l.client, l.upstream, l.toUpstream)
-	l.pipe(&wg, l.upstream, l.client, l.toClient)
+	wg.Go(func() { l.copyNow(l.upstream, l.client) })
+	if l.timer == nil {
+		wg.Go(func() { l.copyNow(l.client, l.upstream) })
+	} else {
+		q := make(chan chunk, queueLen)
+		wg.Go(func() { l.read(l.upstream, q) })
+		wg.Go(func() { l.write(l.client, q) })
+	}
 	wg.Wait()
 	l.shut()
 }
 
-// pipe starts the reader and the writer of one direction.
-func (l *link) pipe(wg *sync.WaitGroup, src, dst net.Conn, w *waiter) {
-	q := make(chan chunk, queueLen)
-	wg.Go(func() { l.read(src, q) })
-	wg.Go(func() { l.write(dst, q, w) })
+// copyNow copies src to dst as it comes, then half-closes dst.
+func (l *link) copyNow(dst, src net.Conn) {
+	if _, err := io.Copy(dst, src); err != nil {
+		l.shut()
+		return
+	}
+	if tc, ok := dst.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
 }
 
-// shut closes both connections and both timers, which ends every goroutine
+// shut closes both connections and the timer, which ends every goroutine
 // of the link. It may be called any number of times, from any goroutine.
 func (l *link) shut() {
 	l.once.Do(func() {
 		close(l.done)
 		l.client.Close()
 		l.upstream.Close()
-		if l.toUpstream != nil {
-			l.toUpstream.close()
-			l.toClient.close()
+		if l.timer != nil {
+			l.timer.close()
 		}
 	})
 }
@@ -94,7 +100,7 @@ func (l *link) read(src net.Conn, q chan<- chunk) {
 		n, err := src.Read(*b)
 		if n > 0 {
 			select {
-			case q <- chunk{buf: b, n: n, due: time.Now().Add(l.delay)}:
+			case q <- chunk{buf: b, n: n, due: time.Now().Add(l.rtt)}:
 			case <-l.done:
 				chunkPool.Put(b)
 				return
@@ -115,13 +121,11 @@ func (l *link) read(src net.Conn, q chan<- chunk) {
 // before, and as late as the timer wakes after it. When the source has
 // ended and every chunk is delivered, it half-closes dst so the peer sees
 // the end of the stream after the last byte.
-func (l *link) write(dst net.Conn, q <-chan chunk, w *waiter) {
+func (l *link) write(dst net.Conn, q <-chan chunk) {
 	for c := range q {
-		if w != nil {
-			if err := w.sleep(time.Until(c.due)); err != nil {
-				l.shut()
-				return
-			}
+		if err := l.timer.sleep(time.Until(c.due)); err != nil {
+			l.shut()
+			return
 		}
 		_, err := dst.Write((*c.buf)[:c.n])
 		chunkPool.Put(c.buf)

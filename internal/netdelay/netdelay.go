@@ -1,9 +1,16 @@
 // Package netdelay is a loopback TCP proxy that adds a fixed latency to
 // every round trip between its clients and one upstream server, as a
-// network link would: each chunk of bytes is held for half the round trip
-// in each direction and then delivered, in order, while the next chunks are
+// network link would: each chunk of bytes the server sends is held for the
+// round trip and then delivered, in order, while the next chunks are
 // already being read. Pipelined requests therefore pay the latency once,
 // not once per command, and throughput is not limited by the delay.
+//
+// The whole delay is on the way back (replies, and pushes such as pub/sub
+// messages); requests pass at once. Every chain of cause and effect between
+// clients runs client, server, client, and so crosses the proxy once each
+// way: it costs the same whichever way the delay sits, as it would on a
+// real link with half of it each way. Holding it on one side wakes one
+// timer per round trip instead of two, which costs less CPU.
 //
 // A chunk is never delivered early. It is delivered late by as much as the
 // timer wakes after its time, plus the proxy's own hops: on Linux the timer
@@ -43,8 +50,8 @@ type Proxy struct {
 }
 
 // Start listens on a free loopback port and relays every connection made to
-// it to upstreamAddr (host:port), adding rtt to each round trip: rtt/2 on
-// the way to the upstream and rtt/2 on the way back. A zero rtt relays
+// it to upstreamAddr (host:port), adding rtt to each round trip: what the
+// upstream sends is delivered rtt after it arrived. A zero rtt relays
 // without delay. ctx bounds the start-up, which dials upstreamAddr once to
 // check that it answers; the proxy then runs until Close.
 func Start(ctx context.Context, upstreamAddr string, rtt time.Duration) (*Proxy, error) {
@@ -130,7 +137,7 @@ func (p *Proxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
-	l, err := newLink(c, up, p.rtt/2)
+	l, err := newLink(c, up, p.rtt)
 	if err != nil {
 		c.Close()
 		up.Close()
