@@ -1,30 +1,18 @@
-//go:build unix
-
 package netdelay_test
 
 import (
 	"context"
 	"runtime"
-	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/netdelay"
-	"github.com/lockmarket/lockmarket/internal/redistest"
+	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
-
-// cpuTime is the CPU time (user and system) this process has used; the
-// redis-server is another process and is not in it.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchClient returns a client of srv with a pool of poolSize connections,
 // direct when proxy is false, else through a proxy adding rtt.
@@ -65,16 +53,15 @@ func benchTargets(b *testing.B, rtts []time.Duration, bench func(b *testing.B, c
 				rtt = rtts[i-1]
 			}
 			c := benchClient(b, srv, i > 0, rtt, 1)
-			var times []time.Duration
-			cpu := cpuTime(b)
+			var times latency.Histogram
+			cpu := probe.ProcessCPU()
 			for b.Loop() {
 				start := time.Now()
 				bench(b, c)
-				times = append(times, time.Since(start))
+				times.Record(time.Since(start))
 			}
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(len(times)), "cpu-ns/op")
-			slices.Sort(times)
-			b.ReportMetric(float64(times[(len(times)+1)/2-1]), "p50-ns")
+			b.ReportMetric(float64(probe.ProcessCPU()-cpu)/float64(times.Count()), "cpu-ns/op")
+			b.ReportMetric(float64(times.Quantile(0.5)), "p50-ns")
 		})
 	}
 }
@@ -126,7 +113,7 @@ func BenchmarkPingParallel(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			c := benchClient(b, srv, tt.proxy, tt.rtt, clients)
 			b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			cpu := cpuTime(b)
+			cpu := probe.ProcessCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if err := c.Ping(ctx).Err(); err != nil {
@@ -135,7 +122,7 @@ func BenchmarkPingParallel(b *testing.B) {
 					}
 				}
 			})
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(probe.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/latency"
 )
 
 // ErrNoSamples is returned by MeasureRTT when asked for fewer than one PING.
@@ -21,7 +22,7 @@ type Pinger interface {
 
 // MeasureRTT sends one PING to open a connection, then n more one after
 // the other, and returns the median of their round trips (the ⌈n/2⌉-th
-// shortest), as seen by the client: through a Proxy, the round trip that
+// shortest, within latency.Histogram's precision), as seen by the client: through a Proxy, the round trip that
 // the proxy really adds to, which is what a run should report.
 func MeasureRTT(ctx context.Context, c Pinger, n int) (time.Duration, error) {
 	if n < 1 {
@@ -30,14 +31,13 @@ func MeasureRTT(ctx context.Context, c Pinger, n int) (time.Duration, error) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		return 0, fmt.Errorf("netdelay: ping: %w", err)
 	}
-	trips := make([]time.Duration, n)
-	for i := range trips {
+	var trips latency.Histogram
+	for range n {
 		start := time.Now()
 		if err := c.Ping(ctx).Err(); err != nil {
 			return 0, fmt.Errorf("netdelay: ping: %w", err)
 		}
-		trips[i] = time.Since(start)
+		trips.Record(time.Since(start))
 	}
-	slices.Sort(trips)
-	return trips[(n+1)/2-1], nil
+	return trips.Quantile(0.5), nil
 }
