@@ -21,9 +21,10 @@ type Pinger interface {
 }
 
 // MeasureRTT sends one PING to open a connection, then n more one after
-// the other, and returns the median of their round trips (the ⌈n/2⌉-th
-// shortest, within latency.Histogram's precision), as seen by the client: through a Proxy, the round trip that
-// the proxy really adds to, which is what a run should report.
+// the other, and returns the median of their round trips as the client
+// sees them (the ⌈n/2⌉-th shortest, within latency.Histogram's precision).
+// Through a Proxy it is the round trip a run should report: the delay
+// asked for plus what the timer, the proxy's hops and the server add.
 func MeasureRTT(ctx context.Context, c Pinger, n int) (time.Duration, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("%w: %d", ErrNoSamples, n)
