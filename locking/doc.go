@@ -34,9 +34,10 @@
 //     lock: one Lua script, or WATCH/MULTI/EXEC, is atomic by itself.
 //   - Mutex WithFencing: every hold gets a number strictly greater than all
 //     earlier ones for the key (Lock.Fence); a resource that refuses lower
-//     numbers (CheckFence) never applies an older holder's write after a
-//     newer one's. Use it to protect something outside Redis. It does not
-//     refuse a stale write when no newer holder has written yet.
+//     numbers atomically with the write (FencedWrite, for a resource in
+//     Redis) never applies an older holder's write after a newer one's. Use
+//     it to protect something outside the lock's Redis. It does not refuse
+//     a stale write when no newer holder has written yet.
 //   - Mutex.AcquireKeepAlive, or KeepAlive over any hold: a watchdog renews
 //     the lease every TTL/3 and cancels the work context (cause
 //     ErrLockLost) as soon as a renewal is refused or Redis stays silent

@@ -47,7 +47,7 @@ func (o mutexOption) applyMutex(m *Mutex) { o(m) }
 // to the lock key (in the same hash slot), in the same script as the SET,
 // and hand the new value out as Lock.Fence: a number strictly greater than
 // any earlier holder's of the same key, which a resource can use to refuse
-// writes from an older holder (CheckFence).
+// writes from an older holder (FencedWrite).
 func WithFencing() MutexOption { return mutexOption(func(m *Mutex) { m.fencing = true }) }
 
 // WithWakeups makes Release publish on a channel named after the lock key
