@@ -70,3 +70,22 @@ func (o redlockOption) applyRedlockMutex(r *RedlockMutex) { o(r) }
 func WithNodeTimeout(d time.Duration) RedlockMutexOption {
 	return redlockOption(func(r *RedlockMutex) { r.nodeTimeout = d })
 }
+
+// KeepAliveOption configures KeepAlive and Mutex.AcquireKeepAlive:
+// WithDrift.
+type KeepAliveOption func(*keepAlive)
+
+// keepAlive is the watchdog's configuration.
+type keepAlive struct {
+	drift time.Duration
+}
+
+// WithDrift sets the watchdog's drift allowance: the work context is
+// cancelled that long before the lease the watchdog knows of ends, to
+// allow for the server's clock running faster than the client's and for
+// timers firing late. The default is ttl/100 + 2 ms, the allowance of the
+// Redlock validity formula (RedlockMutex.Drift). It must be at least 0
+// and below ttl.
+func WithDrift(d time.Duration) KeepAliveOption {
+	return func(k *keepAlive) { k.drift = d }
+}

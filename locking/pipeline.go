@@ -137,7 +137,18 @@ func (m *Mutex) awaitTurn(ctx context.Context, w **waker, n int) error {
 // have: nil, ErrNotHeld if the lease had been lost, or the command's error.
 // The script is sent as EVAL, so it cannot fail with NOSCRIPT inside a
 // transaction.
+//
+// Like Release, it first stops the watchdog of a hold taken by
+// AcquireKeepAlive and waits for it, which cancels the work context (with
+// context.Canceled): stopped any later, the watchdog's next extension
+// would race the release and could report the lock lost (ErrLockLost)
+// after a normal release. So if the release then does not run (an aborted
+// EXEC), the lock stays held without renewal until Release or the end of
+// its lease.
 func (l *Lock) QueueRelease(ctx context.Context, p redis.Pipeliner) func() error {
+	if l.stop != nil {
+		l.stop()
+	}
 	var cmd *redis.Cmd
 	if l.channel != "" {
 		cmd = releasePublishScript.Eval(ctx, p, []string{l.key}, l.token, l.channel)
