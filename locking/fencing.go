@@ -26,10 +26,17 @@ import (
 //     when the protected data lives in the same Redis (and hash slot) as the
 //     lock.
 
+// fencedAcquireScript takes the lock and returns the new fence, or 0 if
+// someone else holds it. A key already holding the token is a retried send
+// of an attempt that took it: no acquisition has incremented the counter
+// since, so its value is that attempt's fence.
 var fencedAcquireScript = redis.NewScript(`
 -- KEYS: lock, fence counter; ARGV: token, ttl ms
 if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return redis.call('incr', KEYS[2])
+end
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2])
 end
 return 0`)
 
