@@ -85,6 +85,7 @@ func TestLostAcquisitionIsReleased(t *testing.T) {
 					t.Fatalf("lock still held (pttl %v) after %d polls; the lost acquisition was not released",
 						b.Client.PTTL(ctx, key).Val(), polls)
 				}
+				t.Logf("free after %d polls of 10 ms; the lease was %v", n, lease)
 				if _, err := locking.NewMutex(b.Client, key, lease).TryAcquire(ctx); err != nil {
 					t.Fatalf("fresh acquisition: %v", err)
 				}
