@@ -25,6 +25,16 @@
 // Release and Extend (ErrNotHeld once the hold is gone), Expires, Key and
 // a Waits count, so any hold can be kept alive by KeepAlive.
 //
+// # Lost replies
+//
+// An acquisition whose reply is lost (a timeout, a broken connection) may
+// have taken the lock all the same, now or when a stalled server resumes.
+// A Mutex (TryAcquire, Acquire, AcquirePiped) returns the error and
+// releases that attempt's token in the background once Redis answers
+// again, for at most one lease (Mutex.Settle waits for or stops it), so
+// the lock is not left held until its lease ends; and an attempt the
+// client sent twice finds its own token and is granted.
+//
 // # Which lock, when
 //
 //   - Mutex: one holder at a time while the lease lasts; only the holder
@@ -34,15 +44,18 @@
 //     lock: one Lua script, or WATCH/MULTI/EXEC, is atomic by itself.
 //   - Mutex WithFencing: every hold gets a number strictly greater than all
 //     earlier ones for the key (Lock.Fence); a resource that refuses lower
-//     numbers (CheckFence) never applies an older holder's write after a
-//     newer one's. Use it to protect something outside Redis. It does not
-//     refuse a stale write when no newer holder has written yet.
+//     numbers atomically with the write (FencedWrite, for a resource in
+//     Redis) never applies an older holder's write after a newer one's. Use
+//     it to protect something outside the lock's Redis. It does not refuse
+//     a stale write when no newer holder has written yet.
 //   - Mutex.AcquireKeepAlive, or KeepAlive over any hold: a watchdog renews
 //     the lease every TTL/3 and cancels the work context (cause
-//     ErrLockLost) as soon as a renewal is refused or Redis stays silent
-//     until the lease would end. Use it for work that may outlast any TTL
-//     you would pick. Work already past its last context check can still
-//     write late: fence it too.
+//     ErrLockLost) as soon as a renewal is refused, or when Redis stays
+//     silent until a drift allowance (WithDrift, default TTL/100 + 2 ms)
+//     before the lease would end, so the work stops while the lease still
+//     runs on the server. Use it for work that may outlast any TTL you
+//     would pick. Work already past its last context check can still write
+//     late: fence it too.
 //   - Mutex WithWakeups: a release wakes a waiter at once instead of every
 //     waiter polling. Use it for a crowd contending for one lock. Any
 //     waiter may win: it is not fair.

@@ -47,16 +47,39 @@ func ExampleWithFencing() {
 		if err != nil {
 			panic(err)
 		}
-		// The storage accepts a write only with the highest fence it has seen.
-		fmt.Println("fence", l.Fence(), "write:", locking.CheckFence(ctx, rdb, "ledger:fence-seen", l.Fence()))
+		fmt.Println("fence", l.Fence())
 		l.Release(ctx)
 	}
-	fmt.Println("late write of fence 1:", locking.CheckFence(ctx, rdb, "ledger:fence-seen", 1))
 	// Output:
-	// fence 1 write: <nil>
-	// fence 2 write: <nil>
-	// fence 3 write: <nil>
-	// late write of fence 1: locking: stale fencing token
+	// fence 1
+	// fence 2
+	// fence 3
+}
+
+// A holder paused past its lease writes after the next holder: the
+// storage has accepted the newer fence, so the stale write is refused and
+// the newer data stays.
+func ExampleFencedWrite() {
+	rdb, stop := exampleRedis()
+	defer stop()
+	ctx := context.Background()
+
+	m := locking.NewMutex(rdb, "lock:ledger", 10*time.Second, locking.WithFencing())
+	write := func(l *locking.Lock, entry string) error {
+		return locking.FencedWrite(ctx, rdb, "ledger:fence", l.Fence(), func(p redis.Pipeliner) {
+			p.Set(ctx, "ledger", entry, 0)
+		})
+	}
+	old, _ := m.Acquire(ctx)
+	rdb.Del(ctx, "lock:ledger") // old is paused and its lease runs out
+	next, _ := m.Acquire(ctx)
+	fmt.Println("next, fence", next.Fence(), "writes:", write(next, "next entry"))
+	fmt.Println("old, fence", old.Fence(), "writes:", write(old, "stale write"))
+	fmt.Println("ledger:", rdb.Get(ctx, "ledger").Val())
+	// Output:
+	// next, fence 2 writes: <nil>
+	// old, fence 1 writes: locking: stale fencing token: fence 1, ledger:fence accepted 2
+	// ledger: next entry
 }
 
 func ExampleMutex_AcquireKeepAlive() {

@@ -3,6 +3,9 @@ package locking_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,15 +119,111 @@ func TestHeldRefusesCommitAfterLeaseLoss(t *testing.T) {
 	}
 }
 
-func TestCheckFenceRefusesOlderHolders(t *testing.T) {
+// TestFencedWriteRefusesStaleWrites: a write whose fence is below the
+// highest accepted is refused and leaves the data as it was; the issue's
+// case is a fence of 7 after 100 was accepted, on a fresh server (no
+// script cached).
+func TestFencedWriteRefusesStaleWrites(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
+		write := func(fence int64, value string) error {
+			return locking.FencedWrite(ctx, b.Client, "res:seen", fence, func(p redis.Pipeliner) {
+				p.Set(ctx, "res:data", value, 0)
+			})
+		}
 		for _, tc := range []struct {
-			fence int64
-			want  error
-		}{{3, nil}, {3, nil}, {5, nil}, {4, locking.ErrStaleFence}, {1, locking.ErrStaleFence}, {6, nil}} {
-			if err := locking.CheckFence(ctx, b.Client, "res:seen", tc.fence); !errors.Is(err, tc.want) {
+			fence     int64
+			want      error
+			data      string // the data afterwards
+			highWater int64  // the highest accepted afterwards
+		}{
+			{100, nil, "w100", 100},
+			{7, locking.ErrStaleFence, "w100", 100},
+			{100, nil, "w100 again", 100}, // one holder writes as often as it likes
+			{101, nil, "w101", 101},
+			{100, locking.ErrStaleFence, "w101", 101},
+			{0, locking.ErrNoFence, "w101", 101},
+			{-3, locking.ErrNoFence, "w101", 101},
+		} {
+			value := tc.data
+			if tc.want != nil {
+				value = "stale write"
+			}
+			err := write(tc.fence, value)
+			if !errors.Is(err, tc.want) {
 				t.Fatalf("fence %d: %v, want %v", tc.fence, err, tc.want)
+			}
+			data := b.Client.Get(ctx, "res:data").Val()
+			seen, _ := b.Client.Get(ctx, "res:seen").Int64()
+			if data != tc.data || seen != tc.highWater {
+				t.Fatalf("after fence %d: data %q, high-water %d; want %q, %d", tc.fence, data, seen, tc.data, tc.highWater)
+			}
+		}
+	})
+}
+
+// TestFencedWriteOvertakenAtExec: a newer holder's write lands between an
+// older holder's check and its EXEC; the older write is refused, not
+// applied after the newer one.
+func TestFencedWriteOvertakenAtExec(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		newer := b.NewClient(t)
+		calls := 0
+		err := locking.FencedWrite(ctx, b.Client, "res:seen", 7, func(p redis.Pipeliner) {
+			calls++
+			if calls == 1 {
+				// The check passed (nothing accepted yet); now the newer
+				// holder writes before this EXEC.
+				must(t, locking.FencedWrite(ctx, newer, "res:seen", 8, func(p redis.Pipeliner) {
+					p.Set(ctx, "res:data", "newer", 0)
+				}))
+			}
+			p.Set(ctx, "res:data", "stale write", 0)
+		})
+		if !errors.Is(err, locking.ErrStaleFence) {
+			t.Fatalf("overtaken write: %v, want ErrStaleFence", err)
+		}
+		if got := b.Client.Get(ctx, "res:data").Val(); got != "newer" || calls != 1 {
+			t.Fatalf("data %q after %d attempts; want the newer write after 1", got, calls)
+		}
+	})
+}
+
+// TestFencedWritesNeverGoBack: writers with random fences write at once;
+// every accepted write also appends its fence to a log in the same
+// transaction, so the log is the order in which writes were applied. It
+// must never go down.
+func TestFencedWritesNeverGoBack(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		var accepted, refused atomic.Int64
+		contend(t, 8, 25, func(ctx context.Context, w int) error {
+			fence := rand.Int64N(50) + 1
+			err := locking.FencedWrite(ctx, b.Client, "{res}:seen", fence, func(p redis.Pipeliner) {
+				p.Set(ctx, "{res}:data", fence, 0)
+				p.RPush(ctx, "{res}:log", fence)
+			})
+			switch {
+			case err == nil:
+				accepted.Add(1)
+			case errors.Is(err, locking.ErrStaleFence):
+				refused.Add(1)
+			default:
+				return err
+			}
+			return nil
+		})
+		log, err := b.Client.LRange(context.Background(), "{res}:log", 0, -1).Result()
+		must(t, err)
+		if int64(len(log)) != accepted.Load() || accepted.Load()+refused.Load() != 8*25 {
+			t.Fatalf("%d log entries, %d accepted, %d refused; want one entry per accepted write of 200",
+				len(log), accepted.Load(), refused.Load())
+		}
+		for i := 1; i < len(log); i++ {
+			prev, _ := strconv.ParseInt(log[i-1], 10, 64)
+			cur, _ := strconv.ParseInt(log[i], 10, 64)
+			if cur < prev {
+				t.Fatalf("write %d applied fence %d after fence %d", i, cur, prev)
 			}
 		}
 	})

@@ -83,3 +83,95 @@ func (a *attempts) await(t *testing.T, n int64) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// gate is a client hook that, once closed, holds back every command and
+// pipeline until it is opened again or the command's context ends: a
+// server that stopped answering, as its client sees it.
+type gate struct {
+	mu     sync.Mutex
+	closed chan struct{} // nil while open; closed by open
+}
+
+func (*gate) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if err := g.pass(ctx); err != nil {
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if err := g.pass(ctx); err != nil {
+			for _, c := range cmds {
+				c.SetErr(err)
+			}
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// close makes every later command wait.
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed == nil {
+		g.closed = make(chan struct{})
+	}
+}
+
+// open lets every waiting and later command through.
+func (g *gate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed != nil {
+		close(g.closed)
+		g.closed = nil
+	}
+}
+
+// pass waits while the gate is closed.
+func (g *gate) pass(ctx context.Context) error {
+	g.mu.Lock()
+	c := g.closed
+	g.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// resend is a client hook that sends every command and pipeline twice and
+// keeps the second reply, as a client that retries after losing the first
+// reply does (go-redis retries a command after a read timeout).
+type resend struct{}
+
+func (resend) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (resend) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		_ = next(ctx, cmd)
+		cmd.SetErr(nil)
+		return next(ctx, cmd)
+	}
+}
+
+func (resend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		_ = next(ctx, cmds)
+		for _, c := range cmds {
+			c.SetErr(nil)
+		}
+		return next(ctx, cmds)
+	}
+}

@@ -75,6 +75,7 @@ type Mutex struct {
 	backoff Backoff
 	fencing bool
 	wakeups bool
+	lost    backgroundReleases // of acquisitions whose reply was lost
 }
 
 // NewMutex returns a mutex on key whose holds last ttl unless extended.
@@ -140,32 +141,67 @@ func (l *Lock) Token() string { return l.token }
 
 // TryAcquire makes one attempt. It returns ErrNotAcquired if the lock is
 // held by someone else.
+//
+// When the attempt's reply is lost (a timeout or a broken connection after
+// the command was sent), the lock may have been taken all the same, now or
+// when a stalled server resumes: TryAcquire returns the error and releases
+// the attempt's token in the background as soon as Redis answers again
+// (see Settle), so the lock is not left held until its lease ends. An
+// attempt the client sent twice (go-redis retries a command whose reply
+// timed out) and that finds its own token in the key is granted.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 	if err := checkTTL(m.ttl); err != nil {
 		return nil, err
 	}
-	token := lease.NewToken()
-	sent := time.Now()
-	l := &Lock{key: m.key, token: token, rdb: m.rdb, expires: sent.Add(m.ttl)}
+	l := m.newLock()
+	if m.fencing {
+		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, fenceKey(m.key)}, l.token, m.ttl.Milliseconds()).Int64()
+		l.fence = fence
+		return m.outcome(l, fence > 0, err)
+	}
+	ok, err := acquired(m.rdb.SetArgs(ctx, m.key, l.token, acquireArgs(m.ttl)), l.token)
+	return m.outcome(l, ok, err)
+}
+
+// newLock is the hold an attempt would grant: a fresh token, and a lease
+// counted from now, just before the attempt is sent.
+func (m *Mutex) newLock() *Lock {
+	l := &Lock{key: m.key, token: lease.NewToken(), rdb: m.rdb, expires: time.Now().Add(m.ttl)}
 	if m.wakeups {
 		l.channel = wakeupChannel(m.key)
 	}
-	if m.fencing {
-		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, fenceKey(m.key)}, token, m.ttl.Milliseconds()).Int64()
-		if err != nil {
-			return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
-		}
-		if fence == 0 {
-			return nil, ErrNotAcquired
-		}
-		l.fence = fence
-		return l, nil
+	return l
+}
+
+// acquireArgs makes SET ... NX PX ttl GET: the reply is the key's previous
+// value, so an attempt can tell its own token from someone else's.
+func acquireArgs(ttl time.Duration) redis.SetArgs {
+	return redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}
+}
+
+// acquired reads the reply of a SET made with acquireArgs: no previous
+// value means the key was free and now holds token; token itself means an
+// earlier send of this very command (a client retry after a lost reply)
+// took it.
+func acquired(cmd *redis.StatusCmd, token string) (bool, error) {
+	old, err := cmd.Result()
+	if errors.Is(err, redis.Nil) {
+		return true, nil
 	}
-	ok, err := m.rdb.SetNX(ctx, m.key, token, m.ttl).Result()
-	if err != nil {
+	return err == nil && old == token, err
+}
+
+// outcome turns an attempt's reply into its result: l if granted,
+// ErrNotAcquired, or the attempt's error, after starting the background
+// release of l's token when the attempt may have been applied.
+func (m *Mutex) outcome(l *Lock, granted bool, err error) (*Lock, error) {
+	switch {
+	case err != nil && maybeApplied(err, m.fencing):
+		m.releaseLost(l.token)
+		return nil, fmt.Errorf("locking: acquire %s (reply lost; releasing it in the background): %w", m.key, err)
+	case err != nil:
 		return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
-	}
-	if !ok {
+	case !granted:
 		return nil, ErrNotAcquired
 	}
 	return l, nil

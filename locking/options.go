@@ -47,7 +47,7 @@ func (o mutexOption) applyMutex(m *Mutex) { o(m) }
 // to the lock key (in the same hash slot), in the same script as the SET,
 // and hand the new value out as Lock.Fence: a number strictly greater than
 // any earlier holder's of the same key, which a resource can use to refuse
-// writes from an older holder (CheckFence).
+// writes from an older holder (FencedWrite).
 func WithFencing() MutexOption { return mutexOption(func(m *Mutex) { m.fencing = true }) }
 
 // WithWakeups makes Release publish on a channel named after the lock key
@@ -69,4 +69,23 @@ func (o redlockOption) applyRedlockMutex(r *RedlockMutex) { o(r) }
 // time.
 func WithNodeTimeout(d time.Duration) RedlockMutexOption {
 	return redlockOption(func(r *RedlockMutex) { r.nodeTimeout = d })
+}
+
+// KeepAliveOption configures KeepAlive and Mutex.AcquireKeepAlive:
+// WithDrift.
+type KeepAliveOption func(*keepAlive)
+
+// keepAlive is the watchdog's configuration.
+type keepAlive struct {
+	drift time.Duration
+}
+
+// WithDrift sets the watchdog's drift allowance: the work context is
+// cancelled that long before the lease the watchdog knows of ends, to
+// allow for the server's clock running faster than the client's and for
+// timers firing late. The default is ttl/100 + 2 ms, the allowance of the
+// Redlock validity formula (RedlockMutex.Drift). It must be at least 0
+// and below ttl.
+func WithDrift(d time.Duration) KeepAliveOption {
+	return func(k *keepAlive) { k.drift = d }
 }

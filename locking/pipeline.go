@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // Pipeliner is what AcquirePiped sends its attempts through: a *redis.Tx
@@ -55,55 +53,32 @@ func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis
 }
 
 // attemptPiped sends attempt n: the acquisition, and with's commands when
-// n is 0.
+// n is 0. A lost reply is handled as by TryAcquire.
 func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner), n int) (*Lock, error) {
-	token := lease.NewToken()
-	sent := time.Now()
-	var set *redis.BoolCmd
+	l := m.newLock()
+	var set *redis.StatusCmd
 	var fenced *redis.Cmd
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if m.fencing {
-			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, fenceKey(m.key)}, token, m.ttl.Milliseconds())
+			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, fenceKey(m.key)}, l.token, m.ttl.Milliseconds())
 		} else {
-			set = p.SetNX(ctx, m.key, token, m.ttl)
+			set = p.SetArgs(ctx, m.key, l.token, acquireArgs(m.ttl))
 		}
 		if n == 0 && with != nil {
 			with(p)
 		}
 		return nil
 	})
-	l := &Lock{key: m.key, token: token, rdb: m.rdb, expires: sent.Add(m.ttl)}
-	if m.wakeups {
-		l.channel = wakeupChannel(m.key)
-	}
+	// Only the acquisition's own reply decides: with's replies are the
+	// caller's, and a pipeline that failed as a whole (a broken
+	// connection) sets its error on every command.
 	if m.fencing {
-		fence, ferr := fenced.Int64()
-		if ferr != nil {
-			return nil, fmt.Errorf("locking: acquire %s: %w", m.key, firstErr(ferr, err))
-		}
-		if fence == 0 {
-			return nil, ErrNotAcquired
-		}
+		fence, err := fenced.Int64()
 		l.fence = fence
-		return l, nil
+		return m.outcome(l, fence > 0, err)
 	}
-	ok, serr := set.Result()
-	if serr != nil {
-		return nil, fmt.Errorf("locking: acquire %s: %w", m.key, firstErr(serr, err))
-	}
-	if !ok {
-		return nil, ErrNotAcquired
-	}
-	return l, nil
-}
-
-// firstErr prefers the acquisition's own error; a pipeline that failed as a
-// whole (a broken connection) reports it on every command anyway.
-func firstErr(own, pipe error) error {
-	if own != nil {
-		return own
-	}
-	return pipe
+	ok, err := acquired(set, l.token)
+	return m.outcome(l, ok, err)
 }
 
 // awaitTurn waits after failed attempt n: for the backoff interval, or,
@@ -137,7 +112,18 @@ func (m *Mutex) awaitTurn(ctx context.Context, w **waker, n int) error {
 // have: nil, ErrNotHeld if the lease had been lost, or the command's error.
 // The script is sent as EVAL, so it cannot fail with NOSCRIPT inside a
 // transaction.
+//
+// Like Release, it first stops the watchdog of a hold taken by
+// AcquireKeepAlive and waits for it, which cancels the work context (with
+// context.Canceled): stopped any later, the watchdog's next extension
+// would race the release and could report the lock lost (ErrLockLost)
+// after a normal release. So if the release then does not run (an aborted
+// EXEC), the lock stays held without renewal until Release or the end of
+// its lease.
 func (l *Lock) QueueRelease(ctx context.Context, p redis.Pipeliner) func() error {
+	if l.stop != nil {
+		l.stop()
+	}
 	var cmd *redis.Cmd
 	if l.channel != "" {
 		cmd = releasePublishScript.Eval(ctx, p, []string{l.key}, l.token, l.channel)

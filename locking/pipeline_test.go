@@ -117,6 +117,41 @@ func TestAcquirePipedWaitsAndReportsLoss(t *testing.T) {
 	})
 }
 
+// TestAcquirePipedLeavesTheCallersErrorsToTheCaller: a missing key and a
+// refused command among the caller's queued commands do not decide the
+// acquisition: it is granted, and the errors are on their commands.
+func TestAcquirePipedLeavesTheCallersErrorsToTheCaller(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "fenced"}[fenced], func(t *testing.T) {
+			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+				ctx := context.Background()
+				must(t, b.Client.Set(ctx, "{e}:text", "not a number", 0).Err())
+				var opts []locking.MutexOption
+				if fenced {
+					opts = append(opts, locking.WithFencing())
+				}
+				m := locking.NewMutex(b.Client, "{e}:lock", time.Minute, opts...)
+				var missing *redis.StringCmd
+				var refused *redis.IntCmd
+				l, err := m.AcquirePiped(ctx, b.Client, func(p redis.Pipeliner) {
+					missing = p.Get(ctx, "{e}:missing")
+					refused = p.Incr(ctx, "{e}:text")
+				})
+				must(t, err)
+				if !errors.Is(missing.Err(), redis.Nil) || refused.Err() == nil {
+					t.Fatalf("caller's replies: %v, %v; want redis.Nil and an error", missing.Err(), refused.Err())
+				}
+				// A background release, had one been started, would have deleted
+				// the lock by the time Settle returns.
+				must(t, m.Settle(ctx))
+				if got := b.Client.Get(ctx, "{e}:lock").Val(); got != l.Token() {
+					t.Fatalf("lock holds %q, want the hold's token", got)
+				}
+			})
+		})
+	}
+}
+
 // TestAcquirePipedGivesUp: with the lock held throughout, AcquirePiped
 // ends with ErrNotAcquired wrapping the context's error.
 func TestAcquirePipedGivesUp(t *testing.T) {

@@ -68,7 +68,7 @@ func (r *RedlockMutex) TTL() time.Duration { return r.ttl }
 func (r *RedlockMutex) Quorum() int { return len(r.clients)/2 + 1 }
 
 // Drift is the clock-drift allowance subtracted from a lease: ttl/100 + 2 ms.
-func (r *RedlockMutex) Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+func (r *RedlockMutex) Drift(ttl time.Duration) time.Duration { return lease.Drift(ttl) }
 
 // RedlockLock is one hold of a RedlockMutex.
 type RedlockLock struct {

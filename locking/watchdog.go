@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // ErrLockLost is the cause (context.Cause) of a work context cancelled by a
@@ -32,29 +34,44 @@ type expirer interface{ Expires() time.Time }
 //
 // The work context is cancelled with cause ErrLockLost (see context.Cause)
 // as soon as an extension returns ErrNotHeld (then the cause wraps
-// ErrNotHeld too), or when extensions keep
-// failing (Redis unreachable or stalled) until the lease would have run
-// out. It is also cancelled, with context.Canceled, when stop is called.
-// Work that writes to a resource should check the context just before each
-// write; between that check and the write the lease can still run out, so
-// combine renewal with fencing (Lock.Held) where a stale write must never
-// land.
-func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Context, func()) {
+// ErrNotHeld too), or when extensions keep failing or go unanswered (Redis
+// unreachable or stalled) until the drift allowance (WithDrift; default
+// ttl/100 + 2 ms) before the lease would end: the lease counts from just
+// before the acquiring or last successful extending command was sent
+// (h.Expires(), when h has it), so the work is cancelled before the lease
+// can have ended on the server, unless the server's clock runs faster than
+// the allowance covers. It is also cancelled, with context.Canceled, when
+// stop is called. Work that writes to a resource should check the context
+// just before each write; between that check and the write the lease can
+// still run out, so combine renewal with fencing (Lock.Held, FencedWrite)
+// where a stale write must never land.
+func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepAliveOption) (context.Context, func()) {
 	work, cancel := context.WithCancelCause(ctx)
+	k := keepAlive{drift: lease.Drift(ttl)}
+	for _, o := range opts {
+		o(&k)
+	}
 	if err := checkTTL(ttl); err != nil {
 		cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
+		return work, func() {}
+	}
+	if k.drift < 0 || k.drift >= ttl {
+		cancel(fmt.Errorf("%w: drift allowance %v leaves nothing of the %v lease", ErrLockLost, k.drift, ttl))
 		return work, func() {}
 	}
 	validUntil := time.Now().Add(ttl)
 	if e, ok := h.(expirer); ok {
 		validUntil = e.Expires()
 	}
+	validUntil = validUntil.Add(-k.drift)
 	interval := max(ttl/3, time.Millisecond)
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTimer(interval)
+		// A hold whose lease ends sooner than one interval is renewed
+		// when it ends, that is, found lost.
+		t := time.NewTimer(min(interval, max(time.Until(validUntil), 0)))
 		defer t.Stop()
 		for {
 			select {
@@ -66,11 +83,11 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Cont
 			}
 			sent := time.Now()
 			if !sent.Before(validUntil) {
-				cancel(fmt.Errorf("%w: lease ran out before it could be extended", ErrLockLost))
+				cancel(fmt.Errorf("%w: lease (less its drift allowance) ran out before it could be extended", ErrLockLost))
 				return
 			}
 			// The extension runs in its own goroutine so that a stalled
-			// server cannot hold the watchdog past the lease: clients that
+			// server cannot hold the watchdog past validUntil: clients that
 			// do not honour context deadlines (go-redis without
 			// ContextTimeoutEnabled) block until their read timeout.
 			ectx, ecancel := context.WithDeadline(context.WithoutCancel(ctx), validUntil)
@@ -81,7 +98,7 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Cont
 			select {
 			case err = <-res:
 			case <-expiry.C:
-				cancel(fmt.Errorf("%w: no answer from Redis before the lease ran out", ErrLockLost))
+				cancel(fmt.Errorf("%w: no answer from Redis within the lease (less its drift allowance)", ErrLockLost))
 				<-res
 				ecancel()
 				return
@@ -90,7 +107,7 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Cont
 			ecancel()
 			switch {
 			case err == nil:
-				validUntil = sent.Add(ttl)
+				validUntil = sent.Add(ttl - k.drift)
 				t.Reset(interval)
 			case errors.Is(err, ErrNotHeld):
 				cancel(fmt.Errorf("%w: extension refused: %w", ErrLockLost, err))
@@ -118,16 +135,18 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration) (context.Cont
 }
 
 // AcquireKeepAlive acquires the mutex like Acquire and starts a watchdog
-// (KeepAlive) that extends the lease every TTL/3. It returns the hold and
-// the context the work must run under: that context is cancelled with
-// cause ErrLockLost as soon as the lease is lost. The hold's Release stops
-// the watchdog, and waits for it, before it releases the lock.
-func (m *Mutex) AcquireKeepAlive(ctx context.Context) (*Lock, context.Context, error) {
+// (KeepAlive, with opts) that extends the lease every TTL/3. It returns
+// the hold and the context the work must run under: that context is
+// cancelled with cause ErrLockLost as soon as the lease is lost, or is
+// about to run out without an answer from Redis. Releasing the hold
+// (Release, or QueueRelease) stops the watchdog, and waits for it, before
+// the release is sent.
+func (m *Mutex) AcquireKeepAlive(ctx context.Context, opts ...KeepAliveOption) (*Lock, context.Context, error) {
 	l, err := m.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	work, stop := KeepAlive(ctx, l, m.ttl)
+	work, stop := KeepAlive(ctx, l, m.ttl, opts...)
 	l.stop = stop
 	return l, work, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 )
@@ -157,5 +159,129 @@ func TestKeepAliveStopsOnParentCancel(t *testing.T) {
 			t.Fatalf("work: %v", work.Err())
 		}
 		stop()
+	})
+}
+
+// observation is what a client saw of the lock key.
+type observation struct {
+	value string
+	pttl  time.Duration
+	err   error
+}
+
+func observe(ctx context.Context, c *redis.Client, key string) observation {
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		err = nil
+	}
+	return observation{get.Val(), pttl.Val(), err}
+}
+
+// TestKeepAliveCancelsBeforeTheLeaseEnds: a holder cut off from Redis has
+// its work cancelled while the lease still runs on the server. The lock
+// key is read once the work is cancelled (after the server resumes, when
+// it was stopped): it still holds the holder's token with time left, so
+// the cancellation came first. An extension sent during the stall and
+// applied on resume extends only a lease that had not ended, so it cannot
+// make a late cancellation look early.
+func TestKeepAliveCancelsBeforeTheLeaseEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+		opts []locking.KeepAliveOption
+		// stall cuts the holder off from Redis and returns what undoes it.
+		stall func(t *testing.T, b *redistest.Backend, g *gate) func()
+	}{
+		{"server stopped, default drift", 5 * time.Second, nil, func(t *testing.T, b *redistest.Backend, _ *gate) func() {
+			must(t, b.Server.Signal(syscall.SIGSTOP))
+			return func() { b.Server.Signal(syscall.SIGCONT) }
+		}},
+		{"replies held back, wider drift", time.Second, []locking.KeepAliveOption{locking.WithDrift(300 * time.Millisecond)}, func(t *testing.T, b *redistest.Backend, g *gate) func() {
+			g.close()
+			return g.open
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := redistest.Real(t)
+			ctx := context.Background()
+			var g gate
+			c := b.NewClient(t)
+			c.AddHook(&g)
+			h, work, err := locking.NewMutex(c, "lock:margin", tc.ttl).AcquireKeepAlive(ctx, tc.opts...)
+			must(t, err)
+			resume := tc.stall(t, b, &g)
+			seen := make(chan observation, 1)
+			context.AfterFunc(work, func() {
+				resume()
+				seen <- observe(ctx, b.Client, "lock:margin")
+			})
+			var o observation
+			select {
+			case o = <-seen:
+			case <-time.After(time.Minute):
+				resume()
+				t.Fatal("work context never cancelled")
+			}
+			cause := context.Cause(work)
+			if !errors.Is(cause, locking.ErrLockLost) || errors.Is(cause, locking.ErrNotHeld) {
+				t.Fatalf("cause %v, want ErrLockLost from a renewal without answer", cause)
+			}
+			if o.err != nil || o.value != h.Token() || o.pttl <= 0 {
+				t.Fatalf("when the work was cancelled the lock held %q (pttl %v, err %v); want the holder's token with time left",
+					o.value, o.pttl, o.err)
+			}
+		})
+	}
+}
+
+// TestKeepAliveRefusesADriftThatLeavesNoLease: a drift allowance below 0
+// or not below the TTL cancels the work at once.
+func TestKeepAliveRefusesADriftThatLeavesNoLease(t *testing.T) {
+	b := redistest.Mini(t)
+	ctx := context.Background()
+	l, err := locking.NewMutex(b.Client, "lock:d", time.Second).TryAcquire(ctx)
+	must(t, err)
+	for _, drift := range []time.Duration{-time.Millisecond, time.Second, time.Hour} {
+		work, stop := locking.KeepAlive(ctx, l, time.Second, locking.WithDrift(drift))
+		if cause := context.Cause(work); !errors.Is(cause, locking.ErrLockLost) {
+			t.Errorf("drift %v: cause %v, want ErrLockLost at once", drift, cause)
+		}
+		stop()
+	}
+	work, stop := locking.KeepAlive(ctx, l, time.Second, locking.WithDrift(0))
+	if work.Err() != nil {
+		t.Fatalf("drift 0 refused: %v", context.Cause(work))
+	}
+	stop()
+}
+
+// TestQueueReleaseStopsTheWatchdog: a hold of AcquireKeepAlive released
+// in a pipeline ends its watchdog as Release does: the work context ends
+// at once, as a normal end, not later as a lost lock.
+func TestQueueReleaseStopsTheWatchdog(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		l, work, err := locking.NewMutex(b.Client, "{qr}:lock", time.Minute).AcquireKeepAlive(ctx)
+		must(t, err)
+		var released func() error
+		_, err = b.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "{qr}:data", "done", 0)
+			released = l.QueueRelease(ctx, p)
+			return nil
+		})
+		must(t, err)
+		must(t, released())
+		if work.Err() == nil {
+			t.Fatal("work context still live after the queued release: its watchdog still runs")
+		}
+		if cause := context.Cause(work); errors.Is(cause, locking.ErrLockLost) {
+			t.Fatalf("a normal release reported as a lost lock: %v", cause)
+		}
 	})
 }

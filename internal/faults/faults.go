@@ -125,7 +125,7 @@ const (
 	// Redlock is locking.RedlockMutex over five servers.
 	Redlock Variant = "redlock"
 	// RedlockFenced is Redlock whose holders write through a fenced
-	// resource (locking.CheckFence).
+	// resource (locking.FencedWrite).
 	RedlockFenced Variant = "redlock+fencing"
 )
 

@@ -160,30 +160,13 @@ func redlockTrial(ctx context.Context, f Fault, v Variant, cfg Config, trial int
 	return nil
 }
 
-// fencedWriteScript is the storage's side of fencing: it refuses a write
-// whose token is below the highest it has accepted, and records the
-// token, atomically with the write.
-var fencedWriteScript = redis.NewScript(`
--- KEYS: resource, highest fence accepted; ARGV: value, fence
-local seen = tonumber(redis.call('get', KEYS[2]) or '0')
-local fence = tonumber(ARGV[2])
-if fence < seen then return 0 end
-redis.call('set', KEYS[2], ARGV[2])
-redis.call('set', KEYS[1], ARGV[1])
-return 1`)
-
-// write writes who to the resource, through the fence when fenced; a
-// refused write returns locking.ErrStaleFence.
+// write writes who to the resource, through the fence when fenced
+// (locking.FencedWrite); a refused write returns locking.ErrStaleFence.
 func write(ctx context.Context, storage *redis.Client, fenced bool, resource, seen, who string, fence int64) error {
 	if !fenced {
 		return storage.Set(ctx, resource, who, 0).Err()
 	}
-	ok, err := fencedWriteScript.Run(ctx, storage, []string{resource, seen}, who, fence).Int()
-	if err != nil {
-		return err
-	}
-	if ok == 0 {
-		return locking.ErrStaleFence
-	}
-	return nil
+	return locking.FencedWrite(ctx, storage, seen, fence, func(p redis.Pipeliner) {
+		p.Set(ctx, resource, who, 0)
+	})
 }

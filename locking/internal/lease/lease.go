@@ -26,6 +26,11 @@ func CheckTTL(ttl time.Duration) error {
 	return nil
 }
 
+// Drift is the clock-drift allowance of a lease of ttl, as in the Redlock
+// validity formula: ttl/100 + 2 ms (1% for clock rate differences, 2 ms for
+// timer resolution).
+func Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
 // Sleep waits for d or until ctx ends, whichever is first, and returns
 // ctx.Err() in the second case.
 func Sleep(ctx context.Context, d time.Duration) error {

@@ -1,0 +1,155 @@
+package locking
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
+)
+
+// Lost replies. An acquisition whose reply does not come back (a read
+// timeout, a broken connection) may still have been applied: the server
+// may run the SET after the client gave up, when it resumes from a stall.
+// Nobody would then release that lock before its lease ends. So a Mutex
+// releases such an acquisition's token in the background, once Redis
+// answers again; and an acquisition that finds the key holding its own
+// token (the client sent it again after losing the first reply, as
+// go-redis does after a read timeout) is granted, not refused.
+
+// lostBackoff spaces the attempts to release a lost acquisition.
+var lostBackoff = Backoff{Min: time.Millisecond, Max: 100 * time.Millisecond}
+
+// maybeApplied reports whether an acquisition that failed with err may
+// have been applied all the same: the command may have reached Redis and
+// only its reply was lost. It was not when nothing was sent (a closed
+// client, no connection from the pool, a failed dial), nor when Redis
+// answered with an error to a plain SET; a script (fenced) may have run
+// its SET before failing.
+func maybeApplied(err error, script bool) bool {
+	if err == nil || errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, redis.ErrPoolExhausted) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		return script
+	}
+	return true
+}
+
+// releaseLost releases, in the background, the hold with token whose
+// acquisition's reply was lost: it sends the compare-and-delete until Redis
+// answers it, with a backoff, for at most ttl from now. A reply "not
+// ours" is trusted only from an attempt sent after an earlier one was
+// answered: when the server resumes from a stall, the lost SET and a
+// release waiting beside it may run in either order, but a command sent
+// after an answer runs after both.
+func (m *Mutex) releaseLost(token string) {
+	until := time.Now().Add(m.ttl)
+	m.lost.start(func(stop context.Context) {
+		ctx, cancel := context.WithDeadline(stop, until)
+		defer cancel()
+		answered := false
+		for n := 0; ; n++ {
+			released, err := m.releaseToken(ctx, token)
+			switch {
+			case err == nil && (released || answered):
+				return
+			case err == nil:
+				answered = true
+			case errors.Is(err, redis.ErrClosed):
+				return
+			}
+			if lease.Sleep(ctx, lostBackoff.Delay(n)) != nil {
+				return
+			}
+		}
+	})
+}
+
+// releaseToken deletes the lock if it holds token (publishing a wake-up
+// for a mutex made WithWakeups) and reports whether it did.
+func (m *Mutex) releaseToken(ctx context.Context, token string) (bool, error) {
+	var n int
+	var err error
+	if m.wakeups {
+		n, err = releasePublishScript.Run(ctx, m.rdb, []string{m.key}, token, wakeupChannel(m.key)).Int()
+	} else {
+		n, err = releaseScript.Run(ctx, m.rdb, []string{m.key}, token).Int()
+	}
+	return n == 1, err
+}
+
+// Settle waits until the background releases of this mutex's lost
+// acquisitions have ended. If ctx ends first, it stops them (each ends
+// once its command in flight returns, within the client's timeouts),
+// waits for them, and returns ctx's error. Each also ends by itself once
+// Redis answers, one lease after its acquisition failed, or when the
+// client is closed.
+func (m *Mutex) Settle(ctx context.Context) error {
+	return m.lost.settle(ctx)
+}
+
+// backgroundReleases runs and counts background releases.
+type backgroundReleases struct {
+	mu     sync.Mutex
+	n      int
+	idle   chan struct{} // closed when n drops to 0
+	ctx    context.Context
+	cancel context.CancelFunc // stops the running releases
+}
+
+// start runs fn in a goroutine of its own, with a context that settle
+// cancels to stop it.
+func (r *backgroundReleases) start(fn func(ctx context.Context)) {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.idle = make(chan struct{})
+		r.ctx, r.cancel = context.WithCancel(context.Background())
+	}
+	r.n++
+	ctx := r.ctx
+	r.mu.Unlock()
+	go func() {
+		defer r.done()
+		fn(ctx)
+	}()
+}
+
+func (r *backgroundReleases) done() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n--
+	if r.n == 0 {
+		r.cancel()
+		close(r.idle)
+	}
+}
+
+// settle waits for the running releases, stopping them if ctx ends first.
+func (r *backgroundReleases) settle(ctx context.Context) error {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	idle, cancel := r.idle, r.cancel
+	r.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		cancel()
+		<-idle
+		return ctx.Err()
+	}
+}
