@@ -81,6 +81,14 @@ func TestPause(t *testing.T) {
 	for _, f := range []Fault{Pause, PauseProcess} {
 		for _, v := range f.Variants() {
 			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
+				cfg := cfg
+				if v == "fine"+WatchdogSuffix && f == Pause {
+					// The watchdog renews every TTL/3: a 100 ms lease
+					// leaves a loaded machine 33 ms to schedule each
+					// renewal, so this demonstration uses a longer one
+					// (and a pause still longer than it).
+					cfg.LockTTL, cfg.Pause = time.Second, 2500*time.Millisecond
+				}
 				res := run(t, f, v, cfg)
 				if v == "fine"+WatchdogSuffix && f == Pause {
 					// The watchdog kept renewing the paused goroutine's
