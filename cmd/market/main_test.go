@@ -170,6 +170,9 @@ func TestRunBadFlags(t *testing.T) {
 		{"extra argument", []string{"serve"}, "unexpected arguments"},
 		{"bad redis", []string{"-redis", "nowhere"}, "not auto"},
 		{"body limit", []string{"-body-limit", "0"}, "-body-limit"},
+		{"idempotency TTL too short", []string{"-idempotency-ttl", "500us"}, "-idempotency-ttl"},
+		{"idempotency TTL not a duration", []string{"-idempotency-ttl", "1 day"}, "invalid value"},
+		{"audit cooldown zero", []string{"-audit-cooldown", "0s"}, "-audit-cooldown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
