@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	version := fs.Bool("version", false, "print the version and exit")
 	opTTL := fs.Duration("idempotency-ttl", 24*time.Hour, "how long an Idempotency-Key is remembered (at least 1ms)")
 	auditCooldown := fs.Duration("audit-cooldown", httpapi.DefaultAuditCooldown,
-		"least pause between two audits (also at least 9 times the last audit's duration)")
+		"least pause between two audits (also at least 19 times the last audit's duration)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()

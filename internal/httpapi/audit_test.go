@@ -182,8 +182,8 @@ func TestAuditSpacing(t *testing.T) {
 }
 
 // TestAuditLimiter checks that the pause after an audit is the cooldown,
-// or nine times the audit's duration when that is longer, so that audits
-// take at most a tenth of the time; and that one runs at a time.
+// or 19 times the audit's duration when that is longer, so that audits
+// take at most 5% of the time; and that one runs at a time.
 func TestAuditLimiter(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 	l := auditLimiter{now: clock.now, cooldown: time.Second}
@@ -192,8 +192,8 @@ func TestAuditLimiter(t *testing.T) {
 		wantPause time.Duration
 	}{
 		{10 * time.Millisecond, time.Second},
-		{2 * time.Second, 18 * time.Second},
-		{100 * time.Millisecond, time.Second},
+		{2 * time.Second, 38 * time.Second},
+		{50 * time.Millisecond, time.Second},
 	}
 	for i, tt := range tests {
 		if wait, busy := l.start(); busy != "" {

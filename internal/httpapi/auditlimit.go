@@ -8,14 +8,14 @@ import (
 
 // auditShare bounds the share of time audits take: each audit is followed
 // by a pause of at least auditShare-1 times its duration.
-const auditShare = 10
+const auditShare = 20
 
 // auditLimiter lets one audit run at a time in the process and spaces
 // audits out. An audit's snapshot is one MULTI/EXEC, during which Redis
 // serves nobody else, followed by reads of every receipt; both grow with
 // the market. Without a limit, clients looping on the audit would keep
 // Redis and the service busy with audits; with it, audits take at most
-// 1/auditShare of the time, whatever the market's size, and writers are
+// 1/auditShare of the time (5%), whatever the market's size, and writers are
 // never made to wait for one (the audit takes no gate).
 type auditLimiter struct {
 	now      func() time.Time

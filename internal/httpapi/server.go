@@ -15,7 +15,7 @@
 // per key (market.OpID): a client whose reply was lost (503
 // outcome_unknown) retries with the same key. The audit reads a consistent
 // snapshot and takes no gate, so it never stalls writers; one runs at a
-// time, spaced out so that audits take at most a tenth of the time.
+// time, spaced out so that audits take at most 5% of the time.
 package httpapi
 
 import (
@@ -88,7 +88,7 @@ type Config struct {
 	GateTimeout time.Duration
 	// AuditCooldown is the least pause between the end of one audit and
 	// the start of the next (default DefaultAuditCooldown); the pause is
-	// also at least nine times the last audit's duration. A request in
+	// also at least 19 times the last audit's duration. A request in
 	// the pause, or while an audit runs, is refused with 429 audit_busy.
 	AuditCooldown time.Duration
 	// Env describes the Redis connection and the machine on GET /api/info
@@ -594,7 +594,7 @@ func (s *Server) putStrategy(c echo.Context) error {
 func (s *Server) audit(c echo.Context) error {
 	if wait, busy := s.audits.start(); busy != "" {
 		return &Error{Status: http.StatusTooManyRequests, Code: CodeAuditBusy, RetryAfter: wait,
-			Message: busy + "; audits are spaced out so that they take at most a tenth of the time"}
+			Message: busy + "; audits are spaced out so that they take at most 5% of the time"}
 	}
 	begun := s.audits.now()
 	rep, err := s.m.Audit(c.Request().Context())
