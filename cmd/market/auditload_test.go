@@ -41,9 +41,7 @@ import (
 // ask again at once; LOCKMARKET_AUDIT_CLIENTS sets their number (0 for a
 // run whose phases differ in name only, to see the noise of the machine).
 func TestAuditCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test skipped with -short")
-	}
+	redistest.SkipShort(t, redistest.NeedServer)
 	phase := loadEnvDuration(t, "LOCKMARKET_AUDIT_PHASE", 400*time.Millisecond)
 	pairs := loadEnvInt(t, "LOCKMARKET_AUDIT_PAIRS", 1, 100)
 	traders := loadEnvInt(t, "LOCKMARKET_AUDIT_TRADERS", 16, 1000)
@@ -104,7 +102,7 @@ func TestAuditCost(t *testing.T) {
 		Transport: &http.Transport{MaxIdleConns: traders + 4, MaxIdleConnsPerHost: traders + 4},
 	}
 	defer hc.CloseIdleConnections()
-	waitHealthy(t, hc, base, done)
+	waitHealth(t, hc, base, http.StatusOK, done)
 
 	nPhases := 2 * pairs
 	var (
