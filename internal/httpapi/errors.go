@@ -30,7 +30,7 @@ const (
 	CodeInsufficientFunds   = "insufficient_funds"   // 409
 	CodeAlreadyExists       = "already_exists"       // 409
 	CodeMarketFull          = "market_full"          // 409: the market's money limit is reached
-	CodeCorruptState        = "corrupt_state"        // 409: state changed out of band; nothing was written
+	CodeCorruptState        = "corrupt_state"        // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
 	CodeRequestTooLarge     = "request_too_large"    // 413: body over the limit
 	CodeIdempotencyMismatch = "idempotency_mismatch" // 422: Idempotency-Key used for another request
 	CodeAuditBusy           = "audit_busy"           // 429 + Retry-After: an audit ran or runs
