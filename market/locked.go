@@ -179,13 +179,14 @@ func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o 
 			}
 			faultpoint.BeforeCommit(ctx, string(s), name)
 			var rel func() error
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			cmds, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				o.write(ctx, p)
 				if h.queueRelease != nil {
 					rel = h.queueRelease(ctx, p)
 				}
 				return nil
 			})
+			err = execErr(cmds, err)
 			if err == nil {
 				if rel != nil {
 					released = true

@@ -215,6 +215,22 @@ func receiptFields(buyer, seller, item string, price int64, op string) []any {
 	return []any{"buyer", buyer, "seller", seller, "item", item, "price", price, "op", op}
 }
 
+// execErr is the error of a MULTI/EXEC. When Redis discarded the
+// transaction (EXECABORT) because it refused a queued command (OOM over
+// maxmemory, for instance), nothing was applied, and the refusal, which
+// says why, comes first in the error returned.
+func execErr(cmds []redis.Cmder, err error) error {
+	if !redis.IsExecAbortError(err) {
+		return err
+	}
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !redis.IsExecAbortError(cerr) {
+			return fmt.Errorf("%w: %w", cerr, err)
+		}
+	}
+	return err
+}
+
 // pipelinedErr keeps the first error of a pipeline that is not redis.Nil
 // (a missing listing or user is a reply the check reads, not a failure).
 func pipelinedErr(err error) error {

@@ -28,11 +28,11 @@ func (m *Market) runWatch(ctx context.Context, s Strategy, name string, o op, co
 			return err
 		}
 		faultpoint.BeforeCommit(ctx, string(s), name)
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			o.write(ctx, p)
 			return nil
 		})
-		return err
+		return execErr(cmds, err)
 	})
 	return contended(ctx, cost.Retries, err)
 }

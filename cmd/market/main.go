@@ -82,6 +82,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	bodyLimit := fs.Int64("body-limit", httpapi.DefaultBodyLimit, "largest request body in bytes")
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight at shutdown")
 	version := fs.Bool("version", false, "print the version and exit")
+	opTTL := fs.Duration("idempotency-ttl", 24*time.Hour, "how long an Idempotency-Key is remembered (at least 1ms)")
+	auditCooldown := fs.Duration("audit-cooldown", httpapi.DefaultAuditCooldown,
+		"least pause between two audits (also at least 19 times the last audit's duration)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()
@@ -109,6 +112,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *bodyLimit < 1 {
 		return usageError{fmt.Errorf("-body-limit %d must be at least 1", *bodyLimit)}
 	}
+	if *opTTL < time.Millisecond {
+		return usageError{fmt.Errorf("-idempotency-ttl %v must be at least 1ms", *opTTL)}
+	}
+	if *auditCooldown <= 0 {
+		return usageError{fmt.Errorf("-audit-cooldown %v must be positive", *auditCooldown)}
+	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *logJSON {
 		handler = slog.NewJSONHandler(stderr, nil)
@@ -127,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Warn("closing Redis", slog.Any("err", err))
 		}
 	}()
-	m, err := market.New(conn.Client, *name)
+	m, err := market.New(conn.Client, *name, market.WithOpTTL(*opTTL))
 	if err != nil {
 		return err
 	}
@@ -139,7 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		log.Info("demo data", slog.Int("users", rep.Users), slog.Int("items", rep.Items), slog.Int("listings", rep.Listings))
 	}
 	srv, err := httpapi.New(httpapi.Config{
-		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit,
+		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
 		Env: conn.Env(),
 	})
 	if err != nil {

@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/lockmarket/lockmarket/market"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's and the test's
@@ -55,7 +57,7 @@ func TestRun(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- run(ctx, []string{"-addr", addr, "-redis", b.Addr(), "-strategy", "watch",
-				"-name", "demo", "-seed-demo", "-log-json"}, &stdout, &stderr)
+				"-name", "demo", "-seed-demo", "-log-json", "-idempotency-ttl", "90m"}, &stdout, &stderr)
 		}()
 
 		base := "http://" + addr
@@ -80,10 +82,10 @@ func TestRun(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 
-		var market struct{ Total int }
-		getJSON(t, c, base+"/api/market", &market)
-		if market.Total != 6 {
-			t.Errorf("demo market has %d listings, want 6", market.Total)
+		var listings struct{ Total int }
+		getJSON(t, c, base+"/api/market", &listings)
+		if listings.Total != 6 {
+			t.Errorf("demo market has %d listings, want 6", listings.Total)
 		}
 		var info struct {
 			Redis struct{ Mode, Version string }
@@ -97,14 +99,25 @@ func TestRun(t *testing.T) {
 		if strategy.Strategy != "watch" {
 			t.Errorf("strategy %q, want watch", strategy.Strategy)
 		}
-		res, err := c.Post(base+"/api/purchases", "application/json",
+		req, err := http.NewRequest("POST", base+"/api/purchases",
 			strings.NewReader(`{"buyer":"alice","seller":"bob","item":"bow","price":80}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(httpapi.HeaderIdempotencyKey, "run-1")
+		res, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK {
 			t.Errorf("purchase: %d", res.StatusCode)
+		}
+		// -idempotency-ttl is the lifetime of the key's record.
+		ttl, err := b.Client.PTTL(context.Background(), market.NewKeys("demo").Op("run-1")).Result()
+		if err != nil || ttl <= 80*time.Minute || ttl > 90*time.Minute {
+			t.Errorf("the Idempotency-Key is kept for %v (%v); want 90m", ttl, err)
 		}
 
 		// run bounds its own shutdown (-shutdown-timeout); the test sets no
@@ -170,6 +183,9 @@ func TestRunBadFlags(t *testing.T) {
 		{"extra argument", []string{"serve"}, "unexpected arguments"},
 		{"bad redis", []string{"-redis", "nowhere"}, "not auto"},
 		{"body limit", []string{"-body-limit", "0"}, "-body-limit"},
+		{"idempotency TTL too short", []string{"-idempotency-ttl", "500us"}, "-idempotency-ttl"},
+		{"idempotency TTL not a duration", []string{"-idempotency-ttl", "1 day"}, "invalid value"},
+		{"audit cooldown zero", []string{"-audit-cooldown", "0s"}, "-audit-cooldown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
@@ -18,29 +21,57 @@ import (
 
 // Error codes of the JSON API, in {"error":{"code":...,"message":...}}.
 const (
-	CodeInvalidRequest    = "invalid_request"    // 400: malformed or out-of-range input
-	CodeNotFound          = "not_found"          // 404: unknown user, or no such route
-	CodeListingNotFound   = "listing_not_found"  // 404: the listing to buy is not there
-	CodeMethodNotAllowed  = "method_not_allowed" // 405
-	CodePriceChanged      = "price_changed"      // 409
-	CodeItemNotOwned      = "item_not_owned"     // 409
-	CodeInsufficientFunds = "insufficient_funds" // 409
-	CodeAlreadyExists     = "already_exists"     // 409
-	CodeMarketFull        = "market_full"        // 409: the market's money limit is reached
-	CodeRequestTooLarge   = "request_too_large"  // 413: body over the limit
-	CodeCanceled          = "request_canceled"   // 499: the client went away
-	CodeInternal          = "internal_error"     // 500: a bug; never for bad input
-	CodeRedisUnavailable  = "redis_unavailable"  // 503 + Retry-After: Redis cannot be reached
-	CodeContended         = "contended"          // 503 + Retry-After: gave up under contention
-	CodeTimeout           = "timeout"            // 503 + Retry-After: ran out of time
+	CodeInvalidRequest      = "invalid_request"      // 400: malformed or out-of-range input
+	CodeNotFound            = "not_found"            // 404: unknown user, or no such route
+	CodeListingNotFound     = "listing_not_found"    // 404: the listing to buy is not there
+	CodeMethodNotAllowed    = "method_not_allowed"   // 405
+	CodePriceChanged        = "price_changed"        // 409
+	CodeItemNotOwned        = "item_not_owned"       // 409
+	CodeInsufficientFunds   = "insufficient_funds"   // 409
+	CodeAlreadyExists       = "already_exists"       // 409
+	CodeMarketFull          = "market_full"          // 409: the market's money limit is reached
+	CodeCorruptState        = "corrupt_state"        // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
+	CodeRequestTooLarge     = "request_too_large"    // 413: body over the limit
+	CodeIdempotencyMismatch = "idempotency_mismatch" // 422: Idempotency-Key used for another request
+	CodeAuditBusy           = "audit_busy"           // 429 + Retry-After: an audit ran or runs
+	CodeCanceled            = "request_canceled"     // 499: the client went away
+	CodeInternal            = "internal_error"       // 500: a bug; never for bad input or Redis
+	CodeContended           = "contended"            // 503 + Retry-After: gave up under contention
+	CodeTimeout             = "timeout"              // 503 + Retry-After: ran out of time
+)
+
+// Codes of the 503s Redis causes, each with Retry-After. Only
+// CodeOutcomeUnknown and CodeRedisError leave the outcome open: the others
+// say that the command was never sent or that Redis refused it, so nothing
+// was applied.
+const (
+	// CodeRedisUnavailable: Redis could not be reached (dial refused or
+	// failed, pool timeout, client closed): the command was never sent.
+	CodeRedisUnavailable = "redis_unavailable"
+	// CodeOutcomeUnknown: the command was sent (or may have been) and its
+	// reply was lost (read or write error, timeout, EOF, reset): it may
+	// have been applied. Retry with the same Idempotency-Key.
+	CodeOutcomeUnknown   = "outcome_unknown"
+	CodeRedisOOM         = "redis_oom"         // OOM: over maxmemory with noeviction
+	CodeRedisBusy        = "redis_busy"        // BUSY: a script or module command runs too long
+	CodeRedisLoading     = "redis_loading"     // LOADING: the dataset is being loaded
+	CodeRedisReadOnly    = "redis_readonly"    // READONLY: a read-only replica
+	CodeRedisMasterDown  = "redis_masterdown"  // MASTERDOWN: a replica lost its master
+	CodeRedisTryAgain    = "redis_tryagain"    // TRYAGAIN: a cluster slot is migrating
+	CodeRedisClusterDown = "redis_clusterdown" // CLUSTERDOWN: the cluster is down
+	CodeRedisMisconf     = "redis_misconf"     // MISCONF: writes stopped after a failed save
+	CodeRedisNoReplicas  = "redis_noreplicas"  // NOREPLICAS: too few replicas to write
+	// CodeRedisError: any other error reply of Redis; the outcome is not
+	// known.
+	CodeRedisError = "redis_error"
 )
 
 // statusClientClosedRequest is the non-standard status logged when the
 // client hung up before the answer was ready.
 const statusClientClosedRequest = 499
 
-// retryAfterSeconds is the Retry-After sent with every 503.
-const retryAfterSeconds = "1"
+// retryAfter is the Retry-After of every 503.
+const retryAfter = time.Second
 
 // Error is an API error with its status and code. Handlers return it for
 // input errors found before the market is called; market and Redis errors
@@ -49,7 +80,10 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
-	Err     error // the cause, if any
+	// RetryAfter, if positive, is sent as Retry-After (in whole seconds,
+	// rounded up); every 503 carries one.
+	RetryAfter time.Duration
+	Err        error // the cause, if any
 }
 
 func (e *Error) Error() string {
@@ -77,7 +111,9 @@ type errorDetail struct {
 }
 
 // ErrorFor maps any error a handler returns to the API error sent for it.
-// It is the one place where errors become statuses.
+// It is the one place where errors become statuses. No error of Redis or
+// of its client becomes a 500: each is a 503 that says whether the
+// operation was applied (see the Code constants).
 func ErrorFor(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
@@ -97,16 +133,8 @@ func ErrorFor(err error) *Error {
 			return &Error{Status: d.status, Code: d.code, Message: err.Error(), Err: err}
 		}
 	}
-	// Context errors first: context.DeadlineExceeded is also a net.Error.
-	switch {
-	case errors.Is(err, context.Canceled):
-		return &Error{Status: statusClientClosedRequest, Code: CodeCanceled, Message: "request canceled", Err: err}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeTimeout,
-			Message: "the operation ran out of time; try again", Err: err}
-	case redisUnavailable(err):
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeRedisUnavailable,
-			Message: "Redis is unavailable; try again later", Err: err}
+	if e := redisFailure(err); e != nil {
+		return e
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
 }
@@ -126,6 +154,89 @@ var domainErrors = []struct {
 	{market.ErrInsufficientFunds, http.StatusConflict, CodeInsufficientFunds},
 	{market.ErrAlreadyExists, http.StatusConflict, CodeAlreadyExists},
 	{market.ErrMarketFull, http.StatusConflict, CodeMarketFull},
+	{market.ErrCorrupt, http.StatusConflict, CodeCorruptState},
+	{market.ErrOpMismatch, http.StatusUnprocessableEntity, CodeIdempotencyMismatch},
+}
+
+// Messages of the Redis 503s.
+const (
+	msgNotApplied = "nothing was applied; try again later"
+	msgUnknown    = "the operation may or may not have been applied; " +
+		"retry with the same Idempotency-Key to apply it exactly once"
+)
+
+// redisReplies maps the first word of an error reply of Redis that
+// refuses a command to its code. A refused command did not run; every
+// operation writes in one command (an EXEC or a script) after its reads,
+// so a refusal means nothing was applied.
+var redisReplies = map[string]struct{ code, what string }{
+	"OOM":         {CodeRedisOOM, "Redis is out of memory (maxmemory) and refuses writes"},
+	"BUSY":        {CodeRedisBusy, "Redis is busy running a script"},
+	"LOADING":     {CodeRedisLoading, "Redis is loading its dataset"},
+	"READONLY":    {CodeRedisReadOnly, "Redis is a read-only replica"},
+	"MASTERDOWN":  {CodeRedisMasterDown, "the Redis replica lost its master"},
+	"TRYAGAIN":    {CodeRedisTryAgain, "a Redis Cluster slot is being migrated"},
+	"CLUSTERDOWN": {CodeRedisClusterDown, "the Redis Cluster is down"},
+	"MISCONF":     {CodeRedisMisconf, "Redis stopped writes after a failed save"},
+	"NOREPLICAS":  {CodeRedisNoReplicas, "Redis has too few replicas to accept writes"},
+}
+
+// redisFailure classifies an error of Redis or of its client, or returns
+// nil for any other error.
+//
+// The service's Redis client never resends a command (see
+// internal/redisconn), so the error tells where the command got to: one
+// that was never sent (no connection could be dialled or taken from the
+// pool) is redis_unavailable, nothing applied; one that was written, or
+// may have been, and whose reply was lost (a read or write error, a
+// timeout, EOF, a reset) is outcome_unknown; an error reply is Redis
+// refusing the command (see redisReplies).
+func redisFailure(err error) *Error {
+	e := func(code, msg string) *Error {
+		return &Error{Status: http.StatusServiceUnavailable, Code: code, Message: msg, RetryAfter: retryAfter, Err: err}
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		word, _, _ := strings.Cut(rerr.Error(), " ")
+		if r, ok := redisReplies[word]; ok {
+			return e(r.code, r.what+": "+msgNotApplied)
+		}
+		switch {
+		case word == "WRONGTYPE":
+			return &Error{Status: http.StatusConflict, Code: CodeCorruptState,
+				Message: "a key of the market holds another type than the market writes: state changed out of band", Err: err}
+		case redis.IsMaxClientsError(err), redis.IsAuthError(err):
+			// Refused at connection time, before the command was sent.
+			return e(CodeRedisUnavailable, "Redis refused the connection: "+msgNotApplied)
+		}
+		return e(CodeRedisError, "Redis answered "+word+": "+msgUnknown)
+	}
+	var oe *net.OpError
+	dial := errors.As(err, &oe) && oe.Op == "dial"
+	switch {
+	case dial, errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, redis.ErrPoolTimeout),
+		errors.Is(err, redis.ErrPoolExhausted),
+		errors.Is(err, redis.ErrClosed):
+		return e(CodeRedisUnavailable, "Redis cannot be reached: "+msgNotApplied)
+	// Context errors before other network errors: context.DeadlineExceeded
+	// is also a net.Error. The client returns them only before sending.
+	case errors.Is(err, context.Canceled):
+		return &Error{Status: statusClientClosedRequest, Code: CodeCanceled, Message: "request canceled", Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return e(CodeTimeout, "the operation ran out of time before it was sent: "+msgNotApplied)
+	}
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE),
+		errors.Is(err, net.ErrClosed):
+		return e(CodeOutcomeUnknown, "the reply from Redis was lost: "+msgUnknown)
+	}
+	return nil
 }
 
 // fromEcho maps echo's own errors (no route, wrong method, body limit,
@@ -157,46 +268,20 @@ func fromEcho(he *echo.HTTPError) *Error {
 	return e
 }
 
-// redisUnavailable reports whether err means Redis could not be reached or
-// cannot serve right now: network errors, a closed connection, connection
-// refused or reset, a pool timeout, or a server that is loading, read-only
-// or down.
-func redisUnavailable(err error) bool {
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne),
-		errors.Is(err, io.EOF),
-		errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE),
-		errors.Is(err, net.ErrClosed),
-		errors.Is(err, redis.ErrPoolTimeout),
-		errors.Is(err, redis.ErrClosed):
-		return true
-	}
-	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"} {
-		if redis.HasErrorPrefix(err, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // handleError is echo's HTTPErrorHandler: every error becomes the JSON
 // error shape with the status ErrorFor gives it.
 func (s *Server) handleError(err error, c echo.Context) {
 	ae := ErrorFor(err)
 	c.Set(ctxErrorCode, ae.Code)
-	if ae.Status >= 500 && ae.Status != http.StatusServiceUnavailable || ae.Code == CodeRedisUnavailable {
-		s.log.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
+	if level, ok := logLevel(ae); ok {
+		s.log.LogAttrs(c.Request().Context(), level, "request failed",
 			slog.String("code", ae.Code), slog.String("path", c.Request().URL.Path), slog.Any("err", err))
 	}
 	if c.Response().Committed {
 		return
 	}
-	if ae.Status == http.StatusServiceUnavailable {
-		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+	if wait := ae.RetryAfter; wait > 0 || ae.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 	}
 	var werr error
 	if c.Request().Method == http.MethodHead {
@@ -207,4 +292,22 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if werr != nil {
 		s.log.Debug("writing error response", slog.Any("err", werr))
 	}
+}
+
+// logLevel is the level at which a failed request is logged, if at all:
+// errors for bugs, warnings for Redis failures; refusals of the client's
+// input and the service's own back-pressure are in the request log only.
+func logLevel(ae *Error) (slog.Level, bool) {
+	switch {
+	case ae.Status >= 500 && ae.Status != http.StatusServiceUnavailable:
+		return slog.LevelError, true
+	case ae.Status == http.StatusServiceUnavailable && ae.Code != CodeContended && ae.Code != CodeTimeout:
+		return slog.LevelWarn, true
+	}
+	return 0, false
+}
+
+// retryAfterSeconds is d in whole seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
 }

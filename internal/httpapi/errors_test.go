@@ -8,6 +8,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -38,12 +40,25 @@ func TestErrorFor(t *testing.T) {
 		{"already exists", wrap(market.ErrAlreadyExists), 409, CodeAlreadyExists},
 		{"market full", wrap(market.ErrMarketFull), 409, CodeMarketFull},
 		{"contended over a deadline", fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), 503, CodeContended},
+		{"corrupt", wrap(market.ErrCorrupt), 409, CodeCorruptState},
+		{"operation ID reused", wrap(market.ErrOpMismatch), 422, CodeIdempotencyMismatch},
+		// Never sent: nothing applied.
 		{"connection refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 503, CodeRedisUnavailable},
+		{"dial timeout", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: context.DeadlineExceeded}), 503, CodeRedisUnavailable},
 		{"bare ECONNREFUSED", wrap(syscall.ECONNREFUSED), 503, CodeRedisUnavailable},
-		{"connection reset", wrap(syscall.ECONNRESET), 503, CodeRedisUnavailable},
-		{"EOF", wrap(io.EOF), 503, CodeRedisUnavailable},
 		{"pool timeout", wrap(redis.ErrPoolTimeout), 503, CodeRedisUnavailable},
+		{"pool exhausted", wrap(redis.ErrPoolExhausted), 503, CodeRedisUnavailable},
 		{"client closed", wrap(redis.ErrClosed), 503, CodeRedisUnavailable},
+		// Sent, or perhaps sent, and the reply lost: the outcome is
+		// unknown (a reset or EOF may come after the command was read).
+		{"read timeout", wrap(&net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}), 503, CodeOutcomeUnknown},
+		{"read reset", wrap(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), 503, CodeOutcomeUnknown},
+		{"write timeout", wrap(&net.OpError{Op: "write", Net: "tcp", Err: os.ErrDeadlineExceeded}), 503, CodeOutcomeUnknown},
+		{"broken pipe", wrap(&net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}), 503, CodeOutcomeUnknown},
+		{"connection reset", wrap(syscall.ECONNRESET), 503, CodeOutcomeUnknown},
+		{"EOF", wrap(io.EOF), 503, CodeOutcomeUnknown},
+		{"unexpected EOF", wrap(io.ErrUnexpectedEOF), 503, CodeOutcomeUnknown},
+		{"use of closed connection", wrap(net.ErrClosed), 503, CodeOutcomeUnknown},
 		{"deadline", wrap(context.DeadlineExceeded), 503, CodeTimeout},
 		{"canceled", wrap(context.Canceled), 499, CodeCanceled},
 		{"body too large", wrap(&http.MaxBytesError{Limit: 10}), 413, CodeRequestTooLarge},
@@ -62,6 +77,12 @@ func TestErrorFor(t *testing.T) {
 			}
 			if got.Message == "" {
 				t.Error("no message")
+			}
+			if got.Status == http.StatusServiceUnavailable && got.Code != CodeContended && got.RetryAfter <= 0 {
+				t.Error("a 503 without Retry-After")
+			}
+			if got.Code == CodeOutcomeUnknown && !strings.Contains(got.Message, HeaderIdempotencyKey) {
+				t.Errorf("message %q does not say to retry with the same %s", got.Message, HeaderIdempotencyKey)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
@@ -54,6 +55,9 @@ func TestJSONKeys(t *testing.T) {
 		{"POST", "/api/purchases", "/api/purchases", `{"buyer":"bob","seller":"alice","item":"sword","price":50}`, 409},
 		{"POST", "/api/purchases?strategy=fine", "/api/purchases", `{"buyer":"carol","seller":"alice","item":"sword","price":50}`, 200},
 		{"POST", "/api/purchases", "/api/purchases", `{"buyer":"carol","seller":"alice","item":"sword","price":50}`, 404},
+		{"GET", "/api/users/carol/purchases", "/api/users/:id/purchases", ``, 200},
+		{"GET", "/api/users/nobody/purchases", "/api/users/:id/purchases", ``, 404},
+		{"GET", "/api/users/carol/purchases?limit=0", "/api/users/:id/purchases", ``, 400},
 		{"POST", "/api/listings?strategy=coarse", "/api/listings", `{"seller":"bob","item":"bow","price":20}`, 201},
 		{"POST", "/api/listings", "/api/listings", `{"seller":"bob","item":"bow","price":20}`, 409},
 		{"POST", "/api/listings", "/api/listings", `{"seller":"bob","item":"bow","price":20,"pad":"` + strings.Repeat("x", 70<<10) + `"}`, 413},
@@ -61,6 +65,7 @@ func TestJSONKeys(t *testing.T) {
 		{"PUT", "/api/strategy", "/api/strategy", `{"strategy":"lua"}`, 200},
 		{"PUT", "/api/strategy", "/api/strategy", `{"strategy":"optimistic"}`, 400},
 		{"GET", "/api/audit", "/api/audit", ``, 200},
+		{"GET", "/api/audit", "/api/audit", ``, 429},
 		{"GET", "/api/info", "/api/info", ``, 200},
 		{"GET", "/healthz", "/healthz", ``, 200},
 		{"GET", "/metrics", "/metrics", ``, 200},
@@ -73,8 +78,9 @@ func TestJSONKeys(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		f := newFixture(t, b)
 		var logs lockedBuffer
+		// The second audit comes within the hour's cooldown: 429.
 		srv, err := New(Config{Market: f.m, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
-			Env: schema.NewEnv(b.Name, "7.0.15")})
+			Env: schema.NewEnv(b.Name, "7.0.15"), AuditCooldown: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,12 @@
 // are not safe to mix on one market, so the server runs them through a
 // market.Gate: operations of one strategy run concurrently, another strategy
 // waits its turn. This holds for one service process per market.
+//
+// Listings and purchases with an Idempotency-Key header apply at most once
+// per key (market.OpID): a client whose reply was lost (503
+// outcome_unknown) retries with the same key. The audit reads a consistent
+// snapshot and takes no gate, so it never stalls writers; one runs at a
+// time, spaced out so that audits take at most 5% of the time.
 package httpapi
 
 import (
@@ -39,13 +45,23 @@ const (
 	DefaultGateTimeout = 10 * time.Second // wait for another strategy to drain
 	DefaultMarketLimit = 50               // listings per GET /api/market page
 	MaxPageLimit       = 500              // largest limit of a page
+	// DefaultReceiptLimit and MaxReceiptLimit bound the receipts of one
+	// GET /api/users/:id/purchases.
+	DefaultReceiptLimit = 50
+	MaxReceiptLimit     = 1000
+	// DefaultAuditCooldown is the least pause between two audits.
+	DefaultAuditCooldown = time.Second
 )
 
+// HeaderIdempotencyKey is the request header that makes a listing or a
+// purchase idempotent: its value is the operation's market.OpID.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
 const (
-	opList     = "list"
-	opPurchase = "purchase"
-	outcomeOK  = "ok"
-	auditKey   = "audit" // gate key of the audit: excludes every strategy
+	opList          = "list"
+	opPurchase      = "purchase"
+	outcomeOK       = "ok"
+	outcomeReplayed = "replayed" // a repeat of an Idempotency-Key: nothing applied
 )
 
 // ctxErrorCode is the echo.Context key under which the error handler
@@ -70,6 +86,11 @@ type Config struct {
 	// GateTimeout bounds how long a listing or purchase waits for the
 	// operations of another strategy to drain (default DefaultGateTimeout).
 	GateTimeout time.Duration
+	// AuditCooldown is the least pause between the end of one audit and
+	// the start of the next (default DefaultAuditCooldown); the pause is
+	// also at least 19 times the last audit's duration. A request in
+	// the pause, or while an audit runs, is refused with 429 audit_busy.
+	AuditCooldown time.Duration
 	// Env describes the Redis connection and the machine on GET /api/info
 	// (default: an unknown Redis on this machine).
 	Env schema.Env
@@ -84,6 +105,7 @@ type Server struct {
 	metrics *metrics
 	reg     *prometheus.Registry
 	echo    *echo.Echo
+	audits  auditLimiter
 
 	mu       sync.RWMutex
 	strategy market.Strategy
@@ -117,7 +139,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Env == (schema.Env{}) {
 		cfg.Env = schema.NewEnv("", "")
 	}
-	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy}
+	if cfg.AuditCooldown <= 0 {
+		cfg.AuditCooldown = DefaultAuditCooldown
+	}
+	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy,
+		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}}
 	var err error
 	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
 		return nil, err
@@ -171,6 +197,7 @@ func (s *Server) routes() error {
 	api.POST("/users", s.createUser)
 	api.GET("/users", s.listUsers)
 	api.GET("/users/:id", s.getUser)
+	api.GET("/users/:id/purchases", s.receipts)
 	api.POST("/users/:id/inventory", s.grantItem)
 	api.POST("/listings", s.createListing)
 	api.GET("/market", s.getMarket)
@@ -313,11 +340,40 @@ type costBody struct {
 	WaitMS     float64         `json:"wait_ms"`
 	GateWaitMS float64         `json:"gate_wait_ms"`
 	LockLost   bool            `json:"lock_lost,omitempty"`
+	// Replayed (only when true) says that the Idempotency-Key had been
+	// applied before: nothing was applied now, and the cost is this
+	// request's.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 func newCost(st market.Strategy, c market.Cost, gate time.Duration) costBody {
 	return costBody{Strategy: st, Retries: c.Retries, LockWaits: c.LockWaits, WaitMS: latency.Milliseconds(c.Wait),
-		GateWaitMS: latency.Milliseconds(gate), LockLost: c.LockLost}
+		GateWaitMS: latency.Milliseconds(gate), LockLost: c.LockLost, Replayed: c.Replayed}
+}
+
+// outcome is the metrics outcome of a successful operation.
+func outcome(c market.Cost) string {
+	if c.Replayed {
+		return outcomeReplayed
+	}
+	return outcomeOK
+}
+
+// opOptions reads the Idempotency-Key header of a listing or purchase:
+// absent, or given once as a valid operation ID (1-64 of A-Z a-z 0-9 _ -).
+func opOptions(c echo.Context) ([]market.OpOption, error) {
+	keys := c.Request().Header.Values(HeaderIdempotencyKey)
+	switch len(keys) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, invalid("header %s must be given at most once", HeaderIdempotencyKey)
+	}
+	if err := market.ValidID(HeaderIdempotencyKey, keys[0]); err != nil {
+		return nil, err
+	}
+	return []market.OpOption{market.OpID(keys[0])}, nil
 }
 
 type listingResponse struct {
@@ -429,19 +485,23 @@ func (s *Server) createListing(c echo.Context) error {
 	if err := missing(str("seller", req.Seller), str("item", req.Item), num("price", req.Price)); err != nil {
 		return err
 	}
+	opts, err := opOptions(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	release, gate, err := s.enter(ctx, st)
 	if err != nil {
 		s.metrics.observe(opList, st, ErrorFor(err).Code, market.Cost{})
 		return err
 	}
-	cost, err := s.m.List(ctx, st, *req.Seller, *req.Item, *req.Price)
+	cost, err := s.m.List(ctx, st, *req.Seller, *req.Item, *req.Price, opts...)
 	release()
 	if err != nil {
 		s.metrics.observe(opList, st, ErrorFor(err).Code, cost)
 		return err
 	}
-	s.metrics.observe(opList, st, outcomeOK, cost)
+	s.metrics.observe(opList, st, outcome(cost), cost)
 	return c.JSON(http.StatusCreated, listingResponse{
 		Listing:  market.Listing{Item: *req.Item, Seller: *req.Seller, Price: *req.Price},
 		costBody: newCost(st, cost, gate),
@@ -460,19 +520,23 @@ func (s *Server) purchase(c echo.Context) error {
 	if err := missing(str("buyer", req.Buyer), str("seller", req.Seller), str("item", req.Item), num("price", req.Price)); err != nil {
 		return err
 	}
+	opts, err := opOptions(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	release, gate, err := s.enter(ctx, st)
 	if err != nil {
 		s.metrics.observe(opPurchase, st, ErrorFor(err).Code, market.Cost{})
 		return err
 	}
-	cost, err := s.m.Purchase(ctx, st, *req.Buyer, *req.Seller, *req.Item, *req.Price)
+	cost, err := s.m.Purchase(ctx, st, *req.Buyer, *req.Seller, *req.Item, *req.Price, opts...)
 	release()
 	if err != nil {
 		s.metrics.observe(opPurchase, st, ErrorFor(err).Code, cost)
 		return err
 	}
-	s.metrics.observe(opPurchase, st, outcomeOK, cost)
+	s.metrics.observe(opPurchase, st, outcome(cost), cost)
 	return c.JSON(http.StatusOK, purchaseResponse{
 		Buyer: *req.Buyer, Seller: *req.Seller, Item: *req.Item, Price: *req.Price,
 		costBody: newCost(st, cost, gate),
@@ -522,20 +586,19 @@ func (s *Server) putStrategy(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.strategyBody())
 }
 
-// audit checks the market's invariants while no listing or purchase runs.
+// audit checks the market's invariants on a consistent snapshot of its
+// state (market.Audit). It takes no gate: listings and purchases run on
+// while it reads. One audit runs at a time (see auditLimiter); a request
+// that comes while one runs, or too soon after, is refused with 429
+// audit_busy and a Retry-After.
 func (s *Server) audit(c echo.Context) error {
-	ctx := c.Request().Context()
-	gctx, cancel := context.WithTimeout(ctx, s.cfg.GateTimeout)
-	defer cancel()
-	release, err := s.gate.Enter(gctx, auditKey)
-	if err != nil {
-		if ctx.Err() == nil {
-			err = fmt.Errorf("%w: operations kept running", market.ErrContended)
-		}
-		return err
+	if wait, busy := s.audits.start(); busy != "" {
+		return &Error{Status: http.StatusTooManyRequests, Code: CodeAuditBusy, RetryAfter: wait,
+			Message: busy + "; audits are spaced out so that they take at most 5% of the time"}
 	}
-	rep, err := s.m.Audit(ctx)
-	release()
+	begun := s.audits.now()
+	rep, err := s.m.Audit(c.Request().Context())
+	s.audits.finish(begun)
 	if err != nil {
 		return err
 	}
@@ -543,13 +606,35 @@ func (s *Server) audit(c echo.Context) error {
 	if details == nil {
 		details = []string{}
 	}
-	// The service keeps no ledger (it would grow for ever), so the audit
-	// checks what the state alone shows; ledger_checked says so.
+	// The service keeps no ledger (it would grow for ever): the audit
+	// checks the sales from the receipts in Redis; ledger_checked says
+	// that no ledger was checked besides.
 	return c.JSON(http.StatusOK, map[string]any{
 		"violations": rep.Violations, "total": rep.Total(), "details": details,
 		"users": rep.Users, "items": rep.Items, "listings": rep.Listings,
 		"ledger_checked": rep.LedgerChecked,
 	})
+}
+
+// receipts answers a user's sale receipts, newest first (market.Receipts).
+func (s *Server) receipts(c echo.Context) error {
+	user := c.Param("id")
+	if err := market.ValidID("user", user); err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", DefaultReceiptLimit, 1, MaxReceiptLimit)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.m.GetUser(ctx, user); err != nil {
+		return err
+	}
+	rs, err := s.m.Receipts(ctx, user, int(limit))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"receipts": rs})
 }
 
 // infoResponse is GET /api/info: the market, its strategies, where it

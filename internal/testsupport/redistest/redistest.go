@@ -160,6 +160,8 @@ func Snapshot(tb testing.TB, rdb redis.UniversalClient) map[string]string {
 			v = s
 		case "zset":
 			v = rdb.ZRangeWithScores(ctx, k, 0, -1).Val()
+		case "stream":
+			v = rdb.XRange(ctx, k, "-", "+").Val()
 		default:
 			tb.Fatalf("key %s has unexpected type %s", k, typ)
 		}
