@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -135,8 +137,96 @@ func TestWorkloadFaults(t *testing.T) {
 				if correct(v) && res.Violations() != 0 {
 					t.Errorf("%d violations: %q", res.Violations(), res.Details)
 				}
+				// Every lost reply was retried with its operation ID
+				// until answered, once the fault was over.
+				if res.Resolved != res.Retried || res.Unknown != 0 {
+					t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
+				}
 			})
 		}
+	}
+}
+
+// TestFailoverMarket runs purchases across a failover whose replica lags:
+// without WAIT, the purchases acknowledged during the lag are lost (the
+// trial waits for at least one); with WAIT none is, and a purchase the
+// replica did not acknowledge is resolved on the new primary. No purchase
+// applies twice, and with operation IDs no retry is refused for a
+// purchase that had applied.
+func TestFailoverMarket(t *testing.T) {
+	cfg := testConfig(t)
+	for _, f := range []Fault{FailoverMarket, FailoverMarketWait} {
+		for _, v := range []Variant{"watch", "watch" + OpIDSuffix, "fine", "lua" + OpIDSuffix} {
+			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
+				res := run(t, f, v, cfg)
+				if res.Ok == 0 {
+					t.Errorf("nothing acknowledged: %+v", res.Counts)
+				}
+				if res.Duplicated != 0 || res.Audit.Total() != 0 {
+					t.Errorf("%d duplicated, audit %+v: %q", res.Duplicated, res.Audit, res.Details)
+				}
+				if res.Resolved != res.Retried || res.Unknown != 0 {
+					t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
+				}
+				if strings.HasSuffix(string(v), OpIDSuffix) && res.RefusedApplied != 0 {
+					t.Errorf("with operation IDs, %d retries refused although applied", res.RefusedApplied)
+				}
+				switch f {
+				case FailoverMarket:
+					if res.Lost == 0 {
+						t.Errorf("no WAIT, replica lagging: nothing lost: %+v", res)
+					}
+				case FailoverMarketWait:
+					if res.Lost != 0 {
+						t.Errorf("with WAIT: %d lost: %q", res.Lost, res.Details)
+					}
+					// A purchase committed while the replica lagged
+					// cannot be acknowledged by it.
+					if res.Retried == 0 {
+						t.Errorf("with WAIT: no purchase retried")
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestTallyFailover(t *testing.T) {
+	p := func(buyer, item string, o history.Outcome, unsure bool) fmPurchase {
+		return fmPurchase{buyer: buyer, seller: "s", item: item, price: 5, outcome: o, unsure: unsure}
+	}
+	tests := []struct {
+		name     string
+		done     []fmPurchase
+		receipts map[string]int
+		want     fmTally
+	}{
+		{"acknowledged and kept", []fmPurchase{p("b", "i", history.Ok, false)}, map[string]int{"b s i 5": 1},
+			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}}},
+		{"acknowledged and lost", []fmPurchase{p("b", "i", history.Ok, false)}, nil,
+			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}, Lost: 1}},
+		{"applied twice", []fmPurchase{p("b", "i", history.Ok, true)}, map[string]int{"b s i 5": 2},
+			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}, Duplicated: 1}},
+		{"nobody asked", nil, map[string]int{"b s i 5": 1},
+			fmTally{Duplicated: 1}},
+		{"unknown, applied", []fmPurchase{p("b", "i", history.Unknown, true)}, map[string]int{"b s i 5": 1},
+			fmTally{Counts: history.Counts{Attempted: 1, Unknown: 1}}},
+		{"refused after a lost reply, applied", []fmPurchase{p("b", "i", history.Fail, true)}, map[string]int{"b s i 5": 1},
+			fmTally{Counts: history.Counts{Attempted: 1, Failed: 1}, RefusedApplied: 1}},
+		{"refused outright, applied", []fmPurchase{p("b", "i", history.Fail, false)}, map[string]int{"b s i 5": 1},
+			fmTally{Counts: history.Counts{Attempted: 1, Failed: 1}, Duplicated: 1}},
+		{"other buyer's receipt", []fmPurchase{p("b", "i", history.Ok, false)}, map[string]int{"c s i 5": 1},
+			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}, Lost: 1, Duplicated: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tallyFailover(tt.done, tt.receipts)
+			got.Details = nil
+			if got.Counts != tt.want.Counts || got.Lost != tt.want.Lost || got.Duplicated != tt.want.Duplicated ||
+				got.RefusedApplied != tt.want.RefusedApplied {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -215,5 +305,11 @@ func TestRunRejectsMismatch(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), FailoverWait, "watch", Config{}); !errors.Is(err, ErrConfig) {
 		t.Errorf("failover with watch: err = %v, want ErrConfig", err)
+	}
+	if _, err := Run(context.Background(), FailoverMarket, Mutex, Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("failover-market with mutex: err = %v, want ErrConfig", err)
+	}
+	if _, err := Run(context.Background(), Stall, "watch"+OpIDSuffix, Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("stall with watch+opid: err = %v, want ErrConfig", err)
 	}
 }
