@@ -44,21 +44,21 @@ type Fault string
 
 // The faults, in the order they are run.
 const (
-	Pause            Fault = "pause"
-	PauseProcess     Fault = "pause-process"
-	Stall            Fault = "stall"
-	DebugSleep       Fault = "debug-sleep"
-	ClientKill       Fault = "client-kill"
-	Restart          Fault = "restart"
-	FailoverWait     Fault = "failover-wait"
-	FailoverAsync    Fault = "failover-async"
-	FailoverNoLink   Fault = "failover-nolink"
+	Pause          Fault = "pause"
+	PauseProcess   Fault = "pause-process"
+	Stall          Fault = "stall"
+	DebugSleep     Fault = "debug-sleep"
+	ClientKill     Fault = "client-kill"
+	Restart        Fault = "restart"
+	FailoverWait   Fault = "failover-wait"
+	FailoverAsync  Fault = "failover-async"
+	FailoverNoLink Fault = "failover-nolink"
 	// FailoverMarket and FailoverMarketWait run purchases across a
 	// failover (see failovermarket.go), without and with WAIT.
 	FailoverMarket     Fault = "failover-market"
 	FailoverMarketWait Fault = "failover-market-wait"
-	RedlockRestart   Fault = "redlock-restart"
-	RedlockClockJump Fault = "redlock-clock"
+	RedlockRestart     Fault = "redlock-restart"
+	RedlockClockJump   Fault = "redlock-clock"
 )
 
 // Faults lists every fault in run order.
