@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,22 +73,6 @@ func (v Variant) fmStrategy() (market.Strategy, bool, error) {
 	return s, keys, err
 }
 
-// fmPurchase is one purchase a buyer set out to make, and what it learnt.
-type fmPurchase struct {
-	buyer, seller, item string
-	price               int64
-	id                  string // operation ID; "" without keys
-	outcome             history.Outcome
-	// unsure is set when an attempt's outcome was unknown: the purchase
-	// may have applied before its final answer.
-	unsure bool
-}
-
-// tuple names the sale a purchase asks for, as a receipt records it.
-func (p fmPurchase) tuple() string {
-	return p.buyer + " " + p.seller + " " + p.item + " " + strconv.FormatInt(p.price, 10)
-}
-
 // fmTrial is the shared state of one failover-market trial.
 type fmTrial struct {
 	cfg      Config
@@ -104,9 +87,7 @@ type fmTrial struct {
 	promoted  chan struct{}
 	newAddr   string // the promoted server, once promoted is closed
 	rs        resolver
-
-	mu   sync.Mutex
-	done []fmPurchase
+	rec       *history.Recorder
 }
 
 func runFailoverMarket(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
@@ -117,7 +98,7 @@ func runFailoverMarket(ctx context.Context, f Fault, v Variant, cfg Config) (Res
 	res := Result{Fault: f, Variant: v}
 	for trial := range cfg.Trials {
 		t := &fmTrial{cfg: cfg, name: marketName(f, trial), strategy: s, keys: keys, wait: f == FailoverMarketWait,
-			stop: make(chan struct{}), promoted: make(chan struct{})}
+			stop: make(chan struct{}), promoted: make(chan struct{}), rec: history.NewRecorder()}
 		if err := t.run(ctx, trial, &res); err != nil {
 			return res, err
 		}
@@ -282,32 +263,30 @@ func (t *fmTrial) buyer(ctx context.Context, addr string, trial, i int) error {
 			continue
 		}
 		l := ls[r.IntN(len(ls))]
-		p := fmPurchase{buyer: buyer, seller: l.Seller, item: l.Item, price: l.Price}
+		var opts []market.OpOption
 		if t.keys {
-			p.id = opID(i, n)
+			opts = append(opts, market.OpID(opID(i, n)))
 		}
-		err = t.attempt(ctx, c, m, p)
+		op := t.rec.Invoke(i, history.Purchase, buyer, l.Seller, l.Item, l.Price)
+		err = t.attempt(ctx, c, m, buyer, l, opts)
 		if unknown(err) {
-			return t.resolve(ctx, p, err)
+			op.Complete(t.resolve(ctx, op, buyer, l, opts, err))
+			return nil
 		}
-		p.outcome, _ = history.Classify(err)
-		t.record(p)
+		op.Complete(err)
 		halt.Pause(fmPace/2+time.Duration(r.Int64N(int64(fmPace))), t.stop)
 	}
 	return nil
 }
 
-// resolve waits for the promotion and retries purchase p, whose attempt
-// ended with err (outcome unknown), on the promoted server until it is
-// answered: with its operation ID if it has one, else as a new purchase
-// of the same listing.
-func (t *fmTrial) resolve(ctx context.Context, p fmPurchase, err error) error {
-	p.unsure = true
+// resolve waits for the promotion and retries buyer's purchase of l, whose
+// attempt ended with err (outcome unknown), on the promoted server until
+// it is answered: with its operation ID if it has one (opts), else as a
+// new purchase of the same listing. It returns the last answer.
+func (t *fmTrial) resolve(ctx context.Context, op *history.Pending, buyer string, l market.Listing, opts []market.OpOption, err error) error {
 	<-t.promoted
 	if t.newAddr == "" { // the failover failed; the trial reports why
-		p.outcome = history.Unknown
-		t.record(p)
-		return nil
+		return err
 	}
 	c := faultClient(t.newAddr, t.cfg, 1)
 	defer c.Close()
@@ -315,28 +294,18 @@ func (t *fmTrial) resolve(ctx context.Context, p fmPurchase, err error) error {
 	if merr != nil {
 		return merr
 	}
-	err = t.rs.retry(ctx, err, func() error {
-		_, err := m.Purchase(ctx, t.strategy, p.buyer, p.seller, p.item, p.price, t.opts(p)...)
+	return t.rs.retry(ctx, op, err, func() error {
+		_, err := m.Purchase(ctx, t.strategy, buyer, l.Seller, l.Item, l.Price, opts...)
 		return err
 	})
-	p.outcome, _ = history.Classify(err)
-	t.record(p)
-	return nil
 }
 
-// opts are the options of purchase p: its operation ID, if any.
-func (t *fmTrial) opts(p fmPurchase) []market.OpOption {
-	if p.id == "" {
-		return nil
-	}
-	return []market.OpOption{market.OpID(p.id)}
-}
-
-// attempt makes purchase p on the primary: nil when it was acknowledged
-// (with WAIT: and the replica has it), a refusal, or an error of unknown
-// outcome (errNotReplicated when WAIT was not acknowledged in time).
-func (t *fmTrial) attempt(ctx context.Context, c *redis.Client, m *market.Market, p fmPurchase) error {
-	_, err := m.Purchase(ctx, t.strategy, p.buyer, p.seller, p.item, p.price, t.opts(p)...)
+// attempt makes buyer's purchase of l on the primary: nil when it was
+// acknowledged (with WAIT: and the replica has it), a refusal, or an
+// error of unknown outcome (errNotReplicated when WAIT was not
+// acknowledged in time).
+func (t *fmTrial) attempt(ctx context.Context, c *redis.Client, m *market.Market, buyer string, l market.Listing, opts []market.OpOption) error {
+	_, err := m.Purchase(ctx, t.strategy, buyer, l.Seller, l.Item, l.Price, opts...)
 	if err != nil {
 		return err
 	}
@@ -360,24 +329,13 @@ func (t *fmTrial) attempt(ctx context.Context, c *redis.Client, m *market.Market
 // did not acknowledge in time: a failover may or may not keep it.
 var errNotReplicated = errors.New("faults: WAIT: not acknowledged by the replica")
 
-func (t *fmTrial) record(p fmPurchase) {
-	t.mu.Lock()
-	t.done = append(t.done, p)
-	t.mu.Unlock()
-}
-
 // check reads the promoted server's receipts and audits its state.
 func (t *fmTrial) check(ctx context.Context, addr string, trial int, res *Result) error {
 	c := checkClient(addr)
 	defer c.Close()
-	msgs, err := c.XRange(ctx, market.NewKeys(t.name).Sales(), "-", "+").Result()
+	receipts, err := history.ReadSales(ctx, c, t.name)
 	if err != nil {
 		return err
-	}
-	receipts := map[string]int{}
-	for _, msg := range msgs {
-		f := func(k string) string { s, _ := msg.Values[k].(string); return s }
-		receipts[f("buyer")+" "+f("seller")+" "+f("item")+" "+f("price")]++
 	}
 	m, err := market.New(c, t.name)
 	if err != nil {
@@ -387,96 +345,28 @@ func (t *fmTrial) check(ctx context.Context, addr string, trial int, res *Result
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	tally := tallyFailover(t.done, receipts)
-	t.mu.Unlock()
+	sales := history.CheckSales(t.rec.Ops(), receipts)
 	res.Trials++
-	res.Counts.Attempted += tally.Attempted
-	res.Counts.Ok += tally.Ok
-	res.Counts.Failed += tally.Failed
-	res.Counts.Unknown += tally.Unknown
-	res.Lost += tally.Lost
-	res.Duplicated += tally.Duplicated
-	res.RefusedApplied += tally.RefusedApplied
+	res.Counts.Attempted += sales.Attempted
+	res.Counts.Ok += sales.Ok
+	res.Counts.Failed += sales.Failed
+	res.Counts.Unknown += sales.Unknown
+	res.Lost += sales.Lost
+	res.Duplicated += sales.Duplicated
+	res.RefusedApplied += sales.RefusedApplied
 	res.Audit.Add(audit.Violations)
 	t.rs.add(res)
-	for _, d := range tally.Details {
+	for _, d := range sales.Details {
 		res.note("trial %d: %s", trial, d)
 	}
 	for _, d := range audit.Details {
 		res.note("trial %d: audit: %s", trial, d)
 	}
-	fmt.Fprintf(t.cfg.Log, "%s trial %d: %d purchases (%d ok, %d failed, %d unknown; %d retried, %d resolved), %d receipts: "+
-		"%d lost, %d duplicated, %d refused though applied; audit %d\n",
-		t.name, trial, tally.Attempted, tally.Ok, tally.Failed, tally.Unknown, t.rs.retried.Load(), t.rs.resolved.Load(),
-		len(msgs), tally.Lost, tally.Duplicated, tally.RefusedApplied, audit.Total())
+	fmt.Fprintf(t.cfg.Log, "%s %s trial %d: %d purchases (%d ok, %d failed, %d unknown; %d retried, %d resolved), "+
+		"%d receipts: %d lost, %d duplicated, %d refused though applied; audit %d\n",
+		res.Fault, res.Variant, trial, sales.Attempted, sales.Ok, sales.Failed, sales.Unknown,
+		t.rs.retried.Load(), t.rs.resolved.Load(), sales.Receipts, sales.Lost, sales.Duplicated, sales.RefusedApplied, audit.Total())
 	return nil
-}
-
-// fmTally is what the receipts say of the purchases.
-type fmTally struct {
-	history.Counts
-	Lost, Duplicated, RefusedApplied int
-	Details                          []string
-}
-
-// tallyFailover accounts for every receipt (a count per sale tuple) with
-// the purchases that asked for that sale: an acknowledged purchase needs
-// one (else it was lost); a receipt beyond those is accounted for by a
-// purchase still of unknown outcome, else by one refused after an attempt
-// of unknown outcome (the refusal was wrong: it had applied), else it is a
-// purchase applied twice.
-func tallyFailover(done []fmPurchase, receipts map[string]int) fmTally {
-	var t fmTally
-	type group struct{ acked, unknown, refusedUnsure int }
-	groups := map[string]*group{}
-	for _, p := range done {
-		g := groups[p.tuple()]
-		if g == nil {
-			g = &group{}
-			groups[p.tuple()] = g
-		}
-		t.Attempted++
-		switch p.outcome {
-		case history.Ok:
-			t.Ok++
-			g.acked++
-		case history.Fail:
-			t.Failed++
-			if p.unsure {
-				g.refusedUnsure++
-			}
-		default:
-			t.Unknown++
-			g.unknown++
-		}
-	}
-	note := func(format string, args ...any) {
-		if len(t.Details) < 10 {
-			t.Details = append(t.Details, fmt.Sprintf(format, args...))
-		}
-	}
-	for tuple, n := range receipts {
-		g := groups[tuple]
-		if g == nil {
-			g = &group{}
-		}
-		extra := max(0, n-g.acked)
-		extra -= min(extra, g.unknown)
-		wrong := min(extra, g.refusedUnsure)
-		t.RefusedApplied += wrong
-		if extra -= wrong; extra > 0 {
-			t.Duplicated += extra
-			note("sale %q has %d receipts", tuple, n)
-		}
-	}
-	for tuple, g := range groups {
-		if lost := g.acked - receipts[tuple]; lost > 0 {
-			t.Lost += lost
-			note("acknowledged sale %q has no receipt", tuple)
-		}
-	}
-	return t
 }
 
 func isClosed(c <-chan struct{}) bool {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -188,45 +187,6 @@ func TestFailoverMarket(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-func TestTallyFailover(t *testing.T) {
-	p := func(buyer, item string, o history.Outcome, unsure bool) fmPurchase {
-		return fmPurchase{buyer: buyer, seller: "s", item: item, price: 5, outcome: o, unsure: unsure}
-	}
-	tests := []struct {
-		name     string
-		done     []fmPurchase
-		receipts map[string]int
-		want     fmTally
-	}{
-		{"acknowledged and kept", []fmPurchase{p("b", "i", history.Ok, false)}, map[string]int{"b s i 5": 1},
-			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}}},
-		{"acknowledged and lost", []fmPurchase{p("b", "i", history.Ok, false)}, nil,
-			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}, Lost: 1}},
-		{"applied twice", []fmPurchase{p("b", "i", history.Ok, true)}, map[string]int{"b s i 5": 2},
-			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}, Duplicated: 1}},
-		{"nobody asked", nil, map[string]int{"b s i 5": 1},
-			fmTally{Duplicated: 1}},
-		{"unknown, applied", []fmPurchase{p("b", "i", history.Unknown, true)}, map[string]int{"b s i 5": 1},
-			fmTally{Counts: history.Counts{Attempted: 1, Unknown: 1}}},
-		{"refused after a lost reply, applied", []fmPurchase{p("b", "i", history.Fail, true)}, map[string]int{"b s i 5": 1},
-			fmTally{Counts: history.Counts{Attempted: 1, Failed: 1}, RefusedApplied: 1}},
-		{"refused outright, applied", []fmPurchase{p("b", "i", history.Fail, false)}, map[string]int{"b s i 5": 1},
-			fmTally{Counts: history.Counts{Attempted: 1, Failed: 1}, Duplicated: 1}},
-		{"other buyer's receipt", []fmPurchase{p("b", "i", history.Ok, false)}, map[string]int{"c s i 5": 1},
-			fmTally{Counts: history.Counts{Attempted: 1, Ok: 1}, Lost: 1, Duplicated: 1}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := tallyFailover(tt.done, tt.receipts)
-			got.Details = nil
-			if got.Counts != tt.want.Counts || got.Lost != tt.want.Lost || got.Duplicated != tt.want.Duplicated ||
-				got.RefusedApplied != tt.want.RefusedApplied {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
 	}
 }
 

@@ -27,18 +27,20 @@ type resolver struct {
 
 // do runs try, and while its outcome is unknown (history.Classify) runs it
 // again, within retryFor; it returns the last error. try must send the
-// same operation with the same ID each time.
-func (r *resolver) do(ctx context.Context, try func() error) error {
-	return r.retry(ctx, try(), try)
+// same operation with the same ID each time; op is its record.
+func (r *resolver) do(ctx context.Context, op *history.Pending, try func() error) error {
+	return r.retry(ctx, op, try(), try)
 }
 
 // retry resolves an operation whose first attempt ended with err: if err
-// leaves the outcome unknown, it runs try (the same operation, with the
-// same ID) until answered, within retryFor, and returns the last error.
-func (r *resolver) retry(ctx context.Context, err error, try func() error) error {
+// leaves the outcome unknown, it marks op retried and runs try (the same
+// operation, with the same ID) until answered, within retryFor, and
+// returns the last error.
+func (r *resolver) retry(ctx context.Context, op *history.Pending, err error, try func() error) error {
 	if !unknown(err) {
 		return err
 	}
+	op.Retry()
 	r.retried.Add(1)
 	deadline := time.Now().Add(retryFor)
 	for time.Now().Before(deadline) {

@@ -115,7 +115,7 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 				id := opID(1+i, n)
 				n++
 				op := rec.Invoke(1+i, history.List, "", seller, it, p)
-				err := rs.do(ctx, func() error {
+				err := rs.do(ctx, op, func() error {
 					_, err := m.List(ctx, s, seller, it, p, market.OpID(id))
 					return err
 				})
@@ -145,7 +145,7 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 				id := opID(1+wlSellers+i, n)
 				n++
 				op := rec.Invoke(1+wlSellers+i, history.Purchase, buyer, l.Seller, l.Item, l.Price)
-				err = rs.do(ctx, func() error {
+				err = rs.do(ctx, op, func() error {
 					_, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price, market.OpID(id))
 					return err
 				})
