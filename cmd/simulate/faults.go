@@ -225,16 +225,17 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // guarantee under fault f: the strategies that do not depend on a lease
 // (watch, lua) and the fenced lease locks, under the pause, stall, kill
 // and restart faults; every strategy across a failover with WAIT after
-// each purchase; redlock+fencing.
+// each purchase (+wait); redlock+fencing.
 func expectCorrect(f faults.Fault, v faults.Variant) bool {
 	switch f {
 	case faults.Pause, faults.PauseProcess, faults.Stall, faults.DebugSleep, faults.ClientKill, faults.Restart:
 		return v == "watch" || v == "lua" || strings.HasSuffix(string(v), faults.FencedSuffix)
 	case faults.RedlockRestart, faults.RedlockClockJump:
 		return v == faults.RedlockFenced
-	case faults.FailoverMarketWait:
-		// A purchase is acknowledged only once the replica has it.
-		return true
+	case faults.FailoverMarket:
+		// With WAIT, a purchase is acknowledged only once the replica
+		// has it.
+		return strings.Contains(string(v), faults.WaitSuffix)
 	}
 	return false
 }
@@ -285,13 +286,13 @@ func faultsCSVCells(r faults.Result) []string {
 // The default table fits schema.Width columns: trials (in the caption),
 // the acknowledged and failed counts, and the audit and history split of
 // the violations are left to -wide.
-var faultsNarrowColumns = []string{"fault", "strategy", "attempted", "unknown", "retried", "lock\nlost",
-	"double\nholders", "stale\nwrites", "lost", "violations"}
+var faultsNarrowColumns = []string{"fault", "strategy", "attempted", "unknown", "lock\nlost", "double\nholders",
+	"stale\nwrites", "violations"}
 
 func faultsNarrowCells(r faults.Result) []string {
 	n := strconv.Itoa
-	return []string{string(r.Fault), string(r.Variant), n(r.Attempted), n(r.Unknown), n(r.Retried), n(r.LockLost),
-		n(r.DoubleHolders), n(r.StaleWrites), n(r.Lost), n(r.Violations())}
+	return []string{string(r.Fault), string(r.Variant), n(r.Attempted), n(r.Unknown), n(r.LockLost), n(r.DoubleHolders),
+		n(r.StaleWrites), n(r.Violations())}
 }
 
 // numericAfter2 marks every column of n as numeric except the first two.
@@ -322,7 +323,7 @@ func faultsView(doc faultsDoc, wide bool) view {
 	}
 	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: schema.Wrap(faultsCaption(doc), schema.Width)}
 	if !wide {
-		v.caption = schema.Wrap(faultsCaption(doc)+" -wide adds ok, failed, resolved, duplicated, and audit and history apart.", schema.Width)
+		v.caption = schema.Wrap(faultsCaption(doc)+" -wide adds ok, failed, retried, resolved, lost, duplicated, and audit and history apart.", schema.Width)
 	}
 	for _, r := range doc.Rows {
 		v.rows = append(v.rows, cells(r))

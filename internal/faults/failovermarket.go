@@ -19,9 +19,14 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// OpIDSuffix marks a failover-market variant whose purchases carry
-// operation IDs (market.OpID, the Idempotency-Key of the HTTP API).
-const OpIDSuffix = "+opid"
+// Suffixes of the failover-market variants: WaitSuffix, each purchase is
+// followed by WAIT 1 (it counts as acknowledged only once the replica has
+// it); KeySuffix, each purchase carries an idempotency key (market.OpID,
+// the Idempotency-Key of the HTTP API). In that order: "fine+wait+key".
+const (
+	WaitSuffix = "+wait"
+	KeySuffix  = "+key"
+)
 
 // The market failover trials: fmBuyers buyers buy, each on a connection
 // of its own and at most one purchase every fmPace or so, from fmSellers
@@ -35,9 +40,9 @@ const OpIDSuffix = "+opid"
 // A buyer whose purchase's outcome is unknown (its reply lost, or, with
 // WAIT, not acknowledged by the replica in time) stops buying, waits for
 // the promotion and retries the purchase against the new primary until it
-// is answered: with the same operation ID under "+opid"; without one
-// otherwise (keys off: the client asks again for the same listing). On
-// the promoted server, which has no replica left, an answer is final.
+// is answered: with the same key under "+key"; without one otherwise
+// (keys off: the client asks again for the same listing). On the promoted
+// server, which has no replica left, an answer is final.
 //
 // The promoted server's receipts (market.Keys.Sales) then say what
 // survived: an acknowledged purchase without its receipt was lost; a
@@ -55,22 +60,27 @@ const (
 	fmCommitBound = 10 * time.Second
 )
 
-// failoverMarketVariants are the variants of the failover-market faults:
-// every strategy, with and without operation IDs.
+// failoverMarketVariants are the variants of the failover-market fault:
+// every strategy, without and with WAIT, without and with keys.
 func failoverMarketVariants() []Variant {
 	var out []Variant
 	for _, s := range market.Strategies {
-		out = append(out, Variant(s), Variant(s)+OpIDSuffix)
+		for _, wait := range []string{"", WaitSuffix} {
+			for _, key := range []string{"", KeySuffix} {
+				out = append(out, Variant(string(s)+wait+key))
+			}
+		}
 	}
 	return out
 }
 
-// fmStrategy splits a failover-market variant into its strategy and
-// whether its purchases carry operation IDs.
-func (v Variant) fmStrategy() (market.Strategy, bool, error) {
-	name, keys := strings.CutSuffix(string(v), OpIDSuffix)
-	s, err := market.ParseStrategy(name)
-	return s, keys, err
+// fmStrategy splits a failover-market variant into its strategy, WAIT and
+// keys.
+func (v Variant) fmStrategy() (s market.Strategy, wait, keys bool, err error) {
+	name, keys := strings.CutSuffix(string(v), KeySuffix)
+	name, wait = strings.CutSuffix(name, WaitSuffix)
+	s, err = market.ParseStrategy(name)
+	return s, wait, keys, err
 }
 
 // fmTrial is the shared state of one failover-market trial.
@@ -90,14 +100,14 @@ type fmTrial struct {
 	rec       *history.Recorder
 }
 
-func runFailoverMarket(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
-	s, keys, err := v.fmStrategy()
+func runFailoverMarket(ctx context.Context, v Variant, cfg Config) (Result, error) {
+	s, wait, keys, err := v.fmStrategy()
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Fault: f, Variant: v}
+	res := Result{Fault: FailoverMarket, Variant: v}
 	for trial := range cfg.Trials {
-		t := &fmTrial{cfg: cfg, name: marketName(f, trial), strategy: s, keys: keys, wait: f == FailoverMarketWait,
+		t := &fmTrial{cfg: cfg, name: marketName(FailoverMarket, trial), strategy: s, keys: keys, wait: wait,
 			stop: make(chan struct{}), promoted: make(chan struct{}), rec: history.NewRecorder()}
 		if err := t.run(ctx, trial, &res); err != nil {
 			return res, err

@@ -18,9 +18,9 @@
 //     append-only file, so what was acknowledged can survive);
 //   - Failover: a primary with a replica, the primary killed and the
 //     replica promoted while locks are held;
-//   - FailoverMarket, FailoverMarketWait: the same while buyers buy, the
-//     replica lagging; with WAIT after each purchase or without, and with
-//     operation IDs or without;
+//   - FailoverMarket: the same while buyers buy, the replica lagging;
+//     with WAIT after each purchase or without, and with idempotency keys
+//     (operation IDs) or without;
 //   - RedlockRestart, RedlockClockJump: Redlock over five servers, one
 //     restarted without persistence, or one whose keys expire early.
 package faults
@@ -53,19 +53,17 @@ const (
 	FailoverWait   Fault = "failover-wait"
 	FailoverAsync  Fault = "failover-async"
 	FailoverNoLink Fault = "failover-nolink"
-	// FailoverMarket and FailoverMarketWait run purchases across a
-	// failover (see failovermarket.go), without and with WAIT.
-	FailoverMarket     Fault = "failover-market"
-	FailoverMarketWait Fault = "failover-market-wait"
-	RedlockRestart     Fault = "redlock-restart"
-	RedlockClockJump   Fault = "redlock-clock"
+	// FailoverMarket runs purchases across a failover (see
+	// failovermarket.go).
+	FailoverMarket   Fault = "failover-market"
+	RedlockRestart   Fault = "redlock-restart"
+	RedlockClockJump Fault = "redlock-clock"
 )
 
 // Faults lists every fault in run order.
 var Faults = []Fault{
 	Pause, PauseProcess, Stall, DebugSleep, ClientKill, Restart,
-	FailoverWait, FailoverAsync, FailoverNoLink, FailoverMarket, FailoverMarketWait,
-	RedlockRestart, RedlockClockJump,
+	FailoverWait, FailoverAsync, FailoverNoLink, FailoverMarket, RedlockRestart, RedlockClockJump,
 }
 
 // Describe says in a few words what the fault does.
@@ -90,9 +88,7 @@ func (f Fault) Describe() string {
 	case FailoverNoLink:
 		return "replication link down, primary killed, replica promoted"
 	case FailoverMarket:
-		return "purchases; replica lagging, primary killed, replica promoted; no WAIT"
-	case FailoverMarketWait:
-		return "purchases; replica lagging, primary killed, replica promoted; WAIT after each"
+		return "purchases; replica lagging, primary killed, replica promoted (+wait: WAIT after each)"
 	case RedlockRestart:
 		return "Redlock on 5 servers; one granting server restarted without persistence"
 	case RedlockClockJump:
@@ -188,7 +184,7 @@ func (f Fault) Variants() []Variant {
 		return append(marketVariants(), "fine"+WatchdogSuffix)
 	case FailoverWait, FailoverAsync, FailoverNoLink:
 		return []Variant{Mutex}
-	case FailoverMarket, FailoverMarketWait:
+	case FailoverMarket:
 		return failoverMarketVariants()
 	case RedlockRestart, RedlockClockJump:
 		return []Variant{Redlock, RedlockFenced}
@@ -362,8 +358,8 @@ func Run(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
 		return runWorkload(ctx, f, v, cfg)
 	case FailoverWait, FailoverAsync, FailoverNoLink:
 		return runFailover(ctx, f, cfg)
-	case FailoverMarket, FailoverMarketWait:
-		return runFailoverMarket(ctx, f, v, cfg)
+	case FailoverMarket:
+		return runFailoverMarket(ctx, v, cfg)
 	case RedlockRestart, RedlockClockJump:
 		return runRedlock(ctx, f, v, cfg)
 	}
