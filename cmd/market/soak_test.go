@@ -283,7 +283,7 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 		t.Errorf("service memory: %v", err)
 	}
 	close(stopSampling)
-	res.rssMax = <-rssMax
+	res.rssMax = max(<-rssMax, res.rssEnd)
 	wg.Wait()
 	res.elapsed = time.Since(l.t0)
 
