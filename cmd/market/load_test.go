@@ -418,6 +418,11 @@ const loadFunds = 1_000_000
 // the status (0 on a transport error), the error code of an error body,
 // and the body.
 func (w *loadWorker) call(method, path string, body any) (int, string, []byte) {
+	return w.callKey(method, path, "", body)
+}
+
+// callKey is call with an Idempotency-Key header, unless key is empty.
+func (w *loadWorker) callKey(method, path, key string, body any) (int, string, []byte) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -429,6 +434,9 @@ func (w *loadWorker) call(method, path string, body any) (int, string, []byte) {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	start := time.Now()
 	resp, err := w.l.hc.Do(req)

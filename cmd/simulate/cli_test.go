@@ -101,7 +101,8 @@ func TestDefaultTablesFit(t *testing.T) {
 				Counts:   history.Counts{Attempted: big, Ok: big, Failed: big, Unknown: big},
 				Audit:    market.Violations{MoneyNotConserved: 1000, NegativeFunds: big, ItemMisplaced: big},
 				History:  history.Violations{NotLinearizable: big, SoldTwice: big, LostSales: big, FundsMismatch: big},
-				LockLost: big, DoubleHolders: big, StaleWrites: big})
+				LockLost: big, DoubleHolders: big, StaleWrites: big,
+				Retried: big, Resolved: big, Lost: big, Duplicated: big, RefusedApplied: big})
 		}
 	}
 	for _, tc := range []struct {

@@ -224,13 +224,18 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // expectCorrect says whether variant v is expected to keep every data
 // guarantee under fault f: the strategies that do not depend on a lease
 // (watch, lua) and the fenced lease locks, under the pause, stall, kill
-// and restart faults.
+// and restart faults; every strategy across a failover with WAIT after
+// each purchase (+wait); redlock+fencing.
 func expectCorrect(f faults.Fault, v faults.Variant) bool {
 	switch f {
 	case faults.Pause, faults.PauseProcess, faults.Stall, faults.DebugSleep, faults.ClientKill, faults.Restart:
 		return v == "watch" || v == "lua" || strings.HasSuffix(string(v), faults.FencedSuffix)
 	case faults.RedlockRestart, faults.RedlockClockJump:
 		return v == faults.RedlockFenced
+	case faults.FailoverMarket:
+		// With WAIT, a purchase is acknowledged only once the replica
+		// has it.
+		return strings.Contains(string(v), faults.WaitSuffix)
 	}
 	return false
 }
@@ -252,28 +257,30 @@ func redisVersion(bin string) string {
 
 // faultsColumns are the columns of the wide table and the markdown view.
 var faultsColumns = []string{"fault", "strategy", "trials", "attempted", "ok", "failed", "unknown",
-	"audit", "history", "lock lost", "double holders", "stale writes", "violations"}
+	"retried", "resolved", "audit", "history", "lock lost", "double holders", "stale writes",
+	"lost", "duplicated", "violations"}
 
 func faultsCells(r faults.Result) []string {
 	n := strconv.Itoa
 	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
-		n(r.Audit.Total()), n(r.History.Total()), n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Violations())}
+		n(r.Retried), n(r.Resolved), n(r.Audit.Total()), n(r.History.Total()), n(r.LockLost), n(r.DoubleHolders),
+		n(r.StaleWrites), n(r.Lost), n(r.Duplicated), n(r.Violations())}
 }
 
 // faultsCSVColumns are the columns of the CSV: every count of a row, named
 // as its JSON key.
 var faultsCSVColumns = []string{"fault", "strategy", "trials", "attempted", "ok", "failed", "unknown",
-	"money_not_conserved", "negative_funds", "item_misplaced", "not_paid_once",
+	"retried", "resolved", "money_not_conserved", "negative_funds", "item_misplaced", "not_paid_once",
 	"not_linearizable", "sold_twice", "lost_sales", "funds_mismatch", "undecided",
-	"lock_lost", "double_holders", "stale_writes", "violations"}
+	"lock_lost", "double_holders", "stale_writes", "lost", "duplicated", "refused_applied", "violations"}
 
 func faultsCSVCells(r faults.Result) []string {
 	n := strconv.Itoa
 	a, h := r.Audit, r.History
 	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
-		n(a.MoneyNotConserved), n(a.NegativeFunds), n(a.ItemMisplaced), n(a.NotPaidOnce),
+		n(r.Retried), n(r.Resolved), n(a.MoneyNotConserved), n(a.NegativeFunds), n(a.ItemMisplaced), n(a.NotPaidOnce),
 		n(h.NotLinearizable), n(h.SoldTwice), n(h.LostSales), n(h.FundsMismatch), n(r.Undecided),
-		n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Violations())}
+		n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Lost), n(r.Duplicated), n(r.RefusedApplied), n(r.Violations())}
 }
 
 // The default table fits schema.Width columns: trials (in the caption),
@@ -301,7 +308,9 @@ func faultsCaption(doc faultsDoc) string {
 	return fmt.Sprintf("%d trials per cell; lock TTL %gms; workload %gs per trial; %d CPUs; redis-server %s; %s. "+
 		"audit: money not conserved, negative funds, items misplaced (final state); history: items not "+
 		"linearizable, sold twice, acknowledged sales lost, users whose funds do not match the purchases that "+
-		"happened; violations = audit + history + stale writes.",
+		"happened; retried: operations whose reply was lost, sent again with their operation ID until "+
+		"answered (resolved); lost, duplicated: acknowledged purchases without a receipt after a failover, "+
+		"receipts beyond the purchases asked for; violations = audit + history + stale writes + lost + duplicated.",
 		doc.Trials, doc.LockTTLMs, doc.DurationS, doc.Machine.CPUs, doc.Redis.Version, doc.Machine.GoVersion)
 }
 
@@ -314,7 +323,7 @@ func faultsView(doc faultsDoc, wide bool) view {
 	}
 	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: schema.Wrap(faultsCaption(doc), schema.Width)}
 	if !wide {
-		v.caption = schema.Wrap(faultsCaption(doc)+" -wide adds ok, failed, and audit and history apart.", schema.Width)
+		v.caption = schema.Wrap(faultsCaption(doc)+" -wide adds ok, failed, retried, resolved, lost, duplicated, and audit and history apart.", schema.Width)
 	}
 	for _, r := range doc.Rows {
 		v.rows = append(v.rows, cells(r))

@@ -18,6 +18,9 @@
 //     append-only file, so what was acknowledged can survive);
 //   - Failover: a primary with a replica, the primary killed and the
 //     replica promoted while locks are held;
+//   - FailoverMarket: the same while buyers buy, the replica lagging;
+//     with WAIT after each purchase or without, and with idempotency keys
+//     (operation IDs) or without;
 //   - RedlockRestart, RedlockClockJump: Redlock over five servers, one
 //     restarted without persistence, or one whose keys expire early.
 package faults
@@ -41,15 +44,18 @@ type Fault string
 
 // The faults, in the order they are run.
 const (
-	Pause            Fault = "pause"
-	PauseProcess     Fault = "pause-process"
-	Stall            Fault = "stall"
-	DebugSleep       Fault = "debug-sleep"
-	ClientKill       Fault = "client-kill"
-	Restart          Fault = "restart"
-	FailoverWait     Fault = "failover-wait"
-	FailoverAsync    Fault = "failover-async"
-	FailoverNoLink   Fault = "failover-nolink"
+	Pause          Fault = "pause"
+	PauseProcess   Fault = "pause-process"
+	Stall          Fault = "stall"
+	DebugSleep     Fault = "debug-sleep"
+	ClientKill     Fault = "client-kill"
+	Restart        Fault = "restart"
+	FailoverWait   Fault = "failover-wait"
+	FailoverAsync  Fault = "failover-async"
+	FailoverNoLink Fault = "failover-nolink"
+	// FailoverMarket runs purchases across a failover (see
+	// failovermarket.go).
+	FailoverMarket   Fault = "failover-market"
 	RedlockRestart   Fault = "redlock-restart"
 	RedlockClockJump Fault = "redlock-clock"
 )
@@ -57,7 +63,7 @@ const (
 // Faults lists every fault in run order.
 var Faults = []Fault{
 	Pause, PauseProcess, Stall, DebugSleep, ClientKill, Restart,
-	FailoverWait, FailoverAsync, FailoverNoLink, RedlockRestart, RedlockClockJump,
+	FailoverWait, FailoverAsync, FailoverNoLink, FailoverMarket, RedlockRestart, RedlockClockJump,
 }
 
 // Describe says in a few words what the fault does.
@@ -81,6 +87,8 @@ func (f Fault) Describe() string {
 		return "primary killed right after acquisitions, replica promoted; no WAIT"
 	case FailoverNoLink:
 		return "replication link down, primary killed, replica promoted"
+	case FailoverMarket:
+		return "purchases; replica lagging, primary killed, replica promoted (+wait: WAIT after each)"
 	case RedlockRestart:
 		return "Redlock on 5 servers; one granting server restarted without persistence"
 	case RedlockClockJump:
@@ -176,6 +184,8 @@ func (f Fault) Variants() []Variant {
 		return append(marketVariants(), "fine"+WatchdogSuffix)
 	case FailoverWait, FailoverAsync, FailoverNoLink:
 		return []Variant{Mutex}
+	case FailoverMarket:
+		return failoverMarketVariants()
 	case RedlockRestart, RedlockClockJump:
 		return []Variant{Redlock, RedlockFenced}
 	}
@@ -192,12 +202,14 @@ type Config struct {
 	Trials int
 	// Duration is how long the workload of the stall, kill and restart
 	// faults runs per trial (default 1 s); the fault starts after a
-	// quarter of it.
+	// quarter of it. The failover-market faults let the replica start
+	// lagging after half of it.
 	Duration time.Duration
 	// LockTTL is the lease of the market's locks (default 200 ms).
 	LockTTL time.Duration
-	// Pause is how long a paused holder sleeps, and how long Redis is
-	// stalled (default 2×LockTTL + 200 ms).
+	// Pause is how long a paused holder sleeps, how long Redis is
+	// stalled, and how long the replica lags before the failover-market
+	// failover (default 2×LockTTL + 200 ms).
 	Pause time.Duration
 	// ReadTimeout is the clients' read timeout (default 300 ms): a reply
 	// that takes longer is given up, and its operation's outcome becomes
@@ -248,6 +260,14 @@ type Result struct {
 	// (purchases and listings; acquisitions for the lock faults) by
 	// outcome.
 	history.Counts
+	// Retried counts operations whose reply was lost and that their
+	// client ran again with the same operation ID (market.OpID) to learn
+	// the outcome; Resolved, those of them a retry got an answer for (ok,
+	// a replay included, or a refusal). Unknown counts what stayed
+	// unknown. The workload and failover-market faults retry; the others
+	// do not.
+	Retried  int `json:"retried"`
+	Resolved int `json:"resolved"`
 	// Audit is the market's invariant audit of the final state, summed
 	// over the trials: money conserved, no negative funds, every item in
 	// one place. (Its ledger check is replaced by History; see addTrial.)
@@ -265,16 +285,26 @@ type Result struct {
 	// StaleWrites counts writes by an older holder applied after a newer
 	// holder's (lock faults), which fencing exists to stop.
 	StaleWrites int `json:"stale_writes"`
+	// Lost counts acknowledged purchases without a receipt in the final
+	// state, and Duplicated receipts beyond the purchases that asked for
+	// them (purchases applied twice); RefusedApplied counts purchases
+	// answered with a refusal although an earlier attempt of theirs had
+	// applied (a retry without an operation ID finds its own sale done).
+	// The failover-market faults count them.
+	Lost           int `json:"lost"`
+	Duplicated     int `json:"duplicated"`
+	RefusedApplied int `json:"refused_applied"`
 	// Details holds the first violations described.
 	Details []string `json:"details,omitempty"`
 }
 
 // Violations is the number of broken data guarantees: audit and history
-// violations, and stale writes. Double holders are counted apart: a lock
+// violations, stale writes, and acknowledged purchases lost or applied
+// twice. Double holders are counted apart: a lock
 // held twice breaks mutual exclusion, which fencing does not restore, but
 // it breaks data only through a stale write.
 func (r Result) Violations() int {
-	return r.Audit.Total() + r.History.Total() + r.StaleWrites
+	return r.Audit.Total() + r.History.Total() + r.StaleWrites + r.Lost + r.Duplicated
 }
 
 func (r *Result) note(format string, args ...any) {
@@ -328,6 +358,8 @@ func Run(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
 		return runWorkload(ctx, f, v, cfg)
 	case FailoverWait, FailoverAsync, FailoverNoLink:
 		return runFailover(ctx, f, cfg)
+	case FailoverMarket:
+		return runFailoverMarket(ctx, v, cfg)
 	case RedlockRestart, RedlockClockJump:
 		return runRedlock(ctx, f, v, cfg)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,8 +144,54 @@ func TestWorkloadFaults(t *testing.T) {
 				if correct(v) && res.Violations() != 0 {
 					t.Errorf("%d violations: %q", res.Violations(), res.Details)
 				}
+				// Every lost reply was retried with its operation ID;
+				// what stayed unknown is what no retry answered.
+				if res.Unknown != res.Retried-res.Resolved {
+					t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
+				}
 			})
 		}
+	}
+}
+
+// TestFailoverMarket runs purchases across a failover whose replica lags:
+// without WAIT, the purchases acknowledged during the lag are lost (the
+// trial waits for at least one); with WAIT none is, and a purchase the
+// replica did not acknowledge is resolved on the new primary. No purchase
+// applies twice, and with keys no retry is refused for a purchase that
+// had applied.
+func TestFailoverMarket(t *testing.T) {
+	cfg := testConfig(t)
+	for _, v := range []Variant{"watch", "watch+key", "fine", "lua+key", "watch+wait", "watch+wait+key", "fine+wait", "lua+wait+key"} {
+		t.Run(string(v), func(t *testing.T) {
+			res := run(t, FailoverMarket, v, cfg)
+			if res.Ok == 0 {
+				t.Errorf("nothing acknowledged: %+v", res.Counts)
+			}
+			if res.Duplicated != 0 || res.Audit.Total() != 0 {
+				t.Errorf("%d duplicated, audit %+v: %q", res.Duplicated, res.Audit, res.Details)
+			}
+			if res.Unknown != res.Retried-res.Resolved {
+				t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
+			}
+			if strings.HasSuffix(string(v), KeySuffix) && res.RefusedApplied != 0 {
+				t.Errorf("with keys, %d retries refused although applied", res.RefusedApplied)
+			}
+			if !strings.Contains(string(v), WaitSuffix) {
+				if res.Lost == 0 {
+					t.Errorf("no WAIT, replica lagging: nothing lost: %+v", res)
+				}
+				return
+			}
+			if res.Lost != 0 {
+				t.Errorf("with WAIT: %d lost: %q", res.Lost, res.Details)
+			}
+			// A purchase committed while the replica lagged cannot be
+			// acknowledged by it.
+			if res.Retried == 0 {
+				t.Errorf("with WAIT: no purchase retried")
+			}
+		})
 	}
 }
 
@@ -223,5 +270,11 @@ func TestRunRejectsMismatch(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), FailoverWait, "watch", Config{}); !errors.Is(err, ErrConfig) {
 		t.Errorf("failover with watch: err = %v, want ErrConfig", err)
+	}
+	if _, err := Run(context.Background(), FailoverMarket, Mutex, Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("failover-market with mutex: err = %v, want ErrConfig", err)
+	}
+	if _, err := Run(context.Background(), Stall, "watch+key", Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("stall with watch+key: err = %v, want ErrConfig", err)
 	}
 }

@@ -95,19 +95,30 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 		}
 	}
 
+	// Every operation of the workers has an ID; one whose reply was lost
+	// is retried with it until answered (rs), so that its outcome is
+	// known. The fault is over by the time the workers stop, and retries
+	// go on after that.
+	var rs resolver
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range wlSellers {
 		r := rand.New(rand.NewPCG(cfg.Seed, uint64(trial)<<8|uint64(i+1)))
 		wg.Go(func() {
 			seller := fmt.Sprintf("s%d", i)
+			n := 0
 			for _, it := range owned[i][wlPreListed:] {
 				if halt.Requested(stop) {
 					return
 				}
 				p := price(r)
+				id := opID(1+i, n)
+				n++
 				op := rec.Invoke(1+i, history.List, "", seller, it, p)
-				_, err := m.List(ctx, s, seller, it, p)
+				err := rs.do(ctx, op, func() error {
+					_, err := m.List(ctx, s, seller, it, p, market.OpID(id))
+					return err
+				})
 				if op.Complete(err) == history.Unknown {
 					halt.Pause(wlErrorPause, stop)
 				}
@@ -119,6 +130,7 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 		r := rand.New(rand.NewPCG(cfg.Seed, uint64(trial)<<8|uint64(100+i)))
 		wg.Go(func() {
 			buyer := fmt.Sprintf("b%d", i)
+			n := 0
 			for !halt.Requested(stop) {
 				ls, _, err := m.Listings(ctx, 0, 10)
 				if err != nil {
@@ -130,8 +142,13 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 					continue
 				}
 				l := ls[r.IntN(len(ls))]
+				id := opID(1+wlSellers+i, n)
+				n++
 				op := rec.Invoke(1+wlSellers+i, history.Purchase, buyer, l.Seller, l.Item, l.Price)
-				_, err = m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price)
+				err = rs.do(ctx, op, func() error {
+					_, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price, market.OpID(id))
+					return err
+				})
 				if op.Complete(err) == history.Unknown {
 					halt.Pause(wlErrorPause, stop)
 				}
@@ -166,8 +183,9 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 		return err
 	}
 	counted := res.addTrial(hist, audit)
-	fmt.Fprintf(cfg.Log, "%s %s trial %d: %d ops (%d ok, %d failed, %d unknown): audit %d, history %d violations\n",
-		f, v, trial, hist.Attempted, hist.Ok, hist.Failed, hist.Unknown, counted.Total(), hist.Total())
+	rs.add(res)
+	fmt.Fprintf(cfg.Log, "%s %s trial %d: %d ops (%d ok, %d failed, %d unknown; %d retried, %d resolved): audit %d, history %d violations\n",
+		f, v, trial, hist.Attempted, hist.Ok, hist.Failed, hist.Unknown, rs.retried.Load(), rs.resolved.Load(), counted.Total(), hist.Total())
 	return nil
 }
 

@@ -104,6 +104,11 @@ type Op struct {
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason,omitempty"`
 	Err     string  `json:"err,omitempty"`
+	// Retried is set when the client sent the operation again after an
+	// attempt whose outcome was unknown; Outcome is the last attempt's.
+	// With an operation ID (market.OpID) the attempts apply at most once
+	// between them, and the last answer is the operation's outcome.
+	Retried bool `json:"retried,omitempty"`
 }
 
 // String describes the operation.
@@ -145,6 +150,10 @@ type Pending struct {
 func (r *Recorder) Invoke(client int, kind Kind, buyer, seller, item string, price int64) *Pending {
 	return &Pending{r: r, op: Op{Client: client, Kind: kind, Buyer: buyer, Seller: seller, Item: item, Price: price, Call: r.Now()}}
 }
+
+// Retry records that the operation is sent again after an attempt whose
+// outcome was unknown.
+func (p *Pending) Retry() { p.op.Retried = true }
 
 // Complete records the operation's completion with the outcome its error
 // implies (see Classify), and returns that outcome.

@@ -1,0 +1,599 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// The soak runs the service (this program, as a child process of its own so
+// that its memory can be measured) against a private redis-server with an
+// fsync-always append-only file, under many concurrent clients, and
+// injects a fault at a fixed interval, in turn: Redis stalled (SIGSTOP)
+// longer than the service's Redis read timeout, every client connection of
+// Redis killed repeatedly (CLIENT KILL), and redis-server killed and
+// restarted. Clients send every listing and purchase with an
+// Idempotency-Key and, while the answer leaves it open (no answer, or a
+// 503), send it again with the same key until it is answered.
+//
+// It checks: every acknowledged purchase applied exactly once (the
+// clients' own records of what they asked for and were told, against the
+// market's receipts in Redis: history.CheckSales), no 5xx but the
+// documented 503s, and none outside a fault but those that say the
+// service gave up in time (contended, timeout: a speed outcome, counted and
+// logged), the service's audit clean (GET /api/audit, from Redis state
+// alone), and, on runs of 5 minutes or more, the service's resident memory
+// at the end within 10% of what it was after warm-up. A fault lasts from
+// just before it is injected until the service is seen healthy again;
+// nothing else is judged by the clock. go test runs it for 24 s; the
+// environment sets a longer run:
+//
+//	LOCKMARKET_SOAK_DURATION=10m go test -run 'TestSoak$' -v -count=1 -timeout 30m ./cmd/market/
+//
+// LOCKMARKET_SOAK_FAULT_EVERY sets the interval between faults (default a
+// quarter of the run, at most 30 s), LOCKMARKET_SOAK_CLIENTS the number of
+// clients (default 200), LOCKMARKET_SOAK_STRATEGY the service's strategy
+// (default fine, the service's own default).
+
+// Figures of the soak.
+const (
+	soakStall     = 4 * time.Second // longer than the service's Redis read timeout (3 s)
+	soakKillFor   = 2 * time.Second // how long client connections are killed, every soakKillEvery
+	soakKillEvery = 20 * time.Millisecond
+	// soakLongRun is the least duration whose memory growth is checked:
+	// in a short run the service's memory has not settled.
+	soakLongRun = 5 * time.Minute
+	// soakMaxGrowth is the largest growth of the service's resident
+	// memory allowed from warm-up to the end of a long run.
+	soakMaxGrowth = 0.10
+)
+
+// documented503 are the codes of the 503s the README documents. Every
+// other 5xx is a failure.
+var documented503 = []string{
+	"redis_unavailable", "outcome_unknown", "contended", "timeout",
+	"redis_oom", "redis_busy", "redis_loading", "redis_readonly", "redis_masterdown",
+	"redis_tryagain", "redis_clusterdown", "redis_misconf", "redis_noreplicas", "redis_error",
+}
+
+// openCodes are the 503 codes that leave the outcome open: the operation
+// may have been applied.
+var openCodes = []string{"outcome_unknown", "redis_error"}
+
+func TestSoak(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer)
+	redistest.RequireServer(t)
+	duration := loadEnvDuration(t, "LOCKMARKET_SOAK_DURATION", 24*time.Second)
+	every := loadEnvDuration(t, "LOCKMARKET_SOAK_FAULT_EVERY", min(30*time.Second, duration/4))
+	spec := soakSpec{
+		strategy: os.Getenv("LOCKMARKET_SOAK_STRATEGY"),
+		clients:  loadEnvInt(t, "LOCKMARKET_SOAK_CLIENTS", 200, 5000),
+		duration: duration,
+		every:    every,
+	}
+	if spec.strategy == "" {
+		spec.strategy = "fine"
+	}
+	res := runSoak(t, spec)
+	t.Log(res.summary(spec))
+	if res.faults != res.planned {
+		t.Errorf("%d faults injected, %d planned", res.faults, res.planned)
+	}
+	if res.nUnexpected > 0 {
+		t.Errorf("%d unexpected answers, first: %q", res.nUnexpected, res.unexpected)
+	}
+	if res.audit.Total != 0 {
+		t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
+	}
+	s := res.sales
+	if s.Ok == 0 {
+		t.Errorf("no purchase acknowledged")
+	}
+	if s.Lost != 0 || s.Duplicated != 0 || s.RefusedApplied != 0 {
+		t.Errorf("purchases: %d lost, %d applied twice, %d refused though applied: %q",
+			s.Lost, s.Duplicated, s.RefusedApplied, s.Details)
+	}
+	if spec.duration >= soakLongRun {
+		if growth := float64(res.rssEnd-res.rssStart) / float64(res.rssStart); growth > soakMaxGrowth {
+			t.Errorf("service memory grew %.1f%% (%d kB -> %d kB), more than %.0f%%",
+				100*growth, res.rssStart, res.rssEnd, 100*soakMaxGrowth)
+		}
+	}
+}
+
+// soakSpec is one soak run.
+type soakSpec struct {
+	strategy string
+	clients  int
+	duration time.Duration
+	every    time.Duration
+}
+
+// soakResult is what a soak measured.
+type soakResult struct {
+	requests int
+	byStatus map[int]int
+	// byError counts the 5xx and transport errors (status 0) by "STATUS
+	// code"; inFault those during a fault, gaveUp the 503 contended and
+	// timeout outside one (a speed outcome); unexpected are the first of
+	// the others, nUnexpected how many.
+	byError         map[string]int
+	inFault, gaveUp int
+	unexpected      []string
+	nUnexpected     int
+	elapsed         time.Duration
+	// faults counts the faults injected, planned those that fit the run.
+	faults, planned int
+	// Operations (listings and purchases) whose answer left the outcome
+	// open and that were sent again with their key until settled
+	// (retried), and those whose settling answer said an earlier attempt
+	// had applied (replayed). notApplied counts operations sent again
+	// after a 503 that said nothing was applied.
+	retried, replayed, notApplied int
+	// rssStart and rssEnd are the service's resident memory in kB after
+	// warm-up (at the first fault) and at the end of the load; rssMax the
+	// largest sampled.
+	rssStart, rssEnd, rssMax int64
+	sales                    history.SalesReport
+	audit                    auditBody
+}
+
+func (r soakResult) summary(spec soakSpec) string {
+	codes := make([]string, 0, len(r.byError))
+	for c := range r.byError {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	var b strings.Builder
+	for _, c := range codes {
+		fmt.Fprintf(&b, " %q:%d", c, r.byError[c])
+	}
+	return fmt.Sprintf("soak: strategy=%s clients=%d duration=%v fault_every=%v faults=%d requests=%d rps=%.0f "+
+		"purchases=%d acknowledged=%d refused=%d receipts=%d lost=%d applied_twice=%d refused_applied=%d "+
+		"retried_unknown=%d replayed=%d retried_not_applied=%d audit=%d rss_start_kb=%d rss_end_kb=%d "+
+		"rss_max_kb=%d errors_in_faults=%d gave_up_503=%d unexpected=%d errors:%s",
+		spec.strategy, spec.clients, spec.duration, spec.every, r.faults, r.requests, float64(r.requests)/r.elapsed.Seconds(),
+		r.sales.Attempted, r.sales.Ok, r.sales.Failed, r.sales.Receipts, r.sales.Lost, r.sales.Duplicated,
+		r.sales.RefusedApplied, r.retried, r.replayed, r.notApplied, r.audit.Total, r.rssStart, r.rssEnd,
+		r.rssMax, r.inFault, r.gaveUp, r.nUnexpected, b.String())
+}
+
+// service is the market service running as a child process.
+type service struct {
+	cmd  *exec.Cmd
+	done chan error
+	logs *loadLog
+}
+
+// startService runs this test binary as the service (see TestMain).
+func startService(t *testing.T, args ...string) *service {
+	t.Helper()
+	s := &service{cmd: exec.Command(os.Args[0], args...), done: make(chan error, 1), logs: &loadLog{max: 64 << 10}}
+	s.cmd.Env = append(os.Environ(), serviceEnv+"=1")
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	// The service dies with the test, whatever happens to the test.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start the service: %v", err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	return s
+}
+
+// stop shuts the service down gracefully (SIGTERM) and reports how it
+// ended. It sets no deadline: the test's -timeout is the bound.
+func (s *service) stop() error {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	return <-s.done
+}
+
+// rss is the service's resident memory in kB (VmRSS).
+func (s *service) rss() (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+}
+
+func runSoak(t *testing.T, spec soakSpec) soakResult {
+	t.Helper()
+	b := redistest.Real(t, "--appendonly", "yes", "--appendfsync", "always")
+	port, err := redisserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	const name = "soak"
+	svc := startService(t, "-addr", addr, "-redis", b.Addr(), "-strategy", spec.strategy, "-name", name)
+	stopped := false
+	defer func() {
+		if !stopped {
+			svc.stop()
+		}
+	}()
+	base := "http://" + addr
+	// No client timeout: the service bounds every operation itself.
+	hc := &http.Client{
+		Transport: &http.Transport{MaxIdleConns: spec.clients, MaxIdleConnsPerHost: spec.clients, IdleConnTimeout: time.Minute},
+	}
+	defer hc.CloseIdleConnections()
+	waitHealth(t, hc, base, http.StatusOK, svc.done)
+
+	l := &loader{hc: hc, base: base, rec: history.NewRecorder(), setup: history.NewSetup()}
+	probeKeys(t, l)
+	workers := make([]*soakWorker, spec.clients)
+	var wg, readyWG sync.WaitGroup
+	readyWG.Add(spec.clients)
+	start := make(chan struct{})
+	for i := range spec.clients {
+		w := &soakWorker{loadWorker: &loadWorker{l: l, id: i, user: fmt.Sprintf("k%04d", i), rng: rand.New(rand.NewPCG(uint64(i), 13))}}
+		workers[i] = w
+		wg.Go(func() {
+			err := w.prepare()
+			readyWG.Done()
+			if err != nil {
+				t.Errorf("client %d set-up: %v", i, err)
+				return
+			}
+			<-start
+			w.loop()
+		})
+	}
+	readyWG.Wait()
+	l.t0 = time.Now()
+	l.deadline = l.t0.Add(spec.duration)
+	close(start)
+
+	var res soakResult
+	rssMax := make(chan int64, 1)
+	stopSampling := make(chan struct{})
+	go func() { rssMax <- sampleRSS(svc, stopSampling) }()
+	var windows []outage
+	res.faults, res.planned, res.rssStart, windows = injectFaults(t, l, b, spec, svc)
+	time.Sleep(time.Until(l.deadline))
+	if res.rssEnd, err = svc.rss(); err != nil {
+		t.Errorf("service memory: %v", err)
+	}
+	close(stopSampling)
+	res.rssMax = max(<-rssMax, res.rssEnd)
+	wg.Wait()
+	res.elapsed = time.Since(l.t0)
+
+	res.byStatus, res.byError = map[int]int{}, map[string]int{}
+	for _, w := range workers {
+		res.requests += w.requests
+		for c, n := range w.byStatus {
+			res.byStatus[c] += n
+		}
+		for _, e := range w.errs {
+			res.judge(e, windows)
+		}
+		for _, b := range w.broken {
+			res.unexpect(b)
+		}
+		res.retried += w.retried
+		res.replayed += w.replayed
+		res.notApplied += w.notApplied
+	}
+	waitHealth(t, hc, base, http.StatusOK, svc.done)
+	if err := soakAudit(l, &res.audit); err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	receipts, err := history.ReadSales(context.Background(), b.Client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.sales = history.CheckSales(l.rec.Ops(), receipts)
+	stopped = true
+	if err := svc.stop(); err != nil {
+		t.Errorf("service: %v; log: %s", err, svc.logs.String())
+	}
+	return res
+}
+
+// judge counts one 5xx or transport error: a documented 503, or a
+// transport error, during a fault is expected; a 503 that says the service
+// gave up in time (contended, timeout) is a speed outcome wherever it
+// falls; anything else is unexpected.
+func (r *soakResult) judge(e loadError, windows []outage) {
+	r.byError[fmt.Sprintf("%d %s", e.status, e.code)]++
+	documented := e.status == http.StatusServiceUnavailable && slices.Contains(documented503, e.code)
+	inFault := slices.ContainsFunc(windows, func(o outage) bool { return e.start.Before(o.to) && e.end.After(o.from) })
+	switch {
+	case inFault && (documented || e.status == 0):
+		r.inFault++
+	case e.status == http.StatusServiceUnavailable && (e.code == httpapi.CodeContended || e.code == httpapi.CodeTimeout):
+		r.gaveUp++
+	default:
+		r.unexpect(e.what)
+	}
+}
+
+func (r *soakResult) unexpect(what string) {
+	r.nUnexpected++
+	if len(r.unexpected) < 5 {
+		r.unexpected = append(r.unexpected, what)
+	}
+}
+
+// outage is a fault's window: from just before it was injected until the
+// service was seen healthy after it.
+type outage struct{ from, to time.Time }
+
+// probeKeys checks that the service honours Idempotency-Key (a repeat
+// answers "replayed"), and skips the soak if it does not: without keys a
+// client cannot settle an unknown outcome.
+func probeKeys(t *testing.T, l *loader) {
+	t.Helper()
+	w := &loadWorker{l: l, user: "probe"}
+	if st, code, body := w.call("POST", "/api/users", map[string]any{"id": "probe", "name": "Probe", "funds": 0}); st != http.StatusCreated {
+		t.Fatalf("create the probe user: %d %s %s", st, code, body)
+	}
+	if st, code, body := w.call("POST", "/api/users/probe/inventory", map[string]any{"item": "probe-i"}); st != http.StatusCreated {
+		t.Fatalf("grant the probe item: %d %s %s", st, code, body)
+	}
+	listing := map[string]any{"seller": "probe", "item": "probe-i", "price": 1}
+	for attempt := range 2 {
+		st, code, body := w.callKey("POST", "/api/listings", "probe-l", listing)
+		if attempt == 0 && st != http.StatusCreated {
+			t.Fatalf("list the probe item: %d %s %s", st, code, body)
+		}
+		if attempt == 1 && st != http.StatusCreated {
+			t.Skipf("the service does not honour Idempotency-Key (a repeat answered %d %s)", st, code)
+		}
+	}
+	l.mu.Lock()
+	l.setup.Funds["probe"] = 0
+	l.setup.Owner["probe-i"] = "probe"
+	l.mu.Unlock()
+}
+
+// injectFaults injects a fault every spec.every, in turn a stall, killed
+// connections and a restart, as long as one fits before the end of the
+// run. It returns how many it injected and planned, the service's memory
+// just before the first (after warm-up), and the faults' windows.
+func injectFaults(t *testing.T, l *loader, b *redistest.Backend, spec soakSpec, svc *service) (injected, planned int, rssStart int64, windows []outage) {
+	t.Helper()
+	admin := redis.NewClient(&redis.Options{Addr: b.Addr(), MaxRetries: 3})
+	defer admin.Close()
+	ctx := context.Background()
+	faults := []struct {
+		name   string
+		inject func() error
+	}{
+		{"stall", func() error {
+			if err := b.Server.Signal(syscall.SIGSTOP); err != nil {
+				return err
+			}
+			time.Sleep(soakStall)
+			return b.Server.Signal(syscall.SIGCONT)
+		}},
+		{"client-kill", func() error {
+			for end := time.Now().Add(soakKillFor); time.Now().Before(end); time.Sleep(soakKillEvery) {
+				if err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"restart", func() error {
+			b.Server.Kill()
+			return b.Server.Restart(ctx)
+		}},
+	}
+	const longest = soakStall + time.Second
+	var err error
+	rssStart = -1
+	for k := 1; l.t0.Add(time.Duration(k)*spec.every + longest).Before(l.deadline); k++ {
+		planned++
+		time.Sleep(time.Until(l.t0.Add(time.Duration(k) * spec.every)))
+		if rssStart < 0 {
+			if rssStart, err = svc.rss(); err != nil {
+				t.Errorf("service memory: %v", err)
+			}
+		}
+		f := faults[(k-1)%len(faults)]
+		from := time.Now()
+		if err := f.inject(); err != nil {
+			t.Errorf("fault %s: %v", f.name, err)
+		}
+		waitHealth(t, l.hc, l.base, http.StatusOK, svc.done)
+		windows = append(windows, outage{from, time.Now()})
+		injected++
+	}
+	if rssStart < 0 {
+		if rssStart, err = svc.rss(); err != nil {
+			t.Errorf("service memory: %v", err)
+		}
+	}
+	return injected, planned, rssStart, windows
+}
+
+// sampleRSS samples the service's memory every second until stop, and
+// returns the largest sample in kB.
+func sampleRSS(svc *service, stop <-chan struct{}) int64 {
+	var most int64
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if kb, err := svc.rss(); err == nil {
+			most = max(most, kb)
+		}
+		select {
+		case <-stop:
+			return most
+		case <-tick.C:
+		}
+	}
+}
+
+// soakAudit asks the service for its audit, again after a second while it
+// answers 429 audit_busy or a 503.
+func soakAudit(l *loader, out *auditBody) error {
+	for {
+		resp, err := l.hc.Get(l.base + "/api/audit")
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return err
+		case resp.StatusCode == http.StatusOK:
+			return json.Unmarshal(data, out)
+		case resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable:
+			return fmt.Errorf("GET /api/audit: %d %s", resp.StatusCode, data)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// soakWorker is one soak client: a load client whose listings and
+// purchases carry an Idempotency-Key and are sent again until answered.
+type soakWorker struct {
+	*loadWorker
+	n                             int // operations sent, numbering their keys
+	retried, replayed, notApplied int
+}
+
+// prepare creates the worker's user and three items it lists.
+func (w *soakWorker) prepare() error {
+	if st, code, body := w.call("POST", "/api/users", map[string]any{"id": w.user, "name": "Soak " + w.user, "funds": loadFunds}); st != http.StatusCreated {
+		return fmt.Errorf("create user: %d %s %s", st, code, body)
+	}
+	w.l.mu.Lock()
+	w.l.setup.Funds[w.user] = loadFunds
+	w.l.mu.Unlock()
+	for range 3 {
+		w.listNew()
+	}
+	return nil
+}
+
+// send sends one listing or purchase with a new Idempotency-Key and, while
+// the answer leaves it unsettled (no answer, or a 5xx), sends it again with
+// the same key a second later (the Retry-After of a 503), until it is
+// settled. An answer that leaves the outcome open (no answer, 503
+// outcome_unknown or redis_error) marks op retried. It returns the
+// settling answer.
+func (w *soakWorker) send(op *history.Pending, path string, body any) (int, string) {
+	key := fmt.Sprintf("%s-%d", w.user, w.n)
+	w.n++
+	st, code, data := w.callKey("POST", path, key, body)
+	open := false
+	for n := 0; unsettled(st); n++ {
+		switch {
+		case st == 0 || slices.Contains(openCodes, code):
+			if !open {
+				open = true
+				op.Retry()
+				w.retried++
+			}
+		case n == 0:
+			w.notApplied++
+		}
+		time.Sleep(time.Second)
+		st, code, data = w.callKey("POST", path, key, body)
+	}
+	if open {
+		var r struct {
+			Replayed bool `json:"replayed"`
+		}
+		if json.Unmarshal(data, &r) == nil && r.Replayed {
+			w.replayed++
+		}
+	}
+	return st, code
+}
+
+// unsettled reports whether an answer leaves an operation to be sent
+// again: no answer, or a 5xx.
+func unsettled(status int) bool { return status == 0 || status >= 500 }
+
+// listNew grants the worker a new item and lists it.
+func (w *soakWorker) listNew() {
+	item := fmt.Sprintf("%s-i%d", w.user, w.next)
+	w.next++
+	st, code, _ := w.call("POST", "/api/users/"+w.user+"/inventory", map[string]any{"item": item})
+	if st != http.StatusCreated {
+		if code == "already_exists" {
+			w.resent++ // cannot happen: the service's client never resends
+		}
+		return // a grant has no key: try another item later
+	}
+	w.l.mu.Lock()
+	w.l.setup.Owner[item] = w.user
+	w.l.mu.Unlock()
+	price := 1 + w.rng.Int64N(1000)
+	op := w.l.rec.Invoke(w.id, history.List, "", w.user, item, price)
+	st, code = w.send(op, "/api/listings", map[string]any{"seller": w.user, "item": item, "price": price})
+	loadComplete(op, st, code)
+}
+
+// loop mixes operations until the deadline, as the load test does: 15% new
+// listings, 50% purchases (each after reading the market), 35% reads.
+func (w *soakWorker) loop() {
+	for time.Now().Before(w.l.deadline) {
+		switch r := w.rng.Float64(); {
+		case r < 0.15:
+			w.listNew()
+		case r < 0.65:
+			st, _, body := w.call("GET", "/api/market?limit=20", nil)
+			if st != http.StatusOK {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			var page loadPage
+			if err := json.Unmarshal(body, &page); err != nil {
+				w.broken = append(w.broken, "market page: "+err.Error())
+				return
+			}
+			var others []int
+			for i, l := range page.Listings {
+				if l.Seller != w.user {
+					others = append(others, i)
+				}
+			}
+			if len(others) == 0 {
+				continue
+			}
+			l := page.Listings[others[w.rng.IntN(len(others))]]
+			op := w.l.rec.Invoke(w.id, history.Purchase, w.user, l.Seller, l.Item, l.Price)
+			st, code := w.send(op, "/api/purchases", map[string]any{"buyer": w.user, "seller": l.Seller, "item": l.Item, "price": l.Price})
+			loadComplete(op, st, code)
+		case r < 0.85:
+			w.call("GET", "/api/users/"+w.user, nil)
+		default:
+			w.call("GET", fmt.Sprintf("/api/market?offset=%d&limit=50", w.rng.IntN(100)), nil)
+		}
+	}
+}
