@@ -45,6 +45,7 @@ type galleryOptions struct {
 	recipes []string // recipe numbers; empty: all
 	verbose bool
 	trace   string // recipe number whose timelines to print; "" for the table
+	out     string // directory for each run's timeline (SVG and text); "" for none
 }
 
 func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) {
@@ -57,6 +58,7 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 	fs.BoolVar(&o.wide, "wide", false, "table: every column, the fault included (wider than 100 columns)")
 	fs.StringVar(&recipes, "recipes", "", "comma-separated recipe numbers to run (1,2,3,4,5,6,9,11); empty: all")
 	fs.BoolVar(&o.verbose, "v", false, "print what each flawed run broke to stderr; with -timeline, every command")
+	fs.StringVar(&o.out, "out", "", "also write each recipe's timelines, flawed and fixed, to `DIR` (SVG swimlanes and text)")
 	fs.StringVar(&o.trace, "timeline", "", "print recipe `N`'s timeline, flawed and fixed, step by step instead of the table")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), galleryUsage)
@@ -145,6 +147,11 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 		doc.Rows = append(doc.Rows, row)
+		if o.out != "" {
+			if err := writeGalleryTimelines(o.out, row); err != nil {
+				return err
+			}
+		}
 	}
 	return writeGallery(stdout, o.format, o.wide, doc)
 }

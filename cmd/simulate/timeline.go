@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/faults"
 	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
 // timelineWidth is the width of the printed timelines.
@@ -73,4 +77,34 @@ func printFaultTimeline(ctx context.Context, t faultTrace, cfg faults.Config, ve
 	}
 	fmt.Fprintf(w, "Fault %s: %s\n\n", t.fault, t.fault.Describe())
 	return tl.Text(w, timelineWidth, verbose)
+}
+
+// writeGalleryTimelines writes a recipe's timelines into dir:
+// recipe-N-flawed.svg, recipe-N-fixed.svg and recipe-N.txt (both as text).
+func writeGalleryTimelines(dir string, row gallery.Row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	n := recipeNumber(row.Recipe)
+	var txt bytes.Buffer
+	fmt.Fprintf(&txt, "Recipe %s\nFault: %s\n\n", row.Recipe, row.Fault)
+	for _, tl := range []struct {
+		name string
+		t    timeline.Timeline
+	}{{"flawed", row.Timeline}, {"fixed", row.FixedTimeline}} {
+		var svg bytes.Buffer
+		if err := tl.t.SVG(&svg); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("recipe-%s-%s.svg", n, tl.name)), svg.Bytes(), 0o644); err != nil {
+			return err
+		}
+		if tl.name == "fixed" {
+			txt.WriteString("\n")
+		}
+		if err := tl.t.Text(&txt, timelineWidth, false); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "recipe-"+n+".txt"), txt.Bytes(), 0o644)
 }

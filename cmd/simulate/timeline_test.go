@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,4 +74,27 @@ func TestFaultTimeline(t *testing.T) {
 	}
 	checkTimelineText(t, stdout.String(), "fault pause (fine)", "A alice", "B bob", "ran out",
 		timeline.MarkViolation+" ", "commits after its lease", "bought 2 times")
+}
+
+func TestGalleryOut(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"gallery", "-recipes", "4", "-out", dir}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, name := range []string{"recipe-4-flawed.svg", "recipe-4-fixed.svg", "recipe-4.txt"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".svg") && (!bytes.HasPrefix(b, []byte("<svg ")) || !bytes.Contains(b, []byte("B bob"))) {
+			t.Errorf("%s: %.200s", name, b)
+		}
+		if strings.HasSuffix(name, ".txt") {
+			checkTimelineText(t, string(b), "(flawed)", "(fixed)", "deletes B bob's lock")
+		}
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("4 SET NX PX + DEL")) {
+		t.Errorf("no table on stdout: %s", stdout.String())
+	}
 }
