@@ -94,7 +94,7 @@ func TestGalleryOut(t *testing.T) {
 			checkTimelineText(t, string(b), "(flawed)", "(fixed)", "deletes B bob's lock")
 		}
 	}
-	if !bytes.Contains(stdout.Bytes(), []byte("4 SET NX PX + DEL")) {
+	if !bytes.Contains(stdout.Bytes(), []byte("4 SET NX PX +")) {
 		t.Errorf("no table on stdout: %s", stdout.String())
 	}
 }
