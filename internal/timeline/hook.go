@@ -111,7 +111,12 @@ func received(c redis.Cmder, err error) cmdView {
 	case *redis.FloatCmd:
 		v = strconv.FormatFloat(c.Val(), 'f', -1, 64)
 	case *redis.DurationCmd:
-		v = c.Val().String()
+		// As a number: -1 and -2 as Redis sent them, a TTL in ms.
+		if d := c.Val(); d < 0 {
+			v = strconv.FormatInt(int64(d), 10)
+		} else {
+			v = strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+		}
 	case *redis.Cmd:
 		v = fmt.Sprint(c.Val())
 	case *redis.SliceCmd:
