@@ -65,11 +65,34 @@ type labRun struct {
 }
 
 type labVariant struct {
-	Name       string             `json:"name"`
-	State      string             `json:"state"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Timeline is every event recorded; Steps the same read step by step
+	// (timeline.Steps: no commands but those on a lock, each command with
+	// its reply, repeats counted), as the page draws it.
 	Timeline   *timeline.Timeline `json:"timeline,omitempty"`
+	Steps      []labStep          `json:"steps,omitempty"`
 	Verdict    string             `json:"verdict,omitempty"`
 	Violations int                `json:"violations"`
+}
+
+// labStep is a timeline.Step as JSON.
+type labStep struct {
+	Seq       int           `json:"seq"`
+	Client    string        `json:"client"`
+	AtMS      float64       `json:"at_ms"`
+	Kind      timeline.Kind `json:"kind"`
+	Text      string        `json:"text"`
+	Times     int           `json:"times"`
+	Violation string        `json:"violation,omitempty"`
+}
+
+func labSteps(tl timeline.Timeline) []labStep {
+	var out []labStep
+	for _, s := range tl.Steps(false) {
+		out = append(out, labStep{s.Seq, s.Client, latency.Milliseconds(s.At), s.Kind, s.Text, s.Times, s.Violation})
+	}
+	return out
 }
 
 // labSlot holds the running lab run and the last finished ones.
@@ -246,6 +269,7 @@ func (s *Server) runLab(ctx context.Context, run *labRun, sc gallery.Scenario, v
 		set(func() {
 			run.Runs[i].State = stateDone
 			run.Runs[i].Timeline = &tl
+			run.Runs[i].Steps = labSteps(tl)
 			run.Runs[i].Verdict = labVerdict(tl)
 			run.Runs[i].Violations = tl.Violations
 		})
