@@ -149,11 +149,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
-		Env: conn.Env(),
+		Env: conn.Env(), Mini: conn.Mini,
 	})
 	if err != nil {
 		return err
 	}
+	defer srv.Close() // stops a rush or lab run in progress
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

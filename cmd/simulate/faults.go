@@ -64,6 +64,7 @@ type faultsOptions struct {
 	format     string
 	wide       bool
 	verbose    bool
+	trace      *faultTrace // -timeline: one traced trial instead of the table
 }
 
 func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
@@ -81,7 +82,9 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the workload's random choices")
 	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
 	fs.BoolVar(&o.wide, "wide", false, "table: every column (wider than 100 columns)")
-	fs.BoolVar(&o.verbose, "v", false, "print a line per trial and the first violations of each cell to stderr")
+	fs.BoolVar(&o.verbose, "v", false, "print a line per trial and the first violations of each cell to stderr; with -timeline, every command")
+	var trace string
+	fs.StringVar(&trace, "timeline", "", "print one trial of `FAULT/STRATEGY` (a pause fault) step by step instead of the table")
 	fs.Usage = func() {
 		var b strings.Builder
 		for _, f := range faults.Faults {
@@ -136,6 +139,13 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	if !isFormat(o.format) {
 		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
+	if trace != "" {
+		t, err := parseFaultTrace(trace)
+		if err != nil {
+			return bad("-timeline: %v", err)
+		}
+		o.trace = &t
+	}
 	return o, nil
 }
 
@@ -174,6 +184,9 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if o.verbose {
 		o.cfg.Log = stderr
+	}
+	if o.trace != nil {
+		return printFaultTimeline(ctx, *o.trace, o.cfg, o.verbose, stdout)
 	}
 	pause := o.cfg.Pause
 	if pause == 0 {

@@ -44,6 +44,8 @@ type galleryOptions struct {
 	wide    bool
 	recipes []string // recipe numbers; empty: all
 	verbose bool
+	trace   string // recipe number whose timelines to print; "" for the table
+	out     string // directory for each run's timeline (SVG and text); "" for none
 }
 
 func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) {
@@ -55,7 +57,9 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
 	fs.BoolVar(&o.wide, "wide", false, "table: every column, the fault included (wider than 100 columns)")
 	fs.StringVar(&recipes, "recipes", "", "comma-separated recipe numbers to run (1,2,3,4,5,6,9,11); empty: all")
-	fs.BoolVar(&o.verbose, "v", false, "print what each flawed run broke to stderr")
+	fs.BoolVar(&o.verbose, "v", false, "print what each flawed run broke to stderr; with -timeline, every command")
+	fs.StringVar(&o.out, "out", "", "also write each recipe's timelines, flawed and fixed, to `DIR` (SVG swimlanes and text)")
+	fs.StringVar(&o.trace, "timeline", "", "print recipe `N`'s timeline, flawed and fixed, step by step instead of the table")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), galleryUsage)
 		fs.PrintDefaults()
@@ -82,6 +86,9 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 	}
 	if !isFormat(o.format) {
 		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
+	}
+	if o.trace != "" && !slices.Contains(known, o.trace) {
+		return bad("-timeline: no recipe %q (want one of %s)", o.trace, strings.Join(known, ", "))
 	}
 	return o, nil
 }
@@ -118,6 +125,9 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer conn.Close()
 	env := gallery.Env{Client: conn.Client, Mini: conn.Mini}
+	if o.trace != "" {
+		return printGalleryTimeline(ctx, env, o.trace, o.verbose, stdout)
+	}
 	doc := galleryDoc{Env: conn.Env(), Rows: []gallery.Row{}}
 	for _, s := range gallery.Scenarios() {
 		if len(o.recipes) > 0 && !slices.Contains(o.recipes, recipeNumber(s.Recipe)) {
@@ -137,6 +147,11 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 		doc.Rows = append(doc.Rows, row)
+		if o.out != "" {
+			if err := writeGalleryTimelines(o.out, row); err != nil {
+				return err
+			}
+		}
 	}
 	return writeGallery(stdout, o.format, o.wide, doc)
 }

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -38,7 +40,7 @@ func runPause(ctx context.Context, v Variant, cfg Config) (Result, error) {
 	defer srv.Stop()
 	res := Result{Fault: Pause, Variant: v}
 	for trial := range cfg.Trials {
-		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, nil); err != nil {
+		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, nil, nil); err != nil {
 			return res, err
 		}
 	}
@@ -56,7 +58,7 @@ func runPauseProcess(ctx context.Context, v Variant, cfg Config) (Result, error)
 	defer srv.Stop()
 	res := Result{Fault: PauseProcess, Variant: v}
 	for trial := range cfg.Trials {
-		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, cfg.ClientCommand); err != nil {
+		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, cfg.ClientCommand, nil); err != nil {
 			return res, err
 		}
 	}
@@ -73,11 +75,21 @@ type alice interface {
 	resume(ctx context.Context) (outcome history.Outcome, reason history.Reason, lockLost bool, err error)
 }
 
+// pauseTrial runs one trial; when trace is not nil, every client's steps
+// are recorded and the timeline is left there.
 func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial int, res *Result,
-	command func(context.Context, ...string) *execCmd) error {
+	command func(context.Context, ...string) *execCmd, trace *timeline.Timeline) error {
 	name := marketName(res.Fault, trial)
 	c := faultClient(addr, cfg, 8)
 	defer c.Close()
+	var rec *timeline.Recorder
+	actx, bctx := ctx, ctx
+	if trace != nil {
+		c.AddHook(timeline.Hook{})
+		rec = timeline.NewRecorder(market.NewKeys(name).Prefix())
+		rec.Lanes(laneAlice, laneBob)
+		actx, bctx = rec.As(ctx, laneAlice), rec.As(ctx, laneBob)
+	}
 	ledger := market.NewLedger()
 	opts, s, err := marketOptions(v, cfg, c, market.WithLedger(ledger))
 	if err != nil {
@@ -91,8 +103,8 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 	if err != nil {
 		return err
 	}
-	rec := history.NewRecorder()
-	p := rec.Invoke(0, history.List, "", "seller", pauseItem, pausePrice)
+	hrec := history.NewRecorder()
+	p := hrec.Invoke(0, history.List, "", "seller", pauseItem, pausePrice)
 	if _, err := mb.List(ctx, s, "seller", pauseItem, pausePrice); p.Complete(err) != history.Ok {
 		return fmt.Errorf("list: %w", err)
 	}
@@ -101,31 +113,44 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 	if command == nil {
 		a = newHookAlice(mb, s, cfg.Pause) // the same market: the pause rides in alice's context
 	} else {
-		a = &processAlice{command: command, args: []string{
+		args := []string{
 			"-addr", addr, "-market", name, "-strategy", string(v),
 			"-ttl", cfg.LockTTL.String(), "-read-timeout", cfg.ReadTimeout.String(),
-		}, pause: cfg.Pause}
+		}
+		if rec != nil {
+			args = append(args, "-trace-start", strconv.FormatInt(rec.Start().UnixNano(), 10))
+		}
+		a = &processAlice{command: command, args: args, pause: cfg.Pause, rec: rec}
 	}
-	pa := rec.Invoke(1, history.Purchase, "alice", "seller", pauseItem, pausePrice)
-	if err := a.start(ctx); err != nil {
+	pa := hrec.Invoke(1, history.Purchase, "alice", "seller", pauseItem, pausePrice)
+	if err := a.start(actx); err != nil {
 		return err
 	}
-	pb := rec.Invoke(2, history.Purchase, "bob", "seller", pauseItem, pausePrice)
-	costB, errB := mb.Purchase(ctx, s, "bob", "seller", pauseItem, pausePrice)
+	pb := hrec.Invoke(2, history.Purchase, "bob", "seller", pauseItem, pausePrice)
+	costB, errB := mb.Purchase(bctx, s, "bob", "seller", pauseItem, pausePrice)
 	outB := pb.Complete(errB)
-	outA, reasonA, lostA, errA := a.resume(ctx)
+	if rec != nil {
+		rec.Add(laneBob, timeline.Result, "purchase of %s: %s", pauseItem, describe(errB))
+	}
+	outA, reasonA, lostA, errA := a.resume(actx)
 	pa.CompleteAs(outA, reasonA, errA)
+	if rec != nil {
+		rec.Add(laneAlice, timeline.Result, "purchase of %s: %s", pauseItem, describe(errA))
+	}
 	if lostA {
 		res.LockLost++
 	}
 	if costB.LockLost {
 		res.LockLost++
 	}
-	hist, audit, err := check(ctx, addr, mb, setup, rec.Ops())
+	hist, audit, err := check(ctx, addr, mb, setup, hrec.Ops())
 	if err != nil {
 		return err
 	}
 	counted := res.addTrial(hist, audit)
+	if rec != nil {
+		*trace = finishTrace(rec, res.Fault, v, hist, audit, counted)
+	}
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: alice %s%s (lock lost %v), bob %s%s: audit %d, history %d violations\n",
 		res.Fault, v, trial, outA, errText(errA), lostA, outB, errText(errB), counted.Total(), hist.Total())
 	return nil
@@ -157,6 +182,10 @@ func newHookAlice(m *market.Market, s market.Strategy, pause time.Duration) *hoo
 			return // a WATCH retry: do not pause again
 		}
 		close(a.paused)
+		r, client, traced := timeline.From(ctx)
+		if traced {
+			r.Add(client, timeline.PauseStart, "paused before its commit for %v (the goroutine sleeps)", a.pause)
+		}
 		// Pause past the TTL, and until bob is done so that the
 		// interleaving is the same in every trial; but not for ever,
 		// since bob may be waiting for this very lock (when a watchdog
@@ -166,6 +195,9 @@ func newHookAlice(m *market.Market, s market.Strategy, pause time.Duration) *hoo
 		case <-a.goOn:
 		case <-time.After(time.Second):
 		case <-ctx.Done():
+		}
+		if traced {
+			r.Add(client, timeline.PauseEnd, "goes on")
 		}
 	}
 	a.hook = hook
@@ -209,6 +241,7 @@ type processAlice struct {
 	stdin  io.WriteCloser
 	lines  chan string
 	stderr bytes.Buffer
+	rec    *timeline.Recorder // nil unless traced
 }
 
 // clientReport is the child's last line.
@@ -217,6 +250,8 @@ type clientReport struct {
 	Reason   history.Reason  `json:"reason"`
 	LockLost bool            `json:"lock_lost"`
 	Err      string          `json:"err"`
+	// Events are the child's recorded steps, when traced.
+	Events []timeline.Event `json:"events,omitempty"`
 }
 
 const atCommit = "at-commit"
@@ -240,6 +275,7 @@ func (a *processAlice) start(ctx context.Context) error {
 	go func() {
 		defer close(a.lines)
 		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 0, 64<<10), 8<<20) // a traced report carries its events
 		for sc.Scan() {
 			a.lines <- sc.Text()
 		}
@@ -253,6 +289,9 @@ func (a *processAlice) start(ctx context.Context) error {
 	}
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		return a.fail(err)
+	}
+	if a.rec != nil {
+		a.rec.Add(laneAlice, timeline.PauseStart, "SIGSTOP before its commit: the whole process frozen for %v", a.pause)
 	}
 	// The stop reaches the child's threads one after another: only once
 	// all are stopped can the line be written without the child reading
@@ -291,6 +330,9 @@ func (a *processAlice) fail(err error) error {
 }
 
 func (a *processAlice) resume(ctx context.Context) (history.Outcome, history.Reason, bool, error) {
+	if a.rec != nil {
+		a.rec.Add(laneAlice, timeline.PauseEnd, "SIGCONT: goes on")
+	}
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		return history.Unknown, "", false, a.fail(err)
 	}
@@ -304,6 +346,9 @@ func (a *processAlice) resume(ctx context.Context) (history.Outcome, history.Rea
 	}
 	a.stdin.Close()
 	for range a.lines {
+	}
+	if a.rec != nil {
+		a.rec.Merge(rep.Events)
 	}
 	if err := a.cmd.Wait(); err != nil {
 		return history.Unknown, "", false, fmt.Errorf("client process: %w (stderr: %q)", err, a.stderr.String())
@@ -328,12 +373,19 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	variant := fs.String("strategy", "", "strategy, with +fencing for a fenced lock")
 	ttl := fs.Duration("ttl", 200*time.Millisecond, "lock TTL")
 	readTimeout := fs.Duration("read-timeout", 300*time.Millisecond, "client read timeout")
+	traceStart := fs.Int64("trace-start", 0, "record the steps, from this start (Unix nanoseconds); 0: do not")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	cfg := Config{LockTTL: *ttl, ReadTimeout: *readTimeout}.withDefaults()
 	c := faultClient(*addr, cfg, 4)
 	defer c.Close()
+	var rec *timeline.Recorder
+	if *traceStart != 0 {
+		c.AddHook(timeline.Hook{})
+		rec = timeline.NewRecorderAt(market.NewKeys(*name).Prefix(), time.Unix(0, *traceStart))
+		ctx = rec.As(ctx, laneAlice)
+	}
 	in := bufio.NewReader(stdin)
 	var once sync.Once
 	hook := func(ctx context.Context, _, op string) {
@@ -360,6 +412,9 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	rep := clientReport{Outcome: o, Reason: r, LockLost: cost.LockLost}
 	if err != nil {
 		rep.Err = err.Error()
+	}
+	if rec != nil {
+		rep.Events = rec.Raw()
 	}
 	json.NewEncoder(stdout).Encode(rep)
 	return 0

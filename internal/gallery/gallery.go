@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
@@ -37,34 +40,36 @@ type Env struct {
 }
 
 // expire makes key's lease run out now, as if its TTL had passed; a key
-// without a TTL is left alone (no amount of waiting would expire it).
-func (e Env) expire(ctx context.Context, key string) error {
+// without a TTL is left alone (no amount of waiting would expire it). It
+// reports whether the key had a lease to run out.
+func (e Env) expire(ctx context.Context, key string) (bool, error) {
+	ctx = timeline.Quiet(ctx)
 	ttl, err := e.Client.PTTL(ctx, key).Result()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if ttl <= 0 {
-		return nil
+		return false, nil
 	}
 	if e.Mini != nil {
 		e.Mini.FastForward(ttl + time.Millisecond)
-		return nil
+		return true, nil
 	}
 	old, err := e.Client.Get(ctx, key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return err
+		return false, err
 	}
 	if err := e.Client.PExpire(ctx, key, time.Millisecond).Err(); err != nil {
-		return err
+		return false, err
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		v, err := e.Client.Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) || (err == nil && v != old) {
-			return nil
+			return true, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("gallery: %s did not expire", key)
+			return false, fmt.Errorf("gallery: %s did not expire", key)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -84,6 +89,10 @@ type Row struct {
 	// FixedDetails describes anything the fixed run broke (nothing, if the
 	// fix works).
 	FixedDetails []string `json:"fixed_details,omitempty"`
+	// Timeline and FixedTimeline are what each client did in the flawed
+	// and the fixed run, step by step.
+	Timeline      timeline.Timeline `json:"-"`
+	FixedTimeline timeline.Timeline `json:"-"`
 }
 
 // Scenario is one recipe's demonstration.
@@ -120,34 +129,76 @@ func (o *outcome) audit(ctx context.Context, m *market.Market) error {
 }
 
 // Run runs the scenario with the flawed recipe and then with the fix, each
-// on a fresh market whose keys are deleted afterwards.
+// on a fresh market whose keys are deleted afterwards, and records what
+// every client did (Row.Timeline, Row.FixedTimeline).
 func (s Scenario) Run(ctx context.Context, env Env) (Row, error) {
 	row := Row{Recipe: s.Recipe, Fault: s.Fault, Consequence: s.Consequence, FixedBy: s.FixedBy}
 	for _, fixed := range []bool{false, true} {
-		w, err := newWorld(env)
+		o, tl, err := s.runOne(ctx, env, fixed)
 		if err != nil {
-			return row, fmt.Errorf("gallery: %s: %w", s.Recipe, err)
-		}
-		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		o, err := s.run(sctx, w, fixed)
-		cancel()
-		if cerr := w.cleanup(context.WithoutCancel(ctx)); err == nil && cerr != nil {
-			err = fmt.Errorf("deleting the market: %w", cerr)
-		}
-		if err != nil {
-			variant := "flawed"
-			if fixed {
-				variant = "fixed"
-			}
-			return row, fmt.Errorf("gallery: %s (%s): %w", s.Recipe, variant, err)
+			return row, err
 		}
 		if fixed {
-			row.FixedViolations, row.FixedDetails = o.violations, o.details
+			row.FixedViolations, row.FixedDetails, row.FixedTimeline = o.violations, o.details, tl
 		} else {
-			row.Violations, row.Details = o.violations, o.details
+			row.Violations, row.Details, row.Timeline = o.violations, o.details, tl
 		}
 	}
 	return row, nil
+}
+
+// Variant names the flawed or the fixed run of a scenario.
+func Variant(fixed bool) string {
+	if fixed {
+		return "fixed"
+	}
+	return "flawed"
+}
+
+// RunOne runs the scenario once, with the flawed recipe or with its fix,
+// on a fresh market whose keys are deleted afterwards, and returns the
+// timeline of the run: its events end with the checkers' findings, and
+// its Violations and Verdict say what they found.
+func (s Scenario) RunOne(ctx context.Context, env Env, fixed bool) (timeline.Timeline, error) {
+	_, tl, err := s.runOne(ctx, env, fixed)
+	return tl, err
+}
+
+func (s Scenario) runOne(ctx context.Context, env Env, fixed bool) (outcome, timeline.Timeline, error) {
+	w, err := newWorld(env)
+	if err != nil {
+		return outcome{}, timeline.Timeline{}, fmt.Errorf("gallery: %s: %w", s.Recipe, err)
+	}
+	defer w.close()
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	o, err := s.run(sctx, w, fixed)
+	cancel()
+	if cerr := w.cleanup(context.WithoutCancel(ctx)); err == nil && cerr != nil {
+		err = fmt.Errorf("deleting the market: %w", cerr)
+	}
+	if err != nil {
+		return o, timeline.Timeline{}, fmt.Errorf("gallery: %s (%s): %w", s.Recipe, Variant(fixed), err)
+	}
+	for _, d := range o.details {
+		w.rec.Finding(true, "%s", strings.ReplaceAll(d, w.keys().Prefix(), ""))
+	}
+	if o.violations == 0 {
+		w.rec.Finding(false, "no violation: the audit is clean")
+	}
+	return o, w.rec.Finish("recipe "+s.Recipe, Variant(fixed), s.verdict(fixed, o), o.violations), nil
+}
+
+// verdict says in words what one run of the scenario showed.
+func (s Scenario) verdict(fixed bool, o outcome) string {
+	switch {
+	case !fixed && o.violations > 0:
+		return fmt.Sprintf("Broken: %s (%d violations).", s.Consequence, o.violations)
+	case !fixed:
+		return "This run showed no violation, though the recipe is flawed."
+	case o.violations == 0:
+		return fmt.Sprintf("Fixed by %s: no violation.", s.FixedBy)
+	}
+	return fmt.Sprintf("Still broken with %s: %d violations.", s.FixedBy, o.violations)
 }
 
 // RunAll runs every scenario in order.
@@ -172,24 +223,91 @@ const (
 	impatient = 300 * time.Millisecond
 )
 
-// world is one fresh market for one run of a scenario.
+// world is one fresh market for one run of a scenario, with a client of
+// its own whose commands are recorded when their context names a client
+// (see as).
 type world struct {
 	env    Env
+	rdb    redis.UniversalClient
 	name   string
 	ledger *market.Ledger
 	setup  *market.Market
+	rec    *timeline.Recorder
 }
 
 func newWorld(env Env) (*world, error) {
 	b := make([]byte, 5)
 	rand.Read(b)
 	w := &world{env: env, name: "gallery-" + hex.EncodeToString(b), ledger: market.NewLedger()}
+	hooks := []redis.Hook{timeline.Hook{}}
+	if env.Mini != nil {
+		hooks = append(hooks, redisconn.MiniWatchHook{})
+	}
+	w.rdb = redisconn.SizedClient(env.Client, 16, hooks...)
+	w.rec = timeline.NewRecorder(w.keys().Prefix())
 	setup, err := w.market(patient)
 	if err != nil {
+		w.close()
 		return nil, err
 	}
 	w.setup = setup.Market
 	return w, nil
+}
+
+// close closes the world's own client.
+func (w *world) close() {
+	if w.rdb != w.env.Client {
+		w.rdb.Close()
+	}
+}
+
+// as returns ctx naming client as the one acting, so that its commands
+// are recorded.
+func (w *world) as(ctx context.Context, client string) context.Context { return w.rec.As(ctx, client) }
+
+// pause records that the client ctx names stops here, and returns what
+// records that it goes on.
+func (w *world) pause(ctx context.Context, format string, args ...any) (resume func()) {
+	_, client, ok := timeline.From(ctx)
+	if !ok {
+		return func() {}
+	}
+	w.rec.Add(client, timeline.PauseStart, format, args...)
+	return func() { w.rec.Add(client, timeline.PauseEnd, "goes on") }
+}
+
+// expire makes key's lease run out (see Env.expire) and records it.
+func (w *world) expire(ctx context.Context, key string) error {
+	ran, err := w.env.expire(ctx, key)
+	if err == nil && ran {
+		w.rec.LeaseExpired(key, "lease on %s ran out (made to, as if its TTL had passed)", w.short(key))
+	}
+	return err
+}
+
+func (w *world) short(key string) string { return strings.TrimPrefix(key, w.keys().Prefix()) }
+
+// result records the answer a client's purchase got.
+func (w *world) result(client, what string, err error) {
+	w.rec.Add(client, timeline.Result, "%s: %s", what, Describe(err, w.keys().Prefix()))
+}
+
+// Describe says in a few words what an operation's error means, with
+// keys shown without the market's prefix.
+func Describe(err error, prefix string) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, locking.ErrLockLost):
+		return "refused: its lock was lost before the commit"
+	case errors.Is(err, market.ErrContended):
+		return "gave up: the lock stayed taken"
+	case errors.Is(err, market.ErrListingNotFound):
+		return "refused: the listing is gone"
+	case errors.Is(err, flawed.ErrCrashed):
+		return "crashed"
+	}
+	return strings.ReplaceAll(err.Error(), prefix, "")
 }
 
 // market returns a client of the world's market (all share one ledger, so
@@ -198,7 +316,7 @@ func newWorld(env Env) (*world, error) {
 func (w *world) market(timeout time.Duration, opts ...market.Option) (trader, error) {
 	opts = append([]market.Option{market.WithLedger(w.ledger), market.WithLockTTL(lease),
 		market.WithTimeouts(timeout, timeout)}, opts...)
-	m, err := market.New(w.env.Client, w.name, opts...)
+	m, err := market.New(w.rdb, w.name, opts...)
 	return trader{Market: m}, err
 }
 

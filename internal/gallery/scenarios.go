@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
@@ -30,7 +31,7 @@ func Scenarios() []Scenario {
 			FixedBy:     "6 locking.Mutex (the lease runs out)",
 			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
 				return runCrashedHolder(ctx, w, fixed, func(key string, ttl time.Duration, _ flawed.Hook) flawed.Lock {
-					return &flawed.SetNX{RDB: w.env.Client, Key: key}
+					return &flawed.SetNX{RDB: w.rdb, Key: key}
 				})
 			},
 		},
@@ -41,7 +42,7 @@ func Scenarios() []Scenario {
 			FixedBy:     "6 locking.Mutex (SET NX PX: no gap)",
 			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
 				return runCrashedHolder(ctx, w, fixed, func(key string, ttl time.Duration, h flawed.Hook) flawed.Lock {
-					return &flawed.SetNXThenExpire{RDB: w.env.Client, Key: key, TTL: ttl, Hook: h}
+					return &flawed.SetNXThenExpire{RDB: w.rdb, Key: key, TTL: ttl, Hook: h}
 				})
 			},
 		},
@@ -86,7 +87,7 @@ func Scenarios() []Scenario {
 			FixedBy:     "11 + fencing (market.WithFencing)",
 			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
 				return runLeaseExpiry(ctx, w, fixed, func(key string, ttl time.Duration) flawed.Lock {
-					return &flawed.BookTimeout{RDB: w.env.Client, Key: key, TTL: ttl}
+					return &flawed.BookTimeout{RDB: w.rdb, Key: key, TTL: ttl}
 				})
 			},
 		},
@@ -121,6 +122,14 @@ func expected(err error) bool {
 		errors.Is(err, locking.ErrLockLost) || errors.Is(err, flawed.ErrCrashed)
 }
 
+// Lanes of the scenarios.
+const (
+	laneA = "A ann"
+	laneB = "B bob"
+	laneC = "C cat"
+	laneD = "D dan"
+)
+
 // runGetThenSet: buyers A and B of one listing, fine-grained locks. A
 // stops at the gap between GET and SET until B has reached its commit
 // (flawed: B got the lock too) or given up (fixed: the lock was taken).
@@ -133,25 +142,39 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	if err := w.list(ctx, "sam", map[string]int64{"relic": 100}); err != nil {
 		return o, err
 	}
+	w.rec.Lanes(laneA, laneB)
 	var errs hookErrs
 	aAtGap, bAtGap := newEvent(), newEvent()
 	var aDone *event
-	waitB := func(ctx context.Context) { aAtGap.fire(); errs.add(bAtGap.wait(ctx)) }
-	waitA := func(ctx context.Context) { bAtGap.fire(); errs.add(aDone.wait(ctx)) }
+	waitB := func(ctx context.Context, why string) {
+		resume := w.pause(ctx, "%s", why)
+		aAtGap.fire()
+		errs.add(bAtGap.wait(ctx))
+		resume()
+	}
+	waitA := func(ctx context.Context) {
+		resume := w.pause(ctx, "waits at its commit until A is done")
+		bAtGap.fire()
+		errs.add(aDone.wait(ctx))
+		resume()
+	}
 	var mA, mB trader
 	var errA, errB error
 	if fixed {
 		mA, errA = w.market(patient)
 		mB, errB = w.market(impatient)
-		mA = mA.stoppingAt(func(ctx context.Context, _, _ string) { waitB(ctx) })
+		mA = mA.stoppingAt(func(ctx context.Context, _, _ string) { waitB(ctx, "paused before its commit") })
 		mB = mB.stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
 	} else {
-		hookA := func(ctx context.Context, point string) error { waitB(ctx); return nil }
+		hookA := func(ctx context.Context, point string) error {
+			waitB(ctx, "paused between its GET (the lock was free) and its SET")
+			return nil
+		}
 		mA, errA = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
-			return &flawed.GetThenSet{RDB: w.env.Client, Key: key, Hook: hookA}
+			return &flawed.GetThenSet{RDB: w.rdb, Key: key, Hook: hookA}
 		}, nil)))
 		mB, errB = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
-			return &flawed.GetThenSet{RDB: w.env.Client, Key: key}
+			return &flawed.GetThenSet{RDB: w.rdb, Key: key}
 		}, nil)))
 		mB = mB.stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
 	}
@@ -160,14 +183,16 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	}
 	var wg sync.WaitGroup
 	aDone, aErr := client(&wg, func() error {
-		_, err := mA.Purchase(ctx, market.Fine, "ann", "sam", "relic", 100)
+		_, err := mA.Purchase(w.as(ctx, laneA), market.Fine, "ann", "sam", "relic", 100)
+		w.result(laneA, "purchase of relic", err)
 		return err
 	})
 	if err := aAtGap.wait(ctx); err != nil {
 		return o, err
 	}
 	bDone, bErr := client(&wg, func() error {
-		_, err := mB.Purchase(ctx, market.Fine, "bob", "sam", "relic", 100)
+		_, err := mB.Purchase(w.as(ctx, laneB), market.Fine, "bob", "sam", "relic", 100)
+		w.result(laneB, "purchase of relic", err)
 		return err
 	})
 	go func() { bDone.wait(ctx); bAtGap.fire() }() // B giving up also lets A go on
@@ -183,6 +208,21 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	return o, o.audit(ctx, w.setup)
 }
 
+// crash records that the client ctx names stops for good here, holding
+// key; when key is then a lock without expiry, that is the violation.
+func (w *world) crash(ctx context.Context, key, why string) {
+	_, client, ok := timeline.From(ctx)
+	if !ok {
+		return
+	}
+	if ttl, err := w.env.Client.PTTL(timeline.Quiet(ctx), key).Result(); err == nil && ttl == -1 {
+		w.rec.AddViolation(client, timeline.Crash, "the lock has no expiry: nobody can ever take it",
+			"%s; %s has no expiry", why, w.short(key))
+		return
+	}
+	w.rec.Add(client, timeline.Crash, "%s", why)
+}
+
 // runCrashedHolder: a holder takes the market lock and crashes (never
 // releases; with a hook, it crashes at the hook's point). The lease, if
 // any, then runs out, and three buyers each try to buy their own listing.
@@ -190,6 +230,7 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(key string, ttl time.Duration, h flawed.Hook) flawed.Lock) (outcome, error) {
 	var o outcome
 	buyers := []string{"ann", "bob", "cat"}
+	lanes := []string{laneA, laneB, laneC}
 	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000, "bob": 1000, "cat": 1000, "dan": 1000}); err != nil {
 		return o, err
 	}
@@ -200,21 +241,31 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 	if err := w.list(ctx, "sam", items); err != nil {
 		return o, err
 	}
+	w.rec.Lanes(append([]string{laneD}, lanes...)...)
 	key := w.keys().MarketLock()
-	crash := func(context.Context, string) error { return flawed.ErrCrashed }
+	crashed := false
+	crash := func(ctx context.Context, point string) error {
+		crashed = true
+		w.crash(ctx, key, "crashes between SETNX and EXPIRE")
+		return flawed.ErrCrashed
+	}
 	lockFunc := func(h flawed.Hook) market.LockFunc {
 		return recipeLock(func(key string, ttl time.Duration) flawed.Lock { return newLock(key, ttl, h) }, nil)
 	}
 	// dan takes the lock and dies holding it.
+	dctx := w.as(ctx, laneD)
 	if fixed {
-		if _, err := locking.NewMutex(w.env.Client, key, lease).TryAcquire(ctx); err != nil {
+		if _, err := locking.NewMutex(w.rdb, key, lease).TryAcquire(dctx); err != nil {
 			return o, err
 		}
-	} else if _, err := lockFunc(crash)(ctx, key, lease); err != nil && !errors.Is(err, flawed.ErrCrashed) {
+	} else if _, err := lockFunc(crash)(dctx, key, lease); err != nil && !errors.Is(err, flawed.ErrCrashed) {
 		return o, err
 	}
+	if !crashed {
+		w.crash(dctx, key, "crashes holding the lock, before its DEL")
+	}
 	// Time passes beyond the lease (a lock without expiry stays).
-	if err := w.env.expire(ctx, key); err != nil {
+	if err := w.expire(ctx, key); err != nil {
 		return o, err
 	}
 	var opts []market.Option
@@ -226,7 +277,8 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 		return o, err
 	}
 	for i, b := range buyers {
-		_, err := m.Purchase(ctx, market.Coarse, b, "sam", "gem"+strconv.Itoa(i), 100)
+		_, err := m.Purchase(w.as(ctx, lanes[i]), market.Coarse, b, "sam", "gem"+strconv.Itoa(i), 100)
+		w.result(lanes[i], "purchase of gem"+strconv.Itoa(i), err)
 		switch {
 		case errors.Is(err, market.ErrContended):
 			expiry := "no expiry"
@@ -254,29 +306,36 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 	if err := w.list(ctx, "sam", map[string]int64{"ring": 50, "crown": 100}); err != nil {
 		return o, err
 	}
+	w.rec.Lanes(laneA, laneB, laneC)
 	key := w.keys().MarketLock()
 	var errs hookErrs
 	aPaused, bAtCommit := newEvent(), newEvent()
 	var cDone *event
 	cStarted := newEvent()
 	// A's pause: its lease runs out, then it waits until B holds the lock.
+	why := "paused before its release"
+	if inRelease && !fixed {
+		why = "paused between its compare (the token is its own) and its DEL"
+	}
 	pauseA := func(ctx context.Context) {
-		errs.add(w.env.expire(ctx, key))
+		resume := w.pause(ctx, "%s", why)
+		errs.add(w.expire(ctx, key))
 		aPaused.fire()
 		errs.add(bAtCommit.wait(ctx))
+		resume()
 	}
 	newRecipe := func(h flawed.Hook) func(key string, ttl time.Duration) flawed.Lock {
 		return func(key string, ttl time.Duration) flawed.Lock {
 			if inRelease {
-				return &flawed.CompareThenDel{RDB: w.env.Client, Key: key, TTL: ttl, Hook: h}
+				return &flawed.CompareThenDel{RDB: w.rdb, Key: key, TTL: ttl, Hook: h}
 			}
-			return &flawed.SetPXThenDel{RDB: w.env.Client, Key: key, TTL: ttl}
+			return &flawed.SetPXThenDel{RDB: w.rdb, Key: key, TTL: ttl}
 		}
 	}
 	var lockA, lockOthers market.LockFunc
 	switch {
 	case fixed:
-		lockA, lockOthers = mutexLock(w.env.Client, pauseA), mutexLock(w.env.Client, nil)
+		lockA, lockOthers = mutexLock(w.rdb, pauseA), mutexLock(w.rdb, nil)
 	case inRelease:
 		hook := func(ctx context.Context, point string) error { pauseA(ctx); return nil }
 		lockA, lockOthers = recipeLock(newRecipe(hook), nil), recipeLock(newRecipe(nil), nil)
@@ -290,20 +349,24 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 		return o, err
 	}
 	mB = mB.stoppingAt(func(ctx context.Context, _, _ string) {
+		resume := w.pause(ctx, "waits at its commit until C is done")
 		bAtCommit.fire()
 		errs.add(cStarted.wait(ctx))
 		errs.add(cDone.wait(ctx))
+		resume()
 	})
 	var wg sync.WaitGroup
 	aDone, aErr := client(&wg, func() error {
-		_, err := mA.Purchase(ctx, market.Coarse, "ann", "sam", "ring", 50)
+		_, err := mA.Purchase(w.as(ctx, laneA), market.Coarse, "ann", "sam", "ring", 50)
+		w.result(laneA, "purchase of ring", err)
 		return err
 	})
 	if err := aPaused.wait(ctx); err != nil {
 		return o, err
 	}
 	bDone, bErr := client(&wg, func() error {
-		_, err := mB.Purchase(ctx, market.Coarse, "bob", "sam", "crown", 100)
+		_, err := mB.Purchase(w.as(ctx, laneB), market.Coarse, "bob", "sam", "crown", 100)
+		w.result(laneB, "purchase of crown", err)
 		return err
 	})
 	go func() { bDone.wait(ctx); bAtCommit.fire() }()
@@ -312,7 +375,8 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 	}
 	var cErr *error
 	cDone, cErr = client(&wg, func() error {
-		_, err := mC.Purchase(ctx, market.Coarse, "cat", "sam", "crown", 100)
+		_, err := mC.Purchase(w.as(ctx, laneC), market.Coarse, "cat", "sam", "crown", 100)
+		w.result(laneC, "purchase of crown", err)
 		return err
 	})
 	cStarted.fire()
@@ -340,6 +404,7 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	if err := w.list(ctx, "sam", map[string]int64{"idol": 100}); err != nil {
 		return o, err
 	}
+	w.rec.Lanes(laneA, laneB)
 	key := w.keys().ItemLock("idol", "sam")
 	var errs hookErrs
 	var opts []market.Option
@@ -363,10 +428,14 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 		default:
 		}
 		paused.fire()
-		errs.add(w.env.expire(ctx, key))
-		_, bErr = mB.Purchase(ctx, market.Fine, "bob", "sam", "idol", 100)
+		resume := w.pause(ctx, "paused before its commit, past its lease")
+		errs.add(w.expire(ctx, key))
+		_, bErr = mB.Purchase(w.as(ctx, laneB), market.Fine, "bob", "sam", "idol", 100)
+		w.result(laneB, "purchase of idol", bErr)
+		resume()
 	})
-	_, aErr := mA.Purchase(ctx, market.Fine, "ann", "sam", "idol", 100)
+	_, aErr := mA.Purchase(w.as(ctx, laneA), market.Fine, "ann", "sam", "idol", 100)
+	w.result(laneA, "purchase of idol", aErr)
 	for _, err := range []error{aErr, bErr} {
 		if !expected(err) {
 			return o, err
@@ -378,12 +447,22 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	return o, o.audit(ctx, w.setup)
 }
 
+// Lanes of the read-write scenario.
+const (
+	laneR1     = "reader 1"
+	laneR2     = "reader 2"
+	laneWriter = "writer"
+)
+
 // runSeedRW: readers add up the buyer's and the seller's funds (two
 // reads); a writer makes a purchase between them. Two readers take read
 // holds, the second reads and releases; the first reads the buyer's funds,
 // then the writer tries to take the write lock (giving up after
 // "impatient") and buys; the first reader reads the seller's funds. Each
 // read that does not add up to the money the two have is a violation.
+// The read-write lock's key is not under the market's lock: prefix, so its
+// steps are recorded as the scenario sees them rather than read from its
+// commands.
 func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	var o outcome
 	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000}); err != nil {
@@ -392,11 +471,15 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 	if err := w.list(ctx, "sam", map[string]int64{"atlas": 100}); err != nil {
 		return o, err
 	}
+	w.rec.Lanes(laneR1, laneR2, laneWriter)
 	k := w.keys()
-	rdb := w.env.Client
-	funds := func(user string) (int64, error) { return rdb.HGet(ctx, k.User(user), "funds").Int64() }
-	read := func(reader string, between func() error) error {
-		a, err := funds("ann")
+	rdb := w.rdb
+	r1ctx, r2ctx, wctx := w.as(ctx, laneR1), w.as(ctx, laneR2), w.as(ctx, laneWriter)
+	funds := func(ctx context.Context, user string) (int64, error) {
+		return rdb.HGet(ctx, k.User(user), "funds").Int64()
+	}
+	read := func(ctx context.Context, reader string, between func() error) error {
+		a, err := funds(ctx, "ann")
 		if err != nil {
 			return err
 		}
@@ -405,64 +488,81 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 				return err
 			}
 		}
-		s, err := funds("sam")
+		s, err := funds(ctx, "sam")
 		if err != nil {
 			return err
 		}
 		if a+s != 1000 {
 			o.add(1, "%s read ann %d + sam %d = %d, but they hold 1000 between them", reader, a, s, a+s)
+			w.rec.AddViolation(reader, timeline.Result, "a torn read: a write landed inside it",
+				"reads ann %d + sam %d = %d (they hold 1000)", a, s, a+s)
+			return nil
 		}
+		w.rec.Add(reader, timeline.Result, "reads ann %d + sam %d = %d", a, s, a+s)
 		return nil
 	}
+	writer, err := w.market(patient)
+	if err != nil {
+		return o, err
+	}
 	buy := func() error {
-		_, err := w.setup.Purchase(ctx, market.Lua, "ann", "sam", "atlas", 100)
+		_, err := writer.Purchase(wctx, market.Lua, "ann", "sam", "atlas", 100)
+		w.result(laneWriter, "purchase of atlas", err)
 		return err
 	}
 	rwKey := k.Prefix() + "rw"
 	if fixed {
 		rw := locking.NewRWMutex(rdb, rwKey, lease)
-		r1, err := rw.AcquireRead(ctx)
+		r1, err := rw.AcquireRead(r1ctx)
 		if err != nil {
 			return o, err
 		}
-		r2, err := rw.AcquireRead(ctx)
+		w.rec.Add(laneR1, timeline.Acquire, "takes a read hold of its own")
+		r2, err := rw.AcquireRead(r2ctx)
 		if err != nil {
 			return o, err
 		}
-		if err := read("reader 2", nil); err != nil {
+		w.rec.Add(laneR2, timeline.Acquire, "takes a read hold of its own")
+		if err := read(r2ctx, laneR2, nil); err != nil {
 			return o, err
 		}
-		if err := r2.Release(ctx); err != nil {
+		if err := r2.Release(r2ctx); err != nil {
 			return o, err
 		}
-		err = read("reader 1", func() error {
-			wctx, cancel := context.WithTimeout(ctx, impatient)
+		w.rec.Add(laneR2, timeline.Release, "releases its own read hold")
+		err = read(r1ctx, laneR1, func() error {
+			actx, cancel := context.WithTimeout(wctx, impatient)
 			defer cancel()
-			h, err := rw.AcquireWrite(wctx)
+			h, err := rw.AcquireWrite(actx)
 			if errors.Is(err, locking.ErrNotAcquired) {
+				w.rec.Add(laneWriter, timeline.AcquireFailed, "write lock refused while reader 1 reads: gives up after %v", impatient)
 				return nil // the writer waits its turn (here: gives up)
 			}
 			if err != nil {
 				return err
 			}
-			defer h.Release(ctx)
+			w.rec.AddViolation(laneWriter, timeline.Acquire, "a writer admitted while reader 1 reads", "takes the write lock")
+			defer h.Release(wctx)
 			return buy()
 		})
 		if err != nil {
 			return o, err
 		}
-		if err := r1.Release(ctx); err != nil {
+		if err := r1.Release(r1ctx); err != nil {
 			return o, err
 		}
+		w.rec.Add(laneR1, timeline.Release, "releases its own read hold")
 		// Now the writer gets in.
-		h, err := rw.AcquireWrite(ctx)
+		h, err := rw.AcquireWrite(wctx)
 		if err != nil {
 			return o, fmt.Errorf("writer after the readers: %w", err)
 		}
+		w.rec.Add(laneWriter, timeline.Acquire, "takes the write lock (no reader left)")
 		if err := buy(); err != nil {
 			return o, err
 		}
-		h.Release(ctx)
+		h.Release(wctx)
+		w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
 		return o, o.audit(ctx, w.setup)
 	}
 	// Each client has its own clock; one millisecond apart is enough for
@@ -476,34 +576,43 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		return clock
 	}
 	l := &flawed.SeedRWLock{RDB: rdb, Key: rwKey, KeyTTL: lease, ReadTTL: lease, WriteTTL: lease, Now: tick}
-	r1, err := l.TryAcquireRead(ctx)
+	r1, err := l.TryAcquireRead(r1ctx)
 	if err != nil {
 		return o, err
 	}
-	r2, err := l.TryAcquireRead(ctx)
+	w.rec.Add(laneR1, timeline.Acquire, "takes a read hold: the one read field of the lock")
+	r2, err := l.TryAcquireRead(r2ctx)
 	if err != nil {
 		return o, err
 	}
-	if err := read("reader 2", nil); err != nil {
+	w.rec.Add(laneR2, timeline.Acquire, "takes a read hold: overwrites the one read field")
+	if err := read(r2ctx, laneR2, nil); err != nil {
 		return o, err
 	}
-	if err := l.ReleaseRead(ctx, r2); err != nil {
+	if err := l.ReleaseRead(r2ctx, r2); err != nil {
 		return o, err
 	}
-	err = read("reader 1", func() error {
-		v, err := l.TryAcquireWrite(ctx)
+	w.rec.Add(laneR2, timeline.Release, "releases: deletes the one read field, reader 1's hold with it")
+	err = read(r1ctx, laneR1, func() error {
+		v, err := l.TryAcquireWrite(wctx)
 		if errors.Is(err, locking.ErrNotAcquired) {
+			w.rec.Add(laneWriter, timeline.AcquireFailed, "write lock refused while reader 1 reads")
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		defer l.ReleaseWrite(ctx, v)
+		w.rec.AddViolation(laneWriter, timeline.Acquire, "a writer admitted while reader 1 reads", "takes the write lock")
+		defer func() {
+			l.ReleaseWrite(wctx, v)
+			w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
+		}()
 		return buy()
 	})
 	if err != nil {
 		return o, err
 	}
-	l.ReleaseRead(ctx, r1)
+	l.ReleaseRead(r1ctx, r1)
+	w.rec.Add(laneR1, timeline.Release, "releases its read hold (already gone)")
 	return o, o.audit(ctx, w.setup)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,8 +36,10 @@ func chromium() string {
 
 // TestBrowser drives the demo page in headless Chromium: an error is shown
 // to the person, a click buys an item and the funds and inventories
-// change, the strategy switch changes the server's strategy, and a rush
-// under every strategy fills in its counters.
+// change, the strategy switch changes the server's strategy, a lab run
+// draws a recipe's timeline beside its fix with their verdicts, and (on
+// redis-server) a 10 s rush run by the service at 50 buyers shows the
+// strategies differ.
 func TestBrowser(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -54,10 +57,11 @@ func TestBrowser(t *testing.T) {
 		if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Config{Market: m, Env: schema.NewEnv(b.Name, "")})
+		srv, err := New(Config{Market: m, Env: schema.NewEnv(b.Name, ""), Mini: b.Mini})
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer srv.Close()
 		ts := httptest.NewServer(srv.Handler())
 		defer ts.Close()
 
@@ -82,7 +86,7 @@ func TestBrowser(t *testing.T) {
 		defer cancelAlloc()
 		cctx, cancelTab := chromedp.NewContext(actx)
 		defer cancelTab()
-		tctx, cancel := context.WithTimeout(cctx, 60*time.Second)
+		tctx, cancel := context.WithTimeout(cctx, 3*time.Minute)
 		defer cancel()
 
 		// Collect uncaught exceptions of the page.
@@ -170,38 +174,97 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("server strategy %s after the switch, want lua", srv.Strategy())
 		}
 
-		// A rush under every strategy: 24 purchases of 3 listings each.
+		// The lab: recipe 6 drawn step by step beside its fix.
+		waitJS("the lab's scenarios", `document.querySelector("#lab-scenario").dataset.ready === "true"`)
+		do("run recipe 6 in the lab",
+			chromedp.SetValue(chromedp.CSS(`#lab-scenario`), "recipe:6"),
+			chromedp.Click(chromedp.CSS(`#lab-run`)))
+		waitJS("the lab run to be drawn", `["done", "failed"].includes(document.querySelector("#lab-status").dataset.state)`)
+		if got := text(`#lab-status`); !strings.HasPrefix(got, "done") {
+			t.Fatalf("lab %s; errors: %s", got, text(`#errors`))
+		}
+		flawed, fixed := `.lab-run[data-name="flawed"]`, `.lab-run[data-name="fixed"]`
+		for _, want := range []struct{ sel, text string }{
+			{flawed + " .lab-head:nth-child(2)", "A ann"},
+			{flawed + " .lab-step.kind-pause_start", "paused before its commit"},
+			{flawed + " .lab-step.kind-lease_expired", "ran out"},
+			{flawed + " .lab-step.marked", "commits after its lease"},
+			{flawed + " .verdict", "the item is sold twice"},
+			{flawed + " .verdict", "The unsafe step: A ann commits after its lease"},
+			{flawed + " .lab-findings", "sold 2 times"},
+			{fixed + " .lab-step.refused", "EXEC aborted"},
+			{fixed + " .verdict", "Fixed by 6 + fencing"},
+		} {
+			if got := text(want.sel); !strings.Contains(got, want.text) {
+				t.Errorf("%s shows %q, want %q", want.sel, got, want.text)
+			}
+		}
+		if n, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll('.lab-run[data-name="fixed"] .lab-step.marked').length`)); err != nil || n != 0 {
+			t.Errorf("the fixed run shows %d marked steps (%v)", n, err)
+		}
+		shoot(tctx, t, b, "#lab-panel", "demo-lab.png")
+
+		// A rush run by the service: 10 s at 50 buyers, 5 listers, every
+		// strategy. On miniredis, which runs one command at a time, only
+		// that it runs and fills in; on redis-server, that the strategies
+		// differ as they should.
+		seconds := "10"
+		if !b.Real() {
+			seconds = "2"
+		}
 		do("run a rush",
-			chromedp.SetValue(chromedp.CSS(`#rush-n`), "24"),
-			chromedp.SetValue(chromedp.CSS(`#rush-buyers`), "4"),
-			chromedp.SetValue(chromedp.CSS(`#rush-listings`), "3"),
+			chromedp.SetValue(chromedp.CSS(`#rush-buyers`), "50"),
+			chromedp.SetValue(chromedp.CSS(`#rush-listers`), "5"),
+			chromedp.SetValue(chromedp.CSS(`#rush-seconds`), seconds),
 			chromedp.Click(chromedp.CSS(`#rush-run`)))
-		waitJS("the rush to end", `["done", "failed"].includes(document.querySelector("#rush-status").textContent)`)
-		if got := text(`#rush-status`); got != "done" {
+		waitJS("the rush to start", `document.querySelector("#rush-status").dataset.state === "running"`)
+		waitJS("the rush to end", `["done", "failed", "cancelled"].includes(document.querySelector("#rush-status").dataset.state)`)
+		if got := text(`#rush-status`); !strings.HasPrefix(got, "done") {
 			t.Fatalf("rush %s; errors: %s", got, text(`#errors`))
 		}
+		num := func(sel string) float64 {
+			t.Helper()
+			v, err := strconv.ParseFloat(strings.ReplaceAll(text(sel), ",", ""), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", sel, err)
+			}
+			return v
+		}
+		rate := map[market.Strategy]float64{}
+		retries := map[market.Strategy]float64{}
 		for _, st := range market.Strategies {
 			row := "#rush-" + string(st)
-			if got := text(row + " .done"); got != "24" {
-				t.Errorf("%s: %s answers, want 24", st, got)
+			if got := text(row + " .audit"); got != "ok" {
+				t.Errorf("%s: audit %q", st, got)
 			}
-			if got := text(row + " .ok"); got != "3" {
-				t.Errorf("%s: %s bought, want 3", st, got)
+			if num(row+" .bought") <= 0 || num(row+" .samples") != num(row+" .bought") {
+				t.Errorf("%s: bought %s from %s samples", st, text(row+" .bought"), text(row+" .samples"))
 			}
-			if got := text(row + " .fails"); got != CodeListingNotFound+" ×21" {
-				t.Errorf("%s: failures %q, want %s ×21", st, got, CodeListingNotFound)
+			if got := text(row + " .waits"); !strings.Contains(got, " / ") {
+				t.Errorf("%s: waits %q, want p50 / p99", st, got)
 			}
-			for _, cell := range []string{".wait-ok", ".round-trip"} {
-				if got := text(row + " " + cell); !strings.Contains(got, " / ") {
-					t.Errorf("%s: %s shows %q, want mean / p99", st, cell, got)
+			rate[st], retries[st] = num(row+" .rate"), num(row+" .retries")
+		}
+		if n, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll("#rush-chart polyline").length`)); err != nil || n != 4 {
+			t.Errorf("the chart has %d lines (%v), want 4", n, err)
+		}
+		if b.Real() {
+			if retries[market.Watch] <= 0 || retries[market.Watch] == retries[market.Fine] || retries[market.Watch] == retries[market.Lua] {
+				t.Errorf("retries per purchase: %v; want watch > 0 and different from fine and lua", retries)
+			}
+			for i, a := range market.Strategies {
+				for _, c := range market.Strategies[i+1:] {
+					if rate[a] == rate[c] {
+						t.Errorf("%s and %s both bought %v per second", a, c, rate[a])
+					}
 				}
 			}
+			t.Logf("purchases/s %v, retries per purchase %v", rate, retries)
 		}
-		do("show rush users", chromedp.Click(chromedp.CSS(`#show-rush`)))
-		waitJS("rush buyers shown", `document.querySelector('#user-rush-b1') !== null`)
 		if n := len(strings.Fields(text(`#errors`))); n != 0 {
 			t.Errorf("errors shown after the rush: %s", text(`#errors`))
 		}
+		shoot(tctx, t, b, "#rush-panel", "demo-rush.png")
 
 		shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
 		if err != nil {
@@ -222,8 +285,28 @@ func TestBrowser(t *testing.T) {
 		}
 		mu.Unlock()
 		audit(t, m)
-		if rep, err := m.Audit(ctx); err != nil || rep.Users != 5+4+1 {
-			t.Errorf("audit saw %d users, want 10: %v", rep.Users, err)
+		// The lab and the rush ran in markets of their own.
+		if rep, err := m.Audit(ctx); err != nil || rep.Users != 5 {
+			t.Errorf("audit saw %d users, want the 5 of the demo: %v", rep.Users, err)
 		}
 	})
+}
+
+// shoot writes a screenshot of the element sel: into the directory of
+// LOCKMARKET_SCREENSHOT as name on redis-server when it is set, into the
+// test's temporary directory otherwise.
+func shoot(ctx context.Context, t *testing.T, b *redistest.Backend, sel, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("screenshot of %s: %v", sel, err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if p := os.Getenv(screenshotEnv); p != "" && b.Real() {
+		path = filepath.Join(filepath.Dir(p), name)
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of %s: %s", sel, path)
 }

@@ -29,6 +29,7 @@ const (
 	CodeItemNotOwned        = "item_not_owned"       // 409
 	CodeInsufficientFunds   = "insufficient_funds"   // 409
 	CodeAlreadyExists       = "already_exists"       // 409
+	CodeBusy                = "busy"                 // 409: a rush or lab run is already running
 	CodeMarketFull          = "market_full"          // 409: the market's money limit is reached
 	CodeCorruptState        = "corrupt_state"        // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
 	CodeRequestTooLarge     = "request_too_large"    // 413: body over the limit

@@ -72,6 +72,15 @@ func TestJSONKeys(t *testing.T) {
 		{"GET", "/", "/", ``, 200},
 		{"GET", "/static/app.js", "/static*", ``, 200},
 		{"GET", "/static/nothing.js", "/static*", ``, 404},
+		{"POST", "/api/rush", "/api/rush", `{"buyers":2,"duration_ms":1000,"strategies":["lua"]}`, 202},
+		{"POST", "/api/rush", "/api/rush", `{"buyers":2,"duration_ms":1000,"strategies":["lua"]}`, 409},
+		{"POST", "/api/rush", "/api/rush", `{"buyers":0,"duration_ms":1000}`, 400},
+		{"GET", "/api/rush", "/api/rush", ``, 200},
+		{"DELETE", "/api/rush", "/api/rush", ``, 200},
+		{"POST", "/api/lab/runs", "/api/lab/runs", `{"recipe":"6"}`, 202},
+		{"POST", "/api/lab/runs", "/api/lab/runs", `{"recipe":"0"}`, 400},
+		{"GET", "/api/lab/runs/nope", "/api/lab/runs/:id", ``, 404},
+		{"GET", "/api/lab/scenarios", "/api/lab/scenarios", ``, 200},
 		{"DELETE", "/api/market", "/api/market", ``, 405},
 		{"GET", "/api/nothing", "", ``, 404},
 	}
@@ -80,10 +89,11 @@ func TestJSONKeys(t *testing.T) {
 		var logs lockedBuffer
 		// The second audit comes within the hour's cooldown: 429.
 		srv, err := New(Config{Market: f.m, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
-			Env: schema.NewEnv(b.Name, "7.0.15"), AuditCooldown: time.Hour})
+			Env: schema.NewEnv(b.Name, "7.0.15"), AuditCooldown: time.Hour, Mini: b.Mini})
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer srv.Close()
 		covered := map[string]bool{}
 		documents := 0
 		for _, rq := range requests {

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,6 +95,11 @@ type Config struct {
 	// Env describes the Redis connection and the machine on GET /api/info
 	// (default: an unknown Redis on this machine).
 	Env schema.Env
+	// Mini is the embedded server when Market's client talks to miniredis
+	// (required then): its keys expire only when its clock is moved, which
+	// the lab does to make a lease run out, and the rush's clients need
+	// redisconn.MiniWatchHook.
+	Mini *miniredis.Miniredis
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -106,6 +112,8 @@ type Server struct {
 	reg     *prometheus.Registry
 	echo    *echo.Echo
 	audits  auditLimiter
+
+	jobs *jobs // the rush and the lab, run in the background
 
 	mu       sync.RWMutex
 	strategy market.Strategy
@@ -143,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.AuditCooldown = DefaultAuditCooldown
 	}
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy,
-		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}}
+		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}, jobs: newJobs()}
 	var err error
 	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
 		return nil, err
@@ -206,6 +214,7 @@ func (s *Server) routes() error {
 	api.PUT("/strategy", s.putStrategy)
 	api.GET("/audit", s.audit)
 	api.GET("/info", s.info)
+	s.jobRoutes(api)
 	e.GET("/healthz", s.healthz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})))
 

@@ -268,7 +268,8 @@ func waitForStop(ctx context.Context, cfg Config, start time.Time, lv *live) (in
 		case <-ticker.C:
 			if cfg.Progress != nil {
 				cfg.Progress(Counters{Elapsed: time.Since(start), Listed: lv.listed.Load(),
-					Bought: lv.bought.Load(), Failed: lv.failed.Load(), Retries: lv.retries.Load()})
+					Bought: lv.bought.Load(), Failed: lv.failed.Load(), Retries: lv.retries.Load(),
+					LockWaits: lv.lockWaits.Load(), Wait: lv.waits()})
 			}
 		}
 	}

@@ -106,11 +106,15 @@ const (
 
 // Counters are the live totals of a running cell.
 type Counters struct {
-	Elapsed time.Duration
-	Listed  int64
-	Bought  int64
-	Failed  int64
-	Retries int64
+	Elapsed   time.Duration
+	Listed    int64
+	Bought    int64
+	Failed    int64
+	Retries   int64
+	LockWaits int64
+	// Wait holds the wall time of every successful purchase so far (a
+	// copy, the caller's to keep).
+	Wait *latency.Histogram
 }
 
 // Failures counts failed purchases by reason. A failure is an operation

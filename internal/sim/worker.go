@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/latency"
@@ -15,7 +17,26 @@ import (
 
 // live holds the counters workers update while running.
 type live struct {
-	listed, bought, failed, retries atomic.Int64
+	listed, bought, failed, retries, lockWaits atomic.Int64
+
+	mu   sync.Mutex
+	wait latency.Histogram // successful purchases' waits, for Progress
+}
+
+// recordWait adds a successful purchase's wait to the live histogram.
+func (lv *live) recordWait(d time.Duration) {
+	lv.mu.Lock()
+	lv.wait.Record(d)
+	lv.mu.Unlock()
+}
+
+// waits returns a copy of the live histogram.
+func (lv *live) waits() *latency.Histogram {
+	h := &latency.Histogram{}
+	lv.mu.Lock()
+	h.Merge(&lv.wait)
+	lv.mu.Unlock()
+	return h
 }
 
 // worker is one lister's or buyer's private tally, merged after it stops.
@@ -82,6 +103,7 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 		w.retries += int64(cost.Retries)
 		w.lockWaits += int64(cost.LockWaits)
 		lv.retries.Add(int64(cost.Retries))
+		lv.lockWaits.Add(int64(cost.LockWaits))
 		if cost.LockLost {
 			w.lockLost++
 		}
@@ -89,6 +111,7 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 			w.bought++
 			w.wait.Record(cost.Wait)
 			lv.bought.Add(1)
+			lv.recordWait(cost.Wait)
 			continue
 		}
 		lv.failed.Add(1)

@@ -87,8 +87,6 @@ async function refresh() {
   }
 }
 
-const isRushUser = (u) => u.id.startsWith("rush-");
-
 function renderMarket() {
   const tbody = $("#market tbody");
   tbody.replaceChildren(...state.listings.map((l) => el("tr", { "data-listing": l.item + "." + l.seller },
@@ -106,16 +104,14 @@ function renderMarket() {
 
   const sel = $("#buyer");
   const current = sel.value;
-  const buyers = state.users.filter((u) => !isRushUser(u));
+  const buyers = state.users;
   sel.replaceChildren(...buyers.map((u) => el("option", { value: u.id, text: `${u.name} (${fmt(u.funds)})` })));
   if (buyers.some((u) => u.id === current)) sel.value = current;
 }
 
 function renderUsers() {
-  const showRush = $("#show-rush").checked;
-  const users = state.users.filter((u) => showRush || !isRushUser(u));
-  $("#users-total").textContent = `${users.length} shown of ${state.users.length}`;
-  $("#users").replaceChildren(...users.map(userCard));
+  $("#users-total").textContent = `${state.users.length}`;
+  $("#users").replaceChildren(...state.users.map(userCard));
 }
 
 function userCard(u) {
@@ -212,115 +208,6 @@ async function health() {
   }
 }
 
-// ---- rush ----
-
-function percentile(xs, p) {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-}
-const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-const pair = (xs) => (xs.length ? `${ms(mean(xs))} / ${ms(percentile(xs, 99))}` : "–");
-
-function rushRow(s) {
-  const cells = {};
-  const td = (name, cls) => (cells[name] = el("td", { class: (cls || "") + " " + name, text: "0" }));
-  const row = el("tr", { id: "rush-" + s, class: "running" },
-    el("td", { class: "strategy", text: s }),
-    td("sent", "num"), td("done", "num"), td("ok", "num"), td("fails"),
-    td("retries", "num"), td("lockwaits", "num"), td("wait-ok", "num"), td("round-trip", "num"));
-  cells.fails.textContent = "–";
-  return { row, cells };
-}
-
-function renderRush(r) {
-  const c = r.cells;
-  c.sent.textContent = fmt(r.sent);
-  c.done.textContent = fmt(r.done);
-  c.ok.textContent = fmt(r.ok);
-  c.retries.textContent = fmt(r.retries);
-  c.lockwaits.textContent = fmt(r.lockWaits);
-  c["wait-ok"].textContent = pair(r.waitOK);
-  c["round-trip"].textContent = pair(r.roundTrip);
-  const fails = Object.entries(r.fails).sort((a, b) => b[1] - a[1]);
-  c.fails.replaceChildren(...(fails.length ? fails.map(([code, n]) => el("span", { class: "fail", text: `${code} ×${n}` })) : ["–"]));
-}
-
-// ensureUser creates a rush user unless it exists.
-async function ensureUser(id, name, funds) {
-  try {
-    await api("POST", "/api/users", { id, name, funds });
-  } catch (e) {
-    if (e.code !== "already_exists") throw e;
-  }
-}
-
-async function rushOne(s, n, nBuyers, nListings, runID) {
-  const r = { sent: 0, done: 0, ok: 0, retries: 0, lockWaits: 0, fails: {}, waitOK: [], roundTrip: [], ...rushRow(s) };
-  $("#rush-results tbody").append(r.row);
-  // Prepare: buyers with ample funds, a seller, and fresh items listed under s.
-  const buyers = [];
-  for (let i = 1; i <= nBuyers; i++) buyers.push("rush-b" + i);
-  await Promise.all(buyers.map((b) => ensureUser(b, "Rush buyer " + b.slice(6), 1000000000)));
-  await ensureUser("rush-seller", "Rush seller", 0);
-  const listings = [];
-  for (let j = 0; j < nListings; j++) {
-    const item = `r${runID}-${s}-${j + 1}`;
-    await api("POST", "/api/users/rush-seller/inventory", { item });
-    const l = await api("POST", "/api/listings?strategy=" + s, { seller: "rush-seller", item, price: 10 + j });
-    listings.push(l);
-  }
-  // Fire: every purchase at once; the browser queues what it cannot send.
-  const shots = [];
-  for (let i = 0; i < n; i++) {
-    const l = listings[i % listings.length];
-    const body = { buyer: buyers[i % buyers.length], seller: l.seller, item: l.item, price: l.price };
-    r.sent++;
-    const t0 = performance.now();
-    shots.push(api("POST", "/api/purchases?strategy=" + s, body).then((res) => {
-      r.ok++;
-      r.retries += res.retries;
-      r.lockWaits += res.lock_waits;
-      r.waitOK.push(res.wait_ms);
-    }, (e) => {
-      r.fails[e.code] = (r.fails[e.code] || 0) + 1;
-      if (e.status === 0 || e.status >= 500) showError(`rush purchase (${s})`, e);
-    }).finally(() => {
-      r.roundTrip.push(performance.now() - t0);
-      r.done++;
-      renderRush(r);
-    }));
-  }
-  renderRush(r);
-  await Promise.all(shots);
-  r.row.classList.remove("running");
-}
-
-async function rush(ev) {
-  ev.preventDefault();
-  const n = Number($("#rush-n").value), nb = Number($("#rush-buyers").value), nl = Number($("#rush-listings").value);
-  const strategies = [...document.querySelectorAll("input[name=rush-strategy]:checked")].map((i) => i.value);
-  if (strategies.length === 0) { showError("rush", new ApiError(0, "invalid_request", "pick at least one strategy")); return; }
-  if (![n, nb, nl].every((x) => Number.isInteger(x) && x > 0)) { showError("rush", new ApiError(0, "invalid_request", "counts must be whole positive numbers")); return; }
-  const run = $("#rush-run");
-  run.disabled = true;
-  $("#rush-results tbody").replaceChildren();
-  const runID = Date.now().toString(36);
-  const status = $("#rush-status");
-  try {
-    for (const s of strategies) {
-      status.textContent = `running ${s}…`;
-      await rushOne(s, n, nb, nl, runID);
-    }
-    status.textContent = "done";
-  } catch (e) {
-    status.textContent = "failed";
-    showError("rush", e);
-  }
-  run.disabled = false;
-  await refresh();
-}
-
 // ---- start ----
 
 async function start() {
@@ -328,8 +215,6 @@ async function start() {
     b.addEventListener("click", () => setStrategy(b.dataset.strategy));
   }
   $("#new-user").addEventListener("submit", addUser);
-  $("#rush-form").addEventListener("submit", rush);
-  $("#show-rush").addEventListener("change", renderUsers);
   try {
     const info = await api("GET", "/api/info");
     renderStrategy(info.strategy);
@@ -340,7 +225,7 @@ async function start() {
   }
   await Promise.all([refresh(), health()]);
   document.body.dataset.ready = "true";
-  setInterval(() => { if ($("#rush-run").disabled) return; refresh(); health(); }, 3000);
+  setInterval(() => { refresh(); health(); }, 3000);
 }
 
 start();

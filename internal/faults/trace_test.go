@@ -1,0 +1,88 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	tl "github.com/lockmarket/lockmarket/internal/timeline"
+)
+
+// TestTrace checks the recorded timeline of the pause faults: unfenced,
+// alice takes the lock, is paused, her lease runs out, bob takes it and
+// commits, alice commits after him (marked) and the checkers find the
+// relic sold twice; fenced, alice's commit is refused; a watchdog keeps
+// her lease (in-process pause only), so bob waits.
+func TestTrace(t *testing.T) {
+	cfg := testConfig(t)
+	soldTwice := []tl.Pattern{
+		{Client: laneAlice, Kind: tl.Acquire, Detail: "lock:item:relic.seller"},
+		{Client: laneAlice, Kind: tl.PauseStart},
+		{Client: laneAlice, Kind: tl.LeaseExpired, Detail: "TTL passed"},
+		{Client: laneBob, Kind: tl.Acquire, Clean: true},
+		{Client: laneBob, Kind: tl.Commit, Clean: true, Detail: "relic into bob's inventory"},
+		{Client: laneAlice, Kind: tl.Commit, Violation: true, Detail: "relic into alice's inventory"},
+		{Kind: tl.Finding, Violation: true, Detail: "bought 2 times"},
+	}
+	refused := []tl.Pattern{
+		{Client: laneAlice, Kind: tl.Acquire},
+		{Client: laneAlice, Kind: tl.PauseStart},
+		{Client: laneAlice, Kind: tl.LeaseExpired},
+		{Client: laneBob, Kind: tl.Commit, Clean: true},
+		{Client: laneAlice, Kind: tl.CommitRefused, Detail: "EXEC aborted"},
+		{Client: laneAlice, Kind: tl.Result, Detail: "lock was lost"},
+		{Kind: tl.Finding, Clean: true, Detail: "no violation"},
+	}
+	for _, tc := range []struct {
+		f     Fault
+		v     Variant
+		steps []tl.Pattern
+	}{
+		{Pause, "fine", soldTwice},
+		{PauseProcess, "fine", soldTwice},
+		{Pause, "fine" + FencedSuffix, refused},
+		{PauseProcess, "fine" + FencedSuffix, refused},
+		{Pause, "fine" + WatchdogSuffix, []tl.Pattern{
+			{Client: laneAlice, Kind: tl.Acquire},
+			{Client: laneAlice, Kind: tl.PauseStart},
+			{Client: laneAlice, Kind: tl.LeaseStart, Detail: "extend"},
+			{Client: laneBob, Kind: tl.AcquireFailed, Detail: "held by A alice"},
+			{Client: laneAlice, Kind: tl.Commit, Clean: true},
+		}},
+		{Pause, "watch", []tl.Pattern{
+			{Client: laneAlice, Kind: tl.PauseStart},
+			{Client: laneBob, Kind: tl.Commit},
+			{Client: laneAlice, Kind: tl.CommitRefused, Detail: "EXEC aborted: a watched key changed (WATCH market:"},
+		}},
+		{Pause, "lua", []tl.Pattern{
+			{Client: laneAlice, Kind: tl.PauseStart},
+			{Client: laneBob, Kind: tl.Commit, Detail: "script applied"},
+			{Client: laneAlice, Kind: tl.CommitRefused, Detail: "listing_not_found"},
+		}},
+	} {
+		t.Run(string(tc.f)+"/"+string(tc.v), func(t *testing.T) {
+			timeline, res, err := Trace(context.Background(), tc.f, tc.v, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k := timeline.Follow(tc.steps...); k >= 0 {
+				var out strings.Builder
+				timeline.Text(&out, 100, true)
+				t.Fatalf("step %d (%v) not found in order:\n%s", k, tc.steps[k], out.String())
+			}
+			if timeline.Violations != res.Violations() {
+				t.Errorf("timeline counts %d violations, the trial %d", timeline.Violations, res.Violations())
+			}
+			if correct(tc.v) && len(timeline.Marked()) > 0 {
+				t.Errorf("%s marks %v", tc.v, timeline.Marked())
+			}
+		})
+	}
+	if _, _, err := Trace(context.Background(), Stall, "fine", cfg); !errors.Is(err, ErrNotTraceable) {
+		t.Errorf("tracing a stall: %v, want ErrNotTraceable", err)
+	}
+	if _, _, err := Trace(context.Background(), Pause, "mutex", cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("tracing pause/mutex: %v, want ErrConfig", err)
+	}
+}
