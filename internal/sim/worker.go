@@ -43,6 +43,8 @@ func (lv *live) waits() *latency.Histogram {
 type worker struct {
 	listed, failedLists, listRetries, listLockWaits int64
 	bought, retries, lockWaits, lockLost, empty     int64
+	execs                                           int64
+	window                                          time.Duration
 	failed                                          Failures
 	wait                                            latency.Histogram
 	firstErr                                        error
@@ -102,6 +104,8 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 		cost, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price)
 		w.retries += int64(cost.Retries)
 		w.lockWaits += int64(cost.LockWaits)
+		w.execs += int64(cost.Execs)
+		w.window += cost.Window
 		lv.retries.Add(int64(cost.Retries))
 		lv.lockWaits.Add(int64(cost.LockWaits))
 		if cost.LockLost {
