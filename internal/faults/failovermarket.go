@@ -243,7 +243,7 @@ func (t *fmTrial) failover(ctx context.Context, primary, replica *redisserver.Se
 	}
 	promoted := checkClient(replica.Addr())
 	defer promoted.Close()
-	if err := promoted.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := promoted.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("promote replica: %w", err)
 	}
 	t.newAddr = replica.Addr()
