@@ -328,8 +328,12 @@ func (a *analysis) lock(client string, at time.Duration, p pair) bool {
 		}
 		how := "SET"
 		var ttl time.Duration
+		get := false // SET ... NX GET: the reply is the old value, nil when it was set
 		for i := 3; i < len(p.cmd.Args); i++ {
 			switch strings.ToLower(p.cmd.Args[i]) {
+			case "get":
+				get = true
+				how += " GET"
 			case "nx":
 				how += " NX"
 			case "px", "ex":
@@ -342,7 +346,9 @@ func (a *analysis) lock(client string, at time.Duration, p pair) bool {
 				how += " " + strings.ToUpper(p.cmd.Args[i])
 			}
 		}
-		if v == "OK" || v == "true" {
+		// With GET, a nil reply means the key was set, and our own token
+		// means an earlier copy of this command had set it.
+		if v == "OK" || v == "true" || (get && (v == "(nil)" || v == p.arg(2))) {
 			a.acquire(client, at, p.cmd.At, key, p.arg(2), ttl, how, "")
 		} else {
 			a.failed(client, at, key, how)
