@@ -605,9 +605,10 @@ func (s *Server) audit(c echo.Context) error {
 		return &Error{Status: http.StatusTooManyRequests, Code: CodeAuditBusy, RetryAfter: wait,
 			Message: busy + "; audits are spaced out so that they take at most 5% of the time"}
 	}
-	begun := s.audits.now()
-	rep, err := s.m.Audit(c.Request().Context())
-	s.audits.finish(begun)
+	rep, err := func() (market.Report, error) {
+		defer s.audits.finish(s.audits.now()) // even if the audit panics
+		return s.m.Audit(c.Request().Context())
+	}()
 	if err != nil {
 		return err
 	}
