@@ -44,7 +44,11 @@ import (
 // service gave up in time (contended, timeout: a speed outcome, counted and
 // logged), the service's audit clean (GET /api/audit, from Redis state
 // alone), and, on runs of 5 minutes or more, the service's resident memory
-// at the end within 10% of what it was after warm-up. A fault lasts from
+// flat: sampled every 2 s, its median over the last third of the run after
+// warm-up within 10% of its median over the first third. Warm-up is the
+// first round of the three faults: the first stall and restart leave the
+// service with more Redis connections (and their buffers) than the load
+// alone, up to the pool's size, and the memory settles after them. A fault lasts from
 // just before it is injected until the service is seen healthy again;
 // nothing else is judged by the clock. go test runs it for 24 s; the
 // environment sets a longer run:
@@ -154,8 +158,8 @@ type soakResult struct {
 	retried, replayed, notApplied int
 	// memory is the service's memory, sampled every memEvery; rssStart
 	// and rssEnd are the medians of its resident memory (kB) over the
-	// first fault interval after warm-up ([every, 2·every)) and over the
-	// last interval of the run; rssMax the largest sample.
+	// first and the last third of the run after warm-up (see rssFigures);
+	// rssMax the largest sample.
 	memory                   []memSample
 	rssStart, rssEnd, rssMax int64
 	sales                    history.SalesReport
@@ -279,7 +283,12 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	var res soakResult
 	samples := make(chan []memSample, 1)
 	stopSampling := make(chan struct{})
-	go func() { samples <- sampleMemory(svc, l, stopSampling) }()
+	// INFO on a client of its own that gives up quickly, so that a
+	// stalled server delays no sample for long.
+	info := redis.NewClient(&redis.Options{Addr: b.Addr(), MaxRetries: -1,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	defer info.Close()
+	go func() { samples <- sampleMemory(svc, l, info, stopSampling) }()
 	var windows []outage
 	res.faults, res.planned, windows = injectFaults(t, l, b, spec, svc)
 	time.Sleep(time.Until(l.deadline))
@@ -439,11 +448,12 @@ type memSample struct {
 	rssKB      int64         // VmRSS
 	heapInuse  float64       // go_memstats_heap_inuse_bytes of /metrics
 	goroutines float64       // go_goroutines of /metrics
+	clients    int64         // connected_clients of Redis (INFO), -1 if unknown
 }
 
 // sampleMemory samples the service's memory every memEvery until stop. A
 // sample whose /metrics could not be read has no heap figures.
-func sampleMemory(svc *service, l *loader, stop <-chan struct{}) []memSample {
+func sampleMemory(svc *service, l *loader, rdb *redis.Client, stop <-chan struct{}) []memSample {
 	var out []memSample
 	tick := time.NewTicker(memEvery)
 	defer tick.Stop()
@@ -457,8 +467,11 @@ func sampleMemory(svc *service, l *loader, stop <-chan struct{}) []memSample {
 		if err != nil {
 			continue
 		}
-		m := memSample{at: time.Since(l.t0), rssKB: kb}
+		m := memSample{at: time.Since(l.t0), rssKB: kb, clients: -1}
 		m.heapInuse, m.goroutines = serviceMetrics(l)
+		if info, err := rdb.Info(context.Background(), "clients").Result(); err == nil {
+			m.clients = infoInt(info, "connected_clients")
+		}
 		out = append(out, m)
 	}
 }
@@ -487,9 +500,26 @@ func serviceMetrics(l *loader) (heapInuse, goroutines float64) {
 	return heapInuse, goroutines
 }
 
-// rssFigures are the medians of the resident memory over the first fault
-// interval after warm-up and over the last interval of the run, and the
-// largest sample. An interval without a sample takes the nearest one.
+// infoInt is the integer field name of an INFO reply, or -1.
+func infoInt(info, name string) int64 {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// soakWarmUp is the warm-up of a run: the first round of the three
+// faults.
+func soakWarmUp(spec soakSpec) time.Duration { return 3 * spec.every }
+
+// rssFigures are the medians of the resident memory over the first and
+// the last third of the run after warm-up, and the largest sample. A third
+// without a sample takes the nearest one.
 func rssFigures(ms []memSample, spec soakSpec) (start, end, most int64) {
 	if len(ms) == 0 {
 		return 0, 0, 0
@@ -511,14 +541,16 @@ func rssFigures(ms []memSample, spec soakSpec) (start, end, most int64) {
 	for _, m := range ms {
 		most = max(most, m.rssKB)
 	}
-	return median(spec.every, 2*spec.every), median(spec.duration-spec.every, spec.duration), most
+	warm := min(soakWarmUp(spec), spec.duration)
+	third := (spec.duration - warm) / 3
+	return median(warm, warm+third), median(spec.duration-third, spec.duration), most
 }
 
 // memoryTable is a line per fault interval: the median of the samples in
 // it.
 func memoryTable(ms []memSample, every time.Duration) string {
 	var b strings.Builder
-	b.WriteString("memory (median per interval): at_s rss_kb heap_inuse_kb goroutines")
+	b.WriteString("memory (median per interval): at_s rss_kb heap_inuse_kb goroutines redis_clients")
 	for from := time.Duration(0); len(ms) > 0; from += every {
 		var in []memSample
 		for len(ms) > 0 && ms[0].at < from+every {
@@ -530,7 +562,7 @@ func memoryTable(ms []memSample, every time.Duration) string {
 		}
 		slices.SortFunc(in, func(a, b memSample) int { return cmp.Compare(a.rssKB, b.rssKB) })
 		m := in[len(in)/2]
-		fmt.Fprintf(&b, "\n  %5.0f %7d %9.0f %5.0f", from.Seconds(), m.rssKB, m.heapInuse/1024, m.goroutines)
+		fmt.Fprintf(&b, "\n  %5.0f %7d %9.0f %5.0f %5d", from.Seconds(), m.rssKB, m.heapInuse/1024, m.goroutines, m.clients)
 	}
 	return b.String()
 }
