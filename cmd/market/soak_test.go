@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,7 +44,11 @@ import (
 // service gave up in time (contended, timeout: a speed outcome, counted and
 // logged), the service's audit clean (GET /api/audit, from Redis state
 // alone), and, on runs of 5 minutes or more, the service's resident memory
-// at the end within 10% of what it was after warm-up. A fault lasts from
+// flat: sampled every 2 s, its median over the last third of the run after
+// warm-up within 10% of its median over the first third. Warm-up is the
+// first round of the three faults: the first stall and restart leave the
+// service with more Redis connections (and their buffers) than the load
+// alone, up to the pool's size, and the memory settles after them. A fault lasts from
 // just before it is injected until the service is seen healthy again;
 // nothing else is judged by the clock. go test runs it for 24 s; the
 // environment sets a longer run:
@@ -96,6 +101,7 @@ func TestSoak(t *testing.T) {
 	}
 	res := runSoak(t, spec)
 	t.Log(res.summary(spec))
+	t.Log(memoryTable(res.memory, spec.every))
 	if res.faults != res.planned {
 		t.Errorf("%d faults injected, %d planned", res.faults, res.planned)
 	}
@@ -150,9 +156,11 @@ type soakResult struct {
 	// had applied (replayed). notApplied counts operations sent again
 	// after a 503 that said nothing was applied.
 	retried, replayed, notApplied int
-	// rssStart and rssEnd are the service's resident memory in kB after
-	// warm-up (at the first fault) and at the end of the load; rssMax the
-	// largest sampled.
+	// memory is the service's memory, sampled every memEvery; rssStart
+	// and rssEnd are the medians of its resident memory (kB) over the
+	// first and the last third of the run after warm-up (see rssFigures);
+	// rssMax the largest sample.
+	memory                   []memSample
 	rssStart, rssEnd, rssMax int64
 	sales                    history.SalesReport
 	audit                    auditBody
@@ -273,17 +281,23 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	close(start)
 
 	var res soakResult
-	rssMax := make(chan int64, 1)
+	samples := make(chan []memSample, 1)
 	stopSampling := make(chan struct{})
-	go func() { rssMax <- sampleRSS(svc, stopSampling) }()
+	// INFO on a client of its own that gives up quickly, so that a
+	// stalled server delays no sample for long.
+	info := redis.NewClient(&redis.Options{Addr: b.Addr(), MaxRetries: -1,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	defer info.Close()
+	go func() { samples <- sampleMemory(svc, l, info, stopSampling) }()
 	var windows []outage
-	res.faults, res.planned, res.rssStart, windows = injectFaults(t, l, b, spec, svc)
+	res.faults, res.planned, windows = injectFaults(t, l, b, spec, svc)
 	time.Sleep(time.Until(l.deadline))
-	if res.rssEnd, err = svc.rss(); err != nil {
-		t.Errorf("service memory: %v", err)
-	}
 	close(stopSampling)
-	res.rssMax = max(<-rssMax, res.rssEnd)
+	res.memory = <-samples
+	if len(res.memory) == 0 {
+		t.Errorf("no sample of the service's memory")
+	}
+	res.rssStart, res.rssEnd, res.rssMax = rssFigures(res.memory, spec)
 	wg.Wait()
 	res.elapsed = time.Since(l.t0)
 
@@ -348,9 +362,9 @@ func (r *soakResult) unexpect(what string) {
 // service was seen healthy after it.
 type outage struct{ from, to time.Time }
 
-// probeKeys checks that the service honours Idempotency-Key (a repeat
-// answers "replayed"), and skips the soak if it does not: without keys a
-// client cannot settle an unknown outcome.
+// probeKeys checks that the service honours Idempotency-Key (a repeat of
+// a listing is answered as the first was): the clients count on it to
+// settle unknown outcomes.
 func probeKeys(t *testing.T, l *loader) {
 	t.Helper()
 	w := &loadWorker{l: l, user: "probe"}
@@ -367,7 +381,7 @@ func probeKeys(t *testing.T, l *loader) {
 			t.Fatalf("list the probe item: %d %s %s", st, code, body)
 		}
 		if attempt == 1 && st != http.StatusCreated {
-			t.Skipf("the service does not honour Idempotency-Key (a repeat answered %d %s)", st, code)
+			t.Fatalf("the service does not honour Idempotency-Key (a repeat answered %d %s)", st, code)
 		}
 	}
 	l.mu.Lock()
@@ -378,9 +392,9 @@ func probeKeys(t *testing.T, l *loader) {
 
 // injectFaults injects a fault every spec.every, in turn a stall, killed
 // connections and a restart, as long as one fits before the end of the
-// run. It returns how many it injected and planned, the service's memory
-// just before the first (after warm-up), and the faults' windows.
-func injectFaults(t *testing.T, l *loader, b *redistest.Backend, spec soakSpec, svc *service) (injected, planned int, rssStart int64, windows []outage) {
+// run. It returns how many it injected and planned, and the faults'
+// windows.
+func injectFaults(t *testing.T, l *loader, b *redistest.Backend, spec soakSpec, svc *service) (injected, planned int, windows []outage) {
 	t.Helper()
 	admin := redis.NewClient(&redis.Options{Addr: b.Addr(), MaxRetries: 3})
 	defer admin.Close()
@@ -410,16 +424,9 @@ func injectFaults(t *testing.T, l *loader, b *redistest.Backend, spec soakSpec, 
 		}},
 	}
 	const longest = soakStall + time.Second
-	var err error
-	rssStart = -1
 	for k := 1; l.t0.Add(time.Duration(k)*spec.every + longest).Before(l.deadline); k++ {
 		planned++
 		time.Sleep(time.Until(l.t0.Add(time.Duration(k) * spec.every)))
-		if rssStart < 0 {
-			if rssStart, err = svc.rss(); err != nil {
-				t.Errorf("service memory: %v", err)
-			}
-		}
 		f := faults[(k-1)%len(faults)]
 		from := time.Now()
 		if err := f.inject(); err != nil {
@@ -429,30 +436,135 @@ func injectFaults(t *testing.T, l *loader, b *redistest.Backend, spec soakSpec, 
 		windows = append(windows, outage{from, time.Now()})
 		injected++
 	}
-	if rssStart < 0 {
-		if rssStart, err = svc.rss(); err != nil {
-			t.Errorf("service memory: %v", err)
-		}
-	}
-	return injected, planned, rssStart, windows
+	return injected, planned, windows
 }
 
-// sampleRSS samples the service's memory every second until stop, and
-// returns the largest sample in kB.
-func sampleRSS(svc *service, stop <-chan struct{}) int64 {
-	var most int64
-	tick := time.NewTicker(time.Second)
+// memEvery is how often the service's memory is sampled.
+const memEvery = 2 * time.Second
+
+// memSample is the service's memory at one moment of the run.
+type memSample struct {
+	at         time.Duration // since the load started
+	rssKB      int64         // VmRSS
+	heapInuse  float64       // go_memstats_heap_inuse_bytes of /metrics
+	goroutines float64       // go_goroutines of /metrics
+	clients    int64         // connected_clients of Redis (INFO), -1 if unknown
+}
+
+// sampleMemory samples the service's memory every memEvery until stop. A
+// sample whose /metrics could not be read has no heap figures.
+func sampleMemory(svc *service, l *loader, rdb *redis.Client, stop <-chan struct{}) []memSample {
+	var out []memSample
+	tick := time.NewTicker(memEvery)
 	defer tick.Stop()
 	for {
-		if kb, err := svc.rss(); err == nil {
-			most = max(most, kb)
-		}
 		select {
 		case <-stop:
-			return most
+			return out
 		case <-tick.C:
 		}
+		kb, err := svc.rss()
+		if err != nil {
+			continue
+		}
+		m := memSample{at: time.Since(l.t0), rssKB: kb, clients: -1}
+		m.heapInuse, m.goroutines = serviceMetrics(l)
+		if info, err := rdb.Info(context.Background(), "clients").Result(); err == nil {
+			m.clients = infoInt(info, "connected_clients")
+		}
+		out = append(out, m)
 	}
+}
+
+// serviceMetrics reads the service's heap in use and goroutines from its
+// /metrics, or zeros.
+func serviceMetrics(l *loader) (heapInuse, goroutines float64) {
+	resp, err := l.hc.Get(l.base + "/metrics")
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "go_memstats_heap_inuse_bytes":
+			heapInuse, _ = strconv.ParseFloat(v, 64)
+		case "go_goroutines":
+			goroutines, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	return heapInuse, goroutines
+}
+
+// infoInt is the integer field name of an INFO reply, or -1.
+func infoInt(info, name string) int64 {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// soakWarmUp is the warm-up of a run: the first round of the three
+// faults.
+func soakWarmUp(spec soakSpec) time.Duration { return 3 * spec.every }
+
+// rssFigures are the medians of the resident memory over the first and
+// the last third of the run after warm-up, and the largest sample. A third
+// without a sample takes the nearest one.
+func rssFigures(ms []memSample, spec soakSpec) (start, end, most int64) {
+	if len(ms) == 0 {
+		return 0, 0, 0
+	}
+	median := func(from, to time.Duration) int64 {
+		var in []int64
+		for _, m := range ms {
+			if m.at >= from && m.at < to {
+				in = append(in, m.rssKB)
+			}
+		}
+		if len(in) == 0 {
+			i, _ := slices.BinarySearchFunc(ms, from, func(m memSample, d time.Duration) int { return cmp.Compare(m.at, d) })
+			return ms[min(i, len(ms)-1)].rssKB
+		}
+		slices.Sort(in)
+		return in[len(in)/2]
+	}
+	for _, m := range ms {
+		most = max(most, m.rssKB)
+	}
+	warm := min(soakWarmUp(spec), spec.duration)
+	third := (spec.duration - warm) / 3
+	return median(warm, warm+third), median(spec.duration-third, spec.duration), most
+}
+
+// memoryTable is a line per fault interval: the median of the samples in
+// it.
+func memoryTable(ms []memSample, every time.Duration) string {
+	var b strings.Builder
+	b.WriteString("memory (median per interval): at_s rss_kb heap_inuse_kb goroutines redis_clients")
+	for from := time.Duration(0); len(ms) > 0; from += every {
+		var in []memSample
+		for len(ms) > 0 && ms[0].at < from+every {
+			in = append(in, ms[0])
+			ms = ms[1:]
+		}
+		if len(in) == 0 {
+			continue
+		}
+		slices.SortFunc(in, func(a, b memSample) int { return cmp.Compare(a.rssKB, b.rssKB) })
+		m := in[len(in)/2]
+		fmt.Fprintf(&b, "\n  %5.0f %7d %9.0f %5.0f %5d", from.Seconds(), m.rssKB, m.heapInuse/1024, m.goroutines, m.clients)
+	}
+	return b.String()
 }
 
 // soakAudit asks the service for its audit, again after a second while it
