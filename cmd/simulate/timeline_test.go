@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
@@ -64,9 +64,7 @@ func TestGalleryTimeline(t *testing.T) {
 }
 
 func TestFaultTimeline(t *testing.T) {
-	if _, err := redisserver.Binary(); err != nil {
-		t.Skip("no redis-server binary on PATH")
-	}
+	redistest.RequireServer(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"faults", "-timeline", "pause/fine", "-ttl", "100ms", "-pause", "250ms"}, &stdout, &stderr)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -235,9 +234,6 @@ func TestLab(t *testing.T) {
 		}
 		if !b.Real() {
 			return
-		}
-		if _, err := redisserver.Binary(); err != nil {
-			t.Skip("no redis-server")
 		}
 		got = run(`{"fault":"pause","strategy":"fine"}`)
 		if len(got.Runs) != 2 || got.Runs[1].Name != "fine+fencing" || got.Runs[0].Violations == 0 || got.Runs[1].Violations != 0 {

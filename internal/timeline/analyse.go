@@ -328,14 +328,14 @@ func (a *analysis) lock(client string, at time.Duration, p pair) bool {
 		}
 		how := "SET"
 		var ttl time.Duration
-		get := false // SET ... NX GET: the reply is the old value, nil when it was set
+		get := false
 		for i := 3; i < len(p.cmd.Args); i++ {
 			switch strings.ToLower(p.cmd.Args[i]) {
-			case "get":
-				get = true
-				how += " GET"
 			case "nx":
 				how += " NX"
+			case "get":
+				how += " GET"
+				get = true
 			case "px", "ex":
 				n, _ := strconv.ParseInt(p.arg(i+1), 10, 64)
 				unit := time.Millisecond
@@ -346,9 +346,14 @@ func (a *analysis) lock(client string, at time.Duration, p pair) bool {
 				how += " " + strings.ToUpper(p.cmd.Args[i])
 			}
 		}
-		// With GET, a nil reply means the key was set, and our own token
-		// means an earlier copy of this command had set it.
-		if v == "OK" || v == "true" || (get && (v == "(nil)" || v == p.arg(2))) {
+		// With GET the reply is the value before: none means the SET was
+		// made, and the client's own token that an earlier attempt of its
+		// own had made it.
+		ok := v == "OK" || v == "true"
+		if get {
+			ok = v == "(nil)" || v == p.arg(2)
+		}
+		if ok {
 			a.acquire(client, at, p.cmd.At, key, p.arg(2), ttl, how, "")
 		} else {
 			a.failed(client, at, key, how)

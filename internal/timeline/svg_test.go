@@ -96,7 +96,7 @@ func TestSVGInChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		t.Skip("no chromium binary on PATH")
+		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
 	}
 	path := filepath.Join(t.TempDir(), "t.svg")
 	var buf bytes.Buffer

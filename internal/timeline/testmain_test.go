@@ -6,6 +6,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
-// TestMain reports the tests skipped for want of a real server, a cluster
-// or a browser (and fails them under CI=true).
+// TestMain reports the tests skipped for want of a real server or a
+// browser (and fails them under CI=true).
 func TestMain(m *testing.M) { redistest.Main(m) }
