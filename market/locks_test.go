@@ -3,6 +3,7 @@ package market_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,84 +20,90 @@ type clientKey struct{}
 // listing, then resumes the first: unfenced, both purchases commit (the
 // item is sold twice); fenced, the first is refused with ErrLockLost.
 func TestFencingRefusesCommitAfterLeaseExpiry(t *testing.T) {
-	for _, s := range []market.Strategy{market.Coarse, market.Fine} {
-		for _, fenced := range []bool{false, true} {
-			name := string(s) + "/unfenced"
-			if fenced {
-				name = string(s) + "/fenced"
-			}
-			t.Run(name, func(t *testing.T) {
-				redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-					ctx := context.Background()
-					var m *market.Market
-					paused := false
-					hook := func(ctx context.Context, _, op string) {
-						if ctx.Value(clientKey{}) != "alice" || paused || op != "purchase" {
-							return
-						}
-						paused = true // alice stalls here, past her lease
-						lock := m.Keys().MarketLock()
-						if s == market.Fine {
-							lock = m.Keys().ItemLock("sword", "sam")
-						}
-						b.Expire(t, lock)
-						bctx := context.WithValue(context.Background(), clientKey{}, "bob")
-						if _, err := m.Purchase(bctx, s, "bob", "sam", "sword", 10); err != nil {
-							t.Errorf("bob: %v", err)
-						}
-					}
-					opts := []market.Option{market.WithLockTTL(5 * time.Second)}
-					if fenced {
-						opts = append(opts, market.WithFencing())
-					}
-					var err error
-					m, err = newMarket(b.Client, "fence", opts...)
-					must(t, err)
-					user(t, m, "sam", 0)
-					user(t, m, "alice", 100)
-					user(t, m, "bob", 100)
-					listed(t, m, s, "sam", "sword", 10)
-					actx := faultpoint.WithBeforeCommit(context.WithValue(ctx, clientKey{}, "alice"), hook)
-					cost, err := m.Purchase(actx, s, "alice", "sam", "sword", 10)
-					rep, aerr := m.Audit(ctx)
-					must(t, aerr)
-					if !fenced {
-						if err != nil || rep.Total() == 0 {
-							t.Fatalf("unfenced: alice %v, %d violations; want a double sale", err, rep.Total())
-						}
-						return
-					}
-					if !errors.Is(err, locking.ErrLockLost) || !errors.Is(err, locking.ErrNotHeld) || !cost.LockLost {
-						t.Fatalf("fenced: alice %v (lock lost %v), want ErrLockLost", err, cost.LockLost)
-					}
-					if rep.Total() != 0 {
-						t.Fatalf("fenced: %d violations: %v", rep.Total(), rep.Details)
-					}
+	for _, f := range market.ClientForms {
+		for _, s := range []market.Strategy{market.Coarse, market.Fine} {
+			for _, fenced := range []bool{false, true} {
+				name := fmt.Sprintf("%s/%s/unfenced", f, s)
+				if fenced {
+					name = fmt.Sprintf("%s/%s/fenced", f, s)
+				}
+				t.Run(name, func(t *testing.T) {
+					redistest.Run(t, func(t *testing.T, b *redistest.Backend) { fencingAfterExpiry(t, b, f, s, fenced) })
 				})
-			})
+			}
 		}
 	}
 }
 
+func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm, s market.Strategy, fenced bool) {
+	ctx := context.Background()
+	var m *market.Market
+	paused := false
+	hook := func(ctx context.Context, _, op string) {
+		if ctx.Value(clientKey{}) != "alice" || paused || op != "purchase" {
+			return
+		}
+		paused = true // alice stalls here, past her lease
+		lock := m.Keys().MarketLock()
+		if s == market.Fine {
+			lock = m.Keys().ItemLock("sword", "sam")
+		}
+		b.Expire(t, lock)
+		bctx := context.WithValue(context.Background(), clientKey{}, "bob")
+		if _, err := m.Purchase(bctx, s, "bob", "sam", "sword", 10); err != nil {
+			t.Errorf("bob: %v", err)
+		}
+	}
+	opts := []market.Option{market.WithLockTTL(5 * time.Second), market.WithClient(f)}
+	if fenced {
+		opts = append(opts, market.WithFencing())
+	}
+	var err error
+	m, err = newMarket(b.Client, "fence", opts...)
+	must(t, err)
+	user(t, m, "sam", 0)
+	user(t, m, "alice", 100)
+	user(t, m, "bob", 100)
+	listed(t, m, s, "sam", "sword", 10)
+	actx := faultpoint.WithBeforeCommit(context.WithValue(ctx, clientKey{}, "alice"), hook)
+	cost, err := m.Purchase(actx, s, "alice", "sam", "sword", 10)
+	rep, aerr := m.Audit(ctx)
+	must(t, aerr)
+	if !fenced {
+		if err != nil || rep.Total() == 0 {
+			t.Fatalf("unfenced: alice %v, %d violations; want a double sale", err, rep.Total())
+		}
+		return
+	}
+	if !errors.Is(err, locking.ErrLockLost) || !errors.Is(err, locking.ErrNotHeld) || !cost.LockLost {
+		t.Fatalf("fenced: alice %v (lock lost %v), want ErrLockLost", err, cost.LockLost)
+	}
+	if rep.Total() != 0 {
+		t.Fatalf("fenced: %d violations: %v", rep.Total(), rep.Details)
+	}
+}
+
 func TestFencedStrategiesWorkNormally(t *testing.T) {
-	for _, s := range []market.Strategy{market.Coarse, market.Fine} {
-		t.Run(string(s), func(t *testing.T) {
-			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-				ctx := context.Background()
-				m, err := newMarket(b.Client, "fenced", market.WithFencing())
-				must(t, err)
-				user(t, m, "sam", 0)
-				user(t, m, "ann", 100)
-				listed(t, m, s, "sam", "shield", 30)
-				if _, err := m.Purchase(ctx, s, "ann", "sam", "shield", 30); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := m.Purchase(ctx, s, "ann", "sam", "shield", 30); !errors.Is(err, market.ErrListingNotFound) {
-					t.Fatalf("second purchase: %v", err)
-				}
-				audit(t, m)
+	for _, f := range market.ClientForms {
+		for _, s := range []market.Strategy{market.Coarse, market.Fine} {
+			t.Run(string(f)+"/"+string(s), func(t *testing.T) {
+				redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+					ctx := context.Background()
+					m, err := newMarket(b.Client, "fenced", market.WithFencing(), market.WithClient(f))
+					must(t, err)
+					user(t, m, "sam", 0)
+					user(t, m, "ann", 100)
+					listed(t, m, s, "sam", "shield", 30)
+					if _, err := m.Purchase(ctx, s, "ann", "sam", "shield", 30); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := m.Purchase(ctx, s, "ann", "sam", "shield", 30); !errors.Is(err, market.ErrListingNotFound) {
+						t.Fatalf("second purchase: %v", err)
+					}
+					audit(t, m)
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -6,8 +6,10 @@
 // Each strategy has one implementation, in a file of its own: watch.go
 // (WATCH/MULTI/EXEC), locked.go (Coarse and Fine, under a locking.Mutex or
 // a LockFunc) and lua.go (one script per operation). The reads, checks and
-// writes they share are in op.go. Audit (audit.go) checks the invariants
-// the strategies must keep.
+// writes they share are in op.go. Each runs in one of two client forms
+// (form.go, WithClient): lean, which pipelines, and book, which sends the
+// book's listings one command per round trip with the book's lock. Audit
+// (audit.go) checks the invariants the strategies must keep.
 //
 // All keys of one market share the hash tag {NAME}, so that transactions
 // and scripts work on Redis Cluster and markets spread over its shards;
@@ -123,6 +125,7 @@ type Market struct {
 	lockFunc    LockFunc
 	fencing     bool
 	opTTL       time.Duration
+	form        ClientForm
 }
 
 // Option configures a Market.
@@ -161,7 +164,7 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	m := &Market{
 		rdb: rdb, name: name, keys: NewKeys(name),
 		lockTTL: 10 * time.Second, listTimeout: 5 * time.Second, buyTimeout: 10 * time.Second,
-		backoff: locking.DefaultBackoff, opTTL: 24 * time.Hour,
+		backoff: locking.DefaultBackoff, opTTL: 24 * time.Hour, form: LeanClient,
 	}
 	for _, o := range opts {
 		o(m)
@@ -171,6 +174,12 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	}
 	if m.lockTTL < time.Millisecond {
 		return nil, fmt.Errorf("%w: lock TTL %v is below 1ms", ErrInvalid, m.lockTTL)
+	}
+	if _, err := ParseClientForm(string(m.form)); err != nil {
+		return nil, err
+	}
+	if m.form == BookClient && m.lockFunc == nil {
+		m.lockFunc = m.bookLock
 	}
 	return m, nil
 }

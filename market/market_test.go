@@ -16,18 +16,23 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// forEach runs fn for every strategy on both backends, each on a fresh
-// market.
+// forEach runs fn for every strategy in every client form on both
+// backends, each on a fresh market.
 func forEach(t *testing.T, fn func(t *testing.T, b *redistest.Backend, m *market.Market, s market.Strategy)) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		for _, s := range market.Strategies {
-			t.Run(string(s), func(t *testing.T) {
-				m, err := newMarket(b.Client, "t"+string(s))
-				if err != nil {
-					t.Fatal(err)
-				}
-				fn(t, b, m, s)
-			})
+		for _, f := range market.ClientForms {
+			for _, s := range market.Strategies {
+				t.Run(string(f)+"/"+string(s), func(t *testing.T) {
+					m, err := newMarket(b.Client, "t"+string(f)+string(s), market.WithClient(f))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m.ClientForm() != f {
+						t.Fatalf("client form %q, want %q", m.ClientForm(), f)
+					}
+					fn(t, b, m, s)
+				})
+			}
 		}
 	})
 }
@@ -230,6 +235,9 @@ func TestInvalidInputNeverReachesRedis(t *testing.T) {
 		if _, err := market.New(c, "bad.name"); !errors.Is(err, market.ErrInvalid) {
 			t.Errorf("market name with a dot: %v", err)
 		}
+		if _, err := market.New(c, "m", market.WithClient("python")); !errors.Is(err, market.ErrInvalid) {
+			t.Errorf("unknown client form: %v", err)
+		}
 		if n := hook.n.Load(); n != 0 {
 			t.Fatalf("invalid input sent %d commands to Redis", n)
 		}
@@ -416,11 +424,17 @@ func TestConcurrentMixedWorkloadAuditsClean(t *testing.T) {
 // section 6.2: a buyer's WATCH on the whole market is aborted by every
 // listing that lands between its WATCH and its EXEC.
 func TestWatchRetriesRiseWithConcurrentListings(t *testing.T) {
+	for _, f := range market.ClientForms {
+		t.Run(string(f), func(t *testing.T) { watchRetriesRise(t, f) })
+	}
+}
+
+func watchRetriesRise(t *testing.T, f market.ClientForm) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		retries := func(listers int) int {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			m, _ := newMarket(b.Client, fmt.Sprintf("w%d", listers))
+			m, _ := newMarket(b.Client, fmt.Sprintf("w%d", listers), market.WithClient(f))
 			user(t, m, "buyer", market.MaxFunds)
 			user(t, m, "stock", 0)
 			const items = 60

@@ -13,11 +13,19 @@ import (
 )
 
 // An op is the reads, checks and writes of one List or Purchase, the part
-// every strategy but Lua shares: read in one pipeline (after a WATCH, or
-// under a lock), check what was read, then queue the writes inside
-// MULTI/EXEC. The Lua scripts (lua.go) do the same steps on the server.
+// every strategy but Lua shares: read (after a WATCH, or under a lock),
+// check what was read, then queue the writes inside MULTI/EXEC. The Lua
+// scripts (lua.go) do the same steps on the server.
+//
+// read queues its reads in steps, each the commands of one round trip of
+// the book's listings, in their order: it calls step once per round trip
+// with a function that queues that round trip's commands. The lean client
+// form sends every step in one pipeline, the book form each step in a
+// round trip of its own (see ClientForm). Reads the book does not have
+// travel with the book's last one, so they cost the book form no round
+// trip. The replies, errors included, are read by check.
 type op interface {
-	read(ctx context.Context, p redis.Pipeliner)
+	read(ctx context.Context, step func(queue func(p redis.Pipeliner)))
 	check() error
 	write(ctx context.Context, p redis.Pipeliner)
 }
@@ -105,9 +113,12 @@ type listOp struct {
 	owned        *redis.BoolCmd
 }
 
-func (o *listOp) read(ctx context.Context, p redis.Pipeliner) {
-	o.owned = p.SIsMember(ctx, o.keys.Inventory(o.seller), o.item)
-	o.rec.read(ctx, p)
+// read is listing 4.5's one read, SISMEMBER.
+func (o *listOp) read(ctx context.Context, step func(queue func(p redis.Pipeliner))) {
+	step(func(p redis.Pipeliner) {
+		o.owned = p.SIsMember(ctx, o.keys.Inventory(o.seller), o.item)
+		o.rec.read(ctx, p)
+	})
 }
 
 func (o *listOp) check() error {
@@ -144,11 +155,18 @@ type purchaseOp struct {
 	sellerFunds         *redis.StringCmd
 }
 
-func (o *purchaseOp) read(ctx context.Context, p redis.Pipeliner) {
-	o.score = p.ZScore(ctx, o.keys.Market(), Member(o.item, o.seller))
-	o.funds = p.HGet(ctx, o.keys.User(o.buyer), "funds")
-	o.sellerFunds = p.HGet(ctx, o.keys.User(o.seller), "funds")
-	o.rec.read(ctx, p)
+// read is listing 4.6's two reads, ZSCORE then HGET of the buyer's funds;
+// the seller's funds (for the credit bound) and the operation's record go
+// with the second.
+func (o *purchaseOp) read(ctx context.Context, step func(queue func(p redis.Pipeliner))) {
+	step(func(p redis.Pipeliner) {
+		o.score = p.ZScore(ctx, o.keys.Market(), Member(o.item, o.seller))
+	})
+	step(func(p redis.Pipeliner) {
+		o.funds = p.HGet(ctx, o.keys.User(o.buyer), "funds")
+		o.sellerFunds = p.HGet(ctx, o.keys.User(o.seller), "funds")
+		o.rec.read(ctx, p)
+	})
 }
 
 func (o *purchaseOp) check() error {

@@ -2,6 +2,8 @@ package market_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -12,52 +14,171 @@ import (
 )
 
 // roundTrips is the number of round trips of one uncontended, successful
-// operation, by strategy. They are exact, so they are asserted: a change
-// that adds a round trip to a hot path fails here.
-var roundTrips = map[market.Strategy]struct{ list, purchase int64 }{
-	market.Watch:  {list: 2, purchase: 2},
-	market.Coarse: {list: 2, purchase: 2},
-	market.Fine:   {list: 2, purchase: 2},
-	market.Lua:    {list: 1, purchase: 1},
+// operation, by client form and strategy. They are exact, so they are
+// asserted: a change that adds a round trip to a hot path fails here.
+var roundTrips = map[market.ClientForm]map[market.Strategy]struct{ list, purchase int64 }{
+	market.LeanClient: {
+		market.Watch:  {list: 2, purchase: 2},
+		market.Coarse: {list: 2, purchase: 2},
+		market.Fine:   {list: 2, purchase: 2},
+		market.Lua:    {list: 1, purchase: 1},
+	},
+	// The book's listings: WATCH, each read, MULTI...EXEC (4.5, 4.6);
+	// under a lock, SETNX and EXPIRE before, WATCH, GET and MULTI DEL EXEC
+	// after (6.2.3-6.2.5).
+	market.BookClient: {
+		market.Watch:  {list: 3, purchase: 4},
+		market.Coarse: {list: 7, purchase: 9},
+		market.Fine:   {list: 7, purchase: 9},
+		market.Lua:    {list: 1, purchase: 1},
+	},
+}
+
+// sequences is what the client sends for one uncontended List and
+// Purchase: one string per round trip, its commands in order. Beyond the
+// book's commands, a listing counts itself (HINCRBY) and a purchase reads
+// the seller's funds (the credit bound) with the buyer's and writes a
+// receipt (XADD), so the book form's round trips are the book's ("set+nx" is
+// SET key value NX, which is SETNX; "set+ex+nx" the default lease lock,
+// whose 10 s TTL go-redis sends in seconds).
+var sequences = map[market.ClientForm]map[market.Strategy]struct{ list, purchase []string }{
+	market.LeanClient: {
+		market.Watch: {
+			list:     []string{"watch sismember", "multi zadd srem hincrby exec"},
+			purchase: []string{"watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd exec"},
+		},
+		market.Coarse: {
+			list:     []string{"set+ex+nx sismember", "multi zadd srem hincrby eval exec"},
+			purchase: []string{"set+ex+nx watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd eval exec"},
+		},
+		market.Lua: {list: []string{"evalsha"}, purchase: []string{"evalsha"}},
+	},
+	market.BookClient: {
+		market.Watch: {
+			list:     []string{"watch", "sismember", "multi zadd srem hincrby exec"},
+			purchase: []string{"watch", "zscore", "hget hget", "multi hincrby hincrby sadd zrem xadd exec"},
+		},
+		market.Coarse: {
+			list: []string{"set+nx", "expire", "sismember", "multi zadd srem hincrby exec",
+				"watch", "get", "multi del exec"},
+			purchase: []string{"set+nx", "expire", "watch", "zscore", "hget hget",
+				"multi hincrby hincrby sadd zrem xadd exec", "watch", "get", "multi del exec"},
+		},
+		market.Lua: {list: []string{"evalsha"}, purchase: []string{"evalsha"}},
+	},
+}
+
+func init() {
+	for _, f := range market.ClientForms {
+		sequences[f][market.Fine] = sequences[f][market.Coarse]
+	}
+}
+
+// recorder is a go-redis hook that records the command names of each
+// round trip.
+type recorder struct {
+	mu    sync.Mutex
+	trips []string
+}
+
+func (r *recorder) add(cmds ...redis.Cmder) {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name()
+		if c.Name() == "set" {
+			// SET's options say which lock it is: "set+nx" is SETNX.
+			for _, a := range c.Args()[3:] {
+				if w, ok := a.(string); ok {
+					names[i] += "+" + strings.ToLower(w)
+				}
+			}
+		}
+	}
+	r.mu.Lock()
+	r.trips = append(r.trips, strings.Join(names, " "))
+	r.mu.Unlock()
+}
+
+// take returns the round trips recorded since the last call.
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.trips
+	r.trips = nil
+	return t
+}
+
+func (r *recorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *recorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.add(cmd); return next(ctx, cmd) }
+}
+func (r *recorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.add(cmds...); return next(ctx, cmds) }
 }
 
 func TestRoundTripsPerOperation(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	for _, s := range market.Strategies {
-		t.Run(string(s), func(t *testing.T) {
-			c := redis.NewClient(&redis.Options{Addr: b.Addr()})
-			defer c.Close()
-			counter := &roundtrip.Counter{}
-			c.AddHook(counter)
-			m, err := newMarket(c, "rt"+string(s))
-			must(t, err)
-			user(t, m, "buyer", 1000)
-			user(t, m, "seller", 0)
-			// Warm up once so that every script is cached on the server.
-			listed(t, m, s, "seller", "warm", 1)
-			if _, err := m.Purchase(ctx, s, "buyer", "seller", "warm", 1); err != nil {
-				t.Fatal(err)
-			}
-			must(t, m.GrantItem(ctx, "seller", "item"))
+	for _, f := range market.ClientForms {
+		for _, s := range market.Strategies {
+			t.Run(string(f)+"/"+string(s), func(t *testing.T) {
+				c := redis.NewClient(&redis.Options{Addr: b.Addr()})
+				defer c.Close()
+				counter := &roundtrip.Counter{}
+				rec := &recorder{}
+				c.AddHook(counter)
+				c.AddHook(rec)
+				m, err := newMarket(c, "rt"+string(f)+string(s), market.WithClient(f))
+				must(t, err)
+				user(t, m, "buyer", 1000)
+				user(t, m, "seller", 0)
+				// Warm up once so that every script is cached on the server.
+				listed(t, m, s, "seller", "warm", 1)
+				if _, err := m.Purchase(ctx, s, "buyer", "seller", "warm", 1); err != nil {
+					t.Fatal(err)
+				}
+				must(t, m.GrantItem(ctx, "seller", "item"))
 
-			before := counter.Load()
-			if _, err := m.List(ctx, s, "seller", "item", 5); err != nil {
-				t.Fatal(err)
-			}
-			list := counter.Load().Sub(before)
-			before = counter.Load()
-			if _, err := m.Purchase(ctx, s, "buyer", "seller", "item", 5); err != nil {
-				t.Fatal(err)
-			}
-			buy := counter.Load().Sub(before)
-			t.Logf("%-6s list: %d round trips (%d commands); purchase: %d round trips (%d commands)",
-				s, list.RoundTrips, list.Commands, buy.RoundTrips, buy.Commands)
-			want := roundTrips[s]
-			if list.RoundTrips != want.list || buy.RoundTrips != want.purchase {
-				t.Errorf("round trips list=%d purchase=%d, want %d and %d", list.RoundTrips, buy.RoundTrips, want.list, want.purchase)
-			}
-			audit(t, m)
-		})
+				before := counter.Load()
+				rec.take()
+				if _, err := m.List(ctx, s, "seller", "item", 5); err != nil {
+					t.Fatal(err)
+				}
+				list := counter.Load().Sub(before)
+				listSeq := rec.take()
+				before = counter.Load()
+				if _, err := m.Purchase(ctx, s, "buyer", "seller", "item", 5); err != nil {
+					t.Fatal(err)
+				}
+				buy := counter.Load().Sub(before)
+				buySeq := rec.take()
+				t.Logf("%s/%-6s list: %d round trips (%d commands) %q; purchase: %d round trips (%d commands) %q",
+					f, s, list.RoundTrips, list.Commands, listSeq, buy.RoundTrips, buy.Commands, buySeq)
+				want := roundTrips[f][s]
+				if list.RoundTrips != want.list || buy.RoundTrips != want.purchase {
+					t.Errorf("round trips list=%d purchase=%d, want %d and %d", list.RoundTrips, buy.RoundTrips, want.list, want.purchase)
+				}
+				seq := sequences[f][s]
+				if !slicesEqual(listSeq, seq.list) {
+					t.Errorf("list sent %q, want %q", listSeq, seq.list)
+				}
+				if !slicesEqual(buySeq, seq.purchase) {
+					t.Errorf("purchase sent %q, want %q", buySeq, seq.purchase)
+				}
+				audit(t, m)
+			})
+		}
 	}
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -9,19 +9,17 @@ import (
 	"github.com/lockmarket/lockmarket/watchtx"
 )
 
-// runWatch is the Watch strategy (book 4.4): WATCH keys and read, in one
-// round trip; check; then MULTI, the writes, EXEC; and start again on the
-// same connection when EXEC is aborted because a watched key changed. An
-// uncontended operation costs two round trips.
+// runWatch is the Watch strategy (book 4.4): WATCH keys and read; check;
+// then MULTI, the writes, EXEC; and start again on the same connection
+// when EXEC is aborted because a watched key changed. An uncontended
+// operation costs two round trips in the lean form (the WATCH travels with
+// the reads), and in the book form one for the WATCH, one per read and one
+// for MULTI...EXEC: three for a listing, four for a purchase.
 func (m *Market) runWatch(ctx context.Context, s Strategy, name string, o op, cost *Cost, keys ...string) error {
 	var err error
 	cost.Retries, err = watchtx.RunPiped(ctx, m.rdb, watchtx.Options{}, keys[0], func(tx *redis.Tx) error {
-		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-			watchtx.Watch(ctx, p, keys...)
-			o.read(ctx, p)
-			return nil
-		})
-		if err := pipelinedErr(err); err != nil {
+		read := func(step func(queue func(p redis.Pipeliner))) { o.read(ctx, step) }
+		if err := m.watchAndRead(ctx, tx, keys, false, read); err != nil {
 			return err
 		}
 		if err := o.check(); err != nil {

@@ -3,7 +3,9 @@
 // comment names the failure it has and the recipe that removes it. They
 // exist for the gallery (go run ./cmd/simulate gallery), which injects the
 // fault at each one's vulnerable point and shows the damage in the market,
-// and for tests. Do not use them to protect anything.
+// for tests, and (BookTimeout) for the market's book client form, which
+// reproduces the book's figures with the book's own lock. Do not use them
+// to protect anything.
 //
 // Every recipe takes an optional Hook, called at its vulnerable point, so
 // that a demonstration can interleave clients exactly there, or make a

@@ -1,0 +1,152 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/flawed"
+	"github.com/lockmarket/lockmarket/watchtx"
+)
+
+// ClientForm is how a strategy's commands are grouped into round trips.
+// Both forms run the same reads, checks and writes (op.go) and keep every
+// audited invariant; they differ in how long an operation takes, and so
+// in how long a WATCH stays exposed to conflicting writes.
+type ClientForm string
+
+// The client forms.
+const (
+	// LeanClient pipelines: the WATCH (or the lock's acquisition) travels
+	// with the reads, the release of a lock inside the commit's MULTI/EXEC.
+	// An uncontended List or Purchase costs two round trips (Lua one).
+	LeanClient ClientForm = "lean"
+	// BookClient sends what the book's listings send, one command per
+	// round trip, in their order: WATCH, then each read, then
+	// MULTI...EXEC (listings 4.5 and 4.6); under Coarse and Fine, the
+	// book's lock with timeout (6.2.5: SETNX, then EXPIRE, a TTL check
+	// and a BookLockPoll sleep after each failed attempt) and its
+	// WATCH-based release (WATCH, GET, MULTI DEL EXEC), around the
+	// lock-guarded purchase of 6.2.3/6.2.4 with its listing's bugs fixed
+	// (the reads are sent after the WATCH, not through a pipeline that has
+	// already run, and the buyer's and seller's "funds" fields are
+	// incremented). What this market does beyond the book (a listing
+	// count, a purchase's receipt, the seller's credit bound, operation
+	// IDs) travels with the book's commands and adds no round trip. Lua is
+	// one script per operation in both forms.
+	BookClient ClientForm = "book"
+)
+
+// ClientForms lists the forms, the default first.
+var ClientForms = []ClientForm{LeanClient, BookClient}
+
+// ParseClientForm parses a client form's name.
+func ParseClientForm(s string) (ClientForm, error) {
+	for _, f := range ClientForms {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: unknown client form %q (want lean or book)", ErrInvalid, s)
+}
+
+// BookLockPoll is how long the book's lock sleeps between attempts
+// (time.sleep(.001) in listing 6.11). A timer this short is not honoured
+// exactly: on a busy Linux machine a 1 ms sleep lasts about 1.1 ms or
+// more, which the BookClient form then pays.
+const BookLockPoll = time.Millisecond
+
+// WithClient sets the client form of every operation (default
+// LeanClient). Under BookClient, Coarse and Fine take the book's lock
+// with timeout unless WithLockFunc names another lock.
+func WithClient(f ClientForm) Option { return func(m *Market) { m.form = f } }
+
+// ClientForm is the market's client form.
+func (m *Market) ClientForm() ClientForm { return m.form }
+
+// watchAndRead WATCHes keys (none: no WATCH) on tx's connection and sends
+// read's steps (see op): in the lean form all in one pipeline, behind an
+// UNWATCH when unwatch is set; in the book form the WATCH and each step as
+// a round trip of its own, in order (nothing is watched yet when the book
+// form reads, so it needs no UNWATCH). A failed read's error is left in
+// its reply, for the op's check; only a failed WATCH or lean pipeline is
+// returned.
+func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, unwatch bool,
+	read func(step func(queue func(p redis.Pipeliner)))) error {
+	if m.form == BookClient {
+		if len(keys) > 0 {
+			if err := tx.Watch(ctx, keys...).Err(); err != nil {
+				return err
+			}
+		}
+		read(func(queue func(p redis.Pipeliner)) {
+			// The replies carry any error; check reads them.
+			_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+				queue(p)
+				return nil
+			})
+		})
+		return nil
+	}
+	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if unwatch {
+			watchtx.Unwatch(ctx, p)
+		}
+		if len(keys) > 0 {
+			watchtx.Watch(ctx, p, keys...)
+		}
+		read(func(queue func(p redis.Pipeliner)) { queue(p) })
+		return nil
+	})
+	return pipelinedErr(err)
+}
+
+// bookLock is the book's acquire_lock_with_timeout (section 6.2.5) as a
+// LockFunc: the recipe is locking/flawed.BookTimeout (SETNX a random
+// token, then EXPIRE in whole seconds; after a failed attempt, TTL, and
+// EXPIRE when the lock has no expiry), polled every BookLockPoll until
+// ctx ends; the release is BookTimeout's WATCH, GET, MULTI DEL EXEC.
+func (m *Market) bookLock(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	l := &flawed.BookTimeout{RDB: m.rdb, Key: key, TTL: ttl}
+	for n := 0; ; n++ {
+		token, err := l.TryAcquire(ctx)
+		if err == nil {
+			return Lease{Token: token, Waits: n, Release: func(ctx context.Context) error {
+				return l.Release(ctx, token)
+			}}, nil
+		}
+		if token != "" {
+			// SETNX won but EXPIRE failed: give the lock back rather than
+			// leave it without an expiry.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = l.Release(rctx, token)
+			cancel()
+		}
+		if !errors.Is(err, locking.ErrNotAcquired) {
+			if ctx.Err() != nil {
+				// The attempt failed because the wait ended during it.
+				return Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
+			}
+			return Lease{}, err
+		}
+		if err := pause(ctx, BookLockPoll); err != nil {
+			return Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
+		}
+	}
+}
+
+// pause sleeps for d, or until ctx ends (then it returns ctx's error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
