@@ -75,13 +75,22 @@ func (m *Market) ClientForm() ClientForm { return m.form }
 // form reads, so it needs no UNWATCH). A failed read's error is left in
 // its reply, for the op's check; only a failed WATCH or lean pipeline is
 // returned.
+//
+// When w is not nil, it records when the round trip carrying the WATCH was
+// sent and answered.
 func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, unwatch bool,
-	read func(step func(queue func(p redis.Pipeliner)))) error {
+	read func(step func(queue func(p redis.Pipeliner))), w *watchTimes) error {
+	if w != nil {
+		w.sent = time.Now()
+	}
 	if m.form == BookClient {
 		if len(keys) > 0 {
 			if err := tx.Watch(ctx, keys...).Err(); err != nil {
 				return err
 			}
+		}
+		if w != nil {
+			w.answered = time.Now()
 		}
 		read(func(queue func(p redis.Pipeliner)) {
 			// The replies carry any error; check reads them.
@@ -92,6 +101,11 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 		})
 		return nil
 	}
+	defer func() {
+		if w != nil {
+			w.answered = time.Now()
+		}
+	}()
 	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if unwatch {
 			watchtx.Unwatch(ctx, p)
@@ -149,4 +163,29 @@ func pause(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// watchTimes is when the round trip carrying a WATCH was sent and
+// answered, as the client saw it.
+type watchTimes struct{ sent, answered time.Time }
+
+// window estimates the conflict window of an EXEC sent at execSent and
+// answered at execAnswered (see Cost.Window).
+func (w watchTimes) window(execSent, execAnswered time.Time) time.Duration {
+	return windowEstimate(w.sent, w.answered, execSent, execAnswered)
+}
+
+// windowEstimate is the conflict window of a WATCH sent at watchSent and
+// answered at watchAnswered, and of the EXEC that ends it, sent at
+// execSent and answered at execAnswered: the time from the WATCH's
+// execution in Redis to the EXEC's, which the client cannot see,
+// estimated as the mean of the outer span (watchSent to execAnswered, too
+// long by the WATCH's way out and the EXEC's way back) and the inner span
+// (watchAnswered to execSent, too short by the WATCH's way back and the
+// EXEC's way out). The estimate is exact when each way takes half its
+// round trip.
+func windowEstimate(watchSent, watchAnswered, execSent, execAnswered time.Time) time.Duration {
+	outer := execAnswered.Sub(watchSent)
+	inner := execSent.Sub(watchAnswered)
+	return (outer + inner) / 2
 }

@@ -156,7 +156,7 @@ func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o 
 		if !h.readsSent {
 			// Watch afresh: changes seen by a WATCH of the first attempt
 			// while we waited must not abort our EXEC.
-			if err := m.watchAndRead(ctx, tx, watched(), true, read); err != nil {
+			if err := m.watchAndRead(ctx, tx, watched(), true, read, nil); err != nil {
 				return err
 			}
 		}
@@ -213,7 +213,7 @@ func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := m.watchAndRead(ctx, tx, watched(), false, read); err != nil {
+			if err := m.watchAndRead(ctx, tx, watched(), false, read, nil); err != nil {
 				return err
 			}
 		}

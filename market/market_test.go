@@ -94,6 +94,11 @@ func TestPurchaseMovesMoneyAndItem(t *testing.T) {
 		if cost.Retries != 0 || cost.LockWaits != 0 || cost.Wait <= 0 {
 			t.Fatalf("uncontended cost = %+v", cost)
 		}
+		// Watch times its one EXEC's conflict window; nothing else WATCHes
+		// the market.
+		if wantExecs := map[bool]int{true: 1, false: 0}[s == market.Watch]; cost.Execs != wantExecs {
+			t.Fatalf("%d EXECs timed, want %d", cost.Execs, wantExecs)
+		}
 		frank, err := m.GetUser(ctx, "Frank")
 		must(t, err)
 		bill, err := m.GetUser(ctx, "Bill")

@@ -285,6 +285,8 @@ func (r *Result) merge(tallies []*worker) {
 		r.Bought += w.bought
 		r.Retries += w.retries
 		r.LockWaits += w.lockWaits
+		r.Execs += w.execs
+		r.Window += w.window
 		r.LockLost += w.lockLost
 		r.EmptyPolls += w.empty
 		r.Failed.add(w.failed)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/latency"
@@ -22,6 +23,8 @@ type live struct {
 type worker struct {
 	listed, failedLists, listRetries, listLockWaits int64
 	bought, retries, lockWaits, lockLost, empty     int64
+	execs                                           int64
+	window                                          time.Duration
 	failed                                          Failures
 	wait                                            latency.Histogram
 	firstErr                                        error
@@ -81,6 +84,8 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 		cost, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price)
 		w.retries += int64(cost.Retries)
 		w.lockWaits += int64(cost.LockWaits)
+		w.execs += int64(cost.Execs)
+		w.window += cost.Window
 		lv.retries.Add(int64(cost.Retries))
 		if cost.LockLost {
 			w.lockLost++
