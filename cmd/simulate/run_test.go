@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -47,6 +48,14 @@ func TestParseRunFlags(t *testing.T) {
 		{"negative prefill", []string{"-prefill", "-1"}, "-prefill -1"},
 		{"prefill too large", []string{"-prefill", "10000001"}, "-prefill 10000001"},
 		{"prefill not a number", []string{"-prefill", "many"}, "invalid value"},
+		{"book client with a round trip", []string{"-client", "book", "-rtt", "1ms"}, ""},
+		{"profile", []string{"-profile", "book"}, ""},
+		{"unknown client", []string{"-client", "python"}, `-client "python"`},
+		{"negative rtt", []string{"-rtt", "-1ms"}, "-rtt -1ms"},
+		{"rtt too large", []string{"-rtt", "2s"}, "-rtt 2s"},
+		{"rtt not a duration", []string{"-rtt", "fast"}, "invalid value"},
+		{"rtt on a cluster", []string{"-rtt", "1ms", "-redis", "127.0.0.1:7000,127.0.0.1:7001"}, "single Redis server"},
+		{"unknown profile", []string{"-profile", "python"}, `-profile "python"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,13 +90,35 @@ func TestParseRunFlags(t *testing.T) {
 			t.Errorf("options = %+v", o)
 		}
 	})
+	t.Run("profile and overrides", func(t *testing.T) {
+		book := profiles["book"]
+		tests := []struct {
+			args   []string
+			client market.ClientForm
+			rtt    time.Duration
+		}{
+			{nil, market.LeanClient, 0},
+			{[]string{"-profile", "book"}, book.client, book.rtt},
+			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0},
+			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, market.LeanClient, 2 * time.Millisecond},
+		}
+		for _, tc := range tests {
+			o, err := parseRunFlags(tc.args, &bytes.Buffer{})
+			if err != nil {
+				t.Fatalf("%q: %v", tc.args, err)
+			}
+			if o.client != tc.client || o.rtt != tc.rtt {
+				t.Errorf("%q: client %s rtt %v, want %s %v", tc.args, o.client, o.rtt, tc.client, tc.rtt)
+			}
+		}
+	})
 	t.Run("help", func(t *testing.T) {
 		var stderr bytes.Buffer
 		_, err := parseRunFlags([]string{"-h"}, &stderr)
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Fatalf("err = %v, want flag.ErrHelp", err)
 		}
-		for _, want := range []string{"-strategies", "watch,coarse,fine,lua", "1x1,5x1,5x5", "Examples:"} {
+		for _, want := range []string{"-strategies", "watch,coarse,fine,lua", "1x1,5x1,5x5", "Examples:", "-client", "-rtt", "-profile", "book ("} {
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("help lacks %q", want)
 			}
@@ -105,6 +136,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-strategies", "nope"}, 2},
 		{[]string{"-scenarios", "5y5"}, 2},
 		{[]string{"-duration", "-3s"}, 2},
+		{[]string{"-client", "python"}, 2},
+		{[]string{"-rtt", "-1ms"}, 2},
+		{[]string{"-rtt", "5s"}, 2},
+		{[]string{"-profile", "nope"}, 2},
 		{[]string{"bogus-subcommand"}, 2},
 		{[]string{"-h"}, 0},
 		{[]string{"help"}, 0},
@@ -232,6 +267,42 @@ func TestRunRealServerWithOut(t *testing.T) {
 	for _, f := range []string{"results.md", "results.csv", "results.json", report.ChartBought, report.ChartP99Wait} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
+		}
+	}
+	if n, err := b.Client.DBSize(context.Background()).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys left in Redis (%v)", n, err)
+	}
+}
+
+// TestRunBookClientThroughProxy runs the book's command sequences through
+// the delay proxy on a real server: every cell audits clean, and the
+// document says which client ran and what round trip was asked for and
+// measured.
+func TestRunBookClientThroughProxy(t *testing.T) {
+	b := redistest.Real(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-redis", b.Addr(), "-scenarios", "2x2", "-client", "book",
+		"-rtt", "1ms", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var doc report.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	if doc.Client != "book" || doc.RTTConfiguredMs != 1 || doc.RTTMs <= 0 {
+		t.Errorf("client %q, rtt_configured_ms %v, rtt_ms %v; want book, 1 and a measurement",
+			doc.Client, doc.RTTConfiguredMs, doc.RTTMs)
+	}
+	if !strings.Contains(stderr.String(), "client book, round trip") || !strings.Contains(stderr.String(), "proxy adding 1ms") {
+		t.Errorf("stderr does not give the link:\n%s", stderr.String())
+	}
+	if len(doc.Rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(doc.Rows))
+	}
+	for _, r := range doc.Rows {
+		if r.Violations != 0 || r.Listed == 0 {
+			t.Errorf("%s %s: listed %d, %d violations: %v", r.Scenario, r.Strategy, r.Listed, r.Violations, r.AuditDetails)
 		}
 	}
 	if n, err := b.Client.DBSize(context.Background()).Result(); err != nil || n != 0 {

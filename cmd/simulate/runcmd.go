@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -44,6 +45,9 @@ type runOptions struct {
 	out        string
 	markets    int
 	prefill    int
+	client     market.ClientForm
+	rtt        time.Duration
+	profile    string
 }
 
 const runUsage = `usage: simulate [run] [flags]
@@ -62,6 +66,8 @@ Examples:
   simulate -scenarios 1x1,10x10,50x50 -strategies fine,lua -format json
   simulate -scenarios 5x5 -prefill 100000     # a market already holding 10^5 listings
   simulate -redis 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002 -markets 3  # one market per master
+  simulate -profile book -duration 60s       # the book's command sequences and round trip
+  simulate -client book -rtt 1ms -scenarios 5x1 -strategies watch,fine
 `
 
 // parseRunFlags parses and checks the flags of "simulate run". On a
@@ -71,7 +77,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs := flag.NewFlagSet("simulate run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o runOptions
-	var strategies, scenarios string
+	var strategies, scenarios, client string
 	fs.StringVar(&o.redis, "redis", "auto", "Redis: auto (REDIS_URL, else a private redis-server from PATH, else embedded miniredis), a redis:// URL, or host:port[,host:port...] of a cluster")
 	fs.StringVar(&strategies, "strategies", "watch,coarse,fine,lua", "comma-separated strategies: watch, coarse, fine, lua")
 	fs.StringVar(&scenarios, "scenarios", "1x1,5x1,5x5", fmt.Sprintf("comma-separated LISTERSxBUYERS scenarios, each count 1..%d", sim.MaxWorkers))
@@ -83,6 +89,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.IntVar(&o.markets, "markets", 1, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
 	fs.IntVar(&o.prefill, "prefill", 0, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
 	fs.StringVar(&o.out, "out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
+	addLinkFlags(fs, &client, &o.rtt, &o.profile)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
@@ -93,6 +100,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	}
 	bad := func(format string, a ...any) (runOptions, error) {
 		return o, usagef(stderr, fs.Name(), format, a...)
+	}
+	var err error
+	if o.client, o.rtt, err = resolveLinkFlags(fs, client, o.rtt, o.profile, o.redis); err != nil {
+		return bad("%v", err)
 	}
 	seen := map[market.Strategy]bool{}
 	for name := range strings.SplitSeq(strategies, ",") {
@@ -112,7 +123,6 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	if len(o.strategies) == 0 {
 		return bad("-strategies: no strategy given")
 	}
-	var err error
 	if o.scenarios, err = sim.ParseScenarios(scenarios); err != nil {
 		return bad("-scenarios: %v", err)
 	}
@@ -155,14 +165,23 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer conn.Close()
+	ln, err := openLink(ctx, conn, o.rtt)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 
 	doc := report.Document{
-		Env:          conn.Env(),
-		DurationS:    o.duration.Seconds(),
-		Illustrative: conn.Illustrative(),
-		Seed:         o.seed,
-		Pick:         o.pick,
-		Rows:         []report.Row{},
+		Env:             conn.Env(),
+		DurationS:       o.duration.Seconds(),
+		Illustrative:    conn.Illustrative(),
+		Seed:            o.seed,
+		Pick:            o.pick,
+		Client:          string(o.client),
+		Profile:         o.profile,
+		RTTMs:           latency.Milliseconds(ln.measured),
+		RTTConfiguredMs: latency.Milliseconds(ln.configured),
+		Rows:            []report.Row{},
 	}
 	var hooks []redis.Hook
 	if conn.Mode == redisconn.ModeMiniredis {
@@ -171,7 +190,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	runID := uuid.NewString()[:8]
 	total := len(o.scenarios) * len(o.strategies)
 	prog := newProgress(stderr, total)
-	fmt.Fprintf(stderr, "simulate: %d cells of %v each (about %v)\n", total, o.duration, time.Duration(total)*o.duration)
+	fmt.Fprintf(stderr, "simulate: %d cells of %v each (about %v); %s\n", total, o.duration, time.Duration(total)*o.duration,
+		report.LinkText(doc))
 	var runErr error
 cells:
 	for _, sc := range o.scenarios {
@@ -185,7 +205,7 @@ cells:
 				// from the previous cell's leftovers.
 				debug.FreeOSMemory()
 			}
-			client := redisconn.SizedClient(conn.Client, o.markets*(sc.Listers+sc.Buyers)+4, hooks...)
+			client := redisconn.SizedClient(ln.client, o.markets*(sc.Listers+sc.Buyers)+4, hooks...)
 			prog.start(sc, st)
 			res, err := sim.Run(ctx, sim.Config{
 				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
@@ -193,8 +213,9 @@ cells:
 				Name:     fmt.Sprintf("sim-%s-%s-%s", runID, sc, st),
 				Progress: prog.update,
 				Markets:  o.markets, Prefill: o.prefill,
+				MarketOptions: []market.Option{market.WithClient(o.client)},
 			})
-			if client != conn.Client {
+			if client != ln.client {
 				client.Close()
 			}
 			if err != nil {

@@ -221,8 +221,8 @@ func narrowCaption(doc Document) string {
 
 func caption(doc Document, book string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Redis: %s %s; %gs per cell, seed %d, pick %d.", doc.Redis.Mode, doc.Redis.Version,
-		doc.DurationS, doc.Seed, doc.Pick)
+	fmt.Fprintf(&b, "Redis: %s %s; %gs per cell, seed %d, pick %d; %s.", doc.Redis.Mode, doc.Redis.Version,
+		doc.DurationS, doc.Seed, doc.Pick, LinkText(doc))
 	b.WriteString(book)
 	if doc.Illustrative {
 		b.WriteString("\nminiredis serves one command at a time inside this process: these figures are illustrative only, not a measurement of Redis.")

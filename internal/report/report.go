@@ -26,8 +26,42 @@ type Document struct {
 	Seed uint64 `json:"seed"`
 	Pick int    `json:"pick"`
 	// Interrupted is set when the run was stopped before its last cell.
-	Interrupted bool  `json:"interrupted,omitempty"`
-	Rows        []Row `json:"rows"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Client is the client form every cell used: lean or book (see
+	// market.ClientForm).
+	Client string `json:"client"`
+	// Profile is the -profile the run used, if any.
+	Profile string `json:"profile,omitempty"`
+	// RTTMs is the round trip to Redis measured before the first cell
+	// (PING p50, through the delay proxy when there is one);
+	// RTTConfiguredMs the round trip the proxy was asked to add (0: no
+	// proxy).
+	RTTMs           float64 `json:"rtt_ms"`
+	RTTConfiguredMs float64 `json:"rtt_configured_ms"`
+	Rows            []Row   `json:"rows"`
+}
+
+// LinkText says in one line how the run's clients reached Redis.
+func LinkText(doc Document) string {
+	client := doc.Client
+	if client == "" {
+		client = "lean"
+	}
+	var s string
+	if doc.RTTMs > 0 {
+		s = fmt.Sprintf("client %s, round trip %s (PING p50", client, fmtMs(doc.RTTMs, 1))
+		if doc.RTTConfiguredMs > 0 {
+			s += fmt.Sprintf(", through a proxy adding %s", fmtMs(doc.RTTConfiguredMs, 1))
+		}
+		s += ")"
+	} else {
+		// A run saved before round trips were measured.
+		s = fmt.Sprintf("client %s, round trip not measured", client)
+	}
+	if doc.Profile != "" {
+		s += ", profile " + doc.Profile
+	}
+	return s
 }
 
 // Row is one cell: a scenario under a strategy.
@@ -68,6 +102,10 @@ type Row struct {
 	Interrupted   bool              `json:"interrupted,omitempty"`
 	// Book is the book's row for the cell, as published for 60 s.
 	Book *Book `json:"book,omitempty"`
+	// Conflict is what the Watch strategy's purchases measured of their
+	// conflicts, beside the model's prediction; absent for the other
+	// strategies.
+	Conflict *Conflict `json:"conflict,omitempty"`
 
 	// Markets is how many markets ran at once in the cell (absent for
 	// one); the counts above are summed over them.
@@ -130,6 +168,44 @@ func (d Document) HasResources() bool {
 	}
 	return false
 }
+
+// Conflict is a row's sim.Conflict: the rate λ of writes to the keys a
+// purchase WATCHes and the mean conflict window w its EXECs had, what
+// share of them committed, and what the model e^(−λ·w) predicts.
+type Conflict struct {
+	WriteRatePerS float64 `json:"write_rate_per_s"`
+	WindowMs      float64 `json:"window_ms"`
+	// Exposure is λ·w.
+	Exposure float64 `json:"exposure"`
+	Execs    int64   `json:"execs"`
+	// PCommit is the share of EXECs that committed; PCommitModel the
+	// model's e^(−λ·w).
+	PCommit      float64 `json:"p_commit"`
+	PCommitModel float64 `json:"p_commit_model"`
+	// RetriesPerCommitModel is the model's 1/P − 1.
+	RetriesPerCommitModel float64 `json:"retries_per_commit_model"`
+	// ModelError is PCommitModel/PCommit − 1; absent when nothing
+	// committed.
+	ModelError *float64 `json:"model_error,omitempty"`
+}
+
+// newConflict makes a row's Conflict of the cell's.
+func newConflict(c sim.Conflict) *Conflict {
+	p, _ := c.Measured()
+	out := &Conflict{
+		WriteRatePerS: round3(c.WriteRate), WindowMs: latency.Milliseconds(c.Window), Exposure: round6(c.Exposure()),
+		Execs: c.Execs, PCommit: p, PCommitModel: c.Predicted(),
+		RetriesPerCommitModel: round3(c.PredictedRetries()),
+	}
+	if e, ok := c.Error(); ok {
+		e = round6(e)
+		out.ModelError = &e
+	}
+	return out
+}
+
+// round6 keeps six decimals, for probabilities and sub-millisecond times.
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // Book is the book's published row for a cell, for 60 s. Listed, Bought
 // and Retries are counts, AvgWaitMs is in milliseconds; a field named in
@@ -194,6 +270,9 @@ func FromResult(r sim.Result) Row {
 	if v, ok := r.RetriesPerPurchase(); ok {
 		v = round3(v)
 		row.RetriesPerPurchase = &v
+	}
+	if c, ok := r.Conflict(); ok {
+		row.Conflict = newConflict(c)
 	}
 	if b, ok := book.Lookup(r.Scenario.Listers, r.Scenario.Buyers, r.Strategy); ok {
 		row.Book = &Book{

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/netdelay"
+	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// maxRTT bounds -rtt: beyond a second per round trip a cell measures
+// nothing but the delay.
+const maxRTT = time.Second
+
+// rttSamples is how many PINGs measure a link's round trip.
+const rttSamples = 200
+
+// link is the path from the simulator's clients to Redis: straight to the
+// server, or through a netdelay proxy in this process that adds a round
+// trip. Every client of a cell is made from client, so every strategy's
+// commands, lock holders' included, pay the same delay.
+type link struct {
+	client redis.UniversalClient
+	proxy  *netdelay.Proxy
+	// configured is the round trip asked for (-rtt); measured the PING
+	// p50 through the link.
+	configured, measured time.Duration
+}
+
+// openLink makes the link to conn's server adding rtt (0: straight) and
+// measures its round trip. A delayed link needs a single server: a
+// cluster's clients follow redirections to the nodes' own addresses,
+// around any proxy.
+func openLink(ctx context.Context, conn *redisconn.Conn, rtt time.Duration) (*link, error) {
+	l := &link{client: conn.Client, configured: rtt}
+	if rtt > 0 {
+		c, ok := conn.Client.(*redis.Client)
+		if !ok {
+			return nil, fmt.Errorf("-rtt needs a single Redis server, not a %s", conn.Mode)
+		}
+		p, err := netdelay.Start(ctx, c.Options().Addr, rtt)
+		if err != nil {
+			return nil, err
+		}
+		opts := *c.Options()
+		opts.Addr = p.Addr()
+		// Let the new client make its own notification state.
+		opts.MaintNotificationsConfig = nil
+		opts.PushNotificationProcessor = nil
+		dc := redis.NewClient(&opts)
+		if conn.Mode == redisconn.ModeMiniredis {
+			dc.AddHook(redisconn.MiniWatchHook{})
+		}
+		l.client, l.proxy = dc, p
+	}
+	if err := l.measure(ctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// measure sets measured to the PING p50 through the link now.
+func (l *link) measure(ctx context.Context) error {
+	d, err := netdelay.MeasureRTT(ctx, l.client, rttSamples)
+	if err != nil {
+		return fmt.Errorf("measure the round trip: %w", err)
+	}
+	l.measured = d
+	return nil
+}
+
+// Close closes what openLink opened (not conn's client).
+func (l *link) Close() {
+	if l.proxy != nil {
+		l.client.Close()
+		l.proxy.Close()
+	}
+}
+
+// addLinkFlags defines -client, -rtt and -profile on fs.
+func addLinkFlags(fs *flag.FlagSet, client *string, rtt *time.Duration, profile *string) {
+	fs.StringVar(client, "client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
+	fs.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v; a single server only); the run reports the round trip it measured", maxRTT))
+	fs.StringVar(profile, "profile", "", "a preset of -client and -rtt: "+profileHelp()+"; -client and -rtt given as well override it")
+}
+
+// resolveLinkFlags checks -client, -rtt and -profile and applies the
+// profile to the flags not given on the command line. redisSpec is the
+// -redis value, which -rtt needs to be a single server.
+func resolveLinkFlags(fs *flag.FlagSet, client string, rtt time.Duration, profileName, redisSpec string) (market.ClientForm, time.Duration, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if profileName != "" {
+		p, ok := profiles[profileName]
+		if !ok {
+			return "", 0, fmt.Errorf("-profile %q: want one of %s", profileName, profileNames())
+		}
+		if !set["client"] {
+			client = string(p.client)
+		}
+		if !set["rtt"] {
+			rtt = p.rtt
+		}
+	}
+	form, err := market.ParseClientForm(client)
+	if err != nil {
+		return "", 0, fmt.Errorf("-client %q: want lean or book", client)
+	}
+	if rtt < 0 || rtt > maxRTT {
+		return "", 0, fmt.Errorf("-rtt %v must be between 0 and %v", rtt, maxRTT)
+	}
+	if rtt > 0 && strings.Contains(redisSpec, ",") {
+		return "", 0, fmt.Errorf("-rtt needs a single Redis server, not the cluster %s", redisSpec)
+	}
+	return form, rtt, nil
+}
