@@ -285,7 +285,7 @@ func Table(w io.Writer, doc Document, wide bool) error {
 		return err
 	}
 	if !doc.HasResources() {
-		return nil
+		return writeReading(w, doc, "")
 	}
 	cols, num, capt = NarrowResourceColumns, narrowResourceNumeric, schema.Wrap(ResourceCaption, schema.Width)
 	if wide {
@@ -305,8 +305,10 @@ func Table(w io.Writer, doc Document, wide bool) error {
 	if err := rt.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, capt)
-	return err
+	if _, err := fmt.Fprintln(w, capt); err != nil {
+		return err
+	}
+	return writeReading(w, doc, "")
 }
 
 // ResourceColumns are the headers of the second table the table and
@@ -413,6 +415,9 @@ func Markdown(w io.Writer, doc Document) error {
 		}
 		b.WriteString("\n" + ResourceCaption + "\n\n")
 	}
+	if err := writeReading(&b, doc, "\n"); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -476,4 +481,24 @@ func JSON(w io.Writer, doc Document) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// writeReading writes the run's Reading under a "Reading:" line, each of
+// its paragraphs followed by sep (markdown needs a blank line between
+// paragraphs).
+func writeReading(w io.Writer, doc Document, sep string) error {
+	lines := Reading(doc)
+	if len(lines) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "Reading:"+sep); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, sep)
+	return err
 }
