@@ -28,6 +28,10 @@ func TestJSONKeys(t *testing.T) {
 			"-markets", "2", "-prefill", "100", "-format", "json"}, false},
 		{"report of this run", []string{"report", "-in", filepath.Join(out, "results.json"), "-format", "json"}, false},
 		{"report of a committed run", []string{"report", "-in", "../../results/repro/results.json", "-format", "json"}, false},
+		{"run, book client through the proxy", []string{"run", "-scenarios", "1x1", "-strategies", "watch", "-duration", "100ms",
+			"-profile", "book", "-format", "json"}, false},
+		{"window", []string{"window", "-scenario", "1x1", "-rtts", "0,1ms", "-strategies", "watch,lua", "-duration", "100ms",
+			"-format", "json"}, false},
 		{"gallery", []string{"gallery", "-format", "json"}, false},
 		{"faults", []string{"faults", "-fault", "pause,redlock-clock", "-trials", "1", "-ttl", "100ms", "-format", "json"}, true},
 	}

@@ -140,6 +140,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-rtt", "-1ms"}, 2},
 		{[]string{"-rtt", "5s"}, 2},
 		{[]string{"-profile", "nope"}, 2},
+		{[]string{"window", "-rtts", "-1ms"}, 2},
+		{[]string{"window", "-clients", "python"}, 2},
 		{[]string{"bogus-subcommand"}, 2},
 		{[]string{"-h"}, 0},
 		{[]string{"help"}, 0},

@@ -279,8 +279,13 @@ func newProgress(w io.Writer, total int) *progress {
 }
 
 func (p *progress) start(sc sim.Scenario, st market.Strategy) {
+	p.startLabel(fmt.Sprintf("%-6s %-6s", sc, st))
+}
+
+// startLabel starts the next cell, named by label.
+func (p *progress) startLabel(label string) {
 	p.n++
-	p.label = fmt.Sprintf("[%d/%d] %-6s %-6s", p.n, p.total, sc, st)
+	p.label = fmt.Sprintf("[%d/%d] %s", p.n, p.total, label)
 	p.began = time.Now()
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s starting", p.label)

@@ -1,0 +1,461 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/lockmarket/lockmarket/internal/schema"
+)
+
+// Chart files written by SweepCharts.
+const (
+	ChartWindowRetries = "window_retries_per_purchase.svg"
+	ChartWindowBought  = "window_bought_per_s.svg"
+)
+
+// Sweep is a "simulate window" run: one scenario under each strategy in
+// each client form, at each round trip of the sweep.
+type Sweep struct {
+	// Env is where the sweep ran: its "redis" and "machine" blocks.
+	schema.Env
+	Scenario     string  `json:"scenario"`
+	DurationS    float64 `json:"duration_s"`
+	Illustrative bool    `json:"illustrative"`
+	Seed         uint64  `json:"seed"`
+	Pick         int     `json:"pick"`
+	Interrupted  bool    `json:"interrupted,omitempty"`
+	Points       []Point `json:"points"`
+}
+
+// Point is one cell of a sweep: its row, the client form it ran in and
+// the round trip: configured (added by the proxy) and measured (PING p50
+// through it, just before the cell).
+type Point struct {
+	Client          string  `json:"client"`
+	RTTConfiguredMs float64 `json:"rtt_configured_ms"`
+	RTTMs           float64 `json:"rtt_ms"`
+	Row
+}
+
+// Violations adds up the violations of every point.
+func (s Sweep) Violations() int {
+	n := 0
+	for _, p := range s.Points {
+		n += p.Violations
+	}
+	return n
+}
+
+// RenderSweep writes s to w in format (one of Formats).
+func RenderSweep(w io.Writer, format string, s Sweep) error {
+	switch format {
+	case "table", "markdown":
+		return sweepTables(w, s, format == "markdown")
+	case "csv":
+		return sweepCSV(w, s)
+	case "json":
+		if s.Points == nil {
+			s.Points = []Point{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	return fmt.Errorf("report: unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// sweepKey is one round trip and client form of a sweep: a line of its
+// tables.
+type sweepKey struct {
+	rtt    float64
+	client string
+}
+
+// sweepLines groups s's points by round trip and client, in the order
+// they ran, and lists the strategies in the order they ran.
+func sweepLines(s Sweep) (keys []sweepKey, strategies []string, at map[sweepKey]map[string]Point) {
+	at = map[sweepKey]map[string]Point{}
+	for _, p := range s.Points {
+		k := sweepKey{p.RTTConfiguredMs, p.Client}
+		if at[k] == nil {
+			keys = append(keys, k)
+			at[k] = map[string]Point{}
+		}
+		at[k][p.Strategy] = p
+		if !slices.Contains(strategies, p.Strategy) {
+			strategies = append(strategies, p.Strategy)
+		}
+	}
+	return keys, strategies, at
+}
+
+// measuredRTT is the round trip measured for a line: the mean of its
+// cells' measurements.
+func measuredRTT(cells map[string]Point) float64 {
+	sum := 0.0
+	for _, p := range cells {
+		sum += p.RTTMs
+	}
+	return sum / float64(len(cells))
+}
+
+// SweepCaption explains the sweep's tables.
+func SweepCaption(s Sweep) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Redis: %s %s; scenario %s, %gs per cell, seed %d, pick %d. "+
+		"rtt: added by the proxy (measured: PING p50 through it, mean over the line's cells). "+
+		"w: mean WATCH-to-EXEC window of the purchases' EXECs; λ: writes per second by other clients "+
+		"to the keys a purchase WATCHes; P: share of EXECs that committed; e^(−λ·w): the model's P; "+
+		"error: model/measured − 1 (the model's retries per purchase, 1/e^(−λ·w) − 1, are in the JSON, "+
+		"the CSV and the retries chart).",
+		s.Redis.Mode, s.Redis.Version, s.Scenario, s.DurationS, s.Seed, s.Pick)
+	if s.Illustrative {
+		b.WriteString(" miniredis serves one command at a time inside this process: these figures are illustrative only.")
+	}
+	if s.Interrupted {
+		b.WriteString(" Interrupted: the sweep stopped before its last cell.")
+	}
+	return b.String()
+}
+
+// sweepTables writes the two tables of a sweep (bought per second by
+// strategy; WATCH against the model) and the caption, as terminal tables
+// or markdown.
+func sweepTables(w io.Writer, s Sweep, markdown bool) error {
+	keys, strategies, at := sweepLines(s)
+	rttText := func(k sweepKey) string {
+		set := "0"
+		if k.rtt > 0 {
+			set = fmtMs(k.rtt, 1)
+		}
+		return fmt.Sprintf("%s (%s)", set, fmtMs(measuredRTT(at[k]), 1))
+	}
+	head1 := []string{"rtt\n(measured)", "client"}
+	for _, st := range strategies {
+		head1 = append(head1, st+"\nbought/s")
+	}
+	head1 = append(head1, "audit")
+	var body1 [][]string
+	for _, k := range keys {
+		line := []string{rttText(k), k.client}
+		audit := "ok"
+		for _, st := range strategies {
+			p, ok := at[k][st]
+			if !ok {
+				line = append(line, "-")
+				continue
+			}
+			line = append(line, count(p.BoughtPerS))
+			if p.Violations > 0 {
+				audit = "FAIL"
+			}
+		}
+		body1 = append(body1, append(line, audit))
+	}
+	head2 := []string{"rtt\n(measured)", "client", "retries/buy", "w", "λ (/s)", "λ·w", "P", "e^(−λ·w)", "error"}
+	var body2 [][]string
+	for _, k := range keys {
+		p, ok := at[k]["watch"]
+		if !ok || p.Conflict == nil {
+			continue
+		}
+		c := p.Conflict
+		rpp, errText := "-", "-"
+		if p.RetriesPerPurchase != nil {
+			rpp = fmtRatio(*p.RetriesPerPurchase)
+		}
+		if c.ModelError != nil {
+			errText = fmt.Sprintf("%+.0f%%", 100**c.ModelError)
+		}
+		body2 = append(body2, []string{rttText(k), k.client, rpp, fmtMs(c.WindowMs, 1), count(c.WriteRatePerS), fmtRatio(c.Exposure), pct(c.PCommit), pct(c.PCommitModel), errText})
+	}
+	if markdown {
+		var b strings.Builder
+		b.WriteString("Items bought per second:\n\n")
+		mdTable(&b, head1, body1)
+		if len(body2) > 0 {
+			b.WriteString("\nWATCH against the model P(commit) = e^(−λ·w):\n\n")
+			mdTable(&b, head2, body2)
+		}
+		b.WriteString("\n" + SweepCaption(s) + "\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	if _, err := fmt.Fprintln(w, "Items bought per second:"); err != nil {
+		return err
+	}
+	if err := plainTable(w, head1, body1); err != nil {
+		return err
+	}
+	if len(body2) > 0 {
+		if _, err := fmt.Fprintln(w, "WATCH against the model P(commit) = e^(−λ·w):"); err != nil {
+			return err
+		}
+		if err := plainTable(w, head2, body2); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, schema.Wrap(SweepCaption(s), schema.Width))
+	return err
+}
+
+// plainTable writes a terminal table whose first two columns are text and
+// the others right-aligned figures.
+func plainTable(w io.Writer, head []string, body [][]string) error {
+	numeric := make([]bool, len(head))
+	for i := 2; i < len(head); i++ {
+		numeric[i] = true
+	}
+	t := NewTable(w, numeric)
+	t.Header(toAny(head)...)
+	for _, l := range body {
+		if err := t.Append(toAny(l)...); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// mdTable writes a markdown table, text in the first two columns.
+func mdTable(b *strings.Builder, head []string, body [][]string) {
+	row := func(cols []string) {
+		b.WriteString("|")
+		for _, c := range cols {
+			c = strings.ReplaceAll(c, "\n", " ")
+			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+		}
+		b.WriteString("\n")
+	}
+	row(head)
+	b.WriteString("|---|---|" + strings.Repeat("---:|", len(head)-2) + "\n")
+	for _, l := range body {
+		row(l)
+	}
+}
+
+// SweepCSVHeader is the first line of a sweep's CSV: one line per point.
+var SweepCSVHeader = []string{
+	"client", "rtt_configured_ms", "rtt_ms", "scenario", "strategy", "listed", "bought", "bought_per_s",
+	"retries", "retries_per_purchase", "violations", "window_ms", "write_rate_per_s", "exposure", "execs",
+	"p_commit", "p_commit_model", "retries_per_commit_model", "model_error",
+}
+
+func sweepCSV(w io.Writer, s Sweep) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(SweepCSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, p := range s.Points {
+		rpp := ""
+		if p.RetriesPerPurchase != nil {
+			rpp = f(*p.RetriesPerPurchase)
+		}
+		rec := []string{p.Client, f(p.RTTConfiguredMs), f(p.RTTMs), p.Scenario, p.Strategy, i(p.Listed), i(p.Bought),
+			f(p.BoughtPerS), i(p.Retries), rpp, strconv.Itoa(p.Violations)}
+		if c := p.Conflict; c != nil {
+			e := ""
+			if c.ModelError != nil {
+				e = f(*c.ModelError)
+			}
+			rec = append(rec, f(c.WindowMs), f(c.WriteRatePerS), f(c.Exposure), i(c.Execs), f(c.PCommit),
+				f(c.PCommitModel), f(c.RetriesPerCommitModel), e)
+		} else {
+			rec = append(rec, "", "", "", "", "", "", "", "")
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// line is one series of a line chart: y against x.
+type line struct {
+	name   string
+	xs, ys []float64
+	dashed bool
+	color  int // index into plotutil's palette
+}
+
+// lineChart is a chart of lines against a numeric x axis; its y axis goes
+// logarithmic when the values spread over more than logSpread.
+type lineChart struct {
+	title, xLabel, yLabel string
+	lines                 []line
+}
+
+func (c lineChart) render(path string) error {
+	p := plot.New()
+	p.Title.Text = c.title
+	p.X.Label.Text = c.xLabel
+	p.Y.Label.Text = c.yLabel
+	p.X.Tick.Marker = plainTicks{}
+	var positive []float64
+	for _, l := range c.lines {
+		for _, y := range l.ys {
+			if y > 0 && !math.IsInf(y, 0) && !math.IsNaN(y) {
+				positive = append(positive, y)
+			}
+		}
+	}
+	useLog := len(positive) > 0 && slices.Max(positive)/slices.Min(positive) > logSpread
+	if useLog {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text += " (log scale)"
+	} else {
+		p.Y.Tick.Marker = plainTicks{}
+		p.Y.Min = 0
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	for _, l := range c.lines {
+		var xys plotter.XYs
+		for i := range l.xs {
+			y := l.ys[i]
+			if math.IsNaN(y) || math.IsInf(y, 0) || (useLog && y <= 0) {
+				continue // a log axis has no zero: the point is left out
+			}
+			xys = append(xys, plotter.XY{X: l.xs[i], Y: y})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		ln, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		col := plotutil.Color(l.color)
+		ln.Color, pts.Color = col, col
+		pts.Shape = draw.CircleGlyph{}
+		if l.dashed {
+			ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			pts.Shape = draw.RingGlyph{}
+		}
+		p.Add(ln, pts)
+		p.Legend.Add(l.name, ln, pts)
+	}
+	if useLog {
+		p.Y.Max *= 10 // room for the legend
+	} else if len(positive) > 0 {
+		p.Y.Max *= 1.4
+	} else {
+		p.Y.Max = 1
+	}
+	return p.Save(18*vg.Centimeter, 11*vg.Centimeter, path)
+}
+
+// SweepCharts writes the sweep's charts into dir and returns their file
+// names: WATCH retries per purchase against the measured round trip, each
+// client form measured and as the model predicts; and items bought per
+// second of every strategy and client form against it.
+func SweepCharts(dir string, s Sweep) ([]string, error) {
+	if len(s.Points) == 0 {
+		return nil, errors.New("report: no points to chart")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	keys, strategies, at := sweepLines(s)
+	var clients []string
+	for _, k := range keys {
+		if !slices.Contains(clients, k.client) {
+			clients = append(clients, k.client)
+		}
+	}
+	sub := fmt.Sprintf(" (%s, %s, %gs per cell)", s.Scenario, s.Redis.Mode, s.DurationS)
+	if s.Illustrative {
+		sub = " (miniredis: illustrative only)"
+	}
+	const xLabel = "round trip, ms (measured: PING p50 through the proxy)"
+	var retries, bought []line
+	for ci, client := range clients {
+		meas := line{name: "watch, " + client + ": measured", color: ci}
+		model := line{name: "watch, " + client + ": model e^(λw) − 1", color: ci, dashed: true}
+		for _, k := range keys {
+			if k.client != client {
+				continue
+			}
+			if p, ok := at[k]["watch"]; ok && p.Conflict != nil && p.RetriesPerPurchase != nil {
+				x := measuredRTT(at[k])
+				meas.xs, meas.ys = append(meas.xs, x), append(meas.ys, *p.RetriesPerPurchase)
+				model.xs, model.ys = append(model.xs, x), append(model.ys, p.Conflict.RetriesPerCommitModel)
+			}
+		}
+		if len(meas.xs) > 0 {
+			retries = append(retries, meas, model)
+		}
+		for si, st := range strategies {
+			l := line{name: st + ", " + client, color: si, dashed: ci > 0}
+			for _, k := range keys {
+				if p, ok := at[k][st]; ok && k.client == client {
+					l.xs, l.ys = append(l.xs, measuredRTT(at[k])), append(l.ys, p.BoughtPerS)
+				}
+			}
+			bought = append(bought, l)
+		}
+	}
+	var files []string
+	charts := []struct {
+		file string
+		c    lineChart
+	}{
+		{ChartWindowRetries, lineChart{"WATCH retries per item bought" + sub, xLabel, "retries / purchase", retries}},
+		{ChartWindowBought, lineChart{"Items bought per second" + sub, xLabel, "bought / s", bought}},
+	}
+	for _, c := range charts {
+		if len(c.c.lines) == 0 {
+			continue
+		}
+		if err := c.c.render(filepath.Join(dir, c.file)); err != nil {
+			return files, fmt.Errorf("chart %s: %w", c.file, err)
+		}
+		files = append(files, c.file)
+	}
+	return files, nil
+}
+
+// WriteSweep writes window.md, window.csv, window.json and the charts of
+// s into dir, and returns the names of the files written.
+func WriteSweep(dir string, s Sweep) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range []struct{ name, format string }{
+		{"window.md", "markdown"}, {"window.csv", "csv"}, {"window.json", "json"},
+	} {
+		out, err := os.Create(filepath.Join(dir, f.name))
+		if err != nil {
+			return files, err
+		}
+		err = RenderSweep(out, f.format, s)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return files, fmt.Errorf("%s: %w", f.name, err)
+		}
+		files = append(files, f.name)
+	}
+	charts, err := SweepCharts(dir, s)
+	return append(files, charts...), err
+}
