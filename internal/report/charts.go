@@ -44,7 +44,8 @@ type groupedBars struct {
 const logSpread = 100
 
 // plainTicks are the default ticks labelled without trailing zeros
-// ("5000", not "5000.00").
+// ("5000", not "5000.00") and without the residue of binary fractions
+// ("0.6", not "0.6000000000000001").
 type plainTicks struct{}
 
 // Ticks implements plot.Ticker.
@@ -52,7 +53,7 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+			ticks[i].Label = strconv.FormatFloat(math.Round(ticks[i].Value*1e9)/1e9, 'f', -1, 64)
 		}
 	}
 	return ticks

@@ -300,6 +300,8 @@ type line struct {
 type lineChart struct {
 	title, xLabel, yLabel string
 	lines                 []line
+	// logY makes the y axis logarithmic whatever the spread.
+	logY bool
 }
 
 func (c lineChart) render(path string) error {
@@ -316,7 +318,7 @@ func (c lineChart) render(path string) error {
 			}
 		}
 	}
-	useLog := len(positive) > 0 && slices.Max(positive)/slices.Min(positive) > logSpread
+	useLog := len(positive) > 0 && (c.logY || slices.Max(positive)/slices.Min(positive) > logSpread)
 	if useLog {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -353,14 +355,16 @@ func (c lineChart) render(path string) error {
 		p.Add(ln, pts)
 		p.Legend.Add(l.name, ln, pts)
 	}
+	// Room above the lines for the legend.
 	if useLog {
-		p.Y.Max *= 10 // room for the legend
+		p.Y.Min = math.Min(p.Y.Min, slices.Min(positive))
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.6)
 	} else if len(positive) > 0 {
-		p.Y.Max *= 1.4
+		p.Y.Max *= 1.8
 	} else {
 		p.Y.Max = 1
 	}
-	return p.Save(18*vg.Centimeter, 11*vg.Centimeter, path)
+	return p.Save(18*vg.Centimeter, 13*vg.Centimeter, path)
 }
 
 // SweepCharts writes the sweep's charts into dir and returns their file
@@ -418,8 +422,8 @@ func SweepCharts(dir string, s Sweep) ([]string, error) {
 		file string
 		c    lineChart
 	}{
-		{ChartWindowRetries, lineChart{"WATCH retries per item bought" + sub, xLabel, "retries / purchase", retries}},
-		{ChartWindowBought, lineChart{"Items bought per second" + sub, xLabel, "bought / s", bought}},
+		{ChartWindowRetries, lineChart{"WATCH retries per item bought" + sub, xLabel, "retries / purchase", retries, true}},
+		{ChartWindowBought, lineChart{"Items bought per second" + sub, xLabel, "bought / s", bought, true}},
 	}
 	for _, c := range charts {
 		if len(c.c.lines) == 0 {
