@@ -182,8 +182,9 @@ func (w watchTimes) window(execSent, execAnswered time.Time) time.Duration {
 // estimated as the mean of the outer span (watchSent to execAnswered, too
 // long by the WATCH's way out and the EXEC's way back) and the inner span
 // (watchAnswered to execSent, too short by the WATCH's way back and the
-// EXEC's way out). The estimate is exact when each way takes half its
-// round trip.
+// EXEC's way out). The estimate is exact when the two round trips split
+// alike between the way out and the way back, however unevenly (a delay
+// that holds only the replies, say).
 func windowEstimate(watchSent, watchAnswered, execSent, execAnswered time.Time) time.Duration {
 	outer := execAnswered.Sub(watchSent)
 	inner := execSent.Sub(watchAnswered)

@@ -19,6 +19,9 @@ func TestWindowEstimate(t *testing.T) {
 		{"three round trips", 0, 100, 300, 400, 300 * time.Microsecond},
 		// EXEC sent as soon as the WATCH came back: one round trip.
 		{"back to back", 0, 100, 100, 200, 100 * time.Microsecond},
+		// Replies delayed 1 ms, requests not (the delay proxy): WATCH runs
+		// at 10 and comes back at 1020; EXEC sent at 1500 runs at 1510.
+		{"delay on the way back", 0, 1020, 1500, 2520, 1500 * time.Microsecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,7 +64,8 @@ type Cost struct {
 	// answered" and "WATCH answered to EXEC sent": the first counts the
 	// WATCH's way out and the EXEC's way back too much, the second the
 	// WATCH's way back and the EXEC's way out too little, so the mean is
-	// the window when the ways out and back take alike.
+	// the window when both round trips split alike between the way out
+	// and the way back.
 	Window time.Duration `json:"-"`
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,42 +21,50 @@ const maxRTT = time.Second
 const rttSamples = 200
 
 // link is the path from the simulator's clients to Redis: straight to the
-// server, or through a netdelay proxy in this process that adds a round
-// trip. Every client of a cell is made from client, so every strategy's
-// commands, lock holders' included, pay the same delay.
+// server(s), or through netdelay proxies in this process that add a round
+// trip. Every client of a cell is made from client (its options, the
+// dialer included, are copied), so every strategy's commands, lock
+// holders' included, pay the same delay.
 type link struct {
 	client redis.UniversalClient
-	proxy  *netdelay.Proxy
+	dialer *netdelay.Dialer
 	// configured is the round trip asked for (-rtt); measured the PING
 	// p50 through the link.
 	configured, measured time.Duration
 }
 
-// openLink makes the link to conn's server adding rtt (0: straight) and
-// measures its round trip. A delayed link needs a single server: a
-// cluster's clients follow redirections to the nodes' own addresses,
-// around any proxy.
+// openLink makes the link to conn's server(s) adding rtt (0: straight)
+// and measures its round trip.
 func openLink(ctx context.Context, conn *redisconn.Conn, rtt time.Duration) (*link, error) {
 	l := &link{client: conn.Client, configured: rtt}
 	if rtt > 0 {
-		c, ok := conn.Client.(*redis.Client)
-		if !ok {
-			return nil, fmt.Errorf("-rtt needs a single Redis server, not a %s", conn.Mode)
-		}
-		p, err := netdelay.Start(ctx, c.Options().Addr, rtt)
+		d, err := netdelay.NewDialer(rtt)
 		if err != nil {
 			return nil, err
 		}
-		opts := *c.Options()
-		opts.Addr = p.Addr()
-		// Let the new client make its own notification state.
-		opts.MaintNotificationsConfig = nil
-		opts.PushNotificationProcessor = nil
-		dc := redis.NewClient(&opts)
+		var dc redis.UniversalClient
+		switch c := conn.Client.(type) {
+		case *redis.Client:
+			opts := *c.Options()
+			opts.Dialer = d.Dial
+			// Let the new client make its own notification state.
+			opts.MaintNotificationsConfig = nil
+			opts.PushNotificationProcessor = nil
+			dc = redis.NewClient(&opts)
+		case *redis.ClusterClient:
+			opts := *c.Options()
+			opts.Dialer = d.Dial
+			opts.MaintNotificationsConfig = nil
+			opts.PushNotificationProcessor = nil
+			dc = redis.NewClusterClient(&opts)
+		default:
+			d.Close()
+			return nil, fmt.Errorf("-rtt: cannot route a %T through the delay proxy", conn.Client)
+		}
 		if conn.Mode == redisconn.ModeMiniredis {
 			dc.AddHook(redisconn.MiniWatchHook{})
 		}
-		l.client, l.proxy = dc, p
+		l.client, l.dialer = dc, d
 	}
 	if err := l.measure(ctx); err != nil {
 		l.Close()
@@ -78,23 +85,22 @@ func (l *link) measure(ctx context.Context) error {
 
 // Close closes what openLink opened (not conn's client).
 func (l *link) Close() {
-	if l.proxy != nil {
+	if l.dialer != nil {
 		l.client.Close()
-		l.proxy.Close()
+		l.dialer.Close()
 	}
 }
 
 // addLinkFlags defines -client, -rtt and -profile on fs.
 func addLinkFlags(fs *flag.FlagSet, client *string, rtt *time.Duration, profile *string) {
 	fs.StringVar(client, "client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
-	fs.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v; a single server only); the run reports the round trip it measured", maxRTT))
+	fs.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", maxRTT))
 	fs.StringVar(profile, "profile", "", "a preset of -client and -rtt: "+profileHelp()+"; -client and -rtt given as well override it")
 }
 
 // resolveLinkFlags checks -client, -rtt and -profile and applies the
-// profile to the flags not given on the command line. redisSpec is the
-// -redis value, which -rtt needs to be a single server.
-func resolveLinkFlags(fs *flag.FlagSet, client string, rtt time.Duration, profileName, redisSpec string) (market.ClientForm, time.Duration, error) {
+// profile to the flags not given on the command line.
+func resolveLinkFlags(fs *flag.FlagSet, client string, rtt time.Duration, profileName string) (market.ClientForm, time.Duration, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if profileName != "" {
@@ -115,9 +121,6 @@ func resolveLinkFlags(fs *flag.FlagSet, client string, rtt time.Duration, profil
 	}
 	if rtt < 0 || rtt > maxRTT {
 		return "", 0, fmt.Errorf("-rtt %v must be between 0 and %v", rtt, maxRTT)
-	}
-	if rtt > 0 && strings.Contains(redisSpec, ",") {
-		return "", 0, fmt.Errorf("-rtt needs a single Redis server, not the cluster %s", redisSpec)
 	}
 	return form, rtt, nil
 }

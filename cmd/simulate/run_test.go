@@ -54,7 +54,6 @@ func TestParseRunFlags(t *testing.T) {
 		{"negative rtt", []string{"-rtt", "-1ms"}, "-rtt -1ms"},
 		{"rtt too large", []string{"-rtt", "2s"}, "-rtt 2s"},
 		{"rtt not a duration", []string{"-rtt", "fast"}, "invalid value"},
-		{"rtt on a cluster", []string{"-rtt", "1ms", "-redis", "127.0.0.1:7000,127.0.0.1:7001"}, "single Redis server"},
 		{"unknown profile", []string{"-profile", "python"}, `-profile "python"`},
 	}
 	for _, tc := range tests {
@@ -410,12 +409,22 @@ func TestReportRoundTrip(t *testing.T) {
 // TestRunCluster runs every strategy on a three-master Redis Cluster given
 // as an address list, three markets per cell, one on each master: each
 // market lives in one slot (its hash tag), and its keys are deleted from
-// whichever master holds them.
+// whichever master holds them. It runs the lean forms, then the book's
+// with every node behind the delay proxy.
 func TestRunCluster(t *testing.T) {
 	client, cl := redistest.Cluster(t, 3)
+	for _, extra := range [][]string{nil, {"-client", "book", "-rtt", "1ms"}} {
+		t.Run(strings.Join(append([]string{"lean"}, extra...), " "), func(t *testing.T) {
+			runCluster(t, client, cl.Addrs(), extra)
+		})
+	}
+}
+
+func runCluster(t *testing.T, client *redis.ClusterClient, addrs, extra []string) {
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"-redis", strings.Join(cl.Addrs(), ","), "-scenarios", "2x2",
-		"-strategies", "watch,coarse,fine,lua", "-markets", "3", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
+	args := append([]string{"-redis", strings.Join(addrs, ","), "-scenarios", "2x2",
+		"-strategies", "watch,coarse,fine,lua", "-markets", "3", "-duration", "300ms", "-format", "json"}, extra...)
+	err := run(context.Background(), args, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -425,6 +434,10 @@ func TestRunCluster(t *testing.T) {
 	}
 	if doc.Redis.Mode != "cluster" || len(doc.Rows) != 4 {
 		t.Fatalf("mode %q, %d rows", doc.Redis.Mode, len(doc.Rows))
+	}
+	if extra != nil && (doc.Client != "book" || doc.RTTConfiguredMs != 1 || doc.RTTMs < 1) {
+		t.Errorf("client %q, rtt %v ms measured, %v configured; want book through a 1 ms proxy",
+			doc.Client, doc.RTTMs, doc.RTTConfiguredMs)
 	}
 	for _, r := range doc.Rows {
 		if r.Violations != 0 || r.Bought == 0 {

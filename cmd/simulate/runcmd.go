@@ -102,7 +102,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 		return o, usagef(stderr, fs.Name(), format, a...)
 	}
 	var err error
-	if o.client, o.rtt, err = resolveLinkFlags(fs, client, o.rtt, o.profile, o.redis); err != nil {
+	if o.client, o.rtt, err = resolveLinkFlags(fs, client, o.rtt, o.profile); err != nil {
 		return bad("%v", err)
 	}
 	seen := map[market.Strategy]bool{}

@@ -67,7 +67,7 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 	fs.SetOutput(stderr)
 	var o windowOptions
 	var scenario, rtts, clients, strategies string
-	fs.StringVar(&o.redis, "redis", "auto", "Redis: auto (REDIS_URL, else a private redis-server from PATH, else embedded miniredis), a redis:// URL, or host:port of a single server")
+	fs.StringVar(&o.redis, "redis", "auto", "Redis: auto (REDIS_URL, else a private redis-server from PATH, else embedded miniredis), a redis:// URL, or host:port[,host:port...] of a cluster")
 	fs.StringVar(&scenario, "scenario", "5x5", "one LISTERSxBUYERS scenario")
 	fs.StringVar(&rtts, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", maxRTT))
 	fs.StringVar(&clients, "clients", "lean,book", "comma-separated client forms: lean, book")
@@ -111,9 +111,6 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 	}
 	if len(o.rtts) == 0 {
 		return bad("-rtts: no round trip given")
-	}
-	if slices.Max(o.rtts) > 0 && strings.Contains(o.redis, ",") {
-		return bad("-rtts needs a single Redis server, not the cluster %s", o.redis)
 	}
 	for _, v := range strings.Split(clients, ",") {
 		v = strings.TrimSpace(v)

@@ -29,7 +29,6 @@ func TestParseWindowFlags(t *testing.T) {
 		{"rtt too large", []string{"-rtts", "2s"}, "-rtts: 2s"},
 		{"rtt not a duration", []string{"-rtts", "0,soon"}, `"soon" is not a duration`},
 		{"no rtt", []string{"-rtts", ","}, "no round trip"},
-		{"rtt on a cluster", []string{"-rtts", "1ms", "-redis", "a:1,b:2"}, "single Redis server"},
 		{"unknown client", []string{"-clients", "lean,python"}, `unknown client form "python"`},
 		{"no client", []string{"-clients", ""}, "no client form"},
 		{"unknown strategy", []string{"-strategies", "hope"}, `unknown strategy "hope"`},
