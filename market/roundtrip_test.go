@@ -48,8 +48,8 @@ var sequences = map[market.ClientForm]map[market.Strategy]struct{ list, purchase
 			purchase: []string{"watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd exec"},
 		},
 		market.Coarse: {
-			list:     []string{"set+ex+nx sismember", "multi zadd srem hincrby eval exec"},
-			purchase: []string{"set+ex+nx watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd eval exec"},
+			list:     []string{"set+ex+nx+get sismember", "multi zadd srem hincrby eval exec"},
+			purchase: []string{"set+ex+nx+get watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd eval exec"},
 		},
 		market.Lua: {list: []string{"evalsha"}, purchase: []string{"evalsha"}},
 	},
