@@ -113,7 +113,7 @@ func (m *Market) GetUser(ctx context.Context, id string) (User, error) {
 	}
 	funds, err := strconv.ParseInt(fields["funds"], 10, 64)
 	if err != nil {
-		return User{}, fmt.Errorf("user %s: funds %q: %w", id, fields["funds"], err)
+		return User{}, fmt.Errorf("user %s: funds %q: %w", id, fields["funds"], ErrCorrupt)
 	}
 	items := inv.Val()
 	slices.Sort(items)
