@@ -35,8 +35,7 @@ type profile struct {
 // regular the timing is and what the book lock's 1 ms sleeps cost beside
 // a round trip. results/book-profile/ holds the calibration that chose 1 ms
 // among 0, 150 µs, 300 µs, 500 µs and 1 ms: every setting but 0 met every
-// target, and 1 ms met them with the widest margin and came closest to the
-// book's ratios.
+// target, and of those 1 ms came closest to the book's ratios.
 var profiles = map[string]profile{
 	"book": {client: market.BookClient, rtt: time.Millisecond,
 		why: "the book's command sequences, each round trip 1 ms longer (results/book-profile)"},
