@@ -46,9 +46,8 @@ import (
 // alone), and, on runs of 5 minutes or more, the service's resident memory
 // flat: sampled every 2 s, its median over the last third of the run after
 // warm-up within 10% of its median over the first third. Warm-up is the
-// first round of the three faults: the first stall and restart leave the
-// service with more Redis connections (and their buffers) than the load
-// alone, up to the pool's size, and the memory settles after them. A fault lasts from
+// first round of the three faults: the service's memory rises during it
+// and settles after it. A fault lasts from
 // just before it is injected until the service is seen healthy again;
 // nothing else is judged by the clock. go test runs it for 24 s; the
 // environment sets a longer run:
