@@ -42,27 +42,14 @@ func openLink(ctx context.Context, conn *redisconn.Conn, rtt time.Duration) (*li
 		if err != nil {
 			return nil, err
 		}
-		var dc redis.UniversalClient
-		switch c := conn.Client.(type) {
-		case *redis.Client:
-			opts := *c.Options()
-			opts.Dialer = d.Dial
-			// Let the new client make its own notification state.
-			opts.MaintNotificationsConfig = nil
-			opts.PushNotificationProcessor = nil
-			dc = redis.NewClient(&opts)
-		case *redis.ClusterClient:
-			opts := *c.Options()
-			opts.Dialer = d.Dial
-			opts.MaintNotificationsConfig = nil
-			opts.PushNotificationProcessor = nil
-			dc = redis.NewClusterClient(&opts)
-		default:
+		var hooks []redis.Hook
+		if conn.Mode == redisconn.ModeMiniredis {
+			hooks = append(hooks, redisconn.MiniWatchHook{})
+		}
+		dc := redisconn.SizedClientDialing(conn.Client, 0, d.Dial, hooks...)
+		if dc == conn.Client {
 			d.Close()
 			return nil, fmt.Errorf("-rtt: cannot route a %T through the delay proxy", conn.Client)
-		}
-		if conn.Mode == redisconn.ModeMiniredis {
-			dc.AddHook(redisconn.MiniWatchHook{})
 		}
 		l.client, l.dialer = dc, d
 	}

@@ -289,12 +289,12 @@ func (w *world) short(key string) string { return strings.TrimPrefix(key, w.keys
 
 // result records the answer a client's purchase got.
 func (w *world) result(client, what string, err error) {
-	w.rec.Add(client, timeline.Result, "%s: %s", what, Describe(err, w.keys().Prefix()))
+	w.rec.Add(client, timeline.Result, "%s: %s", what, describe(err, w.keys().Prefix()))
 }
 
-// Describe says in a few words what an operation's error means, with
+// describe says in a few words what an operation's error means, with
 // keys shown without the market's prefix.
-func Describe(err error, prefix string) string {
+func describe(err error, prefix string) string {
 	switch {
 	case err == nil:
 		return "ok"

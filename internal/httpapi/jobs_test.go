@@ -67,7 +67,10 @@ func TestRushRefused(t *testing.T) {
 		{"unknown strategy", `{"buyers":5,"duration_ms":1000,"strategies":["optimistic"]}`},
 		{"twice", `{"buyers":5,"duration_ms":1000,"strategies":["lua","lua"]}`},
 		{"wrong type", `{"buyers":"5","duration_ms":1000}`},
-		{"unknown field", `{"buyers":5,"duration_ms":1000,"rtt_ms":5}`},
+		{"unknown field", `{"buyers":5,"duration_ms":1000,"rtts":5}`},
+		{"negative round trip", `{"buyers":5,"duration_ms":1000,"rtt_ms":-1}`},
+		{"round trip over a second", `{"buyers":5,"duration_ms":1000,"rtt_ms":1000.5}`},
+		{"round trip not a number", `{"buyers":5,"duration_ms":1000,"rtt_ms":"2ms"}`},
 	} {
 		r := serve(srv.Handler(), "POST", "/api/rush", tc.body)
 		if r.status != 400 || r.code() != CodeInvalidRequest {
@@ -97,7 +100,7 @@ func TestRush(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)
-		r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":8,"listers":2,"duration_ms":1000,"strategies":["watch","lua"]}`)
+		r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":8,"listers":2,"duration_ms":1000,"strategies":["watch","lua"],"rtt_ms":2.5}`)
 		if r.status != http.StatusAccepted || r.header.Get("Location") != "/api/rush" {
 			t.Fatalf("start: %d %s", r.status, r.body)
 		}
@@ -105,6 +108,11 @@ func TestRush(t *testing.T) {
 		waitForJob(t, srv.Handler(), "/api/rush", &st)
 		if st.State != stateDone || st.Buyers != 8 || st.Listers != 2 || st.StrategyDurationMS != 500 || len(st.Strategies) != 2 {
 			t.Fatalf("rush: %+v", st)
+		}
+		// The round trip added is one the clients see: the delay proxy
+		// never delivers early.
+		if st.RTTMS != 2.5 || st.MeasuredRTTMS < 2.5 {
+			t.Errorf("round trip %v ms asked, %v ms measured", st.RTTMS, st.MeasuredRTTMS)
 		}
 		for _, s := range st.Strategies {
 			if s.State != stateDone || s.Bought == 0 || s.Listed < s.Bought || s.WaitSamples != uint64(s.Bought) ||

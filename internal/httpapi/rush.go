@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
@@ -27,6 +28,8 @@ const (
 	DefaultRushListers  = 5
 	MinRushDuration     = time.Second
 	MaxRushDuration     = 60 * time.Second
+	MaxRushRTT          = time.Second // the round trip a rush may add
+	rushRTTSamples      = 200         // PINGs that measure the round trip
 	rushProgressEvery   = 250 * time.Millisecond
 	rushSeriesMaxPoints = 400
 )
@@ -46,6 +49,7 @@ type rushRequest struct {
 	Listers    *int64   `json:"listers"`
 	DurationMS *int64   `json:"duration_ms"`
 	Strategies []string `json:"strategies"`
+	RTTMS      *float64 `json:"rtt_ms"`
 }
 
 // rushStatus is the answer of GET /api/rush: the last rush, live while it
@@ -58,11 +62,16 @@ type rushStatus struct {
 	Listers int `json:"listers"`
 	// DurationMS is the whole rush; each strategy runs for
 	// StrategyDurationMS of it, one after the other.
-	DurationMS         float64        `json:"duration_ms"`
-	StrategyDurationMS float64        `json:"strategy_duration_ms"`
-	Redis              string         `json:"redis"`
-	Error              string         `json:"error,omitempty"`
-	Strategies         []rushStrategy `json:"strategies"`
+	DurationMS         float64 `json:"duration_ms"`
+	StrategyDurationMS float64 `json:"strategy_duration_ms"`
+	// RTTMS is the round trip added to every command (0: none), through a
+	// delay proxy in the service (internal/netdelay); MeasuredRTTMS the
+	// PING median through the rush's clients, measured before it starts.
+	RTTMS         float64        `json:"rtt_ms"`
+	MeasuredRTTMS float64        `json:"measured_rtt_ms"`
+	Redis         string         `json:"redis"`
+	Error         string         `json:"error,omitempty"`
+	Strategies    []rushStrategy `json:"strategies"`
 }
 
 // rushStrategy is one strategy's run in its own fresh market.
@@ -139,6 +148,7 @@ func (r *rushSlot) update(i int, f func(s *rushStrategy)) {
 type rushConfig struct {
 	buyers, listers int
 	duration        time.Duration
+	rtt             time.Duration
 	strategies      []market.Strategy
 }
 
@@ -160,6 +170,12 @@ func parseRush(req rushRequest) (rushConfig, error) {
 		return cfg, invalid("duration_ms must be between %d and %d", MinRushDuration.Milliseconds(), MaxRushDuration.Milliseconds())
 	}
 	cfg.duration = time.Duration(*req.DurationMS) * time.Millisecond
+	if req.RTTMS != nil {
+		if *req.RTTMS < 0 || *req.RTTMS > float64(MaxRushRTT.Milliseconds()) {
+			return cfg, invalid("rtt_ms must be between 0 and %d", MaxRushRTT.Milliseconds())
+		}
+		cfg.rtt = time.Duration(*req.RTTMS * float64(time.Millisecond))
+	}
 	if req.Strategies == nil {
 		cfg.strategies = slices.Clone(market.Strategies)
 	} else if len(req.Strategies) == 0 {
@@ -203,7 +219,7 @@ func (s *Server) startRush(c echo.Context) error {
 	per := cfg.duration / time.Duration(len(cfg.strategies))
 	st := rushStatus{ID: id, State: stateRunning, Buyers: cfg.buyers, Listers: cfg.listers,
 		DurationMS: latency.Milliseconds(cfg.duration), StrategyDurationMS: latency.Milliseconds(per),
-		Redis: s.cfg.Env.Redis.Mode}
+		RTTMS: latency.Milliseconds(cfg.rtt), Redis: s.cfg.Env.Redis.Mode}
 	for _, strat := range cfg.strategies {
 		st.Strategies = append(st.Strategies, rushStrategy{Strategy: strat, State: statePending,
 			Market: fmt.Sprintf("rush-%s-%s", id, strat), Series: []rushPoint{}})
@@ -226,18 +242,48 @@ func (s *Server) startRush(c echo.Context) error {
 }
 
 // runRush runs each strategy in turn with sim.Run: a fresh market, the
-// listers refilling it, the buyers buying among the cheapest listings.
+// listers refilling it, the buyers buying among the cheapest listings;
+// with a round trip, every client's connections go through a delay proxy.
 func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration) {
 	r := &s.jobs.rush
+	final, failure := stateDone, ""
+	fail := func(err error) {
+		if ctx.Err() != nil {
+			final = stateCancelled // stopped, not failed
+			return
+		}
+		s.log.Warn("rush failed", slog.Any("err", err))
+		final, failure = stateFailed, err.Error()
+	}
 	var hooks []redis.Hook
 	if s.cfg.Mini != nil {
 		hooks = append(hooks, redisconn.MiniWatchHook{}) // WATCH as a real server does it
 	}
-	rdb := redisconn.SizedClient(s.m.Client(), cfg.buyers+cfg.listers+4, hooks...)
+	var dial redisconn.Dial
+	if cfg.rtt > 0 {
+		d, err := netdelay.NewDialer(cfg.rtt)
+		if err != nil {
+			fail(err)
+			cfg.strategies = nil
+		} else {
+			defer d.Close()
+			dial = d.Dial
+		}
+	}
+	rdb := redisconn.SizedClientDialing(s.m.Client(), cfg.buyers+cfg.listers+4, dial, hooks...)
 	if rdb != s.m.Client() {
 		defer rdb.Close()
 	}
-	final, failure := stateDone, ""
+	if len(cfg.strategies) > 0 {
+		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushRTTSamples); err != nil {
+			fail(fmt.Errorf("measuring the round trip: %w", err))
+			cfg.strategies = nil
+		} else {
+			r.mu.Lock()
+			r.status.MeasuredRTTMS = latency.Milliseconds(rtt)
+			r.mu.Unlock()
+		}
+	}
 	for i, strat := range cfg.strategies {
 		if ctx.Err() != nil {
 			r.update(i, func(x *rushStrategy) { x.State = stateCancelled })
@@ -266,9 +312,8 @@ func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration)
 			},
 		})
 		if err != nil {
-			s.log.Warn("rush failed", slog.String("strategy", string(strat)), slog.Any("err", err))
 			r.update(i, func(x *rushStrategy) { x.State = stateFailed })
-			final, failure = stateFailed, fmt.Sprintf("%s: %v", strat, err)
+			fail(fmt.Errorf("%s: %w", strat, err))
 			break
 		}
 		r.update(i, func(x *rushStrategy) {
@@ -289,6 +334,11 @@ func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration)
 	r.mu.Lock()
 	r.running = false
 	r.status.State, r.status.Error = final, failure
+	for i := range r.status.Strategies {
+		if x := &r.status.Strategies[i]; x.State == statePending {
+			x.State = final // never started: the rush failed or was cancelled first
+		}
+	}
 	r.mu.Unlock()
 	s.log.Info("rush ended", slog.String("state", final))
 }

@@ -96,7 +96,8 @@ function renderRushStatus(st) {
     status.textContent = "idle";
   } else {
     status.textContent = st.state + (st.error ? ": " + st.error : "") +
-      ` (${st.buyers} buyers, ${st.listers} listers, ${(st.strategy_duration_ms / 1000).toFixed(1)} s per strategy)`;
+      ` (${st.buyers} buyers, ${st.listers} listers, ${(st.strategy_duration_ms / 1000).toFixed(1)} s per strategy, ` +
+      `round trip ${ms(st.measured_rtt_ms)} ms` + (st.rtt_ms > 0 ? ` with ${ms(st.rtt_ms)} ms added)` : ")");
   }
   status.dataset.state = st.state;
   $("#rush-run").disabled = st.state === "running";
@@ -126,6 +127,7 @@ async function startRush(ev) {
     buyers: Number($("#rush-buyers").value),
     listers: Number($("#rush-listers").value),
     duration_ms: Math.round(Number($("#rush-seconds").value) * 1000),
+    rtt_ms: Number($("#rush-rtt").value),
     strategies,
   };
   try {
