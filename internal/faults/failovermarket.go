@@ -41,7 +41,8 @@ const (
 // A buyer whose purchase's outcome is unknown (its reply lost, or, with
 // WAIT, not acknowledged by the replica in time) stops buying, waits for
 // the promotion and retries the purchase against the new primary until it
-// is answered: with the same key under "+key"; without one otherwise
+// is answered (as a resolver does, within retryFor): with the same key
+// under "+key"; without one otherwise
 // (keys off: the client asks again for the same listing). On the promoted
 // server, which has no replica left, an answer is final.
 //
