@@ -115,7 +115,8 @@ func Open(ctx context.Context, spec string, log io.Writer) (*Conn, error) {
 	if len(addrs) == 1 {
 		c = &Conn{Client: newClient(addrs[0]), Mode: ModeURL}
 	} else {
-		c = &Conn{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: PoolSize, MaxRetries: maxRetries}), Mode: ModeCluster}
+		c = &Conn{Client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: PoolSize, MaxRetries: maxRetries,
+			ReadBufferSize: bufferSize, WriteBufferSize: bufferSize}), Mode: ModeCluster}
 	}
 	if err := c.Client.Ping(ctx).Err(); err != nil {
 		c.Client.Close()
@@ -140,8 +141,17 @@ const PoolSize = 512
 // an error, an outcome the caller knows to be unknown.
 const maxRetries = -1
 
+// bufferSize is the read and the write buffer of each pooled connection
+// of the clients Open makes (go-redis's default is 32 KiB each). The
+// market's commands and replies are a few hundred bytes; a larger reply
+// (an audit's snapshot) is read through the buffer in pieces. With up to
+// PoolSize connections, and a burst of reconnections after Redis drops
+// them, 64 KiB per connection was most of the service's heap.
+const bufferSize = 8 << 10
+
 func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize, MaxRetries: maxRetries})
+	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize, MaxRetries: maxRetries,
+		ReadBufferSize: bufferSize, WriteBufferSize: bufferSize})
 }
 
 // ErrSpec is wrapped by Open's error when the -redis value itself is
@@ -158,6 +168,12 @@ func openURL(ctx context.Context, u string) (*Conn, error) {
 		opts.PoolSize = PoolSize
 	}
 	opts.MaxRetries = maxRetries
+	if opts.ReadBufferSize == 0 {
+		opts.ReadBufferSize = bufferSize
+	}
+	if opts.WriteBufferSize == 0 {
+		opts.WriteBufferSize = bufferSize
+	}
 	c := &Conn{Client: redis.NewClient(opts), Mode: ModeURL}
 	if err := c.Client.Ping(ctx).Err(); err != nil {
 		c.Client.Close()

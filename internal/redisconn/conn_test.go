@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -67,6 +69,10 @@ func TestOpen(t *testing.T) {
 		defer c.Close()
 		if c.Mode != redisconn.ModeURL {
 			t.Fatalf("mode %s", c.Mode)
+		}
+		// Each pooled connection's buffers are 8 KiB, not go-redis's 32 KiB.
+		if o := c.Client.(*redis.Client).Options(); o.ReadBufferSize != 8<<10 || o.WriteBufferSize != 8<<10 {
+			t.Fatalf("buffers %d/%d bytes, want 8 KiB each", o.ReadBufferSize, o.WriteBufferSize)
 		}
 	})
 	t.Run("cluster list", func(t *testing.T) {
