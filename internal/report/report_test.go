@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/chart"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/probe"
 	"github.com/lockmarket/lockmarket/internal/schema"
@@ -271,14 +275,66 @@ func TestWriteAll(t *testing.T) {
 		if strings.HasSuffix(f, ".svg") && !bytes.Contains(data, []byte("<svg")) {
 			t.Errorf("%s is not SVG", f)
 		}
+		if !strings.HasSuffix(f, ".svg") {
+			continue
+		}
+		// Scenarios 1x1 and 5x5, strategies watch and lua: lua bought
+		// nothing in 1x1 and did not run in 5x5, so only watch has bars.
+		// The book has both watch cells.
+		want := map[string]int{"legend-entry": 2, "bar": 2}
+		if f == ChartRetries {
+			want["bar"] = 2 // watch only: lua never retries
+		}
+		if f == ChartBookBought || f == ChartBookMeanWait {
+			want["bar"] = 4
+		}
+		got := svgClasses(t, f, data)
+		for class, n := range want {
+			if got[class] != n {
+				t.Errorf("%s: %d elements of class %s, want %d", f, got[class], class, n)
+			}
+		}
 	}
 	// Charts with only zeros, and with a spread that needs a log axis.
 	for name, vals := range map[string][]float64{"zeros": {0, 0}, "spread": {0, 0.5, 20000}} {
-		g := groupedBars{"t", "x", "y", []string{"a", "b"}, []series{{"s", vals[:2]}, {"u", vals[len(vals)-2:]}}}
-		if err := g.render(filepath.Join(dir, name+".svg")); err != nil {
+		g := chart.Bars{Title: "t", XLabel: "x", YLabel: "y", Groups: []string{"a", "b"},
+			Series: []chart.Series{{Name: "s", Values: vals[:2]}, {Name: "u", Values: vals[len(vals)-2:]}}}
+		if err := writeSVG(filepath.Join(dir, name+".svg"), g); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// svgClasses checks that data is a well-formed XML document whose root is
+// an svg element, and counts its elements by class.
+func svgClasses(t *testing.T, name string, data []byte) map[string]int {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	classes := map[string]int{}
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed: %v", name, err)
+		}
+		if el, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = el.Name.Local
+			}
+			for _, a := range el.Attr {
+				if a.Name.Local == "class" {
+					classes[a.Value]++
+				}
+			}
+		}
+	}
+	if root != "svg" {
+		t.Errorf("%s: root element %q, want svg", name, root)
+	}
+	return classes
 }
 
 // TestBookScaling: the book is scaled to the configured duration, not to

@@ -6,19 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
+	"github.com/lockmarket/lockmarket/internal/chart"
 	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
@@ -287,86 +281,6 @@ func sweepCSV(w io.Writer, s Sweep) error {
 	return cw.Error()
 }
 
-// line is one series of a line chart: y against x.
-type line struct {
-	name   string
-	xs, ys []float64
-	dashed bool
-	color  int // index into plotutil's palette
-}
-
-// lineChart is a chart of lines against a numeric x axis; its y axis goes
-// logarithmic when the values spread over more than logSpread.
-type lineChart struct {
-	title, xLabel, yLabel string
-	lines                 []line
-	// logY makes the y axis logarithmic whatever the spread.
-	logY bool
-}
-
-func (c lineChart) render(path string) error {
-	p := plot.New()
-	p.Title.Text = c.title
-	p.X.Label.Text = c.xLabel
-	p.Y.Label.Text = c.yLabel
-	p.X.Tick.Marker = plainTicks{}
-	var positive []float64
-	for _, l := range c.lines {
-		for _, y := range l.ys {
-			if y > 0 && !math.IsInf(y, 0) && !math.IsNaN(y) {
-				positive = append(positive, y)
-			}
-		}
-	}
-	useLog := len(positive) > 0 && (c.logY || slices.Max(positive)/slices.Min(positive) > logSpread)
-	if useLog {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Y.Label.Text += " (log scale)"
-	} else {
-		p.Y.Tick.Marker = plainTicks{}
-		p.Y.Min = 0
-	}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	for _, l := range c.lines {
-		var xys plotter.XYs
-		for i := range l.xs {
-			y := l.ys[i]
-			if math.IsNaN(y) || math.IsInf(y, 0) || (useLog && y <= 0) {
-				continue // a log axis has no zero: the point is left out
-			}
-			xys = append(xys, plotter.XY{X: l.xs[i], Y: y})
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		ln, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return err
-		}
-		col := plotutil.Color(l.color)
-		ln.Color, pts.Color = col, col
-		pts.Shape = draw.CircleGlyph{}
-		if l.dashed {
-			ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			pts.Shape = draw.RingGlyph{}
-		}
-		p.Add(ln, pts)
-		p.Legend.Add(l.name, ln, pts)
-	}
-	// Room above the lines for the legend.
-	if useLog {
-		p.Y.Min = math.Min(p.Y.Min, slices.Min(positive))
-		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.6)
-	} else if len(positive) > 0 {
-		p.Y.Max *= 1.8
-	} else {
-		p.Y.Max = 1
-	}
-	return p.Save(18*vg.Centimeter, 13*vg.Centimeter, path)
-}
-
 // SweepCharts writes the sweep's charts into dir and returns their file
 // names: WATCH retries per purchase against the measured round trip, each
 // client form measured and as the model predicts; and items bought per
@@ -390,28 +304,28 @@ func SweepCharts(dir string, s Sweep) ([]string, error) {
 		sub = " (miniredis: illustrative only)"
 	}
 	const xLabel = "round trip, ms (measured: PING p50 through the proxy)"
-	var retries, bought []line
+	var retries, bought []chart.Line
 	for ci, client := range clients {
-		meas := line{name: "watch, " + client + ": measured", color: ci}
-		model := line{name: "watch, " + client + ": model e^(λw) − 1", color: ci, dashed: true}
+		meas := chart.Line{Name: "watch, " + client + ": measured", Color: ci}
+		model := chart.Line{Name: "watch, " + client + ": model e^(λw) − 1", Color: ci, Dashed: true, Ring: true}
 		for _, k := range keys {
 			if k.client != client {
 				continue
 			}
 			if p, ok := at[k]["watch"]; ok && p.Conflict != nil && p.RetriesPerPurchase != nil {
 				x := measuredRTT(at[k])
-				meas.xs, meas.ys = append(meas.xs, x), append(meas.ys, *p.RetriesPerPurchase)
-				model.xs, model.ys = append(model.xs, x), append(model.ys, p.Conflict.RetriesPerCommitModel)
+				meas.X, meas.Y = append(meas.X, x), append(meas.Y, *p.RetriesPerPurchase)
+				model.X, model.Y = append(model.X, x), append(model.Y, p.Conflict.RetriesPerCommitModel)
 			}
 		}
-		if len(meas.xs) > 0 {
+		if len(meas.X) > 0 {
 			retries = append(retries, meas, model)
 		}
 		for si, st := range strategies {
-			l := line{name: st + ", " + client, color: si, dashed: ci > 0}
+			l := chart.Line{Name: st + ", " + client, Color: si, Dashed: ci > 0, Ring: ci > 0}
 			for _, k := range keys {
 				if p, ok := at[k][st]; ok && k.client == client {
-					l.xs, l.ys = append(l.xs, measuredRTT(at[k])), append(l.ys, p.BoughtPerS)
+					l.X, l.Y = append(l.X, measuredRTT(at[k])), append(l.Y, p.BoughtPerS)
 				}
 			}
 			bought = append(bought, l)
@@ -419,20 +333,22 @@ func SweepCharts(dir string, s Sweep) ([]string, error) {
 	}
 	var files []string
 	charts := []struct {
-		file string
-		c    lineChart
+		name  string
+		lines chart.Lines
 	}{
-		{ChartWindowRetries, lineChart{"WATCH retries per item bought" + sub, xLabel, "retries / purchase", retries, true}},
-		{ChartWindowBought, lineChart{"Items bought per second" + sub, xLabel, "bought / s", bought, true}},
+		{ChartWindowRetries, chart.Lines{Title: "WATCH retries per item bought" + sub, XLabel: xLabel,
+			YLabel: "retries / purchase", Lines: retries, LogY: true}},
+		{ChartWindowBought, chart.Lines{Title: "Items bought per second" + sub, XLabel: xLabel,
+			YLabel: "bought / s", Lines: bought, LogY: true}},
 	}
 	for _, c := range charts {
-		if len(c.c.lines) == 0 {
+		if len(c.lines.Lines) == 0 {
 			continue
 		}
-		if err := c.c.render(filepath.Join(dir, c.file)); err != nil {
-			return files, fmt.Errorf("chart %s: %w", c.file, err)
+		if err := writeSVG(filepath.Join(dir, c.name), c.lines); err != nil {
+			return files, fmt.Errorf("chart %s: %w", c.name, err)
 		}
-		files = append(files, c.file)
+		files = append(files, c.name)
 	}
 	return files, nil
 }

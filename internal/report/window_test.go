@@ -125,4 +125,16 @@ func TestWriteSweep(t *testing.T) {
 			t.Errorf("retries chart lacks %q", want)
 		}
 	}
+	// Two clients at two round trips: retries measured and modelled for
+	// each client, bought per second of watch and fine for each.
+	for _, f := range []string{ChartWindowRetries, ChartWindowBought} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := svgClasses(t, f, data)
+		if got["line"] != 4 || got["point"] != 8 || got["legend-entry"] != 4 {
+			t.Errorf("%s: %d lines, %d points, %d legend entries; want 4, 8, 4", f, got["line"], got["point"], got["legend-entry"])
+		}
+	}
 }
