@@ -5,6 +5,7 @@
 # repository root; takes about 12 minutes. Each run starts its own private
 # redis-server.
 set -eu
+command -v jq >/dev/null || { echo "$0: needs jq (Debian: apt-get install jq)" >&2; exit 2; }
 bin=$(mktemp -d)/simulate
 go build -o $bin ./cmd/simulate
 out=results/book-profile
