@@ -7,9 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // Lost replies. An acquisition whose reply does not come back (a read
@@ -69,7 +68,7 @@ func (m *Mutex) releaseLost(token string) {
 			case errors.Is(err, redis.ErrClosed):
 				return
 			}
-			if lease.Sleep(ctx, lostBackoff.Delay(n)) != nil {
+			if halt.Sleep(ctx, lostBackoff.Delay(n)) != nil {
 				return
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
@@ -55,7 +56,7 @@ func (b Backoff) Delay(n int) time.Duration {
 
 // Wait sleeps for Delay(n), or until ctx ends (then it returns ctx.Err()).
 func (b Backoff) Wait(ctx context.Context, n int) error {
-	return lease.Sleep(ctx, b.Delay(n))
+	return halt.Sleep(ctx, b.Delay(n))
 }
 
 // The lease pieces every kind of this package uses.
@@ -235,7 +236,7 @@ func retry[H any](ctx context.Context, key string, delay func(n int) time.Durati
 		if !errors.Is(err, ErrNotAcquired) {
 			return h, n, endedWhileWaiting(ctx, err)
 		}
-		if err := lease.Sleep(ctx, delay(n)); err != nil {
+		if err := halt.Sleep(ctx, delay(n)); err != nil {
 			return h, n, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, key, n+1, err)
 		}
 	}

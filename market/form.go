@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/watchtx"
@@ -147,21 +148,9 @@ func (m *Market) bookLock(ctx context.Context, key string, ttl time.Duration) (L
 			}
 			return Lease{}, err
 		}
-		if err := pause(ctx, BookLockPoll); err != nil {
+		if err := halt.Sleep(ctx, BookLockPoll); err != nil {
 			return Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
 		}
-	}
-}
-
-// pause sleeps for d, or until ctx ends (then it returns ctx's error).
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -142,18 +142,6 @@ func check(ctx context.Context, addr string, audited *market.Market, setup histo
 	return hist, audit, err
 }
 
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // execCmd is the command type of Config.ClientCommand.
 type execCmd = exec.Cmd
 

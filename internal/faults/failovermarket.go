@@ -211,7 +211,7 @@ func (t *fmTrial) setUp(ctx context.Context, addr string) error {
 // has committed on the primary alone, kills the primary and promotes the
 // replica.
 func (t *fmTrial) failover(ctx context.Context, primary, replica *redisserver.Server) error {
-	if err := sleepCtx(ctx, t.cfg.Duration/2); err != nil {
+	if err := halt.Sleep(ctx, t.cfg.Duration/2); err != nil {
 		return err
 	}
 	// Stopping the replica is not enough (the kernel would buffer the
@@ -230,7 +230,7 @@ func (t *fmTrial) failover(ctx context.Context, primary, replica *redisserver.Se
 	t.lagging.Store(true)
 	cut := time.Now()
 	for time.Since(cut) < t.cfg.Pause || t.committed.Load() == 0 && t.buying.Load() > 0 {
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+		if err := halt.Sleep(ctx, 5*time.Millisecond); err != nil {
 			replica.Signal(syscall.SIGCONT)
 			return err
 		}

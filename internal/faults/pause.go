@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/market"
@@ -190,7 +191,7 @@ func newHookAlice(m *market.Market, s market.Strategy, pause time.Duration) *hoo
 		// interleaving is the same in every trial; but not for ever,
 		// since bob may be waiting for this very lock (when a watchdog
 		// keeps renewing it).
-		_ = sleepCtx(ctx, a.pause)
+		_ = halt.Sleep(ctx, a.pause)
 		select {
 		case <-a.goOn:
 		case <-time.After(time.Second):
@@ -302,7 +303,7 @@ func (a *processAlice) start(ctx context.Context) error {
 	if _, err := io.WriteString(a.stdin, "go\n"); err != nil {
 		return a.fail(err)
 	}
-	return sleepCtx(ctx, a.pause)
+	return halt.Sleep(ctx, a.pause)
 }
 
 func (a *processAlice) next(ctx context.Context) (string, error) {
@@ -442,7 +443,7 @@ func waitStopped(ctx context.Context, pid int) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("process %d did not stop within 5s", pid)
 		}
-		if err := sleepCtx(ctx, time.Millisecond); err != nil {
+		if err := halt.Sleep(ctx, time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/locking"
 )
@@ -101,7 +102,7 @@ func redlockTrial(ctx context.Context, f Fault, v Variant, cfg Config, trial int
 			return err
 		}
 	}
-	if err := sleepCtx(ctx, rlEarlier+50*time.Millisecond); err != nil {
+	if err := halt.Sleep(ctx, rlEarlier+50*time.Millisecond); err != nil {
 		return err
 	}
 	lock = locking.NewRedlockMutex(clients, key, rlTTL)

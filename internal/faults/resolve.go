@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/history"
 )
 
@@ -44,7 +45,7 @@ func (r *resolver) retry(ctx context.Context, op *history.Pending, err error, tr
 	r.retried.Add(1)
 	deadline := time.Now().Add(retryFor)
 	for time.Now().Before(deadline) {
-		if sleepCtx(ctx, retryPause) != nil {
+		if halt.Sleep(ctx, retryPause) != nil {
 			return err
 		}
 		if err = try(); !unknown(err) {

@@ -196,7 +196,7 @@ func inject(ctx context.Context, srv *redisserver.Server, f Fault, cfg Config) e
 		if err := srv.Signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
-		err := sleepCtx(ctx, cfg.Pause)
+		err := halt.Sleep(ctx, cfg.Pause)
 		if cerr := srv.Signal(syscall.SIGCONT); cerr != nil {
 			return cerr
 		}
@@ -215,7 +215,7 @@ func inject(ctx context.Context, srv *redisserver.Server, f Fault, cfg Config) e
 			if err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
 				return err
 			}
-			if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			if err := halt.Sleep(ctx, 20*time.Millisecond); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,10 @@
 package halt_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/halt"
@@ -18,4 +21,15 @@ func Example() {
 	// false
 	// true
 	// paused
+}
+
+func TestSleepEndsWithTheContext(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := halt.Sleep(ended, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Sleep on an ended context: %v", err)
+	}
+	if err := halt.Sleep(context.Background(), time.Nanosecond); err != nil {
+		t.Fatalf("Sleep: %v", err)
+	}
 }

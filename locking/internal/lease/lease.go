@@ -31,22 +31,6 @@ func CheckTTL(ttl time.Duration) error {
 // timer resolution).
 func Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
 
-// Sleep waits for d or until ctx ends, whichever is first, and returns
-// ctx.Err() in the second case.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // EndedWhileWaiting marks an attempt's error with notAcquired when it
 // failed because ctx ended (a deadline that expired during the command
 // rather than between attempts), so callers see one error for "gave up".

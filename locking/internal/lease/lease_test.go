@@ -57,14 +57,3 @@ func TestEndedWhileWaiting(t *testing.T) {
 		})
 	}
 }
-
-func TestSleepEndsWithTheContext(t *testing.T) {
-	ended, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := lease.Sleep(ended, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Sleep on an ended context: %v", err)
-	}
-	if err := lease.Sleep(context.Background(), time.Nanosecond); err != nil {
-		t.Fatalf("Sleep: %v", err)
-	}
-}
