@@ -32,14 +32,7 @@ func (v view) table(w io.Writer) error {
 			Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}},
 		}))
 	}
-	t := report.NewTable(w, v.numeric, opts...)
-	t.Header(toAny(v.columns)...)
-	for _, r := range v.rows {
-		if err := t.Append(toAny(r)...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := report.TerminalTable(w, v.columns, v.numeric, v.rows, opts...); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, v.caption)
@@ -50,26 +43,7 @@ func (v view) table(w io.Writer) error {
 // caption.
 func (v view) markdown(w io.Writer) error {
 	var b strings.Builder
-	row := func(cells []string) {
-		b.WriteString("|")
-		for _, c := range cells {
-			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
-		}
-		b.WriteString("\n")
-	}
-	row(v.columns)
-	b.WriteString("|")
-	for _, num := range v.numeric {
-		if num {
-			b.WriteString("---:|")
-		} else {
-			b.WriteString("---|")
-		}
-	}
-	b.WriteString("\n")
-	for _, r := range v.rows {
-		row(r)
-	}
+	report.MarkdownTable(&b, v.columns, v.numeric, v.rows)
 	b.WriteString("\n" + v.caption + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -92,12 +66,4 @@ func writeJSON(w io.Writer, doc any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }

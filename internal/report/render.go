@@ -372,6 +372,19 @@ func resourceCells(r Row) []string {
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
+// TerminalTable writes a NewTable with these columns and rows (options as
+// NewTable's).
+func TerminalTable(w io.Writer, columns []string, numeric []bool, rows [][]string, more ...tablewriter.Option) error {
+	t := NewTable(w, numeric, more...)
+	t.Header(toAny(columns)...)
+	for _, r := range rows {
+		if err := t.Append(toAny(r)...); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
 func toAny(s []string) []any {
 	out := make([]any, len(s))
 	for i, v := range s {
@@ -380,39 +393,61 @@ func toAny(s []string) []any {
 	return out
 }
 
-// Markdown writes a GitHub-flavoured markdown table and its caption.
-func Markdown(w io.Writer, doc Document) error {
-	var b strings.Builder
-	row := func(cols []string) {
+// MarkdownTable writes a GitHub-flavoured markdown table to b: the
+// columns, aligned right where numeric says so (left beyond its end), then
+// the rows. A "|" in a cell is escaped and a line break becomes a space.
+func MarkdownTable(b *strings.Builder, columns []string, numeric []bool, rows [][]string) {
+	row := func(cells []string) {
 		b.WriteString("|")
-		for _, c := range cols {
+		for _, c := range cells {
+			c = strings.ReplaceAll(c, "\n", " ")
 			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
 		}
 		b.WriteString("\n")
 	}
-	row(Columns)
+	row(columns)
 	b.WriteString("|")
-	for _, num := range numeric {
-		if num {
+	for i := range columns {
+		if i < len(numeric) && numeric[i] {
 			b.WriteString("---:|")
 		} else {
 			b.WriteString("---|")
 		}
 	}
 	b.WriteString("\n")
-	for _, r := range doc.Rows {
-		row(cells(r, doc.DurationS))
+	for _, r := range rows {
+		row(r)
 	}
+}
+
+// figureColumns marks every column numeric but the first two (scenario or
+// round trip, and strategy or client).
+func figureColumns(n int) []bool {
+	numeric := make([]bool, n)
+	for i := 2; i < n; i++ {
+		numeric[i] = true
+	}
+	return numeric
+}
+
+// Markdown writes a GitHub-flavoured markdown table and its caption.
+func Markdown(w io.Writer, doc Document) error {
+	var b strings.Builder
+	rows := make([][]string, len(doc.Rows))
+	for i, r := range doc.Rows {
+		rows[i] = cells(r, doc.DurationS)
+	}
+	MarkdownTable(&b, Columns, numeric, rows)
 	b.WriteString("\n")
 	for line := range strings.Lines(Caption(doc)) {
 		b.WriteString(strings.TrimRight(line, "\n") + "\n\n")
 	}
 	if doc.HasResources() {
-		row(ResourceColumns)
-		b.WriteString("|---|---|" + strings.Repeat("---:|", len(ResourceColumns)-2) + "\n")
-		for _, r := range doc.Rows {
-			row(resourceCells(r))
+		rows := make([][]string, len(doc.Rows))
+		for i, r := range doc.Rows {
+			rows[i] = resourceCells(r)
 		}
+		MarkdownTable(&b, ResourceColumns, figureColumns(len(ResourceColumns)), rows)
 		b.WriteString("\n" + ResourceCaption + "\n\n")
 	}
 	if err := writeReading(&b, doc, "\n"); err != nil {

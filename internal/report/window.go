@@ -181,10 +181,10 @@ func sweepTables(w io.Writer, s Sweep, markdown bool) error {
 	if markdown {
 		var b strings.Builder
 		b.WriteString("Items bought per second:\n\n")
-		mdTable(&b, head1, body1)
+		MarkdownTable(&b, head1, figureColumns(len(head1)), body1)
 		if len(body2) > 0 {
 			b.WriteString("\nWATCH against the model P(commit) = e^(−λ·w):\n\n")
-			mdTable(&b, head2, body2)
+			MarkdownTable(&b, head2, figureColumns(len(head2)), body2)
 		}
 		b.WriteString("\n" + SweepCaption(s) + "\n")
 		_, err := io.WriteString(w, b.String())
@@ -193,53 +193,19 @@ func sweepTables(w io.Writer, s Sweep, markdown bool) error {
 	if _, err := fmt.Fprintln(w, "Items bought per second:"); err != nil {
 		return err
 	}
-	if err := plainTable(w, head1, body1); err != nil {
+	if err := TerminalTable(w, head1, figureColumns(len(head1)), body1); err != nil {
 		return err
 	}
 	if len(body2) > 0 {
 		if _, err := fmt.Fprintln(w, "WATCH against the model P(commit) = e^(−λ·w):"); err != nil {
 			return err
 		}
-		if err := plainTable(w, head2, body2); err != nil {
+		if err := TerminalTable(w, head2, figureColumns(len(head2)), body2); err != nil {
 			return err
 		}
 	}
 	_, err := fmt.Fprintln(w, schema.Wrap(SweepCaption(s), schema.Width))
 	return err
-}
-
-// plainTable writes a terminal table whose first two columns are text and
-// the others right-aligned figures.
-func plainTable(w io.Writer, head []string, body [][]string) error {
-	numeric := make([]bool, len(head))
-	for i := 2; i < len(head); i++ {
-		numeric[i] = true
-	}
-	t := NewTable(w, numeric)
-	t.Header(toAny(head)...)
-	for _, l := range body {
-		if err := t.Append(toAny(l)...); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-// mdTable writes a markdown table, text in the first two columns.
-func mdTable(b *strings.Builder, head []string, body [][]string) {
-	row := func(cols []string) {
-		b.WriteString("|")
-		for _, c := range cols {
-			c = strings.ReplaceAll(c, "\n", " ")
-			b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
-		}
-		b.WriteString("\n")
-	}
-	row(head)
-	b.WriteString("|---|---|" + strings.Repeat("---:|", len(head)-2) + "\n")
-	for _, l := range body {
-		row(l)
-	}
 }
 
 // SweepCSVHeader is the first line of a sweep's CSV: one line per point.
