@@ -255,29 +255,11 @@ func runLoadWith(t *testing.T, spec loadSpec, started func(*redisserver.Server))
 	waitHealth(t, hc, base, http.StatusOK, done)
 
 	l := &loader{hc: hc, base: base, rec: history.NewRecorder(), setup: history.NewSetup()}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	var readyWG sync.WaitGroup
-	readyWG.Add(spec.clients)
 	workers := make([]*loadWorker, spec.clients)
-	for i := range spec.clients {
-		w := &loadWorker{l: l, id: i, user: fmt.Sprintf("u%04d", i), rng: rand.New(rand.NewPCG(uint64(i), 7))}
-		workers[i] = w
-		wg.Go(func() {
-			err := w.prepare()
-			readyWG.Done()
-			if err != nil {
-				t.Errorf("client %d set-up: %v", i, err)
-				return
-			}
-			<-start
-			w.loop()
-		})
+	for i := range workers {
+		workers[i] = &loadWorker{l: l, id: i, user: fmt.Sprintf("u%04d", i), rng: rand.New(rand.NewPCG(uint64(i), 7))}
 	}
-	readyWG.Wait()
-	l.t0 = time.Now()
-	l.deadline = l.t0.Add(spec.duration)
-	close(start)
+	wg := startClients(t, l, spec.duration, workers)
 	var outageFrom, outageTo time.Time
 	if spec.outage != nil {
 		time.Sleep(spec.duration / 4)
@@ -609,4 +591,38 @@ func (c *loadLog) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.b.String()
+}
+
+// client is one simulated client of the load and soak tests.
+type client interface {
+	prepare() error // its set-up, before the run starts
+	loop()          // its requests, until l.deadline
+}
+
+// startClients prepares every client at once, then, when all are ready,
+// sets l's start and deadline (duration from now) and starts their loops
+// together. A client whose set-up fails is reported and does not run. Wait
+// on the returned group for the loops to end.
+func startClients[C client](t *testing.T, l *loader, duration time.Duration, clients []C) *sync.WaitGroup {
+	t.Helper()
+	var wg, ready sync.WaitGroup
+	ready.Add(len(clients))
+	start := make(chan struct{})
+	for i, c := range clients {
+		wg.Go(func() {
+			err := c.prepare()
+			ready.Done()
+			if err != nil {
+				t.Errorf("client %d set-up: %v", i, err)
+				return
+			}
+			<-start
+			c.loop()
+		})
+	}
+	ready.Wait()
+	l.t0 = time.Now()
+	l.deadline = l.t0.Add(duration)
+	close(start)
+	return &wg
 }

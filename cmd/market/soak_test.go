@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -257,27 +256,10 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	l := &loader{hc: hc, base: base, rec: history.NewRecorder(), setup: history.NewSetup()}
 	probeKeys(t, l)
 	workers := make([]*soakWorker, spec.clients)
-	var wg, readyWG sync.WaitGroup
-	readyWG.Add(spec.clients)
-	start := make(chan struct{})
-	for i := range spec.clients {
-		w := &soakWorker{loadWorker: &loadWorker{l: l, id: i, user: fmt.Sprintf("k%04d", i), rng: rand.New(rand.NewPCG(uint64(i), 13))}}
-		workers[i] = w
-		wg.Go(func() {
-			err := w.prepare()
-			readyWG.Done()
-			if err != nil {
-				t.Errorf("client %d set-up: %v", i, err)
-				return
-			}
-			<-start
-			w.loop()
-		})
+	for i := range workers {
+		workers[i] = &soakWorker{loadWorker: &loadWorker{l: l, id: i, user: fmt.Sprintf("k%04d", i), rng: rand.New(rand.NewPCG(uint64(i), 13))}}
 	}
-	readyWG.Wait()
-	l.t0 = time.Now()
-	l.deadline = l.t0.Add(spec.duration)
-	close(start)
+	wg := startClients(t, l, spec.duration, workers)
 
 	var res soakResult
 	samples := make(chan []memSample, 1)
