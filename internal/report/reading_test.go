@@ -66,6 +66,15 @@ func TestReading(t *testing.T) {
 				"(5x5 watch/coarse 0.03× at λ·w 5.01)"},
 		},
 		{
+			name: "a tenth behind is keeping up",
+			rows: []Row{
+				cell(one, market.Watch, 10_000, 9_500, 1_000, 50*time.Microsecond),
+				cell(one, market.Fine, 10_000, 10_000, 0, 0),
+			},
+			want: []string{"Verdict: fine bought most in 1 of 1 scenarios; WATCH kept up with the locks everywhere",
+				"(1x1 watch/fine 0.95× at λ·w"},
+		},
+		{
 			name: "no watch",
 			rows: []Row{cell(one, market.Fine, 10, 10, 0, 0), cell(one, market.Lua, 20, 20, 0, 0)},
 			want: []string{"1x1: lua bought most (2/s, fine 1).", "Verdict: lua bought most in 1 of 1 scenarios, so use it wherever the logic fits a script."},
