@@ -33,6 +33,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	}
 	b := make([]byte, 5)
 	rand.Read(b)
+	m = m.Resolve()
 	tc := *t
 	tc.ns = "{explore-" + hex.EncodeToString(b) + "}:"
 	e := &Explorer{target: &tc, model: m, ns: tc.ns}
@@ -108,9 +109,13 @@ type Options struct {
 	// Stop ends the search once a violation of each of these properties
 	// has been found (the search is then not exhaustive).
 	Stop []string
+	// StopAtFirst ends the search at the first violation found.
+	StopAtFirst bool
+	// Check is the properties to check (nil: the target's Checks).
+	Check []string
 	// NoShrink keeps counterexamples as found instead of shortening them.
 	NoShrink bool
-	// Progress, if set, is called about every second.
+	// Progress, if set, is called about every 5 s.
 	Progress func(Progress)
 }
 
@@ -127,8 +132,10 @@ type Result struct {
 	About  string `json:"about"`
 	// Model is the bounds searched.
 	Model Model `json:"model"`
-	Mode  string `json:"mode"`
-	Seed  uint64 `json:"seed,omitempty"`
+	// Checked is the properties checked.
+	Checked []string `json:"checked"`
+	Mode    string   `json:"mode"`
+	Seed    uint64   `json:"seed,omitempty"`
 	// Schedules is the number of complete schedules run; Pruned the
 	// number cut short because every continuation had been covered in
 	// another order (the reduction).
@@ -155,7 +162,11 @@ type Found struct {
 // Explore searches the target's schedules within the model's bounds.
 func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
-	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode}
+	check := o.Check
+	if check == nil {
+		check = e.target.Checks
+	}
+	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check}
 	found := map[string]*Found{}
 	last := time.Now()
 	record := func(s *schedule) {
@@ -165,17 +176,23 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			res.Pruned++
 		}
 		for _, v := range s.violations {
+			if !slices.Contains(check, v.Property) {
+				continue
+			}
 			cost := v.Step + 1
 			if f := found[v.Property]; f == nil || cost < f.Step+1 {
 				found[v.Property] = &Found{Violation: v, Actions: slices.Clone(s.actions[:cost]), Steps: slices.Clone(s.steps[:cost])}
 			}
 		}
-		if o.Progress != nil && time.Since(last) > time.Second {
+		if o.Progress != nil && time.Since(last) > 5*time.Second {
 			last = time.Now()
 			o.Progress(Progress{Schedules: res.Schedules, Elapsed: time.Since(start), Found: keys(found)})
 		}
 	}
 	stopNow := func() bool {
+		if o.StopAtFirst && len(found) > 0 {
+			return true
+		}
 		if len(o.Stop) == 0 {
 			return false
 		}

@@ -396,6 +396,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		w.parked = slices.Delete(w.parked, i, i+1)
 		w.running++
 		w.lastRun = p
+		w.stepNo = len(s.steps)
 		if p.lock && p.c.endHold {
 			p.c.hold, p.c.endHold = nil, false
 		}

@@ -60,7 +60,7 @@ type Model struct {
 	// Iterations is how many critical sections each client goes through.
 	Iterations int `json:"iterations"`
 	// Attempts is how many times a client tries to take the lock in one
-	// iteration before it gives up.
+	// iteration before it gives up; 0 for the default (Resolve).
 	Attempts int `json:"attempts"`
 	// Faults is the most faults in one schedule.
 	Faults int `json:"faults"`
@@ -76,12 +76,30 @@ type Model struct {
 }
 
 // DefaultModel is the model of a target unless told otherwise: two
-// clients, one critical section each, two attempts, at most one fault of
-// any kind, a 10 s lease and a 10 ms retry.
+// clients, one critical section each, two attempts (one with three clients
+// or more: a client's first attempt can already come after any other
+// step), at most one fault of any kind, a 10 s lease and a 10 ms retry.
 func DefaultModel() Model {
-	return Model{Clients: 2, Iterations: 1, Attempts: 2, Faults: 1,
+	return Model{Clients: 2, Iterations: 1, Attempts: 0, Faults: 1,
 		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
 		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
+}
+
+// Resolve returns m with its defaults filled in.
+func (m Model) Resolve() Model {
+	m.Attempts = m.attempts()
+	return m
+}
+
+// attempts is Attempts, or its default for the number of clients.
+func (m Model) attempts() int {
+	if m.Attempts > 0 {
+		return m.Attempts
+	}
+	if m.Clients >= 3 {
+		return 1
+	}
+	return 2
 }
 
 // Validate checks the bounds.
@@ -91,7 +109,7 @@ func (m Model) Validate() error {
 		return fmt.Errorf("clients %d: must be 2 to 4", m.Clients)
 	case m.Iterations < 1 || m.Iterations > 3:
 		return fmt.Errorf("iterations %d: must be 1 to 3", m.Iterations)
-	case m.Attempts < 1 || m.Attempts > 5:
+	case m.Attempts < 0 || m.Attempts > 5:
 		return fmt.Errorf("attempts %d: must be 1 to 5", m.Attempts)
 	case m.Faults < 0 || m.Faults > 3:
 		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
@@ -116,6 +134,12 @@ type Target struct {
 
 	// Clients is the default number of clients.
 	Clients int
+	// Checks is the properties checked unless told otherwise: those the
+	// target's lesson is about. A lease lock without fencing cannot keep
+	// the resource under a pause past its lease (recipe 6's lesson), so
+	// the resource is checked only where fencing or its absence is the
+	// point.
+	Checks []string
 
 	ns       string
 	rw       bool // readers and a writer
@@ -197,17 +221,19 @@ func (t *Target) describe(cmds []redis.Cmder) string {
 var scriptNames = map[string]string{}
 
 func registerScript(name string, s *redis.Script) {
+	scriptMu.Lock()
+	defer scriptMu.Unlock()
 	scriptNames[s.Hash()] = name
 }
 
 func scriptName(shaOrSrc string) string {
+	scriptMu.Lock()
+	defer scriptMu.Unlock()
 	if n, ok := scriptNames[shaOrSrc]; ok {
 		return n
 	}
-	for sha, n := range scriptNames {
-		if redis.NewScript(shaOrSrc).Hash() == sha {
-			return n
-		}
+	if n, ok := scriptNames[redis.NewScript(shaOrSrc).Hash()]; ok {
+		return n
 	}
 	if len(shaOrSrc) > 8 {
 		return "script " + shaOrSrc[:8]
@@ -236,7 +262,7 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 			if !errors.Is(err, locking.ErrNotAcquired) {
 				return err
 			}
-			if n+1 >= m.Attempts {
+			if n+1 >= m.attempts() {
 				c.w.mu.Lock()
 				c.gaveUp = true
 				c.w.mu.Unlock()
@@ -617,7 +643,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 		return recipeFix(n)
 	}
 	flawedTarget := func(about, property string, mk func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock, leased bool) *Target {
-		return &Target{Name: "recipe " + n, About: about, Property: property, Clients: 2,
+		return &Target{Name: "recipe " + n, About: about, Property: property, Clients: 2, Checks: lockChecks,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				ttl := time.Duration(0)
 				if leased {
@@ -659,11 +685,13 @@ func Recipe(n string, fixed bool) (*Target, error) {
 		t.Clients = 3
 		return t, nil
 	case "6":
-		return mutexTarget("recipe 6", "SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
-			Resource, false), nil
+		t := mutexTarget("recipe 6", "SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
+			Resource, false)
+		t.Checks = Properties
+		return t, nil
 	case "9":
 		return &Target{Name: "recipe 9", About: "the seed article's read-write lock (flawed.SeedRWLock)",
-			Property: MutualExclusion, Clients: 3, rw: true,
+			Property: MutualExclusion, Clients: 3, rw: true, Checks: lockChecks,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				clk := clock{c}
 				return &seedRWLocker{clk: clk, l: &flawed.SeedRWLock{RDB: rdb, Key: lockKey(ns),
@@ -675,6 +703,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
 			}, true)
+		t.Checks = Properties
 		return t, nil
 	}
 	return nil, fmt.Errorf("unknown recipe %q (known: %s)", n, strings.Join(Recipes, ", "))
@@ -706,11 +735,16 @@ func recipeFix(n string) (*Target, error) {
 			}}
 	}
 	t.Clients = flawedT.Clients
+	t.Checks = flawedT.Checks
 	return t, nil
 }
 
+// lockChecks is what a lock alone must keep: mutual exclusion and
+// liveness.
+var lockChecks = []string{MutualExclusion, Liveness}
+
 func mutexTarget(name, about, property string, fenced bool) *Target {
-	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced,
+	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties,
 		newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 			return &mutexLocker{m: locking.NewMutex(rdb, lockKey(ns), m.TTL), clk: clock{c}, ttl: m.TTL}
 		},

@@ -108,10 +108,12 @@ type world struct {
 	lastRun  *parked
 	cmdLog   []cmdRecord
 	torn     []string // what readers saw of a write in progress
+	stepNo   int      // index of the step being taken
 }
 
 // cmdRecord is one command as executed, for the timeline.
 type cmdRecord struct {
+	step   int // index of the schedule's step that released it
 	client string
 	at     time.Duration
 	args   [][]string
@@ -242,7 +244,7 @@ func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
 func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rec := cmdRecord{at: w.now}
+	rec := cmdRecord{step: w.stepNo, at: w.now}
 	if p != nil {
 		rec.client = p.c.name
 	}
