@@ -147,6 +147,7 @@ type schedule struct {
 	actions    []Action
 	violations []Violation
 	faults     int
+	ticks      int
 	complete   bool // ran until nothing was enabled (not cut by the chooser)
 	cmdLog     []cmdRecord
 	expired    []expiry
@@ -231,7 +232,7 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 			s.complete = true
 			return nil
 		}
-		en := w.enabled(e.model, s.faults)
+		en := w.enabled(e.model, s.faults, s.ticks)
 		if len(en) == 0 || depth >= e.model.MaxSteps {
 			s.complete = true
 			return nil
@@ -295,7 +296,7 @@ func (w *world) settle() error {
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
 // commands by client, ticks by time, then faults.
-func (w *world) enabled(m Model, faults int) []choice {
+func (w *world) enabled(m Model, faults, ticks int) []choice {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []choice
@@ -320,13 +321,13 @@ func (w *world) enabled(m Model, faults int) []choice {
 	}
 	// Ticks: to each distinct deadline ahead.
 	seen := map[time.Duration]bool{}
-	var ticks []choice
+	var tickChoices []choice
 	add := func(c *client, at time.Duration) {
 		if seen[at] {
 			return
 		}
 		seen[at] = true
-		ticks = append(ticks, choice{Action: Action{Kind: Tick, Client: c.name, AtMS: at.Milliseconds()}})
+		tickChoices = append(tickChoices, choice{Action: Action{Kind: Tick, Client: c.name, AtMS: at.Milliseconds()}})
 	}
 	for _, s := range w.sleepers {
 		if s.deadline >= 0 && !s.c.paused && !s.c.crashed {
@@ -338,11 +339,14 @@ func (w *world) enabled(m Model, faults int) []choice {
 			add(c, c.pausedUntil)
 		}
 	}
-	sort.SliceStable(ticks, func(i, j int) bool { return ticks[i].AtMS < ticks[j].AtMS })
-	if len(out) == 0 && len(ticks) == 0 {
+	sort.SliceStable(tickChoices, func(i, j int) bool { return tickChoices[i].AtMS < tickChoices[j].AtMS })
+	if ticks >= m.Ticks {
+		tickChoices = nil
+	}
+	if len(out) == 0 && len(tickChoices) == 0 {
 		return nil
 	}
-	out = append(out, ticks...)
+	out = append(out, tickChoices...)
 	if faults >= m.Faults {
 		return out
 	}
@@ -409,6 +413,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		step.Text = p.desc + " → " + p.reply
 		w.mu.Unlock()
 	case Tick:
+		s.ticks++
 		at := time.Duration(c.AtMS) * time.Millisecond
 		keys, err := e.advance(ctx, w, at)
 		if err != nil {
@@ -541,7 +546,7 @@ func (w *world) checkHolders(s *schedule) {
 	for _, c := range hs {
 		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.name, w.leaseText(c)))
 	}
-	msg := fmt.Sprintf("at %s, %s all hold the lock with leases that have not run out", fmtMS(w.now.Milliseconds()),
+	msg := fmt.Sprintf("at %s, %s hold the lock at once, with leases that have not run out", fmtMS(w.now.Milliseconds()),
 		strings.Join(parts, " and "))
 	i := len(s.steps) - 1
 	s.violations = append(s.violations, Violation{Property: MutualExclusion, Message: msg, Step: i})

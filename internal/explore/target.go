@@ -70,6 +70,9 @@ type Model struct {
 	TTL time.Duration `json:"-"`
 	// Retry is a client's wait between attempts, in virtual time.
 	Retry time.Duration `json:"-"`
+	// Ticks is the most times the clock advances in one schedule (a
+	// retry's wait, a pause's end, a watchdog's interval each take one).
+	Ticks int `json:"ticks"`
 	// MaxSteps cuts a schedule (a safety net; never reached by the
 	// workloads' bounds).
 	MaxSteps int `json:"max_steps"`
@@ -80,7 +83,7 @@ type Model struct {
 // or more: a client's first attempt can already come after any other
 // step), at most one fault of any kind, a 10 s lease and a 10 ms retry.
 func DefaultModel() Model {
-	return Model{Clients: 2, Iterations: 1, Attempts: 0, Faults: 1,
+	return Model{Clients: 2, Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3,
 		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
 		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
 }
@@ -111,6 +114,8 @@ func (m Model) Validate() error {
 		return fmt.Errorf("iterations %d: must be 1 to 3", m.Iterations)
 	case m.Attempts < 0 || m.Attempts > 5:
 		return fmt.Errorf("attempts %d: must be 1 to 5", m.Attempts)
+	case m.Ticks < 0 || m.Ticks > 10:
+		return fmt.Errorf("ticks %d: must be 0 to 10", m.Ticks)
 	case m.Faults < 0 || m.Faults > 3:
 		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
 	case m.TTL < time.Second:

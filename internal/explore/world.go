@@ -273,20 +273,22 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 
 // hook is the go-redis hook of every client of an explorer: it parks each
 // command and pipeline sent with a context naming a client of the current
-// schedule until the scheduler releases it.
+// schedule until the scheduler releases it. A parked command has been
+// sent, as far as its client knows: it is on the wire, and the end of its
+// context no longer recalls it.
 type hook struct{}
 
 func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return process(ctx, []redis.Cmder{cmd}, func() error { return next(ctx, cmd) })
+		return process(ctx, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
 	}
 }
 
 func (hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return process(ctx, cmds, func() error { return next(ctx, cmds) })
+		return process(ctx, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
 	}
 }
 
