@@ -221,9 +221,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		o.model.Clients = o.clients
 	}
 	probe := o.model
-	if probe.Clients == 0 {
-		probe.Clients = 2
-	}
+	probe.Clients = max(probe.Clients, 2)
 	if err := probe.Validate(); err != nil {
 		return bad("%v", err)
 	}

@@ -28,6 +28,9 @@ type Explorer struct {
 // New returns an explorer of t under model m on the Redis base talks to.
 // The target's keys live under a fresh namespace, deleted by Close.
 func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer, error) {
+	if m.Clients == 0 {
+		m.Clients = max(t.Clients, 2)
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -117,6 +120,8 @@ type Options struct {
 	NoShrink bool
 	// Progress, if set, is called about every 5 s.
 	Progress func(Progress)
+
+	prefix []Action // every schedule starts with these (Session.Find)
 }
 
 // Progress is how far a search has got.
@@ -222,7 +227,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		}
 	default:
 		res.Mode = "exhaustive"
-		res.Exhaustive, err = e.dfs(ctx, !o.NoReduction, record, stopNow)
+		res.Exhaustive, err = e.dfs(ctx, o.prefix, !o.NoReduction, record, stopNow)
 	}
 	if err != nil {
 		return res, err
@@ -265,7 +270,7 @@ type node struct {
 
 // dfs runs every schedule, depth first, pruning with sleep sets when
 // reduce is set. It reports whether it covered them all.
-func (e *Explorer) dfs(ctx context.Context, reduce bool, record func(*schedule), stop func() bool) (bool, error) {
+func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record func(*schedule), stop func() bool) (bool, error) {
 	var stack []*node
 	contains := func(cs []choice, a choice) bool {
 		return slices.ContainsFunc(cs, func(c choice) bool { return c.Same(a.Action) })
@@ -279,9 +284,9 @@ func (e *Explorer) dfs(ctx context.Context, reduce bool, record func(*schedule),
 		return choice{}, false
 	}
 	for {
-		plan := make([]Action, len(stack))
-		for i, n := range stack {
-			plan[i] = n.chosen.Action
+		plan := slices.Clone(prefix)
+		for _, n := range stack {
+			plan = append(plan, n.chosen.Action)
 		}
 		s, err := e.run(ctx, plan, func(depth int, en []choice) (int, bool) {
 			n := &node{enabled: en}

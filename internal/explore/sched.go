@@ -153,6 +153,10 @@ type schedule struct {
 	expired    []expiry
 	clients    []string
 	end        time.Duration
+	// At the last decision: who held a lease not run out, and the clock.
+	holders []string
+	clock   time.Duration
+	enabled []choice
 }
 
 type expiry struct {
@@ -233,6 +237,14 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 			return nil
 		}
 		en := w.enabled(e.model, s.faults, s.ticks)
+		w.mu.Lock()
+		s.holders = s.holders[:0]
+		for _, c := range w.holders() {
+			s.holders = append(s.holders, c.name)
+		}
+		s.clock = w.now
+		w.mu.Unlock()
+		s.enabled = en
 		if len(en) == 0 || depth >= e.model.MaxSteps {
 			s.complete = true
 			return nil

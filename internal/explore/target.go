@@ -55,7 +55,8 @@ func ParseFaults(s string) ([]string, error) {
 
 // Model is the bounds of an exploration: what may happen in a schedule.
 type Model struct {
-	// Clients is how many clients run the workload (2 to 4).
+	// Clients is how many clients run the workload (2 to 4; 0 for the
+	// target's default).
 	Clients int `json:"clients"`
 	// Iterations is how many critical sections each client goes through.
 	Iterations int `json:"iterations"`
@@ -78,12 +79,12 @@ type Model struct {
 	MaxSteps int `json:"max_steps"`
 }
 
-// DefaultModel is the model of a target unless told otherwise: two
-// clients, one critical section each, two attempts (one with three clients
+// DefaultModel is the model of a target unless told otherwise: the
+// target's number of clients (Target.Clients), one critical section each, two attempts (one with three clients
 // or more: a client's first attempt can already come after any other
 // step), at most one fault of any kind, a 10 s lease and a 10 ms retry.
 func DefaultModel() Model {
-	return Model{Clients: 2, Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3,
+	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3,
 		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
 		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
 }
