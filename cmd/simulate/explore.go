@@ -99,9 +99,9 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	fs.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
 	fs.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
 	fs.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
-	fs.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N`: critical sections per client (1), "+
-		"attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
-		"advances of the clock per schedule (3)")
+	fs.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
+		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
+		"advances of the clock per schedule (3), commands per client per schedule (10)")
 	fs.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
 	fs.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds) or random")
 	fs.Uint64Var(&o.seed, "seed", 1, "random mode: the seed")
@@ -184,7 +184,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 			n, err := strconv.Atoi(v)
 			if !ok || err != nil {
-				return bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N", bound)
+				return bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", bound)
 			}
 			switch k {
 			case "iterations":
@@ -195,8 +195,10 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 				o.model.Faults = n
 			case "ticks":
 				o.model.Ticks = n
+			case "steps":
+				o.model.Steps = n
 			default:
-				return bad("-bound: unknown bound %q (want iterations, attempts, faults, ticks)", k)
+				return bad("-bound: unknown bound %q (want iterations, attempts, faults, ticks, steps)", k)
 			}
 		}
 	}
@@ -256,6 +258,7 @@ type modelDoc struct {
 	Attempts   int      `json:"attempts"`
 	Faults     int      `json:"faults_per_schedule"`
 	Ticks      int      `json:"ticks_per_schedule"`
+	Steps      int      `json:"steps_per_client"`
 	FaultKinds []string `json:"faults"`
 	TTLMS      int64    `json:"ttl_ms"`
 	RetryMS    int64    `json:"retry_ms"`
@@ -338,7 +341,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned,
 		Exhaustive: res.Exhaustive, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
-			Faults: o.model.Faults, Ticks: o.model.Ticks, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
+			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
 			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
 			LongMS: (o.model.TTL * 3 / 2).Milliseconds()},
 		Violations: []violationDoc{}, Env: conn.Env(), Note: exploreNote}
@@ -415,9 +418,9 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
 	}
 	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("model: %d clients, %d critical section(s) each, %d attempt(s) at "+
-		"the lock per section, %s, at most %d advance(s) of the clock; lease %s, retry %s, pauses short %s / "+
-		"long %s / forever (virtual time)",
-		m.Clients, m.Iterations, m.Attempts, faults, m.Ticks, msText(m.TTLMS), msText(m.RetryMS), msText(m.ShortMS),
+		"the lock per section, at most %d commands per client, %s, at most %d advance(s) of the clock; lease %s, "+
+		"retry %s, pauses short %s / long %s / forever (virtual time)",
+		m.Clients, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, msText(m.TTLMS), msText(m.RetryMS), msText(m.ShortMS),
 		msText(m.LongMS)), schema.Width))
 	fmt.Fprintf(&b, "checked: %s\n", strings.Join(doc.Checked, ", "))
 	cover := "yes, every schedule within the bounds"

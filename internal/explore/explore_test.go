@@ -194,8 +194,8 @@ func TestCounterexampleReplays(t *testing.T) {
 		t.Fatalf("recipe 1: %v, %v", err, res)
 	}
 	f := res.Violations[0]
-	if len(f.Steps) != 4 {
-		t.Errorf("counterexample of %d steps, want the 4 of GET, GET, SET, SET: %v", len(f.Steps), f.Steps)
+	if len(f.Steps) != 6 {
+		t.Errorf("counterexample of %d steps, want the 6 of start, GET, start, GET, SET, SET: %v", len(f.Steps), f.Steps)
 	}
 	rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
 	if err != nil {
@@ -223,7 +223,7 @@ func TestSession(t *testing.T) {
 	}
 	defer s.Close()
 	st := s.State()
-	if len(st.Enabled) != 2 || st.Done {
+	if len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Done {
 		t.Fatalf("first state: %+v", st)
 	}
 	if _, err := s.Apply(ctx, explore.Action{Kind: explore.Crash, Client: "A"}); !errors.Is(err, explore.ErrNotEnabled) {

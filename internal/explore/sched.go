@@ -30,6 +30,9 @@ const (
 	// Crash stops a client for good: its pending command is never sent,
 	// and it counts as dead for liveness.
 	Crash = "crash"
+	// Start lets a client begin a critical section (take the lock): at
+	// the start of the schedule, or after time has passed.
+	Start = "start"
 )
 
 // The pause lengths.
@@ -73,6 +76,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s paused (%s)", a.Client, a.Length)
 	case Crash:
 		return a.Client + " crashes"
+	case Start:
+		return a.Client + " starts"
 	}
 	return a.Kind
 }
@@ -253,7 +258,15 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 		if depth < len(plan) {
 			i := slices.IndexFunc(en, func(c choice) bool { return c.Same(plan[depth]) })
 			if i < 0 {
-				return fmt.Errorf("%w: step %d: %s", errNotEnabled, depth+1, plan[depth])
+				var names []string
+				for _, c := range en {
+					names = append(names, c.String())
+				}
+				var done []string
+				for _, st := range s.steps {
+					done = append(done, st.Text)
+				}
+				return fmt.Errorf("%w: step %d: %s (enabled: %s) after %s", errNotEnabled, depth+1, plan[depth], strings.Join(names, "; "), strings.Join(done, " | "))
 			}
 			c = en[i]
 		} else {
@@ -314,11 +327,16 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 	var out []choice
 	byClient := map[*client][]*parked{}
 	for _, p := range w.parked {
-		if !p.c.paused && !p.c.crashed {
+		if !p.c.paused && !p.c.crashed && p.c.steps < m.Steps {
 			byClient[p.c] = append(byClient[p.c], p)
 		}
 	}
 	for _, c := range w.clients {
+		for _, s := range w.sleepers {
+			if s.c == c && s.start && !c.paused && !c.crashed {
+				out = append(out, choice{Action: Action{Kind: Start, Client: c.name}})
+			}
+		}
 		ps := byClient[c]
 		sort.SliceStable(ps, func(i, j int) bool {
 			if ps[i].desc != ps[j].desc {
@@ -413,6 +431,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		w.running++
 		w.lastRun = p
 		w.stepNo = len(s.steps)
+		p.c.steps++
 		if p.lock && p.c.endHold {
 			p.c.hold, p.c.endHold = nil, false
 		}
@@ -436,6 +455,18 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
 			s.expired = append(s.expired, expiry{at: at, keys: keys})
 		}
+	case Start:
+		w.mu.Lock()
+		for _, sl := range slices.Clone(w.sleepers) {
+			if sl.c.name == c.Client && sl.start {
+				w.wake(sl, nil)
+			}
+		}
+		w.mu.Unlock()
+		if err := w.settle(); err != nil {
+			return err
+		}
+		step.Text = c.Client + " starts a critical section"
 	case Pause:
 		w.mu.Lock()
 		cl := w.client(c.Client)

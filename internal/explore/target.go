@@ -71,6 +71,9 @@ type Model struct {
 	TTL time.Duration `json:"-"`
 	// Retry is a client's wait between attempts, in virtual time.
 	Retry time.Duration `json:"-"`
+	// Steps is the most commands one client may send in a schedule;
+	// past it, the client stops where it is (as if paused for good).
+	Steps int `json:"steps"`
 	// Ticks is the most times the clock advances in one schedule (a
 	// retry's wait, a pause's end, a watchdog's interval each take one).
 	Ticks int `json:"ticks"`
@@ -84,7 +87,7 @@ type Model struct {
 // or more: a client's first attempt can already come after any other
 // step), at most one fault of any kind, a 10 s lease and a 10 ms retry.
 func DefaultModel() Model {
-	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3,
+	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3, Steps: 10,
 		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
 		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
 }
@@ -115,6 +118,8 @@ func (m Model) Validate() error {
 		return fmt.Errorf("iterations %d: must be 1 to 3", m.Iterations)
 	case m.Attempts < 0 || m.Attempts > 5:
 		return fmt.Errorf("attempts %d: must be 1 to 5", m.Attempts)
+	case m.Steps < 1 || m.Steps > 50:
+		return fmt.Errorf("steps %d: must be 1 to 50", m.Steps)
 	case m.Ticks < 0 || m.Ticks > 10:
 		return fmt.Errorf("ticks %d: must be 0 to 10", m.Ticks)
 	case m.Faults < 0 || m.Faults > 3:
@@ -255,6 +260,9 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 	clk := clock{c}
 	write := !t.rw || c.idx == m.Clients-1
 	for range m.Iterations {
+		if err := clk.awaitStart(ctx); err != nil {
+			return err
+		}
 		c.w.mu.Lock()
 		c.wanted = true
 		c.w.mu.Unlock()

@@ -55,6 +55,7 @@ type client struct {
 	done        bool
 	completed   int // critical sections whose write was applied
 	pauses      int
+	steps       int   // commands released
 	failure     error // an error that is not the schedule's doing
 }
 
@@ -81,6 +82,7 @@ type parked struct {
 
 // sleeper is a goroutine waiting on a client's clock.
 type sleeper struct {
+	start    bool // a client waiting to begin a critical section (a Start action wakes it)
 	c        *client
 	ctx      context.Context
 	deadline time.Duration // -1: until ctx ends
@@ -173,6 +175,24 @@ func (k clock) Sleep(ctx context.Context, d time.Duration) error {
 	err := <-s.ch
 	s.stop()
 	return err
+}
+
+// awaitStart waits until the scheduler lets the client begin its next
+// critical section (a Start action): a client may begin at any moment of
+// the schedule, after any other client's step or advance of the clock.
+func (k clock) awaitStart(ctx context.Context) error {
+	w := k.c.w
+	w.mu.Lock()
+	if w.stopping || k.c.crashed {
+		w.mu.Unlock()
+		return errStopped
+	}
+	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, start: true, ch: make(chan error, 1)}
+	w.sleepers = append(w.sleepers, s)
+	w.running--
+	w.mu.Unlock()
+	w.poke()
+	return <-s.ch
 }
 
 func (k clock) Go(f func()) {
@@ -324,10 +344,14 @@ func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
 	return err
 }
 
-// housekeeping names the commands a connection sends for itself.
+// housekeeping names the commands a connection sends for itself, and
+// UNWATCH, which touches no key: go-redis sends it when a transaction
+// ends without EXEC, and it must reach the server even when the client
+// is being stopped, or its connection would go back to the pool with a
+// WATCH armed and abort a later schedule's transaction.
 func housekeeping(name string) bool {
 	switch strings.ToLower(name) {
-	case "hello", "client", "auth", "select", "readonly":
+	case "hello", "client", "auth", "select", "readonly", "unwatch":
 		return true
 	}
 	return false
