@@ -239,6 +239,7 @@ type exploreDoc struct {
 	About         string          `json:"about"`
 	Schedules     int             `json:"schedules"`
 	Pruned        int             `json:"pruned"`
+	Diverged      int             `json:"diverged"`
 	Exhaustive    bool            `json:"exhaustive"`
 	ElapsedS      float64         `json:"elapsed_s"`
 	SchedulesPerS float64         `json:"schedules_per_s"`
@@ -338,7 +339,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned,
+	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged,
 		Exhaustive: res.Exhaustive, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
 			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
@@ -432,6 +433,10 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	}
 	fmt.Fprintf(&b, "search: %s, %d schedules (%d more cut by the reduction), %.1f s, %.0f schedules/s; exhaustive: %s\n",
 		doc.Mode, doc.Schedules, doc.Pruned, doc.ElapsedS, doc.SchedulesPerS, cover)
+	if doc.Diverged > 0 {
+		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
+			doc.Diverged)
+	}
 	fmt.Fprintf(&b, "redis: %s %s\n", doc.Redis.Mode, doc.Redis.Version)
 	if len(doc.Violations) == 0 {
 		fmt.Fprintf(&b, "\nNo violation of %s.\n", strings.Join(doc.Checked, ", "))

@@ -138,7 +138,11 @@ func TestLuaExamples(t *testing.T) {
 			if tc.broken != nil {
 				o.StopAtFirst = true
 			}
-			res, broken := search(t, b.Client, tg, lean(), o)
+			m := lean()
+			if tg.Clients > 2 {
+				m.FaultKinds = []string{explore.FaultPauseLong} // three clients: keep the test lean
+			}
+			res, broken := search(t, b.Client, tg, m, o)
 			if !slices.Equal(broken, tc.broken) || (tc.broken == nil && !res.Exhaustive) {
 				t.Errorf("%s: broken %v (exhaustive %v), want %v", tc.dir, broken, res.Exhaustive, tc.broken)
 			}

@@ -146,6 +146,10 @@ type Result struct {
 	// another order (the reduction).
 	Schedules int `json:"schedules"`
 	Pruned    int `json:"pruned"`
+	// Diverged is the number of replays that did not follow their
+	// prefix (the code did something the scheduler does not order); the
+	// search is exhaustive only when it is 0.
+	Diverged int `json:"diverged"`
 	// Exhaustive is true when every schedule within the bounds was
 	// covered.
 	Exhaustive bool          `json:"exhaustive"`
@@ -216,18 +220,17 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		if n <= 0 {
 			n = 1000
 		}
-		rng := mrand.New(mrand.NewPCG(o.Seed, 0x5eed))
-		for i := 0; i < n && !stopNow(); i++ {
-			var s *schedule
-			s, err = e.run(ctx, nil, func(_ int, en []choice) (int, bool) { return rng.IntN(len(en)), true })
-			if err != nil {
-				break
-			}
-			record(s)
-		}
+		err = e.walk(ctx, o.Seed, n, record, stopNow)
 	default:
 		res.Mode = "exhaustive"
-		res.Exhaustive, err = e.dfs(ctx, o.prefix, !o.NoReduction, record, stopNow)
+		if (o.StopAtFirst || len(o.Stop) > 0) && o.prefix == nil {
+			// Looking for a counterexample, not a proof: try random
+			// schedules first, then every schedule.
+			if err = e.walk(ctx, 1, probeSchedules, record, stopNow); err != nil || stopNow() {
+				break
+			}
+		}
+		res.Exhaustive, err = e.dfs(ctx, o.prefix, !o.NoReduction, record, stopNow, &res.Diverged)
 	}
 	if err != nil {
 		return res, err
@@ -250,6 +253,41 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
+// probeSchedules is how many random schedules a search for a
+// counterexample tries before it goes through every schedule.
+const probeSchedules = 300
+
+// walk runs n random schedules from seed: at each step a fault with
+// probability 1/8 (when one may strike), else a command or a tick, each
+// uniformly.
+func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*schedule), stop func() bool) error {
+	rng := mrand.New(mrand.NewPCG(seed, 0x5eed))
+	for i := 0; i < n && !stop(); i++ {
+		s, err := e.run(ctx, nil, func(_ int, en []choice) (int, bool) {
+			var moves, faults []int
+			for i, c := range en {
+				if c.Kind == Pause || c.Kind == Crash {
+					faults = append(faults, i)
+				} else {
+					moves = append(moves, i)
+				}
+			}
+			if len(faults) > 0 && (len(moves) == 0 || rng.IntN(8) == 0) {
+				return faults[rng.IntN(len(faults))], true
+			}
+			return moves[rng.IntN(len(moves))], true
+		})
+		if errors.Is(err, errNotEnabled) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		record(s)
+	}
+	return nil
+}
+
 func keys(m map[string]*Found) []string {
 	var out []string
 	for _, p := range Properties {
@@ -270,7 +308,7 @@ type node struct {
 
 // dfs runs every schedule, depth first, pruning with sleep sets when
 // reduce is set. It reports whether it covered them all.
-func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record func(*schedule), stop func() bool) (bool, error) {
+func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record func(*schedule), stop func() bool, diverged *int) (bool, error) {
 	var stack []*node
 	contains := func(cs []choice, a choice) bool {
 		return slices.ContainsFunc(cs, func(c choice) bool { return c.Same(a.Action) })
@@ -306,10 +344,18 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 			stack = append(stack, n)
 			return slices.IndexFunc(en, func(x choice) bool { return x.Same(c.Action) }), true
 		})
-		if err != nil {
+		switch {
+		case errors.Is(err, errNotEnabled):
+			// The replay of a prefix went another way than its first run:
+			// the code under test did something the scheduler does not
+			// order. The subtree is skipped, and the search is not
+			// exhaustive.
+			*diverged++
+		case err != nil:
 			return false, err
+		default:
+			record(s)
 		}
-		record(s)
 		if stop() {
 			return false, nil
 		}
@@ -324,7 +370,7 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {
-			return true, nil
+			return *diverged == 0, nil
 		}
 	}
 }
