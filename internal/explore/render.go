@@ -49,6 +49,12 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		at := time.Duration(st.ClockMS) * time.Millisecond
 		switch st.Action.Kind {
 		case Run:
+			if !strings.Contains(st.Action.Command, "lock:") {
+				// The renderers leave out commands on anything but a
+				// lock; the critical section's are the point here.
+				add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Result, Detail: e.target.short(st.Text)})
+				break
+			}
 			for _, r := range byStep[i] {
 				b := 0
 				if len(r.args) > 1 {
