@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		expired[x.at] = append(expired[x.at], x.keys...)
 	}
 	batch := 0
+	pauseEnds := map[string]int64{} // client -> end of its pause, ms
 	for i, st := range s.steps {
 		at := time.Duration(st.ClockMS) * time.Millisecond
 		switch st.Action.Kind {
@@ -76,12 +78,25 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 				}
 			}
 		case Tick:
+			for _, c := range slices.Sorted(maps.Keys(pauseEnds)) {
+				if end := pauseEnds[c]; end <= st.Action.AtMS {
+					add(timeline.Event{Client: c, At: time.Duration(end) * time.Millisecond, Kind: timeline.PauseEnd,
+						Detail: "goes on at " + fmtMS(end)})
+					delete(pauseEnds, c)
+				}
+			}
 			for _, k := range expired[at] {
 				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k,
 					Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtMS(st.Action.AtMS))})
 			}
 		case Pause:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
+			switch st.Action.Length {
+			case Short:
+				pauseEnds[st.Action.Client] = st.ClockMS + (e.model.TTL / 2).Milliseconds()
+			case Long:
+				pauseEnds[st.Action.Client] = st.ClockMS + (e.model.TTL * 3 / 2).Milliseconds()
+			}
 		case Crash:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
 		}
