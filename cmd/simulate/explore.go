@@ -59,7 +59,8 @@ Examples:
   simulate explore -recipe 6 -fixed -format json
   simulate explore -watchdog -faults pause-short
   simulate explore -acquire examples/recipes/broken/acquire.lua \
-      -release examples/recipes/broken/release.lua -extend examples/recipes/broken/extend.lua -out /tmp/ce
+      -release examples/recipes/broken/release.lua \
+      -extend examples/recipes/broken/extend.lua -out /tmp/ce
 `
 
 // exploreOptions are the parsed flags of "simulate explore".
@@ -92,7 +93,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	var faults, bound, check string
 	var ttl time.Duration
-	fs.StringVar(&o.redis, "redis", "auto", "auto, or a redis:// URL (one server; the explorer needs real TTLs, so auto prefers a private redis-server)")
+	fs.StringVar(&o.redis, "redis", "auto", "auto (a private redis-server, else miniredis) or a redis:// URL of one server")
 	fs.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
 	fs.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
 	fs.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
@@ -431,8 +432,9 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 			cover = "no (stopped early)"
 		}
 	}
-	fmt.Fprintf(&b, "search: %s, %d schedules (%d more cut by the reduction), %.1f s, %.0f schedules/s; exhaustive: %s\n",
-		doc.Mode, doc.Schedules, doc.Pruned, doc.ElapsedS, doc.SchedulesPerS, cover)
+	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, "+
+		"%.0f schedules/s; exhaustive: %s", doc.Mode, doc.Schedules, doc.Pruned, doc.ElapsedS, doc.SchedulesPerS, cover),
+		schema.Width))
 	if doc.Diverged > 0 {
 		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
 			doc.Diverged)
