@@ -181,7 +181,8 @@ func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*sch
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1)}
+	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTick: time.Now(),
+		written: map[string]time.Time{}}
 	for i := range e.model.Clients {
 		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i]}
 		w.clients = append(w.clients, c)
@@ -517,7 +518,20 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	w.mu.Unlock()
 	var keys []string
 	if d > 0 {
-		res, err := tickScript.Run(ctx, e.rdb, nil, e.ns+"*", d.Milliseconds()).StringSlice()
+		// The real time since the last advance also ran the leases down
+		// on the server: give it back, so that a lease loses exactly the
+		// virtual time d. A key written since then gets back only the real
+		// time since its write.
+		now := time.Now()
+		w.mu.Lock()
+		args := []any{e.ns + "*", d.Milliseconds(), now.Sub(w.lastTick).Microseconds()}
+		for k, at := range w.written {
+			args = append(args, k, now.Sub(at).Microseconds())
+		}
+		w.written = map[string]time.Time{}
+		w.lastTick = now
+		w.mu.Unlock()
+		res, err := tickScript.Run(ctx, e.rdb, nil, args...).StringSlice()
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
@@ -544,18 +558,23 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 }
 
 // tickScript shortens the lease of every volatile key matching ARGV[1] by
-// ARGV[2] ms, deleting those whose lease runs out; it returns them.
+// ARGV[2] ms less the real time that already ran it down: ARGV[3] µs, or
+// for the keys named in the pairs ARGV[4], ARGV[5], ... the µs given
+// there. It deletes the keys whose lease runs out, and returns them.
 var tickScript = redis.NewScript(`
-local d = tonumber(ARGV[2])
+local d = tonumber(ARGV[2]) * 1000
+local back = {}
+for i = 4, #ARGV, 2 do back[ARGV[i]] = tonumber(ARGV[i + 1]) end
 local gone = {}
 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do
 	local t = redis.call('PTTL', k)
 	if t > 0 then
-		if t <= d then
+		t = t * 1000 + (back[k] or tonumber(ARGV[3])) - d
+		if t < 1000 then
 			redis.call('DEL', k)
 			gone[#gone + 1] = k
 		else
-			redis.call('PEXPIRE', k, t - d)
+			redis.call('PEXPIRE', k, math.floor(t / 1000))
 		end
 	end
 end

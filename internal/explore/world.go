@@ -111,6 +111,10 @@ type world struct {
 	cmdLog   []cmdRecord
 	torn     []string // what readers saw of a write in progress
 	stepNo   int      // index of the step being taken
+	// For the leases' real run-down: when the clock last advanced, and
+	// when each key written since was written.
+	lastTick time.Time
+	written  map[string]time.Time
 }
 
 // cmdRecord is one command as executed, for the timeline.
@@ -281,6 +285,14 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 		}
 	}
 	w.cmdLog = append(w.cmdLog, rec)
+	if p != nil && p.write {
+		now := time.Now()
+		for _, k := range p.keys {
+			if k != "*" {
+				w.written[k] = now
+			}
+		}
+	}
 	if p != nil {
 		p.reply = w.t.short(strings.Join(replies, ", "))
 	}
