@@ -284,10 +284,9 @@ type counterexample struct {
 }
 
 // exploreNote states the approximation every run makes.
-const exploreNote = "Time is virtual: backoff sleeps and pauses cost virtual time, and every lease in the " +
-	"explored namespace is shortened (PEXPIRE) by each step of the clock, so PTTL, in Lua too, sees the " +
-	"virtual time left. The real time a schedule takes (milliseconds) also runs down the real TTLs; beside " +
-	"leases of seconds it is neglected."
+const exploreNote = "Time is virtual: backoff sleeps and pauses cost virtual time, and each advance of the " +
+	"clock shortens every lease in the explored namespace by exactly that much (PEXPIRE, giving back the real " +
+	"time that ran it down meanwhile, to about a millisecond), so PTTL, in Lua too, sees the virtual time left."
 
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseExploreFlags(args, stderr)
