@@ -90,10 +90,10 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 			// ContextTimeoutEnabled) block until their read timeout.
 			ectx, ecancel := context.WithDeadline(context.WithoutCancel(ctx), validUntil)
 			answered, answer := context.WithCancel(context.Background())
-			var err error
+			res := make(chan error, 1)
 			clock.Go(func() {
 				defer answer()
-				err = h.Extend(ectx, ttl)
+				res <- h.Extend(ectx, ttl)
 			})
 			if clock.Sleep(answered, validUntil.Sub(sent)) == nil {
 				cancel(fmt.Errorf("%w: no answer from Redis within the lease (less its drift allowance)", ErrLockLost))
@@ -101,6 +101,9 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 				ecancel()
 				return
 			}
+			// The sleep ended with the answer (or the clock stopped the
+			// watchdog, and the extension ends at once too).
+			err := <-res
 			ecancel()
 			switch {
 			case err == nil:

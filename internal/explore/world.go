@@ -62,7 +62,6 @@ type client struct {
 // hold is what a client believes it holds.
 type hold struct {
 	write bool
-	key   string
 	// end is when the lease ends on the virtual clock, -1 for never.
 	end func() time.Duration
 }
