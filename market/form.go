@@ -107,7 +107,7 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 			w.answered = time.Now()
 		}
 	}()
-	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if unwatch {
 			watchtx.Unwatch(ctx, p)
 		}
@@ -117,7 +117,7 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 		read(func(queue func(p redis.Pipeliner)) { queue(p) })
 		return nil
 	})
-	return pipelinedErr(err)
+	return pipelinedErr(cmds, err)
 }
 
 // bookLock is the book's acquire_lock_with_timeout (section 6.2.5) as a
