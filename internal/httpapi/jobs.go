@@ -44,10 +44,10 @@ func closed() *Error {
 }
 
 func (s *Server) jobRoutes(api *echo.Group) {
-	api.POST("/rush", s.startRush)
+	api.POST("/rush", s.startRush, s.admin)
 	api.GET("/rush", s.getRush)
-	api.DELETE("/rush", s.cancelRush)
-	api.POST("/lab/runs", s.startLab)
+	api.DELETE("/rush", s.cancelRush, s.admin)
+	api.POST("/lab/runs", s.startLab, s.admin, s.labBudget.middleware)
 	api.GET("/lab/runs/:id", s.getLab)
 	api.GET("/lab/scenarios", s.labScenarios)
 }

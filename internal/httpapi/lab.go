@@ -29,6 +29,9 @@ import (
 const (
 	labKeep    = 16               // finished runs kept for GET
 	labTimeout = 30 * time.Second // a run that takes longer is stopped
+	// labBodyLimit bounds a lab request's body (a recipe, or a fault and
+	// a strategy, is a few dozen bytes).
+	labBodyLimit = 4 << 10
 	// The pause fault in the lab: a short lease and pause, so a run takes
 	// about a second.
 	labLockTTL = 100 * time.Millisecond
