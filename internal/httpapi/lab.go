@@ -21,7 +21,8 @@ import (
 
 // The lab (POST /api/lab/runs) runs one scenario on the server, recorded
 // step by step, beside its fix: a gallery recipe, flawed then fixed, in a
-// fresh market of its own on the service's Redis; or the pause fault under
+// fresh market of its own on the service's Redis (on an embedded server of
+// its own when the service's is miniredis, see labEnv); or the pause fault under
 // a strategy, then under the fenced lock that fixes it, on a private
 // redis-server the run starts and stops.
 
@@ -253,12 +254,19 @@ func (s *Server) runLab(ctx context.Context, run *labRun, sc gallery.Scenario, v
 		run.ElapsedMS = latency.Milliseconds(time.Since(start))
 	}
 	state, failure := stateDone, ""
+	env, closeEnv, err := s.labEnv()
+	if err != nil {
+		s.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
+		set(func() { run.State, run.Error, l.running = stateFailed, err.Error(), false })
+		return
+	}
+	defer closeEnv()
 	for i := range run.Runs {
 		set(func() { run.Runs[i].State = stateRunning })
 		var tl timeline.Timeline
 		var err error
 		if run.Kind == labRecipe {
-			tl, err = sc.RunOne(ctx, gallery.Env{Client: s.m.Client(), Mini: s.cfg.Mini}, i == 1)
+			tl, err = sc.RunOne(ctx, env, i == 1)
 		} else {
 			tl, _, err = faults.Trace(ctx, faults.Pause, faults.Variant(run.Runs[i].Name),
 				faults.Config{LockTTL: labLockTTL, Pause: labPause})

@@ -97,9 +97,10 @@ type Config struct {
 	// (default: an unknown Redis on this machine).
 	Env schema.Env
 	// Mini is the embedded server when Market's client talks to miniredis
-	// (required then): its keys expire only when its clock is moved, which
-	// the lab does to make a lease run out, and the rush's clients need
-	// redisconn.MiniWatchHook.
+	// (required then): the rush's clients need redisconn.MiniWatchHook, and
+	// the lab runs its recipes on an embedded server of its own, since
+	// making a lease run out there means moving the server's clock for
+	// every key.
 	Mini *miniredis.Miniredis
 	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
 	// the routes that change the service rather than the market (the
