@@ -29,9 +29,20 @@ const (
 	MinRushDuration     = time.Second
 	MaxRushDuration     = 60 * time.Second
 	MaxRushRTT          = time.Second // the round trip a rush may add
-	rushRTTSamples      = 200         // PINGs that measure the round trip
+	rushRTTSamples      = 200         // PINGs that measure the round trip, at most
 	rushProgressEvery   = 250 * time.Millisecond
 	rushSeriesMaxPoints = 400
+)
+
+// Time bounds of a rush.
+const (
+	// rushRTTBudget bounds the time the round trip's measurement takes:
+	// fewer PINGs when the round trip is long (at least 3).
+	rushRTTBudget = time.Second
+	// rushGrace is what a rush may take beyond its duration: the round
+	// trip's measurement, and each strategy's set-up, drain, audit and
+	// clean-up. A rush still running then is stopped, as DELETE stops it.
+	rushGrace = 15 * time.Second
 )
 
 // States of a rush and of each of its strategies.
@@ -245,6 +256,8 @@ func (s *Server) startRush(c echo.Context) error {
 // listers refilling it, the buyers buying among the cheapest listings;
 // with a round trip, every client's connections go through a delay proxy.
 func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.duration+rushGrace)
+	defer cancel()
 	r := &s.jobs.rush
 	final, failure := stateDone, ""
 	fail := func(err error) {
@@ -275,7 +288,7 @@ func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration)
 		defer rdb.Close()
 	}
 	if len(cfg.strategies) > 0 {
-		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushRTTSamples); err != nil {
+		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushSamples(cfg.rtt)); err != nil {
 			fail(fmt.Errorf("measuring the round trip: %w", err))
 			cfg.strategies = nil
 		} else {
@@ -294,7 +307,9 @@ func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration)
 		var last sim.Counters
 		name := r.snapshot().Strategies[i].Market
 		res, err := sim.Run(ctx, sim.Config{
-			Client: rdb, Scenario: sim.Scenario{Listers: cfg.listers, Buyers: cfg.buyers},
+			// The set-up, audit and clean-up go straight to Redis: only
+			// the workers' operations pay the added round trip.
+			Client: rdb, Setup: s.m.Client(), Scenario: sim.Scenario{Listers: cfg.listers, Buyers: cfg.buyers},
 			Strategy: strat, Duration: per, Seed: 1, Name: name, ProgressEvery: rushProgressEvery,
 			Progress: func(c sim.Counters) {
 				dt := c.Elapsed - last.Elapsed
@@ -341,6 +356,15 @@ func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration)
 	}
 	r.mu.Unlock()
 	s.log.Info("rush ended", slog.String("state", final))
+}
+
+// rushSamples is how many PINGs measure a round trip of about rtt within
+// rushRTTBudget: rushRTTSamples at most, 3 at least.
+func rushSamples(rtt time.Duration) int {
+	if rtt <= 0 {
+		return rushRTTSamples
+	}
+	return int(min(rushRTTSamples, max(3, int64(rushRTTBudget/rtt))))
 }
 
 // live sets the figures from a cell's counters.
