@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -345,6 +346,9 @@ func (s *Server) runRush(ctx context.Context, cfg rushConfig, per time.Duration)
 		if res.Interrupted {
 			final = stateCancelled
 		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && failure == "" {
+		failure = fmt.Sprintf("stopped at the rush's time bound (its duration and %v)", rushGrace)
 	}
 	r.mu.Lock()
 	r.running = false
