@@ -195,7 +195,7 @@ const galleryNarrowCaption = "violations: market audit violations (an item sold 
 // galleryView is the table of doc: every column when wide (and for
 // markdown and CSV), else the columns that fit schema.Width.
 func galleryView(doc galleryDoc, wide bool) view {
-	redis := fmt.Sprintf("Redis: %s %s.", doc.Redis.Mode, doc.Redis.Version)
+	redis := fmt.Sprintf("Redis: %s.", doc.Redis)
 	if wide {
 		v := view{columns: galleryColumns, numeric: galleryNumeric, caption: redis}
 		for _, r := range doc.Rows {
