@@ -153,6 +153,14 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}
+	if o.out != "" && len(doc.Rows) > 0 {
+		recipes := make([]string, len(doc.Rows))
+		for i, row := range doc.Rows {
+			recipes[i] = recipeNumber(row.Recipe)
+		}
+		fmt.Fprintf(stderr, "simulate gallery: wrote %d files into %s: recipe-N.txt, recipe-N-flawed.svg and recipe-N-fixed.svg for N in %s\n",
+			3*len(doc.Rows), o.out, strings.Join(recipes, ", "))
+	}
 	return writeGallery(stdout, o.format, o.wide, doc)
 }
 
