@@ -165,8 +165,9 @@ var domainErrors = []struct {
 
 // Messages of the Redis 503s.
 const (
-	msgNotApplied = "nothing was applied; try again later"
-	msgUnknown    = "the operation may or may not have been applied; " +
+	msgNotApplied = "this request applied nothing; try again later, with the same Idempotency-Key " +
+		"until an answer that is not a 503 (an earlier attempt with the key may have applied)"
+	msgUnknown = "the operation may or may not have been applied; " +
 		"retry with the same Idempotency-Key to apply it exactly once"
 )
 
