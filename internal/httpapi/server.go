@@ -8,7 +8,7 @@
 //
 // Listings and purchases may pick their strategy per request. Strategies
 // are not safe to mix on one market, so the server runs them through a
-// market.Gate: operations of one strategy run concurrently, another strategy
+// Gate (gate.go): operations of one strategy run concurrently, another strategy
 // waits its turn. This holds for one service process per market.
 //
 // Listings and purchases with an Idempotency-Key header apply at most once
@@ -119,7 +119,7 @@ type Server struct {
 	cfg     Config
 	m       *market.Market
 	log     *slog.Logger
-	gate    market.Gate
+	gate    Gate
 	metrics *metrics
 	reg     *prometheus.Registry
 	echo    *echo.Echo

@@ -181,9 +181,9 @@ type Result struct {
 	// Retries is the sum of Cost.Retries over all Purchase calls (the
 	// book's "purchase retries"); LockWaits the sum of Cost.LockWaits.
 	Retries, LockWaits int64
-	// Execs and Window are the sums of Cost.Execs and Cost.Window over all
-	// Purchase calls: the EXECs the Watch strategy sent and their conflict
-	// windows (see Conflict).
+	// Execs and Window are the EXECs the Watch strategy sent for all
+	// Purchase calls and the sum of their conflict windows, as the
+	// market's trace reports them (market.Trace.Exec; see Conflict).
 	Execs  int64
 	Window time.Duration
 	// LockLost counts operations whose lock lease expired while held.
