@@ -41,6 +41,7 @@ func chromium() string {
 // redis-server) a 10 s rush run by the service at 50 buyers shows the
 // strategies differ.
 func TestBrowser(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedBrowser) // real time or real load: the full run has it
 	bin := chromium()
 	if bin == "" {
 		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
