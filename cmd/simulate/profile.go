@@ -15,6 +15,7 @@ import (
 type profile struct {
 	client market.ClientForm
 	rtt    time.Duration
+	jitter time.Duration
 	// why is the one-line reason printed by -h.
 	why string
 }
@@ -46,6 +47,9 @@ func profileNames() string { return strings.Join(slices.Sorted(maps.Keys(profile
 
 // describe is the profile's settings as flags.
 func (p profile) describe() string {
+	if p.jitter > 0 {
+		return fmt.Sprintf("-client %s -rtt %v -jitter %v", p.client, p.rtt, p.jitter)
+	}
 	return fmt.Sprintf("-client %s -rtt %v", p.client, p.rtt)
 }
 
