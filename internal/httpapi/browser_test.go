@@ -191,7 +191,10 @@ func TestBrowser(t *testing.T) {
 			{flawed + " .lab-step.marked", "commits after its lease"},
 			{flawed + " .verdict", "the item is sold twice"},
 			{flawed + " .verdict", "The unsafe step: A ann commits after its lease"},
-			{flawed + " .lab-findings", "sold 2 times"},
+			{flawed + " .lab-findings", "Item idol was sold twice: one finding"},
+			{flawed + " h3 .pill", "1 finding"},
+			{flawed + " .lab-step.kind-lease_expired", "forced expiry"},
+			{flawed + " .verdict", "one finding: item idol sold twice"},
 			{fixed + " .lab-step.refused", "EXEC aborted"},
 			{fixed + " .verdict", "Fixed by 6 + fencing"},
 		} {
