@@ -91,23 +91,28 @@ func TestParseRunFlags(t *testing.T) {
 	})
 	t.Run("profile and overrides", func(t *testing.T) {
 		book := profiles["book"]
+		if book.jitter <= 0 {
+			t.Fatalf("the book profile has no jitter: %+v", book)
+		}
 		tests := []struct {
-			args   []string
-			client market.ClientForm
-			rtt    time.Duration
+			args        []string
+			client      market.ClientForm
+			rtt, jitter time.Duration
 		}{
-			{nil, market.LeanClient, 0},
-			{[]string{"-profile", "book"}, book.client, book.rtt},
-			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0},
-			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, market.LeanClient, 2 * time.Millisecond},
+			{nil, market.LeanClient, 0, 0},
+			{[]string{"-profile", "book"}, book.client, book.rtt, book.jitter},
+			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0, book.jitter},
+			{[]string{"-profile", "book", "-jitter", "0"}, book.client, book.rtt, 0},
+			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, market.LeanClient, 2 * time.Millisecond, book.jitter},
+			{[]string{"-jitter", "1ms"}, market.LeanClient, 0, time.Millisecond},
 		}
 		for _, tc := range tests {
 			o, err := parseRunFlags(tc.args, &bytes.Buffer{})
 			if err != nil {
 				t.Fatalf("%q: %v", tc.args, err)
 			}
-			if o.client != tc.client || o.rtt != tc.rtt {
-				t.Errorf("%q: client %s rtt %v, want %s %v", tc.args, o.client, o.rtt, tc.client, tc.rtt)
+			if o.client != tc.client || o.rtt != tc.rtt || o.jitter != tc.jitter {
+				t.Errorf("%q: client %s rtt %v jitter %v, want %s %v %v", tc.args, o.client, o.rtt, o.jitter, tc.client, tc.rtt, tc.jitter)
 			}
 		}
 	})
@@ -138,6 +143,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-client", "python"}, 2},
 		{[]string{"-rtt", "-1ms"}, 2},
 		{[]string{"-rtt", "5s"}, 2},
+		{[]string{"-jitter", "-1ms"}, 2},
 		{[]string{"-profile", "nope"}, 2},
 		{[]string{"window", "-rtts", "-1ms"}, 2},
 		{[]string{"window", "-clients", "python"}, 2},
