@@ -59,29 +59,27 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 		cancel(fmt.Errorf("%w: drift allowance %v leaves nothing of the %v lease", ErrLockLost, k.drift, ttl))
 		return work, func() {}
 	}
-	validUntil := time.Now().Add(ttl)
+	clock := ClockFrom(ctx)
+	validUntil := clock.Now().Add(ttl)
 	if e, ok := h.(expirer); ok {
 		validUntil = e.Expires()
 	}
 	validUntil = validUntil.Add(-k.drift)
 	interval := max(ttl/3, time.Millisecond)
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	// quit ends the watchdog's waits: stop cancels it, and so does the end
+	// of the work. done ends when the watchdog has returned.
+	quit, quitNow := context.WithCancel(work)
+	done, finished := context.WithCancel(context.Background())
+	clock.Go(func() {
+		defer finished()
 		// A hold whose lease ends sooner than one interval is renewed
 		// when it ends, that is, found lost.
-		t := time.NewTimer(min(interval, max(time.Until(validUntil), 0)))
-		defer t.Stop()
+		wait := min(interval, max(validUntil.Sub(clock.Now()), 0))
 		for {
-			select {
-			case <-quit:
+			if clock.Sleep(quit, wait) != nil {
 				return
-			case <-work.Done():
-				return
-			case <-t.C:
 			}
-			sent := time.Now()
+			sent := clock.Now()
 			if !sent.Before(validUntil) {
 				cancel(fmt.Errorf("%w: lease (less its drift allowance) ran out before it could be extended", ErrLockLost))
 				return
@@ -91,43 +89,42 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 			// do not honour context deadlines (go-redis without
 			// ContextTimeoutEnabled) block until their read timeout.
 			ectx, ecancel := context.WithDeadline(context.WithoutCancel(ctx), validUntil)
-			res := make(chan error, 1)
-			go func() { res <- h.Extend(ectx, ttl) }()
-			expiry := time.NewTimer(time.Until(validUntil))
+			answered, answer := context.WithCancel(context.Background())
 			var err error
-			select {
-			case err = <-res:
-			case <-expiry.C:
+			clock.Go(func() {
+				defer answer()
+				err = h.Extend(ectx, ttl)
+			})
+			if clock.Sleep(answered, validUntil.Sub(sent)) == nil {
 				cancel(fmt.Errorf("%w: no answer from Redis within the lease (less its drift allowance)", ErrLockLost))
-				<-res
+				await(clock, answered)
 				ecancel()
 				return
 			}
-			expiry.Stop()
 			ecancel()
 			switch {
 			case err == nil:
 				validUntil = sent.Add(ttl - k.drift)
-				t.Reset(interval)
+				wait = interval
 			case errors.Is(err, ErrNotHeld):
 				cancel(fmt.Errorf("%w: extension refused: %w", ErrLockLost, err))
 				return
 			default:
 				// Unreachable or slow: try again soon, until validUntil.
-				left := time.Until(validUntil)
+				left := validUntil.Sub(clock.Now())
 				if left <= 0 {
 					cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
 					return
 				}
-				t.Reset(min(max(interval/4, time.Millisecond), left))
+				wait = min(max(interval/4, time.Millisecond), left)
 			}
 		}
-	}()
+	})
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
-			close(quit)
-			<-done
+			quitNow()
+			await(clock, done)
 			cancel(context.Canceled)
 		})
 	}

@@ -83,6 +83,15 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 		return hold{token: l.Token, waits: l.Waits, release: l.Release}, nil
 	}
 	mu := locking.NewMutex(m.rdb, key, m.lockTTL, locking.WithBackoff(m.backoff))
+	if m.form == BookClient {
+		// The book form sends the acquisition on its own and the release
+		// after the commit.
+		l, err := mu.Acquire(ctx)
+		if err != nil {
+			return hold{}, err
+		}
+		return hold{token: l.Token(), waits: l.Waits, release: l.Release}, nil
+	}
 	l, err := mu.AcquirePiped(ctx, tx, first)
 	if err != nil {
 		return hold{}, err
@@ -99,9 +108,10 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 // operation costs two round trips, and the commit and the release apply
 // together: if EXEC is aborted the release did not run either, and the
 // lock is still held for the retry. In the book form (ClientForm) the
-// lock is the book's, the WATCH and each read are round trips of their
-// own, and the lock is released after the commit: seven round trips for
-// an uncontended listing, nine for a purchase.
+// lock is taken on its own, the WATCH and each read are round trips of
+// their own, and the lock is released after the commit: with the book's
+// lock (supplied by WithLockFunc), seven round trips for an uncontended
+// listing, nine for a purchase.
 func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o op, cost *Cost, watch ...string) error {
 	var h hold
 	held, released := false, false

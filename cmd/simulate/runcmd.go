@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
@@ -216,7 +217,7 @@ cells:
 				Name:     fmt.Sprintf("sim-%s-%s-%s", runID, sc, st),
 				Progress: prog.update,
 				Markets:  o.markets, Prefill: o.prefill,
-				MarketOptions: []market.Option{market.WithClient(o.client)},
+				MarketOptions: bookform.Options(client, o.client),
 			})
 			if client != ln.client {
 				client.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
@@ -243,7 +244,7 @@ func sweepLink(ctx context.Context, o windowOptions, ln *link, hooks []redis.Hoo
 				Seed: o.seed, Pick: o.pick,
 				Name:          fmt.Sprintf("win-%s-%d-%s-%s", runID, ln.delay.RTT.Microseconds(), form, st),
 				Progress:      prog.update,
-				MarketOptions: []market.Option{market.WithClient(form)},
+				MarketOptions: bookform.Options(client, form),
 			})
 			if client != ln.client {
 				client.Close()
