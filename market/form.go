@@ -62,8 +62,16 @@ func WithClient(f ClientForm) Option { return func(m *Market) { m.form = f } }
 // ClientForm is the market's client form.
 func (m *Market) ClientForm() ClientForm { return m.form }
 
+// readSteps are o's read steps, each queueing the commands of one round
+// trip of the book's listings on the pipeline it is given.
+func readSteps(ctx context.Context, o op) []func(p redis.Pipeliner) {
+	var steps []func(p redis.Pipeliner)
+	o.read(ctx, func(queue func(p redis.Pipeliner)) { steps = append(steps, queue) })
+	return steps
+}
+
 // watchAndRead WATCHes keys (none: no WATCH) on tx's connection and sends
-// read's steps (see op): in the lean form all in one pipeline, behind an
+// the read steps (see op and readSteps): in the lean form all in one pipeline, behind an
 // UNWATCH when unwatch is set; in the book form the WATCH and each step as
 // a round trip of its own, in order (nothing is watched yet when the book
 // form reads, so it needs no UNWATCH). A failed read's error is left in
@@ -73,7 +81,7 @@ func (m *Market) ClientForm() ClientForm { return m.form }
 // When w is not nil, it records when the round trip carrying the WATCH was
 // sent and answered.
 func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, unwatch bool,
-	read func(step func(queue func(p redis.Pipeliner))), w *watchTimes) error {
+	steps []func(p redis.Pipeliner), w *watchTimes) error {
 	if w != nil {
 		w.sent = time.Now()
 	}
@@ -86,13 +94,13 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 		if w != nil {
 			w.answered = time.Now()
 		}
-		read(func(queue func(p redis.Pipeliner)) {
+		for _, step := range steps {
 			// The replies carry any error; check reads them.
 			_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-				queue(p)
+				step(p)
 				return nil
 			})
-		})
+		}
 		return nil
 	}
 	defer func() {
@@ -107,7 +115,9 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 		if len(keys) > 0 {
 			watchtx.Watch(ctx, p, keys...)
 		}
-		read(func(queue func(p redis.Pipeliner)) { queue(p) })
+		for _, step := range steps {
+			step(p)
+		}
 		return nil
 	})
 	return pipelinedErr(err)

@@ -21,8 +21,7 @@ func (m *Market) runWatch(ctx context.Context, s Strategy, name string, o op, co
 	var err error
 	cost.Retries, err = watchtx.RunPiped(ctx, m.rdb, watchtx.Options{}, keys[0], func(tx *redis.Tx) error {
 		var w watchTimes
-		read := func(step func(queue func(p redis.Pipeliner))) { o.read(ctx, step) }
-		if err := m.watchAndRead(ctx, tx, keys, false, read, &w); err != nil {
+		if err := m.watchAndRead(ctx, tx, keys, false, readSteps(ctx, o), &w); err != nil {
 			return err
 		}
 		if err := o.check(); err != nil {

@@ -27,8 +27,10 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/lab"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/rush"
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -149,7 +151,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
-		Env: conn.Env(), Mini: conn.Mini,
+		Env:  conn.Env(),
+		Rush: rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
+		Lab:  lab.New(conn.Client, conn.Mini, log),
 	})
 	if err != nil {
 		return err

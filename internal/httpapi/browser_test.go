@@ -57,7 +57,7 @@ func TestBrowser(t *testing.T) {
 		if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Config{Market: m, Env: schema.NewEnv(b.Name, ""), Mini: b.Mini})
+		srv, err := New(withJobs(Config{Market: m, Env: schema.NewEnv(b.Name, "")}, b))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
@@ -95,11 +94,12 @@ type Config struct {
 	// Env describes the Redis connection and the machine on GET /api/info
 	// (default: an unknown Redis on this machine).
 	Env schema.Env
-	// Mini is the embedded server when Market's client talks to miniredis
-	// (required then): its keys expire only when its clock is moved, which
-	// the lab does to make a lease run out, and the rush's clients need
-	// redisconn.MiniWatchHook.
-	Mini *miniredis.Miniredis
+	// Rush runs POST /api/rush (package internal/rush); without one, the
+	// rush's routes answer 404.
+	Rush Rush
+	// Lab runs POST /api/lab/runs (package internal/lab); without one,
+	// the lab's routes answer 404.
+	Lab Lab
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -112,8 +112,6 @@ type Server struct {
 	reg     *prometheus.Registry
 	echo    *echo.Echo
 	audits  auditLimiter
-
-	jobs *jobs // the rush and the lab, run in the background
 
 	mu       sync.RWMutex
 	strategy market.Strategy
@@ -151,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.AuditCooldown = DefaultAuditCooldown
 	}
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy,
-		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}, jobs: newJobs()}
+		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}}
 	var err error
 	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
 		return nil, err
