@@ -78,7 +78,7 @@ async function act(action) {
 
 async function undo() {
   try {
-    renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/undo`));
+    renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/undo`, {}));
   } catch (e) {
     showError("undo", e);
   }
@@ -92,7 +92,7 @@ async function findBug() {
   verdict.className = "verdict";
   verdict.textContent = "searching every continuation from here…";
   try {
-    const r = await api("POST", `/api/explore/sessions/${explore.id}/find`);
+    const r = await api("POST", `/api/explore/sessions/${explore.id}/find`, {});
     if (!r.found) {
       verdict.className = "verdict ok";
       verdict.dataset.found = "none";
@@ -235,7 +235,7 @@ async function resumeHere() {
   try {
     let st = explore.state;
     while (st.steps.length > target) {
-      st = await api("POST", `/api/explore/sessions/${explore.id}/undo`);
+      st = await api("POST", `/api/explore/sessions/${explore.id}/undo`, {});
       explore.state = st;
     }
   } catch (e) {
