@@ -151,7 +151,14 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy,
 		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}}
 	var err error
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
+	var collectable []any
+	if cfg.Rush != nil {
+		collectable = append(collectable, cfg.Rush)
+	}
+	if cfg.Lab != nil {
+		collectable = append(collectable, cfg.Lab)
+	}
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client(), collectable...); err != nil {
 		return nil, err
 	}
 	if err := s.routes(); err != nil {

@@ -20,10 +20,7 @@ const dec2 = fixed(2);
 
 // lostOf is how many purchases found their listing already bought (or
 // repriced) by another buyer; the rest of the failures are counted apart.
-function lostOf(s) {
-  if (s.failures) return s.failures.listing_not_found + s.failures.price_changed;
-  return s.failed;
-}
+const lostOf = (s) => s.lost_to_another_buyer;
 
 function rushRowOf(s) {
   let row = document.getElementById("rush-" + s.strategy);
