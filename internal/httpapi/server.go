@@ -100,6 +100,9 @@ type Config struct {
 	// Lab runs POST /api/lab/runs (package internal/lab); without one,
 	// the lab's routes answer 404.
 	Lab Lab
+	// Explore keeps the lab's explorer sessions (package
+	// internal/labsession); without one, their routes answer 404.
+	Explore Explore
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -157,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Lab != nil {
 		collectable = append(collectable, cfg.Lab)
+	}
+	if cfg.Explore != nil {
+		collectable = append(collectable, cfg.Explore)
 	}
 	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client(), collectable...); err != nil {
 		return nil, err
