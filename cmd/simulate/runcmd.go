@@ -215,8 +215,8 @@ cells:
 				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
 				Seed: o.seed, Pick: o.pick,
 				Name:     fmt.Sprintf("sim-%s-%s-%s", runID, sc, st),
-				Progress: prog.update,
-				Markets:  o.markets, Prefill: o.prefill,
+				Progress: prog.update, PrefillProgress: prog.prefill,
+				Markets: o.markets, Prefill: o.prefill,
 				MarketOptions: bookform.Options(client, o.client),
 			})
 			if client != ln.client {
@@ -270,6 +270,8 @@ type progress struct {
 	total, n int
 	label    string
 	began    time.Time
+	// prefillLast is when the last plain prefill line was printed.
+	prefillLast time.Time
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -290,7 +292,7 @@ func (p *progress) start(sc sim.Scenario, st market.Strategy) {
 func (p *progress) startLabel(label string) {
 	p.n++
 	p.label = fmt.Sprintf("[%d/%d] %s", p.n, p.total, label)
-	p.began = time.Now()
+	p.began, p.prefillLast = time.Now(), time.Time{}
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s starting", p.label)
 		return

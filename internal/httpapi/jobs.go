@@ -48,6 +48,10 @@ type Lab interface {
 	Close()
 }
 
+// labBodyLimit bounds a lab request's body (a recipe, or a fault and a
+// strategy, is a few dozen bytes).
+const labBodyLimit = 4 << 10
+
 // Bounds and defaults of a rush (POST /api/rush).
 const (
 	MaxRushBuyers      = 200
@@ -105,10 +109,10 @@ func unavailable(what string) *Error {
 }
 
 func (s *Server) jobRoutes(api *echo.Group) {
-	api.POST("/rush", s.startRush)
+	api.POST("/rush", s.startRush, s.admin)
 	api.GET("/rush", s.getRush)
-	api.DELETE("/rush", s.cancelRush)
-	api.POST("/lab/runs", s.startLab)
+	api.DELETE("/rush", s.cancelRush, s.admin)
+	api.POST("/lab/runs", s.startLab, s.admin, s.labBudget.middleware)
 	api.GET("/lab/runs/:id", s.getLab)
 	api.GET("/lab/scenarios", s.labScenarios)
 	s.exploreRoutes(api)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -124,8 +125,23 @@ func (m *metrics) observeGate(s market.Strategy, d time.Duration) {
 	m.gateWait.WithLabelValues(string(s)).Observe(d.Seconds())
 }
 
+// observeRequest counts one request. route is the route's template (echo's
+// c.Path, "unmatched" for none), never the raw path, and a method the
+// service does not know is counted as "other": every label takes a bounded
+// set of values, whatever clients send.
 func (m *metrics) observeRequest(method, route string, status int) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(methodLabel(method), route, strconv.Itoa(status)).Inc()
+}
+
+// methodLabel is the method label of a request: the method itself if it
+// is one of HTTP's standard methods, "other" otherwise.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 // poolCollector exports the Redis client's connection pool statistics.

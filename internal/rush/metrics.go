@@ -17,8 +17,8 @@ var (
 		"Failed lock attempts per item bought in the last rush.", []string{"strategy"}, nil)
 	descLost = prometheus.NewDesc("lockmarket_rush_lost_to_another_buyer",
 		"Purchases in the last rush whose listing another buyer bought first.", []string{"strategy"}, nil)
-	descP99 = prometheus.NewDesc("lockmarket_rush_wait_p99_seconds",
-		"99th percentile wait of the last rush's successful purchases.", []string{"strategy"}, nil)
+	descWait = prometheus.NewDesc("lockmarket_rush_wait_seconds",
+		"Wait of the last rush's successful purchases at the quantile (0.5, 0.99).", []string{"strategy", "quantile"}, nil)
 	descAudit = prometheus.NewDesc("lockmarket_rush_audit_violations",
 		"Invariant violations the audit found after the strategy's part of the last rush.", []string{"strategy"}, nil)
 	descRunning = prometheus.NewDesc("lockmarket_rush_running",
@@ -29,7 +29,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBought, descRate, descRetries, descLockWaits, descLost, descP99,
+	for _, d := range []*prometheus.Desc{descBought, descRate, descRetries, descLockWaits, descLost, descWait,
 		descAudit, descRunning, descRTT} {
 		ch <- d
 	}
@@ -61,10 +61,13 @@ func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 			{descRetries, s.RetriesPerPurchase},
 			{descLockWaits, s.LockWaitsPerPurchase},
 			{descLost, float64(s.LostToAnotherBuyer)},
-			{descP99, s.P99WaitMS / 1000},
 			{descAudit, float64(s.AuditViolations)},
 		} {
 			ch <- prometheus.MustNewConstMetric(v.d, prometheus.GaugeValue, v.x, l)
+		}
+		if s.WaitSamples > 0 {
+			ch <- prometheus.MustNewConstMetric(descWait, prometheus.GaugeValue, s.P50WaitMS/1000, l, "0.5")
+			ch <- prometheus.MustNewConstMetric(descWait, prometheus.GaugeValue, s.P99WaitMS/1000, l, "0.99")
 		}
 	}
 }

@@ -71,6 +71,10 @@ type Config struct {
 	Progress func(Counters)
 	// ProgressEvery is the period of Progress calls.
 	ProgressEvery time.Duration
+	// PrefillProgress, if set, is called after each batch of the prefill
+	// with the listings created so far and the total to create (over
+	// every market of the cell).
+	PrefillProgress func(done, total int)
 	// KeepKeys leaves the market's keys in Redis after the cell; by
 	// default they are deleted once the audit is done.
 	KeepKeys bool
