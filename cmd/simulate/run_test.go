@@ -289,7 +289,7 @@ func TestRunBookClientThroughProxy(t *testing.T) {
 	b := redistest.Real(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-redis", b.Addr(), "-scenarios", "2x2", "-client", "book",
-		"-rtt", "1ms", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
+		"-rtt", "1ms", "-jitter", "250us", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -297,11 +297,11 @@ func TestRunBookClientThroughProxy(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
 	}
-	if doc.Client != "book" || doc.RTTConfiguredMs != 1 || doc.RTTMs <= 0 {
-		t.Errorf("client %q, rtt_configured_ms %v, rtt_ms %v; want book, 1 and a measurement",
-			doc.Client, doc.RTTConfiguredMs, doc.RTTMs)
+	if doc.Client != "book" || doc.RTTConfiguredMs != 1 || doc.JitterMs != 0.25 || doc.RTTMs < 1 {
+		t.Errorf("client %q, rtt_configured_ms %v, jitter_ms %v, rtt_ms %v; want book, 1, 0.25 and at least 1",
+			doc.Client, doc.RTTConfiguredMs, doc.JitterMs, doc.RTTMs)
 	}
-	if !strings.Contains(stderr.String(), "client book, round trip") || !strings.Contains(stderr.String(), "proxy adding 1ms") {
+	if !strings.Contains(stderr.String(), "client book, round trip") || !strings.Contains(stderr.String(), "proxy adding 1ms + exp(mean 250µs)") {
 		t.Errorf("stderr does not give the link:\n%s", stderr.String())
 	}
 	if len(doc.Rows) != 4 {
