@@ -71,6 +71,9 @@ func (s *Server) Close() {
 	if s.cfg.Lab != nil {
 		s.cfg.Lab.Close()
 	}
+	if s.cfg.Explore != nil {
+		s.cfg.Explore.Close()
+	}
 }
 
 // busy is the 409 answered when a job of the kind is already running.
@@ -93,6 +96,8 @@ func jobError(what string, err error) error {
 		return closed()
 	case errors.Is(err, jobs.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: err.Error(), Err: err}
+	case errors.Is(err, jobs.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error(), Err: err}
 	}
 	return err
 }
@@ -110,6 +115,7 @@ func (s *Server) jobRoutes(api *echo.Group) {
 	api.POST("/lab/runs", s.startLab, s.admin, s.labBudget.middleware)
 	api.GET("/lab/runs/:id", s.getLab)
 	api.GET("/lab/scenarios", s.labScenarios)
+	s.exploreRoutes(api)
 }
 
 type rushRequest struct {

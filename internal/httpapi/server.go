@@ -101,6 +101,9 @@ type Config struct {
 	// Lab runs POST /api/lab/runs (package internal/lab); without one,
 	// the lab's routes answer 404.
 	Lab Lab
+	// Explore keeps the lab's explorer sessions (package
+	// internal/labsession); without one, their routes answer 404.
+	Explore Explore
 	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
 	// the routes that change the service rather than the market (the
 	// default strategy, the rush, the lab). Without one they are open to
@@ -170,7 +173,17 @@ func New(cfg Config) (*Server, error) {
 		receiptReads: rate.NewLimiter(ReceiptRate, ReceiptBurst),
 		labBudget:    newBudget("lab", labBodyLimit, 1)}
 	var err error
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
+	var collectable []any
+	if cfg.Rush != nil {
+		collectable = append(collectable, cfg.Rush)
+	}
+	if cfg.Lab != nil {
+		collectable = append(collectable, cfg.Lab)
+	}
+	if cfg.Explore != nil {
+		collectable = append(collectable, cfg.Explore)
+	}
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client(), collectable...); err != nil {
 		return nil, err
 	}
 	if err := s.routes(); err != nil {

@@ -118,6 +118,8 @@ type Runner struct {
 	mu      sync.Mutex
 	running bool
 	runs    []*Run // newest last
+	// variants counts the variants run, by name and verdict (metrics.go).
+	variants map[variantKey]int
 }
 
 // New returns a Runner whose recipes run in fresh markets on rdb; mini is
@@ -317,7 +319,10 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 		}
 		if err != nil {
 			l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
-			set(func() { run.Runs[i].State = stateFailed })
+			set(func() {
+				run.Runs[i].State = stateFailed
+				l.count(run.Runs[i].Name, verdictFailed)
+			})
 			state, failure = stateFailed, err.Error()
 			break
 		}
@@ -327,6 +332,7 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 			run.Runs[i].Steps = Steps(tl)
 			run.Runs[i].Verdict = labVerdict(tl)
 			run.Runs[i].Violations = tl.Violations
+			l.count(run.Runs[i].Name, verdictOf(tl.Violations))
 		})
 	}
 	set(func() {

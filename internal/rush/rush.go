@@ -83,8 +83,13 @@ type StrategyStatus struct {
 	Bought    int64           `json:"bought"`
 	// Failed counts purchases that did not buy (the listing was gone, the
 	// lock or transaction could not be had in time, ...).
-	Failed        int64   `json:"failed"`
-	PurchasesPerS float64 `json:"purchases_per_s"`
+	Failed int64 `json:"failed"`
+	// LostToAnotherBuyer counts the failed purchases whose listing another
+	// buyer had bought (or the lister repriced) first: the market working,
+	// not an error. Until the strategy is done, when the failures are told
+	// apart, it is every failed purchase.
+	LostToAnotherBuyer int64   `json:"lost_to_another_buyer"`
+	PurchasesPerS      float64 `json:"purchases_per_s"`
 	// Retries are EXECs aborted by WATCH during purchases; LockWaits
 	// failed lock attempts before a purchase held its lock.
 	Retries              int64   `json:"retries"`
@@ -318,6 +323,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 				Failed: res.Failed.Total(), Retries: res.Retries, LockWaits: res.LockWaits, Wait: res.Wait})
 			f := res.Failed
 			x.Failures = &f
+			x.LostToAnotherBuyer = f.ListingNotFound + f.PriceChanged
 			x.AuditViolations = res.Audit.Total()
 			x.State = stateDone
 			if res.Interrupted {
@@ -344,6 +350,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 func (x *StrategyStatus) live(c sim.Counters) {
 	x.ElapsedMS = latency.Milliseconds(c.Elapsed)
 	x.Listed, x.Bought, x.Failed, x.Retries, x.LockWaits = c.Listed, c.Bought, c.Failed, c.Retries, c.LockWaits
+	x.LostToAnotherBuyer = c.Failed
 	if c.Elapsed > 0 {
 		x.PurchasesPerS = float64(c.Bought) / c.Elapsed.Seconds()
 	}
