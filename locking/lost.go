@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,7 +67,7 @@ func (m *Mutex) releaseLost(token string) {
 			case errors.Is(err, redis.ErrClosed):
 				return
 			}
-			if halt.Sleep(ctx, lostBackoff.Delay(n)) != nil {
+			if ClockFrom(ctx).Sleep(ctx, lostBackoff.Delay(n)) != nil {
 				return
 			}
 		}
@@ -118,7 +117,7 @@ func (l *Lock) releaseUnanswered(err error) bool {
 			if err == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
 				return // answered: released, or held by no one or someone else
 			}
-			if halt.Sleep(ctx, lostBackoff.Delay(n)) != nil {
+			if ClockFrom(ctx).Sleep(ctx, lostBackoff.Delay(n)) != nil {
 				return
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
@@ -130,7 +131,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 				rec := &recorder{}
 				c.AddHook(counter)
 				c.AddHook(rec)
-				m, err := newMarket(c, "rt"+string(f)+string(s), market.WithClient(f))
+				m, err := newMarket(c, "rt"+string(f)+string(s), bookform.Options(c, f)...)
 				must(t, err)
 				user(t, m, "buyer", 1000)
 				user(t, m, "seller", 0)

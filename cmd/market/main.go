@@ -27,14 +27,19 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/lab"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/rush"
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -45,6 +50,7 @@ func main() {
 	// After the first signal, restore the default handling: a second
 	// Ctrl-C ends the process without waiting for the graceful shutdown.
 	context.AfterFunc(ctx, stop)
+	redis.SetLogger(redisconn.NewLogger(os.Stderr, "market"))
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return // usage was printed
@@ -53,6 +59,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "market:", err)
 		var usage usageError
 		if errors.As(err, &usage) {
+			fmt.Fprintln(os.Stderr, "run 'market -h' for usage")
 			os.Exit(2)
 		}
 		os.Exit(1)
@@ -82,6 +89,15 @@ func loopbackAddr(addr string) (bool, error) {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback(), nil
+}
+
+// strategyNames lists the strategies for a usage message.
+func strategyNames() string {
+	names := make([]string, len(market.Strategies))
+	for i, s := range market.Strategies {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Timeouts of the HTTP server. WriteTimeout leaves room for a purchase
@@ -116,10 +132,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	// The flag package prints the whole usage after its one-line error:
+	// print it for -h only, and keep an error to its line (main adds
+	// where the usage is).
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		usage()
+		return err
+	}
+	if err != nil {
 		return usageError{err}
 	}
 	if *version {
@@ -131,10 +156,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	st, err := market.ParseStrategy(*strategy)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("-strategy %q: unknown strategy (want one of %s)", *strategy, strategyNames())}
 	}
 	if err := market.ValidID("market name", *name); err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("-name %q: a market name is 1 to 64 of A-Z a-z 0-9 _ -", *name)}
 	}
 	if *bodyLimit < 1 {
 		return usageError{fmt.Errorf("-body-limit %d must be at least 1", *bodyLimit)}
@@ -187,7 +212,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
-		Env: conn.Env(), Mini: conn.Mini, AdminToken: *adminToken, LoopbackHosts: loopback,
+		Env:        conn.Env(),
+		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
+		Lab:        lab.New(conn.Client, conn.Mini, log),
+		AdminToken: *adminToken, LoopbackHosts: loopback,
 	})
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ func TestBrowserAdminToken(t *testing.T) {
 	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Market: m, Mini: b.Mini, AdminToken: "s3cret"})
+	srv, err := New(Config{Market: m, AdminToken: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/jobs"
+	"github.com/lockmarket/lockmarket/internal/lab"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -84,10 +86,10 @@ func TestLabLeavesServedMarket(t *testing.T) {
 		if r.status != http.StatusAccepted {
 			t.Fatalf("recipe %s: %d %s", n, r.status, r.body)
 		}
-		var run labRun
+		var run lab.Run
 		r.decode(t, &run)
 		waitForJob(t, srv.Handler(), "/api/lab/runs/"+run.ID, &run)
-		if run.State != stateDone {
+		if run.State != jobs.StateDone {
 			t.Fatalf("recipe %s: %s %s", n, run.State, run.Error)
 		}
 	}

@@ -28,10 +28,11 @@ type metrics struct {
 }
 
 // newMetrics makes the metrics and registers them, with the Redis pool,
-// Go runtime and process collectors, on reg. It fails, and leaves reg as it
-// was, when reg already holds any of them (e.g. a Server made before on the
-// same registry).
-func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) (*metrics, error) {
+// Go runtime and process collectors and those of the jobs that are
+// collectors themselves (the rush's last figures, the lab's findings), on
+// reg. It fails, and leaves reg as it was, when reg already holds any of
+// them (e.g. a Server made before on the same registry).
+func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient, jobs ...any) (*metrics, error) {
 	countBuckets := []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}
 	m := &metrics{
 		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -82,6 +83,11 @@ func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) (*metrics,
 	cs := []prometheus.Collector{m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist,
 		m.waitHist, m.gateWait, m.requests, newPoolCollector(rdb),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	for _, j := range jobs {
+		if c, ok := j.(prometheus.Collector); ok {
+			cs = append(cs, c)
+		}
+	}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {

@@ -30,14 +30,6 @@ import (
 //   - expensive reads are rate limited (429 + Retry-After, see rateLimit),
 //     and the lab has a body and concurrency budget (see budget).
 
-// Codes of the security baseline's refusals.
-const (
-	CodeUnauthorized     = "unauthorized"           // 401: an admin route without the admin token
-	CodeForbidden        = "forbidden"              // 403: a cross-origin write, or a foreign Host
-	CodeUnsupportedMedia = "unsupported_media_type" // 415: a body that is not JSON
-	CodeRateLimited      = "rate_limited"           // 429 + Retry-After: an expensive read too often
-)
-
 // requireJSON refuses a body of a write that is not declared JSON
 // (Content-Type application/json, parameters allowed). A write that
 // declares neither a type nor a length of its body passes: the handler says

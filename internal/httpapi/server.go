@@ -8,7 +8,7 @@
 //
 // Listings and purchases may pick their strategy per request. Strategies
 // are not safe to mix on one market, so the server runs them through a
-// market.Gate: operations of one strategy run concurrently, another strategy
+// Gate (gate.go): operations of one strategy run concurrently, another strategy
 // waits its turn. This holds for one service process per market.
 //
 // Listings and purchases with an Idempotency-Key header apply at most once
@@ -29,7 +29,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,12 +95,15 @@ type Config struct {
 	// Env describes the Redis connection and the machine on GET /api/info
 	// (default: an unknown Redis on this machine).
 	Env schema.Env
-	// Mini is the embedded server when Market's client talks to miniredis
-	// (required then): the rush's clients need redisconn.MiniWatchHook, and
-	// the lab runs its recipes on an embedded server of its own, since
-	// making a lease run out there means moving the server's clock for
-	// every key.
-	Mini *miniredis.Miniredis
+	// Rush runs POST /api/rush (package internal/rush); without one, the
+	// rush's routes answer 404.
+	Rush Rush
+	// Lab runs POST /api/lab/runs (package internal/lab); without one,
+	// the lab's routes answer 404.
+	Lab Lab
+	// Explore keeps the lab's explorer sessions (package
+	// internal/labsession); without one, their routes answer 404.
+	Explore Explore
 	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
 	// the routes that change the service rather than the market (the
 	// default strategy, the rush, the lab). Without one they are open to
@@ -120,7 +122,7 @@ type Server struct {
 	cfg     Config
 	m       *market.Market
 	log     *slog.Logger
-	gate    market.Gate
+	gate    Gate
 	metrics *metrics
 	reg     *prometheus.Registry
 	echo    *echo.Echo
@@ -129,8 +131,6 @@ type Server struct {
 	// labBudget bounds the lab's requests.
 	userScans, listingReads, receiptReads *rate.Limiter
 	labBudget                             *budget
-
-	jobs *jobs // the rush and the lab, run in the background
 
 	mu       sync.RWMutex
 	strategy market.Strategy
@@ -168,12 +168,22 @@ func New(cfg Config) (*Server, error) {
 		cfg.AuditCooldown = DefaultAuditCooldown
 	}
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy,
-		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}, jobs: newJobs(),
+		audits:    auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown},
 		userScans: rate.NewLimiter(UserScanRate, UserScanBurst), listingReads: rate.NewLimiter(ListingRate, ListingBurst),
 		receiptReads: rate.NewLimiter(ReceiptRate, ReceiptBurst),
 		labBudget:    newBudget("lab", labBodyLimit, 1)}
 	var err error
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
+	var collectable []any
+	if cfg.Rush != nil {
+		collectable = append(collectable, cfg.Rush)
+	}
+	if cfg.Lab != nil {
+		collectable = append(collectable, cfg.Lab)
+	}
+	if cfg.Explore != nil {
+		collectable = append(collectable, cfg.Explore)
+	}
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client(), collectable...); err != nil {
 		return nil, err
 	}
 	if err := s.routes(); err != nil {

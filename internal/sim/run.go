@@ -190,8 +190,14 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 	probe.WaitLazyFree(ctx, cfg.Client)
 	res.Server.Before, _ = probe.ReadServerStats(ctx, cfg.Client)
 	began := time.Now()
-	for _, m := range markets {
-		if err := prefill(ctx, m, cfg.Prefill); err != nil {
+	total := cfg.Prefill * len(markets)
+	for i, m := range markets {
+		report := func(n int) {
+			if cfg.PrefillProgress != nil {
+				cfg.PrefillProgress(i*cfg.Prefill+n, total)
+			}
+		}
+		if err := prefill(ctx, m, cfg.Prefill, report); err != nil {
 			return fmt.Errorf("prefill market %s: %w", m.Name(), err)
 		}
 	}
@@ -203,8 +209,9 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 	return nil
 }
 
-// prefill fills m with n listings of PrefillSeller, PrefillBatch at a time.
-func prefill(ctx context.Context, m *market.Market, n int) error {
+// prefill fills m with n listings of PrefillSeller, PrefillBatch at a
+// time, calling done with the count created after each batch.
+func prefill(ctx context.Context, m *market.Market, n int, done func(int)) error {
 	if _, err := m.CreateUser(ctx, PrefillSeller, "filler seller", 0); err != nil {
 		return err
 	}
@@ -217,6 +224,7 @@ func prefill(ctx context.Context, m *market.Market, n int) error {
 			if err := m.CreateListings(ctx, PrefillSeller, items, prices); err != nil {
 				return err
 			}
+			done(i + 1)
 			items, prices = items[:0], prices[:0]
 		}
 	}

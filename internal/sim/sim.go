@@ -76,6 +76,10 @@ type Config struct {
 	Progress func(Counters)
 	// ProgressEvery is the period of Progress calls.
 	ProgressEvery time.Duration
+	// PrefillProgress, if set, is called after each batch of the prefill
+	// with the listings created so far and the total to create (over
+	// every market of the cell).
+	PrefillProgress func(done, total int)
 	// KeepKeys leaves the market's keys in Redis after the cell; by
 	// default they are deleted once the audit is done.
 	KeepKeys bool
@@ -177,9 +181,9 @@ type Result struct {
 	// Retries is the sum of Cost.Retries over all Purchase calls (the
 	// book's "purchase retries"); LockWaits the sum of Cost.LockWaits.
 	Retries, LockWaits int64
-	// Execs and Window are the sums of Cost.Execs and Cost.Window over all
-	// Purchase calls: the EXECs the Watch strategy sent and their conflict
-	// windows (see Conflict).
+	// Execs and Window are the EXECs the Watch strategy sent for all
+	// Purchase calls and the sum of their conflict windows, as the
+	// market's trace reports them (market.Trace.Exec; see Conflict).
 	Execs  int64
 	Window time.Duration
 	// LockLost counts operations whose lock lease expired while held.

@@ -3,13 +3,18 @@
 // comment names the failure it has and the recipe that removes it. They
 // exist for the gallery (go run ./cmd/simulate gallery), which injects the
 // fault at each one's vulnerable point and shows the damage in the market,
-// for tests, and (BookTimeout) for the market's book client form, which
+// for tests, and (BookTimeout) for the simulator's book client form, which
 // reproduces the book's figures with the book's own lock. Do not use them
 // to protect anything.
 //
-// Every recipe takes an optional Hook, called at its vulnerable point, so
-// that a demonstration can interleave clients exactly there, or make a
-// client "crash" there by returning an error.
+// The recipes whose failure lies between two of their own commands
+// (GetThenSet, SetNXThenExpire, CompareThenDel, BookTimeout) take an
+// optional Hook, called at that vulnerable point, so that a demonstration
+// can interleave clients exactly there, or make a client "crash" there by
+// returning an error. The others fail without a gap of their own and
+// take none: SetNX when its holder stops before DEL, SetPXThenDel when
+// its holder's lease runs out before DEL, SeedRWLock when a second reader
+// releases.
 package flawed
 
 import (

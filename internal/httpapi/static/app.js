@@ -190,7 +190,7 @@ async function setStrategy(s) {
   try {
     const r = await api("PUT", "/api/strategy", { strategy: s });
     renderStrategy(r.strategy);
-    note(`default strategy is now ${r.strategy}`, true);
+    note(`the demo market's strategy is now ${r.strategy}: Buy and List use it`, true);
   } catch (e) {
     showError("switching strategy", e);
   }
@@ -234,6 +234,11 @@ async function start() {
     renderStrategy(info.strategy);
     const redis = info.redis.mode ? `${info.redis.mode} ${info.redis.version}`.trim() : "Redis";
     $("#info").textContent = `market “${info.market}” on ${redis}`;
+    if (info.redis.mode === "miniredis") {
+      $("#illustrative").hidden = false;
+      $("#rush-illustrative").hidden = false;
+      document.body.dataset.illustrative = "true";
+    }
   } catch (e) {
     showError("loading", e);
   }
