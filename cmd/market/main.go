@@ -10,9 +10,9 @@
 // of cluster nodes. The service listens on loopback by default; on any
 // other address it requires an admin token (-admin-token or
 // LOCKMARKET_ADMIN_TOKEN), which the routes that change the service (the
-// default strategy, the rush, the lab) then take as "Authorization: Bearer
-// TOKEN" (see docs/service.md). SIGINT or SIGTERM shuts the server down
-// gracefully.
+// default strategy, the rush, the lab, explorer sessions) then take as
+// "Authorization: Bearer TOKEN" (see docs/service.md). SIGINT or SIGTERM
+// shuts the server down gracefully.
 // "market -version" prints the version.
 package main
 
