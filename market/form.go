@@ -108,7 +108,7 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 			w.answered = time.Now()
 		}
 	}()
-	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if unwatch {
 			watchtx.Unwatch(ctx, p)
 		}
@@ -120,7 +120,7 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 		}
 		return nil
 	})
-	return pipelinedErr(err)
+	return pipelinedErr(cmds, err)
 }
 
 // watchTimes is when the round trip carrying a WATCH was sent and

@@ -356,6 +356,7 @@ func TestOneBuyerCannotOverdraw(t *testing.T) {
 }
 
 func TestConcurrentMixedWorkloadAuditsClean(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	forEach(t, func(t *testing.T, b *redistest.Backend, m *market.Market, s market.Strategy) {
 		ctx := context.Background()
 		const sellers, buyers, perSeller = 3, 4, 30
@@ -431,6 +432,7 @@ func TestConcurrentMixedWorkloadAuditsClean(t *testing.T) {
 // section 6.2: a buyer's WATCH on the whole market is aborted by every
 // listing that lands between its WATCH and its EXEC.
 func TestWatchRetriesRiseWithConcurrentListings(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, f := range market.ClientForms {
 		t.Run(string(f), func(t *testing.T) { watchRetriesRise(t, f) })
 	}

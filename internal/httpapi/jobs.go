@@ -48,6 +48,10 @@ type Lab interface {
 	Close()
 }
 
+// labBodyLimit bounds a lab request's body (a recipe, or a fault and a
+// strategy, is a few dozen bytes).
+const labBodyLimit = 4 << 10
+
 // Bounds and defaults of a rush (POST /api/rush).
 const (
 	MaxRushBuyers      = 200
@@ -66,6 +70,9 @@ func (s *Server) Close() {
 	}
 	if s.cfg.Lab != nil {
 		s.cfg.Lab.Close()
+	}
+	if s.cfg.Explore != nil {
+		s.cfg.Explore.Close()
 	}
 }
 
@@ -89,6 +96,8 @@ func jobError(what string, err error) error {
 		return closed()
 	case errors.Is(err, jobs.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: err.Error(), Err: err}
+	case errors.Is(err, jobs.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error(), Err: err}
 	}
 	return err
 }
@@ -100,12 +109,13 @@ func unavailable(what string) *Error {
 }
 
 func (s *Server) jobRoutes(api *echo.Group) {
-	api.POST("/rush", s.startRush)
+	api.POST("/rush", s.startRush, s.admin)
 	api.GET("/rush", s.getRush)
-	api.DELETE("/rush", s.cancelRush)
-	api.POST("/lab/runs", s.startLab)
+	api.DELETE("/rush", s.cancelRush, s.admin)
+	api.POST("/lab/runs", s.startLab, s.admin, s.labBudget.middleware)
 	api.GET("/lab/runs/:id", s.getLab)
 	api.GET("/lab/scenarios", s.labScenarios)
+	s.exploreRoutes(api)
 }
 
 type rushRequest struct {

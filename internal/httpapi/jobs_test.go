@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
@@ -111,6 +112,7 @@ func TestRushRefused(t *testing.T) {
 // that it used markets of its own (the demo market unchanged, nothing left
 // behind), and that a rush can be cancelled.
 func TestRush(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)
@@ -137,6 +139,26 @@ func TestRush(t *testing.T) {
 			if s.Strategy == market.Lua && (s.Retries != 0 || s.LockWaits != 0) {
 				t.Errorf("lua paid retries or lock waits: %+v", s)
 			}
+			if lost := s.Failures.ListingNotFound + s.Failures.PriceChanged; s.LostToAnotherBuyer != lost || lost > s.Failed {
+				t.Errorf("%s: %d lost to another buyer, want %d of %d failed", s.Strategy, s.LostToAnotherBuyer, lost, s.Failed)
+			}
+		}
+		// The figures are in /metrics too, as the page shows them.
+		m := string(serve(srv.Handler(), "GET", "/metrics", "").body)
+		for _, s := range st.Strategies {
+			for _, want := range []string{
+				fmt.Sprintf("lockmarket_rush_bought{strategy=%q} %d\n", s.Strategy, s.Bought),
+				fmt.Sprintf("lockmarket_rush_lost_to_another_buyer{strategy=%q} %d\n", s.Strategy, s.LostToAnotherBuyer),
+				fmt.Sprintf("lockmarket_rush_audit_violations{strategy=%q} 0\n", s.Strategy),
+				fmt.Sprintf("lockmarket_rush_retries_per_purchase{strategy=%q} ", s.Strategy),
+			} {
+				if !strings.Contains(m, want) {
+					t.Errorf("/metrics lacks %q", want)
+				}
+			}
+		}
+		if !strings.Contains(m, "lockmarket_rush_running 0\n") {
+			t.Error("/metrics lacks lockmarket_rush_running 0")
 		}
 		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 			t.Errorf("the rush changed or left keys: %d keys before, %d after", len(before), len(after))
@@ -248,6 +270,13 @@ func TestLab(t *testing.T) {
 		}
 		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 			t.Errorf("the lab run changed or left keys")
+		}
+		m := string(serve(srv.Handler(), "GET", "/metrics", "").body)
+		for _, want := range []string{`lockmarket_lab_variants_total{variant="flawed",verdict="violation"} 1` + "\n",
+			`lockmarket_lab_variants_total{variant="fixed",verdict="clean"} 1` + "\n", "lockmarket_lab_running 0\n"} {
+			if !strings.Contains(m, want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
 		}
 		if !b.Real() {
 			return

@@ -33,6 +33,8 @@ var (
 	ErrClosed = errors.New("shutting down")
 	// ErrInvalid: the request cannot run.
 	ErrInvalid = errors.New("invalid request")
+	// ErrNotFound: no such session (never made, closed, or expired).
+	ErrNotFound = errors.New("not found")
 )
 
 // RushConfig is a validated rush: Buyers and Listers in a fresh market of
@@ -51,6 +53,15 @@ type LabRequest struct {
 	Recipe   *string `json:"recipe"`
 	Fault    *string `json:"fault"`
 	Strategy *string `json:"strategy"`
+}
+
+// ExploreRequest is the body of POST /api/explore/sessions: a recipe of
+// the gallery, or one of the market's strategies, with or without a fenced
+// write.
+type ExploreRequest struct {
+	Recipe   *string `json:"recipe"`
+	Strategy *string `json:"strategy"`
+	Fencing  bool    `json:"fencing"`
 }
 
 // NewID returns a short random ID for a run.

@@ -25,9 +25,20 @@ import (
 
 // How a rush is measured.
 const (
-	rushRTTSamples      = 200 // PINGs that measure the round trip
+	rushRTTSamples      = 200 // PINGs that measure the round trip, at most
 	rushProgressEvery   = 250 * time.Millisecond
 	rushSeriesMaxPoints = 400
+)
+
+// Time bounds of a rush.
+const (
+	// rushRTTBudget bounds the time the round trip's measurement takes:
+	// fewer PINGs when the round trip is long (at least 3).
+	rushRTTBudget = time.Second
+	// rushGrace is what a rush may take beyond its duration: the round
+	// trip's measurement, and each strategy's set-up, drain, audit and
+	// clean-up. A rush still running then is stopped, as DELETE stops it.
+	rushGrace = 15 * time.Second
 )
 
 // States of a rush and of each of its strategies (package jobs).
@@ -72,8 +83,13 @@ type StrategyStatus struct {
 	Bought    int64           `json:"bought"`
 	// Failed counts purchases that did not buy (the listing was gone, the
 	// lock or transaction could not be had in time, ...).
-	Failed        int64   `json:"failed"`
-	PurchasesPerS float64 `json:"purchases_per_s"`
+	Failed int64 `json:"failed"`
+	// LostToAnotherBuyer counts the failed purchases whose listing another
+	// buyer had bought (or the lister repriced) first: the market working,
+	// not an error. Until the strategy is done, when the failures are told
+	// apart, it is every failed purchase.
+	LostToAnotherBuyer int64   `json:"lost_to_another_buyer"`
+	PurchasesPerS      float64 `json:"purchases_per_s"`
 	// Retries are EXECs aborted by WATCH during purchases; LockWaits
 	// failed lock attempts before a purchase held its lock.
 	Retries              int64   `json:"retries"`
@@ -228,6 +244,8 @@ func (r *Runner) Cancel(ctx context.Context) (any, error) {
 // listers refilling it, the buyers buying among the cheapest listings;
 // with a round trip, every client's connections go through a delay proxy.
 func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+rushGrace)
+	defer cancel()
 	final, failure := stateDone, ""
 	fail := func(err error) {
 		if ctx.Err() != nil {
@@ -257,7 +275,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 		defer rdb.Close()
 	}
 	if len(cfg.Strategies) > 0 {
-		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushRTTSamples); err != nil {
+		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushSamples(cfg.RTT)); err != nil {
 			fail(fmt.Errorf("measuring the round trip: %w", err))
 			cfg.Strategies = nil
 		} else {
@@ -276,7 +294,9 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 		var last sim.Counters
 		name := r.snapshot().Strategies[i].Market
 		res, err := sim.Run(ctx, sim.Config{
-			Client: rdb, Scenario: sim.Scenario{Listers: cfg.Listers, Buyers: cfg.Buyers},
+			// The set-up, audit and clean-up go straight to Redis: only
+			// the workers' operations pay the added round trip.
+			Client: rdb, Setup: r.rdb, Scenario: sim.Scenario{Listers: cfg.Listers, Buyers: cfg.Buyers},
 			Strategy: strat, Duration: per, Seed: 1, Name: name, ProgressEvery: rushProgressEvery,
 			Progress: func(c sim.Counters) {
 				dt := c.Elapsed - last.Elapsed
@@ -303,6 +323,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 				Failed: res.Failed.Total(), Retries: res.Retries, LockWaits: res.LockWaits, Wait: res.Wait})
 			f := res.Failed
 			x.Failures = &f
+			x.LostToAnotherBuyer = f.ListingNotFound + f.PriceChanged
 			x.AuditViolations = res.Audit.Total()
 			x.State = stateDone
 			if res.Interrupted {
@@ -329,6 +350,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 func (x *StrategyStatus) live(c sim.Counters) {
 	x.ElapsedMS = latency.Milliseconds(c.Elapsed)
 	x.Listed, x.Bought, x.Failed, x.Retries, x.LockWaits = c.Listed, c.Bought, c.Failed, c.Retries, c.LockWaits
+	x.LostToAnotherBuyer = c.Failed
 	if c.Elapsed > 0 {
 		x.PurchasesPerS = float64(c.Bought) / c.Elapsed.Seconds()
 	}
@@ -342,4 +364,13 @@ func (x *StrategyStatus) live(c sim.Counters) {
 		x.P50WaitMS = latency.Milliseconds(c.Wait.Quantile(0.50))
 		x.P99WaitMS = latency.Milliseconds(c.Wait.Quantile(0.99))
 	}
+}
+
+// rushSamples is how many PINGs measure a round trip of about rtt within
+// rushRTTBudget: rushRTTSamples at most, 3 at least.
+func rushSamples(rtt time.Duration) int {
+	if rtt <= 0 {
+		return rushRTTSamples
+	}
+	return int(min(rushRTTSamples, max(3, int64(rushRTTBudget/rtt))))
 }

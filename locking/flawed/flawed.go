@@ -7,9 +7,14 @@
 // reproduces the book's figures with the book's own lock. Do not use them
 // to protect anything.
 //
-// Every recipe takes an optional Hook, called at its vulnerable point, so
-// that a demonstration can interleave clients exactly there, or make a
-// client "crash" there by returning an error.
+// The recipes whose failure lies between two of their own commands
+// (GetThenSet, SetNXThenExpire, CompareThenDel, BookTimeout) take an
+// optional Hook, called at that vulnerable point, so that a demonstration
+// can interleave clients exactly there, or make a client "crash" there by
+// returning an error. The others fail without a gap of their own and
+// take none: SetNX when its holder stops before DEL, SetPXThenDel when
+// its holder's lease runs out before DEL, SeedRWLock when a second reader
+// releases.
 package flawed
 
 import (
