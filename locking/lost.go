@@ -3,7 +3,6 @@ package locking
 import (
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"time"
 
@@ -23,25 +22,16 @@ import (
 var lostBackoff = Backoff{Min: time.Millisecond, Max: 100 * time.Millisecond}
 
 // maybeApplied reports whether an acquisition that failed with err may
-// have been applied all the same: the command may have reached Redis and
-// only its reply was lost. It was not when nothing was sent (a closed
-// client, no connection from the pool, a failed dial), nor when Redis
-// answered with an error to a plain SET; a script (fenced) may have run
-// its SET before failing.
+// have been applied all the same (OutcomeOf: Unknown): the command may
+// have reached Redis and only its reply was lost. A plain SET that Redis
+// answered with an error did not run; a script (fenced) may have run its
+// SET before failing.
 func maybeApplied(err error, script bool) bool {
-	if err == nil || errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) ||
-		errors.Is(err, redis.ErrPoolExhausted) {
-		return false
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return false
-	}
 	var reply redis.Error
-	if errors.As(err, &reply) {
-		return script
+	if !script && errors.As(err, &reply) {
+		return false
 	}
-	return true
+	return OutcomeOf(err) == Unknown
 }
 
 // releaseLost releases, in the background, the hold with token whose

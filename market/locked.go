@@ -260,7 +260,7 @@ func (r *lockedOp) commit(ctx context.Context) error {
 	if err == nil && rel != nil {
 		r.released(rel)
 	}
-	return err
+	return sent(err)
 }
 
 // released records a release queued in a pipeline that ran: rel is its

@@ -35,7 +35,7 @@ func (m *Market) runWatch(ctx context.Context, s Strategy, name string, o op, co
 		if err == nil || errors.Is(err, redis.TxFailedErr) {
 			traceExec(ctx, w.window(execSent, time.Now()))
 		}
-		return execErr(cmds, err)
+		return sent(execErr(cmds, err))
 	})
 	return contended(ctx, cost.Retries, err)
 }

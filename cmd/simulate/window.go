@@ -167,7 +167,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.in != "" {
 		return renderSavedSweep(o, stdout, stderr)
 	}
-	conn, err := redisconn.Open(ctx, o.redis, stderr)
+	conn, err := openRedis(ctx, o.redis, stderr)
 	if err != nil {
 		return err
 	}
