@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,7 +67,7 @@ func (m *Mutex) releaseLost(token string) {
 			case errors.Is(err, redis.ErrClosed):
 				return
 			}
-			if halt.Sleep(ctx, lostBackoff.Delay(n)) != nil {
+			if ClockFrom(ctx).Sleep(ctx, lostBackoff.Delay(n)) != nil {
 				return
 			}
 		}
@@ -88,8 +87,47 @@ func (m *Mutex) releaseToken(ctx context.Context, token string) (bool, error) {
 	return n == 1, err
 }
 
+// releaseOnce sends l's compare-and-delete and returns how many keys it
+// deleted.
+func (l *Lock) releaseOnce(ctx context.Context) (int, error) {
+	if l.channel != "" {
+		return releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
+	}
+	return releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+}
+
+// releaseUnanswered starts the background release of l after a Release
+// that failed with err, when Redis did not answer it (not an error reply,
+// not a closed client): the release may not have run, and the lock, which
+// Redis keeps across a restart with an append-only file, would block every
+// other client until its lease ended. It sends the compare-and-delete
+// again, with a backoff, until Redis answers it or l's lease ends. It
+// reports whether it started.
+func (l *Lock) releaseUnanswered(err error) bool {
+	var reply redis.Error
+	if l.lost == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
+		return false
+	}
+	until := l.Expires()
+	l.lost.start(func(stop context.Context) {
+		ctx, cancel := context.WithDeadline(stop, until)
+		defer cancel()
+		for n := 0; ; n++ {
+			_, err := l.releaseOnce(ctx)
+			if err == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
+				return // answered: released, or held by no one or someone else
+			}
+			if ClockFrom(ctx).Sleep(ctx, lostBackoff.Delay(n)) != nil {
+				return
+			}
+		}
+	})
+	return true
+}
+
 // Settle waits until the background releases of this mutex's lost
-// acquisitions have ended. If ctx ends first, it stops them (each ends
+// acquisitions, and of its holds whose Release Redis did not answer, have
+// ended. If ctx ends first, it stops them (each ends
 // once its command in flight returns, within the client's timeouts),
 // waits for them, and returns ctx's error. Each also ends by itself once
 // Redis answers, one lease after its acquisition failed, or when the

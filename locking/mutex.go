@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
@@ -54,9 +53,10 @@ func (b Backoff) Delay(n int) time.Duration {
 	return half + time.Duration(rand.Int64N(int64(d-half)+1))
 }
 
-// Wait sleeps for Delay(n), or until ctx ends (then it returns ctx.Err()).
+// Wait sleeps for Delay(n) on ctx's clock (ClockFrom), or until ctx ends
+// (then it returns ctx.Err()).
 func (b Backoff) Wait(ctx context.Context, n int) error {
-	return halt.Sleep(ctx, b.Delay(n))
+	return ClockFrom(ctx).Sleep(ctx, b.Delay(n))
 }
 
 // The lease pieces every kind of this package uses.
@@ -111,6 +111,9 @@ type Lock struct {
 	fence   int64
 	channel string // non-empty when Release must publish a wake-up
 	stop    func() // stops the watchdog of AcquireKeepAlive, if any
+	// lost runs the background release of a Release that Redis did not
+	// answer (see releaseUnanswered): the mutex's.
+	lost *backgroundReleases
 
 	mu      sync.Mutex
 	expires time.Time
@@ -154,7 +157,7 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 	if err := checkTTL(m.ttl); err != nil {
 		return nil, err
 	}
-	l := m.newLock()
+	l := m.newLock(ctx)
 	if m.fencing {
 		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, fenceKey(m.key)}, l.token, m.ttl.Milliseconds()).Int64()
 		l.fence = fence
@@ -165,12 +168,13 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 }
 
 // newLock is the hold an attempt would grant: a fresh token, and a lease
-// counted from now, just before the attempt is sent.
-func (m *Mutex) newLock() *Lock {
-	l := &Lock{key: m.key, token: lease.NewToken(), rdb: m.rdb, expires: time.Now().Add(m.ttl)}
+// counted from now on ctx's clock, just before the attempt is sent.
+func (m *Mutex) newLock(ctx context.Context) *Lock {
+	l := &Lock{key: m.key, token: lease.NewToken(), rdb: m.rdb, expires: ClockFrom(ctx).Now().Add(m.ttl)}
 	if m.wakeups {
 		l.channel = wakeupChannel(m.key)
 	}
+	l.lost = &m.lost
 	return l
 }
 
@@ -226,7 +230,8 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 
 // retry calls try until it succeeds, fails with an error other than
 // ErrNotAcquired, or ctx ends while it waits delay(n) after failed attempt
-// n (from 0). It returns the hold and how many attempts failed first.
+// n (from 0) on ctx's clock. It returns the hold and how many attempts
+// failed first.
 func retry[H any](ctx context.Context, key string, delay func(n int) time.Duration, try func(context.Context) (H, error)) (H, int, error) {
 	for n := 0; ; n++ {
 		h, err := try(ctx)
@@ -236,7 +241,7 @@ func retry[H any](ctx context.Context, key string, delay func(n int) time.Durati
 		if !errors.Is(err, ErrNotAcquired) {
 			return h, n, endedWhileWaiting(ctx, err)
 		}
-		if err := halt.Sleep(ctx, delay(n)); err != nil {
+		if err := ClockFrom(ctx).Sleep(ctx, delay(n)); err != nil {
 			return h, n, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, key, n+1, err)
 		}
 	}
@@ -251,19 +256,20 @@ func endedWhileWaiting(ctx context.Context, err error) error {
 // Release deletes the lock if it still holds this token, in one atomic
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
 // now keeps it). A hold taken by AcquireKeepAlive stops its watchdog, and
-// waits for it, first.
+// waits for it, first. When Redis does not answer (it is down, or the
+// reply is lost), Release returns the error and sends the release again in
+// the background until Redis answers or the lease ends (see Settle), so a
+// lock that Redis keeps across a restart does not block everyone until its
+// lease ends.
 func (l *Lock) Release(ctx context.Context) error {
 	if l.stop != nil {
 		l.stop()
 	}
-	var n int
-	var err error
-	if l.channel != "" {
-		n, err = releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
-	} else {
-		n, err = releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
-	}
+	n, err := l.releaseOnce(ctx)
 	if err != nil {
+		if l.releaseUnanswered(err) {
+			return fmt.Errorf("locking: release %s (unanswered; releasing it in the background): %w", l.key, err)
+		}
 		return fmt.Errorf("locking: release %s: %w", l.key, err)
 	}
 	if n == 0 {
@@ -278,7 +284,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return err
 	}
-	sent := time.Now()
+	sent := ClockFrom(ctx).Now()
 	n, err := extendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", l.key, err)

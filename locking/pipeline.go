@@ -55,7 +55,7 @@ func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis
 // attemptPiped sends attempt n: the acquisition, and with's commands when
 // n is 0. A lost reply is handled as by TryAcquire.
 func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner), n int) (*Lock, error) {
-	l := m.newLock()
+	l := m.newLock(ctx)
 	var set *redis.StatusCmd
 	var fenced *redis.Cmd
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {

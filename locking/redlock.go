@@ -138,11 +138,11 @@ func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
 		return nil, fmt.Errorf("%w: no servers", ErrQuorumUnreachable)
 	}
 	token := lease.NewToken()
-	start := time.Now()
+	start := ClockFrom(ctx).Now()
 	yes, _, failed, firstErr := r.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return c.SetNX(ctx, r.key, token, r.ttl).Result()
 	})
-	validity := r.ttl - time.Since(start) - r.Drift(r.ttl)
+	validity := r.ttl - ClockFrom(ctx).Now().Sub(start) - r.Drift(r.ttl)
 	if yes >= r.Quorum() && validity > 0 {
 		return &RedlockLock{r: r, token: token, validUntil: start.Add(r.ttl - r.Drift(r.ttl))}, nil
 	}
@@ -205,12 +205,12 @@ func (h *RedlockLock) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	r := h.r
-	start := time.Now()
+	start := ClockFrom(ctx).Now()
 	yes, _, failed, firstErr := r.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		n, err := extendScript.Run(ctx, c, []string{r.key}, h.token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
-	if yes >= r.Quorum() && time.Since(start) < ttl-r.Drift(ttl) {
+	if yes >= r.Quorum() && ClockFrom(ctx).Now().Sub(start) < ttl-r.Drift(ttl) {
 		h.mu.Lock()
 		h.validUntil = start.Add(ttl - r.Drift(ttl))
 		h.mu.Unlock()

@@ -138,7 +138,7 @@ func (r *ReentrantMutex) TryAcquire(ctx context.Context) (*ReentrantLock, error)
 	if err != nil {
 		return nil, err
 	}
-	sent := time.Now()
+	sent := ClockFrom(ctx).Now()
 	n, err := reentrantAcquireScript.Run(ctx, r.rdb, []string{r.key}, o, r.ttl.Milliseconds()).Int()
 	if err != nil {
 		return nil, fmt.Errorf("locking: acquire %s: %w", r.key, err)
@@ -206,7 +206,7 @@ func (l *ReentrantLock) Extend(ctx context.Context, ttl time.Duration) error {
 	if released {
 		return ErrNotHeld
 	}
-	sent := time.Now()
+	sent := ClockFrom(ctx).Now()
 	n, err := reentrantExtendScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.owner, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", l.r.key, err)

@@ -147,7 +147,7 @@ func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWLock, 
 	if write {
 		script = writeAcquireScript
 	}
-	sent := time.Now()
+	sent := ClockFrom(ctx).Now()
 	n, err := script.Run(ctx, rw.rdb, []string{rw.readers, rw.writer, rw.waiting}, token, rw.ttl.Milliseconds()).Int()
 	if err != nil {
 		return nil, fmt.Errorf("locking: acquire %s: %w", rw.name, err)
@@ -235,7 +235,7 @@ func (h *RWLock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return err
 	}
-	sent := time.Now()
+	sent := ClockFrom(ctx).Now()
 	var n int
 	var err error
 	if h.write {

@@ -54,19 +54,6 @@ type Cost struct {
 	// LockLost is set when the lock's lease had expired by the time it was
 	// released: the operation ran, for a while, without mutual exclusion.
 	LockLost bool `json:"lock_lost,omitempty"`
-	// Execs is how many EXECs the Watch strategy sent (Retries of them
-	// were aborted); 0 under the other strategies.
-	Execs int `json:"-"`
-	// Window is the sum, over those EXECs, of the conflict window: the
-	// time from the WATCH's execution in Redis to the EXEC's, in which a
-	// write by another client to a watched key aborts the EXEC. It is
-	// estimated from the client as the mean of "WATCH sent to EXEC
-	// answered" and "WATCH answered to EXEC sent": the first counts the
-	// WATCH's way out and the EXEC's way back too much, the second the
-	// WATCH's way back and the EXEC's way out too little, so the mean is
-	// the window when both round trips split alike between the way out
-	// and the way back.
-	Window time.Duration `json:"-"`
 }
 
 // OpOption configures one List or Purchase.

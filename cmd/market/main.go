@@ -7,7 +7,12 @@
 //
 // -redis takes "auto" (REDIS_URL, else a private redis-server from PATH,
 // else an embedded miniredis), a redis:// URL, or a comma-separated list
-// of cluster nodes. SIGINT or SIGTERM shuts the server down gracefully.
+// of cluster nodes. The service listens on loopback by default; on any
+// other address it requires an admin token (-admin-token or
+// LOCKMARKET_ADMIN_TOKEN), which the routes that change the service (the
+// default strategy, the rush, the lab) then take as "Authorization: Bearer
+// TOKEN" (see docs/service.md). SIGINT or SIGTERM shuts the server down
+// gracefully.
 // "market -version" prints the version.
 package main
 
@@ -23,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,8 +36,10 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/lab"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/rush"
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -63,6 +71,25 @@ func main() {
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
+
+// envAdminToken is the environment variable that gives the admin token
+// when -admin-token does not.
+const envAdminToken = "LOCKMARKET_ADMIN_TOKEN"
+
+// loopbackAddr reports whether a listen address binds the loopback
+// interface only: localhost or a loopback IP. An empty host (every
+// interface) or another name is not loopback.
+func loopbackAddr(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
 
 // strategyNames lists the strategies for a usage message.
 func strategyNames() string {
@@ -97,6 +124,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight at shutdown")
 	version := fs.Bool("version", false, "print the version and exit")
 	opTTL := fs.Duration("idempotency-ttl", 24*time.Hour, "how long an Idempotency-Key is remembered (at least 1ms)")
+	adminToken := fs.String("admin-token", "", "token the routes that change the service require as "+
+		"\"Authorization: Bearer TOKEN\" (default $"+envAdminToken+"); required on a non-loopback -addr")
 	auditCooldown := fs.Duration("audit-cooldown", httpapi.DefaultAuditCooldown,
 		"least pause between two audits (also at least 19 times the last audit's duration)")
 	fs.Usage = func() {
@@ -141,6 +170,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *auditCooldown <= 0 {
 		return usageError{fmt.Errorf("-audit-cooldown %v must be positive", *auditCooldown)}
 	}
+	if *adminToken == "" {
+		*adminToken = os.Getenv(envAdminToken)
+	}
+	loopback, err := loopbackAddr(*addr)
+	if err != nil {
+		return usageError{err}
+	}
+	if !loopback && *adminToken == "" {
+		return usageError{fmt.Errorf("-addr %s is not a loopback address: anyone who can reach it could change "+
+			"the service; set an admin token with -admin-token or %s, or listen on 127.0.0.1", *addr, envAdminToken)}
+	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *logJSON {
 		handler = slog.NewJSONHandler(stderr, nil)
@@ -172,12 +212,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
-		Env: conn.Env(), Mini: conn.Mini,
+		Env:        conn.Env(),
+		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
+		Lab:        lab.New(conn.Client, conn.Mini, log),
+		AdminToken: *adminToken, LoopbackHosts: loopback,
 	})
 	if err != nil {
 		return err
 	}
-	defer srv.Close() // stops a rush or lab run in progress
+	// Close stops a rush or lab run in progress and waits for it; at
+	// shutdown it runs beside the HTTP server's, within the same timeout.
+	jobsDone := make(chan struct{})
+	var closeOnce sync.Once
+	closeJobs := func() { closeOnce.Do(func() { go func() { srv.Close(); close(jobsDone) }() }) }
+	defer func() {
+		closeJobs()
+		if jobsDone != nil {
+			<-jobsDone
+		}
+	}()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -198,6 +251,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("serving", slog.String("url", url), slog.String("market", *name),
 		slog.String("strategy", string(st)), slog.String("redis", conn.Mode))
 	fmt.Fprintf(stdout, "market: serving %s (demo page at %s)\n", *name, url)
+	switch {
+	case loopback && *adminToken == "":
+		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes take no token (same-origin requests only)\n")
+	case loopback:
+		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes require the admin token\n")
+	default:
+		fmt.Fprintf(stdout, "market: listening on %s, reachable from other machines; the admin routes require the admin token\n", ln.Addr())
+	}
 
 	select {
 	case err := <-served:
@@ -207,10 +268,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("shutting down", slog.Float64("timeout_s", latency.Seconds(*shutdown)))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
+	closeJobs()
 	err = hs.Shutdown(sctx)
 	if err != nil {
 		log.Warn("requests still in flight; closing", slog.Any("err", err))
 		hs.Close()
+	}
+	select {
+	case <-jobsDone:
+	case <-sctx.Done():
+		log.Warn("background work (a rush or a lab run) still stopping; leaving it")
+		jobsDone = nil // the deferred wait does not block
 	}
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		return serr

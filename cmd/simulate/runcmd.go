@@ -14,7 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -47,6 +49,7 @@ type runOptions struct {
 	prefill    int
 	client     market.ClientForm
 	rtt        time.Duration
+	jitter     time.Duration
 	profile    string
 }
 
@@ -89,7 +92,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.IntVar(&o.markets, "markets", 1, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
 	fs.IntVar(&o.prefill, "prefill", 0, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
 	fs.StringVar(&o.out, "out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
-	addLinkFlags(fs, &client, &o.rtt, &o.profile)
+	addLinkFlags(fs, &client, &o.rtt, &o.jitter, &o.profile)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
@@ -102,7 +105,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 		return o, usagef(stderr, fs.Name(), format, a...)
 	}
 	var err error
-	if o.client, o.rtt, err = resolveLinkFlags(fs, client, o.rtt, o.profile); err != nil {
+	if o.client, o.rtt, o.jitter, err = resolveLinkFlags(fs, client, o.rtt, o.jitter, o.profile); err != nil {
 		return bad("%v", err)
 	}
 	seen := map[market.Strategy]bool{}
@@ -165,7 +168,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer conn.Close()
-	ln, err := openLink(ctx, conn, o.rtt)
+	ln, err := openLink(ctx, conn, netdelay.Config{RTT: o.rtt, Jitter: o.jitter, Seed: o.seed})
 	if err != nil {
 		return err
 	}
@@ -180,7 +183,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Client:          string(o.client),
 		Profile:         o.profile,
 		RTTMs:           latency.Milliseconds(ln.measured),
-		RTTConfiguredMs: latency.Milliseconds(ln.configured),
+		RTTConfiguredMs: latency.Milliseconds(ln.delay.RTT),
+		JitterMs:        latency.Milliseconds(ln.delay.Jitter),
 		Rows:            []report.Row{},
 	}
 	var hooks []redis.Hook
@@ -213,7 +217,7 @@ cells:
 				Name:     fmt.Sprintf("sim-%s-%s-%s", runID, sc, st),
 				Progress: prog.update, PrefillProgress: prog.prefill,
 				Markets: o.markets, Prefill: o.prefill,
-				MarketOptions: []market.Option{market.WithClient(o.client)},
+				MarketOptions: bookform.Options(client, o.client),
 			})
 			if client != ln.client {
 				client.Close()

@@ -58,7 +58,7 @@ func TestBrowser(t *testing.T) {
 		if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Config{Market: m, Env: schema.NewEnv(b.Name, ""), Mini: b.Mini})
+		srv, err := New(withJobs(Config{Market: m, Env: schema.NewEnv(b.Name, "")}, b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,10 @@ func TestBrowser(t *testing.T) {
 			{flawed + " .lab-step.marked", "commits after its lease"},
 			{flawed + " .verdict", "the item is sold twice"},
 			{flawed + " .verdict", "The unsafe step: A ann commits after its lease"},
-			{flawed + " .lab-findings", "sold 2 times"},
+			{flawed + " .lab-findings", "Item idol was sold twice: one finding"},
+			{flawed + " h3 .pill", "1 finding"},
+			{flawed + " .lab-step.kind-lease_expired", "forced expiry"},
+			{flawed + " .verdict", "one finding: item idol sold twice"},
 			{fixed + " .lab-step.refused", "EXEC aborted"},
 			{fixed + " .verdict", "Fixed by 6 + fencing"},
 		} {
@@ -222,6 +225,26 @@ func TestBrowser(t *testing.T) {
 		waitJS("the rush to end", `["done", "failed", "cancelled"].includes(document.querySelector("#rush-status").dataset.state)`)
 		if got := text(`#rush-status`); !strings.HasPrefix(got, "done") {
 			t.Fatalf("rush %s; errors: %s", got, text(`#errors`))
+		}
+		// The page explains itself: a reading of the rush from its own
+		// figures, purchases lost to another buyer rather than failed,
+		// labels large enough for a projector, the miniredis label.
+		for _, want := range []struct{ sel, text string }{
+			{`#rush-reading`, "bought the most"},
+			{`#rush-reading`, "WATCH retried"},
+			{`#rush-results thead`, "another buyer"},
+			{`#intro`, "Run a rush with a round trip of 2 ms"},
+			{`#strategy-label`, "Demo market's strategy"},
+		} {
+			if got := text(want.sel); !strings.Contains(got, want.text) {
+				t.Errorf("%s shows %q, want %q", want.sel, got, want.text)
+			}
+		}
+		if n, err := chromedp.Run(tctx, chromedp.Evaluate[int](`Math.min(...[...document.querySelectorAll("#rush-chart text")].map((e) => e.getBoundingClientRect().height))`)); err != nil || n < 18 {
+			t.Errorf("the rush chart's smallest label is %d px high (%v), want at least 18", n, err)
+		}
+		if hidden, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`document.querySelector("#illustrative").hidden`)); err != nil || hidden != b.Real() {
+			t.Errorf("the illustrative label hidden: %v (%v), on miniredis: %v", hidden, err, !b.Real())
 		}
 		num := func(sel string) float64 {
 			t.Helper()

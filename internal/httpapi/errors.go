@@ -21,24 +21,28 @@ import (
 
 // Error codes of the JSON API, in {"error":{"code":...,"message":...}}.
 const (
-	CodeInvalidRequest      = "invalid_request"      // 400: malformed or out-of-range input
-	CodeNotFound            = "not_found"            // 404: unknown user, or no such route
-	CodeListingNotFound     = "listing_not_found"    // 404: the listing to buy is not there
-	CodeMethodNotAllowed    = "method_not_allowed"   // 405
-	CodePriceChanged        = "price_changed"        // 409
-	CodeItemNotOwned        = "item_not_owned"       // 409
-	CodeInsufficientFunds   = "insufficient_funds"   // 409
-	CodeAlreadyExists       = "already_exists"       // 409
-	CodeBusy                = "busy"                 // 409: a rush or lab run is already running
-	CodeMarketFull          = "market_full"          // 409: the market's money limit is reached
-	CodeCorruptState        = "corrupt_state"        // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
-	CodeRequestTooLarge     = "request_too_large"    // 413: body over the limit
-	CodeIdempotencyMismatch = "idempotency_mismatch" // 422: Idempotency-Key used for another request
-	CodeAuditBusy           = "audit_busy"           // 429 + Retry-After: an audit ran or runs
-	CodeCanceled            = "request_canceled"     // 499: the client went away
-	CodeInternal            = "internal_error"       // 500: a bug; never for bad input or Redis
-	CodeContended           = "contended"            // 503 + Retry-After: gave up under contention
-	CodeTimeout             = "timeout"              // 503 + Retry-After: ran out of time
+	CodeInvalidRequest      = "invalid_request"        // 400: malformed or out-of-range input
+	CodeUnauthorized        = "unauthorized"           // 401: an admin route without the admin token
+	CodeForbidden           = "forbidden"              // 403: a cross-origin write, or a foreign Host
+	CodeNotFound            = "not_found"              // 404: unknown user, or no such route
+	CodeListingNotFound     = "listing_not_found"      // 404: the listing to buy is not there
+	CodeMethodNotAllowed    = "method_not_allowed"     // 405
+	CodePriceChanged        = "price_changed"          // 409
+	CodeItemNotOwned        = "item_not_owned"         // 409
+	CodeInsufficientFunds   = "insufficient_funds"     // 409
+	CodeAlreadyExists       = "already_exists"         // 409
+	CodeBusy                = "busy"                   // 409: a rush or lab run is already running
+	CodeMarketFull          = "market_full"            // 409: the market's money limit is reached
+	CodeCorruptState        = "corrupt_state"          // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
+	CodeRequestTooLarge     = "request_too_large"      // 413: body over the limit
+	CodeUnsupportedMedia    = "unsupported_media_type" // 415: a body that is not JSON
+	CodeIdempotencyMismatch = "idempotency_mismatch"   // 422: Idempotency-Key used for another request
+	CodeAuditBusy           = "audit_busy"             // 429 + Retry-After: an audit ran or runs
+	CodeRateLimited         = "rate_limited"           // 429 + Retry-After: an expensive read too often
+	CodeCanceled            = "request_canceled"       // 499: the client went away
+	CodeInternal            = "internal_error"         // 500: a bug; never for bad input or Redis
+	CodeContended           = "contended"              // 503 + Retry-After: gave up under contention
+	CodeTimeout             = "timeout"                // 503 + Retry-After: ran out of time
 )
 
 // Codes of the 503s Redis causes, each with Retry-After. Only
@@ -161,8 +165,9 @@ var domainErrors = []struct {
 
 // Messages of the Redis 503s.
 const (
-	msgNotApplied = "nothing was applied; try again later"
-	msgUnknown    = "the operation may or may not have been applied; " +
+	msgNotApplied = "this request applied nothing; try again later, with the same Idempotency-Key " +
+		"until an answer that is not a 503 (an earlier attempt with the key may have applied)"
+	msgUnknown = "the operation may or may not have been applied; " +
 		"retry with the same Idempotency-Key to apply it exactly once"
 )
 

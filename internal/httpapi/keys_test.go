@@ -88,8 +88,8 @@ func TestJSONKeys(t *testing.T) {
 		f := newFixture(t, b)
 		var logs lockedBuffer
 		// The second audit comes within the hour's cooldown: 429.
-		srv, err := New(Config{Market: f.m, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
-			Env: schema.NewEnv(b.Name, "7.0.15"), AuditCooldown: time.Hour, Mini: b.Mini})
+		srv, err := New(withJobs(Config{Market: f.m, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+			Env: schema.NewEnv(b.Name, "7.0.15"), AuditCooldown: time.Hour}, b))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@
 // comment names the failure it has and the recipe that removes it. They
 // exist for the gallery (go run ./cmd/simulate gallery), which injects the
 // fault at each one's vulnerable point and shows the damage in the market,
-// for tests, and (BookTimeout) for the market's book client form, which
+// for tests, and (BookTimeout) for the simulator's book client form, which
 // reproduces the book's figures with the book's own lock. Do not use them
 // to protect anything.
 //

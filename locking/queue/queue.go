@@ -275,7 +275,7 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 		return nil, err
 	}
 	token := lease.NewToken()
-	sent := time.Now()
+	sent := locking.ClockFrom(ctx).Now()
 	res, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "try")...).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("queue: acquire %s: %w", m.key, err)
@@ -300,7 +300,7 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 		return nil, err
 	}
 	token := lease.NewToken()
-	sent := time.Now()
+	sent := locking.ClockFrom(ctx).Now()
 	res, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "")...).Slice()
 	if err != nil {
 		// The script may have queued us before the reply was lost.
@@ -352,7 +352,7 @@ func (m *Mutex) wait(ctx context.Context, token string, sent time.Time, server t
 		if ctx.Err() != nil {
 			continue // leave at the top of the loop
 		}
-		sent = time.Now()
+		sent = locking.ClockFrom(ctx).Now()
 		res, err := queuePollScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds())...).Slice()
 		if err != nil {
 			m.leave(ctx, token)
@@ -458,7 +458,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := lease.CheckTTL(ttl); err != nil {
 		return err
 	}
-	sent := time.Now()
+	sent := locking.ClockFrom(ctx).Now()
 	n, err := lease.ExtendScript.Run(ctx, l.m.rdb, []string{l.m.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("queue: extend %s: %w", l.m.key, err)
