@@ -217,10 +217,15 @@ func (m *Mutex) outcome(l *Lock, granted bool, err error) (*Lock, error) {
 // says how many attempts failed first. When ctx ends first, the error wraps
 // both ErrNotAcquired and the context's error.
 func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
-	if m.wakeups {
-		return m.acquireWoken(ctx)
-	}
-	l, waits, err := retry(ctx, m.key, m.backoff.Delay, m.TryAcquire)
+	var w *waker
+	defer func() {
+		if w != nil {
+			w.leave()
+		}
+	}()
+	l, waits, err := lease.Attempts(ctx, lease.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
+		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }},
+		func(ctx context.Context, _ int) (*Lock, error) { return m.TryAcquire(ctx) })
 	if err != nil {
 		return nil, err
 	}
@@ -230,21 +235,12 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 
 // retry calls try until it succeeds, fails with an error other than
 // ErrNotAcquired, or ctx ends while it waits delay(n) after failed attempt
-// n (from 0) on ctx's clock. It returns the hold and how many attempts
-// failed first.
+// n (from 0) on ctx's clock (lease.Attempts). It returns the hold and how
+// many attempts failed first.
 func retry[H any](ctx context.Context, key string, delay func(n int) time.Duration, try func(context.Context) (H, error)) (H, int, error) {
-	for n := 0; ; n++ {
-		h, err := try(ctx)
-		if err == nil {
-			return h, n, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			return h, n, endedWhileWaiting(ctx, err)
-		}
-		if err := ClockFrom(ctx).Sleep(ctx, delay(n)); err != nil {
-			return h, n, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, key, n+1, err)
-		}
-	}
+	return lease.Attempts(ctx, lease.Retry{Key: key, NotAcquired: ErrNotAcquired,
+		Wait: func(ctx context.Context, n int) error { return ClockFrom(ctx).Sleep(ctx, delay(n)) }},
+		func(ctx context.Context, _ int) (H, error) { return try(ctx) })
 }
 
 // endedWhileWaiting marks an attempt's error as ErrNotAcquired when it

@@ -10,14 +10,11 @@ package bookform
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/halt"
-	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -42,35 +39,39 @@ func Options(rdb redis.UniversalClient, f market.ClientForm) []market.Option {
 // Lock is the book's acquire_lock_with_timeout (section 6.2.5) as a
 // market.LockFunc: the recipe is locking/flawed.BookTimeout (SETNX a
 // random token, then EXPIRE in whole seconds; after a failed attempt,
-// TTL, and EXPIRE when the lock has no expiry), polled every LockPoll
-// until ctx ends; the release is BookTimeout's WATCH, GET, MULTI DEL EXEC.
+// TTL, and EXPIRE when the lock has no expiry), retried by flawed.Acquire
+// every LockPoll until ctx ends; the release is BookTimeout's WATCH, GET,
+// MULTI DEL EXEC.
 func Lock(rdb redis.UniversalClient) market.LockFunc {
 	return func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
 		l := &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
-		for n := 0; ; n++ {
-			token, err := l.TryAcquire(ctx)
-			if err == nil {
-				return market.Lease{Token: token, Waits: n, Release: func(ctx context.Context) error {
-					return l.Release(ctx, token)
-				}}, nil
-			}
-			if token != "" {
-				// SETNX won but EXPIRE failed: give the lock back rather than
-				// leave it without an expiry.
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-				_ = l.Release(rctx, token)
-				cancel()
-			}
-			if !errors.Is(err, locking.ErrNotAcquired) {
-				if ctx.Err() != nil {
-					// The attempt failed because the wait ended during it.
-					return market.Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
-				}
-				return market.Lease{}, err
-			}
-			if err := halt.Sleep(ctx, LockPoll); err != nil {
-				return market.Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
-			}
+		token, waits, err := flawed.Acquire(ctx, givingBack{l}, poll(LockPoll))
+		if err != nil {
+			return market.Lease{}, err
 		}
+		return market.Lease{Token: token, Waits: waits, Release: func(ctx context.Context) error {
+			return l.Release(ctx, token)
+		}}, nil
 	}
 }
+
+// givingBack is the book's lock, except that an attempt whose SETNX won
+// but whose EXPIRE failed gives the lock back rather than leave it
+// without an expiry.
+type givingBack struct{ *flawed.BookTimeout }
+
+func (l givingBack) TryAcquire(ctx context.Context) (string, error) {
+	token, err := l.BookTimeout.TryAcquire(ctx)
+	if err != nil && token != "" {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = l.Release(rctx, token)
+		cancel()
+		return "", err
+	}
+	return token, err
+}
+
+// poll waits the same time after every attempt, as the book's lock does.
+type poll time.Duration
+
+func (p poll) Wait(ctx context.Context, _ int) error { return halt.Sleep(ctx, time.Duration(p)) }

@@ -20,7 +20,6 @@ package flawed
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // The vulnerable points at which recipes call their Hook.
@@ -64,25 +64,22 @@ type Lock interface {
 	Release(ctx context.Context, token string) error
 }
 
-// Acquire retries l.TryAcquire with backoff until it succeeds or ctx ends;
-// it returns the token and how many attempts failed first.
-func Acquire(ctx context.Context, l Lock, b locking.Backoff) (string, int, error) {
-	for n := 0; ; n++ {
-		token, err := l.TryAcquire(ctx)
-		if err == nil {
-			return token, n, nil
-		}
-		if !errors.Is(err, locking.ErrNotAcquired) {
-			if ctx.Err() != nil {
-				// The attempt failed because the wait ended during it.
-				return "", n, fmt.Errorf("%w: %w", locking.ErrNotAcquired, err)
-			}
-			return "", n, err
-		}
-		if err := b.Wait(ctx, n); err != nil {
-			return "", n, fmt.Errorf("%w: after %d attempts: %w", locking.ErrNotAcquired, n+1, err)
-		}
+// Waiter waits between attempts: locking.Backoff is one.
+type Waiter interface {
+	// Wait waits after failed attempt n (from 0), or returns ctx's error.
+	Wait(ctx context.Context, n int) error
+}
+
+// Acquire retries l.TryAcquire, waiting with w after each refusal, until
+// it succeeds or ctx ends (the loop of package locking); it returns the
+// token and how many attempts failed first.
+func Acquire(ctx context.Context, l Lock, w Waiter) (string, int, error) {
+	token, n, err := lease.Attempts(ctx, lease.Retry{NotAcquired: locking.ErrNotAcquired, Wait: w.Wait},
+		func(ctx context.Context, _ int) (string, error) { return l.TryAcquire(ctx) })
+	if err != nil {
+		return "", n, err
 	}
+	return token, n, nil
 }
 
 // GetThenSet is recipe 1: GET the key and, if it is empty, SET it.
