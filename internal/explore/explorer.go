@@ -21,6 +21,9 @@ type Explorer struct {
 	clients []*redis.Client
 	target  *Target
 	model   Model
+	// prefix is the actions every schedule of a search starts with
+	// (FindFrom); none for Explore.
+	prefix []Action
 	ns      string
 	epoch   time.Time
 }
@@ -279,9 +282,9 @@ func (e *Explorer) dfs(ctx context.Context, reduce bool, record func(*schedule),
 		return choice{}, false
 	}
 	for {
-		plan := make([]Action, len(stack))
-		for i, n := range stack {
-			plan[i] = n.chosen.Action
+		plan := slices.Clone(e.prefix)
+		for _, n := range stack {
+			plan = append(plan, n.chosen.Action)
 		}
 		s, err := e.run(ctx, plan, func(depth int, en []choice) (int, bool) {
 			n := &node{enabled: en}

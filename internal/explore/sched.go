@@ -152,6 +152,8 @@ type schedule struct {
 	expired    []expiry
 	clients    []string
 	end        time.Duration
+	// world is the schedule's world, kept to read where it stopped (Cut).
+	world *world
 }
 
 type expiry struct {
@@ -176,7 +178,7 @@ func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*sch
 		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i]}
 		w.clients = append(w.clients, c)
 	}
-	s := &schedule{}
+	s := &schedule{world: w}
 	for _, c := range w.clients {
 		s.clients = append(s.clients, c.name)
 	}
