@@ -24,8 +24,8 @@ type Explorer struct {
 	// prefix is the actions every schedule of a search starts with
 	// (FindFrom); none for Explore.
 	prefix []Action
-	ns      string
-	epoch   time.Time
+	ns     string
+	epoch  time.Time
 }
 
 // New returns an explorer of t under model m on the Redis base talks to.
