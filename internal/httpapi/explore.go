@@ -37,13 +37,15 @@ type Explore interface {
 	Close()
 }
 
+// exploreRoutes: every route that starts, changes or ends a session is
+// the admin's (it runs code on the server), as the rush and the lab are.
 func (s *Server) exploreRoutes(api *echo.Group) {
-	api.POST("/explore/sessions", s.startExplore)
+	api.POST("/explore/sessions", s.startExplore, s.admin)
 	api.GET("/explore/sessions/:id", s.exploreState)
-	api.DELETE("/explore/sessions/:id", s.removeExplore)
-	api.POST("/explore/sessions/:id/steps", s.exploreStep)
-	api.POST("/explore/sessions/:id/undo", s.exploreUndo)
-	api.POST("/explore/sessions/:id/find", s.exploreFind)
+	api.DELETE("/explore/sessions/:id", s.removeExplore, s.admin)
+	api.POST("/explore/sessions/:id/steps", s.exploreStep, s.admin)
+	api.POST("/explore/sessions/:id/undo", s.exploreUndo, s.admin)
+	api.POST("/explore/sessions/:id/find", s.exploreFind, s.admin)
 }
 
 // exploreAnswer is the JSON of a session's state with its ID.
