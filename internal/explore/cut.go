@@ -75,7 +75,13 @@ func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error)
 		if end := c.hold.end(); end >= 0 {
 			until = end.Milliseconds()
 		}
-		snap.Holders = append(snap.Holders, Holder{Client: c.name, Key: e.target.short(c.hold.key), Write: c.hold.write, UntilMS: until})
+		key := c.hold.key
+		if key == "" && e.target.lockKeys != nil {
+			if ks := e.target.lockKeys(e.ns); len(ks) > 0 {
+				key = ks[0]
+			}
+		}
+		snap.Holders = append(snap.Holders, Holder{Client: c.name, Key: e.target.short(key), Write: c.hold.write, UntilMS: until})
 	}
 	w.mu.Unlock()
 	if snap.Holders == nil {
