@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
@@ -541,7 +542,7 @@ func TestRoundTripTable(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 			counter := &roundtrip.Counter{}
 			c.AddHook(counter)
-			m, err := market.New(c, "docs"+string(f)+string(s), market.WithClient(f))
+			m, err := market.New(c, "docs"+string(f)+string(s), bookform.Options(c, f)...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -111,6 +111,9 @@ type Lock struct {
 	fence   int64
 	channel string // non-empty when Release must publish a wake-up
 	stop    func() // stops the watchdog of AcquireKeepAlive, if any
+	// lost runs the background release of a Release that Redis did not
+	// answer (see releaseUnanswered): the mutex's.
+	lost *backgroundReleases
 
 	mu      sync.Mutex
 	expires time.Time
@@ -171,6 +174,7 @@ func (m *Mutex) newLock(ctx context.Context) *Lock {
 	if m.wakeups {
 		l.channel = wakeupChannel(m.key)
 	}
+	l.lost = &m.lost
 	return l
 }
 
@@ -252,19 +256,20 @@ func endedWhileWaiting(ctx context.Context, err error) error {
 // Release deletes the lock if it still holds this token, in one atomic
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
 // now keeps it). A hold taken by AcquireKeepAlive stops its watchdog, and
-// waits for it, first.
+// waits for it, first. When Redis does not answer (it is down, or the
+// reply is lost), Release returns the error and sends the release again in
+// the background until Redis answers or the lease ends (see Settle), so a
+// lock that Redis keeps across a restart does not block everyone until its
+// lease ends.
 func (l *Lock) Release(ctx context.Context) error {
 	if l.stop != nil {
 		l.stop()
 	}
-	var n int
-	var err error
-	if l.channel != "" {
-		n, err = releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
-	} else {
-		n, err = releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
-	}
+	n, err := l.releaseOnce(ctx)
 	if err != nil {
+		if l.releaseUnanswered(err) {
+			return fmt.Errorf("locking: release %s (unanswered; releasing it in the background): %w", l.key, err)
+		}
 		return fmt.Errorf("locking: release %s: %w", l.key, err)
 	}
 	if n == 0 {

@@ -128,7 +128,7 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 type watchTimes struct{ sent, answered time.Time }
 
 // window estimates the conflict window of an EXEC sent at execSent and
-// answered at execAnswered (see Cost.Window).
+// answered at execAnswered (see Trace.Exec).
 func (w watchTimes) window(execSent, execAnswered time.Time) time.Duration {
 	return windowEstimate(w.sent, w.answered, execSent, execAnswered)
 }

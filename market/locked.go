@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
@@ -125,7 +124,7 @@ func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o 
 			if err := r.check(); err != nil {
 				return r.giveUp(ctx, err)
 			}
-			faultpoint.BeforeCommit(ctx, string(s), name)
+			beforeCommit(ctx, s, name)
 			if err := r.commit(ctx); !errors.Is(err, redis.TxFailedErr) {
 				return err
 			}
@@ -261,7 +260,7 @@ func (r *lockedOp) commit(ctx context.Context) error {
 	if err == nil && rel != nil {
 		r.released(rel)
 	}
-	return err
+	return sent(err)
 }
 
 // released records a release queued in a pipeline that ran: rel is its

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 )
 
 // The Lua strategy (book 11.3.2): each operation is one script, so it
@@ -96,7 +94,7 @@ end
 `
 
 func (m *Market) listLua(ctx context.Context, o *listOp) error {
-	faultpoint.BeforeCommit(ctx, string(Lua), "list")
+	beforeCommit(ctx, Lua, "list")
 	k := m.keys
 	res, err := listScript.Run(ctx, m.rdb, []string{k.Inventory(o.seller), k.Market(), k.Listed(), k.Op(o.rec.id)},
 		o.item, Member(o.item, o.seller), o.price, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
@@ -113,7 +111,7 @@ func (m *Market) listLua(ctx context.Context, o *listOp) error {
 }
 
 func (m *Market) purchaseLua(ctx context.Context, o *purchaseOp) error {
-	faultpoint.BeforeCommit(ctx, string(Lua), "purchase")
+	beforeCommit(ctx, Lua, "purchase")
 	k := m.keys
 	res, err := purchaseScript.Run(ctx, m.rdb,
 		[]string{k.Market(), k.User(o.buyer), k.User(o.seller), k.Inventory(o.buyer), k.Sales(), k.Op(o.rec.id)},

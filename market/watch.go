@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
 
@@ -27,17 +26,16 @@ func (m *Market) runWatch(ctx context.Context, s Strategy, name string, o op, co
 		if err := o.check(); err != nil {
 			return err
 		}
-		faultpoint.BeforeCommit(ctx, string(s), name)
+		beforeCommit(ctx, s, name)
 		execSent := time.Now()
 		cmds, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			o.write(ctx, p)
 			return nil
 		})
 		if err == nil || errors.Is(err, redis.TxFailedErr) {
-			cost.Execs++
-			cost.Window += w.window(execSent, time.Now())
+			traceExec(ctx, w.window(execSent, time.Now()))
 		}
-		return execErr(cmds, err)
+		return sent(execErr(cmds, err))
 	})
 	return contended(ctx, cost.Retries, err)
 }

@@ -10,9 +10,9 @@
 // of cluster nodes. The service listens on loopback by default; on any
 // other address it requires an admin token (-admin-token or
 // LOCKMARKET_ADMIN_TOKEN), which the routes that change the service (the
-// default strategy, the rush, the lab) then take as "Authorization: Bearer
-// TOKEN" (see docs/service.md). SIGINT or SIGTERM shuts the server down
-// gracefully.
+// default strategy, the rush, the lab, explorer sessions) then take as
+// "Authorization: Bearer TOKEN" (see docs/service.md). SIGINT or SIGTERM
+// shuts the server down gracefully.
 // "market -version" prints the version.
 package main
 
@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -221,7 +222,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close() // stops a rush or lab run in progress
+	// Close stops a rush or lab run in progress and waits for it; at
+	// shutdown it runs beside the HTTP server's, within the same timeout.
+	jobsDone := make(chan struct{})
+	var closeOnce sync.Once
+	closeJobs := func() { closeOnce.Do(func() { go func() { srv.Close(); close(jobsDone) }() }) }
+	defer func() {
+		closeJobs()
+		if jobsDone != nil {
+			<-jobsDone
+		}
+	}()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -259,10 +270,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("shutting down", slog.Float64("timeout_s", latency.Seconds(*shutdown)))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
+	closeJobs()
 	err = hs.Shutdown(sctx)
 	if err != nil {
 		log.Warn("requests still in flight; closing", slog.Any("err", err))
 		hs.Close()
+	}
+	select {
+	case <-jobsDone:
+	case <-sctx.Done():
+		log.Warn("background work (a rush or a lab run) still stopping; leaving it")
+		jobsDone = nil // the deferred wait does not block
 	}
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		return serr

@@ -166,8 +166,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	return nil
 }
 
-// usagef prints a command-line mistake of the subcommand called name and
-// returns it wrapped in errUsage (exit status 2).
 // openRedis opens the -redis value spec; a malformed one is a usage error.
 func openRedis(ctx context.Context, spec string, stderr io.Writer) (*redisconn.Conn, error) {
 	conn, err := redisconn.Open(ctx, spec, stderr)
@@ -177,6 +175,8 @@ func openRedis(ctx context.Context, spec string, stderr io.Writer) (*redisconn.C
 	return conn, err
 }
 
+// usagef prints a command-line mistake of the subcommand called name and
+// returns it wrapped in errUsage (exit status 2).
 func usagef(stderr io.Writer, name, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
 	fmt.Fprintf(stderr, "%s: %s\nrun '%s -h' for usage\n", name, msg, name)

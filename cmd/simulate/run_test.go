@@ -156,6 +156,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"gallery", "-format", "xml"}, 2},
 		{[]string{"-redis", "nowhere"}, 2},
 		{[]string{"gallery", "-redis", "redis://%zz"}, 2},
+		{[]string{"window", "-redis", "redis://%zz"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

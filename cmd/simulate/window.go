@@ -59,7 +59,7 @@ const windowExample = `
 Examples:
   simulate window                                    # 5x5, 0/1/2/4 ms, lean and book, 5s per cell
   simulate window -rtts 0,250us,500us,1ms -clients book -strategies watch,fine
-  simulate window -duration 10s -out results/window  # writes md, csv, json, svg
+  simulate window -duration 10s -out /tmp/window      # writes md, csv, json, svg
   simulate window -in results/window/window.json -format markdown
 `
 
@@ -167,7 +167,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.in != "" {
 		return renderSavedSweep(o, stdout, stderr)
 	}
-	conn, err := redisconn.Open(ctx, o.redis, stderr)
+	conn, err := openRedis(ctx, o.redis, stderr)
 	if err != nil {
 		return err
 	}

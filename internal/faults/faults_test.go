@@ -46,7 +46,8 @@ func testConfig(t *testing.T) Config {
 func skipShort(t *testing.T, why string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("-short: " + why)
+		t.Log(why)
+		redistest.SkipShort(t, redistest.NeedServer)
 	}
 }
 

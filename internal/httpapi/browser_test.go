@@ -42,6 +42,7 @@ func chromium() string {
 // redis-server) a 10 s rush run by the service at 50 buyers, with a 2 ms
 // round trip added, shows the strategies differ.
 func TestBrowser(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedBrowser) // real time or real load: the full run has it
 	bin := chromium()
 	if bin == "" {
 		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
@@ -338,14 +339,14 @@ func shoot(ctx context.Context, t *testing.T, b *redistest.Backend, sel, name st
 	t.Logf("screenshot of %s: %s", sel, path)
 }
 
-// page is a headless Chromium tab for a test, closed when the test ends,
+// tab is a headless Chromium tab for a test, closed when the test ends,
 // which also fails the test on any uncaught exception of the page.
-type page struct {
+type tab struct {
 	t   *testing.T
 	ctx context.Context
 }
 
-func newPage(t *testing.T, url string) *page {
+func newTab(t *testing.T, url string) *tab {
 	t.Helper()
 	bin := chromium()
 	if bin == "" {
@@ -390,19 +391,19 @@ func newPage(t *testing.T, url string) *page {
 		cancelTab()
 		cancelAlloc()
 	})
-	p := &page{t: t, ctx: tctx}
+	p := &tab{t: t, ctx: tctx}
 	p.do("load the page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	return p
 }
 
-func (p *page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+func (p *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
 	if err := chromedp.Do(p.ctx, actions...); err != nil {
 		p.t.Fatalf("%s: %v", what, err)
 	}
 }
 
-func (p *page) text(sel string) string {
+func (p *tab) text(sel string) string {
 	p.t.Helper()
 	s, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
@@ -411,14 +412,14 @@ func (p *page) text(sel string) string {
 	return strings.TrimSpace(s)
 }
 
-func (p *page) wait(what, expr string, timeout time.Duration) {
+func (p *tab) wait(what, expr string, timeout time.Duration) {
 	p.t.Helper()
 	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout))); err != nil {
 		p.t.Fatalf("waiting for %s: %v; errors shown: %s", what, err, p.text(`#errors`))
 	}
 }
 
-func (p *page) count(sel string) int {
+func (p *tab) count(sel string) int {
 	p.t.Helper()
 	n, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
 	if err != nil {
@@ -451,7 +452,7 @@ func TestBrowserExplorer(t *testing.T) {
 	defer srv.Close()
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
-	p := newPage(t, ts.URL)
+	p := newTab(t, ts.URL)
 
 	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
 	startSession := func(recipe string, fixed bool) {
@@ -492,7 +493,7 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Errorf("holders %q, want A and B", got)
 	}
 	if os.Getenv(screenshotEnv) != "" {
-		shootPage(p, "#explore-panel", "demo-explore.png")
+		shootTab(p, "#explore-panel", "demo-explore.png")
 	}
 	p.do("undo", chromedp.Click(chromedp.CSS(`#explore-undo`)))
 	p.wait("the undo", `document.querySelector("#explore-session").dataset.steps === "3"`, 30*time.Second)
@@ -511,7 +512,7 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Errorf("verdict %q", got)
 	}
 	if os.Getenv(screenshotEnv) != "" {
-		shootPage(p, "#explore-panel", "demo-explore-find.png")
+		shootTab(p, "#explore-panel", "demo-explore-find.png")
 	}
 
 	// Its fix: after A takes the lock and reads the counter, no
@@ -527,8 +528,8 @@ func TestBrowserExplorer(t *testing.T) {
 	t.Logf("fenced recipe 6: %s", p.text(`#explore-verdict`))
 }
 
-// shootPage writes a screenshot of sel beside LOCKMARKET_SCREENSHOT.
-func shootPage(p *page, sel, name string) {
+// shootTab writes a screenshot of sel beside LOCKMARKET_SCREENSHOT.
+func shootTab(p *tab, sel, name string) {
 	p.t.Helper()
 	shot, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	if err != nil {

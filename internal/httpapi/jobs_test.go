@@ -114,6 +114,7 @@ func TestRushRefused(t *testing.T) {
 // that it used markets of its own (the demo market unchanged, nothing left
 // behind), and that a rush can be cancelled.
 func TestRush(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)

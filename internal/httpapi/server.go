@@ -8,7 +8,7 @@
 //
 // Listings and purchases may pick their strategy per request. Strategies
 // are not safe to mix on one market, so the server runs them through a
-// market.Gate: operations of one strategy run concurrently, another strategy
+// Gate (gate.go): operations of one strategy run concurrently, another strategy
 // waits its turn. This holds for one service process per market.
 //
 // Listings and purchases with an Idempotency-Key header apply at most once
@@ -106,9 +106,9 @@ type Config struct {
 	Explore Explore
 	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
 	// the routes that change the service rather than the market (the
-	// default strategy, the rush, the lab). Without one they are open to
-	// the requests the same-origin check lets through: run so only on a
-	// loopback bind.
+	// default strategy, the rush, the lab, explorer sessions). Without one
+	// they are open to the requests the same-origin check lets through:
+	// run so only on a loopback bind.
 	AdminToken string
 	// LoopbackHosts refuses requests whose Host header is not a loopback
 	// name or address (localhost, 127.0.0.1, [::1]): set it when the
@@ -122,7 +122,7 @@ type Server struct {
 	cfg     Config
 	m       *market.Market
 	log     *slog.Logger
-	gate    market.Gate
+	gate    Gate
 	metrics *metrics
 	reg     *prometheus.Registry
 	echo    *echo.Echo

@@ -26,8 +26,9 @@ import (
 )
 
 // The lab runs one scenario on the server, recorded step by step, beside
-// its fix: a gallery recipe, flawed then fixed, in a
-// fresh market of its own on the service's Redis; or the pause fault under
+// its fix: a gallery recipe, flawed then fixed, in a fresh market of its
+// own on the service's Redis (on an embedded server of its own when the
+// service's is miniredis, see env); or the pause fault under
 // a strategy, then under the fenced lock that fixes it, on a private
 // redis-server the run starts and stops.
 
@@ -299,12 +300,19 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 		run.ElapsedMS = latency.Milliseconds(time.Since(start))
 	}
 	state, failure := stateDone, ""
+	env, closeEnv, err := l.env()
+	if err != nil {
+		l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
+		set(func() { run.State, run.Error, l.running = stateFailed, err.Error(), false })
+		return
+	}
+	defer closeEnv()
 	for i := range run.Runs {
 		set(func() { run.Runs[i].State = stateRunning })
 		var tl timeline.Timeline
 		var err error
 		if run.Kind == labRecipe {
-			tl, err = sc.RunOne(ctx, gallery.Env{Client: l.rdb, Mini: l.mini}, i == 1)
+			tl, err = sc.RunOne(ctx, env, i == 1)
 		} else {
 			tl, _, err = faults.Trace(ctx, faults.Pause, faults.Variant(run.Runs[i].Name),
 				faults.Config{LockTTL: labLockTTL, Pause: labPause})

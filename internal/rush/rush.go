@@ -7,6 +7,7 @@ package rush
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -25,9 +26,20 @@ import (
 
 // How a rush is measured.
 const (
-	rushRTTSamples      = 200 // PINGs that measure the round trip
+	rushRTTSamples      = 200 // PINGs that measure the round trip, at most
 	rushProgressEvery   = 250 * time.Millisecond
 	rushSeriesMaxPoints = 400
+)
+
+// Time bounds of a rush.
+const (
+	// rushRTTBudget bounds the time the round trip's measurement takes:
+	// fewer PINGs when the round trip is long (at least 3).
+	rushRTTBudget = time.Second
+	// rushGrace is what a rush may take beyond its duration: the round
+	// trip's measurement, and each strategy's set-up, drain, audit and
+	// clean-up. A rush still running then is stopped, as DELETE stops it.
+	rushGrace = 15 * time.Second
 )
 
 // States of a rush and of each of its strategies (package jobs).
@@ -233,6 +245,8 @@ func (r *Runner) Cancel(ctx context.Context) (any, error) {
 // listers refilling it, the buyers buying among the cheapest listings;
 // with a round trip, every client's connections go through a delay proxy.
 func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+rushGrace)
+	defer cancel()
 	final, failure := stateDone, ""
 	fail := func(err error) {
 		if ctx.Err() != nil {
@@ -262,7 +276,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 		defer rdb.Close()
 	}
 	if len(cfg.Strategies) > 0 {
-		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushRTTSamples); err != nil {
+		if rtt, err := netdelay.MeasureRTT(ctx, rdb, rushSamples(cfg.RTT)); err != nil {
 			fail(fmt.Errorf("measuring the round trip: %w", err))
 			cfg.Strategies = nil
 		} else {
@@ -281,7 +295,9 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 		var last sim.Counters
 		name := r.snapshot().Strategies[i].Market
 		res, err := sim.Run(ctx, sim.Config{
-			Client: rdb, Scenario: sim.Scenario{Listers: cfg.Listers, Buyers: cfg.Buyers},
+			// The set-up, audit and clean-up go straight to Redis: only
+			// the workers' operations pay the added round trip.
+			Client: rdb, Setup: r.rdb, Scenario: sim.Scenario{Listers: cfg.Listers, Buyers: cfg.Buyers},
 			Strategy: strat, Duration: per, Seed: 1, Name: name, ProgressEvery: rushProgressEvery,
 			Progress: func(c sim.Counters) {
 				dt := c.Elapsed - last.Elapsed
@@ -319,6 +335,9 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 			final = stateCancelled
 		}
 	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && failure == "" {
+		failure = fmt.Sprintf("stopped at the rush's time bound (its duration and %v)", rushGrace)
+	}
 	r.mu.Lock()
 	r.running = false
 	r.status.State, r.status.Error = final, failure
@@ -349,4 +368,13 @@ func (x *StrategyStatus) live(c sim.Counters) {
 		x.P50WaitMS = latency.Milliseconds(c.Wait.Quantile(0.50))
 		x.P99WaitMS = latency.Milliseconds(c.Wait.Quantile(0.99))
 	}
+}
+
+// rushSamples is how many PINGs measure a round trip of about rtt within
+// rushRTTBudget: rushRTTSamples at most, 3 at least.
+func rushSamples(rtt time.Duration) int {
+	if rtt <= 0 {
+		return rushRTTSamples
+	}
+	return int(min(rushRTTSamples, max(3, int64(rushRTTBudget/rtt))))
 }
