@@ -500,6 +500,18 @@ func TestBrowserExplorer(t *testing.T) {
 	if n := p.count(`#explore-lanes .lab-step.marked`); n != 0 {
 		t.Errorf("%d steps still lit after undo", n)
 	}
+	// The slider scrubs the history: back to 1 step, the rest fades;
+	// continuing from there undoes the steps after it.
+	p.do("scrub to step 1", chromedp.Evaluate[chromedp.Void](`void (() => {
+		const s = document.querySelector("#explore-slider");
+		s.value = "1";
+		s.dispatchEvent(new Event("input"));
+	})()`))
+	if n := p.count(`#explore-lanes .lab-step.future`); n != 2 {
+		t.Errorf("%d steps faded after scrubbing to 1 of 3, want 2", n)
+	}
+	p.do("continue from step 1", chromedp.Click(chromedp.CSS(`#explore-resume`)))
+	p.wait("the session back at step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
 
 	// Recipe 6: the explorer finds and plays a counterexample.
 	startSession("6", false)
