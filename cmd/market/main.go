@@ -37,6 +37,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/lab"
+	"github.com/lockmarket/lockmarket/internal/labsession"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/rush"
@@ -215,6 +216,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Env:        conn.Env(),
 		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
 		Lab:        lab.New(conn.Client, conn.Mini, log),
+		Explore:    labsession.NewManager(),
 		AdminToken: *adminToken, LoopbackHosts: loopback,
 	})
 	if err != nil {
