@@ -3,7 +3,6 @@ package locking
 import (
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"time"
 
@@ -23,25 +22,16 @@ import (
 var lostBackoff = Backoff{Min: time.Millisecond, Max: 100 * time.Millisecond}
 
 // maybeApplied reports whether an acquisition that failed with err may
-// have been applied all the same: the command may have reached Redis and
-// only its reply was lost. It was not when nothing was sent (a closed
-// client, no connection from the pool, a failed dial), nor when Redis
-// answered with an error to a plain SET; a script (fenced) may have run
-// its SET before failing.
+// have been applied all the same (OutcomeOf: Unknown): the command may
+// have reached Redis and only its reply was lost. A plain SET that Redis
+// answered with an error did not run; a script (fenced) may have run its
+// SET before failing.
 func maybeApplied(err error, script bool) bool {
-	if err == nil || errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) ||
-		errors.Is(err, redis.ErrPoolExhausted) {
-		return false
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return false
-	}
 	var reply redis.Error
-	if errors.As(err, &reply) {
-		return script
+	if !script && errors.As(err, &reply) {
+		return false
 	}
-	return true
+	return OutcomeOf(err) == Unknown
 }
 
 // releaseLost releases, in the background, the hold with token whose
@@ -87,8 +77,47 @@ func (m *Mutex) releaseToken(ctx context.Context, token string) (bool, error) {
 	return n == 1, err
 }
 
+// releaseOnce sends l's compare-and-delete and returns how many keys it
+// deleted.
+func (l *Lock) releaseOnce(ctx context.Context) (int, error) {
+	if l.channel != "" {
+		return releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
+	}
+	return releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+}
+
+// releaseUnanswered starts the background release of l after a Release
+// that failed with err, when Redis did not answer it (not an error reply,
+// not a closed client): the release may not have run, and the lock, which
+// Redis keeps across a restart with an append-only file, would block every
+// other client until its lease ended. It sends the compare-and-delete
+// again, with a backoff, until Redis answers it or l's lease ends. It
+// reports whether it started.
+func (l *Lock) releaseUnanswered(err error) bool {
+	var reply redis.Error
+	if l.lost == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
+		return false
+	}
+	until := l.Expires()
+	l.lost.start(func(stop context.Context) {
+		ctx, cancel := context.WithDeadline(stop, until)
+		defer cancel()
+		for n := 0; ; n++ {
+			_, err := l.releaseOnce(ctx)
+			if err == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
+				return // answered: released, or held by no one or someone else
+			}
+			if ClockFrom(ctx).Sleep(ctx, lostBackoff.Delay(n)) != nil {
+				return
+			}
+		}
+	})
+	return true
+}
+
 // Settle waits until the background releases of this mutex's lost
-// acquisitions have ended. If ctx ends first, it stops them (each ends
+// acquisitions, and of its holds whose Release Redis did not answer, have
+// ended. If ctx ends first, it stops them (each ends
 // once its command in flight returns, within the client's timeouts),
 // waits for them, and returns ctx's error. Each also ends by itself once
 // Redis answers, one lease after its acquisition failed, or when the

@@ -17,6 +17,7 @@ import (
 // server applies the SET after the client gave up) is released once the
 // server answers again, long before its lease would end.
 func TestLostAcquisitionIsReleased(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, kind := range []struct {
 		name   string
 		opts   []locking.MutexOption

@@ -111,6 +111,9 @@ type Lock struct {
 	fence   int64
 	channel string // non-empty when Release must publish a wake-up
 	stop    func() // stops the watchdog of AcquireKeepAlive, if any
+	// lost runs the background release of a Release that Redis did not
+	// answer (see releaseUnanswered): the mutex's.
+	lost *backgroundReleases
 
 	mu      sync.Mutex
 	expires time.Time
@@ -171,6 +174,7 @@ func (m *Mutex) newLock(ctx context.Context) *Lock {
 	if m.wakeups {
 		l.channel = wakeupChannel(m.key)
 	}
+	l.lost = &m.lost
 	return l
 }
 
@@ -213,10 +217,15 @@ func (m *Mutex) outcome(l *Lock, granted bool, err error) (*Lock, error) {
 // says how many attempts failed first. When ctx ends first, the error wraps
 // both ErrNotAcquired and the context's error.
 func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
-	if m.wakeups {
-		return m.acquireWoken(ctx)
-	}
-	l, waits, err := retry(ctx, m.key, m.backoff.Delay, m.TryAcquire)
+	var w *waker
+	defer func() {
+		if w != nil {
+			w.leave()
+		}
+	}()
+	l, waits, err := lease.Attempts(ctx, lease.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
+		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }},
+		func(ctx context.Context, _ int) (*Lock, error) { return m.TryAcquire(ctx) })
 	if err != nil {
 		return nil, err
 	}
@@ -226,21 +235,12 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 
 // retry calls try until it succeeds, fails with an error other than
 // ErrNotAcquired, or ctx ends while it waits delay(n) after failed attempt
-// n (from 0) on ctx's clock. It returns the hold and how many attempts
-// failed first.
+// n (from 0) on ctx's clock (lease.Attempts). It returns the hold and how
+// many attempts failed first.
 func retry[H any](ctx context.Context, key string, delay func(n int) time.Duration, try func(context.Context) (H, error)) (H, int, error) {
-	for n := 0; ; n++ {
-		h, err := try(ctx)
-		if err == nil {
-			return h, n, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			return h, n, endedWhileWaiting(ctx, err)
-		}
-		if err := ClockFrom(ctx).Sleep(ctx, delay(n)); err != nil {
-			return h, n, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, key, n+1, err)
-		}
-	}
+	return lease.Attempts(ctx, lease.Retry{Key: key, NotAcquired: ErrNotAcquired,
+		Wait: func(ctx context.Context, n int) error { return ClockFrom(ctx).Sleep(ctx, delay(n)) }},
+		func(ctx context.Context, _ int) (H, error) { return try(ctx) })
 }
 
 // endedWhileWaiting marks an attempt's error as ErrNotAcquired when it
@@ -252,19 +252,20 @@ func endedWhileWaiting(ctx context.Context, err error) error {
 // Release deletes the lock if it still holds this token, in one atomic
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
 // now keeps it). A hold taken by AcquireKeepAlive stops its watchdog, and
-// waits for it, first.
+// waits for it, first. When Redis does not answer (it is down, or the
+// reply is lost), Release returns the error and sends the release again in
+// the background until Redis answers or the lease ends (see Settle), so a
+// lock that Redis keeps across a restart does not block everyone until its
+// lease ends.
 func (l *Lock) Release(ctx context.Context) error {
 	if l.stop != nil {
 		l.stop()
 	}
-	var n int
-	var err error
-	if l.channel != "" {
-		n, err = releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
-	} else {
-		n, err = releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
-	}
+	n, err := l.releaseOnce(ctx)
 	if err != nil {
+		if l.releaseUnanswered(err) {
+			return fmt.Errorf("locking: release %s (unanswered; releasing it in the background): %w", l.key, err)
+		}
 		return fmt.Errorf("locking: release %s: %w", l.key, err)
 	}
 	if n == 0 {

@@ -125,6 +125,7 @@ func TestMutexAcquireCountsWaits(t *testing.T) {
 // counter they increment without any other guard loses no update, and
 // fences grow with every acquisition.
 func TestMutexNeverTwoHolders(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, tc := range []struct {
 		name    string
 		workers int

@@ -2,11 +2,12 @@ package locking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // Pipeliner is what AcquirePiped sends its attempts through: a *redis.Tx
@@ -37,19 +38,14 @@ func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis
 			w.leave()
 		}
 	}()
-	for n := 0; ; n++ {
-		l, err := m.attemptPiped(ctx, c, with, n)
-		if err == nil {
-			l.Waits = n
-			return l, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			return nil, endedWhileWaiting(ctx, err)
-		}
-		if err := m.awaitTurn(ctx, &w, n); err != nil {
-			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, m.key, n+1, err)
-		}
+	l, waits, err := lease.Attempts(ctx, lease.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
+		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }},
+		func(ctx context.Context, n int) (*Lock, error) { return m.attemptPiped(ctx, c, with, n) })
+	if err != nil {
+		return nil, err
 	}
+	l.Waits = waits
+	return l, nil
 }
 
 // attemptPiped sends attempt n: the acquisition, and with's commands when

@@ -160,19 +160,15 @@ func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
 // quorum unreachable, until it succeeds or ctx ends; the error then wraps
 // the last attempt's error and the context's.
 func (r *RedlockMutex) Acquire(ctx context.Context) (*RedlockLock, error) {
-	for n := 0; ; n++ {
-		h, err := r.TryAcquire(ctx)
-		if err == nil {
-			h.Waits = n
-			return h, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) && !errors.Is(err, ErrQuorumUnreachable) {
-			return nil, err
-		}
-		if serr := r.backoff.Wait(ctx, n); serr != nil {
-			return nil, fmt.Errorf("%w: %s after %d attempts: %w", err, r.key, n+1, serr)
-		}
+	h, waits, err := lease.Attempts(ctx, lease.Retry{Key: r.key, NotAcquired: ErrNotAcquired,
+		Refused: func(err error) bool { return errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrQuorumUnreachable) },
+		Wait:    r.backoff.Wait},
+		func(ctx context.Context, _ int) (*RedlockLock, error) { return r.TryAcquire(ctx) })
+	if err != nil {
+		return nil, err
 	}
+	h.Waits = waits
+	return h, nil
 }
 
 func (r *RedlockMutex) releaseAll(ctx context.Context, token string) int {

@@ -151,6 +151,7 @@ func TestRedlockMinorityHeldElsewhere(t *testing.T) {
 }
 
 func TestRedlockServersDown(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, tc := range []struct {
 		name string
 		down int

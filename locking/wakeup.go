@@ -2,8 +2,6 @@ package locking
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -18,46 +16,6 @@ if redis.call("get", KEYS[1]) == ARGV[1] then
 	return 1
 end
 return 0`)
-
-// acquireWoken is Acquire for a mutex made WithWakeups: after a failed
-// attempt it joins the client's shared wake-up subscription (see
-// wakeHub) and then tries again each time it is woken or the backoff
-// interval passes, whichever comes first. It waits (for at most one
-// backoff interval) for the subscription to be confirmed before the second
-// attempt, so a release between the attempt and the wait is not missed.
-func (m *Mutex) acquireWoken(ctx context.Context) (*Lock, error) {
-	l, err := m.TryAcquire(ctx)
-	if err == nil {
-		return l, nil
-	}
-	if !errors.Is(err, ErrNotAcquired) {
-		return nil, endedWhileWaiting(ctx, err)
-	}
-	w := joinWakeups(m.rdb, wakeupChannel(m.key))
-	defer w.leave()
-	if err := w.awaitReady(ctx, m.backoff.Delay(0)); err != nil {
-		return nil, fmt.Errorf("%w: %s after 1 attempt: %w", ErrNotAcquired, m.key, err)
-	}
-	for n := 1; ; n++ {
-		l, err := m.TryAcquire(ctx)
-		if err == nil {
-			l.Waits = n
-			return l, nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			return nil, endedWhileWaiting(ctx, err)
-		}
-		t := time.NewTimer(m.backoff.Delay(n - 1))
-		select {
-		case <-w.wake:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrNotAcquired, m.key, n+1, ctx.Err())
-		}
-		t.Stop()
-	}
-}
 
 // wakeIdle is how long a wake-up subscription outlives its last waiter: a
 // channel nobody has waited on for this long is unsubscribed, and a

@@ -78,6 +78,7 @@ func TestWakeupFallsBackToBackoff(t *testing.T) {
 // the next of them, and once nobody waits the subscription and its
 // goroutines go away.
 func TestWakeupsShareOneSubscription(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -60,68 +60,19 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 		return work, func() {}
 	}
 	clock := ClockFrom(ctx)
-	validUntil := clock.Now().Add(ttl)
+	w := &watchdog{h: h, ttl: ttl, drift: k.drift, interval: max(ttl/3, time.Millisecond),
+		clock: clock, ctx: ctx, cancel: cancel, validUntil: clock.Now().Add(ttl)}
 	if e, ok := h.(expirer); ok {
-		validUntil = e.Expires()
+		w.validUntil = e.Expires()
 	}
-	validUntil = validUntil.Add(-k.drift)
-	interval := max(ttl/3, time.Millisecond)
+	w.validUntil = w.validUntil.Add(-k.drift)
 	// quit ends the watchdog's waits: stop cancels it, and so does the end
 	// of the work. done ends when the watchdog has returned.
 	quit, quitNow := context.WithCancel(work)
 	done, finished := context.WithCancel(context.Background())
 	clock.Go(func() {
 		defer finished()
-		// A hold whose lease ends sooner than one interval is renewed
-		// when it ends, that is, found lost.
-		wait := min(interval, max(validUntil.Sub(clock.Now()), 0))
-		for {
-			if clock.Sleep(quit, wait) != nil {
-				return
-			}
-			sent := clock.Now()
-			if !sent.Before(validUntil) {
-				cancel(fmt.Errorf("%w: lease (less its drift allowance) ran out before it could be extended", ErrLockLost))
-				return
-			}
-			// The extension runs in its own goroutine so that a stalled
-			// server cannot hold the watchdog past validUntil: clients that
-			// do not honour context deadlines (go-redis without
-			// ContextTimeoutEnabled) block until their read timeout.
-			ectx, ecancel := context.WithDeadline(context.WithoutCancel(ctx), validUntil)
-			answered, answer := context.WithCancel(context.Background())
-			res := make(chan error, 1)
-			clock.Go(func() {
-				defer answer()
-				res <- h.Extend(ectx, ttl)
-			})
-			if clock.Sleep(answered, validUntil.Sub(sent)) == nil {
-				cancel(fmt.Errorf("%w: no answer from Redis within the lease (less its drift allowance)", ErrLockLost))
-				await(clock, answered)
-				ecancel()
-				return
-			}
-			// The sleep ended with the answer (or the clock stopped the
-			// watchdog, and the extension ends at once too).
-			err := <-res
-			ecancel()
-			switch {
-			case err == nil:
-				validUntil = sent.Add(ttl - k.drift)
-				wait = interval
-			case errors.Is(err, ErrNotHeld):
-				cancel(fmt.Errorf("%w: extension refused: %w", ErrLockLost, err))
-				return
-			default:
-				// Unreachable or slow: try again soon, until validUntil.
-				left := validUntil.Sub(clock.Now())
-				if left <= 0 {
-					cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
-					return
-				}
-				wait = min(max(interval/4, time.Millisecond), left)
-			}
-		}
+		w.run(quit)
 	})
 	var once sync.Once
 	stop := func() {
@@ -132,6 +83,88 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 		})
 	}
 	return work, stop
+}
+
+// watchdog is the goroutine of KeepAlive: it extends h's lease to ttl
+// every interval, and cancels the work (cancel) when the lease is lost or
+// about to run out (validUntil, the lease's end less its drift allowance)
+// without an answer.
+type watchdog struct {
+	h                    Extender
+	ttl, drift, interval time.Duration
+	clock                Clock
+	ctx                  context.Context // the caller's, for the extensions
+	cancel               context.CancelCauseFunc
+	validUntil           time.Time
+}
+
+// run extends the lease until quit ends or the lease is lost.
+func (w *watchdog) run(quit context.Context) {
+	// A hold whose lease ends sooner than one interval is renewed when it
+	// ends, that is, found lost.
+	wait := min(w.interval, max(w.validUntil.Sub(w.clock.Now()), 0))
+	for {
+		if w.clock.Sleep(quit, wait) != nil {
+			return
+		}
+		var ok bool
+		if wait, ok = w.extend(); !ok {
+			return
+		}
+	}
+}
+
+// extend sends one extension and judges its answer: it returns how long
+// to wait before the next, or false when it cancelled the work.
+func (w *watchdog) extend() (time.Duration, bool) {
+	sent := w.clock.Now()
+	if !sent.Before(w.validUntil) {
+		w.cancel(fmt.Errorf("%w: lease (less its drift allowance) ran out before it could be extended", ErrLockLost))
+		return 0, false
+	}
+	answered, err := w.send(sent)
+	switch {
+	case !answered:
+		return 0, false
+	case err == nil:
+		w.validUntil = sent.Add(w.ttl - w.drift)
+		return w.interval, true
+	case errors.Is(err, ErrNotHeld):
+		w.cancel(fmt.Errorf("%w: extension refused: %w", ErrLockLost, err))
+		return 0, false
+	}
+	// Unreachable or slow: try again soon, until validUntil.
+	left := w.validUntil.Sub(w.clock.Now())
+	if left <= 0 {
+		w.cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
+		return 0, false
+	}
+	return min(max(w.interval/4, time.Millisecond), left), true
+}
+
+// send runs one extension, sent at sent, in its own goroutine, so that a
+// stalled server cannot hold the watchdog past validUntil: clients that do
+// not honour context deadlines (go-redis without ContextTimeoutEnabled)
+// block until their read timeout. Without an answer by validUntil it
+// cancels the work, waits for the extension to return, and returns false.
+func (w *watchdog) send(sent time.Time) (answered bool, err error) {
+	ectx, ecancel := context.WithDeadline(context.WithoutCancel(w.ctx), w.validUntil)
+	defer ecancel()
+	reply, replied := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	w.clock.Go(func() {
+		defer replied()
+		res <- w.h.Extend(ectx, w.ttl)
+	})
+	if w.clock.Sleep(reply, w.validUntil.Sub(sent)) == nil {
+		w.cancel(fmt.Errorf("%w: no answer from Redis within the lease (less its drift allowance)", ErrLockLost))
+		await(w.clock, reply)
+		return false, nil
+	}
+	// The sleep ended with the reply, or because the clock stopped the
+	// watchdog (then the extension ends at once too): the answer is taken
+	// over a channel, never from a variable the extension may still write.
+	return true, <-res
 }
 
 // AcquireKeepAlive acquires the mutex like Acquire and starts a watchdog

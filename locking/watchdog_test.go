@@ -25,6 +25,7 @@ func advance(b *redistest.Backend, d time.Duration) {
 }
 
 func TestWatchdogKeepsLockForSeveralTTLs(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		const ttl = 600 * time.Millisecond
@@ -65,6 +66,7 @@ func TestWatchdogKeepsLockForSeveralTTLs(t *testing.T) {
 }
 
 func TestWatchdogCancelsWorkWhenLockLost(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	const ttl = 1500 * time.Millisecond
 	for _, tc := range []struct {
 		name   string
@@ -191,6 +193,7 @@ func observe(ctx context.Context, c *redis.Client, key string) observation {
 // applied on resume extends only a lease that had not ended, so it cannot
 // make a late cancellation look early.
 func TestKeepAliveCancelsBeforeTheLeaseEnds(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, tc := range []struct {
 		name string
 		ttl  time.Duration

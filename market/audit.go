@@ -84,24 +84,34 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 		return rep, err
 	}
 	rep.Users, rep.Items, rep.Listings = len(snap.ids), len(snap.created), len(snap.listings)
+	rep.checkState(snap)
 
-	places := make(map[string]int, len(snap.created))
-	for _, it := range snap.created {
-		places[it] = 0
+	// 4: from the receipts, then from the ledger; a user or an item that
+	// both find wrong counts once.
+	net, sold, err := m.receipts(ctx, snap.lastSale)
+	if err != nil {
+		return rep, err
 	}
-	place := func(item, where string) {
-		n, ok := places[item]
-		if !ok {
-			rep.ItemMisplaced++
-			rep.note("item %s in %s was never created", item, where)
-			places[item] = 1
-			return
-		}
-		places[item] = n + 1
+	badUsers := rep.checkReceipts(snap, net)
+	overSold := rep.checkSold(snap, sold)
+	if l := m.ledger; l != nil {
+		rep.LedgerChecked = true
+		l.check(snap, &rep, badUsers, overSold)
 	}
+	rep.NotPaidOnce += len(badUsers)
+	for _, n := range overSold {
+		rep.NotPaidOnce += n
+	}
+	return rep, nil
+}
+
+// checkState checks invariants 1 to 3 on the state alone: the money, each
+// user's funds, and the place of every item.
+func (rep *Report) checkState(snap snapshot) {
+	places := newPlaces(snap.created, rep)
 	for _, member := range snap.listings {
 		item, _, _ := SplitMember(member)
-		place(item, "the market")
+		places.put(item, "the market")
 	}
 	var sum int64
 	sumOK := true
@@ -118,7 +128,7 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 			rep.note("user %s has negative funds %d", u.id, u.funds)
 		}
 		for _, item := range u.inventory {
-			place(item, "inventory of "+u.id)
+			places.put(item, "inventory of "+u.id)
 		}
 	}
 	if !sumOK || sum != snap.money {
@@ -129,19 +139,48 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 			rep.note("funds add up to more than an int64 holds, but %d was put in", snap.money)
 		}
 	}
-	for _, it := range snap.created {
-		if n := places[it]; n != 1 {
-			rep.ItemMisplaced++
-			rep.note("item %s is in %d places", it, n)
+	places.check(snap.created)
+}
+
+// places counts where each created item was found (invariant 3).
+type places struct {
+	n   map[string]int
+	rep *Report
+}
+
+func newPlaces(created []string, rep *Report) places {
+	p := places{n: make(map[string]int, len(created)), rep: rep}
+	for _, it := range created {
+		p.n[it] = 0
+	}
+	return p
+}
+
+// put counts item in where; an item never created is misplaced at once.
+func (p places) put(item, where string) {
+	n, ok := p.n[item]
+	if !ok {
+		p.rep.ItemMisplaced++
+		p.rep.note("item %s in %s was never created", item, where)
+		p.n[item] = 1
+		return
+	}
+	p.n[item] = n + 1
+}
+
+// check counts each created item found in no place or in more than one.
+func (p places) check(created []string) {
+	for _, it := range created {
+		if n := p.n[it]; n != 1 {
+			p.rep.ItemMisplaced++
+			p.rep.note("item %s is in %d places", it, n)
 		}
 	}
+}
 
-	// 4: from the receipts, then from the ledger; a user or an item that
-	// both find wrong counts once.
-	net, sold, err := m.receipts(ctx, snap.lastSale)
-	if err != nil {
-		return rep, err
-	}
+// checkReceipts returns the users whose funds are not their starting
+// funds plus the net of their receipts.
+func (rep *Report) checkReceipts(snap snapshot, net map[string]total) map[string]bool {
 	badUsers := map[string]bool{}
 	for _, u := range snap.users {
 		if !u.initialOK {
@@ -162,6 +201,12 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 			rep.note("user %s has %d, but started with %d and the receipts add %d", u.id, u.funds, u.initial, n.v)
 		}
 	}
+	return badUsers
+}
+
+// checkSold returns, for each item sold more times than it was listed,
+// by how many.
+func (rep *Report) checkSold(snap snapshot, sold map[string]int) map[string]int {
 	overSold := map[string]int{}
 	for item, n := range sold {
 		if listed := snap.listed[item]; n > listed {
@@ -169,15 +214,7 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 			rep.note("item %s sold %d times but listed %d", item, n, listed)
 		}
 	}
-	if l := m.ledger; l != nil {
-		rep.LedgerChecked = true
-		l.check(snap, &rep, badUsers, overSold)
-	}
-	rep.NotPaidOnce += len(badUsers)
-	for _, n := range overSold {
-		rep.NotPaidOnce += n
-	}
-	return rep, nil
+	return overSold
 }
 
 // check adds what the ledger's acknowledged operations show to the users

@@ -2,15 +2,11 @@ package market
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/halt"
-	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
 
@@ -29,16 +25,20 @@ const (
 	// BookClient sends what the book's listings send, one command per
 	// round trip, in their order: WATCH, then each read, then
 	// MULTI...EXEC (listings 4.5 and 4.6); under Coarse and Fine, the
-	// book's lock with timeout (6.2.5: SETNX, then EXPIRE, a TTL check
-	// and a BookLockPoll sleep after each failed attempt) and its
-	// WATCH-based release (WATCH, GET, MULTI DEL EXEC), around the
-	// lock-guarded purchase of 6.2.3/6.2.4 with its listing's bugs fixed
+	// lock is taken in round trips of its own before, and released after
+	// the commit, around the lock-guarded purchase of 6.2.3/6.2.4 with
+	// its listing's bugs fixed
 	// (the reads are sent after the WATCH, not through a pipeline that has
 	// already run, and the buyer's and seller's "funds" fields are
 	// incremented). What this market does beyond the book (a listing
 	// count, a purchase's receipt, the seller's credit bound, operation
 	// IDs) travels with the book's commands and adds no round trip. Lua is
-	// one script per operation in both forms.
+	// one script per operation in both forms. The book's own lock with
+	// timeout (6.2.5: SETNX, then EXPIRE, a TTL check and a 1 ms sleep
+	// after each failed attempt; released by WATCH, GET, MULTI DEL EXEC)
+	// is one of the flawed recipes, so the market does not take it
+	// itself: the simulator supplies it with WithLockFunc. Without a
+	// LockFunc the book form takes the default locking.Mutex, unpipelined.
 	BookClient ClientForm = "book"
 )
 
@@ -55,22 +55,23 @@ func ParseClientForm(s string) (ClientForm, error) {
 	return "", fmt.Errorf("%w: unknown client form %q (want lean or book)", ErrInvalid, s)
 }
 
-// BookLockPoll is how long the book's lock sleeps between attempts
-// (time.sleep(.001) in listing 6.11). A timer this short is not honoured
-// exactly: on a busy Linux machine a 1 ms sleep lasts about 1.1 ms or
-// more, which the BookClient form then pays.
-const BookLockPoll = time.Millisecond
-
 // WithClient sets the client form of every operation (default
-// LeanClient). Under BookClient, Coarse and Fine take the book's lock
-// with timeout unless WithLockFunc names another lock.
+// LeanClient).
 func WithClient(f ClientForm) Option { return func(m *Market) { m.form = f } }
 
 // ClientForm is the market's client form.
 func (m *Market) ClientForm() ClientForm { return m.form }
 
+// readSteps are o's read steps, each queueing the commands of one round
+// trip of the book's listings on the pipeline it is given.
+func readSteps(ctx context.Context, o op) []func(p redis.Pipeliner) {
+	var steps []func(p redis.Pipeliner)
+	o.read(ctx, func(queue func(p redis.Pipeliner)) { steps = append(steps, queue) })
+	return steps
+}
+
 // watchAndRead WATCHes keys (none: no WATCH) on tx's connection and sends
-// read's steps (see op): in the lean form all in one pipeline, behind an
+// the read steps (see op and readSteps): in the lean form all in one pipeline, behind an
 // UNWATCH when unwatch is set; in the book form the WATCH and each step as
 // a round trip of its own, in order (nothing is watched yet when the book
 // form reads, so it needs no UNWATCH). A failed read's error is left in
@@ -80,7 +81,7 @@ func (m *Market) ClientForm() ClientForm { return m.form }
 // When w is not nil, it records when the round trip carrying the WATCH was
 // sent and answered.
 func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, unwatch bool,
-	read func(step func(queue func(p redis.Pipeliner))), w *watchTimes) error {
+	steps []func(p redis.Pipeliner), w *watchTimes) error {
 	if w != nil {
 		w.sent = time.Now()
 	}
@@ -93,13 +94,13 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 		if w != nil {
 			w.answered = time.Now()
 		}
-		read(func(queue func(p redis.Pipeliner)) {
+		for _, step := range steps {
 			// The replies carry any error; check reads them.
 			_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-				queue(p)
+				step(p)
 				return nil
 			})
-		})
+		}
 		return nil
 	}
 	defer func() {
@@ -107,51 +108,19 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 			w.answered = time.Now()
 		}
 	}()
-	_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if unwatch {
 			watchtx.Unwatch(ctx, p)
 		}
 		if len(keys) > 0 {
 			watchtx.Watch(ctx, p, keys...)
 		}
-		read(func(queue func(p redis.Pipeliner)) { queue(p) })
+		for _, step := range steps {
+			step(p)
+		}
 		return nil
 	})
-	return pipelinedErr(err)
-}
-
-// bookLock is the book's acquire_lock_with_timeout (section 6.2.5) as a
-// LockFunc: the recipe is locking/flawed.BookTimeout (SETNX a random
-// token, then EXPIRE in whole seconds; after a failed attempt, TTL, and
-// EXPIRE when the lock has no expiry), polled every BookLockPoll until
-// ctx ends; the release is BookTimeout's WATCH, GET, MULTI DEL EXEC.
-func (m *Market) bookLock(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	l := &flawed.BookTimeout{RDB: m.rdb, Key: key, TTL: ttl}
-	for n := 0; ; n++ {
-		token, err := l.TryAcquire(ctx)
-		if err == nil {
-			return Lease{Token: token, Waits: n, Release: func(ctx context.Context) error {
-				return l.Release(ctx, token)
-			}}, nil
-		}
-		if token != "" {
-			// SETNX won but EXPIRE failed: give the lock back rather than
-			// leave it without an expiry.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			_ = l.Release(rctx, token)
-			cancel()
-		}
-		if !errors.Is(err, locking.ErrNotAcquired) {
-			if ctx.Err() != nil {
-				// The attempt failed because the wait ended during it.
-				return Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
-			}
-			return Lease{}, err
-		}
-		if err := halt.Sleep(ctx, BookLockPoll); err != nil {
-			return Lease{}, fmt.Errorf("%w: %s after %d attempts: %w", locking.ErrNotAcquired, key, n+1, err)
-		}
-	}
+	return pipelinedErr(cmds, err)
 }
 
 // watchTimes is when the round trip carrying a WATCH was sent and
@@ -159,7 +128,7 @@ func (m *Market) bookLock(ctx context.Context, key string, ttl time.Duration) (L
 type watchTimes struct{ sent, answered time.Time }
 
 // window estimates the conflict window of an EXEC sent at execSent and
-// answered at execAnswered (see Cost.Window).
+// answered at execAnswered (see Trace.Exec).
 func (w watchTimes) window(execSent, execAnswered time.Time) time.Duration {
 	return windowEstimate(w.sent, w.answered, execSent, execAnswered)
 }

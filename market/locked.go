@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
@@ -83,6 +82,15 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 		return hold{token: l.Token, waits: l.Waits, release: l.Release}, nil
 	}
 	mu := locking.NewMutex(m.rdb, key, m.lockTTL, locking.WithBackoff(m.backoff))
+	if m.form == BookClient {
+		// The book form sends the acquisition on its own and the release
+		// after the commit.
+		l, err := mu.Acquire(ctx)
+		if err != nil {
+			return hold{}, err
+		}
+		return hold{token: l.Token(), waits: l.Waits, release: l.Release}, nil
+	}
 	l, err := mu.AcquirePiped(ctx, tx, first)
 	if err != nil {
 		return hold{}, err
@@ -91,121 +99,33 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 		queueRelease: l.QueueRelease, release: l.Release}, nil
 }
 
-// runLocked is the Coarse and Fine strategies (book 6.2.3, 6.2.4): take
-// the lock on key, WATCH watch (and, under fencing, the lock key) and
-// read; check; then MULTI, the writes, the lock's release, EXEC. With the
-// default mutex the acquisition, the WATCH and the reads travel in the
-// first round trip and the release in the commit's, so an uncontended
-// operation costs two round trips, and the commit and the release apply
-// together: if EXEC is aborted the release did not run either, and the
-// lock is still held for the retry. In the book form (ClientForm) the
-// lock is the book's, the WATCH and each read are round trips of their
-// own, and the lock is released after the commit: seven round trips for
-// an uncontended listing, nine for a purchase.
+// runLocked is the Coarse and Fine strategies (book 6.2.3, 6.2.4), in
+// explicit steps: acquire the lock on key, WATCH watch (and, under
+// fencing, the lock key) and read under the lock; check; commit (MULTI,
+// the writes, the lock's release, EXEC), reading again and checking again
+// while EXEC is aborted; release. With the default mutex the acquisition,
+// the WATCH and the reads travel in the first round trip and the release
+// in the commit's, so an uncontended operation costs two round trips, and
+// the commit and the release apply together: if EXEC is aborted the
+// release did not run either, and the lock is still held for the retry. In
+// the book form (ClientForm) the lock is taken on its own, the WATCH and
+// each read are round trips of their own, and the lock is released after
+// the commit: with the book's lock (supplied by WithLockFunc), seven round
+// trips for an uncontended listing, nine for a purchase.
 func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o op, cost *Cost, watch ...string) error {
-	var h hold
-	held, released := false, false
-	defer func() {
-		if held && !released && h.release != nil {
-			// Release even if ctx has ended, but do not wait long for it.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			defer cancel()
-			if err := h.release(rctx); errors.Is(err, locking.ErrNotHeld) {
-				cost.LockLost = true
-			}
-		}
-	}()
-	fenced := m.fencing // known before the acquisition for the default mutex
-	var fence *redis.StringCmd
-	watched := func() []string {
-		if fenced {
-			return append(slices.Clip(watch), key)
-		}
-		return watch
-	}
-	// read is the op's read steps, the fence's GET in the first.
-	read := func(step func(queue func(p redis.Pipeliner))) {
-		first := true
-		o.read(ctx, func(queue func(p redis.Pipeliner)) {
-			step(func(p redis.Pipeliner) {
-				if first && fenced {
-					fence = p.Get(ctx, key)
-				}
-				first = false
-				queue(p)
-			})
-		})
-	}
+	r := &lockedOp{m: m, key: key, watch: watch, o: o, cost: cost, fenced: m.fencing}
+	defer r.release(ctx)
 	err := watchtx.Conn(ctx, m.rdb, key, func(tx *redis.Tx) error {
-		var err error
-		h, err = m.takeLock(ctx, tx, key, func(p redis.Pipeliner) {
-			if keys := watched(); len(keys) > 0 {
-				watchtx.Watch(ctx, p, keys...)
-			}
-			read(func(queue func(p redis.Pipeliner)) { queue(p) })
-		})
-		if err != nil {
-			if errors.Is(err, locking.ErrNotAcquired) {
-				return fmt.Errorf("%w: %w", ErrContended, err)
-			}
+		r.tx = tx
+		if err := r.acquire(ctx); err != nil {
 			return err
 		}
-		held = true
-		cost.LockWaits = h.waits
-		fenced = m.fencing && h.token != ""
-		if !h.readsSent {
-			// Watch afresh: changes seen by a WATCH of the first attempt
-			// while we waited must not abort our EXEC.
-			if err := m.watchAndRead(ctx, tx, watched(), true, read, nil); err != nil {
-				return err
-			}
-		}
 		for {
-			var err error
-			if fenced && fence.Val() != h.token {
-				err = fmt.Errorf("%s: %w: %w", key, locking.ErrLockLost, locking.ErrNotHeld)
-			} else {
-				err = o.check()
+			if err := r.check(); err != nil {
+				return r.giveUp(ctx, err)
 			}
-			if err != nil {
-				if h.queueRelease == nil {
-					return err // Conn unwatches; the deferred release follows
-				}
-				// Give the lock back in the same round trip as the UNWATCH.
-				var rel func() error
-				_, perr := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-					watchtx.Unwatch(ctx, p)
-					rel = h.queueRelease(ctx, p)
-					return nil
-				})
-				if perr == nil {
-					released = true
-					if errors.Is(rel(), locking.ErrNotHeld) {
-						cost.LockLost = true
-					}
-				}
-				return watchtx.Unwatched(err)
-			}
-			faultpoint.BeforeCommit(ctx, string(s), name)
-			var rel func() error
-			cmds, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				o.write(ctx, p)
-				if h.queueRelease != nil {
-					rel = h.queueRelease(ctx, p)
-				}
-				return nil
-			})
-			err = execErr(cmds, err)
-			if err == nil {
-				if rel != nil {
-					released = true
-					if errors.Is(rel(), locking.ErrNotHeld) {
-						cost.LockLost = true
-					}
-				}
-				return nil
-			}
-			if !errors.Is(err, redis.TxFailedErr) {
+			beforeCommit(ctx, s, name)
+			if err := r.commit(ctx); !errors.Is(err, redis.TxFailedErr) {
 				return err
 			}
 			// A watched key changed: the buyer, or under fencing the lock.
@@ -213,7 +133,7 @@ func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := m.watchAndRead(ctx, tx, watched(), false, read, nil); err != nil {
+			if err := r.read(ctx, false); err != nil {
 				return err
 			}
 		}
@@ -222,4 +142,145 @@ func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o 
 		cost.LockLost = true
 	}
 	return contended(ctx, cost.Retries, err)
+}
+
+// lockedOp is one Coarse or Fine operation in progress (runLocked) on the
+// connection tx: the lock it runs under, the keys it WATCHes and, under
+// fencing, the read of the lock's token that its check compares.
+type lockedOp struct {
+	m     *Market
+	tx    *redis.Tx
+	key   string // the lock's
+	watch []string
+	o     op
+	cost  *Cost
+
+	h      hold
+	held   bool // taken and not given back yet
+	fenced bool // known before the acquisition for the default mutex
+	fence  *redis.StringCmd
+}
+
+// acquire takes the lock. With the default mutex in the lean form, the
+// WATCH and the reads travel with each attempt; when the winning attempt
+// was not the first, they are sent again under the lock, watched afresh:
+// changes seen by a WATCH of the first attempt while it waited must not
+// abort its EXEC.
+func (r *lockedOp) acquire(ctx context.Context) error {
+	h, err := r.m.takeLock(ctx, r.tx, r.key, func(p redis.Pipeliner) {
+		if keys := r.watched(); len(keys) > 0 {
+			watchtx.Watch(ctx, p, keys...)
+		}
+		for _, step := range r.steps(ctx) {
+			step(p)
+		}
+	})
+	if err != nil {
+		if errors.Is(err, locking.ErrNotAcquired) {
+			return fmt.Errorf("%w: %w", ErrContended, err)
+		}
+		return err
+	}
+	r.h, r.held = h, true
+	r.cost.LockWaits = h.waits
+	r.fenced = r.m.fencing && h.token != ""
+	if h.readsSent {
+		return nil
+	}
+	return r.read(ctx, true)
+}
+
+// watched is what the operation WATCHes: its keys and, fenced, the lock.
+func (r *lockedOp) watched() []string {
+	if r.fenced {
+		return append(slices.Clip(r.watch), r.key)
+	}
+	return r.watch
+}
+
+// steps are the op's read steps, the fence's GET in the first.
+func (r *lockedOp) steps(ctx context.Context) []func(p redis.Pipeliner) {
+	steps := readSteps(ctx, r.o)
+	if r.fenced && len(steps) > 0 {
+		first := steps[0]
+		steps[0] = func(p redis.Pipeliner) {
+			r.fence = p.Get(ctx, r.key)
+			first(p)
+		}
+	}
+	return steps
+}
+
+// read WATCHes and reads under the lock (see watchAndRead).
+func (r *lockedOp) read(ctx context.Context, unwatch bool) error {
+	return r.m.watchAndRead(ctx, r.tx, r.watched(), unwatch, r.steps(ctx), nil)
+}
+
+// check judges what was read: under fencing, first that the lock is
+// still the lease's.
+func (r *lockedOp) check() error {
+	if r.fenced && r.fence.Val() != r.h.token {
+		return fmt.Errorf("%s: %w: %w", r.key, locking.ErrLockLost, locking.ErrNotHeld)
+	}
+	return r.o.check()
+}
+
+// giveUp ends an operation whose check failed with err: a lock whose
+// release can be queued is given back in the same round trip as the
+// UNWATCH; any other is released afterwards (release).
+func (r *lockedOp) giveUp(ctx context.Context, err error) error {
+	if r.h.queueRelease == nil {
+		return err // Conn unwatches
+	}
+	var rel func() error
+	_, perr := r.tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+		watchtx.Unwatch(ctx, p)
+		rel = r.h.queueRelease(ctx, p)
+		return nil
+	})
+	if perr == nil {
+		r.released(rel)
+	}
+	return watchtx.Unwatched(err)
+}
+
+// commit sends MULTI, the writes, the lock's release when it can be
+// queued, and EXEC. It returns redis.TxFailedErr when a watched key
+// changed: nothing applied, the lock still held.
+func (r *lockedOp) commit(ctx context.Context) error {
+	var rel func() error
+	cmds, err := r.tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		r.o.write(ctx, p)
+		if r.h.queueRelease != nil {
+			rel = r.h.queueRelease(ctx, p)
+		}
+		return nil
+	})
+	err = execErr(cmds, err)
+	if err == nil && rel != nil {
+		r.released(rel)
+	}
+	return sent(err)
+}
+
+// released records a release queued in a pipeline that ran: rel is its
+// outcome.
+func (r *lockedOp) released(rel func() error) {
+	r.held = false
+	if errors.Is(rel(), locking.ErrNotHeld) {
+		r.cost.LockLost = true
+	}
+}
+
+// release gives back a lock still held when the operation ends, even if
+// ctx has ended, but without waiting long for it.
+func (r *lockedOp) release(ctx context.Context) {
+	if !r.held || r.h.release == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := r.h.release(rctx); errors.Is(err, locking.ErrNotHeld) {
+		r.cost.LockLost = true
+	}
 }

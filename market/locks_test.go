@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -39,7 +38,7 @@ func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm,
 	ctx := context.Background()
 	var m *market.Market
 	paused := false
-	hook := func(ctx context.Context, _, op string) {
+	hook := func(ctx context.Context, _ market.Strategy, op string) {
 		if ctx.Value(clientKey{}) != "alice" || paused || op != "purchase" {
 			return
 		}
@@ -65,7 +64,7 @@ func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm,
 	user(t, m, "alice", 100)
 	user(t, m, "bob", 100)
 	listed(t, m, s, "sam", "sword", 10)
-	actx := faultpoint.WithBeforeCommit(context.WithValue(ctx, clientKey{}, "alice"), hook)
+	actx := market.WithTrace(context.WithValue(ctx, clientKey{}, "alice"), &market.Trace{BeforeCommit: hook})
 	cost, err := m.Purchase(actx, s, "alice", "sam", "sword", 10)
 	rep, aerr := m.Audit(ctx)
 	must(t, aerr)

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 )
 
 // The Lua strategy (book 11.3.2): each operation is one script, so it
@@ -15,14 +13,22 @@ import (
 // The scripts do what op.go's listOp and purchaseOp do. (The book's
 // repository swaps ZADD's score and member in its list script; this one
 // does not.)
+//
+// A failed command does not undo the ones before it, so each script checks
+// first that every key it writes holds the type the market writes there (or
+// nothing) and that no write can meet a limit (luaChecks; op.go's keyTypes
+// does the same for the other strategies).
 var (
-	listScript = redis.NewScript(`
+	listScript = redis.NewScript(luaChecks + `
 -- KEYS: seller inventory, market, listed counts, operation record
 -- ARGV: item, member, price, operation record ("" for none), record ttl ms
 if ARGV[4] ~= '' then
   local seen = redis.call('get', KEYS[4])
   if seen then return 'op:' .. seen end
 end
+if other_type(KEYS[1], 'set') or other_type(KEYS[2], 'zset') or other_type(KEYS[3], 'hash') then return 'corrupt' end
+local count = redis.call('hget', KEYS[3], ARGV[1])
+if count and (not string.match(count, '^%-?%d+$') or tonumber(count) + 1 > 9223372036854771712) then return 'corrupt' end
 if redis.call('sismember', KEYS[1], ARGV[1]) == 0 then return 'item_not_owned' end
 redis.call('zadd', KEYS[2], ARGV[3], ARGV[2])
 redis.call('srem', KEYS[1], ARGV[1])
@@ -30,7 +36,7 @@ redis.call('hincrby', KEYS[3], ARGV[1], 1)
 if ARGV[4] ~= '' then redis.call('set', KEYS[4], ARGV[4], 'PX', ARGV[5]) end
 return 'ok'`)
 
-	purchaseScript = redis.NewScript(`
+	purchaseScript = redis.NewScript(luaChecks + `
 -- KEYS: market, buyer hash, seller hash, buyer inventory, sales stream,
 --       operation record
 -- ARGV: member, item, price, buyer, seller, operation ID ("" for none),
@@ -38,6 +44,10 @@ return 'ok'`)
 if ARGV[6] ~= '' then
   local seen = redis.call('get', KEYS[6])
   if seen then return 'op:' .. seen end
+end
+if other_type(KEYS[1], 'zset') or other_type(KEYS[2], 'hash') or other_type(KEYS[3], 'hash')
+  or other_type(KEYS[4], 'set') or other_type(KEYS[5], 'stream') or stream_full(KEYS[5]) then
+  return 'corrupt'
 end
 local listed = redis.call('zscore', KEYS[1], ARGV[1])
 if not listed then return 'listing_not_found' end
@@ -63,8 +73,28 @@ if ARGV[6] ~= '' then redis.call('set', KEYS[6], ARGV[7], 'PX', ARGV[8]) end
 return 'ok'`)
 )
 
+// luaChecks are the functions the scripts check their keys with:
+// other_type tells a key that holds another type than want (a missing key
+// does not), stream_full a stream that has generated the last stream ID,
+// after which every XADD fails.
+const luaChecks = `
+local function other_type(key, want)
+  local t = redis.call('type', key)
+  t = t.ok or t
+  return t ~= want and t ~= 'none'
+end
+local function stream_full(key)
+  if redis.call('exists', key) == 0 then return false end
+  local info = redis.call('xinfo', 'stream', key)
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then return info[i + 1] == '` + lastStreamID + `' end
+  end
+  return false
+end
+`
+
 func (m *Market) listLua(ctx context.Context, o *listOp) error {
-	faultpoint.BeforeCommit(ctx, string(Lua), "list")
+	beforeCommit(ctx, Lua, "list")
 	k := m.keys
 	res, err := listScript.Run(ctx, m.rdb, []string{k.Inventory(o.seller), k.Market(), k.Listed(), k.Op(o.rec.id)},
 		o.item, Member(o.item, o.seller), o.price, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
@@ -81,7 +111,7 @@ func (m *Market) listLua(ctx context.Context, o *listOp) error {
 }
 
 func (m *Market) purchaseLua(ctx context.Context, o *purchaseOp) error {
-	faultpoint.BeforeCommit(ctx, string(Lua), "purchase")
+	beforeCommit(ctx, Lua, "purchase")
 	k := m.keys
 	res, err := purchaseScript.Run(ctx, m.rdb,
 		[]string{k.Market(), k.User(o.buyer), k.User(o.seller), k.Inventory(o.buyer), k.Sales(), k.Op(o.rec.id)},

@@ -8,7 +8,7 @@
 // a LockFunc) and lua.go (one script per operation). The reads, checks and
 // writes they share are in op.go. Each runs in one of two client forms
 // (form.go, WithClient): lean, which pipelines, and book, which sends the
-// book's listings one command per round trip with the book's lock. Audit
+// book's listings one command per round trip. Audit
 // (audit.go) checks the invariants the strategies must keep.
 //
 // All keys of one market share the hash tag {NAME}, so that transactions
@@ -177,9 +177,6 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	}
 	if _, err := ParseClientForm(string(m.form)); err != nil {
 		return nil, err
-	}
-	if m.form == BookClient && m.lockFunc == nil {
-		m.lockFunc = m.bookLock
 	}
 	return m, nil
 }

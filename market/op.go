@@ -111,19 +111,38 @@ type listOp struct {
 	price        int64
 	rec          opRecord
 	owned        *redis.BoolCmd
+	types        keyTypes
+	count        *redis.StringCmd // the item's listed count
 }
 
-// read is listing 4.5's one read, SISMEMBER.
+// read is listing 4.5's one read, SISMEMBER; the types of the keys the
+// listing writes and the item's listed count travel with it.
 func (o *listOp) read(ctx context.Context, step func(queue func(p redis.Pipeliner))) {
+	k := o.keys
 	step(func(p redis.Pipeliner) {
-		o.owned = p.SIsMember(ctx, o.keys.Inventory(o.seller), o.item)
+		o.owned = p.SIsMember(ctx, k.Inventory(o.seller), o.item)
 		o.rec.read(ctx, p)
+		o.types.read(ctx, p, typed{k.Inventory(o.seller), "set"}, typed{k.Market(), "zset"}, typed{k.Listed(), "hash"})
+		o.count = p.HGet(ctx, k.Listed(), o.item)
 	})
 }
 
 func (o *listOp) check() error {
 	if err := o.rec.check(); err != nil {
 		return err
+	}
+	if err := o.types.check(); err != nil {
+		return err
+	}
+	// The listed count's HINCRBY must not fail after the other writes.
+	switch n, err := o.count.Result(); {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		return err
+	default:
+		if c, perr := strconv.ParseInt(n, 10, 64); perr != nil || c == math.MaxInt64 {
+			return fmt.Errorf("%s: listed count of %s is %q: %w", o.keys.Listed(), o.item, n, ErrCorrupt)
+		}
 	}
 	owned, err := o.owned.Result()
 	if err != nil {
@@ -153,25 +172,45 @@ type purchaseOp struct {
 	score               *redis.FloatCmd
 	funds               *redis.StringCmd
 	sellerFunds         *redis.StringCmd
+	types               keyTypes
+	sales               *redis.XInfoStreamCmd
 }
 
 // read is listing 4.6's two reads, ZSCORE then HGET of the buyer's funds;
-// the seller's funds (for the credit bound) and the operation's record go
+// the seller's funds (for the credit bound), the operation's record, the
+// types of the keys the purchase writes and the sales stream's last ID go
 // with the second.
 func (o *purchaseOp) read(ctx context.Context, step func(queue func(p redis.Pipeliner))) {
+	k := o.keys
 	step(func(p redis.Pipeliner) {
-		o.score = p.ZScore(ctx, o.keys.Market(), Member(o.item, o.seller))
+		o.score = p.ZScore(ctx, k.Market(), Member(o.item, o.seller))
 	})
 	step(func(p redis.Pipeliner) {
-		o.funds = p.HGet(ctx, o.keys.User(o.buyer), "funds")
-		o.sellerFunds = p.HGet(ctx, o.keys.User(o.seller), "funds")
+		o.funds = p.HGet(ctx, k.User(o.buyer), "funds")
+		o.sellerFunds = p.HGet(ctx, k.User(o.seller), "funds")
 		o.rec.read(ctx, p)
+		o.types.read(ctx, p, typed{k.Market(), "zset"}, typed{k.User(o.buyer), "hash"},
+			typed{k.User(o.seller), "hash"}, typed{k.Inventory(o.buyer), "set"}, typed{k.Sales(), "stream"})
+		o.sales = p.XInfoStream(ctx, k.Sales())
 	})
 }
 
 func (o *purchaseOp) check() error {
 	if err := o.rec.check(); err != nil {
 		return err
+	}
+	if err := o.types.check(); err != nil {
+		return err
+	}
+	// The receipt's XADD must not fail after the other writes.
+	if o.types.of(o.keys.Sales()) == "stream" {
+		info, err := o.sales.Result()
+		if err != nil {
+			return err
+		}
+		if info.LastGeneratedID == lastStreamID {
+			return fmt.Errorf("%s has reached the last stream ID: %w", o.keys.Sales(), ErrCorrupt)
+		}
 	}
 	listed, err := o.score.Result()
 	if errors.Is(err, redis.Nil) {
@@ -228,6 +267,55 @@ func (o *purchaseOp) write(ctx context.Context, p redis.Pipeliner) {
 	o.rec.write(ctx, p)
 }
 
+// lastStreamID is the largest ID of a stream entry: once a stream has
+// generated it, every XADD fails.
+const lastStreamID = "18446744073709551615-18446744073709551615"
+
+// typed is a key and the type the market stores there.
+type typed struct{ key, want string }
+
+// keyTypes checks, before an operation's first write, that each key it
+// writes holds the type the market writes there, or nothing. Redis rolls
+// back neither a MULTI/EXEC nor a script whose command fails: a key set to
+// another type out of band would let the writes before the failing one
+// apply. The Lua scripts check the same (see luaChecks).
+type keyTypes struct {
+	keys []typed
+	cmds []*redis.StatusCmd
+}
+
+func (t *keyTypes) read(ctx context.Context, p redis.Pipeliner, keys ...typed) {
+	t.keys, t.cmds = keys, make([]*redis.StatusCmd, len(keys))
+	for i, k := range keys {
+		t.cmds[i] = p.Type(ctx, k.key)
+	}
+}
+
+// check returns an error wrapping ErrCorrupt for the first key of another
+// type, or the error of a TYPE that failed.
+func (t *keyTypes) check() error {
+	for i, k := range t.keys {
+		got, err := t.cmds[i].Result()
+		if err != nil {
+			return err
+		}
+		if got != k.want && got != "none" {
+			return fmt.Errorf("%s holds a %s, not a %s: %w", k.key, got, k.want, ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// of is the type read for key ("" if it was not read).
+func (t *keyTypes) of(key string) string {
+	for i, k := range t.keys {
+		if k.key == key {
+			return t.cmds[i].Val()
+		}
+	}
+	return ""
+}
+
 // receiptFields is a sale receipt as stored in Keys.Sales.
 func receiptFields(buyer, seller, item string, price int64, op string) []any {
 	return []any{"buyer", buyer, "seller", seller, "item", item, "price", price, "op", op}
@@ -249,11 +337,24 @@ func execErr(cmds []redis.Cmder, err error) error {
 	return err
 }
 
-// pipelinedErr keeps the first error of a pipeline that is not redis.Nil
-// (a missing listing or user is a reply the check reads, not a failure).
-func pipelinedErr(err error) error {
-	if errors.Is(err, redis.Nil) {
+// pipelinedErr is the error of a pipeline of WATCH and reads: the first
+// error that is neither redis.Nil nor an error reply to a read (a missing
+// listing or user, a key of another type: replies the op's check reads and
+// judges), so a failed WATCH or a lost connection.
+func pipelinedErr(cmds []redis.Cmder, err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
 		return nil
 	}
-	return err
+	for _, c := range cmds {
+		cerr := c.Err()
+		if cerr == nil || errors.Is(cerr, redis.Nil) {
+			continue
+		}
+		var reply redis.Error
+		if errors.As(cerr, &reply) && c.Name() != "watch" && c.Name() != "unwatch" {
+			continue
+		}
+		return cerr
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Receipt is the record of one sale, as the purchase wrote it in
@@ -20,26 +21,52 @@ type Receipt struct {
 	Op string `json:"op,omitempty"`
 }
 
-// MaxReceiptScan bounds how many receipts one Receipts call reads, newest
-// first, looking for a user's: the record is one stream per market.
-const MaxReceiptScan = 100_000
+// MaxReceiptScan bounds how many receipts one Receipts or ReceiptPage call
+// reads, newest first, looking for a user's: the record is one stream per
+// market. A page that stops at the bound says where to go on (Next).
+const MaxReceiptScan = 10_000
 
 // Receipts returns up to limit receipts of sales user took part in (as
-// buyer or seller), newest first. It reads the market's receipts back from
-// the newest, at most MaxReceiptScan of them.
+// buyer or seller), newest first, among the market's MaxReceiptScan newest
+// receipts.
 func (m *Market) Receipts(ctx context.Context, user string, limit int) ([]Receipt, error) {
+	p, err := m.ReceiptPage(ctx, user, "", limit)
+	return p.Receipts, err
+}
+
+// ReceiptPage is one page of a user's receipts.
+type ReceiptPage struct {
+	// Receipts are the user's, newest first.
+	Receipts []Receipt
+	// Next, when not empty, is the ID of the last receipt read: older
+	// receipts, which may hold more of the user's, follow it (pass it as
+	// before). Empty when the stream was read to its start.
+	Next string
+}
+
+// ReceiptPage returns up to limit receipts of sales user took part in (as
+// buyer or seller), newest first, older than the receipt ID before (all
+// when before is ""). It reads at most MaxReceiptScan receipts.
+func (m *Market) ReceiptPage(ctx context.Context, user, before string, limit int) (ReceiptPage, error) {
+	page := ReceiptPage{Receipts: []Receipt{}}
 	if err := ValidID("user", user); err != nil {
-		return nil, err
+		return page, err
 	}
 	if limit < 1 || limit > 1000 {
-		return nil, fmt.Errorf("%w: limit %d must be between 1 and 1000", ErrInvalid, limit)
+		return page, fmt.Errorf("%w: limit %d must be between 1 and 1000", ErrInvalid, limit)
 	}
-	out := []Receipt{}
 	end := "+"
+	if before != "" {
+		if !ValidReceiptID(before) {
+			return page, fmt.Errorf("%w: before %q is not a receipt ID (MS-SEQ)", ErrInvalid, before)
+		}
+		end = "(" + before
+	}
+	const batch = 1000
 	for scanned := 0; scanned < MaxReceiptScan; {
-		msgs, err := m.rdb.XRevRangeN(ctx, m.keys.Sales(), end, "-", 1000).Result()
+		msgs, err := m.rdb.XRevRangeN(ctx, m.keys.Sales(), end, "-", batch).Result()
 		if err != nil {
-			return nil, err
+			return page, err
 		}
 		for _, msg := range msgs {
 			r := Receipt{ID: msg.ID}
@@ -49,20 +76,31 @@ func (m *Market) Receipts(ctx context.Context, user string, limit int) ([]Receip
 			r.Op, _ = msg.Values["op"].(string)
 			ps, _ := msg.Values["price"].(string)
 			if r.Price, err = strconv.ParseInt(ps, 10, 64); err != nil {
-				return nil, fmt.Errorf("receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
+				return page, fmt.Errorf("receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
 			}
+			page.Next = msg.ID
 			if r.Buyer == user || r.Seller == user {
-				out = append(out, r)
-				if len(out) == limit {
-					return out, nil
+				page.Receipts = append(page.Receipts, r)
+				if len(page.Receipts) == limit {
+					return page, nil
 				}
 			}
 		}
 		scanned += len(msgs)
-		if len(msgs) < 1000 {
+		if len(msgs) < batch {
+			page.Next = "" // read to the start
 			break
 		}
 		end = "(" + msgs[len(msgs)-1].ID
 	}
-	return out, nil
+	return page, nil
+}
+
+// ValidReceiptID reports whether id has the form of a receipt's ID (a
+// stream entry ID, MS-SEQ).
+func ValidReceiptID(id string) bool {
+	ms, seq, ok := strings.Cut(id, "-")
+	_, err1 := strconv.ParseUint(ms, 10, 64)
+	_, err2 := strconv.ParseUint(seq, 10, 64)
+	return ok && err1 == nil && err2 == nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
@@ -38,30 +39,32 @@ var roundTrips = map[market.ClientForm]map[market.Strategy]struct{ list, purchas
 // Purchase: one string per round trip, its commands in order. Beyond the
 // book's commands, a listing counts itself (HINCRBY) and a purchase reads
 // the seller's funds (the credit bound) with the buyer's and writes a
-// receipt (XADD), so the book form's round trips are the book's ("set+nx" is
+// receipt (XADD), and both read the types of the keys they write (TYPE)
+// and the limits a write could meet (a listed count, the receipts' last
+// ID: HGET, XINFO) with their last read, so the book form's round trips are the book's ("set+nx" is
 // SET key value NX, which is SETNX; "set+ex+nx" the default lease lock,
 // whose 10 s TTL go-redis sends in seconds).
 var sequences = map[market.ClientForm]map[market.Strategy]struct{ list, purchase []string }{
 	market.LeanClient: {
 		market.Watch: {
-			list:     []string{"watch sismember", "multi zadd srem hincrby exec"},
-			purchase: []string{"watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd exec"},
+			list:     []string{"watch sismember type type type hget", "multi zadd srem hincrby exec"},
+			purchase: []string{"watch zscore hget hget type type type type type xinfo", "multi hincrby hincrby sadd zrem xadd exec"},
 		},
 		market.Coarse: {
-			list:     []string{"set+ex+nx+get sismember", "multi zadd srem hincrby eval exec"},
-			purchase: []string{"set+ex+nx+get watch zscore hget hget", "multi hincrby hincrby sadd zrem xadd eval exec"},
+			list:     []string{"set+ex+nx+get sismember type type type hget", "multi zadd srem hincrby eval exec"},
+			purchase: []string{"set+ex+nx+get watch zscore hget hget type type type type type xinfo", "multi hincrby hincrby sadd zrem xadd eval exec"},
 		},
 		market.Lua: {list: []string{"evalsha"}, purchase: []string{"evalsha"}},
 	},
 	market.BookClient: {
 		market.Watch: {
-			list:     []string{"watch", "sismember", "multi zadd srem hincrby exec"},
-			purchase: []string{"watch", "zscore", "hget hget", "multi hincrby hincrby sadd zrem xadd exec"},
+			list:     []string{"watch", "sismember type type type hget", "multi zadd srem hincrby exec"},
+			purchase: []string{"watch", "zscore", "hget hget type type type type type xinfo", "multi hincrby hincrby sadd zrem xadd exec"},
 		},
 		market.Coarse: {
-			list: []string{"set+nx", "expire", "sismember", "multi zadd srem hincrby exec",
+			list: []string{"set+nx", "expire", "sismember type type type hget", "multi zadd srem hincrby exec",
 				"watch", "get", "multi del exec"},
-			purchase: []string{"set+nx", "expire", "watch", "zscore", "hget hget",
+			purchase: []string{"set+nx", "expire", "watch", "zscore", "hget hget type type type type type xinfo",
 				"multi hincrby hincrby sadd zrem xadd exec", "watch", "get", "multi del exec"},
 		},
 		market.Lua: {list: []string{"evalsha"}, purchase: []string{"evalsha"}},
@@ -128,7 +131,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 				rec := &recorder{}
 				c.AddHook(counter)
 				c.AddHook(rec)
-				m, err := newMarket(c, "rt"+string(f)+string(s), market.WithClient(f))
+				m, err := newMarket(c, "rt"+string(f)+string(s), bookform.Options(c, f)...)
 				must(t, err)
 				user(t, m, "buyer", 1000)
 				user(t, m, "seller", 0)

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
 )
 
 // Strategy is how List and Purchase keep concurrent clients apart.
@@ -54,19 +58,6 @@ type Cost struct {
 	// LockLost is set when the lock's lease had expired by the time it was
 	// released: the operation ran, for a while, without mutual exclusion.
 	LockLost bool `json:"lock_lost,omitempty"`
-	// Execs is how many EXECs the Watch strategy sent (Retries of them
-	// were aborted); 0 under the other strategies.
-	Execs int `json:"-"`
-	// Window is the sum, over those EXECs, of the conflict window: the
-	// time from the WATCH's execution in Redis to the EXEC's, in which a
-	// write by another client to a watched key aborts the EXEC. It is
-	// estimated from the client as the mean of "WATCH sent to EXEC
-	// answered" and "WATCH answered to EXEC sent": the first counts the
-	// WATCH's way out and the EXEC's way back too much, the second the
-	// WATCH's way back and the EXEC's way out too little, so the mean is
-	// the window when both round trips split alike between the way out
-	// and the way back.
-	Window time.Duration `json:"-"`
 }
 
 // OpOption configures one List or Purchase.
@@ -104,6 +95,49 @@ func finish(cost *Cost, err error) error {
 		return nil
 	}
 	return err
+}
+
+// OutcomeOf says whether the List or Purchase that returned err was
+// applied: the one classification of the market's errors, which the
+// history checker, the fault runs and the HTTP service all use. Nil is
+// locking.Applied. Every error of this package is locking.NotApplied: the
+// market returns them only before its commit, or when the commit was
+// refused whole. That includes ErrContended: the operation gave up waiting
+// for its lock, or its time ran out between two attempts, never while a
+// commit it sent was in flight (see contended), so nothing of it was
+// applied and a retry cannot apply it twice. Any other error is classified
+// by locking.OutcomeOf: a commit that was never sent or that Redis refused
+// is locking.NotApplied, and one whose reply was lost locking.Unknown.
+func OutcomeOf(err error) locking.Outcome {
+	for _, e := range refusals {
+		if errors.Is(err, e) {
+			return locking.NotApplied
+		}
+	}
+	return locking.OutcomeOf(err)
+}
+
+// refusals are the errors of this package: each means nothing was
+// applied.
+var refusals = []error{ErrInvalid, ErrUserNotFound, ErrListingNotFound, ErrPriceChanged,
+	ErrInsufficientFunds, ErrItemNotOwned, ErrAlreadyExists, ErrMarketFull, ErrOpMismatch,
+	ErrCorrupt, ErrContended}
+
+// committed is the error of a commit (EXEC) that was sent, other than an
+// abort by WATCH: contended keeps it apart from the end of the operation's
+// time before anything was sent.
+type committed struct{ err error }
+
+func (c committed) Error() string { return c.err.Error() }
+func (c committed) Unwrap() error { return c.err }
+
+// sent marks err, the error of a commit, as committed (nil and an abort by
+// WATCH stay as they are).
+func sent(err error) error {
+	if err == nil || errors.Is(err, redis.TxFailedErr) {
+		return err
+	}
+	return committed{err}
 }
 
 // List moves item from seller's inventory to the market at price.
@@ -193,8 +227,17 @@ func (m *Market) Purchase(ctx context.Context, s Strategy, buyer, seller, item s
 	return cost, err
 }
 
-// contended turns the end of an operation's time into ErrContended.
+// contended turns the end of an operation's time into ErrContended: the
+// operation gave up waiting for its lock or between two attempts, so
+// nothing of it was applied. The error of a commit that was sent is
+// returned as it is (see committed): a client that honours context
+// deadlines may end it with the operation's time after the commit reached
+// Redis, and then the outcome is unknown, not contended.
 func contended(ctx context.Context, retries int, err error) error {
+	var c committed
+	if errors.As(err, &c) {
+		return c.err
+	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) &&
 		!errors.Is(err, ErrContended) {
 		return fmt.Errorf("%w: aborted %d times: %w", ErrContended, retries, err)

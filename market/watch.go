@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
 
@@ -21,24 +20,22 @@ func (m *Market) runWatch(ctx context.Context, s Strategy, name string, o op, co
 	var err error
 	cost.Retries, err = watchtx.RunPiped(ctx, m.rdb, watchtx.Options{}, keys[0], func(tx *redis.Tx) error {
 		var w watchTimes
-		read := func(step func(queue func(p redis.Pipeliner))) { o.read(ctx, step) }
-		if err := m.watchAndRead(ctx, tx, keys, false, read, &w); err != nil {
+		if err := m.watchAndRead(ctx, tx, keys, false, readSteps(ctx, o), &w); err != nil {
 			return err
 		}
 		if err := o.check(); err != nil {
 			return err
 		}
-		faultpoint.BeforeCommit(ctx, string(s), name)
+		beforeCommit(ctx, s, name)
 		execSent := time.Now()
 		cmds, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			o.write(ctx, p)
 			return nil
 		})
 		if err == nil || errors.Is(err, redis.TxFailedErr) {
-			cost.Execs++
-			cost.Window += w.window(execSent, time.Now())
+			traceExec(ctx, w.window(execSent, time.Now()))
 		}
-		return execErr(cmds, err)
+		return sent(execErr(cmds, err))
 	})
 	return contended(ctx, cost.Retries, err)
 }

@@ -7,7 +7,12 @@
 //
 // -redis takes "auto" (REDIS_URL, else a private redis-server from PATH,
 // else an embedded miniredis), a redis:// URL, or a comma-separated list
-// of cluster nodes. SIGINT or SIGTERM shuts the server down gracefully.
+// of cluster nodes. The service listens on loopback by default; on any
+// other address it requires an admin token (-admin-token or
+// LOCKMARKET_ADMIN_TOKEN), which the routes that change the service (the
+// default strategy, the rush, the lab, explorer sessions) then take as
+// "Authorization: Bearer TOKEN" (see docs/service.md). SIGINT or SIGTERM
+// shuts the server down gracefully.
 // "market -version" prints the version.
 package main
 
@@ -22,13 +27,20 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/lab"
+	"github.com/lockmarket/lockmarket/internal/labsession"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/rush"
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -39,6 +51,7 @@ func main() {
 	// After the first signal, restore the default handling: a second
 	// Ctrl-C ends the process without waiting for the graceful shutdown.
 	context.AfterFunc(ctx, stop)
+	redis.SetLogger(redisconn.NewLogger(os.Stderr, "market"))
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return // usage was printed
@@ -47,6 +60,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "market:", err)
 		var usage usageError
 		if errors.As(err, &usage) {
+			fmt.Fprintln(os.Stderr, "run 'market -h' for usage")
 			os.Exit(2)
 		}
 		os.Exit(1)
@@ -58,6 +72,34 @@ func main() {
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
+
+// envAdminToken is the environment variable that gives the admin token
+// when -admin-token does not.
+const envAdminToken = "LOCKMARKET_ADMIN_TOKEN"
+
+// loopbackAddr reports whether a listen address binds the loopback
+// interface only: localhost or a loopback IP. An empty host (every
+// interface) or another name is not loopback.
+func loopbackAddr(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// strategyNames lists the strategies for a usage message.
+func strategyNames() string {
+	names := make([]string, len(market.Strategies))
+	for i, s := range market.Strategies {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
 
 // Timeouts of the HTTP server. WriteTimeout leaves room for a purchase
 // that waits for its strategy's turn (10 s) and then for a lock (10 s).
@@ -83,16 +125,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight at shutdown")
 	version := fs.Bool("version", false, "print the version and exit")
 	opTTL := fs.Duration("idempotency-ttl", 24*time.Hour, "how long an Idempotency-Key is remembered (at least 1ms)")
+	adminToken := fs.String("admin-token", "", "token the routes that change the service require as "+
+		"\"Authorization: Bearer TOKEN\" (default $"+envAdminToken+"); required on a non-loopback -addr")
 	auditCooldown := fs.Duration("audit-cooldown", httpapi.DefaultAuditCooldown,
 		"least pause between two audits (also at least 19 times the last audit's duration)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	// The flag package prints the whole usage after its one-line error:
+	// print it for -h only, and keep an error to its line (main adds
+	// where the usage is).
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		usage()
+		return err
+	}
+	if err != nil {
 		return usageError{err}
 	}
 	if *version {
@@ -104,10 +157,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	st, err := market.ParseStrategy(*strategy)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("-strategy %q: unknown strategy (want one of %s)", *strategy, strategyNames())}
 	}
 	if err := market.ValidID("market name", *name); err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("-name %q: a market name is 1 to 64 of A-Z a-z 0-9 _ -", *name)}
 	}
 	if *bodyLimit < 1 {
 		return usageError{fmt.Errorf("-body-limit %d must be at least 1", *bodyLimit)}
@@ -117,6 +170,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *auditCooldown <= 0 {
 		return usageError{fmt.Errorf("-audit-cooldown %v must be positive", *auditCooldown)}
+	}
+	if *adminToken == "" {
+		*adminToken = os.Getenv(envAdminToken)
+	}
+	loopback, err := loopbackAddr(*addr)
+	if err != nil {
+		return usageError{err}
+	}
+	if !loopback && *adminToken == "" {
+		return usageError{fmt.Errorf("-addr %s is not a loopback address: anyone who can reach it could change "+
+			"the service; set an admin token with -admin-token or %s, or listen on 127.0.0.1", *addr, envAdminToken)}
 	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *logJSON {
@@ -149,12 +213,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
-		Env: conn.Env(), Mini: conn.Mini,
+		Env:        conn.Env(),
+		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
+		Lab:        lab.New(conn.Client, conn.Mini, log),
+		Explore:    labsession.NewManager(),
+		AdminToken: *adminToken, LoopbackHosts: loopback,
 	})
 	if err != nil {
 		return err
 	}
-	defer srv.Close() // stops a rush or lab run in progress
+	// Close stops a rush or lab run in progress and waits for it; at
+	// shutdown it runs beside the HTTP server's, within the same timeout.
+	jobsDone := make(chan struct{})
+	var closeOnce sync.Once
+	closeJobs := func() { closeOnce.Do(func() { go func() { srv.Close(); close(jobsDone) }() }) }
+	defer func() {
+		closeJobs()
+		if jobsDone != nil {
+			<-jobsDone
+		}
+	}()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -175,6 +253,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("serving", slog.String("url", url), slog.String("market", *name),
 		slog.String("strategy", string(st)), slog.String("redis", conn.Mode))
 	fmt.Fprintf(stdout, "market: serving %s (demo page at %s)\n", *name, url)
+	switch {
+	case loopback && *adminToken == "":
+		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes take no token (same-origin requests only)\n")
+	case loopback:
+		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes require the admin token\n")
+	default:
+		fmt.Fprintf(stdout, "market: listening on %s, reachable from other machines; the admin routes require the admin token\n", ln.Addr())
+	}
 
 	select {
 	case err := <-served:
@@ -184,10 +270,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("shutting down", slog.Float64("timeout_s", latency.Seconds(*shutdown)))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
+	closeJobs()
 	err = hs.Shutdown(sctx)
 	if err != nil {
 		log.Warn("requests still in flight; closing", slog.Any("err", err))
 		hs.Close()
+	}
+	select {
+	case <-jobsDone:
+	case <-sctx.Done():
+		log.Warn("background work (a rush or a lab run) still stopping; leaving it")
+		jobsDone = nil // the deferred wait does not block
 	}
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		return serr

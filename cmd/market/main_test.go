@@ -126,7 +126,7 @@ func TestRun(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("run: %v", err)
 		}
-		if !strings.Contains(stdout.String(), "serving demo") {
+		if !strings.Contains(stdout.String(), "serving demo") || !strings.Contains(stdout.String(), "loopback only") {
 			t.Errorf("stdout: %q", stdout.String())
 		}
 		logs := stderr.String()
@@ -186,7 +186,12 @@ func TestRunBadFlags(t *testing.T) {
 		{"idempotency TTL too short", []string{"-idempotency-ttl", "500us"}, "-idempotency-ttl"},
 		{"idempotency TTL not a duration", []string{"-idempotency-ttl", "1 day"}, "invalid value"},
 		{"audit cooldown zero", []string{"-audit-cooldown", "0s"}, "-audit-cooldown"},
+		{"every interface without a token", []string{"-addr", ":8080"}, "not a loopback address"},
+		{"a public address without a token", []string{"-addr", "0.0.0.0:8080"}, "-admin-token"},
+		{"a host name without a token", []string{"-addr", "example.com:8080"}, "not a loopback address"},
+		{"an address without a port", []string{"-addr", "127.0.0.1"}, "-addr"},
 	}
+	t.Setenv(envAdminToken, "")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer

@@ -34,7 +34,9 @@ import (
 // Redis killed repeatedly (CLIENT KILL), and redis-server killed and
 // restarted. Clients send every listing and purchase with an
 // Idempotency-Key and, while the answer leaves it open (no answer, or a
-// 503), send it again with the same key until it is answered.
+// 503), send it again with the same key until it is answered. Beside them,
+// one client runs a short rush after another (POST /api/rush, in markets of
+// the rush's own on the same Redis) for the whole run.
 //
 // It checks: every acknowledged purchase applied exactly once (the
 // clients' own records of what they asked for and were told, against the
@@ -109,6 +111,9 @@ func TestSoak(t *testing.T) {
 	if res.audit.Total != 0 {
 		t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
 	}
+	if res.rushes["done"] == 0 {
+		t.Errorf("no rush ran to its end beside the clients: %v", res.rushes)
+	}
 	s := res.sales
 	if s.Ok == 0 {
 		t.Errorf("no purchase acknowledged")
@@ -162,6 +167,10 @@ type soakResult struct {
 	rssStart, rssEnd, rssMax int64
 	sales                    history.SalesReport
 	audit                    auditBody
+	// rushes counts the rushes run beside the clients by final state
+	// (done, cancelled, failed: a fault can fail one), and by the status
+	// of a start that was refused.
+	rushes map[string]int
 }
 
 func (r soakResult) summary(spec soakSpec) string {
@@ -177,11 +186,11 @@ func (r soakResult) summary(spec soakSpec) string {
 	return fmt.Sprintf("soak: strategy=%s clients=%d duration=%v fault_every=%v faults=%d requests=%d rps=%.0f "+
 		"purchases=%d acknowledged=%d refused=%d receipts=%d lost=%d applied_twice=%d refused_applied=%d "+
 		"retried_unknown=%d replayed=%d retried_not_applied=%d audit=%d rss_start_kb=%d rss_end_kb=%d "+
-		"rss_max_kb=%d errors_in_faults=%d gave_up_503=%d unexpected=%d errors:%s",
+		"rss_max_kb=%d errors_in_faults=%d gave_up_503=%d unexpected=%d rushes=%v errors:%s",
 		spec.strategy, spec.clients, spec.duration, spec.every, r.faults, r.requests, float64(r.requests)/r.elapsed.Seconds(),
 		r.sales.Attempted, r.sales.Ok, r.sales.Failed, r.sales.Receipts, r.sales.Lost, r.sales.Duplicated,
 		r.sales.RefusedApplied, r.retried, r.replayed, r.notApplied, r.audit.Total, r.rssStart, r.rssEnd,
-		r.rssMax, r.inFault, r.gaveUp, r.nUnexpected, b.String())
+		r.rssMax, r.inFault, r.gaveUp, r.nUnexpected, r.rushes, b.String())
 }
 
 // service is the market service running as a child process.
@@ -270,9 +279,12 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
 	defer info.Close()
 	go func() { samples <- sampleMemory(svc, l, info, stopSampling) }()
+	rushes := make(chan map[string]int, 1)
+	go func() { rushes <- soakRushes(l) }()
 	var windows []outage
 	res.faults, res.planned, windows = injectFaults(t, l, b, spec, svc)
 	time.Sleep(time.Until(l.deadline))
+	res.rushes = <-rushes
 	close(stopSampling)
 	res.memory = <-samples
 	if len(res.memory) == 0 {
@@ -312,6 +324,35 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 		t.Errorf("service: %v; log: %s", err, svc.logs.String())
 	}
 	return res
+}
+
+// soakRushes runs one short rush after another until the run's deadline
+// (each 2 s, 20 buyers, under lua then fine, so that the served market
+// keeps most of the machine) and counts them by final state.
+func soakRushes(l *loader) map[string]int {
+	counts := map[string]int{}
+	w := &loadWorker{l: l, id: -1, user: "rush"}
+	for time.Until(l.deadline) > 5*time.Second {
+		st, code, _ := w.call("POST", "/api/rush", map[string]any{"buyers": 20, "listers": 2, "duration_ms": 2000,
+			"strategies": []string{"lua", "fine"}})
+		if st != http.StatusAccepted {
+			counts[fmt.Sprintf("start_%d_%s", st, code)]++
+			time.Sleep(time.Second)
+			continue
+		}
+		for {
+			time.Sleep(250 * time.Millisecond)
+			var rs struct {
+				State string `json:"state"`
+			}
+			if err := l.getJSON(l.base+"/api/rush", &rs); err != nil || rs.State == "running" {
+				continue
+			}
+			counts[rs.State]++
+			break
+		}
+	}
+	return counts
 }
 
 // judge counts one 5xx or transport error: a documented 503, or a

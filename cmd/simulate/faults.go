@@ -200,12 +200,24 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Seed:      o.cfg.Seed,
 	}
 	start := time.Now()
+	cells := 0
+	for _, f := range o.faults {
+		for _, v := range f.Variants() {
+			if len(o.strategies) == 0 || slices.Contains(o.strategies, v) {
+				cells++
+			}
+		}
+	}
 	for _, f := range o.faults {
 		for _, v := range f.Variants() {
 			if len(o.strategies) > 0 && !slices.Contains(o.strategies, v) {
 				continue
 			}
-			fmt.Fprintf(stderr, "faults: %s / %s ...\n", f, v)
+			line := fmt.Sprintf("faults: [%d/%d] %s / %s, %v", len(doc.Rows)+1, cells, f, v, roundDuration(time.Since(start)))
+			if left := eta(time.Since(start), len(doc.Rows), cells); left != "" {
+				line += ", " + left
+			}
+			fmt.Fprintln(stderr, line)
 			res, err := faults.Run(ctx, f, v, o.cfg)
 			if err != nil {
 				return fmt.Errorf("%s / %s: %w", f, v, err)

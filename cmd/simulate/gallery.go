@@ -153,6 +153,14 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}
+	if o.out != "" && len(doc.Rows) > 0 {
+		recipes := make([]string, len(doc.Rows))
+		for i, row := range doc.Rows {
+			recipes[i] = recipeNumber(row.Recipe)
+		}
+		fmt.Fprintf(stderr, "simulate gallery: wrote %d files into %s: recipe-N.txt, recipe-N-flawed.svg and recipe-N-fixed.svg for N in %s\n",
+			3*len(doc.Rows), o.out, strings.Join(recipes, ", "))
+	}
 	return writeGallery(stdout, o.format, o.wide, doc)
 }
 
@@ -195,7 +203,7 @@ const galleryNarrowCaption = "violations: market audit violations (an item sold 
 // galleryView is the table of doc: every column when wide (and for
 // markdown and CSV), else the columns that fit schema.Width.
 func galleryView(doc galleryDoc, wide bool) view {
-	redis := fmt.Sprintf("Redis: %s %s.", doc.Redis.Mode, doc.Redis.Version)
+	redis := fmt.Sprintf("Redis: %s.", doc.Redis)
 	if wide {
 		v := view{columns: galleryColumns, numeric: galleryNumeric, caption: redis}
 		for _, r := range doc.Rows {

@@ -38,6 +38,7 @@ func TestJSONKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.realServer {
+				redistest.SkipShort(t, redistest.NeedServer) // the faults run in real time
 				redistest.RequireServer(t)
 			} else {
 				t.Setenv("PATH", t.TempDir()) // -redis auto falls back to miniredis

@@ -28,17 +28,18 @@ const rttSamples = 200
 type link struct {
 	client redis.UniversalClient
 	dialer *netdelay.Dialer
-	// configured is the round trip asked for (-rtt); measured the PING
-	// p50 through the link.
-	configured, measured time.Duration
+	// delay is the delay model asked for (-rtt, -jitter); measured the
+	// PING p50 through the link.
+	delay    netdelay.Config
+	measured time.Duration
 }
 
-// openLink makes the link to conn's server(s) adding rtt (0: straight)
-// and measures its round trip.
-func openLink(ctx context.Context, conn *redisconn.Conn, rtt time.Duration) (*link, error) {
-	l := &link{client: conn.Client, configured: rtt}
-	if rtt > 0 {
-		d, err := netdelay.NewDialer(rtt)
+// openLink makes the link to conn's server(s) delayed under delay (no
+// delay: straight) and measures its round trip.
+func openLink(ctx context.Context, conn *redisconn.Conn, delay netdelay.Config) (*link, error) {
+	l := &link{client: conn.Client, delay: delay}
+	if delay.RTT > 0 || delay.Jitter > 0 {
+		d, err := netdelay.NewDialerConfig(delay)
 		if err != nil {
 			return nil, err
 		}
@@ -78,22 +79,23 @@ func (l *link) Close() {
 	}
 }
 
-// addLinkFlags defines -client, -rtt and -profile on fs.
-func addLinkFlags(fs *flag.FlagSet, client *string, rtt *time.Duration, profile *string) {
+// addLinkFlags defines -client, -rtt, -jitter and -profile on fs.
+func addLinkFlags(fs *flag.FlagSet, client *string, rtt, jitter *time.Duration, profile *string) {
 	fs.StringVar(client, "client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
 	fs.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", maxRTT))
-	fs.StringVar(profile, "profile", "", "a preset of -client and -rtt: "+profileHelp()+"; -client and -rtt given as well override it")
+	fs.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/netdelay)", maxRTT))
+	fs.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+profileHelp()+"; those flags given as well override it")
 }
 
-// resolveLinkFlags checks -client, -rtt and -profile and applies the
-// profile to the flags not given on the command line.
-func resolveLinkFlags(fs *flag.FlagSet, client string, rtt time.Duration, profileName string) (market.ClientForm, time.Duration, error) {
+// resolveLinkFlags checks -client, -rtt, -jitter and -profile and applies
+// the profile to the flags not given on the command line.
+func resolveLinkFlags(fs *flag.FlagSet, client string, rtt, jitter time.Duration, profileName string) (market.ClientForm, time.Duration, time.Duration, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if profileName != "" {
 		p, ok := profiles[profileName]
 		if !ok {
-			return "", 0, fmt.Errorf("-profile %q: want one of %s", profileName, profileNames())
+			return "", 0, 0, fmt.Errorf("-profile %q: want one of %s", profileName, profileNames())
 		}
 		if !set["client"] {
 			client = string(p.client)
@@ -101,13 +103,19 @@ func resolveLinkFlags(fs *flag.FlagSet, client string, rtt time.Duration, profil
 		if !set["rtt"] {
 			rtt = p.rtt
 		}
+		if !set["jitter"] {
+			jitter = p.jitter
+		}
 	}
 	form, err := market.ParseClientForm(client)
 	if err != nil {
-		return "", 0, fmt.Errorf("-client %q: want lean or book", client)
+		return "", 0, 0, fmt.Errorf("-client %q: want lean or book", client)
 	}
 	if rtt < 0 || rtt > maxRTT {
-		return "", 0, fmt.Errorf("-rtt %v must be between 0 and %v", rtt, maxRTT)
+		return "", 0, 0, fmt.Errorf("-rtt %v must be between 0 and %v", rtt, maxRTT)
 	}
-	return form, rtt, nil
+	if jitter < 0 || jitter > maxRTT {
+		return "", 0, 0, fmt.Errorf("-jitter %v must be between 0 and %v", jitter, maxRTT)
+	}
+	return form, rtt, jitter, nil
 }

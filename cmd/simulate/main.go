@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/schema"
 )
@@ -39,6 +41,7 @@ var errUsage = errors.New("usage error")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	redis.SetLogger(redisconn.NewLogger(redisLog(os.Args[1:], os.Stderr), "simulate"))
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	switch {
 	case err == nil:
@@ -51,9 +54,19 @@ func main() {
 	}
 }
 
+// redisLog is where go-redis's own log lines go: nowhere for "faults",
+// which stops and kills servers on purpose and records what each
+// operation saw, else stderr, as lines of this program.
+func redisLog(args []string, stderr io.Writer) io.Writer {
+	if len(args) > 0 && (args[0] == "faults" || args[0] == "faults-client") {
+		return io.Discard
+	}
+	return stderr
+}
+
 // run dispatches to a subcommand; with no subcommand name it runs "run".
 // "-h" and "help" print the overview, "help NAME" a subcommand's help, and
-// "-version" the program's version.
+// "version" (or "-version") the program's version.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -62,7 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		case "help":
 			return help(ctx, args[1:], stdout, stderr)
-		case "-version", "--version":
+		case "version", "-version", "--version":
+			if len(args) > 1 {
+				return usagef(stderr, "simulate version", "unexpected argument %q", args[1])
+			}
 			fmt.Fprintln(stdout, schema.VersionLine("simulate"))
 			return nil
 		}
@@ -73,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd, ok := subcommands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\nRun 'simulate help' for the list.\n",
+		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\nrun 'simulate -h' for usage\n",
 			name, strings.Join(visible(), ", "))
 		return errUsage
 	}
@@ -101,7 +117,8 @@ func overview(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", name, subcommands[name].summary)
 	}
 	fmt.Fprintf(w, "  %-8s %s\n", "help", "this list; 'simulate help SUBCOMMAND' (or 'simulate SUBCOMMAND -h') for its flags")
-	fmt.Fprint(w, "\nFlags:\n  -h, -help  this list\n  -version   print the version and exit\n")
+	fmt.Fprintf(w, "  %-8s %s\n", "version", "the program's version (the commit it was built from, when known)")
+	fmt.Fprint(w, "\nFlags:\n  -h, -help  this list\n  -version   the same as version\n")
 }
 
 // help is "simulate help [SUBCOMMAND]".
@@ -126,12 +143,22 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // parseFlags parses a subcommand's arguments. -h returns flag.ErrHelp
 // (the help was printed); a bad flag, or any argument left over, is a
 // usage error: it is printed and returned wrapped in errUsage.
+//
+// The flag package prints the whole usage after its one-line error; here
+// the error stays one line, followed by where to find the usage.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		usage()
+		return err
+	}
+	if err != nil {
+		return usagef(stderr, fs.Name(), "%v", err)
 	}
 	if fs.NArg() > 0 {
 		return usagef(stderr, fs.Name(), "unexpected argument %q", fs.Arg(0))
@@ -139,8 +166,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	return nil
 }
 
-// usagef prints a command-line mistake of the subcommand called name and
-// returns it wrapped in errUsage (exit status 2).
 // openRedis opens the -redis value spec; a malformed one is a usage error.
 func openRedis(ctx context.Context, spec string, stderr io.Writer) (*redisconn.Conn, error) {
 	conn, err := redisconn.Open(ctx, spec, stderr)
@@ -150,8 +175,10 @@ func openRedis(ctx context.Context, spec string, stderr io.Writer) (*redisconn.C
 	return conn, err
 }
 
+// usagef prints a command-line mistake of the subcommand called name and
+// returns it wrapped in errUsage (exit status 2).
 func usagef(stderr io.Writer, name, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
-	fmt.Fprintf(stderr, "%s: %s\nRun '%s -h' for help.\n", name, msg, name)
+	fmt.Fprintf(stderr, "%s: %s\nrun '%s -h' for usage\n", name, msg, name)
 	return fmt.Errorf("%w: %s", errUsage, msg)
 }

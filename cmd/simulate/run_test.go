@@ -91,23 +91,28 @@ func TestParseRunFlags(t *testing.T) {
 	})
 	t.Run("profile and overrides", func(t *testing.T) {
 		book := profiles["book"]
+		if book.jitter <= 0 {
+			t.Fatalf("the book profile has no jitter: %+v", book)
+		}
 		tests := []struct {
-			args   []string
-			client market.ClientForm
-			rtt    time.Duration
+			args        []string
+			client      market.ClientForm
+			rtt, jitter time.Duration
 		}{
-			{nil, market.LeanClient, 0},
-			{[]string{"-profile", "book"}, book.client, book.rtt},
-			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0},
-			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, market.LeanClient, 2 * time.Millisecond},
+			{nil, market.LeanClient, 0, 0},
+			{[]string{"-profile", "book"}, book.client, book.rtt, book.jitter},
+			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0, book.jitter},
+			{[]string{"-profile", "book", "-jitter", "0"}, book.client, book.rtt, 0},
+			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, market.LeanClient, 2 * time.Millisecond, book.jitter},
+			{[]string{"-jitter", "1ms"}, market.LeanClient, 0, time.Millisecond},
 		}
 		for _, tc := range tests {
 			o, err := parseRunFlags(tc.args, &bytes.Buffer{})
 			if err != nil {
 				t.Fatalf("%q: %v", tc.args, err)
 			}
-			if o.client != tc.client || o.rtt != tc.rtt {
-				t.Errorf("%q: client %s rtt %v, want %s %v", tc.args, o.client, o.rtt, tc.client, tc.rtt)
+			if o.client != tc.client || o.rtt != tc.rtt || o.jitter != tc.jitter {
+				t.Errorf("%q: client %s rtt %v jitter %v, want %s %v %v", tc.args, o.client, o.rtt, o.jitter, tc.client, tc.rtt, tc.jitter)
 			}
 		}
 	})
@@ -138,6 +143,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-client", "python"}, 2},
 		{[]string{"-rtt", "-1ms"}, 2},
 		{[]string{"-rtt", "5s"}, 2},
+		{[]string{"-jitter", "-1ms"}, 2},
 		{[]string{"-profile", "nope"}, 2},
 		{[]string{"window", "-rtts", "-1ms"}, 2},
 		{[]string{"window", "-clients", "python"}, 2},
@@ -150,6 +156,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"gallery", "-format", "xml"}, 2},
 		{[]string{"-redis", "nowhere"}, 2},
 		{[]string{"gallery", "-redis", "redis://%zz"}, 2},
+		{[]string{"window", "-redis", "redis://%zz"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -283,7 +290,7 @@ func TestRunBookClientThroughProxy(t *testing.T) {
 	b := redistest.Real(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-redis", b.Addr(), "-scenarios", "2x2", "-client", "book",
-		"-rtt", "1ms", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
+		"-rtt", "1ms", "-jitter", "250us", "-duration", "300ms", "-format", "json"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -291,11 +298,11 @@ func TestRunBookClientThroughProxy(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
 	}
-	if doc.Client != "book" || doc.RTTConfiguredMs != 1 || doc.RTTMs <= 0 {
-		t.Errorf("client %q, rtt_configured_ms %v, rtt_ms %v; want book, 1 and a measurement",
-			doc.Client, doc.RTTConfiguredMs, doc.RTTMs)
+	if doc.Client != "book" || doc.RTTConfiguredMs != 1 || doc.JitterMs != 0.25 || doc.RTTMs < 1 {
+		t.Errorf("client %q, rtt_configured_ms %v, jitter_ms %v, rtt_ms %v; want book, 1, 0.25 and at least 1",
+			doc.Client, doc.RTTConfiguredMs, doc.JitterMs, doc.RTTMs)
 	}
-	if !strings.Contains(stderr.String(), "client book, round trip") || !strings.Contains(stderr.String(), "proxy adding 1ms") {
+	if !strings.Contains(stderr.String(), "client book, round trip") || !strings.Contains(stderr.String(), "proxy adding 1ms + exp(mean 250µs)") {
 		t.Errorf("stderr does not give the link:\n%s", stderr.String())
 	}
 	if len(doc.Rows) != 4 {

@@ -14,7 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -47,6 +49,7 @@ type runOptions struct {
 	prefill    int
 	client     market.ClientForm
 	rtt        time.Duration
+	jitter     time.Duration
 	profile    string
 }
 
@@ -62,10 +65,10 @@ Flags:
 const runExample = `
 Examples:
   simulate                                   # book scenarios, all strategies, 5s per cell
-  simulate -duration 60s -out results/repro  # the book's length; writes md, csv, json, svg
+  simulate -duration 60s -out /tmp/repro     # the book's length; writes md, csv, json, svg
   simulate -scenarios 1x1,10x10,50x50 -strategies fine,lua -format json
   simulate -scenarios 5x5 -prefill 100000     # a market already holding 10^5 listings
-  simulate -redis 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002 -markets 3  # one market per master
+  simulate -redis HOST:PORT,HOST:PORT,HOST:PORT -markets 3  # a running cluster's nodes: a market per master
   simulate -profile book -duration 60s       # the book's command sequences and round trip
   simulate -client book -rtt 1ms -scenarios 5x1 -strategies watch,fine
 `
@@ -89,7 +92,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.IntVar(&o.markets, "markets", 1, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
 	fs.IntVar(&o.prefill, "prefill", 0, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
 	fs.StringVar(&o.out, "out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
-	addLinkFlags(fs, &client, &o.rtt, &o.profile)
+	addLinkFlags(fs, &client, &o.rtt, &o.jitter, &o.profile)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
@@ -102,7 +105,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 		return o, usagef(stderr, fs.Name(), format, a...)
 	}
 	var err error
-	if o.client, o.rtt, err = resolveLinkFlags(fs, client, o.rtt, o.profile); err != nil {
+	if o.client, o.rtt, o.jitter, err = resolveLinkFlags(fs, client, o.rtt, o.jitter, o.profile); err != nil {
 		return bad("%v", err)
 	}
 	seen := map[market.Strategy]bool{}
@@ -165,7 +168,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer conn.Close()
-	ln, err := openLink(ctx, conn, o.rtt)
+	ln, err := openLink(ctx, conn, netdelay.Config{RTT: o.rtt, Jitter: o.jitter, Seed: o.seed})
 	if err != nil {
 		return err
 	}
@@ -180,7 +183,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Client:          string(o.client),
 		Profile:         o.profile,
 		RTTMs:           latency.Milliseconds(ln.measured),
-		RTTConfiguredMs: latency.Milliseconds(ln.configured),
+		RTTConfiguredMs: latency.Milliseconds(ln.delay.RTT),
+		JitterMs:        latency.Milliseconds(ln.delay.Jitter),
 		Rows:            []report.Row{},
 	}
 	var hooks []redis.Hook
@@ -211,9 +215,9 @@ cells:
 				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
 				Seed: o.seed, Pick: o.pick,
 				Name:     fmt.Sprintf("sim-%s-%s-%s", runID, sc, st),
-				Progress: prog.update,
-				Markets:  o.markets, Prefill: o.prefill,
-				MarketOptions: []market.Option{market.WithClient(o.client)},
+				Progress: prog.update, PrefillProgress: prog.prefill,
+				Markets: o.markets, Prefill: o.prefill,
+				MarketOptions: bookform.Options(client, o.client),
 			})
 			if client != ln.client {
 				client.Close()
@@ -266,6 +270,8 @@ type progress struct {
 	total, n int
 	label    string
 	began    time.Time
+	// prefillLast is when the last plain prefill line was printed.
+	prefillLast time.Time
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -286,7 +292,7 @@ func (p *progress) start(sc sim.Scenario, st market.Strategy) {
 func (p *progress) startLabel(label string) {
 	p.n++
 	p.label = fmt.Sprintf("[%d/%d] %s", p.n, p.total, label)
-	p.began = time.Now()
+	p.began, p.prefillLast = time.Now(), time.Time{}
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s starting", p.label)
 		return

@@ -14,7 +14,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -57,7 +59,7 @@ const windowExample = `
 Examples:
   simulate window                                    # 5x5, 0/1/2/4 ms, lean and book, 5s per cell
   simulate window -rtts 0,250us,500us,1ms -clients book -strategies watch,fine
-  simulate window -duration 10s -out results/window  # writes md, csv, json, svg
+  simulate window -duration 10s -out /tmp/window      # writes md, csv, json, svg
   simulate window -in results/window/window.json -format markdown
 `
 
@@ -165,7 +167,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.in != "" {
 		return renderSavedSweep(o, stdout, stderr)
 	}
-	conn, err := redisconn.Open(ctx, o.redis, stderr)
+	conn, err := openRedis(ctx, o.redis, stderr)
 	if err != nil {
 		return err
 	}
@@ -210,7 +212,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // sweep runs every cell of the sweep, one round trip at a time, into sw.
 func sweep(ctx context.Context, o windowOptions, conn *redisconn.Conn, hooks []redis.Hook, runID string, prog *progress, sw *report.Sweep) error {
 	for _, rtt := range o.rtts {
-		ln, err := openLink(ctx, conn, rtt)
+		ln, err := openLink(ctx, conn, netdelay.Config{RTT: rtt})
 		if err != nil {
 			return err
 		}
@@ -235,25 +237,25 @@ func sweepLink(ctx context.Context, o windowOptions, ln *link, hooks []redis.Hoo
 			if err := ln.measure(ctx); err != nil {
 				return err
 			}
-			prog.startLabel(fmt.Sprintf("rtt %-6v %-4s %-6s", ln.configured, form, st))
+			prog.startLabel(fmt.Sprintf("rtt %-6v %-4s %-6s", ln.delay.RTT, form, st))
 			client := redisconn.SizedClient(ln.client, sc.Listers+sc.Buyers+4, hooks...)
 			res, err := sim.Run(ctx, sim.Config{
 				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
 				Seed: o.seed, Pick: o.pick,
-				Name:          fmt.Sprintf("win-%s-%d-%s-%s", runID, ln.configured.Microseconds(), form, st),
+				Name:          fmt.Sprintf("win-%s-%d-%s-%s", runID, ln.delay.RTT.Microseconds(), form, st),
 				Progress:      prog.update,
-				MarketOptions: []market.Option{market.WithClient(form)},
+				MarketOptions: bookform.Options(client, form),
 			})
 			if client != ln.client {
 				client.Close()
 			}
 			if err != nil {
 				prog.fail(err)
-				return fmt.Errorf("cell rtt %v %s %s: %w", ln.configured, form, st, err)
+				return fmt.Errorf("cell rtt %v %s %s: %w", ln.delay.RTT, form, st, err)
 			}
 			row := report.FromResult(res)
 			sw.Points = append(sw.Points, report.Point{Client: string(form),
-				RTTConfiguredMs: latency.Milliseconds(ln.configured), RTTMs: latency.Milliseconds(ln.measured), Row: row})
+				RTTConfiguredMs: latency.Milliseconds(ln.delay.RTT), RTTMs: latency.Milliseconds(ln.measured), Row: row})
 			prog.done(row)
 			if res.Interrupted {
 				sw.Interrupted = true

@@ -70,6 +70,7 @@ func TestParseWindowFlags(t *testing.T) {
 // trip, and every WATCH point its conflict figures; the saved sweep renders
 // again to the same table.
 func TestWindowRealServer(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	b := redistest.Real(t)
 	dir := filepath.Join(t.TempDir(), "w")
 	var stdout, stderr bytes.Buffer

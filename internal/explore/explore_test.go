@@ -213,44 +213,39 @@ func TestCounterexampleReplays(t *testing.T) {
 	}
 }
 
-// TestSession steps through recipe 1 by hand on miniredis (as the lab
-// does), takes a step back, and asks for the rest of a counterexample.
-func TestSession(t *testing.T) {
+// TestStepping steps through recipe 1 by hand on miniredis (as the lab
+// does): Cut after a prefix, one step back, and FindFrom for the rest of a
+// counterexample.
+func TestStepping(t *testing.T) {
 	b := redistest.Mini(t)
 	ctx := context.Background()
 	tg, _ := explore.Recipe("1", false)
 	m := explore.DefaultModel()
 	m.Faults = 0
-	s, err := explore.NewSession(ctx, b.Client, tg, m)
+	e, err := explore.New(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	st := s.State()
-	if len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Done {
-		t.Fatalf("first state: %+v", st)
+	defer e.Close()
+	st, err := e.Cut(ctx, nil)
+	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Complete {
+		t.Fatalf("first state: %v, %+v", err, st)
 	}
-	if _, err := s.Apply(ctx, explore.Action{Kind: explore.Crash, Client: "A"}); !errors.Is(err, explore.ErrNotEnabled) {
+	if _, err := e.Cut(ctx, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(err, explore.ErrNotEnabled) {
 		t.Errorf("a fault outside the model: %v", err)
 	}
-	st, err = s.Apply(ctx, st.Enabled[0])
-	if err != nil || len(st.Steps) != 1 {
-		t.Fatalf("apply: %v, %+v", err, st)
+	first := st.Enabled[0]
+	if st, err = e.Cut(ctx, []explore.Action{first}); err != nil || len(st.Steps) != 1 {
+		t.Fatalf("one step: %v, %+v", err, st)
 	}
-	st, err = s.Undo(ctx)
-	if err != nil || len(st.Steps) != 0 {
-		t.Fatalf("undo: %v, %+v", err, st)
+	res, err := e.FindFrom(ctx, nil, explore.Options{})
+	if err != nil || len(res.Violations) == 0 || res.Violations[0].Property != explore.MutualExclusion {
+		t.Fatalf("find: %v, %+v", err, res)
 	}
-	rest, prop, err := s.Find(ctx)
-	if err != nil || prop != explore.MutualExclusion || len(rest) == 0 {
-		t.Fatalf("find: %v, %q, %v", err, prop, rest)
-	}
-	for _, a := range rest {
-		if st, err = s.Apply(ctx, a); err != nil {
-			t.Fatal(err)
-		}
+	if st, err = e.Cut(ctx, res.Violations[0].Actions); err != nil {
+		t.Fatal(err)
 	}
 	if len(st.Violations) == 0 || st.Violations[0].Property != explore.MutualExclusion || len(st.Holders) != 2 {
-		t.Errorf("after the continuation: %+v", st)
+		t.Errorf("after the counterexample: %+v", st)
 	}
 }

@@ -121,7 +121,7 @@ type Options struct {
 	// Progress, if set, is called about every 5 s.
 	Progress func(Progress)
 
-	prefix []Action // every schedule starts with these (Session.Find)
+	prefix []Action // every schedule starts with these (FindFrom)
 }
 
 // Progress is how far a search has got.

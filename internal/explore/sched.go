@@ -158,10 +158,8 @@ type schedule struct {
 	expired    []expiry
 	clients    []string
 	end        time.Duration
-	// At the last decision: who held a lease not run out, and the clock.
-	holders []string
-	clock   time.Duration
-	enabled []choice
+	// world is the schedule's world, kept to read where it stopped (Cut).
+	world *world
 }
 
 type expiry struct {
@@ -187,7 +185,7 @@ func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*sch
 		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i]}
 		w.clients = append(w.clients, c)
 	}
-	s := &schedule{}
+	s := &schedule{world: w}
 	for _, c := range w.clients {
 		s.clients = append(s.clients, c.name)
 	}
@@ -243,14 +241,6 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 			return nil
 		}
 		en := w.enabled(e.model, s.faults, s.ticks)
-		w.mu.Lock()
-		s.holders = s.holders[:0]
-		for _, c := range w.holders() {
-			s.holders = append(s.holders, c.name)
-		}
-		s.clock = w.now
-		w.mu.Unlock()
-		s.enabled = en
 		if len(en) == 0 || depth >= e.model.MaxSteps {
 			s.complete = true
 			return nil

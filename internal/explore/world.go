@@ -62,6 +62,7 @@ type client struct {
 // hold is what a client believes it holds.
 type hold struct {
 	write bool
+	key   string // the lock key, when a target tells; empty: its first lock key
 	// end is when the lease ends on the virtual clock, -1 for never.
 	end func() time.Duration
 }

@@ -41,6 +41,43 @@ func testConfig(t *testing.T) Config {
 	}
 }
 
+// skipShort skips t under -short: it needs real time (servers stopped,
+// killed and restarted, leases that run out) and belongs to the full run.
+func skipShort(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Log(why)
+		redistest.SkipShort(t, redistest.NeedServer)
+	}
+}
+
+// pauseConfig returns cfg with a lease long enough that a holder that is
+// not paused never loses it on a loaded machine (bob acquires and
+// commits well within a second), and a pause longer than the lease, so
+// that the paused holder's lease has run out when it goes on: the sleep
+// lasts at least what it asks, so that much does not depend on speed.
+//
+// The read timeout is raised too: under these faults nothing waits on it,
+// and at its default a machine that stalls for a few hundred milliseconds
+// fails the set-up (creating the users) instead of the demonstration.
+func pauseConfig(cfg Config) Config {
+	cfg.LockTTL, cfg.Pause, cfg.ReadTimeout = time.Second, 1250*time.Millisecond, 2*time.Second
+	return cfg
+}
+
+// watchdogConfig returns cfg with a lease long enough for the watchdog
+// demonstration to hold on a loaded machine, and a pause still longer
+// than it. The watchdog renews every TTL/3 and gives up when a renewal
+// has not come back a drift allowance before the lease would end: a
+// 100 ms lease leaves a busy machine about 65 ms to schedule and answer
+// each renewal, a 2 s lease about 1.3 s. No timer races another here:
+// bob's attempts fail for as long as the renewed lease runs, whatever
+// the machine's speed, unless a renewal is over a second late.
+func watchdogConfig(cfg Config) Config {
+	cfg.LockTTL, cfg.Pause = 2*time.Second, 2500*time.Millisecond
+	return cfg
+}
+
 type tlog struct{ t *testing.T }
 
 func (l tlog) Write(p []byte) (int, error) {
@@ -78,17 +115,14 @@ func run(t *testing.T, f Fault, v Variant, cfg Config) Result {
 // lease while another client buys the same listing. Unfenced lease locks
 // sell it twice; the other strategies do not.
 func TestPause(t *testing.T) {
-	cfg := testConfig(t)
+	skipShort(t, "TestTrace runs one trial of each pause case")
+	cfg := pauseConfig(testConfig(t))
 	for _, f := range []Fault{Pause, PauseProcess} {
 		for _, v := range f.Variants() {
 			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
 				cfg := cfg
 				if v == "fine"+WatchdogSuffix && f == Pause {
-					// The watchdog renews every TTL/3: a 100 ms lease
-					// leaves a loaded machine 33 ms to schedule each
-					// renewal, so this demonstration uses a longer one
-					// (and a pause still longer than it).
-					cfg.LockTTL, cfg.Pause = time.Second, 2500*time.Millisecond
+					cfg = watchdogConfig(cfg)
 				}
 				res := run(t, f, v, cfg)
 				if v == "fine"+WatchdogSuffix && f == Pause {
@@ -127,6 +161,7 @@ func TestPause(t *testing.T) {
 // every strategy: no purchase may apply partially under any of them, and
 // the correct strategies keep every guarantee.
 func TestWorkloadFaults(t *testing.T) {
+	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
 	for _, f := range []Fault{Stall, DebugSleep, ClientKill, Restart} {
 		for _, v := range f.Variants() {
@@ -161,6 +196,7 @@ func TestWorkloadFaults(t *testing.T) {
 // applies twice, and with keys no retry is refused for a purchase that
 // had applied.
 func TestFailoverMarket(t *testing.T) {
+	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
 	for _, v := range []Variant{"watch", "watch+key", "fine", "lua+key", "watch+wait", "watch+wait+key", "fine+wait", "lua+wait+key"} {
 		t.Run(string(v), func(t *testing.T) {
@@ -196,6 +232,7 @@ func TestFailoverMarket(t *testing.T) {
 }
 
 func TestFailover(t *testing.T) {
+	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
 	for _, f := range []Fault{FailoverWait, FailoverAsync, FailoverNoLink} {
 		t.Run(string(f), func(t *testing.T) {
@@ -220,6 +257,7 @@ func TestFailover(t *testing.T) {
 }
 
 func TestRedlock(t *testing.T) {
+	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
 	for _, f := range []Fault{RedlockRestart, RedlockClockJump} {
 		for _, v := range f.Variants() {

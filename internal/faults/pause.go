@@ -251,6 +251,8 @@ type clientReport struct {
 	Reason   history.Reason  `json:"reason"`
 	LockLost bool            `json:"lock_lost"`
 	Err      string          `json:"err"`
+	// Description is describe(err), made where err's type is known.
+	Description string `json:"description,omitempty"`
 	// Events are the child's recorded steps, when traced.
 	Events []timeline.Event `json:"events,omitempty"`
 }
@@ -356,7 +358,7 @@ func (a *processAlice) resume(ctx context.Context) (history.Outcome, history.Rea
 	}
 	var opErr error
 	if rep.Err != "" {
-		opErr = errors.New(rep.Err)
+		opErr = reportedErr{rep.Err, rep.Description}
 	}
 	return rep.Outcome, rep.Reason, rep.LockLost, opErr
 }
@@ -412,7 +414,7 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	o, r := history.Classify(err)
 	rep := clientReport{Outcome: o, Reason: r, LockLost: cost.LockLost}
 	if err != nil {
-		rep.Err = err.Error()
+		rep.Err, rep.Description = err.Error(), describe(err)
 	}
 	if rec != nil {
 		rep.Events = rec.Raw()

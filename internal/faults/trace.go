@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -81,15 +80,25 @@ func finishTrace(rec *timeline.Recorder, f Fault, v Variant, hist history.Report
 
 // describe says in a few words what an operation's error means.
 func describe(err error) string {
+	var r reportedErr
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.Is(err, locking.ErrLockLost) || strings.Contains(err.Error(), locking.ErrLockLost.Error()):
+	case errors.As(err, &r):
+		return r.description
+	case errors.Is(err, locking.ErrLockLost):
 		return "refused: its lock was lost before the commit"
 	case errors.Is(err, market.ErrContended):
 		return "gave up: contended"
-	case errors.Is(err, market.ErrListingNotFound) || strings.Contains(err.Error(), market.ErrListingNotFound.Error()):
+	case errors.Is(err, market.ErrListingNotFound):
 		return "refused: the listing is gone"
 	}
 	return err.Error()
 }
+
+// reportedErr is an operation's error as a client process reported it:
+// its text, and its description (describe), made in the process, where
+// the error's type was known.
+type reportedErr struct{ text, description string }
+
+func (e reportedErr) Error() string { return e.text }

@@ -15,7 +15,7 @@ import (
 // relic sold twice; fenced, alice's commit is refused; a watchdog keeps
 // her lease (in-process pause only), so bob waits.
 func TestTrace(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := pauseConfig(testConfig(t))
 	soldTwice := []tl.Pattern{
 		{Client: laneAlice, Kind: tl.Acquire, Detail: "lock:item:relic.seller"},
 		{Client: laneAlice, Kind: tl.PauseStart},
@@ -62,6 +62,10 @@ func TestTrace(t *testing.T) {
 		}},
 	} {
 		t.Run(string(tc.f)+"/"+string(tc.v), func(t *testing.T) {
+			cfg := cfg
+			if tc.v == "fine"+WatchdogSuffix {
+				cfg = watchdogConfig(cfg)
+			}
 			timeline, res, err := Trace(context.Background(), tc.f, tc.v, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -214,9 +214,8 @@ func Count(ops []Op) Counts {
 	return c
 }
 
-// refusals are errors that the market returns only before anything is
-// written: the operation certainly did not happen.
-var refusals = []struct {
+// reasons refine the refusals that say something about the item.
+var reasons = []struct {
 	err    error
 	reason Reason
 }{
@@ -225,27 +224,26 @@ var refusals = []struct {
 	{market.ErrItemNotOwned, ReasonItemNotOwned},
 	{market.ErrInsufficientFunds, ReasonInsufficientFunds},
 	{locking.ErrNotAcquired, ReasonLockNotAcquired},
-	{market.ErrInvalid, ReasonOther},
-	{market.ErrUserNotFound, ReasonOther},
-	{market.ErrAlreadyExists, ReasonOther},
-	{market.ErrMarketFull, ReasonOther},
-	{locking.ErrLockLost, ReasonOther}, // a fenced commit refused
 }
 
-// Classify maps an operation's error to its outcome: nil is Ok; the
-// market's refusals (listing not found, price changed, not owned,
-// insufficient funds, invalid input, lock not acquired, a fenced commit
-// refused because the lease was lost) are Fail; anything
-// else, including a network error, a timeout or "gave up under contention"
-// after a transaction was sent, is Unknown.
+// Classify maps an operation's error to its outcome by the market's one
+// classification (market.OutcomeOf): nil is Ok; an error that means
+// nothing was applied (the market's refusals, ErrContended included, a
+// lock not acquired, a fenced commit refused, a command never sent or
+// refused whole by Redis) is Fail, with the Reason it claims about the
+// item, if any; anything else (a reply lost to a network error or a
+// timeout) is Unknown.
 func Classify(err error) (Outcome, Reason) {
-	if err == nil {
+	switch market.OutcomeOf(err) {
+	case locking.Applied:
 		return Ok, ReasonNone
-	}
-	for _, r := range refusals {
-		if errors.Is(err, r.err) {
-			return Fail, r.reason
+	case locking.NotApplied:
+		for _, r := range reasons {
+			if errors.Is(err, r.err) {
+				return Fail, r.reason
+			}
 		}
+		return Fail, ReasonOther
 	}
 	return Unknown, ReasonNone
 }

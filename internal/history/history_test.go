@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -152,7 +154,12 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("x: %w", market.ErrItemNotOwned), Fail, ReasonItemNotOwned},
 		{fmt.Errorf("x: %w", market.ErrInsufficientFunds), Fail, ReasonInsufficientFunds},
 		{fmt.Errorf("%w: %w", market.ErrContended, locking.ErrNotAcquired), Fail, ReasonLockNotAcquired},
-		{fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), Unknown, ReasonNone},
+		// The market gives up under contention only before a commit is
+		// sent (market.OutcomeOf): nothing was applied.
+		{fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), Fail, ReasonOther},
+		// A bare deadline may have ended a command in flight.
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), Unknown, ReasonNone},
+		{fmt.Errorf("x: %w", redis.ErrClosed), Fail, ReasonOther},
 		{errors.New("read tcp: i/o timeout"), Unknown, ReasonNone},
 		{fmt.Errorf("x: %w", locking.ErrLockLost), Fail, ReasonOther},
 	}

@@ -140,6 +140,9 @@ func TestRefused(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+					if tt.body != "" {
+						req.Header.Set("Content-Type", "application/json")
+					}
 					if chunked {
 						req.ContentLength = -1 // no Content-Length: the limit is met while reading
 					}

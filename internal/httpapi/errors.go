@@ -16,35 +16,41 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 )
 
 // Error codes of the JSON API, in {"error":{"code":...,"message":...}}.
 const (
-	CodeInvalidRequest      = "invalid_request"      // 400: malformed or out-of-range input
-	CodeNotFound            = "not_found"            // 404: unknown user, or no such route
-	CodeListingNotFound     = "listing_not_found"    // 404: the listing to buy is not there
-	CodeMethodNotAllowed    = "method_not_allowed"   // 405
-	CodePriceChanged        = "price_changed"        // 409
-	CodeItemNotOwned        = "item_not_owned"       // 409
-	CodeInsufficientFunds   = "insufficient_funds"   // 409
-	CodeAlreadyExists       = "already_exists"       // 409
-	CodeBusy                = "busy"                 // 409: a rush or lab run is already running
-	CodeMarketFull          = "market_full"          // 409: the market's money limit is reached
-	CodeCorruptState        = "corrupt_state"        // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
-	CodeRequestTooLarge     = "request_too_large"    // 413: body over the limit
-	CodeIdempotencyMismatch = "idempotency_mismatch" // 422: Idempotency-Key used for another request
-	CodeAuditBusy           = "audit_busy"           // 429 + Retry-After: an audit ran or runs
-	CodeCanceled            = "request_canceled"     // 499: the client went away
-	CodeInternal            = "internal_error"       // 500: a bug; never for bad input or Redis
-	CodeContended           = "contended"            // 503 + Retry-After: gave up under contention
-	CodeTimeout             = "timeout"              // 503 + Retry-After: ran out of time
+	CodeInvalidRequest      = "invalid_request"        // 400: malformed or out-of-range input
+	CodeUnauthorized        = "unauthorized"           // 401: an admin route without the admin token
+	CodeForbidden           = "forbidden"              // 403: a cross-origin write, or a foreign Host
+	CodeNotFound            = "not_found"              // 404: unknown user, or no such route
+	CodeListingNotFound     = "listing_not_found"      // 404: the listing to buy is not there
+	CodeMethodNotAllowed    = "method_not_allowed"     // 405
+	CodePriceChanged        = "price_changed"          // 409
+	CodeItemNotOwned        = "item_not_owned"         // 409
+	CodeInsufficientFunds   = "insufficient_funds"     // 409
+	CodeAlreadyExists       = "already_exists"         // 409
+	CodeBusy                = "busy"                   // 409: a rush or lab run is already running
+	CodeMarketFull          = "market_full"            // 409: the market's money limit is reached
+	CodeCorruptState        = "corrupt_state"          // 409: state changed out of band (market.ErrCorrupt, WRONGTYPE)
+	CodeRequestTooLarge     = "request_too_large"      // 413: body over the limit
+	CodeUnsupportedMedia    = "unsupported_media_type" // 415: a body that is not JSON
+	CodeIdempotencyMismatch = "idempotency_mismatch"   // 422: Idempotency-Key used for another request
+	CodeAuditBusy           = "audit_busy"             // 429 + Retry-After: an audit ran or runs
+	CodeRateLimited         = "rate_limited"           // 429 + Retry-After: an expensive read too often
+	CodeCanceled            = "request_canceled"       // 499: the client went away
+	CodeInternal            = "internal_error"         // 500: a bug; never for bad input or Redis
+	CodeContended           = "contended"              // 503 + Retry-After: gave up under contention
+	CodeTimeout             = "timeout"                // 503 + Retry-After: ran out of time (outcome open)
 )
 
 // Codes of the 503s Redis causes, each with Retry-After. Only
-// CodeOutcomeUnknown and CodeRedisError leave the outcome open: the others
-// say that the command was never sent or that Redis refused it, so nothing
-// was applied.
+// CodeOutcomeUnknown, CodeRedisError and CodeTimeout leave the outcome
+// open: the others say that the command was never sent or that Redis
+// refused it, so nothing was applied. Which it is, the message says, by
+// the market's one classification of errors (market.OutcomeOf).
 const (
 	// CodeRedisUnavailable: Redis could not be reached (dial refused or
 	// failed, pool timeout, client closed): the command was never sent.
@@ -161,8 +167,9 @@ var domainErrors = []struct {
 
 // Messages of the Redis 503s.
 const (
-	msgNotApplied = "nothing was applied; try again later"
-	msgUnknown    = "the operation may or may not have been applied; " +
+	msgNotApplied = "this request applied nothing; try again later, with the same Idempotency-Key " +
+		"until an answer that is not a 503 (an earlier attempt with the key may have applied)"
+	msgUnknown = "the operation may or may not have been applied; " +
 		"retry with the same Idempotency-Key to apply it exactly once"
 )
 
@@ -200,7 +207,7 @@ func redisFailure(err error) *Error {
 	if errors.As(err, &rerr) {
 		word, _, _ := strings.Cut(rerr.Error(), " ")
 		if r, ok := redisReplies[word]; ok {
-			return e(r.code, r.what+": "+msgNotApplied)
+			return e(r.code, r.what+": "+outcomeText(err))
 		}
 		switch {
 		case word == "WRONGTYPE":
@@ -208,9 +215,9 @@ func redisFailure(err error) *Error {
 				Message: "a key of the market holds another type than the market writes: state changed out of band", Err: err}
 		case redis.IsMaxClientsError(err), redis.IsAuthError(err):
 			// Refused at connection time, before the command was sent.
-			return e(CodeRedisUnavailable, "Redis refused the connection: "+msgNotApplied)
+			return e(CodeRedisUnavailable, "Redis refused the connection: "+outcomeText(err))
 		}
-		return e(CodeRedisError, "Redis answered "+word+": "+msgUnknown)
+		return e(CodeRedisError, "Redis answered "+word+": "+outcomeText(err))
 	}
 	var oe *net.OpError
 	dial := errors.As(err, &oe) && oe.Op == "dial"
@@ -219,13 +226,13 @@ func redisFailure(err error) *Error {
 		errors.Is(err, redis.ErrPoolTimeout),
 		errors.Is(err, redis.ErrPoolExhausted),
 		errors.Is(err, redis.ErrClosed):
-		return e(CodeRedisUnavailable, "Redis cannot be reached: "+msgNotApplied)
+		return e(CodeRedisUnavailable, "Redis cannot be reached: "+outcomeText(err))
 	// Context errors before other network errors: context.DeadlineExceeded
-	// is also a net.Error. The client returns them only before sending.
+	// is also a net.Error.
 	case errors.Is(err, context.Canceled):
 		return &Error{Status: statusClientClosedRequest, Code: CodeCanceled, Message: "request canceled", Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
-		return e(CodeTimeout, "the operation ran out of time before it was sent: "+msgNotApplied)
+		return e(CodeTimeout, "the operation ran out of time: "+outcomeText(err))
 	}
 	var ne net.Error
 	switch {
@@ -235,9 +242,18 @@ func redisFailure(err error) *Error {
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.EPIPE),
 		errors.Is(err, net.ErrClosed):
-		return e(CodeOutcomeUnknown, "the reply from Redis was lost: "+msgUnknown)
+		return e(CodeOutcomeUnknown, "the reply from Redis was lost: "+outcomeText(err))
 	}
 	return nil
+}
+
+// outcomeText is what a 503's message says of the operation that failed with
+// err, by the market's one classification (market.OutcomeOf).
+func outcomeText(err error) string {
+	if market.OutcomeOf(err) == locking.NotApplied {
+		return msgNotApplied
+	}
+	return msgUnknown
 }
 
 // fromEcho maps echo's own errors (no route, wrong method, body limit,

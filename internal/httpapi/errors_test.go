@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -80,6 +81,12 @@ func TestErrorFor(t *testing.T) {
 			}
 			if got.Status == http.StatusServiceUnavailable && got.Code != CodeContended && got.RetryAfter <= 0 {
 				t.Error("a 503 without Retry-After")
+			}
+			// A 503 claims nothing was applied exactly when the market's
+			// one classification says so.
+			open := got.Code == CodeOutcomeUnknown || got.Code == CodeRedisError || got.Code == CodeTimeout
+			if got.Status == http.StatusServiceUnavailable && open != (market.OutcomeOf(tt.err) == locking.Unknown) {
+				t.Errorf("code %s, but market.OutcomeOf says %v", got.Code, market.OutcomeOf(tt.err))
 			}
 			if got.Code == CodeOutcomeUnknown && !strings.Contains(got.Message, HeaderIdempotencyKey) {
 				t.Errorf("message %q does not say to retry with the same %s", got.Message, HeaderIdempotencyKey)

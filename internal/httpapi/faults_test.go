@@ -143,6 +143,7 @@ func getAudit(t *testing.T, h http.Handler) auditBody {
 // same Idempotency-Key then answers 200 "replayed" and the purchase is
 // applied exactly once, under every strategy.
 func TestUnknownOutcome(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, st := range market.Strategies {
 		t.Run(string(st), func(t *testing.T) {
 			f := newFaultFixture(t)
@@ -194,6 +195,7 @@ func TestUnknownOutcome(t *testing.T) {
 // they check sales from the receipts in Redis, not from what a process
 // saw; and a payment undone out of band is found by yet another process.
 func TestAuditAfterUnknownOutcome(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	for _, st := range market.Strategies {
 		t.Run(string(st), func(t *testing.T) {
 			f := newFaultFixture(t)

@@ -2,29 +2,42 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/jobs"
+	"github.com/lockmarket/lockmarket/internal/lab"
+	"github.com/lockmarket/lockmarket/internal/labsession"
+	rushrun "github.com/lockmarket/lockmarket/internal/rush"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// newJobsServer is a fixture's server that knows the backend (the lab
-// moves miniredis's clock), closed when the test ends.
+// newJobsServer is a fixture's server with a rush and a lab that know the
+// backend (the lab moves miniredis's clock), closed when the test ends.
 func newJobsServer(t *testing.T, b *redistest.Backend) (*Server, *fixture) {
 	t.Helper()
 	f := newFixture(t, b)
-	srv, err := New(Config{Market: f.m, Mini: b.Mini})
+	srv, err := New(withJobs(Config{Market: f.m}, b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
 	return srv, f
+}
+
+// withJobs returns cfg with the rush and the lab of the service on b.
+func withJobs(cfg Config, b *redistest.Backend) Config {
+	cfg.Rush = rushrun.New(b.Client, b.Mini != nil, cfg.Env.Redis.Mode, cfg.Logger)
+	cfg.Lab = lab.New(b.Client, b.Mini, cfg.Logger)
+	cfg.Explore = labsession.NewManager()
+	return cfg
 }
 
 // waitForJob polls GET path until its state is not "running" (at most a
@@ -38,7 +51,7 @@ func waitForJob(t *testing.T, h http.Handler, path string, v any) {
 			State string `json:"state"`
 		}
 		r.decode(t, &st)
-		if st.State != stateRunning {
+		if st.State != jobs.StateRunning {
 			r.decode(t, v)
 			jsonkeys.Check(t, path, r.body)
 			return
@@ -77,19 +90,23 @@ func TestRushRefused(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
 		}
 	}
-	// One rush at a time.
-	srv.jobs.rush.running = true
-	if r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":5,"duration_ms":1000}`); r.status != 409 || r.code() != CodeBusy {
-		t.Errorf("second rush: %d %s", r.status, r.body)
-	}
-	srv.jobs.rush.running = false
-	var st rushStatus
+	var st rushrun.Status
 	serve(srv.Handler(), "GET", "/api/rush", "").decode(t, &st)
-	if st.State != stateIdle || len(st.Strategies) != 0 {
+	if st.State != jobs.StateIdle || len(st.Strategies) != 0 {
 		t.Errorf("before any rush: %+v", st)
 	}
 	if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 		t.Errorf("refused rushes changed Redis")
+	}
+	// One rush at a time.
+	if r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":1,"duration_ms":60000,"strategies":["lua"]}`); r.status != http.StatusAccepted {
+		t.Fatalf("first rush: %d %s", r.status, r.body)
+	}
+	if r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":5,"duration_ms":1000}`); r.status != 409 || r.code() != CodeBusy {
+		t.Errorf("second rush: %d %s", r.status, r.body)
+	}
+	if r := serve(srv.Handler(), "DELETE", "/api/rush", ""); r.status != 200 {
+		t.Errorf("cancel: %d %s", r.status, r.body)
 	}
 }
 
@@ -97,6 +114,7 @@ func TestRushRefused(t *testing.T) {
 // that it used markets of its own (the demo market unchanged, nothing left
 // behind), and that a rush can be cancelled.
 func TestRush(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)
@@ -104,9 +122,9 @@ func TestRush(t *testing.T) {
 		if r.status != http.StatusAccepted || r.header.Get("Location") != "/api/rush" {
 			t.Fatalf("start: %d %s", r.status, r.body)
 		}
-		var st rushStatus
+		var st rushrun.Status
 		waitForJob(t, srv.Handler(), "/api/rush", &st)
-		if st.State != stateDone || st.Buyers != 8 || st.Listers != 2 || st.StrategyDurationMS != 500 || len(st.Strategies) != 2 {
+		if st.State != jobs.StateDone || st.Buyers != 8 || st.Listers != 2 || st.StrategyDurationMS != 500 || len(st.Strategies) != 2 {
 			t.Fatalf("rush: %+v", st)
 		}
 		// The round trip added is one the clients see: the delay proxy
@@ -115,7 +133,7 @@ func TestRush(t *testing.T) {
 			t.Errorf("round trip %v ms asked, %v ms measured", st.RTTMS, st.MeasuredRTTMS)
 		}
 		for _, s := range st.Strategies {
-			if s.State != stateDone || s.Bought == 0 || s.Listed < s.Bought || s.WaitSamples != uint64(s.Bought) ||
+			if s.State != jobs.StateDone || s.Bought == 0 || s.Listed < s.Bought || s.WaitSamples != uint64(s.Bought) ||
 				s.P99WaitMS < s.P50WaitMS || s.AuditViolations != 0 || s.Failures == nil || len(s.Series) == 0 ||
 				!strings.HasPrefix(s.Market, "rush-"+st.ID+"-") {
 				t.Errorf("%s: %+v", s.Strategy, s)
@@ -123,6 +141,26 @@ func TestRush(t *testing.T) {
 			if s.Strategy == market.Lua && (s.Retries != 0 || s.LockWaits != 0) {
 				t.Errorf("lua paid retries or lock waits: %+v", s)
 			}
+			if lost := s.Failures.ListingNotFound + s.Failures.PriceChanged; s.LostToAnotherBuyer != lost || lost > s.Failed {
+				t.Errorf("%s: %d lost to another buyer, want %d of %d failed", s.Strategy, s.LostToAnotherBuyer, lost, s.Failed)
+			}
+		}
+		// The figures are in /metrics too, as the page shows them.
+		m := string(serve(srv.Handler(), "GET", "/metrics", "").body)
+		for _, s := range st.Strategies {
+			for _, want := range []string{
+				fmt.Sprintf("lockmarket_rush_bought{strategy=%q} %d\n", s.Strategy, s.Bought),
+				fmt.Sprintf("lockmarket_rush_lost_to_another_buyer{strategy=%q} %d\n", s.Strategy, s.LostToAnotherBuyer),
+				fmt.Sprintf("lockmarket_rush_audit_violations{strategy=%q} 0\n", s.Strategy),
+				fmt.Sprintf("lockmarket_rush_retries_per_purchase{strategy=%q} ", s.Strategy),
+			} {
+				if !strings.Contains(m, want) {
+					t.Errorf("/metrics lacks %q", want)
+				}
+			}
+		}
+		if !strings.Contains(m, "lockmarket_rush_running 0\n") {
+			t.Error("/metrics lacks lockmarket_rush_running 0")
 		}
 		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 			t.Errorf("the rush changed or left keys: %d keys before, %d after", len(before), len(after))
@@ -135,7 +173,7 @@ func TestRush(t *testing.T) {
 		}
 		r = serve(srv.Handler(), "DELETE", "/api/rush", "")
 		r.decode(t, &st)
-		if r.status != 200 || st.State != stateCancelled || st.Strategies[1].State != stateCancelled {
+		if r.status != 200 || st.State != jobs.StateCancelled || st.Strategies[1].State != jobs.StateCancelled {
 			t.Errorf("cancel: %d %s", r.status, r.body)
 		}
 		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
@@ -153,9 +191,9 @@ func TestCloseStopsRush(t *testing.T) {
 		t.Fatalf("start: %d %s", r.status, r.body)
 	}
 	srv.Close()
-	var st rushStatus
+	var st rushrun.Status
 	serve(srv.Handler(), "GET", "/api/rush", "").decode(t, &st)
-	if st.State != stateCancelled {
+	if st.State != jobs.StateCancelled {
 		t.Errorf("after Close: %s", st.State)
 	}
 	if r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":2,"duration_ms":1000}`); r.status != 503 {
@@ -182,11 +220,6 @@ func TestLabRefused(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
 		}
 	}
-	srv.jobs.lab.running = true
-	if r := serve(srv.Handler(), "POST", "/api/lab/runs", `{"recipe":"6"}`); r.status != 409 || r.code() != CodeBusy {
-		t.Errorf("second lab run: %d %s", r.status, r.body)
-	}
-	srv.jobs.lab.running = false
 	if r := serve(srv.Handler(), "GET", "/api/lab/runs/nope", ""); r.status != 404 || r.code() != CodeNotFound {
 		t.Errorf("unknown run: %d %s", r.status, r.body)
 	}
@@ -209,17 +242,17 @@ func TestLab(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)
-		run := func(body string) labRun {
+		run := func(body string) lab.Run {
 			t.Helper()
 			r := serve(srv.Handler(), "POST", "/api/lab/runs", body)
-			var started labRun
+			var started lab.Run
 			r.decode(t, &started)
 			if r.status != http.StatusAccepted || r.header.Get("Location") != "/api/lab/runs/"+started.ID {
 				t.Fatalf("%s: %d %s", body, r.status, r.body)
 			}
-			var done labRun
+			var done lab.Run
 			waitForJob(t, srv.Handler(), "/api/lab/runs/"+started.ID, &done)
-			if done.State != stateDone {
+			if done.State != jobs.StateDone {
 				t.Fatalf("%s: %+v", body, done)
 			}
 			return done
@@ -239,6 +272,13 @@ func TestLab(t *testing.T) {
 		}
 		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 			t.Errorf("the lab run changed or left keys")
+		}
+		m := string(serve(srv.Handler(), "GET", "/metrics", "").body)
+		for _, want := range []string{`lockmarket_lab_variants_total{variant="flawed",verdict="violation"} 1` + "\n",
+			`lockmarket_lab_variants_total{variant="fixed",verdict="clean"} 1` + "\n", "lockmarket_lab_running 0\n"} {
+			if !strings.Contains(m, want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
 		}
 		if !b.Real() {
 			return

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -27,10 +28,11 @@ type metrics struct {
 }
 
 // newMetrics makes the metrics and registers them, with the Redis pool,
-// Go runtime and process collectors, on reg. It fails, and leaves reg as it
-// was, when reg already holds any of them (e.g. a Server made before on the
-// same registry).
-func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) (*metrics, error) {
+// Go runtime and process collectors and those of the jobs that are
+// collectors themselves (the rush's last figures, the lab's findings), on
+// reg. It fails, and leaves reg as it was, when reg already holds any of
+// them (e.g. a Server made before on the same registry).
+func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient, jobs ...any) (*metrics, error) {
 	countBuckets := []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}
 	m := &metrics{
 		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -81,6 +83,11 @@ func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) (*metrics,
 	cs := []prometheus.Collector{m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist,
 		m.waitHist, m.gateWait, m.requests, newPoolCollector(rdb),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	for _, j := range jobs {
+		if c, ok := j.(prometheus.Collector); ok {
+			cs = append(cs, c)
+		}
+	}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -118,8 +125,23 @@ func (m *metrics) observeGate(s market.Strategy, d time.Duration) {
 	m.gateWait.WithLabelValues(string(s)).Observe(d.Seconds())
 }
 
+// observeRequest counts one request. route is the route's template (echo's
+// c.Path, "unmatched" for none), never the raw path, and a method the
+// service does not know is counted as "other": every label takes a bounded
+// set of values, whatever clients send.
 func (m *metrics) observeRequest(method, route string, status int) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(methodLabel(method), route, strconv.Itoa(status)).Inc()
+}
+
+// methodLabel is the method label of a request: the method itself if it
+// is one of HTTP's standard methods, "other" otherwise.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 // poolCollector exports the Redis client's connection pool statistics.

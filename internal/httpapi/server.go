@@ -8,7 +8,7 @@
 //
 // Listings and purchases may pick their strategy per request. Strategies
 // are not safe to mix on one market, so the server runs them through a
-// market.Gate: operations of one strategy run concurrently, another strategy
+// Gate (gate.go): operations of one strategy run concurrently, another strategy
 // waits its turn. This holds for one service process per market.
 //
 // Listings and purchases with an Idempotency-Key header apply at most once
@@ -29,11 +29,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/schema"
@@ -95,11 +95,26 @@ type Config struct {
 	// Env describes the Redis connection and the machine on GET /api/info
 	// (default: an unknown Redis on this machine).
 	Env schema.Env
-	// Mini is the embedded server when Market's client talks to miniredis
-	// (required then): its keys expire only when its clock is moved, which
-	// the lab does to make a lease run out, and the rush's clients need
-	// redisconn.MiniWatchHook.
-	Mini *miniredis.Miniredis
+	// Rush runs POST /api/rush (package internal/rush); without one, the
+	// rush's routes answer 404.
+	Rush Rush
+	// Lab runs POST /api/lab/runs (package internal/lab); without one,
+	// the lab's routes answer 404.
+	Lab Lab
+	// Explore keeps the lab's explorer sessions (package
+	// internal/labsession); without one, their routes answer 404.
+	Explore Explore
+	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
+	// the routes that change the service rather than the market (the
+	// default strategy, the rush, the lab, explorer sessions). Without one
+	// they are open to the requests the same-origin check lets through:
+	// run so only on a loopback bind.
+	AdminToken string
+	// LoopbackHosts refuses requests whose Host header is not a loopback
+	// name or address (localhost, 127.0.0.1, [::1]): set it when the
+	// service listens on loopback, so that a page whose name resolves to
+	// the loopback address cannot pass for the service's own origin.
+	LoopbackHosts bool
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -107,13 +122,15 @@ type Server struct {
 	cfg     Config
 	m       *market.Market
 	log     *slog.Logger
-	gate    market.Gate
+	gate    Gate
 	metrics *metrics
 	reg     *prometheus.Registry
 	echo    *echo.Echo
 	audits  auditLimiter
-
-	jobs *jobs // the rush and the lab, run in the background
+	// scans and receiptReads limit the expensive reads (see ratelimit.go);
+	// labBudget bounds the lab's requests.
+	userScans, listingReads, receiptReads *rate.Limiter
+	labBudget                             *budget
 
 	mu       sync.RWMutex
 	strategy market.Strategy
@@ -151,9 +168,22 @@ func New(cfg Config) (*Server, error) {
 		cfg.AuditCooldown = DefaultAuditCooldown
 	}
 	s := &Server{cfg: cfg, m: cfg.Market, log: cfg.Logger, reg: cfg.Registry, strategy: cfg.Strategy,
-		audits: auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown}, jobs: newJobs()}
+		audits:    auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown},
+		userScans: rate.NewLimiter(UserScanRate, UserScanBurst), listingReads: rate.NewLimiter(ListingRate, ListingBurst),
+		receiptReads: rate.NewLimiter(ReceiptRate, ReceiptBurst),
+		labBudget:    newBudget("lab", labBodyLimit, 1)}
 	var err error
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client()); err != nil {
+	var collectable []any
+	if cfg.Rush != nil {
+		collectable = append(collectable, cfg.Rush)
+	}
+	if cfg.Lab != nil {
+		collectable = append(collectable, cfg.Lab)
+	}
+	if cfg.Explore != nil {
+		collectable = append(collectable, cfg.Explore)
+	}
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client(), collectable...); err != nil {
 		return nil, err
 	}
 	if err := s.routes(); err != nil {
@@ -199,6 +229,8 @@ func (s *Server) routes() error {
 			},
 		}),
 		s.headers,
+		s.sameOrigin,
+		requireJSON,
 		s.limitBody)
 
 	api := e.Group("/api")
@@ -211,7 +243,7 @@ func (s *Server) routes() error {
 	api.GET("/market", s.getMarket)
 	api.POST("/purchases", s.purchase)
 	api.GET("/strategy", s.getStrategy)
-	api.PUT("/strategy", s.putStrategy)
+	api.PUT("/strategy", s.putStrategy, s.admin)
 	api.GET("/audit", s.audit)
 	api.GET("/info", s.info)
 	s.jobRoutes(api)
@@ -443,6 +475,9 @@ func (s *Server) listUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := allow(s.userScans, 1, "listing users", "requests"); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	ids, err := s.m.UserIDs(ctx)
 	if err != nil {
@@ -561,6 +596,9 @@ func (s *Server) getMarket(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := allow(s.listingReads, int(limit), "reading the market", "listings"); err != nil {
+		return err
+	}
 	listings, total, err := s.m.Listings(c.Request().Context(), offset, limit)
 	if err != nil {
 		return err
@@ -626,7 +664,10 @@ func (s *Server) audit(c echo.Context) error {
 	})
 }
 
-// receipts answers a user's sale receipts, newest first (market.Receipts).
+// receipts answers a user's sale receipts, newest first
+// (market.ReceiptPage), ?limit= at most, older than ?before= if given; the
+// answer's "next", when present, is the before of the next page. It is
+// rate limited (ReceiptRate).
 func (s *Server) receipts(c echo.Context) error {
 	user := c.Param("id")
 	if err := market.ValidID("user", user); err != nil {
@@ -636,15 +677,26 @@ func (s *Server) receipts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	before := c.QueryParam("before")
+	if before != "" && !market.ValidReceiptID(before) {
+		return invalid("query parameter before must be a receipt ID (MS-SEQ), the next of a previous page")
+	}
+	if err := allow(s.receiptReads, 1, "reading receipts", "requests"); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	if _, err := s.m.GetUser(ctx, user); err != nil {
 		return err
 	}
-	rs, err := s.m.Receipts(ctx, user, int(limit))
+	page, err := s.m.ReceiptPage(ctx, user, before, int(limit))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"receipts": rs})
+	body := map[string]any{"receipts": page.Receipts}
+	if page.Next != "" {
+		body["next"] = page.Next
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 // infoResponse is GET /api/info: the market, its strategies, where it

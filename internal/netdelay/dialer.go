@@ -19,7 +19,7 @@ var ErrClosed = errors.New("netdelay: dialer closed")
 // Its Dial is a go-redis dialer: set it as redis.Options.Dialer or
 // redis.ClusterOptions.Dialer. It is safe for concurrent use.
 type Dialer struct {
-	rtt time.Duration
+	cfg Config
 	d   net.Dialer
 
 	mu      sync.Mutex
@@ -29,10 +29,17 @@ type Dialer struct {
 
 // NewDialer returns a Dialer whose proxies add rtt to every round trip.
 func NewDialer(rtt time.Duration) (*Dialer, error) {
-	if rtt < 0 {
-		return nil, fmt.Errorf("%w: %v", ErrNegativeRTT, rtt)
+	return NewDialerConfig(Config{RTT: rtt})
+}
+
+// NewDialerConfig returns a Dialer whose proxies delay under cfg. The
+// proxies' random parts are seeded apart: the first proxy started uses
+// cfg.Seed, the next cfg.Seed+1, and so on.
+func NewDialerConfig(cfg Config) (*Dialer, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
-	return &Dialer{rtt: rtt, proxies: map[string]*Proxy{}}, nil
+	return &Dialer{cfg: cfg, proxies: map[string]*Proxy{}}, nil
 }
 
 // Dial connects to addr through its proxy, starting the proxy if this is
@@ -60,7 +67,9 @@ func (d *Dialer) proxy(ctx context.Context, addr string) (*Proxy, error) {
 	if p, ok := d.proxies[addr]; ok {
 		return p, nil
 	}
-	p, err := Start(ctx, addr, d.rtt)
+	cfg := d.cfg
+	cfg.Seed += uint64(len(d.proxies))
+	p, err := StartConfig(ctx, addr, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -34,16 +34,18 @@ type chunk struct {
 // them when due.
 type link struct {
 	client, upstream net.Conn
-	rtt              time.Duration
+	// due stamps each chunk from the upstream with its delivery time;
+	// only read calls it.
+	due *Sampler
 	// timer is the writer's timer, nil without delay.
 	timer *waiter
 	done  chan struct{}
 	once  sync.Once
 }
 
-func newLink(client, upstream net.Conn, rtt time.Duration) (*link, error) {
-	l := &link{client: client, upstream: upstream, rtt: rtt, done: make(chan struct{})}
-	if rtt > 0 {
+func newLink(client, upstream net.Conn, cfg Config, conn uint64) (*link, error) {
+	l := &link{client: client, upstream: upstream, due: NewSampler(cfg, conn), done: make(chan struct{})}
+	if cfg.delayed() {
 		var err error
 		if l.timer, err = newWaiter(); err != nil {
 			return nil, err
@@ -100,7 +102,7 @@ func (l *link) read(src net.Conn, q chan<- chunk) {
 		n, err := src.Read(*b)
 		if n > 0 {
 			select {
-			case q <- chunk{buf: b, n: n, due: time.Now().Add(l.rtt)}:
+			case q <- chunk{buf: b, n: n, due: l.due.Due(time.Now())}:
 			case <-l.done:
 				chunkPool.Put(b)
 				return

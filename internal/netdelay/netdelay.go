@@ -36,7 +36,7 @@ var ErrNegativeRTT = errors.New("netdelay: negative round trip")
 // Proxy is a running delay proxy. Its methods are safe for concurrent use.
 type Proxy struct {
 	upstream string
-	rtt      time.Duration
+	cfg      Config
 	ln       net.Listener
 	dialer   net.Dialer
 	// stop cancels the dials to the upstream in flight when Close is called.
@@ -46,7 +46,9 @@ type Proxy struct {
 	mu     sync.Mutex
 	closed bool
 	links  map[*link]struct{}
-	wg     sync.WaitGroup
+	// conns numbers the accepted connections, for their samplers.
+	conns uint64
+	wg    sync.WaitGroup
 }
 
 // Start listens on a free loopback port and relays every connection made to
@@ -55,8 +57,14 @@ type Proxy struct {
 // without delay. ctx bounds the start-up, which dials upstreamAddr once to
 // check that it answers; the proxy then runs until Close.
 func Start(ctx context.Context, upstreamAddr string, rtt time.Duration) (*Proxy, error) {
-	if rtt < 0 {
-		return nil, fmt.Errorf("%w: %v", ErrNegativeRTT, rtt)
+	return StartConfig(ctx, upstreamAddr, Config{RTT: rtt})
+}
+
+// StartConfig is Start with a delay model that may add a random part to
+// each delay (see Config).
+func StartConfig(ctx context.Context, upstreamAddr string, cfg Config) (*Proxy, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", upstreamAddr)
@@ -71,7 +79,7 @@ func Start(ctx context.Context, upstreamAddr string, rtt time.Duration) (*Proxy,
 	}
 	p := &Proxy{
 		upstream: upstreamAddr,
-		rtt:      rtt,
+		cfg:      cfg,
 		ln:       ln,
 		links:    map[*link]struct{}{},
 	}
@@ -84,8 +92,11 @@ func Start(ctx context.Context, upstreamAddr string, rtt time.Duration) (*Proxy,
 // upstream.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// RTT is the round trip the proxy was asked to add.
-func (p *Proxy) RTT() time.Duration { return p.rtt }
+// RTT is the fixed round trip the proxy was asked to add.
+func (p *Proxy) RTT() time.Duration { return p.cfg.RTT }
+
+// Config is the proxy's delay model.
+func (p *Proxy) Config() Config { return p.cfg }
 
 // Close stops accepting, closes every relayed connection (bytes still held
 // for delivery are dropped) and returns once every goroutine of the proxy
@@ -137,7 +148,11 @@ func (p *Proxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
-	l, err := newLink(c, up, p.rtt)
+	p.mu.Lock()
+	n := p.conns
+	p.conns++
+	p.mu.Unlock()
+	l, err := newLink(c, up, p.cfg, n)
 	if err != nil {
 		c.Close()
 		up.Close()

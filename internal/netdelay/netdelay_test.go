@@ -175,9 +175,13 @@ func echoServer(t *testing.T) string {
 // the end of the stream.
 func TestByteStream(t *testing.T) {
 	addr := echoServer(t)
-	for _, rtt := range []time.Duration{0, 2 * time.Millisecond} {
-		t.Run(rtt.String(), func(t *testing.T) {
-			p := startProxy(t, addr, rtt)
+	for _, cfg := range []netdelay.Config{{}, {RTT: 2 * time.Millisecond}, {RTT: time.Millisecond, Jitter: time.Millisecond, Seed: 1}} {
+		t.Run(cfg.String(), func(t *testing.T) {
+			p, err := netdelay.StartConfig(context.Background(), addr, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
 			c, err := net.Dial("tcp", p.Addr())
 			if err != nil {
 				t.Fatal(err)

@@ -221,7 +221,7 @@ func narrowCaption(doc Document) string {
 
 func caption(doc Document, book string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Redis: %s %s; %gs per cell, seed %d, pick %d; %s.", doc.Redis.Mode, doc.Redis.Version,
+	fmt.Fprintf(&b, "Redis: %s; %gs per cell, seed %d, pick %d; %s.", doc.Redis,
 		doc.DurationS, doc.Seed, doc.Pick, LinkText(doc))
 	b.WriteString(book)
 	if doc.Illustrative {

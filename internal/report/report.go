@@ -38,7 +38,10 @@ type Document struct {
 	// proxy).
 	RTTMs           float64 `json:"rtt_ms"`
 	RTTConfiguredMs float64 `json:"rtt_configured_ms"`
-	Rows            []Row   `json:"rows"`
+	// JitterMs is the mean of the random part the proxy added to each
+	// reply's delay (an exponential draw; 0: none).
+	JitterMs float64 `json:"jitter_ms,omitempty"`
+	Rows     []Row   `json:"rows"`
 }
 
 // LinkText says in one line how the run's clients reached Redis.
@@ -52,6 +55,9 @@ func LinkText(doc Document) string {
 		s = fmt.Sprintf("client %s, round trip %s (PING p50", client, fmtMs(doc.RTTMs, 1))
 		if doc.RTTConfiguredMs > 0 {
 			s += fmt.Sprintf(", through a proxy adding %s", fmtMs(doc.RTTConfiguredMs, 1))
+			if doc.JitterMs > 0 {
+				s += fmt.Sprintf(" + exp(mean %s)", fmtMs(doc.JitterMs, 2))
+			}
 		}
 		s += ")"
 	} else {

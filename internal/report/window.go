@@ -111,13 +111,13 @@ func measuredRTT(cells map[string]Point) float64 {
 // SweepCaption explains the sweep's tables.
 func SweepCaption(s Sweep) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Redis: %s %s; scenario %s, %gs per cell, seed %d, pick %d. "+
+	fmt.Fprintf(&b, "Redis: %s; scenario %s, %gs per cell, seed %d, pick %d. "+
 		"rtt: added by the proxy (measured: PING p50 through it, mean over the line's cells). "+
 		"w: mean WATCH-to-EXEC window of the purchases' EXECs; λ: writes per second by other clients "+
 		"to the keys a purchase WATCHes; P: share of EXECs that committed; e^(−λ·w): the model's P; "+
 		"error: model/measured − 1 (the model's retries per purchase, 1/e^(−λ·w) − 1, are in the JSON, "+
 		"the CSV and the retries chart).",
-		s.Redis.Mode, s.Redis.Version, s.Scenario, s.DurationS, s.Seed, s.Pick)
+		s.Redis, s.Scenario, s.DurationS, s.Seed, s.Pick)
 	if s.Illustrative {
 		b.WriteString(" miniredis serves one command at a time inside this process: these figures are illustrative only.")
 	}

@@ -36,6 +36,16 @@ type Redis struct {
 	Version string `json:"version"`
 }
 
+// String is the block in words for a caption: the mode and the version
+// ("redis-server 7.0.15"), or the mode alone where the version only
+// repeats it ("miniredis").
+func (r Redis) String() string {
+	if r.Version == "" || r.Version == r.Mode {
+		return r.Mode
+	}
+	return r.Mode + " " + r.Version
+}
+
 // Machine describes the computer and the program that ran. A field that
 // is not known (a document written before it existed) is left out.
 type Machine struct {

@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	// Set-up, audit and clean-up finish even if ctx ends: a cell that
 	// started is always completed and accounted for.
 	bg := context.WithoutCancel(ctx)
-	names, markets, err := openMarkets(bg, cfg)
+	names, markets, workMarkets, err := openMarkets(bg, cfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}
 	res.Server.Prefilled, _ = probe.ReadServerStats(bg, cfg.Client)
-	tallies := runWorkers(ctx, cfg, markets, listers, buyers, &res)
+	tallies := runWorkers(ctx, cfg, workMarkets, listers, buyers, &res)
 	res.merge(tallies)
 	if err := res.audit(bg, markets); err != nil {
 		return res, err
@@ -110,33 +110,45 @@ func (cfg Config) withDefaults() (Config, error) {
 
 // openMarkets names the cell's markets (cfg.Names, or cfg.Name, or names
 // spread over a cluster's masters) and opens each, refusing a market that
-// already has keys.
-func openMarkets(ctx context.Context, cfg Config) (names []string, markets []*market.Market, err error) {
+// already has keys: markets on cfg.Setup for the set-up, audit and
+// clean-up, and work the same markets, with the same ledgers, on
+// cfg.Client for the workers (the same when cfg.Setup is nil).
+func openMarkets(ctx context.Context, cfg Config) (names []string, markets, work []*market.Market, err error) {
+	setup := cfg.Client
+	if cfg.Setup != nil {
+		setup = cfg.Setup
+	}
 	names = cfg.Names
 	if len(names) == 0 {
 		if cfg.Markets == 1 {
 			names = []string{cfg.Name}
-		} else if names, err = SpreadNames(ctx, cfg.Client, cfg.Name, cfg.Markets); err != nil {
-			return nil, nil, err
+		} else if names, err = SpreadNames(ctx, setup, cfg.Name, cfg.Markets); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	markets = make([]*market.Market, len(names))
+	work = make([]*market.Market, len(names))
 	for i, name := range names {
 		// Each market keeps a ledger for the length of the cell, so the
 		// audit checks every sale.
 		opts := append([]market.Option{market.WithLedger(market.NewLedger())}, cfg.MarketOptions...)
-		m, err := market.New(cfg.Client, name, opts...)
+		m, err := market.New(setup, name, opts...)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		if n, err := cfg.Client.Exists(ctx, m.Keys().UserIDs(), m.Keys().Market()).Result(); err != nil {
-			return nil, nil, err
+		if n, err := setup.Exists(ctx, m.Keys().UserIDs(), m.Keys().Market()).Result(); err != nil {
+			return nil, nil, nil, err
 		} else if n > 0 {
-			return nil, nil, fmt.Errorf("%w: market %s already has keys", ErrConfig, name)
+			return nil, nil, nil, fmt.Errorf("%w: market %s already has keys", ErrConfig, name)
 		}
-		markets[i] = m
+		markets[i], work[i] = m, m
+		if setup != cfg.Client {
+			if work[i], err = market.New(cfg.Client, name, opts...); err != nil {
+				return nil, nil, nil, err
+			}
+		}
 	}
-	return names, markets, nil
+	return names, markets, work, nil
 }
 
 // workerIDs returns the user IDs of a scenario's listers (L0, L1, ...)
@@ -178,8 +190,14 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 	probe.WaitLazyFree(ctx, cfg.Client)
 	res.Server.Before, _ = probe.ReadServerStats(ctx, cfg.Client)
 	began := time.Now()
-	for _, m := range markets {
-		if err := prefill(ctx, m, cfg.Prefill); err != nil {
+	total := cfg.Prefill * len(markets)
+	for i, m := range markets {
+		report := func(n int) {
+			if cfg.PrefillProgress != nil {
+				cfg.PrefillProgress(i*cfg.Prefill+n, total)
+			}
+		}
+		if err := prefill(ctx, m, cfg.Prefill, report); err != nil {
 			return fmt.Errorf("prefill market %s: %w", m.Name(), err)
 		}
 	}
@@ -191,8 +209,9 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 	return nil
 }
 
-// prefill fills m with n listings of PrefillSeller, PrefillBatch at a time.
-func prefill(ctx context.Context, m *market.Market, n int) error {
+// prefill fills m with n listings of PrefillSeller, PrefillBatch at a
+// time, calling done with the count created after each batch.
+func prefill(ctx context.Context, m *market.Market, n int, done func(int)) error {
 	if _, err := m.CreateUser(ctx, PrefillSeller, "filler seller", 0); err != nil {
 		return err
 	}
@@ -205,6 +224,7 @@ func prefill(ctx context.Context, m *market.Market, n int) error {
 			if err := m.CreateListings(ctx, PrefillSeller, items, prices); err != nil {
 				return err
 			}
+			done(i + 1)
 			items, prices = items[:0], prices[:0]
 		}
 	}

@@ -48,6 +48,11 @@ type Config struct {
 	// Client is the Redis connection; size its pool for Listers+Buyers
 	// (see redisconn.SizedClient), or workers queue for connections.
 	Client redis.UniversalClient
+	// Setup, if set, carries the cell's set-up, audit and clean-up, and
+	// Client only its workers' operations: a Client through a delayed link
+	// then does not make the set-up pay the delay once per user created
+	// (default Client).
+	Setup redis.UniversalClient
 	// Scenario is how many listers and buyers run.
 	Scenario Scenario
 	// Strategy is the concurrency control every worker uses.
@@ -71,6 +76,10 @@ type Config struct {
 	Progress func(Counters)
 	// ProgressEvery is the period of Progress calls.
 	ProgressEvery time.Duration
+	// PrefillProgress, if set, is called after each batch of the prefill
+	// with the listings created so far and the total to create (over
+	// every market of the cell).
+	PrefillProgress func(done, total int)
 	// KeepKeys leaves the market's keys in Redis after the cell; by
 	// default they are deleted once the audit is done.
 	KeepKeys bool
@@ -172,9 +181,9 @@ type Result struct {
 	// Retries is the sum of Cost.Retries over all Purchase calls (the
 	// book's "purchase retries"); LockWaits the sum of Cost.LockWaits.
 	Retries, LockWaits int64
-	// Execs and Window are the sums of Cost.Execs and Cost.Window over all
-	// Purchase calls: the EXECs the Watch strategy sent and their conflict
-	// windows (see Conflict).
+	// Execs and Window are the EXECs the Watch strategy sent for all
+	// Purchase calls and the sum of their conflict windows, as the
+	// market's trace reports them (market.Trace.Exec; see Conflict).
 	Execs  int64
 	Window time.Duration
 	// LockLost counts operations whose lock lease expired while held.

@@ -88,6 +88,10 @@ func (w *worker) list(ctx context.Context, m *market.Market, s market.Strategy, 
 // buy is a buyer's loop: read the k cheapest listings, buy one of them at
 // random at its listed price.
 func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, buyer string, k int64, rng *rand.Rand, stop <-chan struct{}, lv *live) {
+	ctx = market.WithTrace(ctx, &market.Trace{Exec: func(window time.Duration) {
+		w.execs++
+		w.window += window
+	}})
 	for !halt.Requested(stop) {
 		cheapest, _, err := m.Listings(ctx, 0, k)
 		if err != nil {
@@ -104,8 +108,6 @@ func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, b
 		cost, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price)
 		w.retries += int64(cost.Retries)
 		w.lockWaits += int64(cost.LockWaits)
-		w.execs += int64(cost.Execs)
-		w.window += cost.Window
 		lv.retries.Add(int64(cost.Retries))
 		lv.lockWaits.Add(int64(cost.LockWaits))
 		if cost.LockLost {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockmarket/lockmarket/locking"
 )
 
 // ev is an event during analysis, with its Seq as recorded.
@@ -392,7 +394,26 @@ func (a *analysis) lock(client string, at time.Duration, p pair) bool {
 			return false
 		}
 		key := keys[0]
-		switch {
+		switch script := locking.ScriptName(p.arg(1)); {
+		case script == locking.ScriptAcquireFenced:
+			if v != "0" && v != "" {
+				n, _ := strconv.ParseInt(argv[1], 10, 64)
+				a.acquire(client, at, p.cmd.At, key, argv[0], time.Duration(n)*time.Millisecond, "script", v)
+			} else {
+				a.failed(client, at, key, "script")
+			}
+		case script == locking.ScriptExtend:
+			if v != "1" {
+				return false
+			}
+			n, _ := strconv.ParseInt(argv[1], 10, 64)
+			a.lease(client, at, p.cmd.At, key, time.Duration(n)*time.Millisecond, "extend script")
+		case script == locking.ScriptRelease || script == locking.ScriptReleasePublish:
+			a.scriptRelease(client, at, key, v == "1")
+		case script != "":
+			return false // another kind of lock's script, not read here
+		// Scripts from outside package locking (the flawed recipes) are
+		// read by the shape of their arguments.
 		case len(keys) == 2 && len(argv) == 2: // acquire with a fence
 			if v != "0" && v != "" {
 				n, _ := strconv.ParseInt(argv[1], 10, 64)

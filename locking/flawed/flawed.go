@@ -3,19 +3,23 @@
 // comment names the failure it has and the recipe that removes it. They
 // exist for the gallery (go run ./cmd/simulate gallery), which injects the
 // fault at each one's vulnerable point and shows the damage in the market,
-// for tests, and (BookTimeout) for the market's book client form, which
+// for tests, and (BookTimeout) for the simulator's book client form, which
 // reproduces the book's figures with the book's own lock. Do not use them
 // to protect anything.
 //
-// Every recipe takes an optional Hook, called at its vulnerable point, so
-// that a demonstration can interleave clients exactly there, or make a
-// client "crash" there by returning an error.
+// The recipes whose failure lies between two of their own commands
+// (GetThenSet, SetNXThenExpire, CompareThenDel, BookTimeout) take an
+// optional Hook, called at that vulnerable point, so that a demonstration
+// can interleave clients exactly there, or make a client "crash" there by
+// returning an error. The others fail without a gap of their own and
+// take none: SetNX when its holder stops before DEL, SetPXThenDel when
+// its holder's lease runs out before DEL, SeedRWLock when a second reader
+// releases.
 package flawed
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -23,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // The vulnerable points at which recipes call their Hook.
@@ -59,25 +64,22 @@ type Lock interface {
 	Release(ctx context.Context, token string) error
 }
 
-// Acquire retries l.TryAcquire with backoff until it succeeds or ctx ends;
-// it returns the token and how many attempts failed first.
-func Acquire(ctx context.Context, l Lock, b locking.Backoff) (string, int, error) {
-	for n := 0; ; n++ {
-		token, err := l.TryAcquire(ctx)
-		if err == nil {
-			return token, n, nil
-		}
-		if !errors.Is(err, locking.ErrNotAcquired) {
-			if ctx.Err() != nil {
-				// The attempt failed because the wait ended during it.
-				return "", n, fmt.Errorf("%w: %w", locking.ErrNotAcquired, err)
-			}
-			return "", n, err
-		}
-		if err := b.Wait(ctx, n); err != nil {
-			return "", n, fmt.Errorf("%w: after %d attempts: %w", locking.ErrNotAcquired, n+1, err)
-		}
+// Waiter waits between attempts: locking.Backoff is one.
+type Waiter interface {
+	// Wait waits after failed attempt n (from 0), or returns ctx's error.
+	Wait(ctx context.Context, n int) error
+}
+
+// Acquire retries l.TryAcquire, waiting with w after each refusal, until
+// it succeeds or ctx ends (the loop of package locking); it returns the
+// token and how many attempts failed first.
+func Acquire(ctx context.Context, l Lock, w Waiter) (string, int, error) {
+	token, n, err := lease.Attempts(ctx, lease.Retry{NotAcquired: locking.ErrNotAcquired, Wait: w.Wait},
+		func(ctx context.Context, _ int) (string, error) { return l.TryAcquire(ctx) })
+	if err != nil {
+		return "", n, err
 	}
+	return token, n, nil
 }
 
 // GetThenSet is recipe 1: GET the key and, if it is empty, SET it.

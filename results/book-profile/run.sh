@@ -8,7 +8,9 @@ set -eu
 command -v jq >/dev/null || { echo "$0: needs jq (Debian: apt-get install jq)" >&2; exit 2; }
 bin=$(mktemp -d)/simulate
 go build -o $bin ./cmd/simulate
-out=results/book-profile
+# The output directory: $OUT, else results/book-profile itself (the committed run).
+out=${OUT:-results/book-profile}
+mkdir -p "$out"
 : > $out/load.txt
 : > $out/targets.txt
 for rtt in 0 150us 300us 500us 1ms; do

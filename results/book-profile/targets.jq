@@ -1,7 +1,7 @@
-# The shape targets of -profile book (issue "The book's lesson,
-# reproduced"), computed from one results.json: ratios of items bought
-# between strategies in the same scenario, WATCH's retries per purchase,
-# the audit and the round trip measured; and how far the run's ratios are
+# The shape targets of -profile book, computed from one results.json:
+# ratios of items bought between strategies in the same scenario, WATCH's
+# retries per purchase (in shape at 1x1: watch/fine 0.1-0.6 and fewer
+# than 20 retries per purchase), the audit and the round trip measured; and how far the run's ratios are
 # from the book's (distance_to_book, used by the calibration to choose
 # among the settings that meet every target).
 def row(s; st): [.rows[] | select(.scenario == s and .strategy == st)][0];
@@ -17,7 +17,8 @@ def decades(ours; book): (ours / book | log / (10 | log)) | if . < 0 then -. els
 def below(ours; book): if ours <= book then 0 else decades(ours; book) end;
 def above(ours; book): if ours >= book then 0 else decades(ours; book) end;
 {
-  client, rtt_configured_ms, rtt_ms,
+  client, rtt_configured_ms, rtt_ms, jitter_ms: (.jitter_ms // 0), seed,
+  watch_per_fine_1x1: ratio("1x1"; "watch"; "fine") | r3,
   watch_per_fine_5x1: ratio("5x1"; "watch"; "fine") | r3,
   watch_per_fine_5x5: ratio("5x5"; "watch"; "fine") | r3,
   watch_per_coarse_5x1: ratio("5x1"; "watch"; "coarse") | r3,
@@ -35,6 +36,7 @@ def above(ours; book): if ours >= book then 0 else decades(ours; book) end;
   distance_to_book: ([
     below(ratio("5x1"; "watch"; "fine"); bookratio("5x1"; "watch"; "fine")),
     below(ratio("5x5"; "watch"; "fine"); bookratio("5x5"; "watch"; "fine")),
+    decades(ratio("1x1"; "watch"; "fine"); bookratio("1x1"; "watch"; "fine")),
     decades(ratio("1x1"; "coarse"; "fine"); bookratio("1x1"; "coarse"; "fine")),
     decades(ratio("5x1"; "coarse"; "fine"); bookratio("5x1"; "coarse"; "fine")),
     decades(ratio("5x5"; "coarse"; "fine"); bookratio("5x5"; "coarse"; "fine")),
@@ -52,6 +54,7 @@ def above(ours; book): if ours >= book then 0 else decades(ours; book) end;
       and between(.coarse_per_fine_5x5; 0.1; 0.9)),
     lua_per_fine_ge_2: (.lua_per_fine_5x5 >= 2),
     watch_retries_5x5_above_1x1: (.watch_retries_per_purchase_5x5 > .watch_retries_per_purchase_1x1),
+    watch_1x1_in_shape: (between(.watch_per_fine_1x1; 0.1; 0.6) and .watch_retries_per_purchase_1x1 < 20),
     audit_clean: (.violations == 0),
     rtt_measured: (.rtt_ms > 0)
   }

@@ -8,7 +8,9 @@ set -eu
 command -v jq >/dev/null || { echo "$0: needs jq (Debian: apt-get install jq)" >&2; exit 2; }
 bin=$(mktemp -d)/simulate
 go build -o $bin ./cmd/simulate
-out=results/book-repro
+# The output directory: $OUT, else results/book-repro itself (the committed run).
+out=${OUT:-results/book-repro}
+mkdir -p "$out"
 echo "before the 60 s reproduction: $(uptime)" > $out/load.txt
 $bin run -profile book -duration 60s -out $out > $out/table.txt 2> $out/stderr.log
 echo "after the 60 s reproduction: $(uptime)" >> $out/load.txt

@@ -9,7 +9,9 @@
 # (default: 1 2 3).
 set -eu
 go build -o /tmp/simulate ./cmd/simulate
-out=results/cluster
+# The output directory: $OUT, else results/cluster itself (the committed run).
+out=${OUT:-results/cluster}
+mkdir -p "$out"
 base=17100
 dir=$(mktemp -d)
 uptime >> $out/load.txt

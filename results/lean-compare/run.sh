@@ -3,7 +3,9 @@
 # commit fcf1f0c, back to back, twice each, 10 s per cell. Run from the
 # repository root (a git clone); takes about 3 minutes.
 set -eu
-out=results/lean-compare
+# The output directory: $OUT, else results/lean-compare itself (the committed run).
+out=${OUT:-results/lean-compare}
+mkdir -p "$out"
 for c in 58c29f2 fcf1f0c; do
 	d=$(mktemp -d)
 	git archive $c | tar -x -C $d

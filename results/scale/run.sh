@@ -5,7 +5,9 @@
 # 10 minutes. Each simulate run starts its own private redis-server.
 set -eu
 go build -o /tmp/simulate ./cmd/simulate
-out=results/scale
+# The output directory: $OUT, else results/scale itself (the committed run).
+out=${OUT:-results/scale}
+mkdir -p "$out"
 uptime > $out/load.txt
 /tmp/simulate run -scenarios 1x1,5x5,20x20,50x50 -duration 10s -out $out/workers \
 	>$out/workers/table.txt 2>$out/workers/stderr.log

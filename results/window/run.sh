@@ -6,7 +6,9 @@
 set -eu
 bin=$(mktemp -d)/simulate
 go build -o $bin ./cmd/simulate
-out=results/window
+# The output directory: $OUT, else results/window itself (the committed run).
+out=${OUT:-results/window}
+mkdir -p "$out"
 echo "before: $(uptime)" > $out/load.txt
 $bin window -rtts 0,250us,500us,1ms,2ms,4ms -duration 10s -out $out > $out/table.txt 2> $out/stderr.log
 echo "after: $(uptime)" >> $out/load.txt

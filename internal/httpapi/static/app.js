@@ -29,16 +29,30 @@ class ApiError extends Error {
   }
 }
 
+// The admin token, when the service requires one for the routes that change
+// it (strategy, rush, lab): asked for once, on the first 401, and kept for
+// this tab only.
+const tokenKey = "lockmarket.admin_token";
+
 async function api(method, path, body) {
   let res;
-  try {
-    res = await fetch(path, {
-      method,
-      headers: body === undefined ? {} : { "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (e) {
-    throw new ApiError(0, "network_error", "the service cannot be reached: " + e.message);
+  for (let asked = false; ; asked = true) {
+    const headers = body === undefined ? {} : { "Content-Type": "application/json" };
+    const token = sessionStorage.getItem(tokenKey);
+    if (token) headers.Authorization = "Bearer " + token;
+    try {
+      res = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      throw new ApiError(0, "network_error", "the service cannot be reached: " + e.message);
+    }
+    if (res.status !== 401 || asked) break;
+    const given = window.prompt("This action needs the service's admin token:");
+    if (!given) break;
+    sessionStorage.setItem(tokenKey, given);
   }
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON */ }
@@ -176,7 +190,7 @@ async function setStrategy(s) {
   try {
     const r = await api("PUT", "/api/strategy", { strategy: s });
     renderStrategy(r.strategy);
-    note(`default strategy is now ${r.strategy}`, true);
+    note(`the demo market's strategy is now ${r.strategy}: Buy and List use it`, true);
   } catch (e) {
     showError("switching strategy", e);
   }
@@ -220,6 +234,11 @@ async function start() {
     renderStrategy(info.strategy);
     const redis = info.redis.mode ? `${info.redis.mode} ${info.redis.version}`.trim() : "Redis";
     $("#info").textContent = `market “${info.market}” on ${redis}`;
+    if (info.redis.mode === "miniredis") {
+      $("#illustrative").hidden = false;
+      $("#rush-illustrative").hidden = false;
+      document.body.dataset.illustrative = "true";
+    }
   } catch (e) {
     showError("loading", e);
   }

@@ -12,7 +12,15 @@ function svgEl(tag, attrs, text) {
   return e;
 }
 
-const num2 = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+// One number format per column: whole counts, rates and per-purchase
+// figures with one decimal, waits with two; thousands separated.
+const fixed = (d) => (x) => Number(x).toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+const dec1 = fixed(1);
+const dec2 = fixed(2);
+
+// lostOf is how many purchases found their listing already bought (or
+// repriced) by another buyer; the rest of the failures are counted apart.
+const lostOf = (s) => s.lost_to_another_buyer;
 
 function rushRowOf(s) {
   let row = document.getElementById("rush-" + s.strategy);
@@ -21,7 +29,7 @@ function rushRowOf(s) {
     row = el("tr", { id: "rush-" + s.strategy },
       el("td", { class: "strat" }, el("span", { class: "swatch" }), el("span", { class: "name", text: s.strategy })),
       td("num bought"), td("num rate"), td("num retries"), td("num lockwaits"), td("num waits"),
-      td("num samples"), td("num failed"), td("num audit"));
+      td("num samples"), td("num lost"), td("num audit"));
     row.querySelector(".swatch").style.background = rushColors[s.strategy] || "#666";
     $("#rush-results tbody").append(row);
   }
@@ -35,19 +43,21 @@ function renderRushRow(s) {
   const set = (cls, text) => { row.querySelector("." + cls).textContent = text; };
   const started = s.state !== "pending";
   set("bought", started ? fmt(s.bought) : "–");
-  set("rate", started ? num2(s.purchases_per_s) : "–");
-  set("retries", started && s.bought > 0 ? num2(s.retries_per_purchase) : "–");
-  set("lockwaits", started && s.bought > 0 ? num2(s.lock_waits_per_purchase) : "–");
-  set("waits", s.wait_samples > 0 ? `${ms(s.p50_wait_ms)} / ${ms(s.p99_wait_ms)}` : "–");
+  set("rate", started ? dec1(s.purchases_per_s) : "–");
+  set("retries", started && s.bought > 0 ? dec1(s.retries_per_purchase) : "–");
+  set("lockwaits", started && s.bought > 0 ? dec1(s.lock_waits_per_purchase) : "–");
+  set("waits", s.wait_samples > 0 ? `${dec2(s.p50_wait_ms)} / ${dec2(s.p99_wait_ms)}` : "–");
   set("samples", s.wait_samples > 0 ? fmt(s.wait_samples) : "–");
-  set("failed", started ? fmt(s.failed) : "–");
+  set("lost", started ? fmt(lostOf(s)) : "–");
   set("audit", s.state === "done" ? (s.audit_violations === 0 ? "ok" : `${s.audit_violations} violations`) : "–");
 }
 
-// drawRushChart draws purchases per second over each strategy's own run.
+// drawRushChart draws purchases per second over each strategy's own run,
+// large enough to read from the back of a room.
 function drawRushChart(st) {
   const svg = $("#rush-chart");
-  const W = 560, H = 200, L = 44, R = 90, T = 24, B = 28;
+  const W = 1200, H = 440, L = 110, R = 170, T = 56, B = 62;
+  const FS = 24; // label size in viewBox units, drawn at the page's full width
   const xMax = Math.max(st.strategy_duration_ms || 1000, 1) / 1000;
   let yMax = 1;
   for (const s of st.strategies) for (const p of s.series) yMax = Math.max(yMax, p.purchases_per_s);
@@ -57,25 +67,72 @@ function drawRushChart(st) {
   const parts = [svgEl("rect", { x: 0, y: 0, width: W, height: H, fill: "#fff" })];
   for (let i = 0; i <= 4; i++) {
     const v = (yMax * i) / 4;
-    parts.push(svgEl("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#e3e7eb" }));
-    parts.push(svgEl("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 11, fill: "#67727e" }, Math.round(v)));
+    parts.push(svgEl("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#d5dbe1", "stroke-width": 1.5 }));
+    parts.push(svgEl("text", { x: L - 12, y: y(v) + FS / 3, "text-anchor": "end", "font-size": FS, fill: "#475569" }, fmt(Math.round(v))));
   }
   for (let i = 0; i <= 4; i++) {
     const t = (xMax * i) / 4;
-    parts.push(svgEl("text", { x: x(t), y: H - 10, "text-anchor": "middle", "font-size": 11, fill: "#67727e" }, t.toFixed(1) + " s"));
+    parts.push(svgEl("text", { x: x(t), y: H - 22, "text-anchor": "middle", "font-size": FS, fill: "#475569" }, t.toFixed(1) + " s"));
   }
-  parts.push(svgEl("text", { x: 6, y: 13, "font-size": 11, fill: "#67727e" }, "purchases/s, each strategy from its start"));
+  parts.push(svgEl("text", { x: 12, y: 34, "font-size": FS + 2, "font-weight": 600, fill: "#1f2933" },
+    "purchases per second, each strategy from its own start"));
   st.strategies.forEach((s, i) => {
     const col = rushColors[s.strategy] || "#666";
     if (s.series.length > 0) {
       const pts = [[0, 0], ...s.series.map((p) => [p.t_ms / 1000, p.purchases_per_s])];
       parts.push(svgEl("polyline", { points: pts.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" "),
-        fill: "none", stroke: col, "stroke-width": 2, "data-strategy": s.strategy }));
+        fill: "none", stroke: col, "stroke-width": 5, "stroke-linejoin": "round", "data-strategy": s.strategy }));
     }
-    parts.push(svgEl("rect", { x: W - R + 12, y: T + i * 18, width: 10, height: 10, fill: col }));
-    parts.push(svgEl("text", { x: W - R + 27, y: T + i * 18 + 9, "font-size": 11, fill: "#1f2933" }, s.strategy));
+    const ly = T + 10 + i * 44;
+    parts.push(svgEl("rect", { x: W - R + 24, y: ly, width: 26, height: 26, rx: 4, fill: col }));
+    parts.push(svgEl("text", { x: W - R + 60, y: ly + 22, "font-size": FS + 4, "font-weight": 600, fill: "#1f2933" }, s.strategy));
   });
   svg.replaceChildren(...parts);
+}
+
+// rushReading sums a finished (or cancelled) rush up in sentences
+// computed from its figures.
+function rushReading(st) {
+  const done = st.strategies.filter((s) => s.state === "done" || (s.state === "cancelled" && s.bought > 0));
+  if (done.length === 0) return "";
+  const by = Object.fromEntries(done.map((s) => [s.strategy, s]));
+  const best = done.reduce((a, b) => (b.bought > a.bought ? b : a));
+  const out = [];
+  const others = done.filter((s) => s !== best);
+  if (best.bought === 0) {
+    out.push("No strategy bought anything.");
+  } else if (others.length > 0) {
+    const cmp = others.map((s) => (s.bought > 0 ? `${dec1(best.bought / s.bought)}× ${s.strategy}` : `${s.strategy} bought nothing`));
+    out.push(`${best.strategy} bought the most (${fmt(best.bought)}): ${cmp.join(", ")}.`);
+  }
+  const rtt = st.rtt_ms > 0 ? `a round trip ${dec2(st.measured_rtt_ms)} ms long (${dec2(st.rtt_ms)} ms added)` : `a round trip of ${dec2(st.measured_rtt_ms)} ms`;
+  const w = by.watch;
+  if (w) {
+    if (w.bought === 0) {
+      out.push(`WATCH bought nothing: ${fmt(w.retries)} EXECs were aborted, because with ${st.buyers} buyers and ${st.listers} listers ` +
+        `writing, something always changed between its reads and its EXEC (${rtt}).`);
+    } else if (w.retries_per_purchase >= 1) {
+      out.push(`WATCH retried ${dec1(w.retries_per_purchase)} times per purchase because every purchase or listing that lands ` +
+        `between its reads and its EXEC aborts the EXEC, and with ${st.buyers} buyers, ${st.listers} listers and ${rtt} that window is seldom quiet.`);
+    } else {
+      out.push(`WATCH retried only ${dec1(w.retries_per_purchase)} times per purchase: with ${rtt}, the window between its reads ` +
+        `and its EXEC is short, so most EXECs commit.`);
+    }
+    const c = by.coarse;
+    if (st.rtt_ms === 0 && c && c.bought > 0 && w.bought >= 0.9 * c.bought) {
+      out.push(`With no round trip added WATCH ${w.bought > c.bought ? "outsells" : "keeps up with"} the coarse lock; ` +
+        "run again with a round trip of 2 ms to see it collapse.");
+    }
+  }
+  const c = by.coarse;
+  if (c && c.bought > 0 && c.lock_waits_per_purchase >= 1) {
+    out.push(`The coarse lock made each purchase wait ${dec1(c.lock_waits_per_purchase)} times for the one market-wide lock: one purchase at a time.`);
+  }
+  const lost = lostOf(best);
+  if (lost > 0) {
+    out.push(`${fmt(lost)} of ${best.strategy}'s purchases were lost to another buyer (the listing was sold first): buyers competing, not errors.`);
+  }
+  return out.join(" ");
 }
 
 function niceCeil(v) {
@@ -87,6 +144,11 @@ function niceCeil(v) {
 function renderRushStatus(st) {
   for (const s of st.strategies) renderRushRow(s);
   drawRushChart(st);
+  $("#rush-reading").textContent = st.state === "running" ? "" : rushReading(st);
+  const other = st.strategies.filter((s) => s.failures && s.failed > lostOf(s))
+    .map((s) => `${s.strategy}: ${fmt(s.failed - lostOf(s))} purchases failed for another reason ` +
+      `(lock or transaction not had in time: ${fmt(s.failures.contended)}; funds: ${fmt(s.failures.insufficient_funds)}; other: ${fmt(s.failures.other)})`);
+  $("#rush-other").textContent = other.join("; ");
   const status = $("#rush-status");
   const running = st.strategies.find((s) => s.state === "running");
   if (st.state === "running") {
@@ -97,7 +159,7 @@ function renderRushStatus(st) {
   } else {
     status.textContent = st.state + (st.error ? ": " + st.error : "") +
       ` (${st.buyers} buyers, ${st.listers} listers, ${(st.strategy_duration_ms / 1000).toFixed(1)} s per strategy, ` +
-      `round trip ${ms(st.measured_rtt_ms)} ms` + (st.rtt_ms > 0 ? ` with ${ms(st.rtt_ms)} ms added)` : ")");
+      `round trip ${dec2(st.measured_rtt_ms)} ms` + (st.rtt_ms > 0 ? ` with ${dec2(st.rtt_ms)} ms added)` : ")");
   }
   status.dataset.state = st.state;
   $("#rush-run").disabled = st.state === "running";

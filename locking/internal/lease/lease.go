@@ -85,3 +85,46 @@ func Sibling(key, suffix string) string {
 	}
 	return "{" + key + "}" + suffix
 }
+
+// Retry says how Attempts retries: after a refusal, an error for which
+// Refused reports true (nil: one that wraps NotAcquired), it calls Wait
+// before the next attempt.
+type Retry struct {
+	// Key names the lock in the error of a wait that fails ("": none).
+	Key string
+	// NotAcquired is the error of a lock not acquired.
+	NotAcquired error
+	// Refused reports whether an attempt's error is a refusal to retry.
+	Refused func(err error) bool
+	// Wait waits after failed attempt n (from 0), or returns why it could
+	// not (the context's error, say).
+	Wait func(ctx context.Context, n int) error
+}
+
+// Attempts is the one retry loop of the lock kinds: it calls try(ctx, n)
+// for attempt n (from 0) until one succeeds, and returns its hold and how
+// many attempts failed first. It gives up when an attempt fails with an
+// error that is not a refusal, returning that error (marked NotAcquired
+// when ctx had ended: EndedWhileWaiting), or when a wait fails, returning
+// an error that wraps the last refusal and the wait's error.
+func Attempts[H any](ctx context.Context, r Retry, try func(ctx context.Context, n int) (H, error)) (H, int, error) {
+	refused := r.Refused
+	if refused == nil {
+		refused = func(err error) bool { return errors.Is(err, r.NotAcquired) }
+	}
+	for n := 0; ; n++ {
+		h, err := try(ctx, n)
+		if err == nil {
+			return h, n, nil
+		}
+		if !refused(err) {
+			return h, n, EndedWhileWaiting(ctx, err, r.NotAcquired)
+		}
+		if werr := r.Wait(ctx, n); werr != nil {
+			if r.Key != "" {
+				return h, n, fmt.Errorf("%w: %s after %d attempts: %w", err, r.Key, n+1, werr)
+			}
+			return h, n, fmt.Errorf("%w: after %d attempts: %w", err, n+1, werr)
+		}
+	}
+}

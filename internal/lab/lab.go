@@ -1,27 +1,34 @@
-package httpapi
+// Package lab runs the service's lab (POST /api/lab/runs): one scenario,
+// recorded step by step, beside its fix. The HTTP service reaches it
+// through a small interface of its own, so that it depends neither on the
+// gallery nor on the fault runs, which start and stop redis-server
+// processes.
+package lab
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/labstack/echo/v4"
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/faults"
 	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/jobs"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
-// The lab (POST /api/lab/runs) runs one scenario on the server, recorded
-// step by step, beside its fix: a gallery recipe, flawed then fixed, in a
-// fresh market of its own on the service's Redis; or the pause fault under
+// The lab runs one scenario on the server, recorded step by step, beside
+// its fix: a gallery recipe, flawed then fixed, in a fresh market of its
+// own on the service's Redis (on an embedded server of its own when the
+// service's is miniredis, see env); or the pause fault under
 // a strategy, then under the fenced lock that fixes it, on a private
 // redis-server the run starts and stops.
 
@@ -41,14 +48,16 @@ const (
 	labFault  = "fault"
 )
 
-type labRequest struct {
-	Recipe   *string `json:"recipe"`
-	Fault    *string `json:"fault"`
-	Strategy *string `json:"strategy"`
-}
+// States of a lab run and of each of its variants (package jobs).
+const (
+	statePending = jobs.StatePending
+	stateRunning = jobs.StateRunning
+	stateDone    = jobs.StateDone
+	stateFailed  = jobs.StateFailed
+)
 
-// labRun is the answer of GET /api/lab/runs/:id.
-type labRun struct {
+// Run is the answer of GET /api/lab/runs/:id.
+type Run struct {
 	ID       string `json:"id"`
 	State    string `json:"state"`
 	Kind     string `json:"kind"`
@@ -59,25 +68,25 @@ type labRun struct {
 	Description string `json:"description"`
 	// Runs are the scenario and then its fix (none when the strategy is
 	// already safe), each with its timeline once done.
-	Runs      []labVariant `json:"runs"`
-	ElapsedMS float64      `json:"elapsed_ms"`
-	Error     string       `json:"error,omitempty"`
+	Runs      []Variant `json:"runs"`
+	ElapsedMS float64   `json:"elapsed_ms"`
+	Error     string    `json:"error,omitempty"`
 }
 
-type labVariant struct {
+type Variant struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
 	// Timeline is every event recorded; Steps the same read step by step
 	// (timeline.Steps: no commands but those on a lock, each command with
 	// its reply, repeats counted), as the page draws it.
 	Timeline   *timeline.Timeline `json:"timeline,omitempty"`
-	Steps      []labStep          `json:"steps,omitempty"`
+	Steps      []Step             `json:"steps,omitempty"`
 	Verdict    string             `json:"verdict,omitempty"`
 	Violations int                `json:"violations"`
 }
 
-// labStep is a timeline.Step as JSON.
-type labStep struct {
+// Step is a timeline.Step as JSON.
+type Step struct {
 	Seq       int           `json:"seq"`
 	Client    string        `json:"client"`
 	AtMS      float64       `json:"at_ms"`
@@ -87,22 +96,58 @@ type labStep struct {
 	Violation string        `json:"violation,omitempty"`
 }
 
-func labSteps(tl timeline.Timeline) []labStep {
-	var out []labStep
+func Steps(tl timeline.Timeline) []Step {
+	var out []Step
 	for _, s := range tl.Steps(false) {
-		out = append(out, labStep{s.Seq, s.Client, latency.Milliseconds(s.At), s.Kind, s.Text, s.Times, s.Violation})
+		out = append(out, Step{s.Seq, s.Client, latency.Milliseconds(s.At), s.Kind, s.Text, s.Times, s.Violation})
 	}
 	return out
 }
 
-// labSlot holds the running lab run and the last finished ones.
-type labSlot struct {
+// Runner runs one lab run at a time in the background and keeps the last
+// ones; Close stops it.
+type Runner struct {
+	rdb  redis.UniversalClient
+	mini *miniredis.Miniredis
+	log  *slog.Logger
+
+	ctx      context.Context // ends when the runner closes
+	closeAll context.CancelFunc
+	wg       sync.WaitGroup
+
 	mu      sync.Mutex
 	running bool
-	runs    []*labRun // newest last
+	runs    []*Run // newest last
+	// variants counts the variants run, by name and verdict (metrics.go).
+	variants map[variantKey]int
 }
 
-func (l *labSlot) find(id string) (labRun, bool) {
+// New returns a Runner whose recipes run in fresh markets on rdb; mini is
+// the embedded server when rdb talks to miniredis (required then: its keys
+// expire only when its clock is moved, which the lab does to make a lease
+// run out). log receives the start and failures of runs (nil: discard).
+func New(rdb redis.UniversalClient, mini *miniredis.Miniredis, log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{rdb: rdb, mini: mini, log: log, ctx: ctx, closeAll: cancel}
+}
+
+// Close stops the running lab run and waits for it to end. Start is
+// refused after Close.
+func (l *Runner) Close() {
+	l.closeAll()
+	l.wg.Wait()
+}
+
+// Run returns the lab run id (a Run), if it is one of the last kept.
+func (l *Runner) Run(id string) (any, bool) {
+	r, ok := l.find(id)
+	return r, ok
+}
+
+func (l *Runner) find(id string) (Run, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range l.runs {
@@ -112,11 +157,11 @@ func (l *labSlot) find(id string) (labRun, bool) {
 			return c, true
 		}
 	}
-	return labRun{}, false
+	return Run{}, false
 }
 
-// labScenarios is GET /api/lab/scenarios: what the lab can run.
-func (s *Server) labScenarios(c echo.Context) error {
+// Scenarios is what the lab can run (GET /api/lab/scenarios).
+func (l *Runner) Scenarios() any {
 	type recipe struct {
 		Recipe      string `json:"recipe"`
 		Name        string `json:"name"`
@@ -140,10 +185,10 @@ func (s *Server) labScenarios(c echo.Context) error {
 	for _, v := range faults.Pause.Variants() {
 		strategies = append(strategies, string(v))
 	}
-	return c.JSON(http.StatusOK, map[string]any{
+	return map[string]any{
 		"recipes": recipes,
 		"faults":  []fault{{string(faults.Pause), faults.Pause.Describe(), strategies, err == nil}},
-	})
+	}
 }
 
 // labFix is the variant that fixes v under the pause fault: the fenced
@@ -158,19 +203,17 @@ func labFix(v faults.Variant) faults.Variant {
 	return ""
 }
 
-// startLab is POST /api/lab/runs: 202 and the run, which goes on in the
-// background; GET /api/lab/runs/:id follows it.
-func (s *Server) startLab(c echo.Context) error {
-	var req labRequest
-	if err := decodeJSON(c, &req); err != nil {
-		return err
-	}
-	run := labRun{ID: newRunID(), State: stateRunning}
+// Start starts the lab run req asks for in the background and returns its
+// ID and the Run; Run(id) follows it. It fails with an error wrapping
+// jobs.ErrInvalid when req names no run the lab has, jobs.ErrBusy while
+// another run is running and jobs.ErrClosed after Close.
+func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
+	run := Run{ID: jobs.NewID(), State: stateRunning}
 	var sc gallery.Scenario
 	var v faults.Variant
 	switch {
 	case req.Recipe != nil && (req.Fault != nil || req.Strategy != nil):
-		return invalid("give either recipe, or fault and strategy, not both")
+		return "", nil, invalid("give either recipe, or fault and strategy, not both")
 	case req.Recipe != nil:
 		var known []string
 		found := false
@@ -182,66 +225,73 @@ func (s *Server) startLab(c echo.Context) error {
 			}
 		}
 		if !found {
-			return invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(known, ", "))
+			return "", nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(known, ", "))
 		}
 		run.Kind, run.Recipe, run.Description = labRecipe, sc.Recipe, sc.Fault
-		run.Runs = []labVariant{{Name: gallery.Variant(false), State: statePending}, {Name: gallery.Variant(true), State: statePending}}
+		run.Runs = []Variant{{Name: gallery.Variant(false), State: statePending}, {Name: gallery.Variant(true), State: statePending}}
 	case req.Fault != nil || req.Strategy != nil:
-		if err := missing(str("fault", req.Fault), str("strategy", req.Strategy)); err != nil {
-			return err
+		for _, f := range []struct {
+			name string
+			v    *string
+		}{{"fault", req.Fault}, {"strategy", req.Strategy}} {
+			if f.v == nil {
+				return "", nil, invalid("field %q is required", f.name)
+			}
 		}
 		if *req.Fault != string(faults.Pause) {
-			return invalid("fault %q: the lab runs %q", *req.Fault, faults.Pause)
+			return "", nil, invalid("fault %q: the lab runs %q", *req.Fault, faults.Pause)
 		}
 		v = faults.Variant(*req.Strategy)
 		if !slices.Contains(faults.Pause.Variants(), v) {
-			return invalid("strategy %q does not run under %s: want one of %v", v, faults.Pause, faults.Pause.Variants())
+			return "", nil, invalid("strategy %q does not run under %s: want one of %v", v, faults.Pause, faults.Pause.Variants())
 		}
 		if _, err := redisserver.Binary(); err != nil {
-			return invalid("the %s fault needs a redis-server binary on the server's PATH", faults.Pause)
+			return "", nil, invalid("the %s fault needs a redis-server binary on the server's PATH", faults.Pause)
 		}
 		run.Kind, run.Fault, run.Strategy, run.Description = labFault, *req.Fault, string(v), faults.Pause.Describe()
-		run.Runs = []labVariant{{Name: string(v), State: statePending}}
+		run.Runs = []Variant{{Name: string(v), State: statePending}}
 		if fix := labFix(v); fix != "" {
-			run.Runs = append(run.Runs, labVariant{Name: string(fix), State: statePending})
+			run.Runs = append(run.Runs, Variant{Name: string(fix), State: statePending})
 		}
 	default:
-		return invalid("give recipe, or fault and strategy")
+		return "", nil, invalid("give recipe, or fault and strategy")
 	}
 
-	l := &s.jobs.lab
 	l.mu.Lock()
 	if l.running {
 		l.mu.Unlock()
-		return busy("lab run")
+		return "", nil, jobs.ErrBusy
 	}
-	if s.jobs.ctx.Err() != nil {
+	if l.ctx.Err() != nil {
 		l.mu.Unlock()
-		return closed()
+		return "", nil, jobs.ErrClosed
 	}
 	l.running = true
 	l.runs = append(l.runs, &run)
 	if len(l.runs) > labKeep {
 		l.runs = slices.Delete(l.runs, 0, len(l.runs)-labKeep)
 	}
-	s.jobs.wg.Add(1)
+	l.wg.Add(1)
 	answer := run
 	answer.Runs = slices.Clone(run.Runs)
 	l.mu.Unlock()
 	go func() {
-		defer s.jobs.wg.Done()
-		ctx, cancel := context.WithTimeout(s.jobs.ctx, labTimeout)
+		defer l.wg.Done()
+		ctx, cancel := context.WithTimeout(l.ctx, labTimeout)
 		defer cancel()
-		s.runLab(ctx, &run, sc, v)
+		l.run(ctx, &run, sc, v)
 	}()
-	s.log.Info("lab run started", slog.String("id", run.ID), slog.String("kind", run.Kind))
-	c.Response().Header().Set(echo.HeaderLocation, "/api/lab/runs/"+run.ID)
-	return c.JSON(http.StatusAccepted, answer)
+	l.log.Info("lab run started", slog.String("id", run.ID), slog.String("kind", run.Kind))
+	return run.ID, answer, nil
 }
 
-// runLab runs each variant of a lab run in turn.
-func (s *Server) runLab(ctx context.Context, run *labRun, sc gallery.Scenario, v faults.Variant) {
-	l := &s.jobs.lab
+// invalid is an error wrapping jobs.ErrInvalid.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", jobs.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// run runs each variant of a lab run in turn.
+func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v faults.Variant) {
 	start := time.Now()
 	set := func(f func()) {
 		l.mu.Lock()
@@ -250,28 +300,39 @@ func (s *Server) runLab(ctx context.Context, run *labRun, sc gallery.Scenario, v
 		run.ElapsedMS = latency.Milliseconds(time.Since(start))
 	}
 	state, failure := stateDone, ""
+	env, closeEnv, err := l.env()
+	if err != nil {
+		l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
+		set(func() { run.State, run.Error, l.running = stateFailed, err.Error(), false })
+		return
+	}
+	defer closeEnv()
 	for i := range run.Runs {
 		set(func() { run.Runs[i].State = stateRunning })
 		var tl timeline.Timeline
 		var err error
 		if run.Kind == labRecipe {
-			tl, err = sc.RunOne(ctx, gallery.Env{Client: s.m.Client(), Mini: s.cfg.Mini}, i == 1)
+			tl, err = sc.RunOne(ctx, env, i == 1)
 		} else {
 			tl, _, err = faults.Trace(ctx, faults.Pause, faults.Variant(run.Runs[i].Name),
 				faults.Config{LockTTL: labLockTTL, Pause: labPause})
 		}
 		if err != nil {
-			s.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
-			set(func() { run.Runs[i].State = stateFailed })
+			l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
+			set(func() {
+				run.Runs[i].State = stateFailed
+				l.count(run.Runs[i].Name, verdictFailed)
+			})
 			state, failure = stateFailed, err.Error()
 			break
 		}
 		set(func() {
 			run.Runs[i].State = stateDone
 			run.Runs[i].Timeline = &tl
-			run.Runs[i].Steps = labSteps(tl)
+			run.Runs[i].Steps = Steps(tl)
 			run.Runs[i].Verdict = labVerdict(tl)
 			run.Runs[i].Violations = tl.Violations
+			l.count(run.Runs[i].Name, verdictOf(tl.Violations))
 		})
 	}
 	set(func() {
@@ -291,14 +352,4 @@ func labVerdict(tl timeline.Timeline) string {
 		}
 	}
 	return v
-}
-
-// getLab is GET /api/lab/runs/:id.
-func (s *Server) getLab(c echo.Context) error {
-	run, ok := s.jobs.lab.find(c.Param("id"))
-	if !ok {
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound,
-			Message: fmt.Sprintf("no lab run %q (the last %d are kept)", c.Param("id"), labKeep)}
-	}
-	return c.JSON(http.StatusOK, run)
 }

@@ -1,0 +1,26 @@
+package labsession_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/labsession"
+)
+
+type counter struct{ n int }
+
+func (c *counter) Close() error { return nil }
+
+func ExampleStore() {
+	st := labsession.NewStore[*counter](1, time.Minute, nil)
+	defer st.Close()
+	id, _, _ := st.Add(func() (*counter, error) { return &counter{}, nil })
+	st.Do(id, func(c *counter) error { c.n++; return nil })
+	st.Do(id, func(c *counter) error { fmt.Println("steps:", c.n); return nil })
+	_, _, err := st.Add(func() (*counter, error) { return &counter{}, nil })
+	fmt.Println(errors.Is(err, labsession.ErrBusy))
+	// Output:
+	// steps: 1
+	// true
+}
