@@ -328,7 +328,8 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 
 // soakRushes runs one short rush after another until the run's deadline
 // (each 2 s, 20 buyers, under lua then fine, so that the served market
-// keeps most of the machine) and counts them by final state.
+// keeps most of the machine) and counts them by final state, and by state
+// and the start of their error (the strategy that failed).
 func soakRushes(l *loader) map[string]int {
 	counts := map[string]int{}
 	w := &loadWorker{l: l, id: -1, user: "rush"}
@@ -344,11 +345,16 @@ func soakRushes(l *loader) map[string]int {
 			time.Sleep(250 * time.Millisecond)
 			var rs struct {
 				State string `json:"state"`
+				Error string `json:"error"`
 			}
 			if err := l.getJSON(l.base+"/api/rush", &rs); err != nil || rs.State == "running" {
 				continue
 			}
 			counts[rs.State]++
+			if rs.Error != "" {
+				why, _, _ := strings.Cut(rs.Error, ":")
+				counts[rs.State+" ("+why+")"]++
+			}
 			break
 		}
 	}
