@@ -121,6 +121,7 @@ type Market struct {
 	listTimeout time.Duration
 	buyTimeout  time.Duration
 	backoff     locking.Backoff
+	backoffSet  bool
 	ledger      *Ledger
 	lockFunc    LockFunc
 	fencing     bool
@@ -142,7 +143,11 @@ func WithTimeouts(list, purchase time.Duration) Option {
 }
 
 // WithBackoff sets how the lock strategies wait between lock attempts.
-func WithBackoff(b locking.Backoff) Option { return func(m *Market) { m.backoff = b } }
+// It applies only to the default locking.Mutex: New refuses it beside
+// WithLockFunc, whose lock waits as it will.
+func WithBackoff(b locking.Backoff) Option {
+	return func(m *Market) { m.backoff, m.backoffSet = b, true }
+}
 
 // WithLedger records every operation the Market acknowledges into l, so
 // that Audit can check that each sale was paid exactly once at its listed
@@ -174,6 +179,12 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	}
 	if m.lockTTL < time.Millisecond {
 		return nil, fmt.Errorf("%w: lock TTL %v is below 1ms", ErrInvalid, m.lockTTL)
+	}
+	if m.listTimeout < time.Millisecond || m.buyTimeout < time.Millisecond {
+		return nil, fmt.Errorf("%w: timeouts %v and %v must be at least 1ms", ErrInvalid, m.listTimeout, m.buyTimeout)
+	}
+	if m.backoffSet && m.lockFunc != nil {
+		return nil, fmt.Errorf("%w: WithBackoff applies to the default mutex, not to a LockFunc", ErrInvalid)
 	}
 	if _, err := ParseClientForm(string(m.form)); err != nil {
 		return nil, err
