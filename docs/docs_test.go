@@ -797,3 +797,92 @@ func TestPackageMap(t *testing.T) {
 		}
 	}
 }
+
+// TestDependencySketch checks the dependency sketch of
+// docs/architecture.md: every arrow is an import of the module's code,
+// and the arrows from the core (market, locking, watchtx) are all of its
+// imports within the module.
+func TestDependencySketch(t *testing.T) {
+	text := read(t, filepath.Join(root, "docs", "architecture.md"))
+	_, sketch, ok := strings.Cut(text, "## Dependency sketch")
+	if !ok {
+		t.Fatal("docs/architecture.md has no dependency sketch")
+	}
+	_, sketch, _ = strings.Cut(sketch, "```text\n")
+	sketch, _, _ = strings.Cut(sketch, "```")
+	drawn := map[[2]string]bool{}
+	for line := range strings.Lines(sketch) {
+		from, to, ok := strings.Cut(line, "──>")
+		if !ok {
+			t.Errorf("sketch line %q has no arrow", line)
+			continue
+		}
+		for _, a := range expandList(from) {
+			for _, b := range expandList(to) {
+				drawn[[2]string{a, b}] = true
+			}
+		}
+	}
+	const module = "github.com/lockmarket/lockmarket/"
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[[2]string]bool{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from := strings.TrimPrefix(fields[0], module)
+		for _, imp := range fields[1:] {
+			if to, ok := strings.CutPrefix(imp, module); ok {
+				imports[[2]string{from, to}] = true
+			}
+		}
+	}
+	for e := range drawn {
+		if !imports[e] {
+			t.Errorf("the sketch draws %s ──> %s, which is no import", e[0], e[1])
+		}
+	}
+	for e := range imports {
+		if (e[0] == "market" || e[0] == "locking" || e[0] == "watchtx") && !drawn[e] {
+			t.Errorf("the core's import %s ──> %s is not in the sketch", e[0], e[1])
+		}
+	}
+}
+
+// expandList splits "a/{b, c}, d" into a/b, a/c and d.
+func expandList(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	add := func(item string) {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return
+		}
+		i, j := strings.Index(item, "{"), strings.Index(item, "}")
+		if i < 0 || j < i {
+			out = append(out, item)
+			return
+		}
+		for _, alt := range strings.Split(item[i+1:j], ",") {
+			out = append(out, item[:i]+strings.TrimSpace(alt)+item[j+1:])
+		}
+	}
+	for i, r := range s {
+		switch r {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				add(s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	add(s[start:])
+	return out
+}

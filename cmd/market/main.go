@@ -10,9 +10,9 @@
 // of cluster nodes. The service listens on loopback by default; on any
 // other address it requires an admin token (-admin-token or
 // LOCKMARKET_ADMIN_TOKEN), which the routes that change the service (the
-// default strategy, the rush, the lab) then take as "Authorization: Bearer
-// TOKEN" (see docs/service.md). SIGINT or SIGTERM shuts the server down
-// gracefully.
+// default strategy, the rush, the lab, explorer sessions) then take as
+// "Authorization: Bearer TOKEN" (see docs/service.md). SIGINT or SIGTERM
+// shuts the server down gracefully.
 // "market -version" prints the version.
 package main
 
@@ -37,6 +37,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/demo"
 	"github.com/lockmarket/lockmarket/internal/httpapi"
 	"github.com/lockmarket/lockmarket/internal/lab"
+	"github.com/lockmarket/lockmarket/internal/labsession"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/rush"
@@ -215,6 +216,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Env:        conn.Env(),
 		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
 		Lab:        lab.New(conn.Client, conn.Mini, log),
+		Explore:    labsession.NewManager(),
 		AdminToken: *adminToken, LoopbackHosts: loopback,
 	})
 	if err != nil {

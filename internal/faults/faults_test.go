@@ -56,8 +56,12 @@ func skipShort(t *testing.T, why string) {
 // commits well within a second), and a pause longer than the lease, so
 // that the paused holder's lease has run out when it goes on: the sleep
 // lasts at least what it asks, so that much does not depend on speed.
+//
+// The read timeout is raised too: under these faults nothing waits on it,
+// and at its default a machine that stalls for a few hundred milliseconds
+// fails the set-up (creating the users) instead of the demonstration.
 func pauseConfig(cfg Config) Config {
-	cfg.LockTTL, cfg.Pause = time.Second, 1250*time.Millisecond
+	cfg.LockTTL, cfg.Pause, cfg.ReadTimeout = time.Second, 1250*time.Millisecond, 2*time.Second
 	return cfg
 }
 

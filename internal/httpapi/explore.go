@@ -37,13 +37,25 @@ type Explore interface {
 	Close()
 }
 
+// Bounds of the explorer's requests: a session's request (a recipe, or the
+// Lua of a lock to explore) and an action are small, and a find searches
+// on the server's CPU, so few run at once.
+const (
+	exploreBodyLimit  = 16 << 10
+	exploreConcurrent = 4
+)
+
+// exploreRoutes registers the explorer's routes. Those that make a session
+// or move it take the admin token (they run code and searches on the
+// server) and the explorer's budget; reading a session's state does not.
 func (s *Server) exploreRoutes(api *echo.Group) {
-	api.POST("/explore/sessions", s.startExplore)
+	b := newBudget("explorer", exploreBodyLimit, exploreConcurrent)
+	api.POST("/explore/sessions", s.startExplore, s.admin, b.middleware)
 	api.GET("/explore/sessions/:id", s.exploreState)
-	api.DELETE("/explore/sessions/:id", s.removeExplore)
-	api.POST("/explore/sessions/:id/steps", s.exploreStep)
-	api.POST("/explore/sessions/:id/undo", s.exploreUndo)
-	api.POST("/explore/sessions/:id/find", s.exploreFind)
+	api.DELETE("/explore/sessions/:id", s.removeExplore, s.admin)
+	api.POST("/explore/sessions/:id/steps", s.exploreStep, s.admin, b.middleware)
+	api.POST("/explore/sessions/:id/undo", s.exploreUndo, s.admin, b.middleware)
+	api.POST("/explore/sessions/:id/find", s.exploreFind, s.admin, b.middleware)
 }
 
 // exploreAnswer is the JSON of a session's state with its ID.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/jobs"
 	"github.com/lockmarket/lockmarket/internal/lab"
+	"github.com/lockmarket/lockmarket/internal/labsession"
 	rushrun "github.com/lockmarket/lockmarket/internal/rush"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -35,6 +36,7 @@ func newJobsServer(t *testing.T, b *redistest.Backend) (*Server, *fixture) {
 func withJobs(cfg Config, b *redistest.Backend) Config {
 	cfg.Rush = rushrun.New(b.Client, b.Mini != nil, cfg.Env.Redis.Mode, cfg.Logger)
 	cfg.Lab = lab.New(b.Client, b.Mini, cfg.Logger)
+	cfg.Explore = labsession.NewManager()
 	return cfg
 }
 

@@ -81,6 +81,13 @@ func TestJSONKeys(t *testing.T) {
 		{"POST", "/api/lab/runs", "/api/lab/runs", `{"recipe":"0"}`, 400},
 		{"GET", "/api/lab/runs/nope", "/api/lab/runs/:id", ``, 404},
 		{"GET", "/api/lab/scenarios", "/api/lab/scenarios", ``, 200},
+		{"POST", "/api/explore/sessions", "/api/explore/sessions", `{"recipe":"1"}`, 201},
+		{"POST", "/api/explore/sessions", "/api/explore/sessions", `{"recipe":"7"}`, 400},
+		{"GET", "/api/explore/sessions/nope", "/api/explore/sessions/:id", ``, 404},
+		{"POST", "/api/explore/sessions/nope/steps", "/api/explore/sessions/:id/steps", `{"kind":"run","client":"A"}`, 404},
+		{"POST", "/api/explore/sessions/nope/undo", "/api/explore/sessions/:id/undo", ``, 404},
+		{"POST", "/api/explore/sessions/nope/find", "/api/explore/sessions/:id/find", ``, 404},
+		{"DELETE", "/api/explore/sessions/nope", "/api/explore/sessions/:id", ``, 404},
 		{"DELETE", "/api/market", "/api/market", ``, 405},
 		{"GET", "/api/nothing", "", ``, 404},
 	}

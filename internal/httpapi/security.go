@@ -24,9 +24,10 @@ import (
 //     name or address is refused (403): a page on a name that resolves to
 //     the loopback address (DNS rebinding) would be its own origin;
 //   - the routes that change the service rather than the market (the
-//     default strategy, the rush, the lab) take Config.AdminToken, when
-//     one is set, as "Authorization: Bearer TOKEN" (401 otherwise); the
-//     command requires one on a non-loopback bind;
+//     default strategy, the rush, the lab, explorer sessions) take
+//     Config.AdminToken, when one is set, as "Authorization: Bearer
+//     TOKEN" (401 otherwise); the command requires one on a non-loopback
+//     bind;
 //   - expensive reads are rate limited (429 + Retry-After, see rateLimit),
 //     and the lab has a body and concurrency budget (see budget).
 

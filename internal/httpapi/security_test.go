@@ -58,6 +58,8 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 			map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, CodeForbidden},
 		{"strategy from another origin", "PUT", "/api/strategy", `{"strategy":"lua"}`,
 			map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, CodeForbidden},
+		{"explore from another origin", "POST", "/api/explore/sessions", `{"recipe":"4"}`,
+			map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, CodeForbidden},
 		{"cancel the rush from another origin", "DELETE", "/api/rush", ``,
 			map[string]string{"Origin": "http://evil.example"}, 403, CodeForbidden},
 	}
@@ -100,6 +102,11 @@ func TestAdminToken(t *testing.T) {
 			{"POST", "/api/rush", `{"buyers":1,"duration_ms":1000,"strategies":["lua"]}`},
 			{"DELETE", "/api/rush", ``},
 			{"POST", "/api/lab/runs", `{"recipe":"1"}`},
+			{"POST", "/api/explore/sessions", `{"recipe":"4"}`},
+			{"POST", "/api/explore/sessions/x/steps", `{}`},
+			{"POST", "/api/explore/sessions/x/undo", ``},
+			{"POST", "/api/explore/sessions/x/find", ``},
+			{"DELETE", "/api/explore/sessions/x", ``},
 		} {
 			r := sendWith(h, rq[0], rq[1], rq[2], hdr)
 			if r.status != http.StatusUnauthorized || r.code() != CodeUnauthorized || r.header.Get("WWW-Authenticate") == "" {

@@ -106,9 +106,9 @@ type Config struct {
 	Explore Explore
 	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
 	// the routes that change the service rather than the market (the
-	// default strategy, the rush, the lab). Without one they are open to
-	// the requests the same-origin check lets through: run so only on a
-	// loopback bind.
+	// default strategy, the rush, the lab, explorer sessions). Without one
+	// they are open to the requests the same-origin check lets through:
+	// run so only on a loopback bind.
 	AdminToken string
 	// LoopbackHosts refuses requests whose Host header is not a loopback
 	// name or address (localhost, 127.0.0.1, [::1]): set it when the

@@ -56,12 +56,14 @@ type LabRequest struct {
 }
 
 // ExploreRequest is the body of POST /api/explore/sessions: a recipe of
-// the gallery, or one of the market's strategies, with or without a fenced
-// write.
+// the gallery, flawed or fixed (Fixed, or Fencing: the fix of 6 and 11 is
+// the fenced write), or one of the market's strategies, with or without a
+// fenced write.
 type ExploreRequest struct {
 	Recipe   *string `json:"recipe"`
 	Strategy *string `json:"strategy"`
 	Fencing  bool    `json:"fencing"`
+	Fixed    bool    `json:"fixed"`
 }
 
 // NewID returns a short random ID for a run.

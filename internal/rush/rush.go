@@ -7,6 +7,7 @@ package rush
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -333,6 +334,9 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 		if res.Interrupted {
 			final = stateCancelled
 		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && failure == "" {
+		failure = fmt.Sprintf("stopped at the rush's time bound (its duration and %v)", rushGrace)
 	}
 	r.mu.Lock()
 	r.running = false

@@ -17,7 +17,7 @@ function actionLabel(a) {
   switch (a.kind) {
     case "run": return a.command;
     case "tick": return `let time pass to ${fmtClock(a.at_ms)}`;
-    case "pause": return a.length === "forever" ? "pause for good" : `pause (${a.length})`;
+    case "pause": return { short: "pause (half a lease)", long: "pause past its lease", forever: "pause for good" }[a.length] || `pause (${a.length})`;
     case "crash": return "crash";
   }
   return a.kind;
@@ -27,15 +27,17 @@ function fmtClock(msv) {
   return Number(msv).toLocaleString("en-US") + " ms";
 }
 
+// The virtual clock's ticks are named by what they end.
+function tickLabel(a, st) {
+  const lease = (st.holders || []).find((h) => h.until_ms >= 0 && h.until_ms <= a.at_ms);
+  return `let time pass to ${fmtClock(a.at_ms)}` + (lease ? ` (${lease.client}'s lease runs out)` : "");
+}
+
 async function loadExploreTargets() {
   const sel = $("#explore-target");
   try {
     const sc = await api("GET", "/api/lab/scenarios");
-    sel.replaceChildren(
-      el("optgroup", { label: "Lock recipes" },
-        ...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` }))),
-      el("optgroup", { label: "The market's strategies (two buyers, one lister)" },
-        ...["watch", "coarse", "fine", "lua"].map((s) => el("option", { value: "strategy:" + s, text: s }))));
+    sel.replaceChildren(...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` })));
     sel.value = "recipe:1";
     sel.dataset.ready = "true";
   } catch (e) {
@@ -44,9 +46,8 @@ async function loadExploreTargets() {
 }
 
 function exploreRequest() {
-  const [kind, name] = $("#explore-target").value.split(":");
-  const fencing = $("#explore-fencing").checked;
-  return kind === "recipe" ? { recipe: name, fencing } : { strategy: name, fencing };
+  const [, name] = $("#explore-target").value.split(":");
+  return { recipe: name, fixed: $("#explore-fixed").checked };
 }
 
 async function startExplore(ev) {
@@ -57,8 +58,9 @@ async function startExplore(ev) {
     const r = await api("POST", "/api/explore/sessions", exploreRequest());
     explore.id = r.id;
     explore.view = -1;
+    $("#explore-verdict").dataset.found = "";
     $("#explore-session").hidden = false;
-    status.textContent = `session ${r.id}: ${r.about || ""}`.trim();
+    status.textContent = `${r.state.target}: ${r.state.about}`;
     renderExplore(r.state);
   } catch (e) {
     showError("starting a session", e);
@@ -68,6 +70,7 @@ async function startExplore(ev) {
 
 // act sends one action; the server answers the new state.
 async function act(action) {
+  if (!explore.playing) $("#explore-verdict").dataset.found = "";
   try {
     renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/steps`, action));
   } catch (e) {
@@ -77,6 +80,7 @@ async function act(action) {
 }
 
 async function undo() {
+  $("#explore-verdict").dataset.found = "";
   try {
     renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/undo`, {}));
   } catch (e) {
@@ -90,18 +94,21 @@ async function findBug() {
   const verdict = $("#explore-verdict");
   setPlaying(true);
   verdict.className = "verdict";
+  verdict.dataset.found = "";
   verdict.textContent = "searching every continuation from here…";
   try {
     const r = await api("POST", `/api/explore/sessions/${explore.id}/find`, {});
     if (!r.found) {
       verdict.className = "verdict ok";
       verdict.dataset.found = "none";
-      verdict.textContent = `No bug from here: ${fmt(r.schedules)} schedules explored` +
-        (r.exhaustive ? ", every one within the bounds" : "") + `, no property broke (${r.model || "the model's bounds"}).`;
+      verdict.textContent = r.note ? `No bug found: ${r.note}.` :
+        `No bug from here: ${fmt(r.schedules)} schedules explored in ${dec1(r.elapsed_ms / 1000)} s` +
+        (r.exhaustive ? ", every one within the bounds" : "") + `, and no property broke (bounds: ${r.model}).`;
       setPlaying(false);
       return;
     }
-    verdict.textContent = `found one: ${exploreProperties[r.property] || r.property}; playing it (${r.actions.length} steps)…`;
+    verdict.textContent = `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[r.property] || r.property}. ` +
+      `Playing it (${r.actions.length} steps)…`;
     for (const a of r.actions) {
       await act(a);
       await new Promise((res) => setTimeout(res, 350));
@@ -143,9 +150,12 @@ function renderExplore(st) {
   if (vs.length > 0) {
     verdict.className = "verdict bad";
     verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || v.property}. ${v.message}`).join(" ")));
-  } else if (!explore.playing) {
+  } else if (st.complete) {
+    verdict.className = "verdict ok";
+    verdict.textContent = "Every client is done; no property broke.";
+  } else if (!explore.playing && !verdict.dataset.found) {
     verdict.className = "verdict";
-    verdict.textContent = st.enabled.length === 0 ? "Every client is done; no property broke." : "";
+    verdict.textContent = "";
   }
   $("#explore-undo").disabled = explore.playing || n === 0;
   $("#explore-find").disabled = explore.playing || st.enabled.length === 0;
@@ -167,7 +177,7 @@ function renderActions(st) {
   const button = (a) => el("button", {
     type: "button", class: a.kind === "run" ? "run" : a.kind === "tick" ? "tick" : "fault",
     "data-kind": a.kind, "data-client": a.client || "", "data-command": a.command || "",
-    disabled: explore.playing || behind, text: actionLabel(a),
+    disabled: explore.playing || behind, text: a.kind === "tick" ? tickLabel(a, st) : actionLabel(a),
     onclick: () => act(a).catch(() => {}),
   });
   const boxes = [...byClient].map(([c, acts]) => el("div", { class: "explore-client", "data-client": c },

@@ -126,7 +126,7 @@ function rushReading(st) {
   }
   const c = by.coarse;
   if (c && c.bought > 0 && c.lock_waits_per_purchase >= 1) {
-    out.push(`coarse waited ${dec1(c.lock_waits_per_purchase)} times per purchase for its one market-wide lock: one purchase at a time.`);
+    out.push(`The coarse lock made each purchase wait ${dec1(c.lock_waits_per_purchase)} times for the one market-wide lock: one purchase at a time.`);
   }
   const lost = lostOf(best);
   if (lost > 0) {

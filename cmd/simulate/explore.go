@@ -1,0 +1,511 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/explore"
+	"github.com/lockmarket/lockmarket/internal/schema"
+)
+
+func init() {
+	subcommands["explore"] = subcommand{run: runExplore,
+		summary: "search every schedule of a lock recipe's clients for a broken lock, resource or liveness"}
+}
+
+const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -watchdog | -acquire F -release F [-extend F]
+                        | -read-acquire F -read-release F -write-acquire F -write-release F) [flags]
+
+Runs a lock's real code (a recipe of package locking/flawed, its fix, or Lua
+scripts) in several clients against a real Redis, holding every command
+until a scheduler lets it go, on a virtual clock, and searches the
+schedules within the bounds: which client's command runs next, when time
+passes, and where a fault strikes (a pause shorter or longer than the
+lease, a pause for good, a crash). Each client: take the lock (retrying),
+read a shared counter and write it back plus one (readers of a read-write
+lock read two values the writer changes together), release. It reports
+every property broken, with the shortest schedule found that breaks it,
+replayed on a fresh redis-server:
+
+  mutual_exclusion  two clients hold leases that have not run out (one of them to write)
+  resource          the counter lost an update, or a reader saw a write half done
+  liveness          a lock without expiry that no live client holds keeps a client waiting
+
+Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
+acquire and extend return 1 on success (0 or nil: refused); release returns
+1 when it deleted the lock, 0 otherwise. Examples: examples/recipes/.
+Exit status: 0 no violation, 1 a violation, 2 bad input (a flag, a script
+that does not parse or answers outside the convention).
+
+Flags:
+`
+
+const exploreExample = `
+Examples:
+  simulate explore -recipe 4
+  simulate explore -recipe 6 -fixed -format json
+  simulate explore -watchdog -faults pause-short
+  simulate explore -acquire examples/recipes/broken/acquire.lua \
+      -release examples/recipes/broken/release.lua \
+      -extend examples/recipes/broken/extend.lua -out /tmp/ce
+`
+
+// exploreOptions are the parsed flags of "simulate explore".
+type exploreOptions struct {
+	redis    string
+	recipe   string
+	fixed    bool
+	watchdog bool
+	lua      explore.LuaRecipe
+	model    explore.Model
+	clients  int
+	check    []string
+	mode     string
+	seed     uint64
+	runs     int
+	first    bool
+	noReduce bool
+	format   string
+	out      string
+	verbose  bool
+}
+
+func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) {
+	fs := flag.NewFlagSet("simulate explore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o exploreOptions
+	files := map[string]*string{}
+	for _, name := range []string{"acquire", "release", "extend", "read-acquire", "read-release", "write-acquire", "write-release"} {
+		files[name] = fs.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
+	}
+	var faults, bound, check string
+	var ttl time.Duration
+	fs.StringVar(&o.redis, "redis", "auto", "auto (a private redis-server, else miniredis) or a redis:// URL of one server")
+	fs.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
+	fs.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
+	fs.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
+	fs.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
+	fs.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
+	fs.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
+	fs.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
+		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
+		"advances of the clock per schedule (3), commands per client per schedule (10)")
+	fs.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
+	fs.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds) or random")
+	fs.Uint64Var(&o.seed, "seed", 1, "random mode: the seed")
+	fs.IntVar(&o.runs, "schedules", 2000, "random mode: how many schedules")
+	fs.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
+	fs.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
+	fs.StringVar(&o.format, "format", "table", "output: table or json")
+	fs.StringVar(&o.out, "out", "", "write each counterexample's timeline to `DIR` (SVG and text)")
+	fs.BoolVar(&o.verbose, "v", false, "print each counterexample's steps as well as its timeline")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), exploreUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), exploreExample)
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return o, err
+	}
+	bad := func(format string, a ...any) (exploreOptions, error) {
+		return o, usagef(stderr, fs.Name(), format, a...)
+	}
+	targets := 0
+	if o.recipe != "" {
+		targets++
+		if !slices.Contains(explore.Recipes, o.recipe) {
+			return bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
+		}
+	}
+	if o.watchdog {
+		targets++
+	}
+	lua := false
+	for name, p := range files {
+		if *p == "" {
+			continue
+		}
+		lua = true
+		b, err := os.ReadFile(*p)
+		if err != nil {
+			return bad("-%s: %v", name, err)
+		}
+		s := explore.Script{Name: *p, Source: string(b)}
+		switch name {
+		case "acquire":
+			o.lua.Acquire = s
+		case "release":
+			o.lua.Release = s
+		case "extend":
+			o.lua.Extend = s
+		case "read-acquire":
+			o.lua.ReadAcquire = s
+		case "read-release":
+			o.lua.ReadRelease = s
+		case "write-acquire":
+			o.lua.WriteAcquire = s
+		case "write-release":
+			o.lua.WriteRelease = s
+		}
+	}
+	if lua {
+		targets++
+	}
+	if targets != 1 {
+		return bad("give exactly one target: -recipe N, -watchdog, or Lua scripts")
+	}
+	if o.fixed && o.recipe == "" {
+		return bad("-fixed goes with -recipe")
+	}
+	o.model = explore.DefaultModel()
+	o.model.TTL = ttl
+	fk, err := explore.ParseFaults(faults)
+	if err != nil {
+		return bad("-faults: %v", err)
+	}
+	o.model.FaultKinds = fk
+	if len(fk) == 0 {
+		o.model.Faults = 0
+	}
+	if bound != "" {
+		for kv := range strings.SplitSeq(bound, ",") {
+			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil {
+				return bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", bound)
+			}
+			switch k {
+			case "iterations":
+				o.model.Iterations = n
+			case "attempts":
+				o.model.Attempts = n
+			case "faults":
+				o.model.Faults = n
+			case "ticks":
+				o.model.Ticks = n
+			case "steps":
+				o.model.Steps = n
+			default:
+				return bad("-bound: unknown bound %q (want iterations, attempts, faults, ticks, steps)", k)
+			}
+		}
+	}
+	if check != "" && check != "all" {
+		for p := range strings.SplitSeq(check, ",") {
+			p = strings.TrimSpace(p)
+			if !slices.Contains(explore.Properties, p) {
+				return bad("-check: unknown property %q (want %s)", p, strings.Join(explore.Properties, ", "))
+			}
+			o.check = append(o.check, p)
+		}
+	} else if check == "all" {
+		o.check = explore.Properties
+	}
+	if o.mode != "exhaustive" && o.mode != "random" {
+		return bad("-mode %q: want exhaustive or random", o.mode)
+	}
+	if o.format != "table" && o.format != "json" {
+		return bad("-format %q: want table or json", o.format)
+	}
+	if o.clients != 0 {
+		o.model.Clients = o.clients
+	}
+	probe := o.model
+	probe.Clients = max(probe.Clients, 2)
+	if err := probe.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	return o, nil
+}
+
+// errExploreFound is returned when the search found a violation (exit 1).
+var errExploreFound = errors.New("a property was found broken")
+
+// exploreDoc is the JSON output.
+type exploreDoc struct {
+	Target        string          `json:"target"`
+	About         string          `json:"about"`
+	Schedules     int             `json:"schedules"`
+	Pruned        int             `json:"pruned"`
+	Diverged      int             `json:"diverged"`
+	Exhaustive    bool            `json:"exhaustive"`
+	ElapsedS      float64         `json:"elapsed_s"`
+	SchedulesPerS float64         `json:"schedules_per_s"`
+	Mode          string          `json:"mode"`
+	Seed          *uint64         `json:"seed,omitempty"`
+	Model         modelDoc        `json:"model"`
+	Checked       []string        `json:"checked"`
+	Violations    []violationDoc  `json:"violations"`
+	Counter       *counterexample `json:"counterexample"`
+	schema.Env
+	Note string `json:"note"`
+}
+
+type modelDoc struct {
+	Clients    int      `json:"clients"`
+	Iterations int      `json:"iterations"`
+	Attempts   int      `json:"attempts"`
+	Faults     int      `json:"faults_per_schedule"`
+	Ticks      int      `json:"ticks_per_schedule"`
+	Steps      int      `json:"steps_per_client"`
+	FaultKinds []string `json:"faults"`
+	TTLMS      int64    `json:"ttl_ms"`
+	RetryMS    int64    `json:"retry_ms"`
+	ShortMS    int64    `json:"pause_short_ms"`
+	LongMS     int64    `json:"pause_long_ms"`
+}
+
+type violationDoc struct {
+	Property string `json:"property"`
+	Message  string `json:"message"`
+	Steps    int    `json:"steps"`
+}
+
+type counterexample struct {
+	Property   string           `json:"property"`
+	Steps      []explore.Step   `json:"steps"`
+	Actions    []explore.Action `json:"actions"`
+	Reproduced bool             `json:"reproduced"`
+	Server     string           `json:"redis_server,omitempty"`
+	ReplayNote string           `json:"replay_note,omitempty"`
+}
+
+// exploreNote states the approximation every run makes.
+const exploreNote = "Time is virtual: backoff sleeps and pauses cost virtual time, and every lease in the " +
+	"explored namespace is shortened (PEXPIRE) by each step of the clock, so PTTL, in Lua too, sees the " +
+	"virtual time left. The real time a schedule takes (milliseconds) also runs down the real TTLs; beside " +
+	"leases of seconds it is neglected."
+
+func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseExploreFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var t *explore.Target
+	switch {
+	case o.recipe != "":
+		t, err = explore.Recipe(o.recipe, o.fixed)
+	case o.watchdog:
+		t = explore.Watchdog()
+	default:
+		t, err = explore.Lua(o.lua)
+	}
+	if err != nil {
+		return usagef(stderr, "simulate explore", "%v", err)
+	}
+	if o.clients == 0 {
+		o.model.Clients = t.Clients
+	}
+	o.model = o.model.Resolve()
+	conn, err := openRedis(ctx, o.redis, stderr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	base, ok := conn.Client.(*redis.Client)
+	if !ok {
+		return usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
+	}
+	e, err := explore.New(ctx, base, t, o.model)
+	if errors.Is(err, explore.ErrBadScript) {
+		return usagef(stderr, "simulate explore", "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, NoReduction: o.noReduce, Check: o.check,
+		Progress: func(p explore.Progress) {
+			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
+				orNone(p.Found))
+		}}
+	opts.StopAtFirst = o.first
+	res, err := e.Explore(ctx, opts)
+	if errors.Is(err, explore.ErrTarget) {
+		return usagef(stderr, "simulate explore", "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged,
+		Exhaustive: res.Exhaustive, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
+		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
+			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
+			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
+			LongMS: (o.model.TTL * 3 / 2).Milliseconds()},
+		Violations: []violationDoc{}, Env: conn.Env(), Note: exploreNote}
+	if res.Mode == "random" {
+		doc.Seed = &o.seed
+	}
+	if res.Elapsed > 0 {
+		doc.SchedulesPerS = float64(res.Schedules+res.Pruned) / res.Elapsed.Seconds()
+	}
+	var main *explore.Found
+	for i, f := range res.Violations {
+		doc.Violations = append(doc.Violations, violationDoc{Property: f.Property, Message: f.Message, Steps: len(f.Steps)})
+		if main == nil || f.Property == t.Property {
+			main = &res.Violations[i]
+		}
+	}
+	var rep explore.Reproduction
+	if main != nil {
+		rep, err = explore.Reproduce(ctx, e.Target(), o.model, *main)
+		if err != nil {
+			return err
+		}
+		doc.Counter = &counterexample{Property: main.Property, Steps: main.Steps, Actions: main.Actions,
+			Reproduced: rep.Reproduced, Server: rep.Server, ReplayNote: rep.Note}
+	}
+	if o.out != "" {
+		if err := writeExploreTimelines(ctx, e, o.out, res, main, rep); err != nil {
+			return err
+		}
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+	} else if err := writeExploreTable(stdout, doc, main, rep, o.verbose); err != nil {
+		return err
+	}
+	if len(res.Violations) > 0 {
+		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
+	}
+	return nil
+}
+
+func orNone(ps []string) string {
+	if len(ps) == 0 {
+		return "nothing yet"
+	}
+	return strings.Join(ps, ", ")
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func propertiesOf(fs []explore.Found) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Property)
+	}
+	return out
+}
+
+func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep explore.Reproduction, verbose bool) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "explore: %s — %s\n", doc.Target, doc.About)
+	m := doc.Model
+	faults := "no faults"
+	if m.Faults > 0 && len(m.FaultKinds) > 0 {
+		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
+	}
+	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("model: %d clients, %d critical section(s) each, %d attempt(s) at "+
+		"the lock per section, at most %d commands per client, %s, at most %d advance(s) of the clock; lease %s, "+
+		"retry %s, pauses short %s / long %s / forever (virtual time)",
+		m.Clients, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, msText(m.TTLMS), msText(m.RetryMS), msText(m.ShortMS),
+		msText(m.LongMS)), schema.Width))
+	fmt.Fprintf(&b, "checked: %s\n", strings.Join(doc.Checked, ", "))
+	cover := "yes, every schedule within the bounds"
+	if !doc.Exhaustive {
+		cover = "no"
+		if doc.Mode == "exhaustive" {
+			cover = "no (stopped early)"
+		}
+	}
+	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, "+
+		"%.0f schedules/s; exhaustive: %s", doc.Mode, doc.Schedules, doc.Pruned, doc.ElapsedS, doc.SchedulesPerS, cover),
+		schema.Width))
+	if doc.Diverged > 0 {
+		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
+			doc.Diverged)
+	}
+	fmt.Fprintf(&b, "redis: %s %s\n", doc.Redis.Mode, doc.Redis.Version)
+	if len(doc.Violations) == 0 {
+		fmt.Fprintf(&b, "\nNo violation of %s.\n", strings.Join(doc.Checked, ", "))
+	} else {
+		fmt.Fprintln(&b, "\nviolations:")
+		for _, v := range doc.Violations {
+			fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, v.Steps), schema.Width))
+		}
+	}
+	if main != nil {
+		repro := "reproduced on redis-server " + rep.Server
+		if !rep.Reproduced {
+			repro = "NOT reproduced on a fresh redis-server: " + rep.Note
+		}
+		fmt.Fprintf(&b, "\ncounterexample (%s, %d steps; %s):\n", main.Property, len(main.Steps), repro)
+		if verbose || rep.Timeline.Events == nil {
+			for i, s := range main.Steps {
+				mark := ""
+				if s.Violation != "" {
+					mark = "  !! " + s.Violation
+				}
+				fmt.Fprintf(&b, "%3d  %-9s %s%s\n", i+1, explore.FmtMS(s.ClockMS), s.Text, mark)
+			}
+		}
+		if rep.Timeline.Events != nil {
+			fmt.Fprintln(&b)
+			if err := rep.Timeline.Text(&b, timelineWidth, false); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n%s\n", schema.Wrap(doc.Note, schema.Width))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func msText(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() }
+
+// writeExploreTimelines writes each counterexample's timeline as SVG and
+// text: the main one as replayed on a fresh server, the others replayed on
+// the explorer's server.
+func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string, res *explore.Result, main *explore.Found, rep explore.Reproduction) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range res.Violations {
+		tl := rep.Timeline
+		if main == nil || f.Property != main.Property || tl.Events == nil {
+			var err error
+			if tl, _, err = e.Record(ctx, f.Actions); err != nil {
+				return err
+			}
+		}
+		base := filepath.Join(dir, strings.ReplaceAll(res.Target, " ", "-")+"-"+f.Property)
+		var svg, txt bytes.Buffer
+		if err := tl.SVG(&svg); err != nil {
+			return err
+		}
+		if err := tl.Text(&txt, timelineWidth, false); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+".svg", svg.Bytes(), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+".txt", txt.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

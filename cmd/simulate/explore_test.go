@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+func TestExploreFlags(t *testing.T) {
+	lua := "../../examples/recipes/correct/"
+	for _, tc := range []struct {
+		name string
+		args []string
+		bad  string // part of the usage message; "" for valid flags
+	}{
+		{"recipe", []string{"-recipe", "4", "-fixed", "-clients", "3", "-faults", "pause-long,crash", "-bound", "faults=2,ticks=2"}, ""},
+		{"lua", []string{"-acquire", lua + "acquire.lua", "-release", lua + "release.lua", "-format", "json"}, ""},
+		{"no target", nil, "exactly one target"},
+		{"two targets", []string{"-recipe", "1", "-watchdog"}, "exactly one target"},
+		{"unknown recipe", []string{"-recipe", "7"}, `-recipe "7"`},
+		{"fixed alone", []string{"-watchdog", "-fixed"}, "-fixed goes with -recipe"},
+		{"too many clients", []string{"-recipe", "1", "-clients", "5"}, "clients 5"},
+		{"unknown fault", []string{"-recipe", "1", "-faults", "meteor"}, `unknown fault "meteor"`},
+		{"bad bound", []string{"-recipe", "1", "-bound", "depth=3"}, `unknown bound "depth"`},
+		{"short ttl", []string{"-recipe", "1", "-ttl", "10ms"}, "ttl 10ms"},
+		{"unknown property", []string{"-recipe", "1", "-check", "speed"}, `unknown property "speed"`},
+		{"missing file", []string{"-acquire", "nope.lua", "-release", "nope.lua"}, "nope.lua"},
+		{"unknown mode", []string{"-recipe", "1", "-mode", "smart"}, `-mode "smart"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			_, err := parseExploreFlags(tc.args, &stderr)
+			if tc.bad == "" {
+				if err != nil {
+					t.Fatalf("%v: %s", err, stderr.String())
+				}
+				return
+			}
+			if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.bad) {
+				t.Fatalf("err %v, stderr %q; want usage error mentioning %q", err, stderr.String(), tc.bad)
+			}
+		})
+	}
+}
+
+// TestExploreExitStatus: a violation is an error (exit 1) with the JSON
+// document written; a clean run is none (exit 0); a script that does not
+// parse is a usage error (exit 2).
+func TestExploreExitStatus(t *testing.T) {
+	b := redistest.Real(t)
+	url := "redis://" + b.Addr()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"explore", "-redis", url, "-recipe", "1", "-first", "-format", "json"}, &stdout, &stderr)
+	if !errors.Is(err, errExploreFound) {
+		t.Fatalf("recipe 1: %v\n%s", err, stderr.String())
+	}
+	var doc struct {
+		Schedules  int  `json:"schedules"`
+		Exhaustive bool `json:"exhaustive"`
+		Model      struct {
+			Clients int `json:"clients"`
+		} `json:"model"`
+		Violations []struct {
+			Property string `json:"property"`
+		} `json:"violations"`
+		Counterexample struct {
+			Steps      []json.RawMessage `json:"steps"`
+			Reproduced bool              `json:"reproduced"`
+		} `json:"counterexample"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if doc.Schedules == 0 || doc.Model.Clients != 2 || len(doc.Violations) != 1 ||
+		doc.Violations[0].Property != "mutual_exclusion" || !doc.Counterexample.Reproduced || len(doc.Counterexample.Steps) == 0 {
+		t.Errorf("document: %s", stdout.String())
+	}
+
+	stdout.Reset()
+	err = run(context.Background(), []string{"explore", "-redis", url, "-recipe", "2", "-fixed", "-faults", "crash"}, &stdout, &stderr)
+	if err != nil || !strings.Contains(stdout.String(), "No violation") {
+		t.Errorf("recipe 2 fixed: %v\n%s", err, stdout.String())
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.lua")
+	os.WriteFile(bad, []byte("return redis.call("), 0o644)
+	rel := "../../examples/recipes/correct/release.lua"
+	stderr.Reset()
+	err = run(context.Background(), []string{"explore", "-redis", url, "-acquire", bad, "-release", rel}, &stdout, &stderr)
+	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "bad Lua script") {
+		t.Errorf("bad script: %v, %q", err, stderr.String())
+	}
+}

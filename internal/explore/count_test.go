@@ -1,0 +1,83 @@
+package explore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// pingLock is a lock that is always free: taking it sends pings[client]
+// PINGs (commands on no key), releasing it sends nothing.
+type pingLock struct {
+	rdb   redis.UniversalClient
+	pings int
+}
+
+type pingHeld struct{}
+
+func (l pingLock) acquire(ctx context.Context, _ bool) (held, error) {
+	for range l.pings {
+		if err := l.rdb.Ping(ctx).Err(); err != nil {
+			return nil, err
+		}
+	}
+	return pingHeld{}, nil
+}
+
+func (pingHeld) release(context.Context) error { return nil }
+func (pingHeld) extend(context.Context) error  { return nil }
+func (pingHeld) end() time.Duration            { return -1 }
+
+func binomial(n, k int) int {
+	r := 1
+	for i := 1; i <= k; i++ {
+		r = r * (n - k + i) / i
+	}
+	return r
+}
+
+// TestScheduleCountIsBinomial checks that the search is exhaustive: two
+// clients that send a and b commands, with no faults and the reduction
+// off, have (a+b choose a) schedules. Each client starts (a step of its
+// own), sends its pings, then the critical section's GET and SET.
+func TestScheduleCountIsBinomial(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ pingsA, pingsB int }{{0, 0}, {1, 0}, {2, 1}, {3, 3}} {
+		pings := []int{tc.pingsA, tc.pingsB}
+		target := &Target{Name: "pings", Checks: Properties, lockKeys: oneLockKey,
+			newLock: func(rdb redis.UniversalClient, c *client, _ Model, _ string) locker {
+				return pingLock{rdb: rdb, pings: pings[c.idx]}
+			}}
+		m := DefaultModel()
+		m.Faults, m.FaultKinds = 0, nil
+		e, err := New(ctx, b.Client, target, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, bb := tc.pingsA+3, tc.pingsB+3
+		res, err := e.Explore(ctx, Options{NoReduction: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := binomial(a+bb, a); res.Schedules != want || !res.Exhaustive || res.Pruned != 0 {
+			t.Errorf("%d and %d steps: %d schedules (%d pruned, exhaustive %v), want %d", a, bb, res.Schedules,
+				res.Pruned, res.Exhaustive, want)
+		}
+		// With the reduction, the pings (on no key) commute with
+		// everything: fewer schedules, still exhaustive.
+		red, err := e.Explore(ctx, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !red.Exhaustive || red.Schedules > res.Schedules || (tc.pingsA+tc.pingsB > 0 && red.Schedules >= res.Schedules) {
+			t.Errorf("%d and %d steps, reduced: %d schedules (exhaustive %v), unreduced %d", a, bb, red.Schedules,
+				red.Exhaustive, res.Schedules)
+		}
+		e.Close()
+	}
+}

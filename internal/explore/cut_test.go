@@ -1,0 +1,90 @@
+package explore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/explore"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// find returns the first enabled action of kind by client, or fails.
+func find(t *testing.T, snap *explore.Snapshot, kind, client string) explore.Action {
+	t.Helper()
+	for _, a := range snap.Enabled {
+		if a.Kind == kind && a.Client == client {
+			return a
+		}
+	}
+	t.Fatalf("no %s of %s among %v", kind, client, snap.Enabled)
+	return explore.Action{}
+}
+
+// TestCut steps recipe 1 by hand, as a class would: A's GET, B's GET,
+// A's SET, B's SET breaks mutual exclusion at B's SET; cut one step
+// earlier it has not broken yet. A counterexample found from a prefix
+// starts with the prefix; recipe 6 fenced has none.
+func TestCut(t *testing.T) {
+	b := redistest.Mini(t)
+	ctx := context.Background()
+	open := func(recipe string, fixed bool) *explore.Explorer {
+		tg, err := explore.Recipe(recipe, fixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := explore.DefaultModel()
+		m.Clients = tg.Clients
+		e, err := explore.New(ctx, b.Client, tg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	e := open("1", false)
+	var plan []explore.Action
+	snap, err := e.Cut(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Clients) != 2 || len(snap.Steps) != 0 || len(snap.Enabled) == 0 || snap.Complete {
+		t.Fatalf("start: %+v", snap)
+	}
+	for _, c := range []string{"A", "B", "A", "B"} {
+		plan = append(plan, find(t, snap, explore.Run, c))
+		if snap, err = e.Cut(ctx, plan); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(snap.Steps) != 4 || len(snap.Violations) != 1 || snap.Violations[0].Property != explore.MutualExclusion ||
+		snap.Violations[0].Step != 3 || snap.Steps[3].Violation != explore.MutualExclusion {
+		t.Fatalf("after A GET, B GET, A SET, B SET: steps %+v, violations %+v", snap.Steps, snap.Violations)
+	}
+	if len(snap.Holders) != 2 {
+		t.Errorf("holders %+v, want A and B", snap.Holders)
+	}
+	if back, err := e.Cut(ctx, plan[:3]); err != nil || len(back.Violations) != 0 || len(back.Holders) != 1 {
+		t.Fatalf("cut before B's SET: %+v, %v", back, err)
+	}
+	if _, err := e.Cut(ctx, append(plan[:1:1], explore.Action{Kind: explore.Run, Client: "Z"})); !errors.Is(err, explore.ErrNotEnabled) {
+		t.Fatalf("an action not enabled: %v", err)
+	}
+
+	e6 := open("6", false)
+	start, err := e6.Cut(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []explore.Action{find(t, start, explore.Run, "A")}
+	res, err := e6.FindFrom(ctx, first, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) != 1 || res.Violations[0].Property != explore.Resource || !res.Violations[0].Actions[0].Same(first[0]) {
+		t.Fatalf("recipe 6 from A's first step: %+v", res.Violations)
+	}
+	if _, err := e.FindFrom(ctx, plan, explore.Options{Check: []string{explore.MutualExclusion}}); !errors.Is(err, explore.ErrNothingToFind) {
+		t.Fatalf("find after mutual exclusion broke: %v", err)
+	}
+}

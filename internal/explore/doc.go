@@ -1,0 +1,33 @@
+// Package explore searches the schedules of a lock's real code against a
+// real Redis for a broken lock, a broken resource or a stuck lock.
+//
+// Each client of a Target runs in its own goroutine with its own go-redis
+// client, whose hook holds every command and pipeline until the scheduler
+// releases it, so Redis runs them in exactly the order the scheduler
+// chose. Time is a virtual clock carried in the clients' contexts
+// (locking.WithClock): backoff sleeps, lease estimates and the watchdog of
+// package locking run on it, and each advance of the clock shortens every
+// lease in the explored namespace by as much (PEXPIRE), so that PTTL, in a
+// Lua script too, sees the virtual time left. Between two choices the
+// scheduler waits until every goroutine of every client is parked at a
+// command, asleep on the clock, or finished.
+//
+// A choice (Action) releases one client's pending command, lets a client
+// start a critical section, advances the clock to a deadline (a sleep's
+// end, a pause's end), or strikes a fault: a pause of a client (half a
+// lease, one and a half leases, or for good) or a crash. The Model bounds
+// what a schedule may hold. Explorer.Explore enumerates every schedule
+// within the bounds, depth first, with a sleep-set reduction (steps of
+// different clients on different keys, or only reading the same ones, are
+// taken in one order only), or random ones; each schedule starts from an
+// empty namespace and replays its prefix of choices. Three properties are
+// checked and reported apart: MutualExclusion (two clients hold leases
+// that have not run out, one of them to write), Resource (the shared
+// counter lost an update, or a reader saw a write half done) and Liveness
+// (a lock without expiry that no live client holds keeps a client
+// waiting). The shortest counterexample found is shortened further
+// (shrink), can be replayed on a fresh redis-server (Reproduce) and
+// rendered as a timeline (Explorer.Record).
+//
+// Cut and FindFrom step through one schedule by hand, for the lab page.
+package explore

@@ -1,0 +1,251 @@
+package explore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/explore"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// search explores t under m with opts and returns the properties broken.
+func search(t *testing.T, rdb *redis.Client, tg *explore.Target, m explore.Model, o explore.Options) (*explore.Result, []string) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := explore.New(ctx, rdb, tg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Explore(ctx, o)
+	if err != nil {
+		t.Fatalf("%s: %v", tg.Name, err)
+	}
+	var broken []string
+	for _, f := range res.Violations {
+		broken = append(broken, f.Property)
+	}
+	t.Logf("%s: %d schedules, exhaustive %v, broken %v", tg.Name, res.Schedules, res.Exhaustive, broken)
+	return res, broken
+}
+
+// lean is the default model with fewer fault kinds: a pause past the
+// lease and a crash, the two every recipe's failure needs.
+func lean() explore.Model {
+	m := explore.DefaultModel()
+	m.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
+	return m
+}
+
+func TestFixesKeepTheirProperties(t *testing.T) {
+	b := redistest.Real(t)
+	for _, n := range []string{"1", "2", "3", "6", "11"} {
+		t.Run(n, func(t *testing.T) {
+			tg, err := explore.Recipe(n, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, broken := search(t, b.Client, tg, lean(), explore.Options{})
+			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
+				t.Errorf("recipe %s fixed: broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
+					n, broken, res.Exhaustive, res.Schedules)
+			}
+		})
+	}
+}
+
+// TestTokenLockWithoutFencing: locking.Mutex keeps mutual exclusion, but
+// a pause past the lease loses an update; with the write fenced, both
+// hold.
+func TestTokenLockWithoutFencing(t *testing.T) {
+	b := redistest.Real(t)
+	tg, _ := explore.Recipe("6", false)
+	m := lean()
+	m.FaultKinds = []string{explore.FaultPauseLong}
+	res, broken := search(t, b.Client, tg, m, explore.Options{})
+	if !slices.Equal(broken, []string{explore.Resource}) || !res.Exhaustive {
+		t.Fatalf("recipe 6: broken %v (exhaustive %v), want only resource", broken, res.Exhaustive)
+	}
+	m.FaultKinds = nil
+	m.Faults = 0
+	if _, broken := search(t, b.Client, tg, m, explore.Options{}); len(broken) > 0 {
+		t.Errorf("recipe 6 without faults: broken %v", broken)
+	}
+}
+
+// TestWatchdog: renewal holds under pauses shorter than the lease less
+// the renewal interval, and loses an update under a pause past it.
+func TestWatchdog(t *testing.T) {
+	b := redistest.Real(t)
+	m := lean()
+	m.FaultKinds = []string{explore.FaultPauseShort}
+	m.Ticks = 2
+	if res, broken := search(t, b.Client, explore.Watchdog(), m, explore.Options{}); len(broken) > 0 || !res.Exhaustive {
+		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
+	}
+	m.FaultKinds = []string{explore.FaultPauseLong}
+	_, broken := search(t, b.Client, explore.Watchdog(), m, explore.Options{StopAtFirst: true})
+	if !slices.Equal(broken, []string{explore.Resource}) {
+		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
+	}
+}
+
+func readScripts(t *testing.T, dir string, names ...string) []explore.Script {
+	t.Helper()
+	var out []explore.Script
+	for _, n := range names {
+		p := filepath.Join("..", "..", "examples", "recipes", dir, n+".lua")
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, explore.Script{Name: p, Source: string(src)})
+	}
+	return out
+}
+
+func TestLuaExamples(t *testing.T) {
+	b := redistest.Real(t)
+	for _, tc := range []struct {
+		dir    string
+		broken []string
+	}{
+		{"correct", nil},
+		{"broken", []string{explore.MutualExclusion}},
+		{"correct-rw", nil},
+		{"broken-rw", []string{explore.MutualExclusion}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			var r explore.LuaRecipe
+			if filepath.Ext(tc.dir) == "" && len(tc.dir) > 3 && tc.dir[len(tc.dir)-3:] == "-rw" {
+				s := readScripts(t, tc.dir, "read-acquire", "read-release", "write-acquire", "write-release")
+				r = explore.LuaRecipe{ReadAcquire: s[0], ReadRelease: s[1], WriteAcquire: s[2], WriteRelease: s[3]}
+			} else {
+				s := readScripts(t, tc.dir, "acquire", "release", "extend")
+				r = explore.LuaRecipe{Acquire: s[0], Release: s[1], Extend: s[2]}
+			}
+			tg, err := explore.Lua(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := explore.Options{}
+			if tc.broken != nil {
+				o.StopAtFirst = true
+			}
+			m := lean()
+			if tg.Clients > 2 {
+				m.FaultKinds = []string{explore.FaultPauseLong} // three clients: keep the test lean
+			}
+			res, broken := search(t, b.Client, tg, m, o)
+			if !slices.Equal(broken, tc.broken) || (tc.broken == nil && !res.Exhaustive) {
+				t.Errorf("%s: broken %v (exhaustive %v), want %v", tc.dir, broken, res.Exhaustive, tc.broken)
+			}
+		})
+	}
+}
+
+func TestLuaErrors(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	good := readScripts(t, "correct", "release")[0]
+	for _, tc := range []struct {
+		name, acquire string
+		want          error
+	}{
+		{"does not parse", "return redis.call(", explore.ErrBadScript},
+		{"answers outside the convention", "return 'yes'", explore.ErrTarget},
+		{"fails", "return redis.call('NOSUCHCOMMAND')", explore.ErrTarget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := explore.Lua(explore.LuaRecipe{Acquire: explore.Script{Name: "acquire.lua", Source: tc.acquire}, Release: good})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := explore.New(ctx, b.Client, tg, explore.DefaultModel())
+			if err == nil {
+				_, err = e.Explore(ctx, explore.Options{})
+				e.Close()
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if _, err := explore.Lua(explore.LuaRecipe{Acquire: good}); err == nil {
+		t.Error("a recipe without release was accepted")
+	}
+}
+
+// TestCounterexampleReplays: the shortest counterexample of recipe 1
+// replays on a fresh redis-server, and its timeline marks the step.
+func TestCounterexampleReplays(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	tg, _ := explore.Recipe("1", false)
+	e, err := explore.New(ctx, b.Client, tg, lean())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Explore(ctx, explore.Options{Stop: []string{explore.MutualExclusion}})
+	if err != nil || len(res.Violations) == 0 {
+		t.Fatalf("recipe 1: %v, %v", err, res)
+	}
+	f := res.Violations[0]
+	if len(f.Steps) != 6 {
+		t.Errorf("counterexample of %d steps, want the 6 of start, GET, start, GET, SET, SET: %v", len(f.Steps), f.Steps)
+	}
+	rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Reproduced || rep.Server == "" {
+		t.Fatalf("not reproduced: %+v", rep)
+	}
+	if len(rep.Timeline.Marked()) == 0 {
+		t.Error("the timeline marks no step")
+	}
+}
+
+// TestStepping steps through recipe 1 by hand on miniredis (as the lab
+// does): Cut after a prefix, one step back, and FindFrom for the rest of a
+// counterexample.
+func TestStepping(t *testing.T) {
+	b := redistest.Mini(t)
+	ctx := context.Background()
+	tg, _ := explore.Recipe("1", false)
+	m := explore.DefaultModel()
+	m.Faults = 0
+	e, err := explore.New(ctx, b.Client, tg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st, err := e.Cut(ctx, nil)
+	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Complete {
+		t.Fatalf("first state: %v, %+v", err, st)
+	}
+	if _, err := e.Cut(ctx, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(err, explore.ErrNotEnabled) {
+		t.Errorf("a fault outside the model: %v", err)
+	}
+	first := st.Enabled[0]
+	if st, err = e.Cut(ctx, []explore.Action{first}); err != nil || len(st.Steps) != 1 {
+		t.Fatalf("one step: %v, %+v", err, st)
+	}
+	res, err := e.FindFrom(ctx, nil, explore.Options{})
+	if err != nil || len(res.Violations) == 0 || res.Violations[0].Property != explore.MutualExclusion {
+		t.Fatalf("find: %v, %+v", err, res)
+	}
+	if st, err = e.Cut(ctx, res.Violations[0].Actions); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Violations) == 0 || st.Violations[0].Property != explore.MutualExclusion || len(st.Holders) != 2 {
+		t.Errorf("after the counterexample: %+v", st)
+	}
+}

@@ -1,0 +1,670 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+)
+
+// The kinds of Action.
+const (
+	// Run releases one pending command (or pipeline) of a client: Redis
+	// runs it now.
+	Run = "run"
+	// Tick advances the virtual clock to a deadline: a client's sleep, or
+	// the end of a pause. Every sleep due by then ends, every pause ends,
+	// and every lease in the namespace shortens by the time that passed.
+	Tick = "tick"
+	// Pause freezes a client (all its goroutines) for a length: short
+	// (half the lease), long (one and a half leases) or forever (it never
+	// runs again, but it is not dead: what it holds, it still holds).
+	Pause = "pause"
+	// Crash stops a client for good: its pending command is never sent,
+	// and it counts as dead for liveness.
+	Crash = "crash"
+	// Start lets a client begin a critical section (take the lock): at
+	// the start of the schedule, or after time has passed.
+	Start = "start"
+)
+
+// The pause lengths.
+const (
+	Short   = "short"
+	Long    = "long"
+	Forever = "forever"
+)
+
+// Action is one choice of the scheduler. It is JSON-serialisable; an
+// action read back from JSON identifies the same choice (Same).
+type Action struct {
+	Kind   string `json:"kind"`
+	Client string `json:"client,omitempty"`
+	// Index is, for Run, which of the client's pending commands (they are
+	// ordered by command and key); almost always 0.
+	Index int `json:"index,omitempty"`
+	// Command is, for Run, the command's name and keys (for reading, and
+	// to tell commands apart).
+	Command string `json:"command,omitempty"`
+	// Length is a Pause's length: short, long or forever.
+	Length string `json:"length,omitempty"`
+	// AtMS is, for Tick, the virtual time it advances to.
+	AtMS int64 `json:"at_ms,omitempty"`
+}
+
+// Same reports whether a and b are the same choice.
+func (a Action) Same(b Action) bool {
+	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index && a.Command == b.Command &&
+		a.Length == b.Length && a.AtMS == b.AtMS
+}
+
+// String says what the action does.
+func (a Action) String() string {
+	switch a.Kind {
+	case Run:
+		return a.Client + ": " + a.Command
+	case Tick:
+		return fmt.Sprintf("clock → %s", fmtMS(a.AtMS))
+	case Pause:
+		return fmt.Sprintf("%s paused (%s)", a.Client, a.Length)
+	case Crash:
+		return a.Client + " crashes"
+	case Start:
+		return a.Client + " starts"
+	}
+	return a.Kind
+}
+
+// choice is an enabled action with what it touches, for the reduction.
+type choice struct {
+	Action
+	keys  []string
+	write bool
+	p     *parked
+}
+
+// independent reports whether two enabled actions commute: actions of
+// different clients that touch different keys, or only read the same
+// ones. A tick depends on everything; a fault on everything of its own
+// client and on ticks.
+func independent(a, b choice) bool {
+	if a.Client == b.Client || a.Kind == Tick || b.Kind == Tick {
+		return false
+	}
+	if a.Kind != Run || b.Kind != Run {
+		return true
+	}
+	if !a.write && !b.write {
+		return true
+	}
+	for _, k := range a.keys {
+		for _, l := range b.keys {
+			if k == l || k == "*" || l == "*" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Step is one action of a schedule as it ran.
+type Step struct {
+	Action Action `json:"action"`
+	// ClockMS is the virtual time when it ran.
+	ClockMS int64 `json:"clock_ms"`
+	// Text says what happened: the command and its reply, the fault.
+	Text string `json:"text"`
+	// Violation names the property that broke at this step, if any.
+	Violation string `json:"violation,omitempty"`
+}
+
+// Violation is a property found broken.
+type Violation struct {
+	// Property is mutual_exclusion, resource or liveness.
+	Property string `json:"property"`
+	// Message says how.
+	Message string `json:"message"`
+	// Step is the index in the schedule's steps where it broke (the last
+	// step for the properties checked at the end).
+	Step int `json:"step"`
+}
+
+// The properties.
+const (
+	MutualExclusion = "mutual_exclusion"
+	Resource        = "resource"
+	Liveness        = "liveness"
+)
+
+// Properties lists the properties in the order they are reported.
+var Properties = []string{MutualExclusion, Resource, Liveness}
+
+// schedule is one run of the target's clients under the scheduler.
+type schedule struct {
+	steps      []Step
+	actions    []Action
+	violations []Violation
+	faults     int
+	ticks      int
+	complete   bool // ran until nothing was enabled (not cut by the chooser)
+	cmdLog     []cmdRecord
+	expired    []expiry
+	clients    []string
+	end        time.Duration
+	// world is the schedule's world, kept to read where it stopped (Cut).
+	world *world
+}
+
+type expiry struct {
+	at   time.Duration
+	keys []string
+}
+
+// chooser picks the next action among the enabled ones (never empty) at
+// depth; ok false ends the schedule there, incomplete.
+type chooser func(depth int, enabled []choice) (i int, ok bool)
+
+// errNotEnabled is returned when a planned action is not enabled.
+var errNotEnabled = errors.New("explore: planned action not enabled")
+
+// run runs one schedule: the planned actions, then whatever choose picks.
+func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*schedule, error) {
+	if err := e.reset(ctx); err != nil {
+		return nil, err
+	}
+	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1)}
+	for i := range e.model.Clients {
+		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i]}
+		w.clients = append(w.clients, c)
+	}
+	s := &schedule{world: w}
+	for _, c := range w.clients {
+		s.clients = append(s.clients, c.name)
+	}
+	w.running, w.live = len(w.clients), len(w.clients)
+	for _, c := range w.clients {
+		cctx := context.WithValue(ctx, clientKey{}, c)
+		cctx = locking.WithClock(cctx, clock{c})
+		go func() {
+			defer w.exit()
+			err := e.target.work(cctx, c, e.model)
+			if err != nil && !errors.Is(err, redis.ErrClosed) && !errors.Is(err, context.Canceled) {
+				w.mu.Lock()
+				c.failure = err
+				w.mu.Unlock()
+			}
+		}()
+	}
+	err := e.drive(ctx, w, s, plan, choose)
+	if ferr := e.finish(ctx, w, s, err == nil); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		for _, c := range w.clients {
+			if c.failure != nil {
+				return s, fmt.Errorf("%w: client %s: %w", ErrTarget, c.name, c.failure)
+			}
+		}
+	}
+	return s, err
+}
+
+// ErrTarget wraps an error of the code under test that is not a
+// property violation: a Lua script that failed or answered outside the
+// convention, say.
+var ErrTarget = errors.New("explore: the target failed")
+
+func clientName(i int) string { return string(rune('A' + i)) }
+
+// drive makes the schedule's choices until nothing is enabled.
+func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Action, choose chooser) error {
+	for depth := 0; ; depth++ {
+		if err := w.settle(); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if depth > 0 {
+			w.checkHolders(s)
+		}
+		if w.failed() {
+			s.complete = true
+			return nil
+		}
+		en := w.enabled(e.model, s.faults, s.ticks)
+		if len(en) == 0 || depth >= e.model.MaxSteps {
+			s.complete = true
+			return nil
+		}
+		var c choice
+		if depth < len(plan) {
+			i := slices.IndexFunc(en, func(c choice) bool { return c.Same(plan[depth]) })
+			if i < 0 {
+				var names []string
+				for _, c := range en {
+					names = append(names, c.String())
+				}
+				var done []string
+				for _, st := range s.steps {
+					done = append(done, st.Text)
+				}
+				return fmt.Errorf("%w: step %d: %s (enabled: %s) after %s", errNotEnabled, depth+1, plan[depth], strings.Join(names, "; "), strings.Join(done, " | "))
+			}
+			c = en[i]
+		} else {
+			i, ok := choose(depth, en)
+			if !ok {
+				return nil
+			}
+			c = en[i]
+		}
+		if err := e.apply(ctx, w, s, c); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *world) failed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.clients {
+		if c.failure != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// settle waits until every goroutine of every client is parked at a
+// command, asleep on its clock, or finished. A sleeper whose context has
+// ended is woken first.
+func (w *world) settle() error {
+	timer := time.NewTimer(StuckAfter)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		for _, s := range slices.Clone(w.sleepers) {
+			if err := s.ctx.Err(); err != nil {
+				w.wake(s, err)
+			}
+		}
+		idle := w.running == 0
+		w.mu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case <-w.signal:
+		case <-timer.C:
+			return ErrStuck
+		}
+	}
+}
+
+// enabled lists the actions the scheduler may take now, in a fixed order:
+// commands by client, ticks by time, then faults.
+func (w *world) enabled(m Model, faults, ticks int) []choice {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []choice
+	byClient := map[*client][]*parked{}
+	for _, p := range w.parked {
+		if !p.c.paused && !p.c.crashed && p.c.steps < m.Steps {
+			byClient[p.c] = append(byClient[p.c], p)
+		}
+	}
+	for _, c := range w.clients {
+		for _, s := range w.sleepers {
+			if s.c == c && s.start && !c.paused && !c.crashed {
+				out = append(out, choice{Action: Action{Kind: Start, Client: c.name}})
+			}
+		}
+		ps := byClient[c]
+		sort.SliceStable(ps, func(i, j int) bool {
+			if ps[i].desc != ps[j].desc {
+				return ps[i].desc < ps[j].desc
+			}
+			return ps[i].seq < ps[j].seq
+		})
+		for i, p := range ps {
+			out = append(out, choice{Action: Action{Kind: Run, Client: c.name, Index: i, Command: p.desc},
+				keys: p.keys, write: p.write, p: p})
+		}
+	}
+	// Ticks: to each distinct deadline ahead.
+	seen := map[time.Duration]bool{}
+	var tickChoices []choice
+	add := func(c *client, at time.Duration) {
+		if seen[at] {
+			return
+		}
+		seen[at] = true
+		tickChoices = append(tickChoices, choice{Action: Action{Kind: Tick, Client: c.name, AtMS: at.Milliseconds()}})
+	}
+	for _, s := range w.sleepers {
+		if s.deadline >= 0 && !s.c.paused && !s.c.crashed {
+			add(s.c, max(s.deadline, w.now))
+		}
+	}
+	for _, c := range w.clients {
+		if c.paused && c.pausedUntil >= 0 && !c.crashed {
+			add(c, c.pausedUntil)
+		}
+	}
+	sort.SliceStable(tickChoices, func(i, j int) bool { return tickChoices[i].AtMS < tickChoices[j].AtMS })
+	if ticks >= m.Ticks {
+		tickChoices = nil
+	}
+	if len(out) == 0 && len(tickChoices) == 0 {
+		return nil
+	}
+	out = append(out, tickChoices...)
+	if faults >= m.Faults {
+		return out
+	}
+	for _, c := range w.clients {
+		if c.paused || c.crashed || !w.hasWork(c) {
+			continue
+		}
+		for _, f := range m.FaultKinds {
+			switch f {
+			case FaultPauseShort:
+				out = append(out, choice{Action: Action{Kind: Pause, Client: c.name, Length: Short}})
+			case FaultPauseLong:
+				out = append(out, choice{Action: Action{Kind: Pause, Client: c.name, Length: Long}})
+			case FaultPauseForever:
+				out = append(out, choice{Action: Action{Kind: Pause, Client: c.name, Length: Forever}})
+			case FaultCrash:
+				out = append(out, choice{Action: Action{Kind: Crash, Client: c.name}})
+			}
+		}
+	}
+	return out
+}
+
+// hasWork reports whether c is still at something (parked or asleep).
+// w.mu is held.
+func (w *world) hasWork(c *client) bool {
+	for _, p := range w.parked {
+		if p.c == c {
+			return true
+		}
+	}
+	for _, s := range w.sleepers {
+		if s.c == c {
+			return true
+		}
+	}
+	return false
+}
+
+// apply takes one action and waits for its effects to settle.
+func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) error {
+	w.mu.Lock()
+	now := w.now
+	w.mu.Unlock()
+	step := Step{Action: c.Action, ClockMS: now.Milliseconds()}
+	switch c.Kind {
+	case Run:
+		w.mu.Lock()
+		p := c.p
+		i := slices.Index(w.parked, p)
+		w.parked = slices.Delete(w.parked, i, i+1)
+		w.running++
+		w.lastRun = p
+		w.stepNo = len(s.steps)
+		p.c.steps++
+		if p.lock && p.c.endHold {
+			p.c.hold, p.c.endHold = nil, false
+		}
+		w.mu.Unlock()
+		p.go_ <- nil
+		if err := w.settle(); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		step.Text = p.desc + " → " + p.reply
+		w.mu.Unlock()
+	case Tick:
+		s.ticks++
+		at := time.Duration(c.AtMS) * time.Millisecond
+		keys, err := e.advance(ctx, w, at)
+		if err != nil {
+			return err
+		}
+		step.Text = fmt.Sprintf("clock %s → %s", fmtMS(now.Milliseconds()), fmtMS(c.AtMS))
+		if len(keys) > 0 {
+			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
+			s.expired = append(s.expired, expiry{at: at, keys: keys})
+		}
+	case Start:
+		w.mu.Lock()
+		for _, sl := range slices.Clone(w.sleepers) {
+			if sl.c.name == c.Client && sl.start {
+				w.wake(sl, nil)
+			}
+		}
+		w.mu.Unlock()
+		if err := w.settle(); err != nil {
+			return err
+		}
+		step.Text = c.Client + " starts a critical section"
+	case Pause:
+		w.mu.Lock()
+		cl := w.client(c.Client)
+		cl.paused = true
+		cl.pauses++
+		switch c.Length {
+		case Short:
+			cl.pausedUntil = now + e.model.TTL/2
+		case Long:
+			cl.pausedUntil = now + e.model.TTL*3/2
+		default:
+			cl.pausedUntil = -1
+		}
+		if cl.pausedUntil >= 0 {
+			step.Text = fmt.Sprintf("%s pauses until %s", c.Client, fmtMS(cl.pausedUntil.Milliseconds()))
+		} else {
+			step.Text = c.Client + " pauses for good (alive, never runs again)"
+		}
+		w.mu.Unlock()
+		s.faults++
+	case Crash:
+		w.mu.Lock()
+		w.client(c.Client).crashed = true
+		w.mu.Unlock()
+		step.Text = c.Client + " crashes: its pending command is never sent"
+		s.faults++
+	}
+	s.steps = append(s.steps, step)
+	s.actions = append(s.actions, c.Action)
+	return nil
+}
+
+func (w *world) client(name string) *client {
+	for _, c := range w.clients {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// advance moves the clock to at: leases in the namespace shorten (and
+// those that ran out are deleted), pauses that end by then end, and
+// sleeps due by then end. It returns the keys whose lease ran out.
+func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]string, error) {
+	w.mu.Lock()
+	d := at - w.now
+	w.mu.Unlock()
+	var keys []string
+	if d > 0 {
+		res, err := tickScript.Run(ctx, e.rdb, nil, e.ns+"*", d.Milliseconds()).StringSlice()
+		if err != nil {
+			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
+		}
+		for _, k := range res {
+			keys = append(keys, e.target.short(k))
+		}
+		sort.Strings(keys)
+	}
+	w.mu.Lock()
+	w.now = max(w.now, at)
+	for _, c := range w.clients {
+		if c.paused && c.pausedUntil >= 0 && c.pausedUntil <= w.now {
+			c.paused = false
+		}
+	}
+	for _, s := range slices.Clone(w.sleepers) {
+		if s.deadline >= 0 && s.deadline <= w.now && !s.c.paused && !s.c.crashed {
+			w.wake(s, nil)
+		}
+	}
+	w.mu.Unlock()
+	w.poke()
+	return keys, w.settle()
+}
+
+// tickScript shortens the lease of every volatile key matching ARGV[1] by
+// ARGV[2] ms, deleting those whose lease runs out; it returns them.
+var tickScript = redis.NewScript(`
+local d = tonumber(ARGV[2])
+local gone = {}
+for _, k in ipairs(redis.call('KEYS', ARGV[1])) do
+	local t = redis.call('PTTL', k)
+	if t > 0 then
+		if t <= d then
+			redis.call('DEL', k)
+			gone[#gone + 1] = k
+		else
+			redis.call('PEXPIRE', k, t - d)
+		end
+	end
+end
+return gone`)
+
+// resetScript deletes every key matching ARGV[1].
+var resetScript = redis.NewScript(`
+for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end
+return 0`)
+
+// checkHolders records a mutual-exclusion violation when two clients hold
+// the lock (one of them for writing) with leases that have not run out.
+func (w *world) checkHolders(s *schedule) {
+	if slices.ContainsFunc(s.violations, func(v Violation) bool { return v.Property == MutualExclusion }) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	hs := w.holders()
+	if len(hs) < 2 {
+		return
+	}
+	writer := false
+	for _, c := range hs {
+		writer = writer || c.hold.write
+	}
+	if !writer {
+		return
+	}
+	var parts []string
+	for _, c := range hs {
+		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.name, w.leaseText(c)))
+	}
+	msg := fmt.Sprintf("at %s, %s hold the lock at once, with leases that have not run out", fmtMS(w.now.Milliseconds()),
+		strings.Join(parts, " and "))
+	i := len(s.steps) - 1
+	s.violations = append(s.violations, Violation{Property: MutualExclusion, Message: msg, Step: i})
+	if i >= 0 && s.steps[i].Violation == "" {
+		s.steps[i].Violation = MutualExclusion
+	}
+}
+
+// holders is the clients that hold a lease not yet run out. w.mu is held.
+func (w *world) holders() []*client {
+	var out []*client
+	for _, c := range w.clients {
+		if c.hold == nil {
+			continue
+		}
+		if end := c.hold.end(); end < 0 || w.now < end {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (w *world) leaseText(c *client) string {
+	end := c.hold.end()
+	if end < 0 {
+		return "never (no expiry)"
+	}
+	return fmtMS(end.Milliseconds())
+}
+
+// finish ends the schedule: every client still waiting is stopped, and
+// the properties checked at the end are checked.
+func (e *Explorer) finish(ctx context.Context, w *world, s *schedule, check bool) error {
+	w.mu.Lock()
+	s.end = w.now
+	now := w.now
+	w.stopping = true
+	for _, p := range w.parked {
+		p.go_ <- errStopped
+		w.running++
+	}
+	w.parked = nil
+	for _, sl := range slices.Clone(w.sleepers) {
+		w.wake(sl, errStopped)
+	}
+	w.mu.Unlock()
+	deadline := time.NewTimer(StuckAfter)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		live := w.live
+		w.mu.Unlock()
+		if live == 0 {
+			break
+		}
+		select {
+		case <-w.signal:
+		case <-deadline.C:
+			return ErrStuck
+		}
+	}
+	s.cmdLog = w.cmdLog
+	if !check || !s.complete {
+		return nil
+	}
+	vs, err := e.target.checkEnd(ctx, e, w, now)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		v.Step = len(s.steps) - 1
+		s.violations = append(s.violations, v)
+		if v.Step >= 0 && s.steps[v.Step].Violation == "" {
+			s.steps[v.Step].Violation = v.Property
+		}
+	}
+	return nil
+}
+
+func fmtMS(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("t=%ds", ms/1000)
+	}
+	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
+}
+
+// FmtMS formats a virtual time.
+func FmtMS(ms int64) string { return fmtMS(ms) }

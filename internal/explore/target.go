@@ -1,0 +1,776 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/flawed"
+)
+
+// The faults a model may allow.
+const (
+	FaultPauseShort   = "pause-short"
+	FaultPauseLong    = "pause-long"
+	FaultPauseForever = "pause-forever"
+	FaultCrash        = "crash"
+)
+
+// FaultNames lists the fault kinds -faults accepts; "pause" stands for
+// the three pauses.
+var FaultNames = []string{"pause", FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash}
+
+// ParseFaults reads a comma-separated list of fault kinds ("pause" is
+// short, long and forever; "none" or "" is none).
+func ParseFaults(s string) ([]string, error) {
+	var out []string
+	add := func(f string) {
+		for _, g := range out {
+			if g == f {
+				return
+			}
+		}
+		out = append(out, f)
+	}
+	for f := range strings.SplitSeq(s, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "", "none":
+		case "pause":
+			add(FaultPauseShort)
+			add(FaultPauseLong)
+			add(FaultPauseForever)
+		case FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash:
+			add(f)
+		default:
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, strings.Join(FaultNames, ", "))
+		}
+	}
+	return out, nil
+}
+
+// Model is the bounds of an exploration: what may happen in a schedule.
+type Model struct {
+	// Clients is how many clients run the workload (2 to 4; 0 for the
+	// target's default).
+	Clients int `json:"clients"`
+	// Iterations is how many critical sections each client goes through.
+	Iterations int `json:"iterations"`
+	// Attempts is how many times a client tries to take the lock in one
+	// iteration before it gives up; 0 for the default (Resolve).
+	Attempts int `json:"attempts"`
+	// Faults is the most faults in one schedule.
+	Faults int `json:"faults"`
+	// FaultKinds is which faults may happen.
+	FaultKinds []string `json:"fault_kinds"`
+	// TTL is the lease.
+	TTL time.Duration `json:"-"`
+	// Retry is a client's wait between attempts, in virtual time.
+	Retry time.Duration `json:"-"`
+	// Steps is the most commands one client may send in a schedule;
+	// past it, the client stops where it is (as if paused for good).
+	Steps int `json:"steps"`
+	// Ticks is the most times the clock advances in one schedule (a
+	// retry's wait, a pause's end, a watchdog's interval each take one).
+	Ticks int `json:"ticks"`
+	// MaxSteps cuts a schedule (a safety net; never reached by the
+	// workloads' bounds).
+	MaxSteps int `json:"max_steps"`
+}
+
+// DefaultModel is the model of a target unless told otherwise: the
+// target's number of clients (Target.Clients), one critical section each, two attempts (one with three clients
+// or more: a client's first attempt can already come after any other
+// step), at most one fault of any kind, a 10 s lease and a 10 ms retry.
+func DefaultModel() Model {
+	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3, Steps: 10,
+		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
+		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
+}
+
+// Resolve returns m with its defaults filled in.
+func (m Model) Resolve() Model {
+	m.Attempts = m.attempts()
+	return m
+}
+
+// attempts is Attempts, or its default for the number of clients.
+func (m Model) attempts() int {
+	if m.Attempts > 0 {
+		return m.Attempts
+	}
+	if m.Clients >= 3 {
+		return 1
+	}
+	return 2
+}
+
+// Validate checks the bounds.
+func (m Model) Validate() error {
+	switch {
+	case m.Clients < 2 || m.Clients > 4:
+		return fmt.Errorf("clients %d: must be 2 to 4", m.Clients)
+	case m.Iterations < 1 || m.Iterations > 3:
+		return fmt.Errorf("iterations %d: must be 1 to 3", m.Iterations)
+	case m.Attempts < 0 || m.Attempts > 5:
+		return fmt.Errorf("attempts %d: must be 1 to 5", m.Attempts)
+	case m.Steps < 1 || m.Steps > 50:
+		return fmt.Errorf("steps %d: must be 1 to 50", m.Steps)
+	case m.Ticks < 0 || m.Ticks > 10:
+		return fmt.Errorf("ticks %d: must be 0 to 10", m.Ticks)
+	case m.Faults < 0 || m.Faults > 3:
+		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
+	case m.TTL < time.Second:
+		return fmt.Errorf("ttl %v: must be at least 1s (the real time a schedule takes must be negligible beside it)", m.TTL)
+	case m.TTL%time.Millisecond != 0:
+		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
+	}
+	return nil
+}
+
+// Target is code to explore: a lock recipe (or a market strategy) and
+// the workload its clients run.
+type Target struct {
+	// Name identifies the target ("recipe 4", "recipe 4 fixed", "lua").
+	Name string
+	// About says what it is.
+	About string
+	// Property is the property the target is known to break, or its fix
+	// to keep; empty when unknown (a user's script).
+	Property string
+
+	// Clients is the default number of clients.
+	Clients int
+	// Checks is the properties checked unless told otherwise: those the
+	// target's lesson is about. A lease lock without fencing cannot keep
+	// the resource under a pause past its lease (recipe 6's lesson), so
+	// the resource is checked only where fencing or its absence is the
+	// point.
+	Checks []string
+
+	ns       string
+	rw       bool // readers and a writer
+	watchdog bool
+	fenced   bool // the critical section's write is fenced (Lock.Held)
+	extend   bool // extend once in the critical section
+	newLock  func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
+	lockKeys func(ns string) []string
+	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
+}
+
+// locker is one client's lock: attempts return a hold, or
+// locking.ErrNotAcquired.
+type locker interface {
+	acquire(ctx context.Context, write bool) (held, error)
+}
+
+// held is a hold as the workload sees it.
+type held interface {
+	release(ctx context.Context) error
+	// extend renews the lease; locking.ErrNotHeld when it is lost.
+	extend(ctx context.Context) error
+	// end is when the lease ends, on the virtual clock since the epoch;
+	// -1 for never.
+	end() time.Duration
+}
+
+// Keys of the generic workload, under the namespace.
+const (
+	lockName    = "lock:L"
+	counterName = "counter"
+	xName       = "x"
+	yName       = "y"
+)
+
+func (t *Target) isLock(key string) bool {
+	return strings.HasPrefix(key, t.ns+"lock:") || strings.HasPrefix(key, "{"+t.ns+"lock:")
+}
+
+// short is text with the namespace left out.
+func (t *Target) short(s string) string {
+	s = strings.ReplaceAll(s, "{"+t.ns, "{")
+	return strings.ReplaceAll(s, t.ns, "")
+}
+
+// describe is a command's name and keys, for reading and to tell pending
+// commands apart: no tokens, no values that change between runs.
+func (t *Target) describe(cmds []redis.Cmder) string {
+	var parts []string
+	for _, c := range cmds {
+		args := argStrings(c)
+		name := strings.ToUpper(args[0])
+		keys, _ := footprint([]redis.Cmder{c})
+		var ks []string
+		for _, k := range keys {
+			if k != "*" {
+				ks = append(ks, t.short(k))
+			}
+		}
+		switch name {
+		case "EVALSHA", "EVAL":
+			name = "EVAL " + scriptName(args[1])
+		case "SET":
+			for _, a := range args[3:] {
+				if u := strings.ToUpper(a); u == "NX" || u == "XX" || u == "PX" || u == "EX" || u == "GET" {
+					name += " " + u
+				}
+			}
+		}
+		if len(ks) > 0 {
+			name += " " + strings.Join(ks, " ")
+		}
+		parts = append(parts, name)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// scriptNames names the scripts the explorer knows, by SHA1 or source.
+var scriptNames = map[string]string{}
+
+func registerScript(name string, s *redis.Script) {
+	scriptMu.Lock()
+	defer scriptMu.Unlock()
+	scriptNames[s.Hash()] = name
+}
+
+func scriptName(shaOrSrc string) string {
+	scriptMu.Lock()
+	defer scriptMu.Unlock()
+	if n, ok := scriptNames[shaOrSrc]; ok {
+		return n
+	}
+	if n, ok := scriptNames[redis.NewScript(shaOrSrc).Hash()]; ok {
+		return n
+	}
+	if len(shaOrSrc) > 8 {
+		return "script " + shaOrSrc[:8]
+	}
+	return "script"
+}
+
+// work is what one client runs: Iterations times, take the lock
+// (retrying after Retry of virtual time, Attempts times at most), do the
+// critical section, release the lock.
+func (t *Target) work(ctx context.Context, c *client, m Model) error {
+	lk := t.newLock(c.rdb, c, m, t.ns)
+	clk := clock{c}
+	write := !t.rw || c.idx == m.Clients-1
+	for range m.Iterations {
+		if err := clk.awaitStart(ctx); err != nil {
+			return err
+		}
+		c.w.mu.Lock()
+		c.wanted = true
+		c.w.mu.Unlock()
+		var h held
+		for n := 0; ; n++ {
+			var err error
+			h, err = lk.acquire(ctx, write)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, locking.ErrNotAcquired) {
+				return err
+			}
+			if n+1 >= m.attempts() {
+				c.w.mu.Lock()
+				c.gaveUp = true
+				c.w.mu.Unlock()
+				return nil
+			}
+			if err := clk.Sleep(ctx, m.Retry); err != nil {
+				return err
+			}
+		}
+		c.w.mu.Lock()
+		c.hold = &hold{write: write, end: h.end}
+		c.got++
+		c.w.mu.Unlock()
+		work, stop := ctx, func() {}
+		if t.watchdog {
+			if e, ok := h.(interface{ extender() locking.Extender }); ok {
+				work, stop = locking.KeepAlive(ctx, e.extender(), m.TTL)
+			}
+		}
+		err := t.critical(work, c, h, write)
+		stop()
+		if err != nil {
+			return err
+		}
+		c.w.mu.Lock()
+		c.endHold = true
+		c.w.mu.Unlock()
+		if err := h.release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
+			return err
+		}
+		c.w.mu.Lock()
+		c.hold, c.endHold = nil, false
+		c.w.mu.Unlock()
+	}
+	c.w.mu.Lock()
+	c.done = true
+	c.w.mu.Unlock()
+	return nil
+}
+
+// critical is the critical section: for a lock, read the shared counter
+// and write it back plus one (a lost update shows as a counter below the
+// number of sections completed); for a read-write lock, a reader reads x
+// and y, which the writer increments together, and finds them equal.
+func (t *Target) critical(ctx context.Context, c *client, h held, write bool) error {
+	rdb := c.rdb
+	if t.rw {
+		if write {
+			if ctx.Err() != nil {
+				return nil
+			}
+			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Incr(ctx, t.ns+xName)
+				p.Incr(ctx, t.ns+yName)
+				return nil
+			})
+			if err == nil {
+				c.w.mu.Lock()
+				c.completed++
+				c.w.mu.Unlock()
+			}
+			return err
+		}
+		x, err := getInt(ctx, rdb, t.ns+xName)
+		if err != nil {
+			return err
+		}
+		y, err := getInt(ctx, rdb, t.ns+yName)
+		if err != nil {
+			return err
+		}
+		c.w.mu.Lock()
+		c.completed++
+		if x != y {
+			c.w.torn = append(c.w.torn, fmt.Sprintf("reader %s read x=%d and y=%d: a write landed between its reads", c.name, x, y))
+		}
+		c.w.mu.Unlock()
+		return nil
+	}
+	if t.fenced {
+		l := h.(*mutexHeld).l
+		// Lock.Held's check, pipelined with the read: the write commits
+		// only while the lock key still holds this hold's token.
+		err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+			var own, cur *redis.StringCmd
+			if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+				own = p.Get(ctx, l.Key())
+				cur = p.Get(ctx, t.ns+counterName)
+				return nil
+			}); err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			if v, err := own.Result(); err != nil || v != l.Token() {
+				return locking.ErrNotHeld
+			}
+			n, _ := cur.Int64()
+			if err := t.maybeExtend(ctx, h); err != nil {
+				return err
+			}
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, t.ns+counterName, n+1, 0)
+				return nil
+			})
+			return err
+		}, l.Key())
+		switch {
+		case err == nil:
+			c.w.mu.Lock()
+			c.completed++
+			c.w.mu.Unlock()
+		case errors.Is(err, locking.ErrNotHeld), errors.Is(err, redis.TxFailedErr):
+			// Refused: the write of a holder that lost the lock.
+		default:
+			return err
+		}
+		return nil
+	}
+	n, err := getInt(ctx, rdb, t.ns+counterName)
+	if err != nil {
+		return err
+	}
+	if err := t.maybeExtend(ctx, h); err != nil {
+		if errors.Is(err, locking.ErrNotHeld) {
+			return nil // the client learns it lost the lock, and stops
+		}
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil // the watchdog found the lock lost
+	}
+	if err := rdb.Set(ctx, t.ns+counterName, n+1, 0).Err(); err != nil {
+		return err
+	}
+	c.w.mu.Lock()
+	c.completed++
+	c.w.mu.Unlock()
+	return nil
+}
+
+func (t *Target) maybeExtend(ctx context.Context, h held) error {
+	if !t.extend {
+		return nil
+	}
+	return h.extend(ctx)
+}
+
+func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, error) {
+	n, err := rdb.Get(ctx, key).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// checkEnd checks the properties that are read at the end of a schedule.
+func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.Duration) ([]Violation, error) {
+	var out []Violation
+	w.mu.Lock()
+	completed := 0
+	var torn []string
+	for _, c := range w.clients {
+		completed += c.completed
+	}
+	torn = append(torn, w.torn...)
+	w.mu.Unlock()
+	// resource
+	if t.rw {
+		if len(torn) > 0 {
+			out = append(out, Violation{Property: Resource, Message: torn[0]})
+		}
+	} else {
+		n, err := getInt(ctx, e.rdb, t.ns+counterName)
+		if err != nil {
+			return nil, err
+		}
+		if n != int64(completed) {
+			out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
+				"lost update: %d critical sections completed their write, the counter says %d", completed, n)})
+		}
+	}
+	// liveness
+	for _, key := range t.lockKeys(t.ns) {
+		ttl, err := e.rdb.PTTL(ctx, key).Result()
+		if err != nil {
+			return nil, err
+		}
+		if ttl != -1 {
+			continue // no key (-2), or a lease that will run out
+		}
+		w.mu.Lock()
+		heldByLive, waiting := false, ""
+		for _, c := range w.clients {
+			if c.crashed {
+				continue
+			}
+			if c.hold != nil {
+				heldByLive = true
+			}
+			if c.wanted && c.gaveUp && waiting == "" {
+				waiting = c.name
+			}
+		}
+		var dead []string
+		for _, c := range w.clients {
+			if c.crashed {
+				dead = append(dead, c.name)
+			}
+		}
+		w.mu.Unlock()
+		if !heldByLive && waiting != "" {
+			who := "nobody alive holds it"
+			if len(dead) > 0 {
+				who = strings.Join(dead, ", ") + " crashed"
+			}
+			out = append(out, Violation{Property: Liveness, Message: fmt.Sprintf(
+				"%s has no expiry and %s; %s waited in vain (it would wait forever)", t.short(key), who, waiting)})
+			break
+		}
+	}
+	return out, nil
+}
+
+// --- lock adapters ---
+
+// flawedLocker adapts a recipe of package flawed; its lease is ttl from
+// the attempt (0: none).
+type flawedLocker struct {
+	l   flawed.Lock
+	ttl time.Duration
+	clk clock
+}
+
+type flawedHeld struct {
+	fl    *flawedLocker
+	token string
+	start time.Duration
+}
+
+func (f *flawedLocker) acquire(ctx context.Context, _ bool) (held, error) {
+	start := f.clk.now()
+	token, err := f.l.TryAcquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &flawedHeld{fl: f, token: token, start: start}, nil
+}
+
+func (h *flawedHeld) release(ctx context.Context) error { return h.fl.l.Release(ctx, h.token) }
+func (h *flawedHeld) extend(context.Context) error      { return nil }
+func (h *flawedHeld) end() time.Duration {
+	if h.fl.ttl <= 0 {
+		return -1
+	}
+	return h.start + h.fl.ttl
+}
+
+// mutexLocker adapts locking.Mutex.
+type mutexLocker struct {
+	m   *locking.Mutex
+	clk clock
+	ttl time.Duration
+}
+
+type mutexHeld struct {
+	l   *locking.Lock
+	clk clock
+	ttl time.Duration
+}
+
+func (m *mutexLocker) acquire(ctx context.Context, _ bool) (held, error) {
+	l, err := m.m.TryAcquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mutexHeld{l: l, clk: m.clk, ttl: m.ttl}, nil
+}
+
+func (h *mutexHeld) release(ctx context.Context) error { return h.l.Release(ctx) }
+func (h *mutexHeld) extend(ctx context.Context) error  { return h.l.Extend(ctx, h.ttl) }
+func (h *mutexHeld) end() time.Duration                { return h.l.Expires().Sub(h.clk.c.w.epoch) }
+func (h *mutexHeld) extender() locking.Extender        { return h.l }
+
+// rwLocker adapts locking.RWMutex.
+type rwLocker struct {
+	rw  *locking.RWMutex
+	clk clock
+	ttl time.Duration
+}
+
+type rwHeld struct {
+	h   *locking.RWLock
+	clk clock
+	ttl time.Duration
+}
+
+func (r *rwLocker) acquire(ctx context.Context, write bool) (held, error) {
+	var h *locking.RWLock
+	var err error
+	if write {
+		h, err = r.rw.TryAcquireWrite(ctx)
+	} else {
+		h, err = r.rw.TryAcquireRead(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &rwHeld{h: h, clk: r.clk, ttl: r.ttl}, nil
+}
+
+func (h *rwHeld) release(ctx context.Context) error { return h.h.Release(ctx) }
+func (h *rwHeld) extend(ctx context.Context) error  { return h.h.Extend(ctx, h.ttl) }
+func (h *rwHeld) end() time.Duration                { return h.h.Expires().Sub(h.clk.c.w.epoch) }
+
+// seedRWLocker adapts flawed.SeedRWLock: a hold is stale once older than
+// its timeout, by the clients' clocks.
+type seedRWLocker struct {
+	l   *flawed.SeedRWLock
+	clk clock
+}
+
+type seedRWHeld struct {
+	l     *flawed.SeedRWLock
+	write bool
+	value string
+	start time.Duration
+	ttl   time.Duration
+}
+
+func (s *seedRWLocker) acquire(ctx context.Context, write bool) (held, error) {
+	start := s.clk.now()
+	var v string
+	var err error
+	ttl := s.l.ReadTTL
+	if write {
+		v, err = s.l.TryAcquireWrite(ctx)
+		ttl = s.l.WriteTTL
+	} else {
+		v, err = s.l.TryAcquireRead(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &seedRWHeld{l: s.l, write: write, value: v, start: start, ttl: ttl}, nil
+}
+
+func (h *seedRWHeld) release(ctx context.Context) error {
+	if h.write {
+		return h.l.ReleaseWrite(ctx, h.value)
+	}
+	return h.l.ReleaseRead(ctx, h.value)
+}
+func (h *seedRWHeld) extend(context.Context) error { return nil }
+func (h *seedRWHeld) end() time.Duration           { return h.start + h.ttl }
+
+// now is the virtual time since the epoch.
+func (k clock) now() time.Duration {
+	w := k.c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now
+}
+
+// --- the targets ---
+
+// Recipes lists the numbers of the gallery's recipes.
+var Recipes = []string{"1", "2", "3", "4", "5", "6", "9", "11"}
+
+func lockKey(ns string) string { return ns + lockName }
+
+func oneLockKey(ns string) []string { return []string{lockKey(ns)} }
+
+// Recipe returns gallery recipe n (1, 2, 3, 4, 5, 6, 9 or 11), or its fix.
+// The fix of 1 to 5 is locking.Mutex; of 6 and 11, locking.Mutex whose
+// critical section's write is fenced (it commits only while the lock key
+// holds the writer's token, Lock.Held); of 9, locking.RWMutex.
+func Recipe(n string, fixed bool) (*Target, error) {
+	if fixed {
+		return recipeFix(n)
+	}
+	flawedTarget := func(about, property string, mk func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock, leased bool) *Target {
+		return &Target{Name: "recipe " + n, About: about, Property: property, Clients: 2, Checks: lockChecks,
+			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
+				ttl := time.Duration(0)
+				if leased {
+					ttl = m.TTL
+				}
+				return &flawedLocker{l: mk(rdb, lockKey(ns), m.TTL), ttl: ttl, clk: clock{c}}
+			},
+			lockKeys: oneLockKey}
+	}
+	switch n {
+	case "1":
+		return flawedTarget("GET, then SET if empty (flawed.GetThenSet)", MutualExclusion,
+			func(rdb redis.UniversalClient, key string, _ time.Duration) flawed.Lock {
+				return &flawed.GetThenSet{RDB: rdb, Key: key}
+			}, false), nil
+	case "2":
+		return flawedTarget("SETNX, released by DEL, no expiry (flawed.SetNX)", Liveness,
+			func(rdb redis.UniversalClient, key string, _ time.Duration) flawed.Lock {
+				return &flawed.SetNX{RDB: rdb, Key: key}
+			}, false), nil
+	case "3":
+		t := flawedTarget("SETNX, then EXPIRE (flawed.SetNXThenExpire)", Liveness,
+			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
+				return &flawed.SetNXThenExpire{RDB: rdb, Key: key, TTL: ttl}
+			}, true)
+		return t, nil
+	case "4":
+		t := flawedTarget("SET NX PX, released by a plain DEL (flawed.SetPXThenDel)", MutualExclusion,
+			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
+				return &flawed.SetPXThenDel{RDB: rdb, Key: key, TTL: ttl}
+			}, true)
+		t.Clients = 3
+		return t, nil
+	case "5":
+		t := flawedTarget("SET NX PX, released by GET, compare, DEL (flawed.CompareThenDel)", MutualExclusion,
+			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
+				return &flawed.CompareThenDel{RDB: rdb, Key: key, TTL: ttl}
+			}, true)
+		t.Clients = 3
+		return t, nil
+	case "6":
+		t := mutexTarget("recipe 6", "SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
+			Resource, false)
+		t.Checks = Properties
+		return t, nil
+	case "9":
+		return &Target{Name: "recipe 9", About: "the seed article's read-write lock (flawed.SeedRWLock)",
+			Property: MutualExclusion, Clients: 3, rw: true, Checks: lockChecks,
+			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
+				clk := clock{c}
+				return &seedRWLocker{clk: clk, l: &flawed.SeedRWLock{RDB: rdb, Key: lockKey(ns),
+					KeyTTL: m.TTL, ReadTTL: m.TTL, WriteTTL: m.TTL, Now: clk.Now}}
+			},
+			lockKeys: oneLockKey}, nil
+	case "11":
+		t := flawedTarget("Redis in Action's lock with timeout (flawed.BookTimeout)", Resource,
+			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
+				return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
+			}, true)
+		t.Checks = Properties
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown recipe %q (known: %s)", n, strings.Join(Recipes, ", "))
+}
+
+func recipeFix(n string) (*Target, error) {
+	flawedT, err := Recipe(n, false)
+	if err != nil {
+		return nil, err
+	}
+	var t *Target
+	switch n {
+	case "1", "2", "3", "4", "5":
+		t = mutexTarget("recipe "+n+" fixed", "locking.Mutex (SET NX PX with a token, token-checked release)",
+			flawedT.Property, false)
+	case "6", "11":
+		t = mutexTarget("recipe "+n+" fixed", "locking.Mutex, the write fenced (it commits only while the lock key holds the writer's token: Lock.Held under WATCH)",
+			flawedT.Property, true)
+	case "9":
+		t = &Target{Name: "recipe 9 fixed", About: "locking.RWMutex (one hold per reader)", Property: MutualExclusion,
+			rw: true,
+			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
+				return &rwLocker{rw: locking.NewRWMutex(rdb, ns+"lock:RW", m.TTL), clk: clock{c}, ttl: m.TTL}
+			},
+			lockKeys: func(ns string) []string {
+				rw := locking.NewRWMutex(nil, ns+"lock:RW", time.Second)
+				r, w, q := rw.Keys()
+				return []string{r, w, q}
+			}}
+	}
+	t.Clients = flawedT.Clients
+	t.Checks = flawedT.Checks
+	return t, nil
+}
+
+// lockChecks is what a lock alone must keep: mutual exclusion and
+// liveness.
+var lockChecks = []string{MutualExclusion, Liveness}
+
+func mutexTarget(name, about, property string, fenced bool) *Target {
+	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties,
+		newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
+			return &mutexLocker{m: locking.NewMutex(rdb, lockKey(ns), m.TTL), clk: clock{c}, ttl: m.TTL}
+		},
+		lockKeys: oneLockKey}
+}
+
+// Watchdog returns locking.Mutex whose holds are renewed by a watchdog
+// (locking.KeepAlive, every ttl/3, with its drift allowance), without
+// fencing: it holds under pauses shorter than the lease less the renewal
+// interval and drift, and breaks the resource under longer ones.
+func Watchdog() *Target {
+	t := mutexTarget("watchdog", "locking.Mutex renewed by locking.KeepAlive, no fencing", Resource, false)
+	t.watchdog = true
+	return t
+}

@@ -1,0 +1,466 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+)
+
+// errStopped is what a client's command or sleep returns once the client
+// crashed or the schedule ended. It wraps redis.ErrClosed: nothing was
+// sent, so a lock does not start a background release of an attempt
+// whose reply it believes lost.
+var errStopped = fmt.Errorf("explore: client stopped: %w", redis.ErrClosed)
+
+// errOutside is returned for a command sent with a context that names no
+// client of the schedule: the explorer cannot order it, so it refuses it.
+var errOutside = fmt.Errorf("explore: command outside the scheduler: %w", redis.ErrClosed)
+
+// ErrStuck is returned when a client neither sent a command, slept on its
+// clock, nor finished within StuckAfter of real time: it blocked on
+// something the scheduler does not see (a channel, a lock of its own, a
+// timer outside locking.Clock).
+var ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
+
+// StuckAfter is how long the scheduler waits, in real time, for every
+// client to reach a point it controls.
+var StuckAfter = 10 * time.Second
+
+// client is one client of one schedule.
+type client struct {
+	w    *world
+	name string
+	idx  int
+	rdb  *redis.Client
+
+	// Guarded by w.mu.
+	paused      bool
+	pausedUntil time.Duration // -1: for good (an unbounded pause)
+	crashed     bool
+	freePass    bool // the next command passes: an EVAL after its EVALSHA met NOSCRIPT
+	hold        *hold
+	endHold     bool // the hold ends with the client's next lock command
+	wanted      bool // tried to take the lock
+	got         int  // holds taken
+	gaveUp      bool
+	done        bool
+	completed   int // critical sections whose write was applied
+	pauses      int
+	steps       int   // commands released
+	failure     error // an error that is not the schedule's doing
+}
+
+// hold is what a client believes it holds.
+type hold struct {
+	write bool
+	key   string
+	// end is when the lease ends on the virtual clock, -1 for never.
+	end func() time.Duration
+}
+
+// parked is a command (or a pipeline) waiting for the scheduler.
+type parked struct {
+	c     *client
+	seq   int
+	cmds  []redis.Cmder
+	keys  []string
+	write bool
+	lock  bool // touches a lock key
+	desc  string
+	reply string
+	go_   chan error
+}
+
+// sleeper is a goroutine waiting on a client's clock.
+type sleeper struct {
+	start    bool // a client waiting to begin a critical section (a Start action wakes it)
+	c        *client
+	ctx      context.Context
+	deadline time.Duration // -1: until ctx ends
+	ch       chan error
+	woken    bool
+	stop     func() bool
+}
+
+// world is one schedule's run: the clients, what each is waiting for, and
+// the virtual clock.
+type world struct {
+	t      *Target
+	epoch  time.Time
+	signal chan struct{}
+
+	mu       sync.Mutex
+	now      time.Duration
+	running  int // goroutines neither parked nor sleeping
+	live     int // goroutines not finished
+	clients  []*client
+	parked   []*parked
+	sleepers []*sleeper
+	seq      int
+	stopping bool
+	lastRun  *parked
+	cmdLog   []cmdRecord
+	torn     []string // what readers saw of a write in progress
+	stepNo   int      // index of the step being taken
+}
+
+// cmdRecord is one command as executed, for the timeline.
+type cmdRecord struct {
+	step   int // index of the schedule's step that released it
+	client string
+	at     time.Duration
+	args   [][]string
+	values []string
+	errs   []string
+}
+
+type clientKey struct{}
+
+func clientFrom(ctx context.Context) *client {
+	c, _ := ctx.Value(clientKey{}).(*client)
+	return c
+}
+
+// poke tells the scheduler that something changed.
+func (w *world) poke() {
+	select {
+	case w.signal <- struct{}{}:
+	default:
+	}
+}
+
+// clock is a client's view of the virtual clock (locking.Clock).
+type clock struct{ c *client }
+
+func (k clock) Now() time.Time {
+	w := k.c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.epoch.Add(w.now)
+}
+
+func (k clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w := k.c.w
+	w.mu.Lock()
+	if w.stopping || k.c.crashed {
+		w.mu.Unlock()
+		return errStopped
+	}
+	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	if d < locking.Forever/2 {
+		s.deadline = w.now + max(d, 0)
+	}
+	w.sleepers = append(w.sleepers, s)
+	w.running--
+	w.mu.Unlock()
+	s.stop = context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.wake(s, ctx.Err())
+		w.mu.Unlock()
+		w.poke()
+	})
+	w.poke()
+	err := <-s.ch
+	s.stop()
+	return err
+}
+
+// awaitStart waits until the scheduler lets the client begin its next
+// critical section (a Start action): a client may begin at any moment of
+// the schedule, after any other client's step or advance of the clock.
+func (k clock) awaitStart(ctx context.Context) error {
+	w := k.c.w
+	w.mu.Lock()
+	if w.stopping || k.c.crashed {
+		w.mu.Unlock()
+		return errStopped
+	}
+	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, start: true, ch: make(chan error, 1)}
+	w.sleepers = append(w.sleepers, s)
+	w.running--
+	w.mu.Unlock()
+	w.poke()
+	return <-s.ch
+}
+
+func (k clock) Go(f func()) {
+	w := k.c.w
+	w.mu.Lock()
+	w.running++
+	w.live++
+	w.mu.Unlock()
+	go func() {
+		defer w.exit()
+		f()
+	}()
+}
+
+// wake ends s's sleep with err (nil: its time came). w.mu is held.
+func (w *world) wake(s *sleeper, err error) {
+	if s.woken {
+		return
+	}
+	s.woken = true
+	w.running++
+	if i := slices.Index(w.sleepers, s); i >= 0 {
+		w.sleepers = slices.Delete(w.sleepers, i, i+1)
+	}
+	s.ch <- err
+}
+
+func (w *world) exit() {
+	w.mu.Lock()
+	w.running--
+	w.live--
+	w.mu.Unlock()
+	w.poke()
+}
+
+// gate parks a command until the scheduler releases it.
+func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
+	c := clientFrom(ctx)
+	if c == nil || c.w != w {
+		return nil, errOutside
+	}
+	w.mu.Lock()
+	if w.stopping || c.crashed {
+		w.mu.Unlock()
+		return nil, errStopped
+	}
+	if c.freePass {
+		c.freePass = false
+		w.mu.Unlock()
+		return nil, nil
+	}
+	w.seq++
+	p := &parked{c: c, seq: w.seq, cmds: cmds, go_: make(chan error, 1)}
+	p.keys, p.write = footprint(cmds)
+	for _, k := range p.keys {
+		if w.t.isLock(k) {
+			p.lock, p.write = true, true
+		}
+	}
+	p.desc = w.t.describe(cmds)
+	w.parked = append(w.parked, p)
+	w.running--
+	w.mu.Unlock()
+	w.poke()
+	return p, <-p.go_
+}
+
+// after records a released command's outcome.
+func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec := cmdRecord{step: w.stepNo, at: w.now}
+	if p != nil {
+		rec.client = p.c.name
+	}
+	var replies []string
+	for _, c := range cmds {
+		rec.args = append(rec.args, argStrings(c))
+		v, e := replyOf(c, err)
+		rec.values = append(rec.values, v)
+		rec.errs = append(rec.errs, e)
+		if e != "" {
+			replies = append(replies, "error: "+e)
+		} else {
+			replies = append(replies, v)
+		}
+	}
+	w.cmdLog = append(w.cmdLog, rec)
+	if p != nil {
+		p.reply = w.t.short(strings.Join(replies, ", "))
+	}
+	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if c := p.c; c != nil {
+			c.freePass = true
+		}
+	}
+}
+
+// hook is the go-redis hook of every client of an explorer: it parks each
+// command and pipeline sent with a context naming a client of the current
+// schedule until the scheduler releases it. A parked command has been
+// sent, as far as its client knows: it is on the wire, and the end of its
+// context no longer recalls it.
+type hook struct{}
+
+func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		return process(ctx, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
+	}
+}
+
+func (hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		return process(ctx, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
+	}
+}
+
+func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
+	if housekeeping(cmds[0].Name()) {
+		return next() // a connection's own set-up, inside a released command
+	}
+	c := clientFrom(ctx)
+	if c == nil {
+		for _, cmd := range cmds {
+			cmd.SetErr(errOutside)
+		}
+		return errOutside
+	}
+	w := c.w
+	p, err := w.gate(ctx, cmds)
+	if err != nil {
+		for _, cmd := range cmds {
+			cmd.SetErr(err)
+		}
+		return err
+	}
+	if p == nil { // a free pass: record it under the command it follows
+		w.mu.Lock()
+		p = w.lastRun
+		w.mu.Unlock()
+		err = next()
+		w.after(p, cmds, err)
+		return err
+	}
+	err = next()
+	w.after(p, cmds, err)
+	return err
+}
+
+// housekeeping names the commands a connection sends for itself, and
+// UNWATCH, which touches no key: go-redis sends it when a transaction
+// ends without EXEC, and it must reach the server even when the client
+// is being stopped, or its connection would go back to the pool with a
+// WATCH armed and abort a later schedule's transaction.
+func housekeeping(name string) bool {
+	switch strings.ToLower(name) {
+	case "hello", "client", "auth", "select", "readonly", "unwatch":
+		return true
+	}
+	return false
+}
+
+// footprint is the keys a command or pipeline touches and whether it may
+// write; "*" stands for keys it does not name (an unknown command).
+func footprint(cmds []redis.Cmder) ([]string, bool) {
+	var keys []string
+	write := false
+	for _, c := range cmds {
+		args := argStrings(c)
+		name := strings.ToLower(args[0])
+		switch name {
+		case "multi", "exec", "discard", "unwatch", "ping":
+		case "get", "pttl", "ttl", "exists", "hget", "hgetall", "type", "strlen", "mget", "hmget", "zscore",
+			"smembers", "scard", "hlen", "zcard", "lrange", "llen", "zrange":
+			keys = append(keys, keysOf(name, args)...)
+		case "watch":
+			keys = append(keys, args[1:]...)
+		case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall":
+			write = true
+			if len(args) > 2 {
+				if n, err := strconv.Atoi(args[2]); err == nil && 3+n <= len(args) {
+					keys = append(keys, args[3:3+n]...)
+					continue
+				}
+			}
+			keys = append(keys, "*")
+		default:
+			write = true
+			ks := keysOf(name, args)
+			if ks == nil {
+				ks = []string{"*"}
+			}
+			keys = append(keys, ks...)
+		}
+	}
+	return keys, write
+}
+
+// keysOf is the keys of a command whose keys are its first argument, or
+// all its arguments (DEL, EXISTS, MGET), or nil when unknown.
+func keysOf(name string, args []string) []string {
+	if len(args) < 2 {
+		return nil
+	}
+	switch name {
+	case "del", "unlink", "exists", "mget", "watch":
+		return args[1:]
+	case "mset", "msetnx":
+		var out []string
+		for i := 1; i < len(args); i += 2 {
+			out = append(out, args[i])
+		}
+		return out
+	case "set", "setnx", "get", "getset", "getdel", "incr", "incrby", "decr", "decrby", "pexpire", "expire",
+		"pexpireat", "expireat", "persist", "ttl", "pttl", "hset", "hsetnx", "hget", "hdel", "hgetall",
+		"hincrby", "hmget", "hlen", "sadd", "srem", "smembers", "scard", "zadd", "zrem", "zscore", "zcard",
+		"zrange", "lpush", "rpush", "lpop", "rpop", "lrange", "llen", "type", "strlen", "append", "psetex",
+		"setex", "hmset", "zincrby", "sismember":
+		return args[1:2]
+	}
+	return nil
+}
+
+func argStrings(c redis.Cmder) []string {
+	args := c.Args()
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = fmt.Sprint(a)
+	}
+	return out
+}
+
+// replyOf is a command's reply as text, or its error.
+func replyOf(c redis.Cmder, err error) (value, errText string) {
+	e := c.Err()
+	if e == nil {
+		e = err
+	}
+	switch {
+	case errors.Is(e, redis.Nil):
+		return "(nil)", ""
+	case errors.Is(e, redis.TxFailedErr):
+		return "", "aborted"
+	case e != nil:
+		return "", e.Error()
+	}
+	switch c := c.(type) {
+	case *redis.StatusCmd:
+		return c.Val(), ""
+	case *redis.StringCmd:
+		return c.Val(), ""
+	case *redis.IntCmd:
+		return strconv.FormatInt(c.Val(), 10), ""
+	case *redis.BoolCmd:
+		return strconv.FormatBool(c.Val()), ""
+	case *redis.DurationCmd:
+		if d := c.Val(); d < 0 {
+			return strconv.FormatInt(int64(d), 10), ""
+		}
+		return strconv.FormatInt(c.Val().Milliseconds(), 10) + " ms", ""
+	case *redis.Cmd:
+		return fmt.Sprint(c.Val()), ""
+	}
+	s := c.String()
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		s = s[i+2:]
+	}
+	return s, ""
+}

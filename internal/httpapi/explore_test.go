@@ -1,0 +1,185 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/explore"
+	"github.com/lockmarket/lockmarket/internal/labsession"
+	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// exploreState is the part of a session's state the tests read.
+type exploreState struct {
+	Target     string              `json:"target"`
+	Clients    []string            `json:"clients"`
+	Steps      []explore.Step      `json:"steps"`
+	Enabled    []explore.Action    `json:"enabled"`
+	ClockMS    int64               `json:"clock_ms"`
+	Holders    []explore.Holder    `json:"holders"`
+	Violations []explore.Violation `json:"violations"`
+	Resource   string              `json:"resource"`
+}
+
+// enabledRun is the JSON of client's next command among st's enabled
+// actions.
+func enabledRun(t *testing.T, st exploreState, client string) string {
+	t.Helper()
+	for _, a := range st.Enabled {
+		if a.Kind == explore.Run && a.Client == client {
+			b, _ := json.Marshal(a)
+			return string(b)
+		}
+	}
+	t.Fatalf("%s has no command enabled: %+v", client, st.Enabled)
+	return ""
+}
+
+// TestExploreSessions drives the explorer sessions' API as the page does:
+// recipe 1 stepped A GET, B GET, A SET, B SET breaks mutual exclusion at
+// B's SET, undo takes it back; a search from recipe 6 finds a resource
+// violation whose actions replay to it; bad requests get 400, unknown
+// sessions 404, one session over the limit 409; the served market's keys
+// are untouched.
+func TestExploreSessions(t *testing.T) {
+	b := redistest.Mini(t)
+	srv, f := newJobsServer(t, b)
+	h := srv.Handler()
+	before := redistest.Snapshot(t, f.rdb)
+
+	start := func(body string) (string, exploreState) {
+		t.Helper()
+		r := serve(h, "POST", "/api/explore/sessions", body)
+		var ans struct {
+			ID    string       `json:"id"`
+			State exploreState `json:"state"`
+		}
+		r.decode(t, &ans)
+		if r.status != http.StatusCreated || ans.ID == "" || r.header.Get("Location") != "/api/explore/sessions/"+ans.ID {
+			t.Fatalf("start %s: %d %s", body, r.status, r.body)
+		}
+		jsonkeys.Check(t, "explore session", r.body)
+		return ans.ID, ans.State
+	}
+	step := func(id, action string) exploreState {
+		t.Helper()
+		r := serve(h, "POST", "/api/explore/sessions/"+id+"/steps", action)
+		var st exploreState
+		r.decode(t, &st)
+		if r.status != http.StatusOK {
+			t.Fatalf("step %s: %d %s", action, r.status, r.body)
+		}
+		return st
+	}
+
+	for _, tc := range []struct{ name, body string }{
+		{"empty", `{}`},
+		{"unknown recipe", `{"recipe":"7"}`},
+		{"both", `{"recipe":"1","strategy":"fine"}`},
+		{"a strategy", `{"strategy":"fine","fencing":false}`},
+		{"wrong type", `{"recipe":1}`},
+		{"unknown field", `{"recipe":"1","clients":9}`},
+	} {
+		if r := serve(h, "POST", "/api/explore/sessions", tc.body); r.status != 400 || r.code() != CodeInvalidRequest {
+			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
+		}
+	}
+
+	// Recipe 1, as a class would step it.
+	id, st := start(`{"recipe":"1"}`)
+	if st.Target != "recipe 1" || len(st.Clients) != 2 || len(st.Steps) != 0 || len(st.Enabled) == 0 || len(st.Violations) != 0 {
+		t.Fatalf("recipe 1 at the start: %+v", st)
+	}
+	for _, c := range []string{"A", "B", "A", "B"} {
+		st = step(id, enabledRun(t, st, c))
+	}
+	if len(st.Steps) != 4 || len(st.Violations) != 1 || st.Violations[0].Property != explore.MutualExclusion ||
+		st.Violations[0].Step != 3 || st.Steps[3].Action.Client != "B" || !strings.HasPrefix(st.Steps[3].Text, "SET") {
+		t.Fatalf("after A GET, B GET, A SET, B SET: %+v", st)
+	}
+	if len(st.Holders) != 2 {
+		t.Errorf("holders %+v, want A and B", st.Holders)
+	}
+	for _, tc := range []struct{ name, action string }{
+		{"not enabled", `{"kind":"run","client":"Z","command":"GET lock:L"}`},
+		{"unknown kind", `{"kind":"jump","client":"A"}`},
+		{"unknown field", `{"kind":"run","client":"A","when":"now"}`},
+		{"not an object", `"A"`},
+	} {
+		if r := serve(h, "POST", "/api/explore/sessions/"+id+"/steps", tc.action); r.status != 400 || r.code() != CodeInvalidRequest {
+			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
+		}
+	}
+	r := serve(h, "POST", "/api/explore/sessions/"+id+"/undo", "")
+	r.decode(t, &st)
+	if r.status != http.StatusOK || len(st.Steps) != 3 || len(st.Violations) != 0 {
+		t.Fatalf("undo: %d %s", r.status, r.body)
+	}
+	var got exploreState
+	if r := serve(h, "GET", "/api/explore/sessions/"+id, ""); r.status != 200 {
+		t.Fatalf("GET: %d %s", r.status, r.body)
+	} else if r.decode(t, &got); len(got.Steps) != 3 {
+		t.Errorf("GET after undo: %+v", got)
+	}
+
+	// Recipe 6: a search from its start finds the pause past the lease,
+	// and taking its actions breaks the resource.
+	id6, st6 := start(`{"recipe":"6"}`)
+	var found labsession.Found
+	r = serve(h, "POST", "/api/explore/sessions/"+id6+"/find", "")
+	r.decode(t, &found)
+	if r.status != 200 || !found.Found || found.Property != explore.Resource || len(found.Actions) == 0 || found.Model == "" {
+		t.Fatalf("find on recipe 6: %d %s", r.status, r.body)
+	}
+	jsonkeys.Check(t, "find", r.body)
+	for _, a := range found.Actions {
+		b, _ := json.Marshal(a)
+		st6 = step(id6, string(b))
+	}
+	if len(st6.Violations) == 0 || st6.Violations[len(st6.Violations)-1].Property != explore.Resource ||
+		!strings.HasPrefix(st6.Resource, "counter = ") {
+		t.Fatalf("recipe 6 after the counterexample: %+v", st6)
+	}
+
+	// Unknown sessions.
+	for _, p := range []string{"/steps", "/undo", "/find"} {
+		if r := serve(h, "POST", "/api/explore/sessions/nope"+p, `{"kind":"run","client":"A"}`); r.status != 404 || r.code() != CodeNotFound {
+			t.Errorf("POST nope%s: %d %s", p, r.status, r.body)
+		}
+	}
+	if r := serve(h, "GET", "/api/explore/sessions/nope", ""); r.status != 404 {
+		t.Errorf("GET nope: %d %s", r.status, r.body)
+	}
+
+	// A few at a time: the next one over the limit is refused, and one
+	// ended makes room.
+	for range labsession.MaxSessions - 2 {
+		start(`{"recipe":"2"}`)
+	}
+	if r := serve(h, "POST", "/api/explore/sessions", `{"recipe":"3"}`); r.status != 409 || r.code() != CodeBusy {
+		t.Errorf("one session too many: %d %s", r.status, r.body)
+	}
+	if r := serve(h, "DELETE", "/api/explore/sessions/"+id, ""); r.status != http.StatusNoContent {
+		t.Errorf("DELETE: %d %s", r.status, r.body)
+	}
+	if r := serve(h, "POST", "/api/explore/sessions/"+id+"/undo", ""); r.status != 404 {
+		t.Errorf("undo after DELETE: %d %s", r.status, r.body)
+	}
+	start(`{"recipe":"3"}`)
+
+	m := string(serve(h, "GET", "/metrics", "").body)
+	for _, want := range []string{fmt.Sprintf("lockmarket_explore_sessions %d\n", labsession.MaxSessions),
+		`lockmarket_explore_steps_total{kind="run"}`, `lockmarket_explore_finds_total{found="true"} 1` + "\n"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
+		t.Errorf("the sessions changed the served Redis: %d keys before, %d after", len(before), len(after))
+	}
+}
