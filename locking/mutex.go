@@ -217,6 +217,13 @@ func (m *Mutex) outcome(l *Lock, granted bool, err error) (*Lock, error) {
 // says how many attempts failed first. When ctx ends first, the error wraps
 // both ErrNotAcquired and the context's error.
 func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
+	return m.attempts(ctx, func(ctx context.Context, _ int) (*Lock, error) { return m.TryAcquire(ctx) })
+}
+
+// attempts makes attempt n with try until one succeeds (lease.Attempts),
+// waiting after each refusal for the backoff interval or, with wake-ups,
+// a release (awaitTurn).
+func (m *Mutex) attempts(ctx context.Context, try func(ctx context.Context, n int) (*Lock, error)) (*Lock, error) {
 	var w *waker
 	defer func() {
 		if w != nil {
@@ -224,8 +231,7 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 		}
 	}()
 	l, waits, err := lease.Attempts(ctx, lease.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
-		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }},
-		func(ctx context.Context, _ int) (*Lock, error) { return m.TryAcquire(ctx) })
+		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }}, try)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // Pipeliner is what AcquirePiped sends its attempts through: a *redis.Tx
@@ -32,20 +30,7 @@ func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis
 	if err := checkTTL(m.ttl); err != nil {
 		return nil, err
 	}
-	var w *waker
-	defer func() {
-		if w != nil {
-			w.leave()
-		}
-	}()
-	l, waits, err := lease.Attempts(ctx, lease.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
-		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }},
-		func(ctx context.Context, n int) (*Lock, error) { return m.attemptPiped(ctx, c, with, n) })
-	if err != nil {
-		return nil, err
-	}
-	l.Waits = waits
-	return l, nil
+	return m.attempts(ctx, func(ctx context.Context, n int) (*Lock, error) { return m.attemptPiped(ctx, c, with, n) })
 }
 
 // attemptPiped sends attempt n: the acquisition, and with's commands when

@@ -312,7 +312,7 @@ func (m *Market) snapshot(ctx context.Context) (snapshot, error) {
 		snap = snapshot{ids: ids, created: created.Val(), listings: listings.Val(), listed: map[string]int{}}
 		if len(ids) > 0 {
 			if snap.money, err = money.Int64(); err != nil {
-				return fmt.Errorf("audit: money counter: %w", err)
+				return fmt.Errorf("market: audit: money counter: %w", err)
 			}
 		}
 		for item, n := range listed.Val() {
@@ -364,7 +364,7 @@ func (m *Market) receipts(ctx context.Context, last string) (map[string]total, m
 	for {
 		msgs, err := m.rdb.XRangeN(ctx, m.keys.Sales(), start, last, 10_000).Result()
 		if err != nil {
-			return nil, nil, fmt.Errorf("audit: receipts: %w", err)
+			return nil, nil, fmt.Errorf("market: audit: receipts: %w", err)
 		}
 		for _, msg := range msgs {
 			buyer, _ := msg.Values["buyer"].(string)
@@ -373,7 +373,7 @@ func (m *Market) receipts(ctx context.Context, last string) (map[string]total, m
 			ps, _ := msg.Values["price"].(string)
 			price, err := strconv.ParseInt(ps, 10, 64)
 			if err != nil {
-				return nil, nil, fmt.Errorf("audit: receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
+				return nil, nil, fmt.Errorf("market: audit: receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
 			}
 			for _, u := range []struct {
 				id string

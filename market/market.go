@@ -42,26 +42,26 @@ const (
 )
 
 // Errors returned by the market. Wrapped errors carry detail; test with
-// errors.Is.
+// errors.Is. Every error of this package reads "market: ...".
 var (
-	ErrInvalid           = errors.New("invalid request")
-	ErrUserNotFound      = errors.New("user not found")
-	ErrListingNotFound   = errors.New("listing not found")
-	ErrPriceChanged      = errors.New("price changed")
-	ErrInsufficientFunds = errors.New("insufficient funds")
-	ErrItemNotOwned      = errors.New("item not owned by seller")
-	ErrAlreadyExists     = errors.New("already exists")
-	ErrMarketFull        = errors.New("market money limit reached")
+	ErrInvalid           = errors.New("market: invalid request")
+	ErrUserNotFound      = errors.New("market: user not found")
+	ErrListingNotFound   = errors.New("market: listing not found")
+	ErrPriceChanged      = errors.New("market: price changed")
+	ErrInsufficientFunds = errors.New("market: insufficient funds")
+	ErrItemNotOwned      = errors.New("market: item not owned by seller")
+	ErrAlreadyExists     = errors.New("market: already exists")
+	ErrMarketFull        = errors.New("market: market money limit reached")
 	// ErrOpMismatch means an operation ID (see OpID) was used before for
 	// a different operation: nothing was applied.
-	ErrOpMismatch = errors.New("operation ID used for another operation")
+	ErrOpMismatch = errors.New("market: operation ID used for another operation")
 	// ErrCorrupt means the state in Redis is not what the market writes
 	// (changed out of band, e.g. funds that are not a number or that a
 	// credit would overflow): the operation refused to write anything.
-	ErrCorrupt = errors.New("market state changed out of band")
+	ErrCorrupt = errors.New("market: state changed out of band")
 	// ErrContended means the operation gave up: its lock could not be taken,
 	// or its transaction kept being aborted, until its time ran out.
-	ErrContended = errors.New("gave up under contention")
+	ErrContended = errors.New("market: gave up under contention")
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -121,6 +121,7 @@ type Market struct {
 	listTimeout time.Duration
 	buyTimeout  time.Duration
 	backoff     locking.Backoff
+	backoffSet  bool
 	ledger      *Ledger
 	lockFunc    LockFunc
 	fencing     bool
@@ -142,7 +143,11 @@ func WithTimeouts(list, purchase time.Duration) Option {
 }
 
 // WithBackoff sets how the lock strategies wait between lock attempts.
-func WithBackoff(b locking.Backoff) Option { return func(m *Market) { m.backoff = b } }
+// It applies only to the default locking.Mutex: New refuses it beside
+// WithLockFunc, whose lock waits as it will.
+func WithBackoff(b locking.Backoff) Option {
+	return func(m *Market) { m.backoff, m.backoffSet = b, true }
+}
 
 // WithLedger records every operation the Market acknowledges into l, so
 // that Audit can check that each sale was paid exactly once at its listed
@@ -174,6 +179,12 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	}
 	if m.lockTTL < time.Millisecond {
 		return nil, fmt.Errorf("%w: lock TTL %v is below 1ms", ErrInvalid, m.lockTTL)
+	}
+	if m.listTimeout < time.Millisecond || m.buyTimeout < time.Millisecond {
+		return nil, fmt.Errorf("%w: timeouts %v and %v must be at least 1ms", ErrInvalid, m.listTimeout, m.buyTimeout)
+	}
+	if m.backoffSet && m.lockFunc != nil {
+		return nil, fmt.Errorf("%w: WithBackoff applies to the default mutex, not to a LockFunc", ErrInvalid)
 	}
 	if _, err := ParseClientForm(string(m.form)); err != nil {
 		return nil, err

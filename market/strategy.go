@@ -60,8 +60,8 @@ type Cost struct {
 	LockLost bool `json:"lock_lost,omitempty"`
 }
 
-// OpOption configures one List or Purchase.
-type OpOption func(*opRecord)
+// OpOption configures one List or Purchase (OpID).
+type OpOption struct{ id string }
 
 // OpID gives the operation an ID (1-64 of A-Z a-z 0-9 _ -) that makes it
 // idempotent: the ID and the operation are recorded in Redis with its
@@ -70,13 +70,13 @@ type OpOption func(*opRecord)
 // the same ID with other arguments fails with ErrOpMismatch. A client whose
 // reply was lost (the outcome unknown) retries with the same ID to apply
 // the operation exactly once.
-func OpID(id string) OpOption { return func(r *opRecord) { r.id = id } }
+func OpID(id string) OpOption { return OpOption{id: id} }
 
 // newRecord is the idempotency record of one operation.
 func (m *Market) newRecord(s Strategy, what string, opts []OpOption) (opRecord, error) {
 	r := opRecord{keys: m.keys, ttl: m.opTTL, what: what, strat: s}
 	for _, o := range opts {
-		o(&r)
+		r.id = o.id
 	}
 	if r.id != "" {
 		if err := ValidID("operation ID", r.id); err != nil {

@@ -48,14 +48,6 @@ const (
 	labFault  = "fault"
 )
 
-// States of a lab run and of each of its variants (package jobs).
-const (
-	statePending = jobs.StatePending
-	stateRunning = jobs.StateRunning
-	stateDone    = jobs.StateDone
-	stateFailed  = jobs.StateFailed
-)
-
 // Run is the answer of GET /api/lab/runs/:id.
 type Run struct {
 	ID       string `json:"id"`
@@ -208,7 +200,7 @@ func labFix(v faults.Variant) faults.Variant {
 // jobs.ErrInvalid when req names no run the lab has, jobs.ErrBusy while
 // another run is running and jobs.ErrClosed after Close.
 func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
-	run := Run{ID: jobs.NewID(), State: stateRunning}
+	run := Run{ID: jobs.NewID(), State: jobs.StateRunning}
 	var sc gallery.Scenario
 	var v faults.Variant
 	switch {
@@ -228,7 +220,7 @@ func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
 			return "", nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(known, ", "))
 		}
 		run.Kind, run.Recipe, run.Description = labRecipe, sc.Recipe, sc.Fault
-		run.Runs = []Variant{{Name: gallery.Variant(false), State: statePending}, {Name: gallery.Variant(true), State: statePending}}
+		run.Runs = []Variant{{Name: gallery.Variant(false), State: jobs.StatePending}, {Name: gallery.Variant(true), State: jobs.StatePending}}
 	case req.Fault != nil || req.Strategy != nil:
 		for _, f := range []struct {
 			name string
@@ -249,9 +241,9 @@ func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
 			return "", nil, invalid("the %s fault needs a redis-server binary on the server's PATH", faults.Pause)
 		}
 		run.Kind, run.Fault, run.Strategy, run.Description = labFault, *req.Fault, string(v), faults.Pause.Describe()
-		run.Runs = []Variant{{Name: string(v), State: statePending}}
+		run.Runs = []Variant{{Name: string(v), State: jobs.StatePending}}
 		if fix := labFix(v); fix != "" {
-			run.Runs = append(run.Runs, Variant{Name: string(fix), State: statePending})
+			run.Runs = append(run.Runs, Variant{Name: string(fix), State: jobs.StatePending})
 		}
 	default:
 		return "", nil, invalid("give recipe, or fault and strategy")
@@ -299,16 +291,16 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 		f()
 		run.ElapsedMS = latency.Milliseconds(time.Since(start))
 	}
-	state, failure := stateDone, ""
+	state, failure := jobs.StateDone, ""
 	env, closeEnv, err := l.env()
 	if err != nil {
 		l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
-		set(func() { run.State, run.Error, l.running = stateFailed, err.Error(), false })
+		set(func() { run.State, run.Error, l.running = jobs.StateFailed, err.Error(), false })
 		return
 	}
 	defer closeEnv()
 	for i := range run.Runs {
-		set(func() { run.Runs[i].State = stateRunning })
+		set(func() { run.Runs[i].State = jobs.StateRunning })
 		var tl timeline.Timeline
 		var err error
 		if run.Kind == labRecipe {
@@ -320,14 +312,14 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 		if err != nil {
 			l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
 			set(func() {
-				run.Runs[i].State = stateFailed
+				run.Runs[i].State = jobs.StateFailed
 				l.count(run.Runs[i].Name, verdictFailed)
 			})
-			state, failure = stateFailed, err.Error()
+			state, failure = jobs.StateFailed, err.Error()
 			break
 		}
 		set(func() {
-			run.Runs[i].State = stateDone
+			run.Runs[i].State = jobs.StateDone
 			run.Runs[i].Timeline = &tl
 			run.Runs[i].Steps = Steps(tl)
 			run.Runs[i].Verdict = labVerdict(tl)

@@ -2,6 +2,8 @@ package rush
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockmarket/lockmarket/internal/jobs"
 )
 
 // The last rush's figures as Prometheus gauges, one series per strategy,
@@ -39,16 +41,16 @@ func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
 func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 	st := r.snapshot()
 	running := 0.0
-	if st.State == stateRunning {
+	if st.State == jobs.StateRunning {
 		running = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descRunning, prometheus.GaugeValue, running)
-	if st.State == stateIdle {
+	if st.State == jobs.StateIdle {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descRTT, prometheus.GaugeValue, st.MeasuredRTTMS/1000)
 	for _, s := range st.Strategies {
-		if s.State == statePending {
+		if s.State == jobs.StatePending {
 			continue
 		}
 		l := string(s.Strategy)

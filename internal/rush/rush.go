@@ -42,16 +42,6 @@ const (
 	rushGrace = 15 * time.Second
 )
 
-// States of a rush and of each of its strategies (package jobs).
-const (
-	stateIdle      = jobs.StateIdle
-	statePending   = jobs.StatePending
-	stateRunning   = jobs.StateRunning
-	stateDone      = jobs.StateDone
-	stateCancelled = jobs.StateCancelled
-	stateFailed    = jobs.StateFailed
-)
-
 // Status is the answer of GET /api/rush: the last rush, live while it
 // runs.
 type Status struct {
@@ -164,7 +154,7 @@ func (r *Runner) snapshot() Status {
 func (r *Runner) snapshotLocked() Status {
 	st := r.status
 	if st.State == "" {
-		st.State = stateIdle
+		st.State = jobs.StateIdle
 	}
 	st.Strategies = slices.Clone(st.Strategies)
 	for i := range st.Strategies {
@@ -198,11 +188,11 @@ func (r *Runner) Start(cfg jobs.RushConfig) (any, error) {
 	}
 	id := jobs.NewID()
 	per := cfg.Duration / time.Duration(len(cfg.Strategies))
-	st := Status{ID: id, State: stateRunning, Buyers: cfg.Buyers, Listers: cfg.Listers,
+	st := Status{ID: id, State: jobs.StateRunning, Buyers: cfg.Buyers, Listers: cfg.Listers,
 		DurationMS: latency.Milliseconds(cfg.Duration), StrategyDurationMS: latency.Milliseconds(per),
 		RTTMS: latency.Milliseconds(cfg.RTT), Redis: r.redis}
 	for _, strat := range cfg.Strategies {
-		st.Strategies = append(st.Strategies, StrategyStatus{Strategy: strat, State: statePending,
+		st.Strategies = append(st.Strategies, StrategyStatus{Strategy: strat, State: jobs.StatePending,
 			Market: fmt.Sprintf("rush-%s-%s", id, strat), Series: []Point{}})
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
@@ -247,14 +237,14 @@ func (r *Runner) Cancel(ctx context.Context) (any, error) {
 func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+rushGrace)
 	defer cancel()
-	final, failure := stateDone, ""
+	final, failure := jobs.StateDone, ""
 	fail := func(err error) {
 		if ctx.Err() != nil {
-			final = stateCancelled // stopped, not failed
+			final = jobs.StateCancelled // stopped, not failed
 			return
 		}
 		r.log.Warn("rush failed", slog.Any("err", err))
-		final, failure = stateFailed, err.Error()
+		final, failure = jobs.StateFailed, err.Error()
 	}
 	var hooks []redis.Hook
 	if r.mini {
@@ -287,11 +277,11 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 	}
 	for i, strat := range cfg.Strategies {
 		if ctx.Err() != nil {
-			r.update(i, func(x *StrategyStatus) { x.State = stateCancelled })
-			final = stateCancelled
+			r.update(i, func(x *StrategyStatus) { x.State = jobs.StateCancelled })
+			final = jobs.StateCancelled
 			continue
 		}
-		r.update(i, func(x *StrategyStatus) { x.State = stateRunning })
+		r.update(i, func(x *StrategyStatus) { x.State = jobs.StateRunning })
 		var last sim.Counters
 		name := r.snapshot().Strategies[i].Market
 		res, err := sim.Run(ctx, sim.Config{
@@ -315,7 +305,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 			},
 		})
 		if err != nil {
-			r.update(i, func(x *StrategyStatus) { x.State = stateFailed })
+			r.update(i, func(x *StrategyStatus) { x.State = jobs.StateFailed })
 			fail(fmt.Errorf("%s: %w", strat, err))
 			break
 		}
@@ -326,13 +316,13 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 			x.Failures = &f
 			x.LostToAnotherBuyer = f.ListingNotFound + f.PriceChanged
 			x.AuditViolations = res.Audit.Total()
-			x.State = stateDone
+			x.State = jobs.StateDone
 			if res.Interrupted {
-				x.State = stateCancelled
+				x.State = jobs.StateCancelled
 			}
 		})
 		if res.Interrupted {
-			final = stateCancelled
+			final = jobs.StateCancelled
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && failure == "" {
@@ -342,7 +332,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 	r.running = false
 	r.status.State, r.status.Error = final, failure
 	for i := range r.status.Strategies {
-		if x := &r.status.Strategies[i]; x.State == statePending {
+		if x := &r.status.Strategies[i]; x.State == jobs.StatePending {
 			x.State = final // never started: the rush failed or was cancelled first
 		}
 	}

@@ -31,7 +31,7 @@ func wait(t *testing.T, r *Runner) Status {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		st := r.snapshot()
-		if st.State != stateRunning {
+		if st.State != jobs.StateRunning {
 			return st
 		}
 		if time.Now().After(deadline) {
@@ -68,12 +68,12 @@ func TestRushBounded(t *testing.T) {
 		RTT: 100 * time.Millisecond, Strategies: []market.Strategy{market.Watch}}); err != nil {
 		t.Fatal(err)
 	}
-	for r.snapshot().Strategies[0].State != stateRunning {
+	for r.snapshot().Strategies[0].State != jobs.StateRunning {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond) // operations in flight through the delay
 	r.Close()
-	if st := r.snapshot(); st.State != stateCancelled {
+	if st := r.snapshot(); st.State != jobs.StateCancelled {
 		t.Errorf("after Close: %s", st.State)
 	}
 }

@@ -1,0 +1,38 @@
+package market_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// TestNewRefusesOptions checks that an option that cannot apply is refused
+// when the market is made, not ignored.
+func TestNewRefusesOptions(t *testing.T) {
+	b := redistest.Mini(t)
+	lock := func(context.Context, string, time.Duration) (market.Lease, error) { return market.Lease{}, nil }
+	for _, tc := range []struct {
+		name string
+		opts []market.Option
+	}{
+		{"lock TTL below 1ms", []market.Option{market.WithLockTTL(time.Microsecond)}},
+		{"operation TTL below 1ms", []market.Option{market.WithOpTTL(0)}},
+		{"list timeout below 1ms", []market.Option{market.WithTimeouts(0, time.Second)}},
+		{"purchase timeout negative", []market.Option{market.WithTimeouts(time.Second, -time.Second)}},
+		{"backoff beside a LockFunc", []market.Option{market.WithLockFunc(lock), market.WithBackoff(locking.DefaultBackoff)}},
+		{"unknown client form", []market.Option{market.WithClient("fast")}},
+	} {
+		if _, err := market.New(b.Client, "opts", tc.opts...); !errors.Is(err, market.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", tc.name, err)
+		}
+	}
+	if _, err := market.New(b.Client, "opts", market.WithBackoff(locking.DefaultBackoff),
+		market.WithTimeouts(time.Millisecond, time.Millisecond)); err != nil {
+		t.Errorf("valid options refused: %v", err)
+	}
+}
