@@ -21,8 +21,8 @@ func find(t *testing.T, snap *explore.Snapshot, kind, client string) explore.Act
 	return explore.Action{}
 }
 
-// TestCut steps recipe 1 by hand, as a class would: A's GET, B's GET,
-// A's SET, B's SET breaks mutual exclusion at B's SET; cut one step
+// TestCut steps recipe 1 by hand, as a class would: A and B start, then
+// A's GET, B's GET, A's SET, B's SET breaks mutual exclusion at B's SET; cut one step
 // earlier it has not broken yet. A counterexample found from a prefix
 // starts with the prefix; recipe 6 fenced has none.
 func TestCut(t *testing.T) {
@@ -51,23 +51,29 @@ func TestCut(t *testing.T) {
 	if len(snap.Clients) != 2 || len(snap.Steps) != 0 || len(snap.Enabled) == 0 || snap.Complete {
 		t.Fatalf("start: %+v", snap)
 	}
+	for _, c := range []string{"A", "B"} {
+		plan = append(plan, find(t, snap, explore.Start, c))
+		if snap, err = e.Cut(ctx, plan); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []string{"A", "B", "A", "B"} {
 		plan = append(plan, find(t, snap, explore.Run, c))
 		if snap, err = e.Cut(ctx, plan); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(snap.Steps) != 4 || len(snap.Violations) != 1 || snap.Violations[0].Property != explore.MutualExclusion ||
-		snap.Violations[0].Step != 3 || snap.Steps[3].Violation != explore.MutualExclusion {
+	if len(snap.Steps) != 6 || len(snap.Violations) != 1 || snap.Violations[0].Property != explore.MutualExclusion ||
+		snap.Violations[0].Step != 5 || snap.Steps[5].Violation != explore.MutualExclusion {
 		t.Fatalf("after A GET, B GET, A SET, B SET: steps %+v, violations %+v", snap.Steps, snap.Violations)
 	}
 	if len(snap.Holders) != 2 {
 		t.Errorf("holders %+v, want A and B", snap.Holders)
 	}
-	if back, err := e.Cut(ctx, plan[:3]); err != nil || len(back.Violations) != 0 || len(back.Holders) != 1 {
+	if back, err := e.Cut(ctx, plan[:5]); err != nil || len(back.Violations) != 0 || len(back.Holders) != 1 {
 		t.Fatalf("cut before B's SET: %+v, %v", back, err)
 	}
-	if _, err := e.Cut(ctx, append(plan[:1:1], explore.Action{Kind: explore.Run, Client: "Z"})); !errors.Is(err, explore.ErrNotEnabled) {
+	if _, err := e.Cut(ctx, append(plan[:3:3], explore.Action{Kind: explore.Run, Client: "Z"})); !errors.Is(err, explore.ErrNotEnabled) {
 		t.Fatalf("an action not enabled: %v", err)
 	}
 
@@ -76,7 +82,7 @@ func TestCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := []explore.Action{find(t, start, explore.Run, "A")}
+	first := []explore.Action{find(t, start, explore.Start, "A")}
 	res, err := e6.FindFrom(ctx, first, explore.Options{})
 	if err != nil {
 		t.Fatal(err)
