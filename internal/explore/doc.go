@@ -29,5 +29,5 @@
 // (shrink), can be replayed on a fresh redis-server (Reproduce) and
 // rendered as a timeline (Explorer.Record).
 //
-// Session steps through one schedule by hand, for the lab page.
+// Cut and FindFrom step through one schedule by hand, for the lab page.
 package explore
