@@ -429,7 +429,7 @@ func (p *tab) count(sel string) int {
 }
 
 // TestBrowserExplorer drives the lab's explorer in headless Chromium as a
-// class would: recipe 1, A's GET, B's GET, A's SET, B's SET, and the
+// class would: recipe 1, A and B start, A's GET, B's GET, A's SET, B's SET, and the
 // mutual exclusion violation lights up on B's SET; undo takes it away;
 // on recipe 6 "find a bug from here" plays a counterexample to a resource
 // violation step by step; on its fix (fencing) it finds none. The
@@ -473,8 +473,12 @@ func TestBrowserExplorer(t *testing.T) {
 	}
 
 	startSession("1", false)
+	for i, c := range []string{"A", "B"} {
+		p.do(c+" starts", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#explore-actions button[data-kind="start"][data-client=%q]`, c))))
+		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1), 30*time.Second)
+	}
 	for i, c := range []string{"A", "B", "A", "B"} {
-		click(c, i+1)
+		click(c, i+3)
 	}
 	lit := `#explore-lanes .lab-step.marked[data-property="mutual_exclusion"]`
 	if n := p.count(lit); n != 1 {
@@ -483,8 +487,8 @@ func TestBrowserExplorer(t *testing.T) {
 	if got := p.text(lit); !strings.HasPrefix(got, "SET") || !strings.Contains(got, "mutual_exclusion") {
 		t.Errorf("the lit step reads %q, want B's SET", got)
 	}
-	if got := p.text(`#explore-lanes .lab-step[data-step="3"]`); p.count(`#explore-lanes .lab-step[data-step="3"][data-client="B"].marked`) != 1 {
-		t.Errorf("step 4 (%q) is not B's, lit", got)
+	if got := p.text(`#explore-lanes .lab-step[data-step="5"]`); p.count(`#explore-lanes .lab-step[data-step="5"][data-client="B"].marked`) != 1 {
+		t.Errorf("step 6 (%q) is not B's, lit", got)
 	}
 	if got := p.text(`#explore-verdict`); !strings.Contains(got, "mutual exclusion broke") {
 		t.Errorf("verdict %q", got)
@@ -496,22 +500,22 @@ func TestBrowserExplorer(t *testing.T) {
 		shootTab(p, "#explore-panel", "demo-explore.png")
 	}
 	p.do("undo", chromedp.Click(chromedp.CSS(`#explore-undo`)))
-	p.wait("the undo", `document.querySelector("#explore-session").dataset.steps === "3"`, 30*time.Second)
+	p.wait("the undo", `document.querySelector("#explore-session").dataset.steps === "5"`, 30*time.Second)
 	if n := p.count(`#explore-lanes .lab-step.marked`); n != 0 {
 		t.Errorf("%d steps still lit after undo", n)
 	}
-	// The slider scrubs the history: back to 1 step, the rest fades;
+	// The slider scrubs the history: back to 3 steps, the rest fades;
 	// continuing from there undoes the steps after it.
-	p.do("scrub to step 1", chromedp.Evaluate[chromedp.Void](`void (() => {
+	p.do("scrub to step 3", chromedp.Evaluate[chromedp.Void](`void (() => {
 		const s = document.querySelector("#explore-slider");
-		s.value = "1";
+		s.value = "3";
 		s.dispatchEvent(new Event("input"));
 	})()`))
 	if n := p.count(`#explore-lanes .lab-step.future`); n != 2 {
-		t.Errorf("%d steps faded after scrubbing to 1 of 3, want 2", n)
+		t.Errorf("%d steps faded after scrubbing to 3 of 5, want 2", n)
 	}
-	p.do("continue from step 1", chromedp.Click(chromedp.CSS(`#explore-resume`)))
-	p.wait("the session back at step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.do("continue from step 3", chromedp.Click(chromedp.CSS(`#explore-resume`)))
+	p.wait("the session back at step 3", `document.querySelector("#explore-session").dataset.steps === "3"`, 30*time.Second)
 
 	// Recipe 6: the explorer finds and plays a counterexample.
 	startSession("6", false)
@@ -527,11 +531,13 @@ func TestBrowserExplorer(t *testing.T) {
 		shootTab(p, "#explore-panel", "demo-explore-find.png")
 	}
 
-	// Its fix: after A takes the lock and reads the counter, no
+	// Its fix: after A starts, takes the lock and reads the counter, no
 	// continuation breaks anything.
 	startSession("6", true)
-	click("A", 1)
+	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
+	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
 	click("A", 2)
+	click("A", 3)
 	p.do("find a bug in the fix", chromedp.Click(chromedp.CSS(`#explore-find`)))
 	p.wait("the search's answer", `["resource", "mutual_exclusion", "liveness", "none"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
 	if got := p.text(`#explore-verdict`); !strings.HasPrefix(got, "No bug") || p.count(`#explore-lanes .lab-step.marked`) != 0 {

@@ -26,22 +26,22 @@ type exploreState struct {
 	Resource   string              `json:"resource"`
 }
 
-// enabledRun is the JSON of client's next command among st's enabled
-// actions.
-func enabledRun(t *testing.T, st exploreState, client string) string {
+// enabled is the JSON of client's enabled action of kind (run: its next
+// command; start: its start) in st.
+func enabled(t *testing.T, st exploreState, kind, client string) string {
 	t.Helper()
 	for _, a := range st.Enabled {
-		if a.Kind == explore.Run && a.Client == client {
+		if a.Kind == kind && a.Client == client {
 			b, _ := json.Marshal(a)
 			return string(b)
 		}
 	}
-	t.Fatalf("%s has no command enabled: %+v", client, st.Enabled)
+	t.Fatalf("%s has no %s enabled: %+v", client, kind, st.Enabled)
 	return ""
 }
 
 // TestExploreSessions drives the explorer sessions' API as the page does:
-// recipe 1 stepped A GET, B GET, A SET, B SET breaks mutual exclusion at
+// recipe 1 stepped (A and B start) A GET, B GET, A SET, B SET breaks mutual exclusion at
 // B's SET, undo takes it back; a search from recipe 6 finds a resource
 // violation whose actions replay to it; bad requests get 400, unknown
 // sessions 404, one session over the limit 409; the served market's keys
@@ -95,11 +95,13 @@ func TestExploreSessions(t *testing.T) {
 	if st.Target != "recipe 1" || len(st.Clients) != 2 || len(st.Steps) != 0 || len(st.Enabled) == 0 || len(st.Violations) != 0 {
 		t.Fatalf("recipe 1 at the start: %+v", st)
 	}
+	st = step(id, enabled(t, st, explore.Start, "A"))
+	st = step(id, enabled(t, st, explore.Start, "B"))
 	for _, c := range []string{"A", "B", "A", "B"} {
-		st = step(id, enabledRun(t, st, c))
+		st = step(id, enabled(t, st, explore.Run, c))
 	}
-	if len(st.Steps) != 4 || len(st.Violations) != 1 || st.Violations[0].Property != explore.MutualExclusion ||
-		st.Violations[0].Step != 3 || st.Steps[3].Action.Client != "B" || !strings.HasPrefix(st.Steps[3].Text, "SET") {
+	if len(st.Steps) != 6 || len(st.Violations) != 1 || st.Violations[0].Property != explore.MutualExclusion ||
+		st.Violations[0].Step != 5 || st.Steps[5].Action.Client != "B" || !strings.HasPrefix(st.Steps[5].Text, "SET") {
 		t.Fatalf("after A GET, B GET, A SET, B SET: %+v", st)
 	}
 	if len(st.Holders) != 2 {
@@ -117,13 +119,13 @@ func TestExploreSessions(t *testing.T) {
 	}
 	r := serve(h, "POST", "/api/explore/sessions/"+id+"/undo", "")
 	r.decode(t, &st)
-	if r.status != http.StatusOK || len(st.Steps) != 3 || len(st.Violations) != 0 {
+	if r.status != http.StatusOK || len(st.Steps) != 5 || len(st.Violations) != 0 {
 		t.Fatalf("undo: %d %s", r.status, r.body)
 	}
 	var got exploreState
 	if r := serve(h, "GET", "/api/explore/sessions/"+id, ""); r.status != 200 {
 		t.Fatalf("GET: %d %s", r.status, r.body)
-	} else if r.decode(t, &got); len(got.Steps) != 3 {
+	} else if r.decode(t, &got); len(got.Steps) != 5 {
 		t.Errorf("GET after undo: %+v", got)
 	}
 

@@ -19,6 +19,7 @@ function actionLabel(a) {
     case "tick": return `let time pass to ${fmtClock(a.at_ms)}`;
     case "pause": return { short: "pause (half a lease)", long: "pause past its lease", forever: "pause for good" }[a.length] || `pause (${a.length})`;
     case "crash": return "crash";
+    case "start": return "start: take the lock";
   }
   return a.kind;
 }
@@ -175,7 +176,7 @@ function renderActions(st) {
   }
   const behind = explore.view < st.steps.length;
   const button = (a) => el("button", {
-    type: "button", class: a.kind === "run" ? "run" : a.kind === "tick" ? "tick" : "fault",
+    type: "button", class: a.kind === "run" || a.kind === "start" ? "run" : a.kind === "tick" ? "tick" : "fault",
     "data-kind": a.kind, "data-client": a.client || "", "data-command": a.command || "",
     disabled: explore.playing || behind, text: a.kind === "tick" ? tickLabel(a, st) : actionLabel(a),
     onclick: () => act(a).catch(() => {}),
@@ -211,7 +212,7 @@ function renderLanes(st, upto) {
   st.steps.forEach((s, i) => {
     const v = broke.get(i) || (s.violation ? { property: s.violation, message: "" } : null);
     const col = s.action.kind === "tick" ? -1 : clients.indexOf(s.action.client);
-    let cls = "lab-step" + (s.action.kind === "tick" ? " tick" : s.action.kind === "run" ? "" : " fault");
+    let cls = "lab-step" + (s.action.kind === "tick" ? " tick" : s.action.kind === "run" || s.action.kind === "start" ? "" : " fault");
     if (v) cls += " marked";
     if (i >= upto) cls += " future";
     const body = el("div", { class: cls, "data-step": String(i), "data-kind": s.action.kind, "data-client": s.action.client || "",
