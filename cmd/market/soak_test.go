@@ -111,6 +111,9 @@ func TestSoak(t *testing.T) {
 	if res.audit.Total != 0 {
 		t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
 	}
+	if res.explorations["found"] == 0 {
+		t.Errorf("no explorer session found its counterexample beside the clients: %v", res.explorations)
+	}
 	if res.rushes["done"] == 0 {
 		t.Errorf("no rush ran to its end beside the clients: %v", res.rushes)
 	}
@@ -171,6 +174,9 @@ type soakResult struct {
 	// (done, cancelled, failed: a fault can fail one), and by the status
 	// of a start that was refused.
 	rushes map[string]int
+	// explorations counts the explorer sessions stepped beside the
+	// clients, by outcome.
+	explorations map[string]int
 }
 
 func (r soakResult) summary(spec soakSpec) string {
@@ -186,11 +192,11 @@ func (r soakResult) summary(spec soakSpec) string {
 	return fmt.Sprintf("soak: strategy=%s clients=%d duration=%v fault_every=%v faults=%d requests=%d rps=%.0f "+
 		"purchases=%d acknowledged=%d refused=%d receipts=%d lost=%d applied_twice=%d refused_applied=%d "+
 		"retried_unknown=%d replayed=%d retried_not_applied=%d audit=%d rss_start_kb=%d rss_end_kb=%d "+
-		"rss_max_kb=%d errors_in_faults=%d gave_up_503=%d unexpected=%d rushes=%v errors:%s",
+		"rss_max_kb=%d errors_in_faults=%d gave_up_503=%d unexpected=%d rushes=%v explorations=%v errors:%s",
 		spec.strategy, spec.clients, spec.duration, spec.every, r.faults, r.requests, float64(r.requests)/r.elapsed.Seconds(),
 		r.sales.Attempted, r.sales.Ok, r.sales.Failed, r.sales.Receipts, r.sales.Lost, r.sales.Duplicated,
 		r.sales.RefusedApplied, r.retried, r.replayed, r.notApplied, r.audit.Total, r.rssStart, r.rssEnd,
-		r.rssMax, r.inFault, r.gaveUp, r.nUnexpected, r.rushes, b.String())
+		r.rssMax, r.inFault, r.gaveUp, r.nUnexpected, r.rushes, r.explorations, b.String())
 }
 
 // service is the market service running as a child process.
@@ -281,10 +287,13 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	go func() { samples <- sampleMemory(svc, l, info, stopSampling) }()
 	rushes := make(chan map[string]int, 1)
 	go func() { rushes <- soakRushes(l) }()
+	explorations := make(chan map[string]int, 1)
+	go func() { explorations <- soakExplorer(l) }()
 	var windows []outage
 	res.faults, res.planned, windows = injectFaults(t, l, b, spec, svc)
 	time.Sleep(time.Until(l.deadline))
 	res.rushes = <-rushes
+	res.explorations = <-explorations
 	close(stopSampling)
 	res.memory = <-samples
 	if len(res.memory) == 0 {
@@ -357,6 +366,69 @@ func soakRushes(l *loader) map[string]int {
 			}
 			break
 		}
+	}
+	return counts
+}
+
+// soakExplorer steps explorer sessions of the lab one after another until
+// the run's deadline, about one a second, as a class would: recipe 1, a few enabled actions
+// taken in turn, one undone, then a search for a bug from there, and the
+// session deleted. It counts sessions by outcome: "found" when the search
+// answered a counterexample, else the status and code that stopped it.
+func soakExplorer(l *loader) map[string]int {
+	counts := map[string]int{}
+	w := &loadWorker{l: l, id: -2, user: "explorer"}
+	type state struct {
+		Enabled []json.RawMessage `json:"enabled"`
+	}
+	stopped := func(st int, code string) {
+		counts[fmt.Sprintf("%d %s", st, code)]++
+		time.Sleep(time.Second)
+	}
+	for time.Until(l.deadline) > 5*time.Second {
+		st, code, body := w.call("POST", "/api/explore/sessions", map[string]any{"recipe": "1"})
+		if st != http.StatusCreated {
+			stopped(st, code)
+			continue
+		}
+		var s struct {
+			ID    string `json:"id"`
+			State state  `json:"state"`
+		}
+		if err := json.Unmarshal(body, &s); err != nil || s.ID == "" {
+			counts["bad answer"]++
+			continue
+		}
+		path := "/api/explore/sessions/" + s.ID
+		ok := true
+		for i := 0; i < 4 && ok && len(s.State.Enabled) > 0; i++ {
+			var next state
+			st, code, body = w.call("POST", path+"/steps", s.State.Enabled[0])
+			if ok = st == http.StatusOK && json.Unmarshal(body, &next) == nil; ok {
+				s.State = next
+			}
+		}
+		if ok {
+			st, code, _ = w.call("POST", path+"/undo", map[string]any{})
+			ok = st == http.StatusOK
+		}
+		var found struct {
+			Actions []json.RawMessage `json:"actions"`
+		}
+		if ok {
+			st, code, body = w.call("POST", path+"/find", map[string]any{})
+			ok = st == http.StatusOK && json.Unmarshal(body, &found) == nil
+		}
+		switch {
+		case ok && len(found.Actions) > 0:
+			counts["found"]++
+		case ok:
+			counts["searched, nothing found"]++
+		default:
+			stopped(st, code)
+		}
+		w.call("DELETE", path, nil)
+		time.Sleep(time.Second) // a class thinks between sessions
 	}
 	return counts
 }
