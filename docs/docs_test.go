@@ -67,7 +67,6 @@ func TestReadmeLength(t *testing.T) {
 var (
 	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	headingRE = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
-	fenceRE   = regexp.MustCompile("(?m)^```")
 )
 
 // withoutCode returns text with its fenced code blocks blanked, so that
