@@ -22,9 +22,7 @@ type Clock interface {
 	// Now is the current time.
 	Now() time.Time
 	// Sleep waits for d, or until ctx ends (then it returns ctx.Err(), at
-	// once if ctx has already ended). A clock that stops the goroutines
-	// it runs may also end a sleep early with another error; ctx may then
-	// not have ended.
+	// once if ctx has already ended).
 	Sleep(ctx context.Context, d time.Duration) error
 	// Go runs f in a new goroutine.
 	Go(f func())

@@ -151,22 +151,16 @@ func (w *watchdog) send(sent time.Time) (answered bool, err error) {
 	ectx, ecancel := context.WithDeadline(context.WithoutCancel(w.ctx), w.validUntil)
 	defer ecancel()
 	reply, replied := context.WithCancel(context.Background())
-	var extendErr error // written by the extension, read once it replied
 	w.clock.Go(func() {
 		defer replied()
-		extendErr = w.h.Extend(ectx, w.ttl)
+		err = w.h.Extend(ectx, w.ttl)
 	})
 	if w.clock.Sleep(reply, w.validUntil.Sub(sent)) == nil {
 		w.cancel(fmt.Errorf("%w: no answer from Redis within the lease (less its drift allowance)", ErrLockLost))
 		await(w.clock, reply)
 		return false, nil
 	}
-	if reply.Err() == nil {
-		// The clock ended the wait without an answer: it is stopping
-		// its goroutines (Clock.Sleep), and the extension may still run.
-		return false, nil
-	}
-	return true, extendErr
+	return true, err
 }
 
 // AcquireKeepAlive acquires the mutex like Acquire and starts a watchdog
