@@ -22,6 +22,7 @@ import (
 // on a loaded machine, so the watchdog's lesson (bob waits) is checked on
 // the explorer's virtual clock instead: TestTraceVirtual.
 func TestTrace(t *testing.T) {
+	skipShort(t, "its pauses take real time; TestTraceVirtual checks the same lessons on the virtual clock")
 	cfg := pauseConfig(testConfig(t))
 	soldTwice := []tl.Pattern{
 		{Client: laneAlice, Kind: tl.Acquire, Detail: "lock:item:relic.seller"},
