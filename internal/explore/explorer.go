@@ -94,6 +94,11 @@ func (e *Explorer) reset(ctx context.Context) error {
 	if err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Err(); err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
+	if e.target.setup != nil {
+		if err := e.target.setup(ctx, e.rdb, e.ns); err != nil {
+			return fmt.Errorf("explore: setting up the target: %w", err)
+		}
+	}
 	return nil
 }
 
