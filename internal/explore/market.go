@@ -138,6 +138,29 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		}
 		return out, nil
 	}
+	t.resource = func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error) {
+		mk, err := market.New(rdb, marketName(ns))
+		if err != nil {
+			return "", err
+		}
+		var parts []string
+		for _, u := range []string{clientName(0), clientName(1), marketSeller} {
+			usr, err := mk.GetUser(ctx, u)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, fmt.Sprintf("%s: funds %d, items [%s]", u, usr.Funds, strings.Join(usr.Inventory, " ")))
+		}
+		ls, _, err := mk.Listings(ctx, 0, 10)
+		if err != nil {
+			return "", err
+		}
+		var listed []string
+		for _, l := range ls {
+			listed = append(listed, fmt.Sprintf("%s at %d", l.Item, l.Price))
+		}
+		return "listed [" + strings.Join(listed, ", ") + "]; " + strings.Join(parts, "; "), nil
+	}
 	return t, nil
 }
 

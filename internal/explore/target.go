@@ -167,6 +167,9 @@ type Target struct {
 	setup func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 	run   func(ctx context.Context, c *client, m Model) error
 	end   func(ctx context.Context, e *Explorer, w *world) ([]Violation, error)
+	// resource describes the protected resource as it stands, for a
+	// workload of its own.
+	resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
 }
 
 // locker is one client's lock: attempts return a hold, or
