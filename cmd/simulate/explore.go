@@ -19,6 +19,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore"
 	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/market"
 )
 
 func init() {
@@ -26,11 +27,12 @@ func init() {
 		summary: "search every schedule of a lock recipe's clients for a broken lock, resource or liveness"}
 }
 
-const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -watchdog | -acquire F -release F [-extend F]
+const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog
+                        | -acquire F -release F [-extend F]
                         | -read-acquire F -read-release F -write-acquire F -write-release F) [flags]
 
-Runs a lock's real code (a recipe of package locking/flawed, its fix, or Lua
-scripts) in several clients against a real Redis, holding every command
+Runs a lock's real code (a recipe of package locking/flawed, its fix, Lua
+scripts, or the market's List and Purchase under a strategy) in several clients against a real Redis, holding every command
 until a scheduler lets it go, on a virtual clock, and searches the
 schedules within the bounds: which client's command runs next, when time
 passes, and where a fault strikes (a pause shorter or longer than the
@@ -43,6 +45,10 @@ replayed on a fresh redis-server:
   mutual_exclusion  two clients hold leases that have not run out (one of them to write)
   resource          the counter lost an update, or a reader saw a write half done
   liveness          a lock without expiry that no live client holds keeps a client waiting
+
+With -strategy, two buyers purchase one listing while a third client lists
+another item, and resource means the market's audit found a violation (the
+listing sold twice, say).
 
 Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
 acquire and extend return 1 on success (0 or nil: refused); release returns
@@ -58,6 +64,8 @@ Examples:
   simulate explore -recipe 4
   simulate explore -recipe 6 -fixed -format json
   simulate explore -watchdog -faults pause-short
+  simulate explore -strategy fine -first
+  simulate explore -strategy fine -fencing -clients 2
   simulate explore -acquire examples/recipes/broken/acquire.lua \
       -release examples/recipes/broken/release.lua \
       -extend examples/recipes/broken/extend.lua -out /tmp/ce
@@ -68,6 +76,8 @@ type exploreOptions struct {
 	redis    string
 	recipe   string
 	fixed    bool
+	strategy string
+	fencing  bool
 	watchdog bool
 	lua      explore.LuaRecipe
 	model    explore.Model
@@ -96,6 +106,8 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	fs.StringVar(&o.redis, "redis", "auto", "auto (a private redis-server, else miniredis) or a redis:// URL of one server")
 	fs.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
 	fs.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
+	fs.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
+	fs.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing)")
 	fs.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
 	fs.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
 	fs.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
@@ -128,6 +140,12 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		targets++
 		if !slices.Contains(explore.Recipes, o.recipe) {
 			return bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
+		}
+	}
+	if o.strategy != "" {
+		targets++
+		if _, err := market.ParseStrategy(o.strategy); err != nil {
+			return bad("-strategy %q: want one of watch, coarse, fine, lua", o.strategy)
 		}
 	}
 	if o.watchdog {
@@ -165,10 +183,13 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		targets++
 	}
 	if targets != 1 {
-		return bad("give exactly one target: -recipe N, -watchdog, or Lua scripts")
+		return bad("give exactly one target: -recipe N, -strategy S, -watchdog, or Lua scripts")
 	}
 	if o.fixed && o.recipe == "" {
 		return bad("-fixed goes with -recipe")
+	}
+	if o.fencing && o.strategy == "" {
+		return bad("-fencing goes with -strategy")
 	}
 	o.model = explore.DefaultModel()
 	o.model.TTL = ttl
@@ -297,6 +318,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch {
 	case o.recipe != "":
 		t, err = explore.Recipe(o.recipe, o.fixed)
+	case o.strategy != "":
+		t, err = explore.Strategy(market.Strategy(o.strategy), o.fencing)
 	case o.watchdog:
 		t = explore.Watchdog()
 	default:

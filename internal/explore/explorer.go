@@ -84,6 +84,16 @@ func (e *Explorer) Target() *Target { return e.target }
 // Model is the explored model.
 func (e *Explorer) Model() Model { return e.model }
 
+// Resource describes the state of the resource a target with a workload
+// of its own protects (the market's listing and buyers); "" for the
+// generic workload, whose resource is the key Prefix()+"counter".
+func (e *Explorer) Resource(ctx context.Context) (string, error) {
+	if e.target.resource == nil {
+		return "", nil
+	}
+	return e.target.resource(ctx, e.rdb, e.ns)
+}
+
 // Prefix is the namespace of the target's keys.
 func (e *Explorer) Prefix() string { return e.ns }
 
@@ -93,6 +103,11 @@ func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = time.Now().Truncate(time.Millisecond)
 	if err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Err(); err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
+	}
+	if e.target.setup != nil {
+		if err := e.target.setup(ctx, e.rdb, e.ns); err != nil {
+			return fmt.Errorf("explore: setting up the target: %w", err)
+		}
 	}
 	return nil
 }

@@ -160,6 +160,16 @@ type Target struct {
 	newLock  func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
 	lockKeys func(ns string) []string
 	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
+
+	// For a workload of its own (the market): setup prepares each
+	// schedule's state, run is one client's workload instead of work's,
+	// and end checks the end of a schedule instead of checkEnd's.
+	setup func(ctx context.Context, rdb redis.UniversalClient, ns string) error
+	run   func(ctx context.Context, c *client, m Model) error
+	end   func(ctx context.Context, e *Explorer, w *world) ([]Violation, error)
+	// resource describes the protected resource as it stands, for a
+	// workload of its own.
+	resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
 }
 
 // locker is one client's lock: attempts return a hold, or
@@ -256,6 +266,9 @@ func scriptName(shaOrSrc string) string {
 // (retrying after Retry of virtual time, Attempts times at most), do the
 // critical section, release the lock.
 func (t *Target) work(ctx context.Context, c *client, m Model) error {
+	if t.run != nil {
+		return t.run(ctx, c, m)
+	}
 	lk := t.newLock(c.rdb, c, m, t.ns)
 	clk := clock{c}
 	write := !t.rw || c.idx == m.Clients-1
@@ -433,6 +446,9 @@ func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, 
 
 // checkEnd checks the properties that are read at the end of a schedule.
 func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.Duration) ([]Violation, error) {
+	if t.end != nil {
+		return t.end(ctx, e, w)
+	}
 	var out []Violation
 	w.mu.Lock()
 	completed := 0

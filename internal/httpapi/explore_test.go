@@ -81,13 +81,21 @@ func TestExploreSessions(t *testing.T) {
 		{"empty", `{}`},
 		{"unknown recipe", `{"recipe":"7"}`},
 		{"both", `{"recipe":"1","strategy":"fine"}`},
-		{"a strategy", `{"strategy":"fine","fencing":false}`},
+		{"unknown strategy", `{"strategy":"finest"}`},
+		{"a strategy fixed", `{"strategy":"fine","fixed":true}`},
 		{"wrong type", `{"recipe":1}`},
 		{"unknown field", `{"recipe":"1","clients":9}`},
 	} {
 		if r := serve(h, "POST", "/api/explore/sessions", tc.body); r.status != 400 || r.code() != CodeInvalidRequest {
 			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
 		}
+	}
+
+	// A market strategy is a target too.
+	if ids, sts := start(`{"strategy":"fine","fencing":true}`); sts.Target != "strategy fine fenced" || len(sts.Clients) != 3 {
+		t.Errorf("strategy fine fenced at the start: %+v", sts)
+	} else if r := serve(h, "DELETE", "/api/explore/sessions/"+ids, ""); r.status != http.StatusNoContent {
+		t.Errorf("DELETE the strategy session: %d %s", r.status, r.body)
 	}
 
 	// Recipe 1, as a class would step it.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore"
 	"github.com/lockmarket/lockmarket/internal/jobs"
+	"github.com/lockmarket/lockmarket/market"
 )
 
 // Bounds of the explorer sessions.
@@ -125,9 +126,18 @@ func target(req jobs.ExploreRequest) (*explore.Target, error) {
 	case req.Recipe != nil && req.Strategy != nil:
 		return nil, invalid("give either recipe or strategy, not both")
 	case req.Strategy != nil:
-		return nil, invalid("strategy %q: the lab's explorer steps through the gallery's lock recipes (%s); "+
-			"the market's strategies are explored from the command line (simulate explore)",
-			*req.Strategy, strings.Join(explore.Recipes, ", "))
+		if req.Fixed {
+			return nil, invalid("fixed goes with recipe; a strategy takes fencing")
+		}
+		st, err := market.ParseStrategy(*req.Strategy)
+		if err != nil {
+			return nil, invalid("strategy %q: want one of watch, coarse, fine, lua", *req.Strategy)
+		}
+		tg, err := explore.Strategy(st, req.Fencing)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		return tg, nil
 	case req.Recipe == nil:
 		return nil, invalid("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes, ", "))
 	}
@@ -174,6 +184,9 @@ func (s *session) state() State {
 	st := State{Target: s.e.Target().Name, About: s.e.Target().About, Snapshot: s.snap}
 	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
 		st.Resource = "counter = " + v
+	}
+	if v, err := s.e.Resource(context.Background()); err == nil && v != "" {
+		st.Resource = v
 	}
 	return st
 }

@@ -1,0 +1,181 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// The market workload: buyers A and B, each with buyerFunds, both try to
+// buy the sword, which the seller listed at swordPrice; client C, with
+// three clients, is the seller listing its shield meanwhile.
+const (
+	marketSeller = "seller"
+	marketSword  = "sword"
+	marketShield = "shield"
+	swordPrice   = 10
+	shieldPrice  = 20
+	buyerFunds   = 100
+)
+
+// Strategy returns the market (package market) under strategy s, with
+// market.WithFencing when fencing: clients on one market, A and B both
+// trying to buy the same listing while C (with three clients) lists
+// another item of the same seller, with the real List and Purchase. The market's lock lease is the model's TTL
+// and its lock waits sleep on the virtual clock; its timeouts are long
+// enough never to end an operation within a schedule. The property
+// checked is the resource: at the end, (*market.Market).Audit finds no
+// violation and the listing was sold at most once. Coarse and Fine
+// without fencing break it under a pause past the lease; Watch, Lua and
+// the fenced locks keep it.
+func Strategy(s market.Strategy, fencing bool) (*Target, error) {
+	if _, err := market.ParseStrategy(string(s)); err != nil {
+		return nil, err
+	}
+	name := "strategy " + string(s)
+	about := "the market's List and Purchase under " + string(s)
+	property := Resource
+	if fencing {
+		name += " fenced"
+		about += ", with market.WithFencing"
+	}
+	opts := func(m Model) []market.Option {
+		o := []market.Option{market.WithLockTTL(m.TTL), market.WithTimeouts(time.Hour, time.Hour)}
+		if fencing {
+			o = append(o, market.WithFencing())
+		}
+		return o
+	}
+	t := &Target{Name: name, About: about + " (A and B buy the same listing; C lists another item)",
+		Property: property, Clients: 3, Checks: []string{Resource}}
+	t.setup = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
+		mk, err := market.New(rdb, marketName(ns))
+		if err != nil {
+			return err
+		}
+		for _, u := range []string{marketSeller, clientName(0), clientName(1)} {
+			funds := int64(buyerFunds)
+			if u == marketSeller {
+				funds = 0
+			}
+			if _, err := mk.CreateUser(ctx, u, "user "+u, funds); err != nil {
+				return err
+			}
+		}
+		for _, it := range []string{marketSword, marketShield} {
+			if err := mk.GrantItem(ctx, marketSeller, it); err != nil {
+				return err
+			}
+		}
+		_, err = mk.List(ctx, market.Lua, marketSeller, marketSword, swordPrice)
+		return err
+	}
+	t.run = func(ctx context.Context, c *client, m Model) error {
+		mk, err := market.New(c.rdb, marketName(c.w.t.ns), opts(m)...)
+		if err != nil {
+			return err
+		}
+		if err := (clock{c}).awaitStart(ctx); err != nil {
+			return err
+		}
+		c.w.mu.Lock()
+		c.wanted = true
+		c.w.mu.Unlock()
+		if c.idx == 2 {
+			_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
+		} else {
+			_, err = mk.Purchase(ctx, s, c.name, marketSeller, marketSword, swordPrice)
+		}
+		switch {
+		case err == nil:
+			c.w.mu.Lock()
+			c.completed++
+			c.w.mu.Unlock()
+		case refused(err):
+			// The market said no (the listing was sold, the lock was
+			// lost): an answer, not a failure.
+		default:
+			return err
+		}
+		c.w.mu.Lock()
+		c.done = true
+		c.w.mu.Unlock()
+		return nil
+	}
+	t.end = func(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
+		var out []Violation
+		w.mu.Lock()
+		var bought []string
+		for _, c := range w.clients {
+			if c.idx < 2 && c.completed > 0 {
+				bought = append(bought, c.name)
+			}
+		}
+		w.mu.Unlock()
+		if len(bought) > 1 {
+			out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
+				"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "))})
+		}
+		mk, err := market.New(e.rdb, marketName(e.ns))
+		if err != nil {
+			return nil, err
+		}
+		rep, err := mk.Audit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rep.Total() > 0 && len(out) == 0 {
+			out = append(out, Violation{Property: Resource, Message: "audit: " + e.target.short(strings.Join(rep.Details, "; "))})
+		} else if rep.Total() > 0 {
+			out[0].Message += "; audit: " + e.target.short(strings.Join(rep.Details, "; "))
+		}
+		return out, nil
+	}
+	t.resource = func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error) {
+		mk, err := market.New(rdb, marketName(ns))
+		if err != nil {
+			return "", err
+		}
+		var parts []string
+		for _, u := range []string{clientName(0), clientName(1), marketSeller} {
+			usr, err := mk.GetUser(ctx, u)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, fmt.Sprintf("%s: funds %d, items [%s]", u, usr.Funds, strings.Join(usr.Inventory, " ")))
+		}
+		ls, _, err := mk.Listings(ctx, 0, 10)
+		if err != nil {
+			return "", err
+		}
+		var listed []string
+		for _, l := range ls {
+			listed = append(listed, fmt.Sprintf("%s at %d", l.Item, l.Price))
+		}
+		return "listed [" + strings.Join(listed, ", ") + "]; " + strings.Join(parts, "; "), nil
+	}
+	return t, nil
+}
+
+// marketName is the market whose keys are the namespace's: a market's
+// keys start with "{NAME}:".
+func marketName(ns string) string { return strings.TrimSuffix(strings.TrimPrefix(ns, "{"), "}:") }
+
+// refused tells the market's answers (a sentinel of package market, or a
+// lock lost under fencing) from failures.
+func refused(err error) bool {
+	for _, e := range []error{market.ErrListingNotFound, market.ErrPriceChanged, market.ErrInsufficientFunds,
+		market.ErrItemNotOwned, market.ErrContended, locking.ErrLockLost, locking.ErrNotAcquired} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
