@@ -33,6 +33,10 @@ func TestExploreFlags(t *testing.T) {
 		{"unknown property", []string{"-recipe", "1", "-check", "speed"}, `unknown property "speed"`},
 		{"missing file", []string{"-acquire", "nope.lua", "-release", "nope.lua"}, "nope.lua"},
 		{"unknown mode", []string{"-recipe", "1", "-mode", "smart"}, `-mode "smart"`},
+		{"strategy", []string{"-strategy", "coarse", "-fencing", "-clients", "2"}, ""},
+		{"unknown strategy", []string{"-strategy", "finest"}, `-strategy "finest"`},
+		{"strategy and recipe", []string{"-strategy", "fine", "-recipe", "6"}, "exactly one target"},
+		{"fencing alone", []string{"-recipe", "6", "-fencing"}, "-fencing goes with -strategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -96,5 +100,25 @@ func TestExploreExitStatus(t *testing.T) {
 	err = run(context.Background(), []string{"explore", "-redis", url, "-acquire", bad, "-release", rel}, &stdout, &stderr)
 	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "bad Lua script") {
 		t.Errorf("bad script: %v, %q", err, stderr.String())
+	}
+}
+
+// TestExploreStrategy: the fine lock without fencing sells a listing
+// twice under a pause past its lease (exit 1); fenced, every schedule of
+// two buyers keeps the market's invariants (exit 0).
+func TestExploreStrategy(t *testing.T) {
+	b := redistest.Real(t)
+	url := "redis://" + b.Addr()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"explore", "-redis", url, "-strategy", "fine", "-first"}, &stdout, &stderr)
+	if !errors.Is(err, errExploreFound) || !strings.Contains(stdout.String(), "sold twice") ||
+		!strings.Contains(stdout.String(), "reproduced on redis-server") {
+		t.Fatalf("fine: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	err = run(context.Background(), []string{"explore", "-redis", url, "-strategy", "fine", "-fencing", "-clients", "2",
+		"-faults", "pause-long", "-bound", "ticks=1"}, &stdout, &stderr)
+	if err != nil || !strings.Contains(stdout.String(), "No violation") || !strings.Contains(stdout.String(), "yes, every schedule within the bounds") {
+		t.Errorf("fine fenced: %v\n%s", err, stdout.String())
 	}
 }

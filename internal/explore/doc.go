@@ -29,5 +29,9 @@
 // (shrink), can be replayed on a fresh redis-server (Reproduce) and
 // rendered as a timeline (Explorer.Record).
 //
+// Strategy makes a target of the market (package market): its real List
+// and Purchase, two buyers on one listing, the resource checked by its
+// Audit.
+//
 // Cut and FindFrom step through one schedule by hand, for the lab page.
 package explore

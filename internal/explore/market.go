@@ -28,9 +28,11 @@ const (
 // Strategy returns the market (package market) under strategy s, with
 // market.WithFencing when fencing: clients on one market, A and B both
 // trying to buy the same listing while C (with three clients) lists
-// another item of the same seller, with the real List and Purchase. The market's lock lease is the model's TTL
-// and its lock waits sleep on the virtual clock; its timeouts are long
-// enough never to end an operation within a schedule. The property
+// another item of the same seller, with the real List and Purchase. The
+// market's lock lease is the model's TTL and its lock waits sleep on the
+// virtual clock, each for the model's Retry (its backoff's jitter is not
+// explored); its timeouts are long enough never to end an operation
+// within a schedule. The property
 // checked is the resource: at the end, (*market.Market).Audit finds no
 // violation and the listing was sold at most once. Coarse and Fine
 // without fencing break it under a pause past the lease; Watch, Lua and
@@ -54,7 +56,7 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		return o
 	}
 	t := &Target{Name: name, About: about + " (A and B buy the same listing; C lists another item)",
-		Property: property, Clients: 3, Checks: []string{Resource}}
+		Property: property, Clients: 3, Checks: []string{Resource}, steadySleeps: true}
 	t.setup = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
 		mk, err := market.New(rdb, marketName(ns))
 		if err != nil {

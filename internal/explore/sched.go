@@ -181,6 +181,9 @@ func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*sch
 	}
 	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTick: time.Now(),
 		written: map[string]time.Time{}}
+	if e.target.steadySleeps {
+		w.sleepAs = e.model.Retry
+	}
 	for i := range e.model.Clients {
 		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i]}
 		w.clients = append(w.clients, c)

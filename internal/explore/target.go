@@ -170,6 +170,9 @@ type Target struct {
 	// resource describes the protected resource as it stands, for a
 	// workload of its own.
 	resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
+	// steadySleeps makes every sleep of a client last Model.Retry (the
+	// market's lock waits are jittered).
+	steadySleeps bool
 }
 
 // locker is one client's lock: attempts return a hold, or

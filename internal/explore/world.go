@@ -115,6 +115,10 @@ type world struct {
 	// when each key written since was written.
 	lastTick time.Time
 	written  map[string]time.Time
+	// sleepAs, when set, is how long every sleep of a client lasts,
+	// whatever it asked: a jittered backoff (locking.Backoff) would
+	// otherwise sleep a random time, and a replay go another way.
+	sleepAs time.Duration
 }
 
 // cmdRecord is one command as executed, for the timeline.
@@ -163,6 +167,9 @@ func (k clock) Sleep(ctx context.Context, d time.Duration) error {
 		return errStopped
 	}
 	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	if w.sleepAs > 0 && d > 0 && d < locking.Forever/2 {
+		d = w.sleepAs
+	}
 	if d < locking.Forever/2 {
 		s.deadline = w.now + max(d, 0)
 	}
