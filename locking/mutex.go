@@ -249,12 +249,6 @@ func retry[H any](ctx context.Context, key string, delay func(n int) time.Durati
 		func(ctx context.Context, _ int) (H, error) { return try(ctx) })
 }
 
-// endedWhileWaiting marks an attempt's error as ErrNotAcquired when it
-// failed because ctx ended, so callers see one error for "gave up".
-func endedWhileWaiting(ctx context.Context, err error) error {
-	return lease.EndedWhileWaiting(ctx, err, ErrNotAcquired)
-}
-
 // Release deletes the lock if it still holds this token, in one atomic
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
 // now keeps it). A hold taken by AcquireKeepAlive stops its watchdog, and

@@ -31,7 +31,7 @@ const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S 
                         | -acquire F -release F [-extend F]
                         | -read-acquire F -read-release F -write-acquire F -write-release F) [flags]
 
-Runs a lock's real code (a recipe of package locking/flawed, its fix, Lua
+Runs a lock's real code (a recipe of package internal/flawed, its fix, Lua
 scripts, or the market's List and Purchase under a strategy) in several clients against a real Redis, holding every command
 until a scheduler lets it go, on a virtual clock, and searches the
 schedules within the bounds: which client's command runs next, when time

@@ -3,7 +3,7 @@
 // sequences one per round trip, and under Coarse and Fine it takes the
 // lock the simulator gives it through market.WithLockFunc. Lock is the
 // book's acquire_lock_with_timeout (section 6.2.5), which is one of the
-// flawed recipes (locking/flawed.BookTimeout): it is supplied from here,
+// flawed recipes (internal/flawed.BookTimeout): it is supplied from here,
 // by the tools that reproduce the book's figures, and never by the
 // market itself.
 package bookform
@@ -14,8 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/halt"
-	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -37,7 +37,7 @@ func Options(rdb redis.UniversalClient, f market.ClientForm) []market.Option {
 }
 
 // Lock is the book's acquire_lock_with_timeout (section 6.2.5) as a
-// market.LockFunc: the recipe is locking/flawed.BookTimeout (SETNX a
+// market.LockFunc: the recipe is internal/flawed.BookTimeout (SETNX a
 // random token, then EXPIRE in whole seconds; after a failed attempt,
 // TTL, and EXPIRE when the lock has no expiry), retried by flawed.Acquire
 // every LockPoll until ctx ends; the release is BookTimeout's WATCH, GET,

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/locking/flawed"
 )
 
 // The faults a model may allow.

@@ -1,5 +1,5 @@
 // Package gallery reproduces the failure of each flawed lock recipe of
-// package locking/flawed in the market, deterministically, and then runs
+// package internal/flawed in the market, deterministically, and then runs
 // the same scenario with the recipe that fixes it. The fault is injected
 // at the recipe's vulnerable point through hooks: a client is paused there
 // (on channels, never by sleeping) while another runs, a lease is made to
@@ -23,10 +23,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
 )
 

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/locking/flawed"
 	"github.com/lockmarket/lockmarket/market"
 )
 

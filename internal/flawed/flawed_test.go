@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/locking/flawed"
 )
 
 // Each test reproduces one recipe's documented failure at the lock level,

@@ -3,7 +3,8 @@
 // comment names the failure it has and the recipe that removes it. They
 // exist for the gallery (go run ./cmd/simulate gallery), which injects the
 // fault at each one's vulnerable point and shows the damage in the market,
-// for tests, and (BookTimeout) for the simulator's book client form, which
+// for the explorer (go run ./cmd/simulate explore), which finds each
+// failure by searching the interleavings, for tests, and (BookTimeout) for the simulator's book client form, which
 // reproduces the book's figures with the book's own lock. Do not use them
 // to protect anything.
 //
@@ -20,6 +21,7 @@ package flawed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -27,7 +29,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // The vulnerable points at which recipes call their Hook.
@@ -71,15 +72,27 @@ type Waiter interface {
 }
 
 // Acquire retries l.TryAcquire, waiting with w after each refusal, until
-// it succeeds or ctx ends (the loop of package locking); it returns the
-// token and how many attempts failed first.
+// it succeeds or ctx ends; it returns the token and how many attempts
+// failed first. It gives up as package locking's kinds do: an error other
+// than a refusal ends it (marked locking.ErrNotAcquired when ctx had
+// ended), and so does a wait that fails.
 func Acquire(ctx context.Context, l Lock, w Waiter) (string, int, error) {
-	token, n, err := lease.Attempts(ctx, lease.Retry{NotAcquired: locking.ErrNotAcquired, Wait: w.Wait},
-		func(ctx context.Context, _ int) (string, error) { return l.TryAcquire(ctx) })
-	if err != nil {
-		return "", n, err
+	for n := 0; ; n++ {
+		token, err := l.TryAcquire(ctx)
+		if err == nil {
+			return token, n, nil
+		}
+		if !errors.Is(err, locking.ErrNotAcquired) {
+			if ctx.Err() != nil {
+				// The attempt failed because the wait ended during it.
+				return "", n, fmt.Errorf("%w: %w", locking.ErrNotAcquired, err)
+			}
+			return "", n, err
+		}
+		if werr := w.Wait(ctx, n); werr != nil {
+			return "", n, fmt.Errorf("%w: after %d attempts: %w", err, n+1, werr)
+		}
 	}
-	return token, n, nil
 }
 
 // GetThenSet is recipe 1: GET the key and, if it is empty, SET it.
