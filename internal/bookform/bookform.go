@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/flawed"
-	"github.com/lockmarket/lockmarket/internal/halt"
+	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -74,4 +74,6 @@ func (l givingBack) TryAcquire(ctx context.Context) (string, error) {
 // poll waits the same time after every attempt, as the book's lock does.
 type poll time.Duration
 
-func (p poll) Wait(ctx context.Context, _ int) error { return halt.Sleep(ctx, time.Duration(p)) }
+func (p poll) Wait(ctx context.Context, _ int) error {
+	return locking.ClockFrom(ctx).Sleep(ctx, time.Duration(p))
+}

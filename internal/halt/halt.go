@@ -2,13 +2,14 @@
 // put load on a market (the simulator's and the fault runs'), a channel
 // that is closed once, which each worker checks between operations and
 // which cuts its pauses short; and Sleep, a wait that ends with its
-// context, for everything else that waits (lock retries, the book's lock
-// poll, the fault scenarios).
+// context, for the fault scenarios' waits.
 package halt
 
 import (
 	"context"
 	"time"
+
+	"github.com/lockmarket/lockmarket/locking"
 )
 
 // Requested reports whether stop has been closed.
@@ -32,17 +33,9 @@ func Pause(d time.Duration, stop <-chan struct{}) {
 }
 
 // Sleep waits for d or until ctx ends, whichever is first, and returns
-// ctx.Err() in the second case (at once if ctx has already ended).
+// ctx.Err() in the second case (at once if ctx has already ended). It is
+// the real clock's sleep (locking.RealClock), for the waits of the fault
+// scenarios, which run in real time whatever clock a context carries.
 func Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return locking.RealClock{}.Sleep(ctx, d)
 }
