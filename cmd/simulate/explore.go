@@ -24,7 +24,7 @@ import (
 
 func init() {
 	subcommands["explore"] = subcommand{run: runExplore,
-		summary: "search every schedule of a lock recipe's (or the market's) clients for a broken lock, resource or liveness"}
+		summary: "search the schedules of a lock's (or the market's) clients for the failure of a property"}
 }
 
 const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog
