@@ -44,6 +44,7 @@ func lean() explore.Model {
 }
 
 func TestFixesKeepTheirProperties(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // exhaustive searches: the full run has them
 	b := redistest.Real(t)
 	for _, n := range []string{"1", "2", "3", "6", "11"} {
 		t.Run(n, func(t *testing.T) {
@@ -82,6 +83,7 @@ func TestTokenLockWithoutFencing(t *testing.T) {
 // TestWatchdog: renewal holds under pauses shorter than the lease less
 // the renewal interval, and loses an update under a pause past it.
 func TestWatchdog(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // exhaustive searches: the full run has them
 	b := redistest.Real(t)
 	m := lean()
 	m.FaultKinds = []string{explore.FaultPauseShort}
