@@ -161,23 +161,12 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		if err != nil {
 			return bad("-%s: %v", name, err)
 		}
-		s := explore.Script{Name: *p, Source: string(b)}
-		switch name {
-		case "acquire":
-			o.lua.Acquire = s
-		case "release":
-			o.lua.Release = s
-		case "extend":
-			o.lua.Extend = s
-		case "read-acquire":
-			o.lua.ReadAcquire = s
-		case "read-release":
-			o.lua.ReadRelease = s
-		case "write-acquire":
-			o.lua.WriteAcquire = s
-		case "write-release":
-			o.lua.WriteRelease = s
+		scripts := map[string]*explore.Script{
+			"acquire": &o.lua.Acquire, "release": &o.lua.Release, "extend": &o.lua.Extend,
+			"read-acquire": &o.lua.ReadAcquire, "read-release": &o.lua.ReadRelease,
+			"write-acquire": &o.lua.WriteAcquire, "write-release": &o.lua.WriteRelease,
 		}
+		*scripts[name] = explore.Script{Name: *p, Source: string(b)}
 	}
 	if lua {
 		targets++
@@ -208,20 +197,13 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 			if !ok || err != nil {
 				return bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", bound)
 			}
-			switch k {
-			case "iterations":
-				o.model.Iterations = n
-			case "attempts":
-				o.model.Attempts = n
-			case "faults":
-				o.model.Faults = n
-			case "ticks":
-				o.model.Ticks = n
-			case "steps":
-				o.model.Steps = n
-			default:
+			bounds := map[string]*int{"iterations": &o.model.Iterations, "attempts": &o.model.Attempts,
+				"faults": &o.model.Faults, "ticks": &o.model.Ticks, "steps": &o.model.Steps}
+			field, known := bounds[k]
+			if !known {
 				return bad("-bound: unknown bound %q (want iterations, attempts, faults, ticks, steps)", k)
 			}
+			*field = n
 		}
 	}
 	if check != "" && check != "all" {
