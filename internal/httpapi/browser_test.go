@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,26 +90,8 @@ func TestBrowser(t *testing.T) {
 		tctx, cancel := context.WithTimeout(cctx, 3*time.Minute)
 		defer cancel()
 
-		// Collect uncaught exceptions of the page.
-		var mu sync.Mutex
-		var exceptions []string
-		lctx, stopListening := context.WithCancel(tctx)
-		listened := make(chan struct{})
-		messages := chromedp.Console(lctx)
-		go func() {
-			defer close(listened)
-			for msg, err := range messages {
-				if err != nil {
-					return
-				}
-				if msg.IsException() {
-					mu.Lock()
-					exceptions = append(exceptions, msg.Text)
-					mu.Unlock()
-				}
-			}
-		}()
-		defer func() { stopListening(); <-listened }()
+		// Fail on any uncaught exception of the page.
+		defer watchExceptions(t, tctx)()
 
 		text := func(sel string) string {
 			t.Helper()
@@ -307,11 +288,6 @@ func TestBrowser(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", path)
 
-		mu.Lock()
-		if len(exceptions) > 0 {
-			t.Errorf("exceptions in the page: %v", exceptions)
-		}
-		mu.Unlock()
 		audit(t, m)
 		// The lab and the rush ran in markets of their own.
 		if rep, err := m.Audit(ctx); err != nil || rep.Users != 5 {
@@ -361,32 +337,9 @@ func newTab(t *testing.T, url string) *tab {
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
 	cctx, cancelTab := chromedp.NewContext(actx)
 	tctx, cancel := context.WithTimeout(cctx, 3*time.Minute)
-	var mu sync.Mutex
-	var exceptions []string
-	lctx, stopListening := context.WithCancel(tctx)
-	listened := make(chan struct{})
-	messages := chromedp.Console(lctx)
-	go func() {
-		defer close(listened)
-		for msg, err := range messages {
-			if err != nil {
-				return
-			}
-			if msg.IsException() {
-				mu.Lock()
-				exceptions = append(exceptions, msg.Text)
-				mu.Unlock()
-			}
-		}
-	}()
+	stopWatching := watchExceptions(t, tctx)
 	t.Cleanup(func() {
-		stopListening()
-		<-listened
-		mu.Lock()
-		if len(exceptions) > 0 {
-			t.Errorf("exceptions in the page: %v", exceptions)
-		}
-		mu.Unlock()
+		stopWatching()
 		cancel()
 		cancelTab()
 		cancelAlloc()
@@ -558,4 +511,32 @@ func shootTab(p *tab, sel, name string) {
 		p.t.Fatal(err)
 	}
 	p.t.Logf("screenshot of %s: %s", sel, path)
+}
+
+// watchExceptions collects the uncaught exceptions of the page of ctx's
+// tab; the returned stop ends the listening, waits for it, and fails t if
+// the page threw any.
+func watchExceptions(t *testing.T, ctx context.Context) (stop func()) {
+	lctx, cancel := context.WithCancel(ctx)
+	var exceptions []string
+	listened := make(chan struct{})
+	messages := chromedp.Console(lctx)
+	go func() {
+		defer close(listened)
+		for msg, err := range messages {
+			if err != nil {
+				return
+			}
+			if msg.IsException() {
+				exceptions = append(exceptions, msg.Text)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-listened
+		if len(exceptions) > 0 {
+			t.Errorf("exceptions in the page: %v", exceptions)
+		}
+	}
 }
