@@ -97,8 +97,12 @@ func describe(err error) string {
 }
 
 // reportedErr is an operation's error as a client process reported it:
-// its text, and its description (describe), made in the process, where
-// the error's type was known.
-type reportedErr struct{ text, description string }
+// its text, its description (describe) and its outcome, made in the
+// process, where the error's type was known.
+type reportedErr struct {
+	text, description string
+	outcome           history.Outcome
+	reason            history.Reason
+}
 
 func (e reportedErr) Error() string { return e.text }
