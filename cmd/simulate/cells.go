@@ -177,6 +177,13 @@ func (p *progress) noteLocked(line string) {
 	fmt.Fprintln(p.w, line)
 }
 
+// noteEach notes each of lines, after prefix.
+func (p *progress) noteEach(prefix string, lines []string) {
+	for _, l := range lines {
+		p.note(prefix + l)
+	}
+}
+
 // notes is an io.Writer that prints each line written to it with note.
 func (p *progress) notes() io.Writer { return &noteWriter{p: p} }
 

@@ -193,9 +193,7 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				}
 				doc.Rows = append(doc.Rows, res)
 				if o.verbose {
-					for _, d := range res.Details {
-						prog.note("  " + d)
-					}
+					prog.noteEach("  ", res.Details)
 				}
 				return fmt.Sprintf("%d operations, %d unknown, %d violations", res.Attempted, res.Unknown, res.Violations()), false, nil
 			}})

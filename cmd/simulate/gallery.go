@@ -122,12 +122,8 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			doc.Rows = append(doc.Rows, row)
 			if o.verbose {
-				for _, d := range row.Details {
-					prog.note("  " + d)
-				}
-				for _, d := range row.FixedDetails {
-					prog.note("  fixed run: " + d)
-				}
+				prog.noteEach("  ", row.Details)
+				prog.noteEach("  fixed run: ", row.FixedDetails)
 			}
 			if o.out != "" {
 				if err := writeGalleryTimelines(o.out, row); err != nil {

@@ -31,35 +31,29 @@ import (
 // buy it.
 var pauseCast = pausedholder.Cast{Seller: "seller", Holder: "alice", Rival: "bob", Item: "relic", Price: 100}
 
-func runPause(ctx context.Context, v Variant, cfg Config) (Result, error) {
-	srv, err := startServer(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer srv.Stop()
-	res := Result{Fault: Pause, Variant: v}
-	for trial := range cfg.Trials {
-		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, nil, nil); err != nil {
-			return res, err
+// runPause runs the trials of a pause fault: alice held by a hook in this
+// process (Pause), or a child process of cfg.ClientCommand stopped by
+// SIGSTOP (PauseProcess). With trace, the first trial's steps are recorded
+// and its timeline left there.
+func runPause(ctx context.Context, f Fault, v Variant, cfg Config, trace *timeline.Timeline) (Result, error) {
+	var command func(context.Context, ...string) *execCmd
+	if f == PauseProcess {
+		if cfg.ClientCommand == nil {
+			return Result{}, fmt.Errorf("%w: %s needs Config.ClientCommand", ErrConfig, PauseProcess)
 		}
-	}
-	return res, nil
-}
-
-func runPauseProcess(ctx context.Context, v Variant, cfg Config) (Result, error) {
-	if cfg.ClientCommand == nil {
-		return Result{}, fmt.Errorf("%w: %s needs Config.ClientCommand", ErrConfig, PauseProcess)
+		command = cfg.ClientCommand
 	}
 	srv, err := startServer(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	defer srv.Stop()
-	res := Result{Fault: PauseProcess, Variant: v}
+	res := Result{Fault: f, Variant: v}
 	for trial := range cfg.Trials {
-		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, cfg.ClientCommand, nil); err != nil {
+		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, command, trace); err != nil {
 			return res, err
 		}
+		trace = nil
 	}
 	return res, nil
 }
