@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/report"
@@ -34,6 +33,8 @@ const prefillEvery = 5 * time.Second
 // line; otherwise a line at most every prefillEvery, and one at the end.
 // It is called from the cell's own goroutine.
 func (p *progress) prefill(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	now := time.Now()
 	elapsed := now.Sub(p.began)
 	line := fmt.Sprintf("%s prefill %s of %s listings (%d%%), %v", p.label,
@@ -48,12 +49,6 @@ func (p *progress) prefill(done, total int) {
 	if done < total && now.Sub(p.prefillLast) < prefillEvery {
 		return
 	}
-	if p.prefillLast.IsZero() {
-		fmt.Fprintln(p.w) // end the label printed when the cell started
-	}
 	p.prefillLast = now
-	fmt.Fprintln(p.w, line)
-	if done == total {
-		io.WriteString(p.w, p.label+" ") // the figures follow when the cell is done
-	}
+	p.noteLocked(line)
 }

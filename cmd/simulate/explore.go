@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -94,46 +93,40 @@ type exploreOptions struct {
 }
 
 func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) {
-	fs := flag.NewFlagSet("simulate explore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	f := newCmdFlags("simulate explore", exploreUsage, exploreExample, stderr)
 	var o exploreOptions
 	files := map[string]*string{}
 	for _, name := range []string{"acquire", "release", "extend", "read-acquire", "read-release", "write-acquire", "write-release"} {
-		files[name] = fs.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
+		files[name] = f.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
 	}
 	var faults, bound, check string
 	var ttl time.Duration
-	fs.StringVar(&o.redis, "redis", "auto", "auto (a private redis-server, else miniredis) or a redis:// URL of one server")
-	fs.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
-	fs.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
-	fs.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
-	fs.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing)")
-	fs.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
-	fs.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
-	fs.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
-	fs.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
-	fs.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
+	f.redis(&o.redis, "the explorer needs one server, not a cluster")
+	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
+	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
+	f.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
+	f.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing)")
+	f.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
+	f.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
+	f.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
+	f.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
+	f.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
-	fs.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
-	fs.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds) or random")
-	fs.Uint64Var(&o.seed, "seed", 1, "random mode: the seed")
-	fs.IntVar(&o.runs, "schedules", 2000, "random mode: how many schedules")
-	fs.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
-	fs.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
-	fs.StringVar(&o.format, "format", "table", "output: table or json")
-	fs.StringVar(&o.out, "out", "", "write each counterexample's timeline to `DIR` (SVG and text)")
-	fs.BoolVar(&o.verbose, "v", false, "print each counterexample's steps as well as its timeline")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), exploreUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), exploreExample)
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
+	f.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
+	f.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds) or random")
+	f.seed(&o.seed, "the random mode's schedules")
+	f.IntVar(&o.runs, "schedules", 2000, "random mode: how many schedules")
+	f.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
+	f.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
+	f.format(&o.format, "table", "json")
+	f.out(&o.out, "each counterexample's timeline (SVG and text)")
+	f.verbose(&o.verbose, "each counterexample's steps as well as its timeline")
+	if err := f.parse(args); err != nil {
 		return o, err
 	}
 	bad := func(format string, a ...any) (exploreOptions, error) {
-		return o, usagef(stderr, fs.Name(), format, a...)
+		return o, f.bad(format, a...)
 	}
 	targets := 0
 	if o.recipe != "" {
@@ -219,9 +212,6 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	if o.mode != "exhaustive" && o.mode != "random" {
 		return bad("-mode %q: want exhaustive or random", o.mode)
-	}
-	if o.format != "table" && o.format != "json" {
-		return bad("-format %q: want table or json", o.format)
 	}
 	if o.clients != 0 {
 		o.model.Clients = o.clients
@@ -314,7 +304,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		o.model.Clients = t.Clients
 	}
 	o.model = o.model.Resolve()
-	conn, err := openRedis(ctx, o.redis, stderr)
+	conn, err := openRedis(ctx, "simulate explore", o.redis, stderr)
 	if err != nil {
 		return err
 	}

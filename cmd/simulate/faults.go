@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -68,85 +67,63 @@ type faultsOptions struct {
 }
 
 func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
-	fs := flag.NewFlagSet("simulate faults", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	var b strings.Builder
+	for _, f := range faults.Faults {
+		fmt.Fprintf(&b, "  %-17s %s\n", f, f.Describe())
+	}
+	f := newCmdFlags("simulate faults", fmt.Sprintf(faultsUsage, b.String()), faultsExample, stderr)
 	var o faultsOptions
-	var faultList, strategies string
-	fs.StringVar(&faultList, "fault", "all", "comma-separated faults, or all")
-	fs.StringVar(&strategies, "strategies", "", "comma-separated strategies to run (watch, lua, coarse, coarse+fencing, fine, fine+fencing; mutex; redlock, redlock+fencing); empty: all that apply")
-	fs.IntVar(&o.cfg.Trials, "trials", 3, "trials per fault and strategy, each on a fresh market")
-	fs.DurationVar(&o.cfg.Duration, "duration", time.Second, "workload length per trial of the stall, debug-sleep, client-kill and restart faults")
-	fs.DurationVar(&o.cfg.LockTTL, "ttl", 200*time.Millisecond, "lease of the market's coarse and fine locks")
-	fs.DurationVar(&o.cfg.Pause, "pause", 0, "how long a holder is paused and Redis stalled (0: 2×ttl + 200ms)")
-	fs.DurationVar(&o.cfg.ReadTimeout, "read-timeout", 300*time.Millisecond, "the clients' read timeout; a reply later than this makes the outcome unknown")
-	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the workload's random choices")
-	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
-	fs.BoolVar(&o.wide, "wide", false, "table: every column (wider than 100 columns)")
-	fs.BoolVar(&o.verbose, "v", false, "print a line per trial and the first violations of each cell to stderr; with -timeline, every command")
-	var trace string
-	fs.StringVar(&trace, "timeline", "", "print one trial of `FAULT/STRATEGY` (a pause fault) step by step instead of the table")
-	fs.Usage = func() {
-		var b strings.Builder
-		for _, f := range faults.Faults {
-			fmt.Fprintf(&b, "  %-17s %s\n", f, f.Describe())
+	faultList := f.String("fault", "all", "comma-separated faults, or all")
+	f.check(func() (err error) {
+		if o.faults, err = faults.ParseFaults(*faultList); err != nil {
+			return fmt.Errorf("-fault: %w", err)
 		}
-		fmt.Fprintf(fs.Output(), faultsUsage, b.String())
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), faultsExample)
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
-		return o, err
-	}
-	bad := func(format string, a ...any) (faultsOptions, error) {
-		return o, usagef(stderr, fs.Name(), format, a...)
-	}
-	var err error
-	if o.faults, err = faults.ParseFaults(faultList); err != nil {
-		return bad("-fault: %v", err)
-	}
+		return nil
+	})
 	known := map[faults.Variant]bool{}
 	for _, f := range faults.Faults {
 		for _, v := range f.Variants() {
 			known[v] = true
 		}
 	}
-	for name := range strings.SplitSeq(strategies, ",") {
-		v := faults.Variant(strings.TrimSpace(name))
-		if v == "" {
-			continue
+	listFlag(f, &o.strategies, "strategies", "", "comma-separated strategies to run (watch, lua, coarse, coarse+fencing, fine, fine+fencing; mutex; redlock, redlock+fencing); empty: all that apply",
+		"", func(name string) (faults.Variant, error) {
+			if v := faults.Variant(name); known[v] {
+				return v, nil
+			}
+			return "", fmt.Errorf("unknown strategy %q", name)
+		})
+	f.intIn(&o.cfg.Trials, "trials", 3, 1, 1000, "trials per fault and strategy, each on a fresh market")
+	f.durationIn(&o.cfg.Duration, "duration", time.Second, 100*time.Millisecond, time.Hour, "workload length per trial of the stall, debug-sleep, client-kill and restart faults")
+	f.durationIn(&o.cfg.LockTTL, "ttl", 200*time.Millisecond, time.Millisecond, time.Minute, "lease of the market's coarse and fine locks")
+	f.DurationVar(&o.cfg.Pause, "pause", 0, "how long a holder is paused and Redis stalled (0: 2×ttl + 200ms)")
+	f.check(func() error {
+		switch {
+		case o.cfg.Pause < 0 || o.cfg.Pause > time.Minute:
+			return fmt.Errorf("-pause %v must be between 0 and 1m", o.cfg.Pause)
+		case o.cfg.Pause > 0 && o.cfg.Pause <= o.cfg.LockTTL:
+			return fmt.Errorf("-pause %v must exceed -ttl %v, or the holder is never paused past its lease", o.cfg.Pause, o.cfg.LockTTL)
 		}
-		if !known[v] {
-			return bad("-strategies: unknown strategy %q", v)
+		return nil
+	})
+	f.durationIn(&o.cfg.ReadTimeout, "read-timeout", 300*time.Millisecond, time.Millisecond, time.Minute, "the clients' read timeout; a reply later than this makes the outcome unknown")
+	f.seed(&o.cfg.Seed, "the workload's random choices")
+	f.format(&o.format, report.Formats...)
+	f.wide(&o.wide, "ok, failed, retried, resolved, lost, duplicated, and audit and history apart")
+	f.verbose(&o.verbose, "a line per trial and the first violations of each cell to stderr; with -timeline, every command")
+	trace := f.String("timeline", "", "print one trial of `FAULT/STRATEGY` (a pause fault) step by step instead of the table")
+	f.check(func() error {
+		if *trace == "" {
+			return nil
 		}
-		if !slices.Contains(o.strategies, v) {
-			o.strategies = append(o.strategies, v)
-		}
-	}
-	switch {
-	case o.cfg.Trials < 1 || o.cfg.Trials > 1000:
-		return bad("-trials %d must be between 1 and 1000", o.cfg.Trials)
-	case o.cfg.Duration < 100*time.Millisecond || o.cfg.Duration > time.Hour:
-		return bad("-duration %v must be between 100ms and 1h", o.cfg.Duration)
-	case o.cfg.LockTTL < time.Millisecond || o.cfg.LockTTL > time.Minute:
-		return bad("-ttl %v must be between 1ms and 1m", o.cfg.LockTTL)
-	case o.cfg.Pause < 0 || o.cfg.Pause > time.Minute:
-		return bad("-pause %v must be between 0 and 1m", o.cfg.Pause)
-	case o.cfg.Pause > 0 && o.cfg.Pause <= o.cfg.LockTTL:
-		return bad("-pause %v must exceed -ttl %v, or the holder is never paused past its lease", o.cfg.Pause, o.cfg.LockTTL)
-	case o.cfg.ReadTimeout < time.Millisecond || o.cfg.ReadTimeout > time.Minute:
-		return bad("-read-timeout %v must be between 1ms and 1m", o.cfg.ReadTimeout)
-	}
-	if !isFormat(o.format) {
-		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
-	}
-	if trace != "" {
-		t, err := parseFaultTrace(trace)
+		t, err := parseFaultTrace(*trace)
 		if err != nil {
-			return bad("-timeline: %v", err)
+			return fmt.Errorf("-timeline: %w", err)
 		}
 		o.trace = &t
-	}
-	return o, nil
+		return nil
+	})
+	return o, f.parse(args)
 }
 
 // faultsDoc is the JSON output.
@@ -182,10 +159,10 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	o.cfg.ClientCommand = func(ctx context.Context, args ...string) *exec.Cmd {
 		return exec.CommandContext(ctx, exe, append([]string{"faults-client"}, args...)...)
 	}
-	if o.verbose {
-		o.cfg.Log = stderr
-	}
 	if o.trace != nil {
+		if o.verbose {
+			o.cfg.Log = stderr
+		}
 		return printFaultTimeline(ctx, *o.trace, o.cfg, o.verbose, stdout)
 	}
 	pause := o.cfg.Pause
@@ -199,38 +176,34 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		DurationS: latency.Seconds(o.cfg.Duration),
 		Seed:      o.cfg.Seed,
 	}
-	start := time.Now()
-	cells := 0
-	for _, f := range o.faults {
-		for _, v := range f.Variants() {
-			if len(o.strategies) == 0 || slices.Contains(o.strategies, v) {
-				cells++
-			}
-		}
+	prog := newProgress(stderr)
+	if o.verbose {
+		o.cfg.Log = prog.notes()
 	}
+	var cells []cell
 	for _, f := range o.faults {
 		for _, v := range f.Variants() {
 			if len(o.strategies) > 0 && !slices.Contains(o.strategies, v) {
 				continue
 			}
-			line := fmt.Sprintf("faults: [%d/%d] %s / %s, %v", len(doc.Rows)+1, cells, f, v, roundDuration(time.Since(start)))
-			if left := eta(time.Since(start), len(doc.Rows), cells); left != "" {
-				line += ", " + left
-			}
-			fmt.Fprintln(stderr, line)
-			res, err := faults.Run(ctx, f, v, o.cfg)
-			if err != nil {
-				return fmt.Errorf("%s / %s: %w", f, v, err)
-			}
-			if o.verbose {
-				for _, d := range res.Details {
-					fmt.Fprintf(stderr, "  %s\n", d)
+			cells = append(cells, cell{label: fmt.Sprintf("%s / %s", f, v), run: func(ctx context.Context) (string, bool, error) {
+				res, err := faults.Run(ctx, f, v, o.cfg)
+				if err != nil {
+					return "", false, err
 				}
-			}
-			doc.Rows = append(doc.Rows, res)
+				doc.Rows = append(doc.Rows, res)
+				if o.verbose {
+					prog.noteEach("  ", res.Details)
+				}
+				return fmt.Sprintf("%d operations, %d unknown, %d violations", res.Attempted, res.Unknown, res.Violations()), false, nil
+			}})
 		}
 	}
-	fmt.Fprintf(stderr, "faults: %d cells in %v\n", len(doc.Rows), time.Since(start).Round(100*time.Millisecond))
+	cr, err := eachCell(ctx, prog, cells)
+	if err != nil {
+		return err
+	}
+	cr.report(stderr, "simulate faults", len(doc.Rows))
 	if err := renderFaults(stdout, o.format, o.wide, doc); err != nil {
 		return err
 	}
@@ -243,7 +216,7 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: %s", errUnexpected, strings.Join(bad, ", "))
 	}
-	return nil
+	return cr.err(len(doc.Rows))
 }
 
 // expectCorrect says whether variant v is expected to keep every data

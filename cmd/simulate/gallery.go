@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -49,48 +48,29 @@ type galleryOptions struct {
 }
 
 func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) {
-	fs := flag.NewFlagSet("simulate gallery", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	f := newCmdFlags("simulate gallery", galleryUsage, galleryExample, stderr)
 	var o galleryOptions
-	var recipes string
-	fs.StringVar(&o.redis, "redis", "auto", "auto, a redis:// URL, or comma-separated cluster node addresses")
-	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
-	fs.BoolVar(&o.wide, "wide", false, "table: every column, the fault included (wider than 100 columns)")
-	fs.StringVar(&recipes, "recipes", "", "comma-separated recipe numbers to run (1,2,3,4,5,6,9,11); empty: all")
-	fs.BoolVar(&o.verbose, "v", false, "print what each flawed run broke to stderr; with -timeline, every command")
-	fs.StringVar(&o.out, "out", "", "also write each recipe's timelines, flawed and fixed, to `DIR` (SVG swimlanes and text)")
-	fs.StringVar(&o.trace, "timeline", "", "print recipe `N`'s timeline, flawed and fixed, step by step instead of the table")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), galleryUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), galleryExample)
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
-		return o, err
-	}
-	bad := func(format string, a ...any) (galleryOptions, error) {
-		return o, usagef(stderr, fs.Name(), format, a...)
-	}
 	known := galleryNumbers()
-	for r := range strings.SplitSeq(recipes, ",") {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			continue
+	f.redis(&o.redis, "")
+	f.format(&o.format, report.Formats...)
+	f.wide(&o.wide, "the fault included")
+	listFlag(f, &o.recipes, "recipes", "", "comma-separated recipe numbers to run ("+strings.Join(known, ",")+"); empty: all",
+		"", func(r string) (string, error) {
+			if !slices.Contains(known, r) {
+				return "", fmt.Errorf("no recipe %q (want some of %s)", r, strings.Join(known, ","))
+			}
+			return r, nil
+		})
+	f.verbose(&o.verbose, "what each flawed run broke to stderr; with -timeline, every command")
+	f.out(&o.out, "each recipe's timelines, flawed and fixed (SVG swimlanes and text),")
+	f.StringVar(&o.trace, "timeline", "", "print recipe `N`'s timeline, flawed and fixed, step by step instead of the table")
+	f.check(func() error {
+		if o.trace != "" && !slices.Contains(known, o.trace) {
+			return fmt.Errorf("-timeline: no recipe %q (want one of %s)", o.trace, strings.Join(known, ", "))
 		}
-		if !slices.Contains(known, r) {
-			return bad("-recipes: no recipe %q (want some of %s)", r, strings.Join(known, ","))
-		}
-		if !slices.Contains(o.recipes, r) {
-			o.recipes = append(o.recipes, r)
-		}
-	}
-	if !isFormat(o.format) {
-		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
-	}
-	if o.trace != "" && !slices.Contains(known, o.trace) {
-		return bad("-timeline: no recipe %q (want one of %s)", o.trace, strings.Join(known, ", "))
-	}
-	return o, nil
+		return nil
+	})
+	return o, f.parse(args)
 }
 
 // galleryNumbers lists the recipe numbers of the scenarios ("1", "2", ...).
@@ -119,7 +99,7 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	conn, err := openRedis(ctx, o.redis, stderr)
+	conn, err := openRedis(ctx, "simulate gallery", o.redis, stderr)
 	if err != nil {
 		return err
 	}
@@ -129,30 +109,35 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return printGalleryTimeline(ctx, env, o.trace, o.verbose, stdout)
 	}
 	doc := galleryDoc{Env: conn.Env(), Rows: []gallery.Row{}}
+	prog := newProgress(stderr)
+	var cells []cell
 	for _, s := range gallery.Scenarios() {
 		if len(o.recipes) > 0 && !slices.Contains(o.recipes, recipeNumber(s.Recipe)) {
 			continue
 		}
-		row, err := s.Run(ctx, env)
-		if err != nil {
-			return err
-		}
-		if o.verbose {
-			fmt.Fprintf(stderr, "%s: %d violations\n", row.Recipe, row.Violations)
-			for _, d := range row.Details {
-				fmt.Fprintf(stderr, "  %s\n", d)
+		cells = append(cells, cell{label: s.Recipe, run: func(ctx context.Context) (string, bool, error) {
+			row, err := s.Run(ctx, env)
+			if err != nil {
+				return "", false, err
 			}
-			for _, d := range row.FixedDetails {
-				fmt.Fprintf(stderr, "  fixed run: %s\n", d)
+			doc.Rows = append(doc.Rows, row)
+			if o.verbose {
+				prog.noteEach("  ", row.Details)
+				prog.noteEach("  fixed run: ", row.FixedDetails)
 			}
-		}
-		doc.Rows = append(doc.Rows, row)
-		if o.out != "" {
-			if err := writeGalleryTimelines(o.out, row); err != nil {
-				return err
+			if o.out != "" {
+				if err := writeGalleryTimelines(o.out, row); err != nil {
+					return "", false, err
+				}
 			}
-		}
+			return fmt.Sprintf("%d violations; fixed: %d", row.Violations, row.FixedViolations), false, nil
+		}})
 	}
+	cr, err := eachCell(ctx, prog, cells)
+	if err != nil {
+		return err
+	}
+	cr.report(stderr, "simulate gallery", len(doc.Rows))
 	if o.out != "" && len(doc.Rows) > 0 {
 		recipes := make([]string, len(doc.Rows))
 		for i, row := range doc.Rows {
@@ -161,7 +146,10 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "simulate gallery: wrote %d files into %s: recipe-N.txt, recipe-N-flawed.svg and recipe-N-fixed.svg for N in %s\n",
 			3*len(doc.Rows), o.out, strings.Join(recipes, ", "))
 	}
-	return writeGallery(stdout, o.format, o.wide, doc)
+	if err := writeGallery(stdout, o.format, o.wide, doc); err != nil {
+		return err
+	}
+	return cr.err(len(doc.Rows))
 }
 
 // galleryColumns are the columns of the wide table, the markdown view and

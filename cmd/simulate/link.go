@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -28,6 +29,9 @@ const rttSamples = 200
 type link struct {
 	client redis.UniversalClient
 	dialer *netdelay.Dialer
+	// hooks are what every client of a cell needs on this server
+	// (miniredis's WATCH fix).
+	hooks []redis.Hook
 	// delay is the delay model asked for (-rtt, -jitter); measured the
 	// PING p50 through the link.
 	delay    netdelay.Config
@@ -38,16 +42,15 @@ type link struct {
 // delay: straight) and measures its round trip.
 func openLink(ctx context.Context, conn *redisconn.Conn, delay netdelay.Config) (*link, error) {
 	l := &link{client: conn.Client, delay: delay}
+	if conn.Mode == redisconn.ModeMiniredis {
+		l.hooks = append(l.hooks, redisconn.MiniWatchHook{})
+	}
 	if delay.RTT > 0 || delay.Jitter > 0 {
 		d, err := netdelay.NewDialerConfig(delay)
 		if err != nil {
 			return nil, err
 		}
-		var hooks []redis.Hook
-		if conn.Mode == redisconn.ModeMiniredis {
-			hooks = append(hooks, redisconn.MiniWatchHook{})
-		}
-		dc := redisconn.SizedClientDialing(conn.Client, 0, d.Dial, hooks...)
+		dc := redisconn.SizedClientDialing(conn.Client, 0, d.Dial, l.hooks...)
 		if dc == conn.Client {
 			d.Close()
 			return nil, fmt.Errorf("-rtt: cannot route a %T through the delay proxy", conn.Client)
@@ -79,43 +82,52 @@ func (l *link) Close() {
 	}
 }
 
-// addLinkFlags defines -client, -rtt, -jitter and -profile on fs.
-func addLinkFlags(fs *flag.FlagSet, client *string, rtt, jitter *time.Duration, profile *string) {
-	fs.StringVar(client, "client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
-	fs.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", maxRTT))
-	fs.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/netdelay)", maxRTT))
-	fs.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+profileHelp()+"; those flags given as well override it")
+// runCell runs one cell of the simulator through l, on a client of its
+// own sized for the cell's workers, its markets in client form.
+func (l *link) runCell(ctx context.Context, form market.ClientForm, cfg sim.Config) (sim.Result, error) {
+	workers := max(cfg.Markets, 1) * (cfg.Scenario.Listers + cfg.Scenario.Buyers)
+	client := redisconn.SizedClient(l.client, workers+4, l.hooks...)
+	if client != l.client {
+		defer client.Close()
+	}
+	cfg.Client, cfg.MarketOptions = client, bookform.Options(client, form)
+	return sim.Run(ctx, cfg)
 }
 
-// resolveLinkFlags checks -client, -rtt, -jitter and -profile and applies
-// the profile to the flags not given on the command line.
-func resolveLinkFlags(fs *flag.FlagSet, client string, rtt, jitter time.Duration, profileName string) (market.ClientForm, time.Duration, time.Duration, error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if profileName != "" {
-		p, ok := profiles[profileName]
-		if !ok {
-			return "", 0, 0, fmt.Errorf("-profile %q: want one of %s", profileName, profileNames())
+// link declares -client, -rtt, -jitter and -profile, and the check that
+// applies the profile to those of the others not given and sets form,
+// rtt and jitter.
+func (f *cmdFlags) link(form *market.ClientForm, rtt, jitter *time.Duration, profile *string) {
+	client := f.String("client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
+	f.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", maxRTT))
+	f.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/netdelay)", maxRTT))
+	f.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+profileHelp()+"; those flags given as well override it")
+	f.check(func() error {
+		if *profile != "" {
+			p, ok := profiles[*profile]
+			if !ok {
+				return fmt.Errorf("-profile %q: want one of %s", *profile, profileNames())
+			}
+			if !f.set("client") {
+				*client = string(p.client)
+			}
+			if !f.set("rtt") {
+				*rtt = p.rtt
+			}
+			if !f.set("jitter") {
+				*jitter = p.jitter
+			}
 		}
-		if !set["client"] {
-			client = string(p.client)
+		var err error
+		if *form, err = market.ParseClientForm(*client); err != nil {
+			return fmt.Errorf("-client %q: want lean or book", *client)
 		}
-		if !set["rtt"] {
-			rtt = p.rtt
+		if *rtt < 0 || *rtt > maxRTT {
+			return fmt.Errorf("-rtt %v must be between 0 and %v", *rtt, maxRTT)
 		}
-		if !set["jitter"] {
-			jitter = p.jitter
+		if *jitter < 0 || *jitter > maxRTT {
+			return fmt.Errorf("-jitter %v must be between 0 and %v", *jitter, maxRTT)
 		}
-	}
-	form, err := market.ParseClientForm(client)
-	if err != nil {
-		return "", 0, 0, fmt.Errorf("-client %q: want lean or book", client)
-	}
-	if rtt < 0 || rtt > maxRTT {
-		return "", 0, 0, fmt.Errorf("-rtt %v must be between 0 and %v", rtt, maxRTT)
-	}
-	if jitter < 0 || jitter > maxRTT {
-		return "", 0, 0, fmt.Errorf("-jitter %v must be between 0 and %v", jitter, maxRTT)
-	}
-	return form, rtt, jitter, nil
+		return nil
+	})
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,25 +19,22 @@ func init() {
 // reportCmd is "simulate report": render a saved results.json again, in
 // any format and with fresh charts, without measuring anything.
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simulate report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	in := fs.String("in", "", "a results.json written by 'simulate run -format json' or '-out' (required)")
-	format := fs.String("format", "table", "output: "+strings.Join(report.Formats, ", "))
-	wide := fs.Bool("wide", false, "table: every column, the book's figures in parentheses (wider than 100 columns)")
-	out := fs.String("out", "", "also write results.md, results.csv, results.json and SVG charts into this directory")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: simulate report -in results.json [-format F] [-wide] [-out DIR]\n\n"+
-			"Renders a saved run again (tables, CSV, JSON, charts) without measuring.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
+	f := newCmdFlags("simulate report", "usage: simulate report -in results.json [-format F] [-wide] [-out DIR]\n\n"+
+		"Renders a saved run again (tables, CSV, JSON, charts) without measuring.\n\nFlags:\n", "", stderr)
+	in := f.String("in", "", "a results.json written by 'simulate run -format json' or '-out' (required)")
+	f.check(func() error {
+		if *in == "" {
+			return errors.New("-in is required")
+		}
+		return nil
+	})
+	var format, out string
+	var wide bool
+	f.format(&format, report.Formats...)
+	f.wide(&wide, "the book's figures in parentheses")
+	f.out(&out, "results.md, results.csv, results.json and SVG charts")
+	if err := f.parse(args); err != nil {
 		return err
-	}
-	switch {
-	case *in == "":
-		return usagef(stderr, fs.Name(), "-in is required")
-	case !isFormat(*format):
-		return usagef(stderr, fs.Name(), "-format %q: want one of %s", *format, strings.Join(report.Formats, ", "))
 	}
 	data, err := os.ReadFile(*in)
 	if err != nil {
@@ -50,15 +47,15 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(doc.Rows) == 0 {
 		return fmt.Errorf("%s: no rows", *in)
 	}
-	if err := report.Render(stdout, *format, doc, *wide); err != nil {
+	if err := report.Render(stdout, format, doc, wide); err != nil {
 		return err
 	}
-	if *out != "" {
-		files, err := report.WriteAll(*out, doc)
+	if out != "" {
+		files, err := report.WriteAll(out, doc)
 		if err != nil {
-			return fmt.Errorf("-out %s: %w", *out, err)
+			return fmt.Errorf("-out %s: %w", out, err)
 		}
-		fmt.Fprintf(stderr, "simulate: wrote %s into %s\n", strings.Join(files, ", "), *out)
+		fmt.Fprintf(stderr, "simulate: wrote %s into %s\n", strings.Join(files, ", "), out)
 	}
 	return nil
 }

@@ -9,31 +9,40 @@ import (
 	"time"
 )
 
-// A flag error is one line and where to find the usage, never the whole
-// usage.
+// A flag error is one line, naming the subcommand, and where to find
+// that subcommand's usage, never the whole usage; a malformed -redis is
+// such an error too.
 func TestFlagErrorIsOneLine(t *testing.T) {
-	for _, args := range [][]string{
-		{"-duration", "5"},
-		{"-bogus"},
-		{"run", "-pick", "x"},
-		{"gallery", "-bogus"},
-		{"faults", "-trials", "x"},
-		{"window", "-bogus"},
-		{"report", "-bogus"},
-		{"version", "extra"},
-		{"nosuch"},
+	for _, tc := range []struct {
+		name string // the subcommand named
+		args []string
+	}{
+		{"simulate run", []string{"-duration", "5"}},
+		{"simulate run", []string{"-bogus"}},
+		{"simulate run", []string{"run", "-pick", "x"}},
+		{"simulate run", []string{"-redis", "redis://%zz"}},
+		{"simulate gallery", []string{"gallery", "-bogus"}},
+		{"simulate gallery", []string{"gallery", "-redis", "redis://%zz"}},
+		{"simulate faults", []string{"faults", "-trials", "x"}},
+		{"simulate window", []string{"window", "-bogus"}},
+		{"simulate window", []string{"window", "-redis", "redis://%zz"}},
+		{"simulate explore", []string{"explore", "-recipe", "1", "-redis", "redis://%zz"}},
+		{"simulate explore", []string{"explore", "-recipe", "1", "-format", "csv"}},
+		{"simulate report", []string{"report", "-bogus"}},
+		{"simulate version", []string{"version", "extra"}},
+		{"simulate", []string{"nosuch"}},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), args, &stdout, &stderr)
+		err := run(context.Background(), tc.args, &stdout, &stderr)
 		if !errors.Is(err, errUsage) {
-			t.Errorf("%q: %v, want a usage error", args, err)
+			t.Errorf("%q: %v, want a usage error", tc.args, err)
 		}
 		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-		if len(lines) != 2 || !strings.HasPrefix(lines[1], "run 'simulate") || !strings.HasSuffix(lines[1], " -h' for usage") {
-			t.Errorf("%q printed %q, want one line and the pointer to -h", args, stderr.String())
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], tc.name+": ") || lines[1] != "run '"+tc.name+" -h' for usage" {
+			t.Errorf("%q printed %q, want one line of %s and the pointer to its -h", tc.args, stderr.String(), tc.name)
 		}
 		if stdout.Len() > 0 {
-			t.Errorf("%q printed %q on stdout", args, stdout.String())
+			t.Errorf("%q printed %q on stdout", tc.args, stdout.String())
 		}
 	}
 }
@@ -72,8 +81,9 @@ func TestETA(t *testing.T) {
 // most every prefillEvery, and one at the end.
 func TestPrefillProgress(t *testing.T) {
 	var b bytes.Buffer
-	p := newProgress(&b, 1)
-	p.startLabel("5x5 fine")
+	p := newProgress(&b)
+	p.total = 1
+	p.start("5x5 fine")
 	for done := 1000; done <= 10_000; done += 1000 {
 		p.prefill(done, 10_000)
 	}

@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/bookform"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
@@ -65,97 +61,43 @@ Examples:
 
 // parseWindowFlags parses and checks the flags of "simulate window".
 func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
-	fs := flag.NewFlagSet("simulate window", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	f := newCmdFlags("simulate window", windowUsage, windowExample, stderr)
 	var o windowOptions
-	var scenario, rtts, clients, strategies string
-	fs.StringVar(&o.redis, "redis", "auto", "Redis: auto (REDIS_URL, else a private redis-server from PATH, else embedded miniredis), a redis:// URL, or host:port[,host:port...] of a cluster")
-	fs.StringVar(&scenario, "scenario", "5x5", "one LISTERSxBUYERS scenario")
-	fs.StringVar(&rtts, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", maxRTT))
-	fs.StringVar(&clients, "clients", "lean,book", "comma-separated client forms: lean, book")
-	fs.StringVar(&strategies, "strategies", "watch,coarse,fine,lua", "comma-separated strategies: watch, coarse, fine, lua")
-	fs.DurationVar(&o.duration, "duration", 5*time.Second, "how long each cell runs")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workers' random prices and choices")
-	fs.IntVar(&o.pick, "pick", sim.DefaultPick, "a buyer buys one of the K cheapest listings, chosen at random")
-	fs.StringVar(&o.format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
-	fs.StringVar(&o.out, "out", "", "also write window.md, window.csv, window.json and SVG charts into this directory")
-	fs.StringVar(&o.in, "in", "", "render a saved window.json again (tables, CSV, JSON, charts) instead of measuring")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), windowUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), windowExample)
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
-		return o, err
-	}
-	bad := func(format string, a ...any) (windowOptions, error) {
-		return o, usagef(stderr, fs.Name(), format, a...)
-	}
-	var err error
-	if o.scenario, err = sim.ParseScenario(scenario); err != nil {
-		return bad("-scenario: %v", err)
-	}
-	for _, v := range strings.Split(rtts, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			continue
+	f.redis(&o.redis, "")
+	scenario := f.String("scenario", "5x5", "one LISTERSxBUYERS scenario")
+	f.check(func() (err error) {
+		if o.scenario, err = sim.ParseScenario(*scenario); err != nil {
+			return fmt.Errorf("-scenario: %w", err)
 		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return bad("-rtts: %q is not a duration", v)
-		}
-		if d < 0 || d > maxRTT {
-			return bad("-rtts: %v must be between 0 and %v", d, maxRTT)
-		}
-		if !slices.Contains(o.rtts, d) {
-			o.rtts = append(o.rtts, d)
-		}
-	}
-	if len(o.rtts) == 0 {
-		return bad("-rtts: no round trip given")
-	}
-	for _, v := range strings.Split(clients, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			continue
-		}
-		f, err := market.ParseClientForm(v)
-		if err != nil {
-			return bad("-clients: unknown client form %q (want lean or book)", v)
-		}
-		if !slices.Contains(o.clients, f) {
-			o.clients = append(o.clients, f)
-		}
-	}
-	if len(o.clients) == 0 {
-		return bad("-clients: no client form given")
-	}
-	for _, v := range strings.Split(strategies, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			continue
-		}
-		st, err := market.ParseStrategy(v)
-		if err != nil {
-			return bad("-strategies: unknown strategy %q (want watch, coarse, fine or lua)", v)
-		}
-		if !slices.Contains(o.strategies, st) {
-			o.strategies = append(o.strategies, st)
-		}
-	}
-	if len(o.strategies) == 0 {
-		return bad("-strategies: no strategy given")
-	}
-	if o.duration <= 0 || o.duration > maxDuration {
-		return bad("-duration %v must be positive and at most %v", o.duration, maxDuration)
-	}
-	if o.pick < 1 || o.pick > 10_000 {
-		return bad("-pick %d must be between 1 and 10000", o.pick)
-	}
-	if !isFormat(o.format) {
-		return bad("-format %q: want one of %s", o.format, strings.Join(report.Formats, ", "))
-	}
-	return o, nil
+		return nil
+	})
+	listFlag(f, &o.rtts, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", maxRTT),
+		"round trip", func(v string) (time.Duration, error) {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return 0, fmt.Errorf("%q is not a duration", v)
+			}
+			if d < 0 || d > maxRTT {
+				return 0, fmt.Errorf("%v must be between 0 and %v", d, maxRTT)
+			}
+			return d, nil
+		})
+	listFlag(f, &o.clients, "clients", "lean,book", "comma-separated client forms: lean, book",
+		"client form", func(v string) (market.ClientForm, error) {
+			form, err := market.ParseClientForm(v)
+			if err != nil {
+				return "", fmt.Errorf("unknown client form %q (want lean or book)", v)
+			}
+			return form, nil
+		})
+	f.strategies(&o.strategies)
+	f.duration(&o.duration, "how long each cell runs")
+	f.seed(&o.seed, "the workers' random prices and choices")
+	f.pick(&o.pick)
+	f.format(&o.format, report.Formats...)
+	f.out(&o.out, "window.md, window.csv, window.json and SVG charts")
+	f.StringVar(&o.in, "in", "", "render a saved window.json again (tables, CSV, JSON, charts) instead of measuring")
+	return o, f.parse(args)
 }
 
 // windowCmd is "simulate window".
@@ -167,7 +109,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.in != "" {
 		return renderSavedSweep(o, stdout, stderr)
 	}
-	conn, err := openRedis(ctx, o.redis, stderr)
+	conn, err := openRedis(ctx, "simulate window", o.redis, stderr)
 	if err != nil {
 		return err
 	}
@@ -181,18 +123,44 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Pick:         o.pick,
 		Points:       []report.Point{},
 	}
-	var hooks []redis.Hook
-	if conn.Mode == redisconn.ModeMiniredis {
-		hooks = append(hooks, redisconn.MiniWatchHook{})
-	}
+	var ln *link // the link of the round trip of the running cell
+	defer func() {
+		if ln != nil {
+			ln.Close()
+		}
+	}()
 	runID := uuid.NewString()[:8]
-	total := len(o.rtts) * len(o.clients) * len(o.strategies)
-	prog := newProgress(stderr, total)
-	fmt.Fprintf(stderr, "simulate window: %d cells of %v each (about %v)\n", total, o.duration, time.Duration(total)*o.duration)
-	runErr := sweep(ctx, o, conn, hooks, runID, prog, &sw)
-	if sw.Interrupted {
-		fmt.Fprintf(stderr, "simulate window: interrupted; reporting the %d of %d cells measured\n", len(sw.Points), total)
+	prog := newProgress(stderr)
+	var cells []cell
+	for _, rtt := range o.rtts {
+		for _, form := range o.clients {
+			for _, st := range o.strategies {
+				cells = append(cells, cell{label: fmt.Sprintf("rtt %-6v %-4s %-6s", rtt, form, st), run: func(ctx context.Context) (string, bool, error) {
+					var err error
+					if ln, err = linkFor(ctx, conn, ln, rtt); err != nil {
+						return "", false, err
+					}
+					res, err := ln.runCell(ctx, form, sim.Config{
+						Scenario: o.scenario, Strategy: st, Duration: o.duration, Seed: o.seed, Pick: o.pick,
+						Name:     fmt.Sprintf("win-%s-%d-%s-%s", runID, rtt.Microseconds(), form, st),
+						Progress: prog.update,
+					})
+					if err != nil {
+						return "", false, err
+					}
+					row := report.FromResult(res)
+					sw.Points = append(sw.Points, report.Point{Client: string(form),
+						RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(ln.measured), Row: row})
+					return rowSummary(row), res.Interrupted, nil
+				}})
+			}
+		}
 	}
+	fmt.Fprintf(stderr, "simulate window: %d cells of %v each (about %v)\n", len(cells), o.duration,
+		time.Duration(len(cells))*o.duration)
+	cr, runErr := eachCell(ctx, prog, cells)
+	sw.Interrupted = cr.interrupted
+	cr.report(stderr, "simulate window", len(sw.Points))
 	if len(sw.Points) > 0 {
 		if err := writeSweep(o, sw, stdout, stderr); err != nil {
 			return err
@@ -203,67 +171,20 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runErr
 	case sw.Violations() > 0:
 		return fmt.Errorf("%w: %d in all", errViolations, sw.Violations())
-	case sw.Interrupted:
-		return fmt.Errorf("interrupted after %d of %d cells", len(sw.Points), total)
 	}
-	return nil
+	return cr.err(len(sw.Points))
 }
 
-// sweep runs every cell of the sweep, one round trip at a time, into sw.
-func sweep(ctx context.Context, o windowOptions, conn *redisconn.Conn, hooks []redis.Hook, runID string, prog *progress, sw *report.Sweep) error {
-	for _, rtt := range o.rtts {
-		ln, err := openLink(ctx, conn, netdelay.Config{RTT: rtt})
-		if err != nil {
-			return err
-		}
-		err = sweepLink(ctx, o, ln, hooks, runID, prog, sw)
+// linkFor returns the link to conn's server(s) with round trip rtt,
+// measured now: ln when it is that link, else a new one (ln closed).
+func linkFor(ctx context.Context, conn *redisconn.Conn, ln *link, rtt time.Duration) (*link, error) {
+	if ln != nil && ln.delay.RTT == rtt {
+		return ln, ln.measure(ctx)
+	}
+	if ln != nil {
 		ln.Close()
-		if err != nil || sw.Interrupted {
-			return err
-		}
 	}
-	return nil
-}
-
-// sweepLink runs the cells of one round trip.
-func sweepLink(ctx context.Context, o windowOptions, ln *link, hooks []redis.Hook, runID string, prog *progress, sw *report.Sweep) error {
-	sc := o.scenario
-	for _, form := range o.clients {
-		for _, st := range o.strategies {
-			if ctx.Err() != nil {
-				sw.Interrupted = true
-				return nil
-			}
-			if err := ln.measure(ctx); err != nil {
-				return err
-			}
-			prog.startLabel(fmt.Sprintf("rtt %-6v %-4s %-6s", ln.delay.RTT, form, st))
-			client := redisconn.SizedClient(ln.client, sc.Listers+sc.Buyers+4, hooks...)
-			res, err := sim.Run(ctx, sim.Config{
-				Client: client, Scenario: sc, Strategy: st, Duration: o.duration,
-				Seed: o.seed, Pick: o.pick,
-				Name:          fmt.Sprintf("win-%s-%d-%s-%s", runID, ln.delay.RTT.Microseconds(), form, st),
-				Progress:      prog.update,
-				MarketOptions: bookform.Options(client, form),
-			})
-			if client != ln.client {
-				client.Close()
-			}
-			if err != nil {
-				prog.fail(err)
-				return fmt.Errorf("cell rtt %v %s %s: %w", ln.delay.RTT, form, st, err)
-			}
-			row := report.FromResult(res)
-			sw.Points = append(sw.Points, report.Point{Client: string(form),
-				RTTConfiguredMs: latency.Milliseconds(ln.delay.RTT), RTTMs: latency.Milliseconds(ln.measured), Row: row})
-			prog.done(row)
-			if res.Interrupted {
-				sw.Interrupted = true
-				return nil
-			}
-		}
-	}
-	return nil
+	return openLink(ctx, conn, netdelay.Config{RTT: rtt})
 }
 
 // writeSweep renders sw on stdout in o's format and, with -out, writes its

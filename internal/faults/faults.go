@@ -350,10 +350,8 @@ func Run(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %s does not run under %s", ErrConfig, v, f)
 	}
 	switch f {
-	case Pause:
-		return runPause(ctx, v, cfg)
-	case PauseProcess:
-		return runPauseProcess(ctx, v, cfg)
+	case Pause, PauseProcess:
+		return runPause(ctx, f, v, cfg, nil)
 	case Stall, DebugSleep, ClientKill, Restart:
 		return runWorkload(ctx, f, v, cfg)
 	case FailoverWait, FailoverAsync, FailoverNoLink:

@@ -18,66 +18,50 @@ import (
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/history"
+	"github.com/lockmarket/lockmarket/internal/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// The pause trials: seller lists one item at price pausePrice; alice starts
-// buying it and pauses at her commit point for longer than the lock TTL;
-// meanwhile bob buys the same listing; then alice resumes and commits.
-// Correct strategies let exactly one of them buy it.
-const (
-	pauseItem  = "relic"
-	pausePrice = 100
-)
+// The pause trials are the paused-holder scenario (package pausedholder)
+// in real time: seller lists the relic; alice starts buying it and stops
+// at her commit point while her lease runs out (the trial waits cfg.Pause,
+// longer than the lock TTL); meanwhile bob buys the same listing; then
+// alice goes on and commits. Correct strategies let exactly one of them
+// buy it.
+var pauseCast = pausedholder.Cast{Seller: "seller", Holder: "alice", Rival: "bob", Item: "relic", Price: 100}
 
-var pauseFunds = map[string]int64{"seller": 0, "alice": 1000, "bob": 1000}
-
-func runPause(ctx context.Context, v Variant, cfg Config) (Result, error) {
-	srv, err := startServer(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer srv.Stop()
-	res := Result{Fault: Pause, Variant: v}
-	for trial := range cfg.Trials {
-		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, nil, nil); err != nil {
-			return res, err
+// runPause runs the trials of a pause fault: alice held by a hook in this
+// process (Pause), or a child process of cfg.ClientCommand stopped by
+// SIGSTOP (PauseProcess). With trace, the first trial's steps are recorded
+// and its timeline left there.
+func runPause(ctx context.Context, f Fault, v Variant, cfg Config, trace *timeline.Timeline) (Result, error) {
+	var command func(context.Context, ...string) *execCmd
+	if f == PauseProcess {
+		if cfg.ClientCommand == nil {
+			return Result{}, fmt.Errorf("%w: %s needs Config.ClientCommand", ErrConfig, PauseProcess)
 		}
-	}
-	return res, nil
-}
-
-func runPauseProcess(ctx context.Context, v Variant, cfg Config) (Result, error) {
-	if cfg.ClientCommand == nil {
-		return Result{}, fmt.Errorf("%w: %s needs Config.ClientCommand", ErrConfig, PauseProcess)
+		command = cfg.ClientCommand
 	}
 	srv, err := startServer(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	defer srv.Stop()
-	res := Result{Fault: PauseProcess, Variant: v}
+	res := Result{Fault: f, Variant: v}
 	for trial := range cfg.Trials {
-		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, cfg.ClientCommand, nil); err != nil {
+		if err := pauseTrial(ctx, srv.Addr(), v, cfg, trial, &res, command, trace); err != nil {
 			return res, err
 		}
+		trace = nil
 	}
 	return res, nil
-}
-
-// alice is the client that pauses: a goroutine whose strategy hook sleeps,
-// or a child process stopped by SIGSTOP.
-type alice interface {
-	// start begins the purchase and returns once alice is paused at her
-	// commit point (or has finished without reaching it).
-	start(ctx context.Context) error
-	// resume lets her go on, and returns her outcome.
-	resume(ctx context.Context) (outcome history.Outcome, reason history.Reason, lockLost bool, err error)
 }
 
 // pauseTrial runs one trial; when trace is not nil, every client's steps
-// are recorded and the timeline is left there.
+// are recorded and the timeline is left there. alice is a goroutine held
+// by a hook at her commit point (pausedholder.HookHolder), or, with a
+// command, a child process stopped by SIGSTOP (processAlice).
 func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial int, res *Result,
 	command func(context.Context, ...string) *execCmd, trace *timeline.Timeline) error {
 	name := marketName(res.Fault, trial)
@@ -100,19 +84,24 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 	if err != nil {
 		return err
 	}
-	setup, err := populate(ctx, mb, pauseFunds, map[string]string{pauseItem: "seller"})
+	pc := pauseCast
+	setup, err := populate(ctx, mb, pc.Funds(), map[string]string{pc.Item: pc.Seller})
 	if err != nil {
 		return err
 	}
 	hrec := history.NewRecorder()
-	p := hrec.Invoke(0, history.List, "", "seller", pauseItem, pausePrice)
-	if _, err := mb.List(ctx, s, "seller", pauseItem, pausePrice); p.Complete(err) != history.Ok {
+	p := hrec.Invoke(0, history.List, "", pc.Seller, pc.Item, pc.Price)
+	if _, err := mb.List(ctx, s, pc.Seller, pc.Item, pc.Price); p.Complete(err) != history.Ok {
 		return fmt.Errorf("list: %w", err)
 	}
 
-	var a alice
+	var a pausedholder.Holder
 	if command == nil {
-		a = newHookAlice(mb, s, cfg.Pause) // the same market: the pause rides in alice's context
+		// The same market: the pause rides in alice's context. She goes on
+		// by herself a second after the lease ran out, since bob may be
+		// waiting for this very lock (when a watchdog keeps renewing it).
+		a = pausedholder.NewHookHolder(mb, s, pc,
+			fmt.Sprintf("paused before its commit for %v (the goroutine is held)", cfg.Pause), cfg.Pause+time.Second)
 	} else {
 		args := []string{
 			"-addr", addr, "-market", name, "-strategy", string(v),
@@ -123,22 +112,32 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 		}
 		a = &processAlice{command: command, args: args, pause: cfg.Pause, rec: rec}
 	}
-	pa := hrec.Invoke(1, history.Purchase, "alice", "seller", pauseItem, pausePrice)
-	if err := a.start(actx); err != nil {
+	var costB market.Cost
+	var errB error
+	var outB history.Outcome
+	pa := hrec.Invoke(1, history.Purchase, pc.Holder, pc.Seller, pc.Item, pc.Price)
+	outA, err := pausedholder.Trial{
+		Holder: a,
+		Lapse:  func(ctx context.Context) error { return halt.Sleep(ctx, cfg.Pause) },
+		Rival: func(context.Context) {
+			pb := hrec.Invoke(2, history.Purchase, pc.Rival, pc.Seller, pc.Item, pc.Price)
+			costB, errB = mb.Purchase(bctx, s, pc.Rival, pc.Seller, pc.Item, pc.Price)
+			outB = pb.Complete(errB)
+			if rec != nil {
+				rec.Add(laneBob, timeline.Result, "purchase of %s: %s", pc.Item, describe(errB))
+			}
+		},
+	}.Run(actx)
+	if err != nil {
 		return err
 	}
-	pb := hrec.Invoke(2, history.Purchase, "bob", "seller", pauseItem, pausePrice)
-	costB, errB := mb.Purchase(bctx, s, "bob", "seller", pauseItem, pausePrice)
-	outB := pb.Complete(errB)
+	errA := outA.Err
+	o, reason := classify(errA)
+	pa.CompleteAs(o, reason, errA)
 	if rec != nil {
-		rec.Add(laneBob, timeline.Result, "purchase of %s: %s", pauseItem, describe(errB))
+		rec.Add(laneAlice, timeline.Result, "purchase of %s: %s", pc.Item, describe(errA))
 	}
-	outA, reasonA, lostA, errA := a.resume(actx)
-	pa.CompleteAs(outA, reasonA, errA)
-	if rec != nil {
-		rec.Add(laneAlice, timeline.Result, "purchase of %s: %s", pauseItem, describe(errA))
-	}
-	if lostA {
+	if outA.LockLost {
 		res.LockLost++
 	}
 	if costB.LockLost {
@@ -153,84 +152,15 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 		*trace = finishTrace(rec, res.Fault, v, hist, audit, counted)
 	}
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: alice %s%s (lock lost %v), bob %s%s: audit %d, history %d violations\n",
-		res.Fault, v, trial, outA, errText(errA), lostA, outB, errText(errB), counted.Total(), hist.Total())
+		res.Fault, v, trial, o, errText(errA), outA.LockLost, outB, errText(errB), counted.Total(), hist.Total())
 	return nil
-}
-
-// hookAlice pauses in the strategy's before-commit hook, in this process.
-type hookAlice struct {
-	m      *market.Market
-	hook   faultpoint.Hook
-	s      market.Strategy
-	pause  time.Duration
-	paused chan struct{} // closed when the hook starts pausing
-	goOn   chan struct{} // closed by resume
-	done   chan struct{} // closed when the purchase returned
-	cost   market.Cost
-	err    error
-}
-
-func newHookAlice(m *market.Market, s market.Strategy, pause time.Duration) *hookAlice {
-	a := &hookAlice{m: m, s: s, pause: pause, paused: make(chan struct{}), goOn: make(chan struct{}), done: make(chan struct{})}
-	var once sync.Once
-	hook := func(ctx context.Context, _, op string) {
-		if op != "purchase" {
-			return
-		}
-		first := false
-		once.Do(func() { first = true })
-		if !first {
-			return // a WATCH retry: do not pause again
-		}
-		close(a.paused)
-		r, client, traced := timeline.From(ctx)
-		if traced {
-			r.Add(client, timeline.PauseStart, "paused before its commit for %v (the goroutine sleeps)", a.pause)
-		}
-		// Pause past the TTL, and until bob is done so that the
-		// interleaving is the same in every trial; but not for ever,
-		// since bob may be waiting for this very lock (when a watchdog
-		// keeps renewing it).
-		_ = halt.Sleep(ctx, a.pause)
-		select {
-		case <-a.goOn:
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-		}
-		if traced {
-			r.Add(client, timeline.PauseEnd, "goes on")
-		}
-	}
-	a.hook = hook
-	return a
-}
-
-func (a *hookAlice) start(ctx context.Context) error {
-	go func() {
-		defer close(a.done)
-		a.cost, a.err = a.m.Purchase(faultpoint.WithBeforeCommit(ctx, a.hook), a.s, "alice", "seller", pauseItem, pausePrice)
-	}()
-	select {
-	case <-a.paused:
-	case <-a.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return nil
-}
-
-func (a *hookAlice) resume(ctx context.Context) (history.Outcome, history.Reason, bool, error) {
-	close(a.goOn)
-	<-a.done
-	o, r := history.Classify(a.err)
-	return o, r, a.cost.LockLost, a.err
 }
 
 // processAlice is a child process (ClientMain) stopped with SIGSTOP at its
-// commit point. It announces the commit point on stdout and waits for a
-// line on stdin before committing: the parent stops it, writes that line
-// (which the stopped process cannot read), waits past the TTL, lets bob
-// buy, and continues it. The whole process is frozen meanwhile, as in a
+// commit point (a pausedholder.Holder). It announces the commit point on
+// stdout and waits for a line on stdin before committing: the parent
+// stops it and writes that line (which the stopped process cannot read);
+// the trial waits past the TTL and lets bob buy; Resume continues it. The whole process is frozen meanwhile, as in a
 // long garbage-collection pause or a VM migration: no goroutine of it, no
 // lease watchdog, runs.
 type processAlice struct {
@@ -259,7 +189,8 @@ type clientReport struct {
 
 const atCommit = "at-commit"
 
-func (a *processAlice) start(ctx context.Context) error {
+// Start runs the child and returns once it is stopped at its commit point.
+func (a *processAlice) Start(ctx context.Context) error {
 	a.cmd = a.command(ctx, a.args...)
 	setDeathSignal(a.cmd)
 	a.cmd.Stderr = &a.stderr
@@ -305,7 +236,7 @@ func (a *processAlice) start(ctx context.Context) error {
 	if _, err := io.WriteString(a.stdin, "go\n"); err != nil {
 		return a.fail(err)
 	}
-	return halt.Sleep(ctx, a.pause)
+	return nil
 }
 
 func (a *processAlice) next(ctx context.Context) (string, error) {
@@ -332,20 +263,23 @@ func (a *processAlice) fail(err error) error {
 	return fmt.Errorf("pause-process: %w (stderr: %q)", err, a.stderr.String())
 }
 
-func (a *processAlice) resume(ctx context.Context) (history.Outcome, history.Reason, bool, error) {
+// Resume continues the child and returns the outcome it reports; an
+// error it reports keeps the outcome the child classified it as
+// (reportedErr).
+func (a *processAlice) Resume(ctx context.Context) (pausedholder.Outcome, error) {
 	if a.rec != nil {
 		a.rec.Add(laneAlice, timeline.PauseEnd, "SIGCONT: goes on")
 	}
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return history.Unknown, "", false, a.fail(err)
+		return pausedholder.Outcome{}, a.fail(err)
 	}
 	line, err := a.next(ctx)
 	if err != nil {
-		return history.Unknown, "", false, err
+		return pausedholder.Outcome{}, err
 	}
 	var rep clientReport
 	if err := json.Unmarshal([]byte(line), &rep); err != nil {
-		return history.Unknown, "", false, a.fail(fmt.Errorf("client report %q: %w", line, err))
+		return pausedholder.Outcome{}, a.fail(fmt.Errorf("client report %q: %w", line, err))
 	}
 	a.stdin.Close()
 	for range a.lines {
@@ -354,13 +288,24 @@ func (a *processAlice) resume(ctx context.Context) (history.Outcome, history.Rea
 		a.rec.Merge(rep.Events)
 	}
 	if err := a.cmd.Wait(); err != nil {
-		return history.Unknown, "", false, fmt.Errorf("client process: %w (stderr: %q)", err, a.stderr.String())
+		return pausedholder.Outcome{}, fmt.Errorf("client process: %w (stderr: %q)", err, a.stderr.String())
 	}
-	var opErr error
+	out := pausedholder.Outcome{LockLost: rep.LockLost}
 	if rep.Err != "" {
-		opErr = reportedErr{rep.Err, rep.Description}
+		out.Err = reportedErr{text: rep.Err, description: rep.Description, outcome: rep.Outcome, reason: rep.Reason}
 	}
-	return rep.Outcome, rep.Reason, rep.LockLost, opErr
+	return out, nil
+}
+
+// classify is history.Classify, except that an error a client process
+// reported keeps the outcome the process gave it, where its type was
+// known.
+func classify(err error) (history.Outcome, history.Reason) {
+	var r reportedErr
+	if errors.As(err, &r) {
+		return r.outcome, r.reason
+	}
+	return history.Classify(err)
 }
 
 // ClientMain is the pausable client process of the pause-process fault:
@@ -410,7 +355,8 @@ func ClientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	cost, err := m.Purchase(faultpoint.WithBeforeCommit(ctx, hook), s, "alice", "seller", pauseItem, pausePrice)
+	pc := pauseCast
+	cost, err := m.Purchase(faultpoint.WithBeforeCommit(ctx, hook), s, pc.Holder, pc.Seller, pc.Item, pc.Price)
 	o, r := history.Classify(err)
 	rep := clientReport{Outcome: o, Reason: r, LockLost: cost.LockLost}
 	if err != nil {

@@ -34,27 +34,13 @@ func Trace(ctx context.Context, f Fault, v Variant, cfg Config) (timeline.Timeli
 	if f != Pause && f != PauseProcess {
 		return timeline.Timeline{}, Result{}, fmt.Errorf("%w: %s", ErrNotTraceable, f)
 	}
-	if f == PauseProcess && cfg.ClientCommand == nil {
-		return timeline.Timeline{}, Result{}, fmt.Errorf("%w: %s needs Config.ClientCommand", ErrConfig, PauseProcess)
-	}
 	if !slices.Contains(f.Variants(), v) {
 		return timeline.Timeline{}, Result{}, fmt.Errorf("%w: %s does not run under %s", ErrConfig, v, f)
 	}
-	srv, err := startServer(ctx)
-	if err != nil {
-		return timeline.Timeline{}, Result{}, err
-	}
-	defer srv.Stop()
-	res := Result{Fault: f, Variant: v}
-	var command func(context.Context, ...string) *execCmd
-	if f == PauseProcess {
-		command = cfg.ClientCommand
-	}
 	var tl timeline.Timeline
-	if err := pauseTrial(ctx, srv.Addr(), v, cfg, 0, &res, command, &tl); err != nil {
-		return tl, res, err
-	}
-	return tl, res, nil
+	cfg.Trials = 1
+	res, err := runPause(ctx, f, v, cfg, &tl)
+	return tl, res, err
 }
 
 // finishTrace adds the checkers' findings of a trial to rec and finishes
@@ -97,8 +83,12 @@ func describe(err error) string {
 }
 
 // reportedErr is an operation's error as a client process reported it:
-// its text, and its description (describe), made in the process, where
-// the error's type was known.
-type reportedErr struct{ text, description string }
+// its text, its description (describe) and its outcome, made in the
+// process, where the error's type was known.
+type reportedErr struct {
+	text, description string
+	outcome           history.Outcome
+	reason            history.Reason
+}
 
 func (e reportedErr) Error() string { return e.text }

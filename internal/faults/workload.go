@@ -11,24 +11,30 @@ import (
 	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/history"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/workload"
 	"github.com/lockmarket/lockmarket/market"
 )
 
 // The workload of the stall, kill and restart faults: wlSellers sellers own
 // wlItems items each, of which wlPreListed are listed at set-up; during the
-// trial each seller lists the rest one by one, and wlBuyers buyers
-// repeatedly buy one of the ten cheapest listings at its listed price.
+// trial each seller lists the rest one by one (package workload, a short
+// wait after each), and wlBuyers buyers repeatedly buy one of the ten
+// cheapest listings at its listed price.
 const (
 	wlSellers   = 3
 	wlBuyers    = 4
 	wlItems     = 40
 	wlPreListed = 10
-	wlMaxPrice  = 100
 	wlFunds     = 1_000_000
-	// wlErrorPause is how long a worker waits after an error that is not a
-	// refusal, so that a stalled or restarting server is not hammered.
-	wlErrorPause = 10 * time.Millisecond
 )
+
+// wlShape is the shape of the workers' load: prices 1 to 100, a wait of 5
+// to 20 ms after each listing, and after an operation of unknown outcome
+// (its retries, if any, given up) a wait of 10 ms, so that a stalled or
+// restarting server is not hammered.
+var wlShape = workload.Shape{MinPrice: 1, MaxPrice: 100, Pick: 10,
+	ListWaitMin: 5 * time.Millisecond, ListWaitMax: 20 * time.Millisecond,
+	EmptyPause: 2 * time.Millisecond, ErrorPause: 10 * time.Millisecond}
 
 func runWorkload(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error) {
 	var args []string
@@ -83,11 +89,10 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 		return err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(trial)))
-	price := func(r *rand.Rand) int64 { return 1 + r.Int64N(wlMaxPrice) }
 	rec := history.NewRecorder()
 	for i := range wlSellers {
 		for _, it := range owned[i][:wlPreListed] {
-			seller, p := fmt.Sprintf("s%d", i), price(rng)
+			seller, p := fmt.Sprintf("s%d", i), wlShape.Price(rng)
 			op := rec.Invoke(0, history.List, "", seller, it, p)
 			if _, err := m.List(ctx, s, seller, it, p); op.Complete(err) != history.Ok {
 				return fmt.Errorf("list at set-up: %w", err)
@@ -104,56 +109,13 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 	var wg sync.WaitGroup
 	for i := range wlSellers {
 		r := rand.New(rand.NewPCG(cfg.Seed, uint64(trial)<<8|uint64(i+1)))
-		wg.Go(func() {
-			seller := fmt.Sprintf("s%d", i)
-			n := 0
-			for _, it := range owned[i][wlPreListed:] {
-				if halt.Requested(stop) {
-					return
-				}
-				p := price(r)
-				id := opID(1+i, n)
-				n++
-				op := rec.Invoke(1+i, history.List, "", seller, it, p)
-				err := rs.do(ctx, op, func() error {
-					_, err := m.List(ctx, s, seller, it, p, market.OpID(id))
-					return err
-				})
-				if op.Complete(err) == history.Unknown {
-					halt.Pause(wlErrorPause, stop)
-				}
-				halt.Pause(time.Duration(5+r.IntN(15))*time.Millisecond, stop)
-			}
-		})
+		o := &recorded{m: m, s: s, user: fmt.Sprintf("s%d", i), worker: 1 + i, rec: rec, rs: &rs, items: owned[i][wlPreListed:]}
+		wg.Go(func() { wlShape.List(ctx, o, r, stop) })
 	}
 	for i := range wlBuyers {
 		r := rand.New(rand.NewPCG(cfg.Seed, uint64(trial)<<8|uint64(100+i)))
-		wg.Go(func() {
-			buyer := fmt.Sprintf("b%d", i)
-			n := 0
-			for !halt.Requested(stop) {
-				ls, _, err := m.Listings(ctx, 0, 10)
-				if err != nil {
-					halt.Pause(wlErrorPause, stop)
-					continue
-				}
-				if len(ls) == 0 {
-					halt.Pause(2*time.Millisecond, stop)
-					continue
-				}
-				l := ls[r.IntN(len(ls))]
-				id := opID(1+wlSellers+i, n)
-				n++
-				op := rec.Invoke(1+wlSellers+i, history.Purchase, buyer, l.Seller, l.Item, l.Price)
-				err = rs.do(ctx, op, func() error {
-					_, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price, market.OpID(id))
-					return err
-				})
-				if op.Complete(err) == history.Unknown {
-					halt.Pause(wlErrorPause, stop)
-				}
-			}
-		})
+		o := &recorded{m: m, s: s, user: fmt.Sprintf("b%d", i), worker: 1 + wlSellers + i, rec: rec, rs: &rs}
+		wg.Go(func() { wlShape.Buy(ctx, o, r, stop) })
 	}
 	injectErr := make(chan error, 1)
 	go func() {
@@ -187,6 +149,61 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: %d ops (%d ok, %d failed, %d unknown; %d retried, %d resolved): audit %d, history %d violations\n",
 		f, v, trial, hist.Attempted, hist.Ok, hist.Failed, hist.Unknown, rs.retried.Load(), rs.resolved.Load(), counted.Total(), hist.Total())
 	return nil
+}
+
+// recorded is one worker's operations (workload.Ops): each has an
+// operation ID, is recorded in the history, and is retried with its ID
+// while its outcome is unknown.
+type recorded struct {
+	m      *market.Market
+	s      market.Strategy
+	user   string
+	worker int // the worker's number in the history and its IDs
+	n      int // operations so far
+	rec    *history.Recorder
+	rs     *resolver
+	items  []string // a seller's items still to list
+}
+
+func (o *recorded) Item(_ context.Context, seq int) (string, bool, error) {
+	if seq >= len(o.items) {
+		return "", false, nil
+	}
+	return o.items[seq], true, nil
+}
+
+func (o *recorded) List(ctx context.Context, item string, price int64) error {
+	id := o.nextID()
+	op := o.rec.Invoke(o.worker, history.List, "", o.user, item, price)
+	err := o.rs.do(ctx, op, func() error {
+		_, err := o.m.List(ctx, o.s, o.user, item, price, market.OpID(id))
+		return err
+	})
+	op.Complete(err)
+	return err
+}
+
+func (o *recorded) Listings(ctx context.Context, k int) ([]market.Listing, error) {
+	ls, _, err := o.m.Listings(ctx, 0, int64(k))
+	return ls, err
+}
+
+func (o *recorded) Purchase(ctx context.Context, l market.Listing) error {
+	id := o.nextID()
+	op := o.rec.Invoke(o.worker, history.Purchase, o.user, l.Seller, l.Item, l.Price)
+	err := o.rs.do(ctx, op, func() error {
+		_, err := o.m.Purchase(ctx, o.s, o.user, l.Seller, l.Item, l.Price, market.OpID(id))
+		return err
+	})
+	op.Complete(err)
+	return err
+}
+
+// nextID is the ID of the worker's next operation.
+func (o *recorded) nextID() string {
+	id := opID(o.worker, o.n)
+	o.n++
+	return id
 }
 
 // inject applies fault f to srv for about cfg.Pause.

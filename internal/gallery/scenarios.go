@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/flawed"
+	"github.com/lockmarket/lockmarket/internal/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -392,21 +393,21 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 	return o, o.audit(ctx, w.setup)
 }
 
-// runLeaseExpiry: A holds the listing's lock and has checked the listing
-// and its funds; just before its commit it pauses past its lease. B takes
-// the lock, buys the same listing and releases. Then A commits. newLock
-// nil means the correct locking.Mutex.
+// runLeaseExpiry is the paused-holder scenario (package pausedholder):
+// A holds the listing's lock and has checked the listing and its funds;
+// just before its commit it stops, and its lease is made to run out. B
+// takes the lock, buys the same listing and releases. Then A goes on and
+// commits. newLock nil means the correct locking.Mutex.
 func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key string, ttl time.Duration) flawed.Lock) (outcome, error) {
 	var o outcome
-	if err := w.users(ctx, map[string]int64{"sam": 0, "ann": 1000, "bob": 1000}); err != nil {
+	cast := pausedholder.Cast{Seller: "sam", Holder: "ann", Rival: "bob", Item: "idol", Price: 100}
+	if err := w.users(ctx, cast.Funds()); err != nil {
 		return o, err
 	}
-	if err := w.list(ctx, "sam", map[string]int64{"idol": 100}); err != nil {
+	if err := w.list(ctx, cast.Seller, map[string]int64{cast.Item: cast.Price}); err != nil {
 		return o, err
 	}
 	w.rec.Lanes(laneA, laneB)
-	key := w.keys().ItemLock("idol", "sam")
-	var errs hookErrs
 	var opts []market.Option
 	if newLock != nil {
 		opts = append(opts, market.WithLockFunc(recipeLock(newLock, nil)))
@@ -419,30 +420,26 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	if err := errors.Join(errA, errB); err != nil {
 		return o, err
 	}
+	what := "purchase of " + cast.Item
 	var bErr error
-	paused := newEvent()
-	mA = mA.stoppingAt(func(ctx context.Context, _, _ string) {
-		select {
-		case <-paused.ch:
-			return // a retry after the pause
-		default:
-		}
-		paused.fire()
-		resume := w.pause(ctx, "paused before its commit, past its lease")
-		errs.add(w.expire(ctx, key))
-		_, bErr = mB.Purchase(w.as(ctx, laneB), market.Fine, "bob", "sam", "idol", 100)
-		w.result(laneB, "purchase of idol", bErr)
-		resume()
-	})
-	_, aErr := mA.Purchase(w.as(ctx, laneA), market.Fine, "ann", "sam", "idol", 100)
-	w.result(laneA, "purchase of idol", aErr)
-	for _, err := range []error{aErr, bErr} {
+	a, err := pausedholder.Trial{
+		Holder: pausedholder.NewHookHolder(mA.Market, market.Fine, cast, "paused before its commit, past its lease", 0),
+		Lapse: func(ctx context.Context) error {
+			return w.expire(ctx, w.keys().ItemLock(cast.Item, cast.Seller))
+		},
+		Rival: func(ctx context.Context) {
+			_, bErr = mB.Purchase(w.as(ctx, laneB), market.Fine, cast.Rival, cast.Seller, cast.Item, cast.Price)
+			w.result(laneB, what, bErr)
+		},
+	}.Run(w.as(ctx, laneA))
+	if err != nil {
+		return o, err
+	}
+	w.result(laneA, what, a.Err)
+	for _, err := range []error{a.Err, bErr} {
 		if !expected(err) {
 			return o, err
 		}
-	}
-	if err := errs.err(); err != nil {
-		return o, err
 	}
 	return o, o.audit(ctx, w.setup)
 }

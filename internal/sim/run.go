@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/workload"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -244,19 +245,23 @@ func runWorkers(ctx context.Context, cfg Config, markets []*market.Market, liste
 	tallies := make([]*worker, perMarket*len(markets))
 	var wg sync.WaitGroup
 	start := time.Now()
+	load := workload.Shape{MinPrice: MinPrice, MaxPrice: MaxPrice, Pick: cfg.Pick,
+		EmptyPause: EmptyMarketPause, ErrorPause: ErrorPause}
 	for j, m := range markets {
 		stream := uint64(j) << 40 // market 0 keeps the single-market streams
 		for i, id := range listers {
 			w := &worker{}
 			tallies[j*perMarket+i] = w
 			rng := rand.New(rand.NewPCG(cfg.Seed, stream+uint64(i)))
-			wg.Go(func() { w.list(bg, m, cfg.Strategy, id, rng, stop, &lv) })
+			o := ops{w: w, m: m, s: cfg.Strategy, id: id, lv: &lv}
+			wg.Go(func() { load.List(bg, o, rng, stop) })
 		}
 		for i, id := range buyers {
 			w := &worker{}
 			tallies[j*perMarket+len(listers)+i] = w
 			rng := rand.New(rand.NewPCG(cfg.Seed, stream+uint64(1<<32+i)))
-			wg.Go(func() { w.buy(bg, m, cfg.Strategy, id, int64(cfg.Pick), rng, stop, &lv) })
+			o := ops{w: w, m: m, s: cfg.Strategy, id: id, lv: &lv}
+			wg.Go(func() { load.Buy(w.traced(bg), o, rng, stop) })
 		}
 	}
 

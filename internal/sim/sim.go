@@ -2,8 +2,9 @@
 // listers and buyers under one strategy, for a duration) against a fresh
 // market, measures every operation, stops cleanly, and audits the market.
 //
-// The workload, which the book does not publish and is therefore ours:
-// each lister loops "create a new item in its own inventory, list it at a
+// The workload (package internal/workload, which the fault runs use
+// too), which the book does not publish and is therefore ours: each
+// lister loops "create a new item in its own inventory, list it at a
 // random price"; each buyer loops "read the K cheapest listings, pick one
 // at random, buy it at its listed price". Buyers start with funds they
 // cannot spend in any run this engine allows, and money is never added, so

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -56,84 +54,97 @@ func (w *worker) noteErr(err error) {
 	}
 }
 
-// list is a lister's loop: create an item, list it at a random price.
-func (w *worker) list(ctx context.Context, m *market.Market, s market.Strategy, seller string, rng *rand.Rand, stop <-chan struct{}, lv *live) {
-	for seq := 0; !halt.Requested(stop); seq++ {
-		item := seller + "-" + strconv.Itoa(seq)
-		if err := m.GrantItem(ctx, seller, item); err != nil {
-			w.noteErr(fmt.Errorf("create item %s: %w", item, err))
-			halt.Pause(ErrorPause, stop)
-			continue
-		}
-		price := MinPrice + rng.Int64N(MaxPrice-MinPrice+1)
-		cost, err := m.List(ctx, s, seller, item, price)
-		w.listRetries += int64(cost.Retries)
-		w.listLockWaits += int64(cost.LockWaits)
-		if cost.LockLost {
-			w.lockLost++
-		}
-		if err != nil {
-			w.failedLists++
-			if !errors.Is(err, market.ErrContended) {
-				w.noteErr(fmt.Errorf("list %s: %w", item, err))
-				halt.Pause(ErrorPause, stop)
-			}
-			continue
-		}
-		w.listed++
-		lv.listed.Add(1)
-	}
+// ops are a worker's operations on its market under its strategy
+// (workload.Ops), counted into its tally and the live counters.
+type ops struct {
+	w  *worker
+	m  *market.Market
+	s  market.Strategy
+	id string // the lister's or buyer's user ID
+	lv *live
 }
 
-// buy is a buyer's loop: read the k cheapest listings, buy one of them at
-// random at its listed price.
-func (w *worker) buy(ctx context.Context, m *market.Market, s market.Strategy, buyer string, k int64, rng *rand.Rand, stop <-chan struct{}, lv *live) {
-	ctx = market.WithTrace(ctx, &market.Trace{Exec: func(window time.Duration) {
+// Item creates the lister's seq-th item in its inventory.
+func (o ops) Item(ctx context.Context, seq int) (string, bool, error) {
+	item := o.id + "-" + strconv.Itoa(seq)
+	if err := o.m.GrantItem(ctx, o.id, item); err != nil {
+		o.w.noteErr(fmt.Errorf("create item %s: %w", item, err))
+		return "", false, err
+	}
+	return item, true, nil
+}
+
+func (o ops) List(ctx context.Context, item string, price int64) error {
+	w := o.w
+	cost, err := o.m.List(ctx, o.s, o.id, item, price)
+	w.listRetries += int64(cost.Retries)
+	w.listLockWaits += int64(cost.LockWaits)
+	if cost.LockLost {
+		w.lockLost++
+	}
+	if err != nil {
+		w.failedLists++
+		if !errors.Is(err, market.ErrContended) {
+			w.noteErr(fmt.Errorf("list %s: %w", item, err))
+		}
+		return err
+	}
+	w.listed++
+	o.lv.listed.Add(1)
+	return nil
+}
+
+func (o ops) Listings(ctx context.Context, k int) ([]market.Listing, error) {
+	cheapest, _, err := o.m.Listings(ctx, 0, int64(k))
+	if err != nil {
+		o.w.noteErr(fmt.Errorf("read listings: %w", err))
+		return nil, err
+	}
+	if len(cheapest) == 0 {
+		o.w.empty++
+	}
+	return cheapest, nil
+}
+
+func (o ops) Purchase(ctx context.Context, l market.Listing) error {
+	w, lv := o.w, o.lv
+	cost, err := o.m.Purchase(ctx, o.s, o.id, l.Seller, l.Item, l.Price)
+	w.retries += int64(cost.Retries)
+	w.lockWaits += int64(cost.LockWaits)
+	lv.retries.Add(int64(cost.Retries))
+	lv.lockWaits.Add(int64(cost.LockWaits))
+	if cost.LockLost {
+		w.lockLost++
+	}
+	if err == nil {
+		w.bought++
+		w.wait.Record(cost.Wait)
+		lv.bought.Add(1)
+		lv.recordWait(cost.Wait)
+		return nil
+	}
+	lv.failed.Add(1)
+	switch {
+	case errors.Is(err, market.ErrListingNotFound):
+		w.failed.ListingNotFound++
+	case errors.Is(err, market.ErrPriceChanged):
+		w.failed.PriceChanged++
+	case errors.Is(err, market.ErrInsufficientFunds):
+		w.failed.InsufficientFunds++
+	case errors.Is(err, market.ErrContended):
+		w.failed.Contended++
+	default:
+		w.failed.Other++
+		w.noteErr(fmt.Errorf("purchase %s: %w", market.Member(l.Item, l.Seller), err))
+	}
+	return err
+}
+
+// traced returns ctx with a trace that counts the worker's EXECs and
+// their conflict windows.
+func (w *worker) traced(ctx context.Context) context.Context {
+	return market.WithTrace(ctx, &market.Trace{Exec: func(window time.Duration) {
 		w.execs++
 		w.window += window
 	}})
-	for !halt.Requested(stop) {
-		cheapest, _, err := m.Listings(ctx, 0, k)
-		if err != nil {
-			w.noteErr(fmt.Errorf("read listings: %w", err))
-			halt.Pause(ErrorPause, stop)
-			continue
-		}
-		if len(cheapest) == 0 {
-			w.empty++
-			halt.Pause(EmptyMarketPause, stop)
-			continue
-		}
-		l := cheapest[rng.IntN(len(cheapest))]
-		cost, err := m.Purchase(ctx, s, buyer, l.Seller, l.Item, l.Price)
-		w.retries += int64(cost.Retries)
-		w.lockWaits += int64(cost.LockWaits)
-		lv.retries.Add(int64(cost.Retries))
-		lv.lockWaits.Add(int64(cost.LockWaits))
-		if cost.LockLost {
-			w.lockLost++
-		}
-		if err == nil {
-			w.bought++
-			w.wait.Record(cost.Wait)
-			lv.bought.Add(1)
-			lv.recordWait(cost.Wait)
-			continue
-		}
-		lv.failed.Add(1)
-		switch {
-		case errors.Is(err, market.ErrListingNotFound):
-			w.failed.ListingNotFound++
-		case errors.Is(err, market.ErrPriceChanged):
-			w.failed.PriceChanged++
-		case errors.Is(err, market.ErrInsufficientFunds):
-			w.failed.InsufficientFunds++
-		case errors.Is(err, market.ErrContended):
-			w.failed.Contended++
-		default:
-			w.failed.Other++
-			w.noteErr(fmt.Errorf("purchase %s: %w", market.Member(l.Item, l.Seller), err))
-			halt.Pause(ErrorPause, stop)
-		}
-	}
 }

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/sim"
+)
+
+// cell is one measurement of a subcommand (a scenario under a strategy, a
+// fault under a strategy, a recipe): its label in the progress lines and
+// in errors, and its run, which keeps its result and returns the figures
+// of its progress line. A run that ctx's end cut short says so
+// (interrupted); what it measured until then is kept.
+type cell struct {
+	label string
+	run   func(ctx context.Context) (summary string, interrupted bool, err error)
+}
+
+// cellsRun is what eachCell did: how many cells of how many ran to their
+// end, and whether ctx's end stopped the run.
+type cellsRun struct {
+	done, total int
+	interrupted bool
+	elapsed     time.Duration
+}
+
+// eachCell runs cells one at a time, each announced on prog and ended
+// there with its figures, the time it took and the time the rest should
+// take. It stops before a cell once ctx has ended, after a cell that was
+// interrupted, and at the first cell that fails: that error, naming the
+// cell, is returned (a failure caused by ctx's end counts as an
+// interruption).
+func eachCell(ctx context.Context, prog *progress, cells []cell) (cellsRun, error) {
+	r := cellsRun{total: len(cells)}
+	prog.mu.Lock()
+	prog.total = len(cells)
+	prog.mu.Unlock()
+	start := time.Now()
+	for _, c := range cells {
+		if ctx.Err() != nil {
+			r.interrupted = true
+			break
+		}
+		prog.start(c.label)
+		summary, interrupted, err := c.run(ctx)
+		if err != nil && ctx.Err() != nil {
+			prog.fail(ctx.Err())
+			r.interrupted = true
+			break
+		}
+		if err != nil {
+			prog.fail(err)
+			r.elapsed = time.Since(start)
+			return r, fmt.Errorf("cell %s: %w", strings.Join(strings.Fields(c.label), " "), err)
+		}
+		if interrupted {
+			summary += " (interrupted)"
+		} else {
+			r.done++
+		}
+		prog.done(summary)
+		if interrupted {
+			r.interrupted = true
+			break
+		}
+	}
+	r.elapsed = time.Since(start)
+	return r, nil
+}
+
+// report says on w, for the subcommand called name, how the run of cells
+// ended: its length, or which part of it the output shows. measured is
+// how many cells have a result in the output (an interrupted cell's
+// partial result included).
+func (r cellsRun) report(w io.Writer, name string, measured int) {
+	if r.interrupted {
+		fmt.Fprintf(w, "%s: interrupted; reporting the %d of %d cells measured\n", name, measured, r.total)
+		return
+	}
+	fmt.Fprintf(w, "%s: %d cells in %v\n", name, r.done, roundDuration(r.elapsed))
+}
+
+// err is the error the run ends with: nil, or that it was interrupted
+// after measured of its cells.
+func (r cellsRun) err(measured int) error {
+	if r.interrupted {
+		return fmt.Errorf("interrupted after %d of %d cells", measured, r.total)
+	}
+	return nil
+}
+
+// progress reports a subcommand's cells on stderr: a live line on a
+// terminal, one plain line per cell otherwise (its label when it starts,
+// its figures when it ends, so a log shows which cell is running), and
+// lines of the cell's own in between (note).
+type progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	total, n int
+	label    string
+	first    time.Time // when the first cell started
+	began    time.Time // when the running cell started
+	// open says the plain label line of the running cell is printed and
+	// not ended.
+	open bool
+	// prefillLast is when the last plain prefill line was printed.
+	prefillLast time.Time
+}
+
+// newProgress returns the progress of cells on w; eachCell sets how many
+// there are.
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb" {
+			p.terminal = true
+		}
+	}
+	return p
+}
+
+// start starts the next cell, named by label.
+func (p *progress) start(label string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	p.label = fmt.Sprintf("[%d/%d] %s", p.n, p.total, label)
+	p.began, p.prefillLast = time.Now(), time.Time{}
+	if p.first.IsZero() {
+		p.first = p.began
+	}
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r\033[K%s starting", p.label)
+		return
+	}
+	fmt.Fprint(p.w, p.label+" ")
+	p.open = true
+}
+
+// update shows a sim cell's live figures on a terminal; it is called from
+// the cell's progress goroutine.
+func (p *progress) update(c sim.Counters) {
+	if !p.terminal {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[K%s %5.1fs  listed %s  bought %s  failed %s  retries %s",
+		p.label, c.Elapsed.Seconds(), report.Thousands(c.Listed), report.Thousands(c.Bought),
+		report.Thousands(c.Failed), report.Thousands(c.Retries))
+}
+
+// note prints a line of the running cell's own (a trial's outcome, say)
+// between the progress lines.
+func (p *progress) note(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noteLocked(line)
+}
+
+func (p *progress) noteLocked(line string) {
+	switch {
+	case p.terminal:
+		fmt.Fprint(p.w, "\r\033[K")
+	case p.open:
+		fmt.Fprintln(p.w) // end the label printed when the cell started
+		p.open = false
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// noteEach notes each of lines, after prefix.
+func (p *progress) noteEach(prefix string, lines []string) {
+	for _, l := range lines {
+		p.note(prefix + l)
+	}
+}
+
+// notes is an io.Writer that prints each line written to it with note.
+func (p *progress) notes() io.Writer { return &noteWriter{p: p} }
+
+type noteWriter struct {
+	p   *progress
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *noteWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		w.p.note(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// end begins the line that ends the running cell.
+func (p *progress) end() {
+	switch {
+	case p.terminal:
+		fmt.Fprint(p.w, "\r\033[K"+p.label+" ")
+	case !p.open:
+		fmt.Fprint(p.w, p.label+" ")
+	}
+	p.open = false
+}
+
+// done ends the running cell with its figures, the time it took and,
+// while cells remain, the time the rest should take.
+func (p *progress) done(summary string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.end()
+	took := fmt.Sprintf("%.1fs", time.Since(p.began).Seconds())
+	if left := eta(time.Since(p.first), p.n, p.total); left != "" {
+		took += ", " + left
+	}
+	fmt.Fprintf(p.w, "%s  (%s)\n", summary, took)
+}
+
+// fail ends the running cell with its error.
+func (p *progress) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.end()
+	fmt.Fprintf(p.w, "failed: %v\n", err)
+}
+
+// rowSummary is the progress line's figures of a sim cell.
+func rowSummary(r report.Row) string {
+	audit := "audit ok"
+	if r.Violations > 0 {
+		audit = fmt.Sprintf("AUDIT: %d violations", r.Violations)
+	}
+	s := fmt.Sprintf("listed %s  bought %s  failed %s  retries %s  %.0f ops/s  %s",
+		report.Thousands(r.Listed), report.Thousands(r.Bought), report.Thousands(r.FailedPurchases),
+		report.Thousands(r.Retries), r.OpsPerS, audit)
+	if r.Error != "" {
+		s += "  first error: " + r.Error
+	}
+	return s
+}
