@@ -88,6 +88,7 @@ type exploreOptions struct {
 	runs     int
 	first    bool
 	noReduce bool
+	workers  int
 	format   string
 	out      string
 	verbose  bool
@@ -121,6 +122,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	fs.IntVar(&o.runs, "schedules", 2000, "random mode: how many schedules")
 	fs.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
 	fs.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
+	fs.IntVar(&o.workers, "workers", 4, "exhaustive search for every violation: schedules run at once, `N` 1 to 16 (same result)")
 	fs.StringVar(&o.format, "format", "table", "output: table or json")
 	fs.StringVar(&o.out, "out", "", "write each counterexample's timeline to `DIR` (SVG and text)")
 	fs.BoolVar(&o.verbose, "v", false, "print each counterexample's steps as well as its timeline")
@@ -134,6 +136,9 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	bad := func(format string, a ...any) (exploreOptions, error) {
 		return o, usagef(stderr, fs.Name(), format, a...)
+	}
+	if o.workers < 1 || o.workers > 16 {
+		return bad("-workers %d: want 1 to 16", o.workers)
 	}
 	targets := 0
 	if o.recipe != "" {
@@ -332,6 +337,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer e.Close()
 	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, NoReduction: o.noReduce, Check: o.check,
+		Workers: o.workers,
 		Progress: func(p explore.Progress) {
 			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
 				orNone(p.Found))

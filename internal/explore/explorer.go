@@ -8,6 +8,8 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,6 +25,12 @@ type Explorer struct {
 	model   Model
 	ns      string
 	epoch   time.Time
+	// For a parallel search: the Redis and the target the explorer was
+	// made from, and the explorers of the other workers (lanes), made on
+	// first use and closed by Close.
+	base  *redis.Client
+	orig  *Target
+	lanes []*Explorer
 }
 
 // New returns an explorer of t under model m on the Redis base talks to.
@@ -39,7 +47,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	m = m.Resolve()
 	tc := *t
 	tc.ns = "{explore-" + hex.EncodeToString(b) + "}:"
-	e := &Explorer{target: &tc, model: m, ns: tc.ns}
+	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t}
 	opts := *base.Options()
 	opts.Protocol = 2
 	opts.DisableIdentity = true
@@ -70,6 +78,10 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 
 // Close deletes the namespace and closes the clients.
 func (e *Explorer) Close() error {
+	for _, l := range e.lanes {
+		l.Close()
+	}
+	e.lanes = nil
 	err := resetScript.Run(context.Background(), e.rdb, nil, e.ns+"*").Err()
 	for _, c := range e.clients {
 		c.Close()
@@ -135,6 +147,13 @@ type Options struct {
 	NoShrink bool
 	// Progress, if set, is called about every 5 s.
 	Progress func(Progress)
+	// Workers is how many schedules run at once in an exhaustive search
+	// that looks for every violation (no Stop, no StopAtFirst); each
+	// worker has a namespace and connections of its own. 0 or 1: one.
+	// The result does not depend on it: the same schedules are run, and
+	// of two counterexamples of one length the first in the order of
+	// the actions is kept.
+	Workers int
 
 	prefix []Action // every schedule starts with these (FindFrom)
 }
@@ -193,7 +212,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check}
 	found := map[string]*Found{}
 	last := time.Now()
+	var mu sync.Mutex // record and stopNow run on every worker
 	record := func(s *schedule) {
+		mu.Lock()
+		defer mu.Unlock()
 		if s.complete {
 			res.Schedules++
 		} else {
@@ -204,7 +226,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 				continue
 			}
 			cost := v.Step + 1
-			if f := found[v.Property]; f == nil || cost < f.Step+1 {
+			f := found[v.Property]
+			if f == nil || cost < f.Step+1 || cost == f.Step+1 && compareActions(s.actions[:cost], f.Actions) < 0 {
 				found[v.Property] = &Found{Violation: v, Actions: slices.Clone(s.actions[:cost]), Steps: slices.Clone(s.steps[:cost])}
 			}
 		}
@@ -214,6 +237,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	stopNow := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
 		if o.StopAtFirst && len(found) > 0 {
 			return true
 		}
@@ -226,6 +251,11 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 		return true
+	}
+	diverged := func() {
+		mu.Lock()
+		res.Diverged++
+		mu.Unlock()
 	}
 	var err error
 	switch o.Mode {
@@ -245,7 +275,11 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 				break
 			}
 		}
-		res.Exhaustive, err = e.dfs(ctx, o.prefix, !o.NoReduction, record, stopNow, &res.Diverged)
+		if o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
+			res.Exhaustive, err = e.parallel(ctx, o.Workers, !o.NoReduction, record, stopNow, diverged)
+		} else {
+			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, !o.NoReduction, record, stopNow, diverged, nil)
+		}
 	}
 	if err != nil {
 		return res, err
@@ -303,6 +337,19 @@ func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*sc
 	return nil
 }
 
+// compareActions orders two schedules of one length, action by action.
+func compareActions(a, b []Action) int {
+	key := func(x Action) string {
+		return fmt.Sprintf("%s|%s|%d|%s|%s|%020d", x.Kind, x.Client, x.Index, x.Command, x.Length, x.AtMS)
+	}
+	for i := range min(len(a), len(b)) {
+		if c := strings.Compare(key(a[i]), key(b[i])); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
+}
+
 func keys(m map[string]*Found) []string {
 	var out []string
 	for _, p := range Properties {
@@ -321,9 +368,22 @@ type node struct {
 	chosen  choice
 }
 
-// dfs runs every schedule, depth first, pruning with sleep sets when
-// reduce is set. It reports whether it covered them all.
-func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record func(*schedule), stop func() bool, diverged *int) (bool, error) {
+// task is a subtree of the search: the schedules that start with
+// prefix, whose first decision after it has sleep asleep already.
+type task struct {
+	prefix []Action
+	sleep  []choice
+}
+
+// splitDepth is the depth, below a parallel search's root, where its
+// subtrees are handed to the workers.
+const splitDepth = 4
+
+// dfs runs every schedule of t, depth first, pruning with sleep sets when
+// reduce is set. It reports whether it covered them all. With split set,
+// it does not descend below splitDepth decisions: it hands each subtree
+// there to split instead, as a task.
+func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*schedule), stop func() bool, diverged func(), split func(task)) (bool, error) {
 	var stack []*node
 	contains := func(cs []choice, a choice) bool {
 		return slices.ContainsFunc(cs, func(c choice) bool { return c.Same(a.Action) })
@@ -336,20 +396,35 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 		}
 		return choice{}, false
 	}
+	covered := true
 	for {
-		plan := slices.Clone(prefix)
+		plan := slices.Clone(t.prefix)
 		for _, n := range stack {
 			plan = append(plan, n.chosen.Action)
 		}
+		handed := false
 		s, err := e.run(ctx, plan, func(depth int, en []choice) (int, bool) {
 			n := &node{enabled: en}
-			if reduce && len(stack) > 0 {
+			switch {
+			case !reduce:
+			case len(stack) == 0:
+				n.sleep = t.sleep
+			default:
 				p := stack[len(stack)-1]
 				for _, b := range append(slices.Clone(p.sleep), p.done...) {
 					if independent(p.chosen, b) {
 						n.sleep = append(n.sleep, b)
 					}
 				}
+			}
+			if split != nil && len(stack) == splitDepth {
+				path := slices.Clone(t.prefix)
+				for _, m := range stack {
+					path = append(path, m.chosen.Action)
+				}
+				split(task{prefix: path, sleep: n.sleep})
+				handed = true
+				return 0, false
 			}
 			c, ok := next(n)
 			if !ok {
@@ -365,10 +440,11 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 			// the code under test did something the scheduler does not
 			// order. The subtree is skipped, and the search is not
 			// exhaustive.
-			*diverged++
+			diverged()
+			covered = false
 		case err != nil:
 			return false, err
-		default:
+		case !handed:
 			record(s)
 		}
 		if stop() {
@@ -385,9 +461,63 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {
-			return *diverged == 0, nil
+			return covered, nil
 		}
 	}
+}
+
+// parallel runs every schedule, as dfs does, on workers explorers at
+// once: this one goes through the decisions down to splitDepth, and every
+// worker, this one included once done with that, searches the subtrees
+// found there. Each subtree starts with the sleep set dfs alone would
+// give it, so the schedules run are the same as dfs's.
+func (e *Explorer) parallel(ctx context.Context, workers int, reduce bool, record func(*schedule), stop func() bool, diverged func()) (bool, error) {
+	for len(e.lanes) < workers-1 {
+		l, err := New(ctx, e.base, e.orig, e.model)
+		if err != nil {
+			return false, err
+		}
+		e.lanes = append(e.lanes, l)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		covered  = true
+	)
+	end := func(ok bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		covered = covered && ok
+	}
+	tasks := make(chan task, 1024)
+	work := func(x *Explorer) {
+		for t := range tasks {
+			if ctx.Err() != nil {
+				continue // drain: the search failed
+			}
+			end(x.dfs(ctx, t, reduce, record, stop, diverged, nil))
+		}
+	}
+	var wg sync.WaitGroup
+	for _, l := range e.lanes[:workers-1] {
+		wg.Go(func() { work(l) })
+	}
+	end(e.dfs(ctx, task{}, reduce, record, stop, diverged, func(t task) {
+		select {
+		case tasks <- t:
+		case <-ctx.Done():
+		}
+	}))
+	close(tasks)
+	work(e)
+	wg.Wait()
+	return covered && firstErr == nil, firstErr
 }
 
 // first is the chooser of replays: the first enabled command or tick,

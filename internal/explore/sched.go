@@ -339,8 +339,14 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			return ps[i].seq < ps[j].seq
 		})
 		for i, p := range ps {
+			// The keys without the namespace: a choice is compared with
+			// choices of other workers, whose namespaces differ.
+			keys := make([]string, len(p.keys))
+			for j, k := range p.keys {
+				keys[j] = w.t.short(k)
+			}
 			out = append(out, choice{Action: Action{Kind: Run, Client: c.name, Index: i, Command: p.desc},
-				keys: p.keys, write: p.write, p: p})
+				keys: keys, write: p.write, p: p})
 		}
 	}
 	// Ticks: to each distinct deadline ahead.
