@@ -282,7 +282,16 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 	var replies []string
 	for _, c := range cmds {
 		rec.args = append(rec.args, argStrings(c))
-		v, e := replyOf(c, err)
+		// A pipeline's error is its first failed command's, which
+		// go-redis also sets on that command: the others keep their own.
+		cerr := err
+		if len(cmds) > 1 {
+			cerr = nil
+		}
+		v, e := replyOf(c, cerr)
+		if p != nil && w.t.inferHolds {
+			w.inferHold(p.c, rec.args[len(rec.args)-1], v, e)
+		}
 		rec.values = append(rec.values, v)
 		rec.errs = append(rec.errs, e)
 		if e != "" {
@@ -482,4 +491,57 @@ func replyOf(c redis.Cmder, err error) (value, errText string) {
 		s = s[i+2:]
 	}
 	return s, ""
+}
+
+// inferHold follows what client c holds, for a target whose lock is
+// taken inside code the explorer runs unchanged (the market), from one
+// command on a lock key and its reply: a SET NX with a lease that
+// succeeded holds the key until the lease ends on the virtual clock; the
+// client's next script on that key, its release, ends the hold. w.mu is
+// held.
+func (w *world) inferHold(c *client, args []string, value, errText string) {
+	if len(args) < 2 || errText != "" {
+		return
+	}
+	name, key := strings.ToLower(args[0]), args[1]
+	if name == "eval" || name == "evalsha" {
+		if len(args) < 4 || args[2] == "0" {
+			return
+		}
+		key = args[3]
+	}
+	if !w.t.isLock(key) {
+		return
+	}
+	switch name {
+	case "set":
+		nx, get := false, false
+		var lease time.Duration
+		for i := 3; i < len(args); i++ {
+			switch strings.ToUpper(args[i]) {
+			case "NX":
+				nx = true
+			case "GET":
+				get = true
+			case "PX", "EX":
+				if i+1 < len(args) {
+					n, _ := strconv.ParseInt(args[i+1], 10, 64)
+					lease = time.Duration(n) * time.Millisecond
+					if strings.EqualFold(args[i], "EX") {
+						lease = time.Duration(n) * time.Second
+					}
+				}
+			}
+		}
+		if !nx || lease <= 0 || get && value != "(nil)" || !get && value != "OK" {
+			return
+		}
+		end := w.now + lease
+		c.hold = &hold{write: true, key: key, end: func() time.Duration { return end }}
+		c.got++
+	case "eval", "evalsha":
+		if c.hold != nil && c.hold.key == key {
+			c.hold = nil
+		}
+	}
 }
