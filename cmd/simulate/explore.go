@@ -86,6 +86,7 @@ type exploreOptions struct {
 	mode     string
 	seed     uint64
 	runs     int
+	depth    int
 	first    bool
 	noReduce bool
 	workers  int
@@ -117,9 +118,10 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
 	fs.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
-	fs.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds) or random")
-	fs.Uint64Var(&o.seed, "seed", 1, "random mode: the seed")
-	fs.IntVar(&o.runs, "schedules", 2000, "random mode: how many schedules")
+	fs.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds), random (random walks) or pct (random priorities)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random and pct modes: the seed")
+	fs.IntVar(&o.runs, "schedules", 2000, "random and pct modes: how many schedules")
+	fs.IntVar(&o.depth, "depth", 3, "pct mode: the bug depth `d` (d-1 changes of priority per schedule), 1 to 10")
 	fs.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
 	fs.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
 	fs.IntVar(&o.workers, "workers", 4, "exhaustive search for every violation: schedules run at once, `N` 1 to 16 (same result)")
@@ -222,8 +224,11 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	} else if check == "all" {
 		o.check = explore.Properties
 	}
-	if o.mode != "exhaustive" && o.mode != "random" {
-		return bad("-mode %q: want exhaustive or random", o.mode)
+	if o.mode != "exhaustive" && o.mode != "random" && o.mode != "pct" {
+		return bad("-mode %q: want exhaustive, random or pct", o.mode)
+	}
+	if o.depth < 1 || o.depth > 10 {
+		return bad("-depth %d: want 1 to 10", o.depth)
 	}
 	if o.format != "table" && o.format != "json" {
 		return bad("-format %q: want table or json", o.format)
@@ -336,7 +341,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer e.Close()
-	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, NoReduction: o.noReduce, Check: o.check,
+	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
 		Workers: o.workers,
 		Progress: func(p explore.Progress) {
 			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
@@ -357,7 +362,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
 			LongMS: (o.model.TTL * 3 / 2).Milliseconds()},
 		Violations: []violationDoc{}, Env: conn.Env(), Note: exploreNote}
-	if res.Mode == "random" {
+	if res.Mode == "random" || res.Mode == "pct" {
 		doc.Seed = &o.seed
 	}
 	if res.Elapsed > 0 {

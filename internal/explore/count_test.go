@@ -131,3 +131,36 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		}
 	}
 }
+
+// TestRandomModes: the random walk and pct find recipe 1's broken mutual
+// exclusion, and a seed gives the same schedules again.
+func TestRandomModes(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	target, err := Recipe("1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"random", "pct"} {
+		var first []Action
+		for run := range 2 {
+			e, err := New(ctx, b.Client, target, DefaultModel())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Explore(ctx, Options{Mode: mode, Seed: 3, Schedules: 200, Stop: []string{MutualExclusion}, NoShrink: true})
+			e.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Violations) == 0 || res.Violations[0].Property != MutualExclusion || res.Exhaustive {
+				t.Fatalf("%s: violations %v, exhaustive %v", mode, res.Violations, res.Exhaustive)
+			}
+			if run == 0 {
+				first = res.Violations[0].Actions
+			} else if compareActions(first, res.Violations[0].Actions) != 0 {
+				t.Errorf("%s, seed 3 twice: %v, then %v", mode, first, res.Violations[0].Actions)
+			}
+		}
+	}
+}

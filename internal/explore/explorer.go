@@ -127,11 +127,18 @@ func (e *Explorer) reset(ctx context.Context) error {
 // Options configures a search.
 type Options struct {
 	// Mode is "exhaustive" (depth-first over every schedule within the
-	// model's bounds) or "random" (Schedules random walks from Seed).
+	// model's bounds), "random" (Schedules random walks from Seed) or
+	// "pct" (Schedules runs of probabilistic concurrency testing: random
+	// priorities, Depth-1 changes of priority, from Seed).
 	Mode string
-	// Seed and Schedules configure the random mode.
+	// Seed and Schedules configure the random and pct modes.
 	Seed      uint64
 	Schedules int
+	// Depth is the pct mode's bug depth d (default 3): each schedule
+	// lowers the running client's priority at d-1 random steps, which
+	// finds a bug that needs d ordering constraints with probability at
+	// least 1/(n·k^(d-1)) per schedule, for n clients and k steps.
+	Depth int
 	// NoReduction turns off the sleep-set reduction (steps of different
 	// clients on different keys, or only reading the same ones, are
 	// explored in one order only).
@@ -259,13 +266,21 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	}
 	var err error
 	switch o.Mode {
-	case "random":
+	case "random", "pct":
 		res.Seed = o.Seed
 		n := o.Schedules
 		if n <= 0 {
 			n = 1000
 		}
-		err = e.walk(ctx, o.Seed, n, record, stopNow)
+		if o.Mode == "pct" {
+			d := o.Depth
+			if d <= 0 {
+				d = 3
+			}
+			err = e.pct(ctx, o.Seed, n, d, record, stopNow)
+		} else {
+			err = e.walk(ctx, o.Seed, n, record, stopNow)
+		}
 	default:
 		res.Mode = "exhaustive"
 		if (o.StopAtFirst || len(o.Stop) > 0) && o.prefix == nil {
@@ -348,6 +363,96 @@ func compareActions(a, b []Action) int {
 		}
 	}
 	return len(a) - len(b)
+}
+
+// pct runs n schedules of probabilistic concurrency testing (Burckhardt
+// et al., ASPLOS 2010) from seed: the clients and the clock (whose moves
+// are the ticks) get distinct random priorities above depth-1, and the
+// highest-priority one that can move moves; at depth-1 random steps out
+// of the schedule's bound k, the one about to move drops to a priority
+// below all others (depth-1, then depth-2, ...). A fault, when the model
+// allows one, strikes at a random step: a random one of those enabled.
+func (e *Explorer) pct(ctx context.Context, seed uint64, n, depth int, record func(*schedule), stop func() bool) error {
+	rng := mrand.New(mrand.NewPCG(seed, 0x9c7))
+	m := e.model
+	k := m.Steps*m.Clients + m.Ticks + m.Faults
+	longest := 1
+	const clockOwner = "clock"
+	owner := func(c choice) string {
+		if c.Kind == Tick {
+			return clockOwner
+		}
+		return c.Client
+	}
+	for i := 0; i < n && !stop(); i++ {
+		prio := map[string]int{}
+		for j, p := range rng.Perm(m.Clients + 1) {
+			name := clockOwner
+			if j < m.Clients {
+				name = clientName(j)
+			}
+			prio[name] = depth + p
+		}
+		change := map[int]int{}
+		for j := 1; j < depth; j++ {
+			change[rng.IntN(k)] = depth - j
+		}
+		faultAt := -1
+		if m.Faults > 0 && len(m.FaultKinds) > 0 {
+			faultAt = rng.IntN(k)
+		}
+		s, err := e.run(ctx, nil, func(d int, en []choice) (int, bool) {
+			var moves, faults []int
+			for i, c := range en {
+				if c.Kind == Pause || c.Kind == Crash {
+					faults = append(faults, i)
+				} else {
+					moves = append(moves, i)
+				}
+			}
+			if len(faults) > 0 && len(moves) == 0 {
+				return faults[rng.IntN(len(faults))], true
+			}
+			best := func() int {
+				b := moves[0]
+				for _, i := range moves[1:] {
+					if prio[owner(en[i])] > prio[owner(en[b])] {
+						b = i
+					}
+				}
+				return b
+			}
+			b := best()
+			if faultAt >= 0 && d >= faultAt {
+				// The fault strikes the client about to move.
+				var mine []int
+				for _, i := range faults {
+					if en[i].Client == en[b].Client {
+						mine = append(mine, i)
+					}
+				}
+				if len(mine) > 0 {
+					faultAt = -1
+					return mine[rng.IntN(len(mine))], true
+				}
+			}
+			if p, ok := change[d]; ok {
+				prio[owner(en[b])] = p
+				b = best()
+			}
+			return b, true
+		})
+		if errors.Is(err, errNotEnabled) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		longest = max(longest, len(s.steps))
+		k = longest // the longest schedule yet; the bound before the first
+		record(s)
+	}
+	return nil
 }
 
 func keys(m map[string]*Found) []string {

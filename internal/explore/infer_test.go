@@ -59,3 +59,23 @@ func TestInferHold(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHoldersByKey: two clients holding locks of different keys (two
+// listings) break nothing; two of one key break mutual exclusion.
+func TestCheckHoldersByKey(t *testing.T) {
+	forever := func() time.Duration { return -1 }
+	for _, tc := range []struct {
+		keyA, keyB string
+		broken     bool
+	}{{"lock:item:sword", "lock:item:shield", false}, {"lock:item:sword", "lock:item:sword", true}} {
+		w := &world{t: &Target{}}
+		a := &client{w: w, name: "A", hold: &hold{write: true, key: tc.keyA, end: forever}}
+		b := &client{w: w, name: "B", hold: &hold{write: true, key: tc.keyB, end: forever}}
+		w.clients = []*client{a, b}
+		s := &schedule{steps: []Step{{}}}
+		w.checkHolders(s)
+		if got := len(s.violations) > 0; got != tc.broken {
+			t.Errorf("A holds %s, B holds %s: violations %v, want broken %v", tc.keyA, tc.keyB, s.violations, tc.broken)
+		}
+	}
+}

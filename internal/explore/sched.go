@@ -592,15 +592,25 @@ func (w *world) checkHolders(s *schedule) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	hs := w.holders()
-	if len(hs) < 2 {
-		return
+	// Holders of different keys (the market's locks of two listings) do
+	// not exclude each other: look for two of one key.
+	var hs []*client
+	byKey := map[string][]*client{}
+	for _, c := range w.holders() {
+		byKey[c.hold.key] = append(byKey[c.hold.key], c)
 	}
-	writer := false
-	for _, c := range hs {
-		writer = writer || c.hold.write
+	for _, c := range w.holders() {
+		group := byKey[c.hold.key]
+		writer := false
+		for _, d := range group {
+			writer = writer || d.hold.write
+		}
+		if len(group) >= 2 && writer {
+			hs = group
+			break
+		}
 	}
-	if !writer {
+	if hs == nil {
 		return
 	}
 	var parts []string
