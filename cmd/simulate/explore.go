@@ -48,7 +48,8 @@ replayed on a fresh redis-server:
 
 With -strategy, two buyers purchase one listing while a third client lists
 another item, and resource means the market's audit found a violation (the
-listing sold twice, say).
+listing sold twice, say); for coarse and fine, who holds the lock is read
+from the commands on its key.
 
 Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
 acquire and extend return 1 on success (0 or nil: refused); release returns
