@@ -255,6 +255,7 @@ type exploreDoc struct {
 	Schedules     int             `json:"schedules"`
 	Pruned        int             `json:"pruned"`
 	Diverged      int             `json:"diverged"`
+	Reruns        int             `json:"reruns"`
 	Exhaustive    bool            `json:"exhaustive"`
 	ElapsedS      float64         `json:"elapsed_s"`
 	SchedulesPerS float64         `json:"schedules_per_s"`
@@ -356,7 +357,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged,
+	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged, Reruns: res.Reruns,
 		Exhaustive: res.Exhaustive, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
 			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
@@ -454,6 +455,10 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	if doc.Diverged > 0 {
 		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
 			doc.Diverged)
+	}
+	if doc.Reruns > 0 {
+		fmt.Fprintf(&b, "%d runs were run again: the machine stalled longer than a lease's margin (the lease ran out "+
+			"on the server's real time)\n", doc.Reruns)
 	}
 	fmt.Fprintf(&b, "redis: %s %s\n", doc.Redis.Mode, doc.Redis.Version)
 	if len(doc.Violations) == 0 {

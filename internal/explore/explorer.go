@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,6 +26,8 @@ type Explorer struct {
 	model   Model
 	ns      string
 	epoch   time.Time
+	resetAt int64 // the server's time of the last reset, µs
+	reruns  atomic.Int64
 	// For a parallel search: the Redis and the target the explorer was
 	// made from, and the explorers of the other workers (lanes), made on
 	// first use and closed by Close.
@@ -113,9 +116,11 @@ func (e *Explorer) Prefix() string { return e.ns }
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = time.Now().Truncate(time.Millisecond)
-	if err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Err(); err != nil {
+	at, err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Int64()
+	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
+	e.resetAt = at
 	if e.target.setup != nil {
 		if err := e.target.setup(ctx, e.rdb, e.ns); err != nil {
 			return fmt.Errorf("explore: setting up the target: %w", err)
@@ -191,6 +196,10 @@ type Result struct {
 	// prefix (the code did something the scheduler does not order); the
 	// search is exhaustive only when it is 0.
 	Diverged int `json:"diverged"`
+	// Reruns is the number of runs of a schedule that were unsteady (a
+	// stall longer than a lease's margin: the lease ran out on the
+	// server's real time) and were run again; they count nowhere else.
+	Reruns int `json:"reruns"`
 	// Exhaustive is true when every schedule within the bounds was
 	// covered.
 	Exhaustive bool          `json:"exhaustive"`
@@ -217,6 +226,14 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		check = e.target.Checks
 	}
 	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check}
+	reruns := func() (n int64) {
+		for _, x := range append([]*Explorer{e}, e.lanes...) {
+			n += x.reruns.Load()
+		}
+		return n
+	}
+	reruns0 := reruns()
+	defer func() { res.Reruns = int(reruns() - reruns0) }()
 	found := map[string]*Found{}
 	last := time.Now()
 	var mu sync.Mutex // record and stopNow run on every worker
@@ -327,7 +344,7 @@ const probeSchedules = 300
 func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*schedule), stop func() bool) error {
 	rng := mrand.New(mrand.NewPCG(seed, 0x5eed))
 	for i := 0; i < n && !stop(); i++ {
-		s, err := e.run(ctx, nil, func(_ int, en []choice) (int, bool) {
+		s, err := e.runAgain(ctx, func(_ int, en []choice) (int, bool) {
 			var moves, faults []int
 			for i, c := range en {
 				if c.Kind == Pause || c.Kind == Crash {
@@ -350,6 +367,24 @@ func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*sc
 		record(s)
 	}
 	return nil
+}
+
+// runAgain runs a schedule choose picks, as runOnce; when it was
+// unsteady, it runs the actions it took again, then asks choose only for
+// the steps past them, so that a chooser that draws random numbers
+// draws no more for the steps it chose already.
+func (e *Explorer) runAgain(ctx context.Context, choose chooser) (*schedule, error) {
+	var plan []Action
+	for range maxUnsteady {
+		s, err := e.runOnce(ctx, plan, choose)
+		if !errors.Is(err, errUnsteady) {
+			return s, err
+		}
+		if s != nil && len(s.actions) > len(plan) {
+			plan = slices.Clone(s.actions)
+		}
+	}
+	return nil, ErrUnsteady
 }
 
 // compareActions orders two schedules of one length, action by action.
@@ -401,7 +436,7 @@ func (e *Explorer) pct(ctx context.Context, seed uint64, n, depth int, record fu
 		if m.Faults > 0 && len(m.FaultKinds) > 0 {
 			faultAt = rng.IntN(k)
 		}
-		s, err := e.run(ctx, nil, func(d int, en []choice) (int, bool) {
+		s, err := e.runAgain(ctx, func(d int, en []choice) (int, bool) {
 			var moves, faults []int
 			for i, c := range en {
 				if c.Kind == Pause || c.Kind == Crash {
@@ -502,13 +537,15 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 		return choice{}, false
 	}
 	covered := true
+	unsteady := 0 // runs in a row that were unsteady
 	for {
 		plan := slices.Clone(t.prefix)
 		for _, n := range stack {
 			plan = append(plan, n.chosen.Action)
 		}
-		handed := false
-		s, err := e.run(ctx, plan, func(depth int, en []choice) (int, bool) {
+		var handed []task
+		depth0 := len(stack)
+		s, err := e.runOnce(ctx, plan, func(depth int, en []choice) (int, bool) {
 			n := &node{enabled: en}
 			switch {
 			case !reduce:
@@ -527,8 +564,7 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 				for _, m := range stack {
 					path = append(path, m.chosen.Action)
 				}
-				split(task{prefix: path, sleep: n.sleep})
-				handed = true
+				handed = append(handed, task{prefix: path, sleep: n.sleep})
 				return 0, false
 			}
 			c, ok := next(n)
@@ -539,6 +575,18 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 			stack = append(stack, n)
 			return slices.IndexFunc(en, func(x choice) bool { return x.Same(c.Action) }), true
 		})
+		if errors.Is(err, errUnsteady) {
+			// Run it again, as if this run had not happened.
+			stack = stack[:depth0]
+			if unsteady++; unsteady >= maxUnsteady {
+				return false, ErrUnsteady
+			}
+			continue
+		}
+		unsteady = 0
+		for _, h := range handed {
+			split(h)
+		}
 		switch {
 		case errors.Is(err, errNotEnabled):
 			// The replay of a prefix went another way than its first run:
@@ -549,7 +597,7 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 			covered = false
 		case err != nil:
 			return false, err
-		case !handed:
+		case handed == nil:
 			record(s)
 		}
 		if stop() {

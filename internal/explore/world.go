@@ -111,15 +111,28 @@ type world struct {
 	cmdLog   []cmdRecord
 	torn     []string // what readers saw of a write in progress
 	stepNo   int      // index of the step being taken
-	// For the leases' real run-down: when the clock last advanced, and
-	// when each key written since was written.
-	lastTick time.Time
-	written  map[string]time.Time
+	// For the leases' real run-down: when the clock last advanced (the
+	// server's time, µs, as the tick read it; and this process's time
+	// when it sent the tick), how long the shortest lease then had to
+	// run in real time, and when each key written since was written
+	// (between the sending of the command and its reply).
+	lastTickServer int64
+	tickSent       time.Time
+	shortest       time.Duration
+	written        map[string]window
+	// unsteady is set when the real time the schedule took may have
+	// changed its outcome (a stall longer than a lease's margin): the
+	// schedule is run again (errUnsteady).
+	unsteady bool
 	// sleepAs, when set, is how long every sleep of a client lasts,
 	// whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
 	sleepAs time.Duration
 }
+
+// window is when a command ran, as far as this process can tell: after
+// it was sent, before its reply came back.
+type window struct{ sent, replied time.Time }
 
 // cmdRecord is one command as executed, for the timeline.
 type cmdRecord struct {
@@ -271,8 +284,8 @@ func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
 	return p, <-p.go_
 }
 
-// after records a released command's outcome.
-func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
+// after records a released command's outcome; sent is when it was sent.
+func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rec := cmdRecord{step: w.stepNo, at: w.now}
@@ -302,10 +315,10 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 	}
 	w.cmdLog = append(w.cmdLog, rec)
 	if p != nil && p.write {
-		now := time.Now()
+		win := window{sent: sent, replied: time.Now()}
 		for _, k := range p.keys {
 			if k != "*" {
-				w.written[k] = now
+				w.written[k] = win
 			}
 		}
 	}
@@ -363,12 +376,14 @@ func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
 		w.mu.Lock()
 		p = w.lastRun
 		w.mu.Unlock()
+		sent := time.Now()
 		err = next()
-		w.after(p, cmds, err)
+		w.after(p, cmds, err, sent)
 		return err
 	}
+	sent := time.Now()
 	err = next()
-	w.after(p, cmds, err)
+	w.after(p, cmds, err, sent)
 	return err
 }
 
