@@ -574,19 +574,27 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
-		if len(res) < 3 {
+		var sec, usec, shortest int64
+		if len(res) >= 4 {
+			sec, err = strconv.ParseInt(res[0], 10, 64)
+		}
+		if err == nil && len(res) >= 4 {
+			usec, err = strconv.ParseInt(res[1], 10, 64)
+		}
+		if err == nil && len(res) >= 4 {
+			shortest, err = strconv.ParseInt(res[2], 10, 64)
+		}
+		if err != nil || len(res) < 4 {
 			return nil, fmt.Errorf("explore: advancing the clock: reply %q", res)
 		}
-		at, _ := strconv.ParseInt(res[0], 10, 64)
-		shortest, _ := strconv.ParseInt(res[1], 10, 64)
 		w.mu.Lock()
-		w.lastTickServer = at
+		w.lastTickServer = sec*1_000_000 + usec
 		w.shortest = time.Duration(shortest) * time.Millisecond
 		w.mu.Unlock()
-		if res[2] == "1" {
+		if res[3] == "1" {
 			return nil, errUnsteady
 		}
-		for _, k := range res[3:] {
+		for _, k := range res[4:] {
 			keys = append(keys, e.target.short(k))
 		}
 		sort.Strings(keys)
@@ -614,7 +622,7 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 // the keys named in the triples ARGV[4], ARGV[5], ARGV[6], ... since
 // their write, which happened between the two times given there (µs). It
 // deletes the keys whose lease runs out, and returns the server's time
-// (µs), the shortest lease left (ms, -1 for none), "1" when whether a
+// (seconds, then µs, as TIME), the shortest lease left (ms, -1 for none), "1" when whether a
 // lease ran out depends on when within its window a write happened (a
 // window wider than 2 ms), else "0", then the keys deleted.
 var tickScript = redis.NewScript(`
@@ -647,7 +655,7 @@ for _, k in ipairs(redis.call('KEYS', ARGV[1])) do
 		end
 	end
 end
-local out = {tostring(now), tostring(shortest), unsteady}
+local out = {t[1], t[2], tostring(shortest), unsteady}
 for _, k in ipairs(gone) do out[#out + 1] = k end
 return out`)
 

@@ -16,7 +16,7 @@ import (
 // time before its next command, though the virtual clock says it has not:
 // such a schedule is run again rather than reported, and when every run
 // stalls the search says so (ErrUnsteady). Without the stall the lease is
-// there.
+// there, and gone after a second advance past its end.
 func TestUnsteadyScheduleRunsAgain(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
@@ -43,6 +43,13 @@ func TestUnsteadyScheduleRunsAgain(t *testing.T) {
 					return err
 				}
 				got = v
+				// A second advance, past the lease's end: it runs out.
+				if err := (clock{c}).Sleep(ctx, 20*time.Millisecond); err != nil {
+					return err
+				}
+				if v, err := c.rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
+					got += ", then " + v
+				}
 				return nil
 			},
 			end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
