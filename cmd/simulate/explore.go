@@ -47,7 +47,8 @@ replayed on a fresh redis-server:
 
 With -strategy, two buyers purchase one listing while a third client lists
 another item, and resource means the market's audit found a violation (the
-listing sold twice, say).
+listing sold twice, say); for coarse and fine, who holds the lock is read
+from the commands on its key.
 
 Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
 acquire and extend return 1 on success (0 or nil: refused); release returns
@@ -85,8 +86,10 @@ type exploreOptions struct {
 	mode     string
 	seed     uint64
 	runs     int
+	depth    int
 	first    bool
 	noReduce bool
+	workers  int
 	format   string
 	out      string
 	verbose  bool
@@ -114,11 +117,13 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
 	f.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
-	f.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds) or random")
-	f.seed(&o.seed, "the random mode's schedules")
-	f.IntVar(&o.runs, "schedules", 2000, "random mode: how many schedules")
+	f.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds), random (random walks) or pct (random priorities)")
+	f.seed(&o.seed, "the random and pct modes' schedules")
+	f.IntVar(&o.runs, "schedules", 2000, "random and pct modes: how many schedules")
+	f.IntVar(&o.depth, "depth", 3, "pct mode: the bug depth `d` (d-1 changes of priority per schedule), 1 to 10")
 	f.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
 	f.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
+	f.IntVar(&o.workers, "workers", 4, "exhaustive search for every violation: schedules run at once, `N` 1 to 16 (same result)")
 	f.format(&o.format, "table", "json")
 	f.out(&o.out, "each counterexample's timeline (SVG and text)")
 	f.verbose(&o.verbose, "each counterexample's steps as well as its timeline")
@@ -127,6 +132,9 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	bad := func(format string, a ...any) (exploreOptions, error) {
 		return o, f.bad(format, a...)
+	}
+	if o.workers < 1 || o.workers > 16 {
+		return bad("-workers %d: want 1 to 16", o.workers)
 	}
 	targets := 0
 	if o.recipe != "" {
@@ -210,8 +218,11 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	} else if check == "all" {
 		o.check = explore.Properties
 	}
-	if o.mode != "exhaustive" && o.mode != "random" {
-		return bad("-mode %q: want exhaustive or random", o.mode)
+	if o.mode != "exhaustive" && o.mode != "random" && o.mode != "pct" {
+		return bad("-mode %q: want exhaustive, random or pct", o.mode)
+	}
+	if o.depth < 1 || o.depth > 10 {
+		return bad("-depth %d: want 1 to 10", o.depth)
 	}
 	if o.clients != 0 {
 		o.model.Clients = o.clients
@@ -234,6 +245,7 @@ type exploreDoc struct {
 	Schedules     int             `json:"schedules"`
 	Pruned        int             `json:"pruned"`
 	Diverged      int             `json:"diverged"`
+	Reruns        int             `json:"reruns"`
 	Exhaustive    bool            `json:"exhaustive"`
 	ElapsedS      float64         `json:"elapsed_s"`
 	SchedulesPerS float64         `json:"schedules_per_s"`
@@ -321,7 +333,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer e.Close()
-	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, NoReduction: o.noReduce, Check: o.check,
+	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
+		Workers: o.workers,
 		Progress: func(p explore.Progress) {
 			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
 				orNone(p.Found))
@@ -334,14 +347,14 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged,
+	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged, Reruns: res.Reruns,
 		Exhaustive: res.Exhaustive, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
 			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
 			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
 			LongMS: (o.model.TTL * 3 / 2).Milliseconds()},
 		Violations: []violationDoc{}, Env: conn.Env(), Note: exploreNote}
-	if res.Mode == "random" {
+	if res.Mode == "random" || res.Mode == "pct" {
 		doc.Seed = &o.seed
 	}
 	if res.Elapsed > 0 {
@@ -432,6 +445,10 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	if doc.Diverged > 0 {
 		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
 			doc.Diverged)
+	}
+	if doc.Reruns > 0 {
+		fmt.Fprintf(&b, "%d runs were run again: the machine stalled longer than a lease's margin (the lease ran out "+
+			"on the server's real time)\n", doc.Reruns)
 	}
 	fmt.Fprintf(&b, "redis: %s %s\n", doc.Redis.Mode, doc.Redis.Version)
 	if len(doc.Violations) == 0 {

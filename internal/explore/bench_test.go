@@ -33,6 +33,10 @@ func BenchmarkFixes(b *testing.B) {
 	benchAll(b, true)
 }
 
+// benchWorkers is how many schedules a search of a fix runs at once (the
+// searches for a counterexample run one at a time).
+const benchWorkers = 4
+
 func benchAll(b *testing.B, fixed bool) {
 	srv := redistest.Real(b)
 	ctx := context.Background()
@@ -62,7 +66,7 @@ func benchAll(b *testing.B, fixed bool) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					o := explore.Options{}
+					o := explore.Options{Workers: benchWorkers}
 					if !fixed {
 						o.Stop = []string{tg.Property}
 					}

@@ -68,6 +68,14 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 			t.Errorf("%d and %d steps: %d schedules (%d pruned, exhaustive %v), want %d", a, bb, res.Schedules,
 				res.Pruned, res.Exhaustive, want)
 		}
+		par, err := e.Explore(ctx, Options{NoReduction: true, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if par.Schedules != res.Schedules || !par.Exhaustive {
+			t.Errorf("%d and %d steps on two workers: %d schedules (exhaustive %v), want %d", a, bb, par.Schedules,
+				par.Exhaustive, res.Schedules)
+		}
 		// With the reduction, the pings (on no key) commute with
 		// everything: fewer schedules, still exhaustive.
 		red, err := e.Explore(ctx, Options{})
@@ -79,5 +87,80 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 				red.Exhaustive, res.Schedules)
 		}
 		e.Close()
+	}
+}
+
+// TestWorkersRunTheSameSchedules checks that a search on several workers
+// runs the schedules one worker runs, and reports the same result: the
+// same counts, and the same counterexample of each property.
+func TestWorkersRunTheSameSchedules(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	for _, fixed := range []bool{false, true} {
+		target, err := Recipe("1", fixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := DefaultModel()
+		m.FaultKinds = []string{FaultCrash}
+		var results []*Result
+		for _, workers := range []int{1, 3} {
+			e, err := New(ctx, b.Client, target, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Explore(ctx, Options{Workers: workers})
+			e.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, res)
+		}
+		one, many := results[0], results[1]
+		if one.Schedules != many.Schedules || one.Pruned != many.Pruned || !one.Exhaustive || !many.Exhaustive {
+			t.Errorf("%s: one worker %d schedules (+%d pruned, exhaustive %v), three %d (+%d, %v)", target.Name,
+				one.Schedules, one.Pruned, one.Exhaustive, many.Schedules, many.Pruned, many.Exhaustive)
+		}
+		if len(one.Violations) != len(many.Violations) || fixed != (len(one.Violations) == 0) {
+			t.Fatalf("%s: violations %v and %v", target.Name, one.Violations, many.Violations)
+		}
+		for i, v := range one.Violations {
+			if w := many.Violations[i]; v.Property != w.Property || compareActions(v.Actions, w.Actions) != 0 {
+				t.Errorf("%s: %s found as %v by one worker, as %v by three", target.Name, v.Property, v.Actions, w.Actions)
+			}
+		}
+	}
+}
+
+// TestRandomModes: the random walk and pct find recipe 1's broken mutual
+// exclusion, and a seed gives the same schedules again.
+func TestRandomModes(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	target, err := Recipe("1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"random", "pct"} {
+		var first []Action
+		for run := range 2 {
+			e, err := New(ctx, b.Client, target, DefaultModel())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Explore(ctx, Options{Mode: mode, Seed: 3, Schedules: 200, Stop: []string{MutualExclusion}, NoShrink: true})
+			e.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Violations) == 0 || res.Violations[0].Property != MutualExclusion || res.Exhaustive {
+				t.Fatalf("%s: violations %v, exhaustive %v", mode, res.Violations, res.Exhaustive)
+			}
+			if run == 0 {
+				first = res.Violations[0].Actions
+			} else if compareActions(first, res.Violations[0].Actions) != 0 {
+				t.Errorf("%s, seed 3 twice: %v, then %v", mode, first, res.Violations[0].Actions)
+			}
+		}
 	}
 }

@@ -49,6 +49,7 @@ type Holder struct {
 func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error) {
 	var enabled []Action
 	s, err := e.run(ctx, actions, func(_ int, en []choice) (int, bool) {
+		enabled = nil // a run again (unsteady) asks again
 		for _, c := range en {
 			enabled = append(enabled, c.Action)
 		}

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,6 +26,14 @@ type Explorer struct {
 	model   Model
 	ns      string
 	epoch   time.Time
+	resetAt int64 // the server's time of the last reset, µs
+	reruns  atomic.Int64
+	// For a parallel search: the Redis and the target the explorer was
+	// made from, and the explorers of the other workers (lanes), made on
+	// first use and closed by Close.
+	base  *redis.Client
+	orig  *Target
+	lanes []*Explorer
 }
 
 // New returns an explorer of t under model m on the Redis base talks to.
@@ -39,7 +50,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	m = m.Resolve()
 	tc := *t
 	tc.ns = "{explore-" + hex.EncodeToString(b) + "}:"
-	e := &Explorer{target: &tc, model: m, ns: tc.ns}
+	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t}
 	opts := *base.Options()
 	opts.Protocol = 2
 	opts.DisableIdentity = true
@@ -70,6 +81,10 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 
 // Close deletes the namespace and closes the clients.
 func (e *Explorer) Close() error {
+	for _, l := range e.lanes {
+		l.Close()
+	}
+	e.lanes = nil
 	err := resetScript.Run(context.Background(), e.rdb, nil, e.ns+"*").Err()
 	for _, c := range e.clients {
 		c.Close()
@@ -101,9 +116,11 @@ func (e *Explorer) Prefix() string { return e.ns }
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = time.Now().Truncate(time.Millisecond)
-	if err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Err(); err != nil {
+	at, err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Int64()
+	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
+	e.resetAt = at
 	if e.target.setup != nil {
 		if err := e.target.setup(ctx, e.rdb, e.ns); err != nil {
 			return fmt.Errorf("explore: setting up the target: %w", err)
@@ -115,11 +132,18 @@ func (e *Explorer) reset(ctx context.Context) error {
 // Options configures a search.
 type Options struct {
 	// Mode is "exhaustive" (depth-first over every schedule within the
-	// model's bounds) or "random" (Schedules random walks from Seed).
+	// model's bounds), "random" (Schedules random walks from Seed) or
+	// "pct" (Schedules runs of probabilistic concurrency testing: random
+	// priorities, Depth-1 changes of priority, from Seed).
 	Mode string
-	// Seed and Schedules configure the random mode.
+	// Seed and Schedules configure the random and pct modes.
 	Seed      uint64
 	Schedules int
+	// Depth is the pct mode's bug depth d (default 3): each schedule
+	// lowers the running client's priority at d-1 random steps, which
+	// finds a bug that needs d ordering constraints with probability at
+	// least 1/(n·k^(d-1)) per schedule, for n clients and k steps.
+	Depth int
 	// NoReduction turns off the sleep-set reduction (steps of different
 	// clients on different keys, or only reading the same ones, are
 	// explored in one order only).
@@ -135,6 +159,13 @@ type Options struct {
 	NoShrink bool
 	// Progress, if set, is called about every 5 s.
 	Progress func(Progress)
+	// Workers is how many schedules run at once in an exhaustive search
+	// that looks for every violation (no Stop, no StopAtFirst); each
+	// worker has a namespace and connections of its own. 0 or 1: one.
+	// The result does not depend on it: the same schedules are run, and
+	// of two counterexamples of one length the first in the order of
+	// the actions is kept.
+	Workers int
 
 	prefix []Action // every schedule starts with these (FindFrom)
 }
@@ -165,6 +196,10 @@ type Result struct {
 	// prefix (the code did something the scheduler does not order); the
 	// search is exhaustive only when it is 0.
 	Diverged int `json:"diverged"`
+	// Reruns is the number of runs of a schedule that were unsteady (a
+	// stall longer than a lease's margin: the lease ran out on the
+	// server's real time) and were run again; they count nowhere else.
+	Reruns int `json:"reruns"`
 	// Exhaustive is true when every schedule within the bounds was
 	// covered.
 	Exhaustive bool          `json:"exhaustive"`
@@ -191,9 +226,20 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		check = e.target.Checks
 	}
 	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check}
+	reruns := func() (n int64) {
+		for _, x := range append([]*Explorer{e}, e.lanes...) {
+			n += x.reruns.Load()
+		}
+		return n
+	}
+	reruns0 := reruns()
+	defer func() { res.Reruns = int(reruns() - reruns0) }()
 	found := map[string]*Found{}
 	last := time.Now()
+	var mu sync.Mutex // record and stopNow run on every worker
 	record := func(s *schedule) {
+		mu.Lock()
+		defer mu.Unlock()
 		if s.complete {
 			res.Schedules++
 		} else {
@@ -204,7 +250,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 				continue
 			}
 			cost := v.Step + 1
-			if f := found[v.Property]; f == nil || cost < f.Step+1 {
+			f := found[v.Property]
+			if f == nil || cost < f.Step+1 || cost == f.Step+1 && compareActions(s.actions[:cost], f.Actions) < 0 {
 				found[v.Property] = &Found{Violation: v, Actions: slices.Clone(s.actions[:cost]), Steps: slices.Clone(s.steps[:cost])}
 			}
 		}
@@ -214,6 +261,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	stopNow := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
 		if o.StopAtFirst && len(found) > 0 {
 			return true
 		}
@@ -227,15 +276,28 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		}
 		return true
 	}
+	diverged := func() {
+		mu.Lock()
+		res.Diverged++
+		mu.Unlock()
+	}
 	var err error
 	switch o.Mode {
-	case "random":
+	case "random", "pct":
 		res.Seed = o.Seed
 		n := o.Schedules
 		if n <= 0 {
 			n = 1000
 		}
-		err = e.walk(ctx, o.Seed, n, record, stopNow)
+		if o.Mode == "pct" {
+			d := o.Depth
+			if d <= 0 {
+				d = 3
+			}
+			err = e.pct(ctx, o.Seed, n, d, record, stopNow)
+		} else {
+			err = e.walk(ctx, o.Seed, n, record, stopNow)
+		}
 	default:
 		res.Mode = "exhaustive"
 		if (o.StopAtFirst || len(o.Stop) > 0) && o.prefix == nil {
@@ -245,7 +307,11 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 				break
 			}
 		}
-		res.Exhaustive, err = e.dfs(ctx, o.prefix, !o.NoReduction, record, stopNow, &res.Diverged)
+		if o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
+			res.Exhaustive, err = e.parallel(ctx, o.Workers, !o.NoReduction, record, stopNow, diverged)
+		} else {
+			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, !o.NoReduction, record, stopNow, diverged, nil)
+		}
 	}
 	if err != nil {
 		return res, err
@@ -278,7 +344,7 @@ const probeSchedules = 300
 func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*schedule), stop func() bool) error {
 	rng := mrand.New(mrand.NewPCG(seed, 0x5eed))
 	for i := 0; i < n && !stop(); i++ {
-		s, err := e.run(ctx, nil, func(_ int, en []choice) (int, bool) {
+		s, err := e.runAgain(ctx, func(_ int, en []choice) (int, bool) {
 			var moves, faults []int
 			for i, c := range en {
 				if c.Kind == Pause || c.Kind == Crash {
@@ -303,6 +369,127 @@ func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*sc
 	return nil
 }
 
+// runAgain runs a schedule choose picks, as runOnce; when it was
+// unsteady, it runs the actions it took again, then asks choose only for
+// the steps past them, so that a chooser that draws random numbers
+// draws no more for the steps it chose already.
+func (e *Explorer) runAgain(ctx context.Context, choose chooser) (*schedule, error) {
+	var plan []Action
+	for range maxUnsteady {
+		s, err := e.runOnce(ctx, plan, choose)
+		if !errors.Is(err, errUnsteady) {
+			return s, err
+		}
+		if s != nil && len(s.actions) > len(plan) {
+			plan = slices.Clone(s.actions)
+		}
+	}
+	return nil, ErrUnsteady
+}
+
+// compareActions orders two schedules of one length, action by action.
+func compareActions(a, b []Action) int {
+	key := func(x Action) string {
+		return fmt.Sprintf("%s|%s|%d|%s|%s|%020d", x.Kind, x.Client, x.Index, x.Command, x.Length, x.AtMS)
+	}
+	for i := range min(len(a), len(b)) {
+		if c := strings.Compare(key(a[i]), key(b[i])); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
+}
+
+// pct runs n schedules of probabilistic concurrency testing (Burckhardt
+// et al., ASPLOS 2010) from seed: the clients and the clock (whose moves
+// are the ticks) get distinct random priorities above depth-1, and the
+// highest-priority one that can move moves; at depth-1 random steps out
+// of the schedule's bound k, the one about to move drops to a priority
+// below all others (depth-1, then depth-2, ...). A fault, when the model
+// allows one, strikes at a random step: a random one of those enabled.
+func (e *Explorer) pct(ctx context.Context, seed uint64, n, depth int, record func(*schedule), stop func() bool) error {
+	rng := mrand.New(mrand.NewPCG(seed, 0x9c7))
+	m := e.model
+	k := m.Steps*m.Clients + m.Ticks + m.Faults
+	longest := 1
+	const clockOwner = "clock"
+	owner := func(c choice) string {
+		if c.Kind == Tick {
+			return clockOwner
+		}
+		return c.Client
+	}
+	for i := 0; i < n && !stop(); i++ {
+		prio := map[string]int{}
+		for j, p := range rng.Perm(m.Clients + 1) {
+			name := clockOwner
+			if j < m.Clients {
+				name = clientName(j)
+			}
+			prio[name] = depth + p
+		}
+		change := map[int]int{}
+		for j := 1; j < depth; j++ {
+			change[rng.IntN(k)] = depth - j
+		}
+		faultAt := -1
+		if m.Faults > 0 && len(m.FaultKinds) > 0 {
+			faultAt = rng.IntN(k)
+		}
+		s, err := e.runAgain(ctx, func(d int, en []choice) (int, bool) {
+			var moves, faults []int
+			for i, c := range en {
+				if c.Kind == Pause || c.Kind == Crash {
+					faults = append(faults, i)
+				} else {
+					moves = append(moves, i)
+				}
+			}
+			if len(faults) > 0 && len(moves) == 0 {
+				return faults[rng.IntN(len(faults))], true
+			}
+			best := func() int {
+				b := moves[0]
+				for _, i := range moves[1:] {
+					if prio[owner(en[i])] > prio[owner(en[b])] {
+						b = i
+					}
+				}
+				return b
+			}
+			b := best()
+			if faultAt >= 0 && d >= faultAt {
+				// The fault strikes the client about to move.
+				var mine []int
+				for _, i := range faults {
+					if en[i].Client == en[b].Client {
+						mine = append(mine, i)
+					}
+				}
+				if len(mine) > 0 {
+					faultAt = -1
+					return mine[rng.IntN(len(mine))], true
+				}
+			}
+			if p, ok := change[d]; ok {
+				prio[owner(en[b])] = p
+				b = best()
+			}
+			return b, true
+		})
+		if errors.Is(err, errNotEnabled) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		longest = max(longest, len(s.steps))
+		k = longest // the longest schedule yet; the bound before the first
+		record(s)
+	}
+	return nil
+}
+
 func keys(m map[string]*Found) []string {
 	var out []string
 	for _, p := range Properties {
@@ -321,9 +508,22 @@ type node struct {
 	chosen  choice
 }
 
-// dfs runs every schedule, depth first, pruning with sleep sets when
-// reduce is set. It reports whether it covered them all.
-func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record func(*schedule), stop func() bool, diverged *int) (bool, error) {
+// task is a subtree of the search: the schedules that start with
+// prefix, whose first decision after it has sleep asleep already.
+type task struct {
+	prefix []Action
+	sleep  []choice
+}
+
+// splitDepth is the depth, below a parallel search's root, where its
+// subtrees are handed to the workers.
+const splitDepth = 4
+
+// dfs runs every schedule of t, depth first, pruning with sleep sets when
+// reduce is set. It reports whether it covered them all. With split set,
+// it does not descend below splitDepth decisions: it hands each subtree
+// there to split instead, as a task.
+func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*schedule), stop func() bool, diverged func(), split func(task)) (bool, error) {
 	var stack []*node
 	contains := func(cs []choice, a choice) bool {
 		return slices.ContainsFunc(cs, func(c choice) bool { return c.Same(a.Action) })
@@ -336,20 +536,36 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 		}
 		return choice{}, false
 	}
+	covered := true
+	unsteady := 0 // runs in a row that were unsteady
 	for {
-		plan := slices.Clone(prefix)
+		plan := slices.Clone(t.prefix)
 		for _, n := range stack {
 			plan = append(plan, n.chosen.Action)
 		}
-		s, err := e.run(ctx, plan, func(depth int, en []choice) (int, bool) {
+		var handed []task
+		depth0 := len(stack)
+		s, err := e.runOnce(ctx, plan, func(depth int, en []choice) (int, bool) {
 			n := &node{enabled: en}
-			if reduce && len(stack) > 0 {
+			switch {
+			case !reduce:
+			case len(stack) == 0:
+				n.sleep = t.sleep
+			default:
 				p := stack[len(stack)-1]
 				for _, b := range append(slices.Clone(p.sleep), p.done...) {
 					if independent(p.chosen, b) {
 						n.sleep = append(n.sleep, b)
 					}
 				}
+			}
+			if split != nil && len(stack) == splitDepth {
+				path := slices.Clone(t.prefix)
+				for _, m := range stack {
+					path = append(path, m.chosen.Action)
+				}
+				handed = append(handed, task{prefix: path, sleep: n.sleep})
+				return 0, false
 			}
 			c, ok := next(n)
 			if !ok {
@@ -359,16 +575,29 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 			stack = append(stack, n)
 			return slices.IndexFunc(en, func(x choice) bool { return x.Same(c.Action) }), true
 		})
+		if errors.Is(err, errUnsteady) {
+			// Run it again, as if this run had not happened.
+			stack = stack[:depth0]
+			if unsteady++; unsteady >= maxUnsteady {
+				return false, ErrUnsteady
+			}
+			continue
+		}
+		unsteady = 0
+		for _, h := range handed {
+			split(h)
+		}
 		switch {
 		case errors.Is(err, errNotEnabled):
 			// The replay of a prefix went another way than its first run:
 			// the code under test did something the scheduler does not
 			// order. The subtree is skipped, and the search is not
 			// exhaustive.
-			*diverged++
+			diverged()
+			covered = false
 		case err != nil:
 			return false, err
-		default:
+		case handed == nil:
 			record(s)
 		}
 		if stop() {
@@ -385,9 +614,63 @@ func (e *Explorer) dfs(ctx context.Context, prefix []Action, reduce bool, record
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {
-			return *diverged == 0, nil
+			return covered, nil
 		}
 	}
+}
+
+// parallel runs every schedule, as dfs does, on workers explorers at
+// once: this one goes through the decisions down to splitDepth, and every
+// worker, this one included once done with that, searches the subtrees
+// found there. Each subtree starts with the sleep set dfs alone would
+// give it, so the schedules run are the same as dfs's.
+func (e *Explorer) parallel(ctx context.Context, workers int, reduce bool, record func(*schedule), stop func() bool, diverged func()) (bool, error) {
+	for len(e.lanes) < workers-1 {
+		l, err := New(ctx, e.base, e.orig, e.model)
+		if err != nil {
+			return false, err
+		}
+		e.lanes = append(e.lanes, l)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		covered  = true
+	)
+	end := func(ok bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		covered = covered && ok
+	}
+	tasks := make(chan task, 1024)
+	work := func(x *Explorer) {
+		for t := range tasks {
+			if ctx.Err() != nil {
+				continue // drain: the search failed
+			}
+			end(x.dfs(ctx, t, reduce, record, stop, diverged, nil))
+		}
+	}
+	var wg sync.WaitGroup
+	for _, l := range e.lanes[:workers-1] {
+		wg.Go(func() { work(l) })
+	}
+	end(e.dfs(ctx, task{}, reduce, record, stop, diverged, func(t task) {
+		select {
+		case tasks <- t:
+		case <-ctx.Done():
+		}
+	}))
+	close(tasks)
+	work(e)
+	wg.Wait()
+	return covered && firstErr == nil, firstErr
 }
 
 // first is the chooser of replays: the first enabled command or tick,

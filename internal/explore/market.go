@@ -57,6 +57,12 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 	}
 	t := &Target{Name: name, About: about + " (A and B buy the same listing; C lists another item)",
 		Property: property, Clients: 3, Checks: []string{Resource}, steadySleeps: true}
+	if s == market.Coarse || s == market.Fine {
+		// The lock is taken inside Purchase and List: who holds it is read
+		// from their commands on its key.
+		t.Checks = []string{MutualExclusion, Resource}
+		t.inferHolds = true
+	}
 	t.setup = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
 		mk, err := market.New(rdb, marketName(ns))
 		if err != nil {

@@ -1,7 +1,9 @@
 package explore_test
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore"
@@ -10,8 +12,9 @@ import (
 )
 
 // TestStrategyTargets: under a pause past the lease, the fine lock
-// without fencing sells a listing twice; fenced, and under Lua, every
-// schedule keeps the market's invariants.
+// without fencing sells a listing twice though no two buyers ever hold
+// its lock at once; fenced, and under Lua, every schedule keeps the
+// market's invariants.
 func TestStrategyTargets(t *testing.T) {
 	b := redistest.Real(t)
 	m := explore.DefaultModel()
@@ -35,14 +38,15 @@ func TestStrategyTargets(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(tg.Name, func(t *testing.T) {
-			o := explore.Options{}
-			if tc.broken {
-				o.StopAtFirst = true
+			res, broken := search(t, b.Client, tg, m, explore.Options{Workers: 2})
+			if tc.s == market.Fine && !slices.Contains(res.Checked, explore.MutualExclusion) {
+				t.Errorf("checked %v: the fine lock's mutual exclusion is not checked", res.Checked)
 			}
-			res, broken := search(t, b.Client, tg, m, o)
 			if tc.broken {
-				if !slices.Equal(broken, []string{explore.Resource}) {
-					t.Fatalf("broken %v, want resource", broken)
+				// Every schedule searched: the lock keeps mutual exclusion,
+				// the resource breaks all the same (no fencing).
+				if !slices.Equal(broken, []string{explore.Resource}) || !res.Exhaustive {
+					t.Fatalf("broken %v (exhaustive %v), want resource alone", broken, res.Exhaustive)
 				}
 				t.Logf("%s", res.Violations[0].Message)
 				return
@@ -58,5 +62,40 @@ func TestStrategyTargets(t *testing.T) {
 func TestStrategyUnknown(t *testing.T) {
 	if _, err := explore.Strategy("nope", false); err == nil {
 		t.Error("Strategy(nope): no error")
+	}
+}
+
+// TestPipelineReplies: a pipeline one of whose commands fails (the
+// market's first read sends XINFO on a stream that does not exist yet)
+// shows that command's error, and the other commands' own replies.
+func TestPipelineReplies(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	tg, err := explore.Strategy(market.Fine, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := explore.DefaultModel()
+	m.Clients = 2
+	e, err := explore.New(ctx, b.Client, tg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var actions []explore.Action
+	for range 2 { // A starts, then sends its first pipeline
+		snap, err := e.Cut(ctx, actions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions = append(actions, snap.Enabled[0])
+	}
+	snap, err := e.Cut(ctx, actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := snap.Steps[1].Text
+	if strings.Count(text, "error:") != 1 || !strings.Contains(text, "XINFO") || !strings.Contains(text, "OK") {
+		t.Errorf("step %q: want one error (XINFO's) and the other replies", text)
 	}
 }

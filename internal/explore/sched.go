@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,13 +175,42 @@ type chooser func(depth int, enabled []choice) (i int, ok bool)
 // errNotEnabled is returned when a planned action is not enabled.
 var errNotEnabled = errors.New("explore: planned action not enabled")
 
-// run runs one schedule: the planned actions, then whatever choose picks.
+// errUnsteady is returned by runOnce when the real time the schedule
+// took may have changed its outcome: a stall of this process or of the
+// server longer than the margin of a lease (which runs down in real time
+// between two advances of the clock), or a command whose reply came back
+// so late that whether a lease outlived an advance of the clock is not
+// known. The schedule is run again.
+var errUnsteady = errors.New("explore: the schedule's real timing was unsteady")
+
+// ErrUnsteady is returned when a schedule was unsteady (a stall longer
+// than a lease's margin) in every one of maxUnsteady runs: the machine
+// is too busy for the model's leases.
+var ErrUnsteady = errors.New("explore: the machine stalled longer than a lease's margin, run after run")
+
+// maxUnsteady is how many times a schedule is run before ErrUnsteady.
+const maxUnsteady = 50
+
+// run runs one schedule, as runOnce, again when it was unsteady; choose
+// must pick the same way again (it has no effect but its answers).
 func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*schedule, error) {
+	for range maxUnsteady {
+		s, err := e.runOnce(ctx, plan, choose)
+		if !errors.Is(err, errUnsteady) {
+			return s, err
+		}
+	}
+	return nil, ErrUnsteady
+}
+
+// runOnce runs one schedule: the planned actions, then whatever choose
+// picks.
+func (e *Explorer) runOnce(ctx context.Context, plan []Action, choose chooser) (*schedule, error) {
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTick: time.Now(),
-		written: map[string]time.Time{}}
+	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTickServer: e.resetAt,
+		written: map[string]window{}}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
 	}
@@ -207,6 +237,9 @@ func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*sch
 		}()
 	}
 	err := e.drive(ctx, w, s, plan, choose)
+	if errors.Is(err, errUnsteady) {
+		e.reruns.Add(1)
+	}
 	if ferr := e.finish(ctx, w, s, err == nil); err == nil {
 		err = ferr
 	}
@@ -235,6 +268,9 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if w.unsteadyNow() {
+			return errUnsteady
 		}
 		if depth > 0 {
 			w.checkHolders(s)
@@ -339,8 +375,14 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			return ps[i].seq < ps[j].seq
 		})
 		for i, p := range ps {
+			// The keys without the namespace: a choice is compared with
+			// choices of other workers, whose namespaces differ.
+			keys := make([]string, len(p.keys))
+			for j, k := range p.keys {
+				keys[j] = w.t.short(k)
+			}
 			out = append(out, choice{Action: Action{Kind: Run, Client: c.name, Index: i, Command: p.desc},
-				keys: p.keys, write: p.write, p: p})
+				keys: keys, write: p.write, p: p})
 		}
 	}
 	// Ticks: to each distinct deadline ahead.
@@ -514,21 +556,45 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		// The real time since the last advance also ran the leases down
 		// on the server: give it back, so that a lease loses exactly the
 		// virtual time d. A key written since then gets back only the real
-		// time since its write.
-		now := time.Now()
+		// time since its write, which this process knows to within the
+		// command's round trip.
 		w.mu.Lock()
-		args := []any{e.ns + "*", d.Milliseconds(), now.Sub(w.lastTick).Microseconds()}
-		for k, at := range w.written {
-			args = append(args, k, now.Sub(at).Microseconds())
+		if w.unsteadyNow() {
+			w.mu.Unlock()
+			return nil, errUnsteady
 		}
-		w.written = map[string]time.Time{}
-		w.lastTick = now
+		args := []any{e.ns + "*", d.Microseconds(), w.lastTickServer}
+		for k, win := range w.written {
+			args = append(args, k, win.sent.UnixMicro(), win.replied.UnixMicro())
+		}
+		w.written = map[string]window{}
+		w.tickSent = time.Now()
 		w.mu.Unlock()
 		res, err := tickScript.Run(ctx, e.rdb, nil, args...).StringSlice()
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
-		for _, k := range res {
+		var sec, usec, shortest int64
+		if len(res) >= 4 {
+			sec, err = strconv.ParseInt(res[0], 10, 64)
+		}
+		if err == nil && len(res) >= 4 {
+			usec, err = strconv.ParseInt(res[1], 10, 64)
+		}
+		if err == nil && len(res) >= 4 {
+			shortest, err = strconv.ParseInt(res[2], 10, 64)
+		}
+		if err != nil || len(res) < 4 {
+			return nil, fmt.Errorf("explore: advancing the clock: reply %q", res)
+		}
+		w.mu.Lock()
+		w.lastTickServer = sec*1_000_000 + usec
+		w.shortest = time.Duration(shortest) * time.Millisecond
+		w.mu.Unlock()
+		if res[3] == "1" {
+			return nil, errUnsteady
+		}
+		for _, k := range res[4:] {
 			keys = append(keys, e.target.short(k))
 		}
 		sort.Strings(keys)
@@ -550,33 +616,70 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	return keys, w.settle()
 }
 
-// tickScript shortens the lease of every volatile key matching ARGV[1] by
-// ARGV[2] ms less the real time that already ran it down: ARGV[3] µs, or
-// for the keys named in the pairs ARGV[4], ARGV[5], ... the µs given
-// there. It deletes the keys whose lease runs out, and returns them.
+// tickScript shortens the lease of every volatile key matching ARGV[1]
+// by ARGV[2] µs of virtual time, less the real time that already ran it
+// down: since ARGV[3] (the server's time of the last advance, µs), or for
+// the keys named in the triples ARGV[4], ARGV[5], ARGV[6], ... since
+// their write, which happened between the two times given there (µs). It
+// deletes the keys whose lease runs out, and returns the server's time
+// (seconds, then µs, as TIME), the shortest lease left (ms, -1 for none), "1" when whether a
+// lease ran out depends on when within its window a write happened (a
+// window wider than 2 ms), else "0", then the keys deleted.
 var tickScript = redis.NewScript(`
-local d = tonumber(ARGV[2]) * 1000
-local back = {}
-for i = 4, #ARGV, 2 do back[ARGV[i]] = tonumber(ARGV[i + 1]) end
-local gone = {}
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local d = tonumber(ARGV[2])
+local since = now - tonumber(ARGV[3])
+local win = {}
+for i = 4, #ARGV, 3 do
+	win[ARGV[i]] = {now - tonumber(ARGV[i + 2]), now - tonumber(ARGV[i + 1])}
+end
+local gone, unsteady, shortest = {}, '0', -1
 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do
-	local t = redis.call('PTTL', k)
-	if t > 0 then
-		t = t * 1000 + (back[k] or tonumber(ARGV[3])) - d
-		if t < 1000 then
+	local p = redis.call('PTTL', k)
+	if p > 0 then
+		local lo, hi = since, since
+		if win[k] then lo, hi = win[k][1], win[k][2] end
+		local left = p * 1000 + (lo + hi) / 2 - d
+		local half = (hi - lo) / 2
+		if half > 1000 and math.abs(left - 1000) <= half then
+			unsteady = '1'
+		end
+		if left < 1000 then
 			redis.call('DEL', k)
 			gone[#gone + 1] = k
 		else
-			redis.call('PEXPIRE', k, math.floor(t / 1000))
+			local ms = math.floor(left / 1000)
+			redis.call('PEXPIRE', k, ms)
+			if shortest < 0 or ms < shortest then shortest = ms end
 		end
 	end
 end
-return gone`)
+local out = {t[1], t[2], tostring(shortest), unsteady}
+for _, k in ipairs(gone) do out[#out + 1] = k end
+return out`)
 
-// resetScript deletes every key matching ARGV[1].
+// resetScript deletes every key matching ARGV[1], and returns the
+// server's time (µs).
 var resetScript = redis.NewScript(`
 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end
-return 0`)
+local t = redis.call('TIME')
+return tonumber(t[1]) * 1000000 + tonumber(t[2])`)
+
+// unsteadyNow reports whether the schedule has become unsteady: the
+// real time since the clock last advanced has run the shortest lease
+// down (less a millisecond) on the server, which deletes it on real time
+// though the virtual clock says it has not run out. Only the scheduler's
+// goroutine (drive, advance) reads and writes these fields.
+func (w *world) unsteadyNow() bool {
+	if w.unsteady {
+		return true
+	}
+	if w.shortest > 0 && time.Since(w.tickSent) > w.shortest-time.Millisecond {
+		w.unsteady = true
+	}
+	return w.unsteady
+}
 
 // checkHolders records a mutual-exclusion violation when two clients hold
 // the lock (one of them for writing) with leases that have not run out.
@@ -586,15 +689,25 @@ func (w *world) checkHolders(s *schedule) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	hs := w.holders()
-	if len(hs) < 2 {
-		return
+	// Holders of different keys (the market's locks of two listings) do
+	// not exclude each other: look for two of one key.
+	var hs []*client
+	byKey := map[string][]*client{}
+	for _, c := range w.holders() {
+		byKey[c.hold.key] = append(byKey[c.hold.key], c)
 	}
-	writer := false
-	for _, c := range hs {
-		writer = writer || c.hold.write
+	for _, c := range w.holders() {
+		group := byKey[c.hold.key]
+		writer := false
+		for _, d := range group {
+			writer = writer || d.hold.write
+		}
+		if len(group) >= 2 && writer {
+			hs = group
+			break
+		}
 	}
-	if !writer {
+	if hs == nil {
 		return
 	}
 	var parts []string

@@ -173,6 +173,10 @@ type Target struct {
 	// steadySleeps makes every sleep of a client last Model.Retry (the
 	// market's lock waits are jittered).
 	steadySleeps bool
+	// inferHolds follows who holds the lock from the commands on lock
+	// keys and their replies (world.inferHold), for a workload whose lock
+	// is taken inside the code under test.
+	inferHolds bool
 }
 
 // locker is one client's lock: attempts return a hold, or

@@ -111,15 +111,28 @@ type world struct {
 	cmdLog   []cmdRecord
 	torn     []string // what readers saw of a write in progress
 	stepNo   int      // index of the step being taken
-	// For the leases' real run-down: when the clock last advanced, and
-	// when each key written since was written.
-	lastTick time.Time
-	written  map[string]time.Time
+	// For the leases' real run-down: when the clock last advanced (the
+	// server's time, µs, as the tick read it; and this process's time
+	// when it sent the tick), how long the shortest lease then had to
+	// run in real time, and when each key written since was written
+	// (between the sending of the command and its reply).
+	lastTickServer int64
+	tickSent       time.Time
+	shortest       time.Duration
+	written        map[string]window
+	// unsteady is set when the real time the schedule took may have
+	// changed its outcome (a stall longer than a lease's margin): the
+	// schedule is run again (errUnsteady).
+	unsteady bool
 	// sleepAs, when set, is how long every sleep of a client lasts,
 	// whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
 	sleepAs time.Duration
 }
+
+// window is when a command ran, as far as this process can tell: after
+// it was sent, before its reply came back.
+type window struct{ sent, replied time.Time }
 
 // cmdRecord is one command as executed, for the timeline.
 type cmdRecord struct {
@@ -271,8 +284,8 @@ func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
 	return p, <-p.go_
 }
 
-// after records a released command's outcome.
-func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
+// after records a released command's outcome; sent is when it was sent.
+func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rec := cmdRecord{step: w.stepNo, at: w.now}
@@ -282,7 +295,16 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 	var replies []string
 	for _, c := range cmds {
 		rec.args = append(rec.args, argStrings(c))
-		v, e := replyOf(c, err)
+		// A pipeline's error is its first failed command's, which
+		// go-redis also sets on that command: the others keep their own.
+		cerr := err
+		if len(cmds) > 1 {
+			cerr = nil
+		}
+		v, e := replyOf(c, cerr)
+		if p != nil && w.t.inferHolds {
+			w.inferHold(p.c, rec.args[len(rec.args)-1], v, e)
+		}
 		rec.values = append(rec.values, v)
 		rec.errs = append(rec.errs, e)
 		if e != "" {
@@ -293,10 +315,10 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 	}
 	w.cmdLog = append(w.cmdLog, rec)
 	if p != nil && p.write {
-		now := time.Now()
+		win := window{sent: sent, replied: time.Now()}
 		for _, k := range p.keys {
 			if k != "*" {
-				w.written[k] = now
+				w.written[k] = win
 			}
 		}
 	}
@@ -354,12 +376,14 @@ func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
 		w.mu.Lock()
 		p = w.lastRun
 		w.mu.Unlock()
+		sent := time.Now()
 		err = next()
-		w.after(p, cmds, err)
+		w.after(p, cmds, err, sent)
 		return err
 	}
+	sent := time.Now()
 	err = next()
-	w.after(p, cmds, err)
+	w.after(p, cmds, err, sent)
 	return err
 }
 
@@ -482,4 +506,57 @@ func replyOf(c redis.Cmder, err error) (value, errText string) {
 		s = s[i+2:]
 	}
 	return s, ""
+}
+
+// inferHold follows what client c holds, for a target whose lock is
+// taken inside code the explorer runs unchanged (the market), from one
+// command on a lock key and its reply: a SET NX with a lease that
+// succeeded holds the key until the lease ends on the virtual clock; the
+// client's next script on that key, its release, ends the hold. w.mu is
+// held.
+func (w *world) inferHold(c *client, args []string, value, errText string) {
+	if len(args) < 2 || errText != "" {
+		return
+	}
+	name, key := strings.ToLower(args[0]), args[1]
+	if name == "eval" || name == "evalsha" {
+		if len(args) < 4 || args[2] == "0" {
+			return
+		}
+		key = args[3]
+	}
+	if !w.t.isLock(key) {
+		return
+	}
+	switch name {
+	case "set":
+		nx, get := false, false
+		var lease time.Duration
+		for i := 3; i < len(args); i++ {
+			switch strings.ToUpper(args[i]) {
+			case "NX":
+				nx = true
+			case "GET":
+				get = true
+			case "PX", "EX":
+				if i+1 < len(args) {
+					n, _ := strconv.ParseInt(args[i+1], 10, 64)
+					lease = time.Duration(n) * time.Millisecond
+					if strings.EqualFold(args[i], "EX") {
+						lease = time.Duration(n) * time.Second
+					}
+				}
+			}
+		}
+		if !nx || lease <= 0 || get && value != "(nil)" || !get && value != "OK" {
+			return
+		}
+		end := w.now + lease
+		c.hold = &hold{write: true, key: key, end: func() time.Duration { return end }}
+		c.got++
+	case "eval", "evalsha":
+		if c.hold != nil && c.hold.key == key {
+			c.hold = nil
+		}
+	}
 }

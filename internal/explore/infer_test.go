@@ -1,0 +1,81 @@
+package explore
+
+import (
+	"testing"
+	"time"
+)
+
+// TestInferHold follows holds from commands on lock keys: a SET NX with a
+// lease that succeeds holds the key until the lease ends, a failed one
+// does not, and the holder's next script on the key ends its hold. Two
+// successful SET NX of one key (a broken lock) are two holders.
+func TestInferHold(t *testing.T) {
+	const ns = "{x}:"
+	lock := ns + "lock:item:sword"
+	w := &world{t: &Target{ns: ns, inferHolds: true}}
+	a, b := &client{w: w, name: "A"}, &client{w: w, name: "B"}
+	w.clients = []*client{a, b}
+	names := func() []string {
+		var out []string
+		for _, c := range w.holders() {
+			out = append(out, c.name)
+		}
+		return out
+	}
+	steps := []struct {
+		c           *client
+		args        []string
+		value, err  string
+		at          time.Duration
+		wantHolders []string
+		wantEndOfA  time.Duration
+	}{
+		{a, []string{"set", lock, "tokA", "ex", "10", "nx", "get"}, "(nil)", "", 0, []string{"A"}, 10 * time.Second},
+		{b, []string{"set", lock, "tokB", "ex", "10", "nx", "get"}, "tokA", "", 0, []string{"A"}, 10 * time.Second},
+		{b, []string{"set", ns + "users:B", "1", "px", "10", "nx"}, "OK", "", 0, []string{"A"}, 10 * time.Second},
+		{b, []string{"set", lock, "tokB", "px", "3000", "nx"}, "OK", "", 2 * time.Second, []string{"A", "B"}, 10 * time.Second},
+		{a, []string{"evalsha", "abc", "1", lock, "tokA"}, "1", "", 2 * time.Second, []string{"B"}, -1},
+		{b, []string{"set", lock, "tokB", "px", "3000", "nx"}, "", "ERR", 2 * time.Second, []string{"B"}, -1},
+		{b, []string{"evalsha", "abc", "1", lock, "tokB"}, "0", "", 6 * time.Second, nil, -1},
+	}
+	for i, st := range steps {
+		w.now = st.at
+		w.inferHold(st.c, st.args, st.value, st.err)
+		got := names()
+		if len(got) != len(st.wantHolders) {
+			t.Fatalf("step %d: holders %v, want %v", i+1, got, st.wantHolders)
+		}
+		for j := range got {
+			if got[j] != st.wantHolders[j] {
+				t.Fatalf("step %d: holders %v, want %v", i+1, got, st.wantHolders)
+			}
+		}
+		endA := time.Duration(-1)
+		if a.hold != nil {
+			endA = a.hold.end()
+		}
+		if endA != st.wantEndOfA {
+			t.Errorf("step %d: A's lease ends at %v, want %v", i+1, endA, st.wantEndOfA)
+		}
+	}
+}
+
+// TestCheckHoldersByKey: two clients holding locks of different keys (two
+// listings) break nothing; two of one key break mutual exclusion.
+func TestCheckHoldersByKey(t *testing.T) {
+	forever := func() time.Duration { return -1 }
+	for _, tc := range []struct {
+		keyA, keyB string
+		broken     bool
+	}{{"lock:item:sword", "lock:item:shield", false}, {"lock:item:sword", "lock:item:sword", true}} {
+		w := &world{t: &Target{}}
+		a := &client{w: w, name: "A", hold: &hold{write: true, key: tc.keyA, end: forever}}
+		b := &client{w: w, name: "B", hold: &hold{write: true, key: tc.keyB, end: forever}}
+		w.clients = []*client{a, b}
+		s := &schedule{steps: []Step{{}}}
+		w.checkHolders(s)
+		if got := len(s.violations) > 0; got != tc.broken {
+			t.Errorf("A holds %s, B holds %s: violations %v, want broken %v", tc.keyA, tc.keyB, s.violations, tc.broken)
+		}
+	}
+}
