@@ -21,9 +21,22 @@
 //	queue.Mutex    -> *queue.Lock
 //
 // Every kind has TryAcquire (one attempt; ErrNotAcquired when the lock is
-// taken) and Acquire (wait until granted or ctx ends); every hold has
-// Release and Extend (ErrNotHeld once the hold is gone), Expires, Key and
-// a Waits count, so any hold can be kept alive by KeepAlive.
+// taken) and Acquire (wait until granted or ctx ends). Every hold has one
+// shape: Release and Extend (ErrNotHeld once the hold is gone), and Key,
+// Token, Expires and Waits, so any hold can be kept alive by KeepAlive.
+//
+// # Configuration
+//
+// A lease or an option that cannot work is refused where it is given, not
+// at each acquisition: the constructors panic for a TTL below the 1 ms
+// Redis can express, WithNodeTimeout for a timeout that is not positive,
+// NewRedlockMutex for one that is not below its lease, and KeepAlive (and
+// AcquireKeepAlive, before it acquires) for a drift allowance outside
+// [0, ttl), as time.NewTicker panics for a non-positive interval: these
+// are given in code, and a mistake in them is a programming error. Check
+// a TTL that comes from input first (package market's New refuses one
+// with ErrInvalid). Extend, whose TTL is given per call, returns an error
+// instead. A Backoff needs no check: a Min of 0 or less counts as 1 ms.
 //
 // # Lost replies
 //

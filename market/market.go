@@ -198,8 +198,17 @@ func (m *Market) Name() string { return m.name }
 // Keys returns the market's key names.
 func (m *Market) Keys() Keys { return m.keys }
 
-// Client is the Redis client the market uses.
-func (m *Market) Client() redis.UniversalClient { return m.rdb }
+// Ping reports whether the market's Redis answers: nil if it does.
+func (m *Market) Ping(ctx context.Context) error {
+	if err := m.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("market: ping: %w", err)
+	}
+	return nil
+}
+
+// PoolStats are the statistics of the market's connection pool to Redis
+// (nil when its client keeps none).
+func (m *Market) PoolStats() *redis.PoolStats { return m.rdb.PoolStats() }
 
 // Ledger is the record of acknowledged operations the audit checks, or nil
 // when the Market was made without WithLedger.
