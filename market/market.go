@@ -41,8 +41,10 @@ const (
 	MaxNameLen     = 64                    // characters in a user's display name
 )
 
-// Errors returned by the market. Wrapped errors carry detail; test with
-// errors.Is. Every error of this package reads "market: ...".
+// Errors returned by the market. Wrapped errors carry detail after the
+// sentinel's text; test with errors.Is. Every error this package makes
+// reads "market: ..."; an error of Redis or of its client is returned as
+// it is (OutcomeOf classifies both).
 var (
 	ErrInvalid           = errors.New("market: invalid request")
 	ErrUserNotFound      = errors.New("market: user not found")
