@@ -22,22 +22,27 @@
 //
 // Every kind has TryAcquire (one attempt; ErrNotAcquired when the lock is
 // taken) and Acquire (wait until granted or ctx ends). Every hold has one
-// shape: Release and Extend (ErrNotHeld once the hold is gone), and Key,
-// Token, Expires and Waits, so any hold can be kept alive by KeepAlive.
+// shape: Release and Extend (ErrNotHeld once the hold is gone); Key, the
+// key that stores its token (for an RWLock, the writer key or the readers
+// set); Token (for a ReentrantLock, the owner); Waits, the attempts that
+// failed before it was granted; and Expires, the lease length counted from
+// just before the acquiring (or last extending) command was sent, on the
+// context's clock (less the drift allowance for a RedlockLock; the zero
+// time once a RedlockLock is released): the server's expiry is never
+// earlier, unless clocks drift. So any hold can be kept alive by
+// KeepAlive.
 //
 // # Configuration
 //
-// A lease or an option that cannot work is refused where it is given, not
-// at each acquisition: the constructors panic for a TTL below the 1 ms
-// Redis can express, WithNodeTimeout for a timeout that is not positive,
-// NewRedlockMutex for one that is not below its lease, and KeepAlive (and
-// AcquireKeepAlive, before it acquires) for a drift allowance outside
-// [0, ttl), as time.NewTicker panics for a non-positive interval: these
-// are given in code, and a mistake in them is a programming error. Check
-// a TTL that comes from input first (package market's New refuses one
-// with ErrInvalid). Extend, whose TTL is given per call, returns an error
-// instead. A Backoff needs no check: a Min of 0 or less counts as 1 ms.
-//
+// A lease or an option that cannot work is refused where it is given, as
+// time.NewTicker refuses a non-positive interval: the constructors panic
+// for a TTL below the 1 ms Redis can express, WithNodeTimeout and
+// NewRedlockMutex for a node timeout not in (0, ttl), KeepAlive and
+// AcquireKeepAlive (before it acquires) for a drift allowance not in
+// [0, ttl). Check a TTL that comes from input first (package market's New
+// refuses one with ErrInvalid). Extend, given a TTL per call, returns an
+// error instead.
+
 // # Lost replies
 //
 // An acquisition whose reply is lost (a timeout, a broken connection) may

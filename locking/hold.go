@@ -16,21 +16,15 @@ func newHold(key, token string, expires time.Time) hold {
 	return hold{lease.NewHold(key, token, expires)}
 }
 
-// Key is the Redis key that stores the hold's token: the lock's key (for
-// an RWLock, the writer key of the write hold and the readers key of a
-// read hold).
-func (h hold) Key() string { return h.h.Key() }
+// Key is the Redis key that stores the hold's token.
+func (h *hold) Key() string { return h.h.Key() }
 
-// Token is the value that identifies the hold in Redis: a random token,
-// or for a ReentrantLock the owner (WithOwner).
-func (h hold) Token() string { return h.h.Token() }
+// Token is the value that identifies the hold in Redis.
+func (h *hold) Token() string { return h.h.Token() }
 
-// Expires is a conservative estimate of when the lease ends: the lease
-// length counted from just before the acquiring (or last extending)
-// command was sent, on the context's clock (less the drift allowance for
-// a RedlockLock). The server's expiry is never earlier, unless clocks
-// drift. It is the zero time once a RedlockLock was released.
-func (h hold) Expires() time.Time { return h.h.Expires() }
+// Expires is a conservative estimate of when the lease ends (see the
+// package doc's Names).
+func (h *hold) Expires() time.Time { return h.h.Expires() }
 
 // Waits is how many attempts failed before the hold was granted.
-func (h hold) Waits() int { return h.h.Waits() }
+func (h *hold) Waits() int { return h.h.Waits() }
