@@ -59,7 +59,11 @@
 //     releases or extends it. It does not stop a holder paused past its
 //     TTL from writing. Use it for data in the same Redis, with the commit
 //     checking the lock in its WATCH transaction (Lock.Held), or avoid the
-//     lock: one Lua script, or WATCH/MULTI/EXEC, is atomic by itself.
+//     lock: one Lua script, or WATCH/MULTI/EXEC, is atomic by itself. Work
+//     that is a WATCH transaction on the lock's Redis can send the
+//     acquisition with its WATCH and reads (AcquirePiped) and the release
+//     inside its MULTI/EXEC (QueueRelease), so that an uncontended hold
+//     costs no round trip of its own (package market's Coarse and Fine).
 //   - Mutex WithFencing: every hold gets a number strictly greater than all
 //     earlier ones for the key (Lock.Fence); a resource that refuses lower
 //     numbers atomically with the write (FencedWrite, for a resource in

@@ -8,12 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A lock in a transaction's round trips. A caller whose work under the
-// lock is a WATCH transaction on the lock's Redis (package market's Coarse
-// and Fine strategies) can send the acquisition in the round trip of the
-// transaction's WATCH and reads (AcquirePiped) and the release inside its
-// MULTI/EXEC (QueueRelease): an uncontended hold then costs no round trip
-// of its own.
+// A lock in a transaction's round trips (see the package doc's Mutex):
+// AcquirePiped and QueueRelease.
 
 // AcquirePiped takes the lock as Acquire does, but sends each attempt as
 // a pipeline on c (typically the *redis.Tx of a WATCH transaction), and
