@@ -21,10 +21,28 @@
 //	queue.Mutex    -> *queue.Lock
 //
 // Every kind has TryAcquire (one attempt; ErrNotAcquired when the lock is
-// taken) and Acquire (wait until granted or ctx ends); every hold has
-// Release and Extend (ErrNotHeld once the hold is gone), Expires, Key and
-// a Waits count, so any hold can be kept alive by KeepAlive.
+// taken) and Acquire (wait until granted or ctx ends). Every hold has one
+// shape: Release and Extend (ErrNotHeld once the hold is gone); Key, the
+// key that stores its token (for an RWLock, the writer key or the readers
+// set); Token (for a ReentrantLock, the owner); Waits, the attempts that
+// failed before it was granted; and Expires, the lease length counted from
+// just before the acquiring (or last extending) command was sent, on the
+// context's clock (less the drift allowance for a RedlockLock; the zero
+// time once a RedlockLock is released): the server's expiry is never
+// earlier, unless clocks drift. So any hold can be kept alive by
+// KeepAlive.
 //
+// # Configuration
+//
+// A lease or an option that cannot work is refused where it is given, as
+// time.NewTicker refuses a non-positive interval: the constructors panic
+// for a TTL below the 1 ms Redis can express, WithNodeTimeout and
+// NewRedlockMutex for a node timeout not in (0, ttl), KeepAlive and
+// AcquireKeepAlive (before it acquires) for a drift allowance not in
+// [0, ttl). Check a TTL that comes from input first (package market's New
+// refuses one with ErrInvalid). Extend, given a TTL per call, returns an
+// error instead.
+
 // # Lost replies
 //
 // An acquisition whose reply is lost (a timeout, a broken connection) may
@@ -41,7 +59,11 @@
 //     releases or extends it. It does not stop a holder paused past its
 //     TTL from writing. Use it for data in the same Redis, with the commit
 //     checking the lock in its WATCH transaction (Lock.Held), or avoid the
-//     lock: one Lua script, or WATCH/MULTI/EXEC, is atomic by itself.
+//     lock: one Lua script, or WATCH/MULTI/EXEC, is atomic by itself. Work
+//     that is a WATCH transaction on the lock's Redis can send the
+//     acquisition with its WATCH and reads (AcquirePiped) and the release
+//     inside its MULTI/EXEC (QueueRelease), so that an uncontended hold
+//     costs no round trip of its own (package market's Coarse and Fine).
 //   - Mutex WithFencing: every hold gets a number strictly greater than all
 //     earlier ones for the key (Lock.Fence); a resource that refuses lower
 //     numbers atomically with the write (FencedWrite, for a resource in

@@ -55,14 +55,14 @@ return 0`)
 //		return err
 //	}, l.Key(), otherKeys...)
 func (l *Lock) Held(ctx context.Context, tx *redis.Tx) error {
-	v, err := tx.Get(ctx, l.key).Result()
+	v, err := tx.Get(ctx, l.Key()).Result()
 	if errors.Is(err, redis.Nil) {
 		return ErrNotHeld
 	}
 	if err != nil {
-		return fmt.Errorf("locking: check %s: %w", l.key, err)
+		return fmt.Errorf("locking: check %s: %w", l.Key(), err)
 	}
-	if v != l.token {
+	if v != l.Token() {
 		return ErrNotHeld
 	}
 	return nil

@@ -81,9 +81,9 @@ func (m *Mutex) releaseToken(ctx context.Context, token string) (bool, error) {
 // deleted.
 func (l *Lock) releaseOnce(ctx context.Context) (int, error) {
 	if l.channel != "" {
-		return releasePublishScript.Run(ctx, l.rdb, []string{l.key}, l.token, l.channel).Int()
+		return releasePublishScript.Run(ctx, l.rdb, []string{l.Key()}, l.Token(), l.channel).Int()
 	}
-	return releaseScript.Run(ctx, l.rdb, []string{l.key}, l.token).Int()
+	return releaseScript.Run(ctx, l.rdb, []string{l.Key()}, l.Token()).Int()
 }
 
 // releaseUnanswered starts the background release of l after a Release

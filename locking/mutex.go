@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,7 +24,8 @@ var ErrNotHeld = errors.New("locking: lock not held")
 // Backoff is an exponential backoff with full jitter: the n-th wait
 // (n from 0) is a uniform random duration in [0, min(Max, Min*2^n)], and
 // never below Min/2, so a crowd of waiters spreads out instead of
-// retrying in step.
+// retrying in step. A Min of 0 or less counts as 1 ms, and a Max below
+// Min as Min.
 type Backoff struct {
 	Min, Max time.Duration
 }
@@ -80,8 +80,10 @@ type Mutex struct {
 }
 
 // NewMutex returns a mutex on key whose holds last ttl unless extended.
-// ttl is rounded down to whole milliseconds and must be at least 1 ms.
+// ttl is rounded down to whole milliseconds; NewMutex panics if it is
+// below 1 ms (see the package doc's Configuration).
 func NewMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...MutexOption) *Mutex {
+	lease.MustTTL("locking: NewMutex", ttl)
 	m := &Mutex{rdb: rdb, key: key, ttl: ttl, backoff: DefaultBackoff}
 	for _, o := range opts {
 		o.applyMutex(m)
@@ -105,8 +107,7 @@ func wakeupChannel(key string) string { return lease.Sibling(key, ":released") }
 
 // Lock is one hold of a Mutex, identified by a random token.
 type Lock struct {
-	key     string
-	token   string
+	hold
 	rdb     redis.UniversalClient
 	fence   int64
 	channel string // non-empty when Release must publish a wake-up
@@ -114,34 +115,12 @@ type Lock struct {
 	// lost runs the background release of a Release that Redis did not
 	// answer (see releaseUnanswered): the mutex's.
 	lost *backgroundReleases
-
-	mu      sync.Mutex
-	expires time.Time
-
-	// Waits is how many attempts failed before this hold was granted.
-	Waits int
 }
 
 // Fence is the hold's fencing token: strictly greater than that of every
 // earlier hold of the same key. It is 0 unless the mutex was made
 // WithFencing.
 func (l *Lock) Fence() int64 { return l.fence }
-
-// Expires is a conservative estimate of when the lease ends: the lease
-// length counted from just before the acquiring (or last extending)
-// command was sent. The server's expiry is never earlier, unless clocks
-// drift.
-func (l *Lock) Expires() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.expires
-}
-
-// Key is the locked key.
-func (l *Lock) Key() string { return l.key }
-
-// Token is the random value that identifies this hold.
-func (l *Lock) Token() string { return l.token }
 
 // TryAcquire makes one attempt. It returns ErrNotAcquired if the lock is
 // held by someone else.
@@ -154,23 +133,20 @@ func (l *Lock) Token() string { return l.token }
 // attempt the client sent twice (go-redis retries a command whose reply
 // timed out) and that finds its own token in the key is granted.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
-	if err := checkTTL(m.ttl); err != nil {
-		return nil, err
-	}
 	l := m.newLock(ctx)
 	if m.fencing {
-		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, fenceKey(m.key)}, l.token, m.ttl.Milliseconds()).Int64()
+		fence, err := fencedAcquireScript.Run(ctx, m.rdb, []string{m.key, fenceKey(m.key)}, l.Token(), m.ttl.Milliseconds()).Int64()
 		l.fence = fence
 		return m.outcome(l, fence > 0, err)
 	}
-	ok, err := acquired(m.rdb.SetArgs(ctx, m.key, l.token, acquireArgs(m.ttl)), l.token)
+	ok, err := acquired(m.rdb.SetArgs(ctx, m.key, l.Token(), acquireArgs(m.ttl)), l.Token())
 	return m.outcome(l, ok, err)
 }
 
 // newLock is the hold an attempt would grant: a fresh token, and a lease
 // counted from now on ctx's clock, just before the attempt is sent.
 func (m *Mutex) newLock(ctx context.Context) *Lock {
-	l := &Lock{key: m.key, token: lease.NewToken(), rdb: m.rdb, expires: ClockFrom(ctx).Now().Add(m.ttl)}
+	l := &Lock{hold: newHold(m.key, lease.NewToken(), ClockFrom(ctx).Now().Add(m.ttl)), rdb: m.rdb}
 	if m.wakeups {
 		l.channel = wakeupChannel(m.key)
 	}
@@ -202,7 +178,7 @@ func acquired(cmd *redis.StatusCmd, token string) (bool, error) {
 func (m *Mutex) outcome(l *Lock, granted bool, err error) (*Lock, error) {
 	switch {
 	case err != nil && maybeApplied(err, m.fencing):
-		m.releaseLost(l.token)
+		m.releaseLost(l.Token())
 		return nil, fmt.Errorf("locking: acquire %s (reply lost; releasing it in the background): %w", m.key, err)
 	case err != nil:
 		return nil, fmt.Errorf("locking: acquire %s: %w", m.key, err)
@@ -235,7 +211,7 @@ func (m *Mutex) attempts(ctx context.Context, try func(ctx context.Context, n in
 	if err != nil {
 		return nil, err
 	}
-	l.Waits = waits
+	l.h.SetWaits(waits)
 	return l, nil
 }
 
@@ -264,9 +240,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	n, err := l.releaseOnce(ctx)
 	if err != nil {
 		if l.releaseUnanswered(err) {
-			return fmt.Errorf("locking: release %s (unanswered; releasing it in the background): %w", l.key, err)
+			return fmt.Errorf("locking: release %s (unanswered; releasing it in the background): %w", l.Key(), err)
 		}
-		return fmt.Errorf("locking: release %s: %w", l.key, err)
+		return fmt.Errorf("locking: release %s: %w", l.Key(), err)
 	}
 	if n == 0 {
 		return ErrNotHeld
@@ -281,15 +257,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	sent := ClockFrom(ctx).Now()
-	n, err := extendScript.Run(ctx, l.rdb, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	n, err := extendScript.Run(ctx, l.rdb, []string{l.Key()}, l.Token(), ttl.Milliseconds()).Int()
 	if err != nil {
-		return fmt.Errorf("locking: extend %s: %w", l.key, err)
+		return fmt.Errorf("locking: extend %s: %w", l.Key(), err)
 	}
 	if n == 0 {
 		return ErrNotHeld
 	}
-	l.mu.Lock()
-	l.expires = sent.Add(ttl)
-	l.mu.Unlock()
+	l.h.SetExpires(sent.Add(ttl))
 	return nil
 }

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/queue"
 )
 
 func TestMutexOnlyHolderReleasesOrExtends(t *testing.T) {
@@ -111,8 +114,8 @@ func TestMutexAcquireCountsWaits(t *testing.T) {
 		if l == nil {
 			return
 		}
-		if l.Waits < 1 {
-			t.Fatalf("Waits = %d, want >= 1", l.Waits)
+		if l.Waits() < 1 {
+			t.Fatalf("Waits = %d, want >= 1", l.Waits())
 		}
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
@@ -176,11 +179,57 @@ func TestMutexNeverTwoHolders(t *testing.T) {
 	}
 }
 
-func TestMutexRejectsTinyTTL(t *testing.T) {
+// TestConfigurationRefusedWhereGiven: a lease or an option that cannot
+// work panics where it is given, before anything is sent, instead of
+// failing each acquisition or passing for a lost lock (the drifts
+// KeepAlive refuses: TestKeepAliveRefusesADriftThatLeavesNoLease).
+func TestConfigurationRefusedWhereGiven(t *testing.T) {
 	b := redistest.Mini(t)
-	if _, err := locking.NewMutex(b.Client, "k", time.Microsecond).TryAcquire(context.Background()); err == nil {
-		t.Fatal("a ttl below 1ms was accepted")
+	ctx := context.Background()
+	l, err := locking.NewMutex(b.Client, "k", time.Second).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	clients := []redis.UniversalClient{b.Client}
+	for _, tc := range []struct {
+		name string
+		make func()
+	}{
+		{"NewMutex below 1ms", func() { locking.NewMutex(b.Client, "k", time.Microsecond) }},
+		{"NewRWMutex below 1ms", func() { locking.NewRWMutex(b.Client, "k", 0) }},
+		{"NewReentrantMutex below 1ms", func() { locking.NewReentrantMutex(b.Client, "k", -time.Second) }},
+		{"NewRedlockMutex below 1ms", func() { locking.NewRedlockMutex(clients, "k", time.Microsecond) }},
+		{"queue.NewMutex below 1ms", func() { queue.NewMutex(b.Client, "k", time.Microsecond) }},
+		{"node timeout not positive", func() { locking.WithNodeTimeout(0) }},
+		{"node timeout beyond the lease", func() {
+			locking.NewRedlockMutex(clients, "k", time.Second, locking.WithNodeTimeout(time.Second))
+		}},
+		{"KeepAlive below 1ms", func() { locking.KeepAlive(ctx, l, time.Microsecond) }},
+		{"AcquireKeepAlive with drift beyond the lease", func() {
+			_, _, _ = locking.NewMutex(b.Client, "other", time.Second).AcquireKeepAlive(ctx, locking.WithDrift(time.Hour))
+		}},
+	} {
+		if !panics(tc.make) {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	if n, err := b.Client.Exists(ctx, "other").Result(); err != nil || n != 0 {
+		t.Errorf("AcquireKeepAlive with a bad drift took the lock (exists %d, %v)", n, err)
+	}
+	// The smallest lease Redis can express is accepted.
+	if panics(func() { locking.NewMutex(b.Client, "k", time.Millisecond) }) {
+		t.Error("a 1ms lease was refused")
+	}
+	if err := l.Extend(ctx, time.Microsecond); err == nil || errors.Is(err, locking.ErrNotHeld) {
+		t.Errorf("Extend below 1ms: %v; want a configuration error, not ErrNotHeld", err)
+	}
+}
+
+// panics reports whether f panicked.
+func panics(f func()) (panicked bool) {
+	defer func() { panicked = recover() != nil }()
+	f()
+	return false
 }
 
 func TestBackoffBounds(t *testing.T) {

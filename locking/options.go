@@ -1,6 +1,9 @@
 package locking
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Each lock kind takes its own option type, and an option is offered only
 // to the kinds it applies to, so a constructor given an option that does
@@ -66,9 +69,13 @@ func (o redlockOption) applyRedlockMutex(r *RedlockMutex) { o(r) }
 // WithNodeTimeout bounds each per-server command of a RedlockMutex
 // (default: ttl/100, at least 5 ms and at most 500 ms). It must be small
 // compared to the lease, so that a dead server does not eat the validity
-// time.
+// time: WithNodeTimeout panics if d is not positive, and NewRedlockMutex
+// if d is not below the lease.
 func WithNodeTimeout(d time.Duration) RedlockMutexOption {
-	return redlockOption(func(r *RedlockMutex) { r.nodeTimeout = d })
+	if d <= 0 {
+		panic(fmt.Sprintf("locking: WithNodeTimeout: %v is not positive", d))
+	}
+	return redlockOption(func(r *RedlockMutex) { r.nodeTimeout, r.nodeTimeoutSet = d, true })
 }
 
 // KeepAliveOption configures KeepAlive and Mutex.AcquireKeepAlive:
@@ -85,7 +92,7 @@ type keepAlive struct {
 // allow for the server's clock running faster than the client's and for
 // timers firing late. The default is ttl/100 + 2 ms, the allowance of the
 // Redlock validity formula (RedlockMutex.Drift). It must be at least 0
-// and below ttl.
+// and below ttl: KeepAlive panics otherwise.
 func WithDrift(d time.Duration) KeepAliveOption {
 	return func(k *keepAlive) { k.drift = d }
 }

@@ -8,14 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Pipeliner is what AcquirePiped sends its attempts through: a *redis.Tx
-// (the connection of a WATCH transaction), a *redis.Conn or a client.
-type Pipeliner interface {
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
+// A lock in a transaction's round trips (see the package doc's Mutex):
+// AcquirePiped and QueueRelease.
 
 // AcquirePiped takes the lock as Acquire does, but sends each attempt as
-// a pipeline on c, and queues the commands of with (when not nil) in the
+// a pipeline on c (typically the *redis.Tx of a WATCH transaction), and
+// queues the commands of with (when not nil) in the
 // pipeline of the first attempt, behind the acquisition: typically the
 // WATCH and the reads of the work the lock guards, so that an uncontended
 // acquisition costs no round trip of its own.
@@ -26,24 +24,21 @@ type Pipeliner interface {
 // included, are the caller's to read: only the acquisition's own reply
 // decides the outcome. With WithWakeups, waiters are woken by releases as
 // with Acquire; with WithFencing, the hold gets its fence.
-func (m *Mutex) AcquirePiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner)) (*Lock, error) {
-	if err := checkTTL(m.ttl); err != nil {
-		return nil, err
-	}
+func (m *Mutex) AcquirePiped(ctx context.Context, c redis.Cmdable, with func(p redis.Pipeliner)) (*Lock, error) {
 	return m.attempts(ctx, func(ctx context.Context, n int) (*Lock, error) { return m.attemptPiped(ctx, c, with, n) })
 }
 
 // attemptPiped sends attempt n: the acquisition, and with's commands when
 // n is 0. A lost reply is handled as by TryAcquire.
-func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis.Pipeliner), n int) (*Lock, error) {
+func (m *Mutex) attemptPiped(ctx context.Context, c redis.Cmdable, with func(p redis.Pipeliner), n int) (*Lock, error) {
 	l := m.newLock(ctx)
 	var set *redis.StatusCmd
 	var fenced *redis.Cmd
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if m.fencing {
-			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, fenceKey(m.key)}, l.token, m.ttl.Milliseconds())
+			fenced = fencedAcquireScript.Eval(ctx, p, []string{m.key, fenceKey(m.key)}, l.Token(), m.ttl.Milliseconds())
 		} else {
-			set = p.SetArgs(ctx, m.key, l.token, acquireArgs(m.ttl))
+			set = p.SetArgs(ctx, m.key, l.Token(), acquireArgs(m.ttl))
 		}
 		if n == 0 && with != nil {
 			with(p)
@@ -58,7 +53,7 @@ func (m *Mutex) attemptPiped(ctx context.Context, c Pipeliner, with func(p redis
 		l.fence = fence
 		return m.outcome(l, fence > 0, err)
 	}
-	ok, err := acquired(set, l.token)
+	ok, err := acquired(set, l.Token())
 	return m.outcome(l, ok, err)
 }
 
@@ -107,14 +102,14 @@ func (l *Lock) QueueRelease(ctx context.Context, p redis.Pipeliner) func() error
 	}
 	var cmd *redis.Cmd
 	if l.channel != "" {
-		cmd = releasePublishScript.Eval(ctx, p, []string{l.key}, l.token, l.channel)
+		cmd = releasePublishScript.Eval(ctx, p, []string{l.Key()}, l.Token(), l.channel)
 	} else {
-		cmd = releaseScript.Eval(ctx, p, []string{l.key}, l.token)
+		cmd = releaseScript.Eval(ctx, p, []string{l.Key()}, l.Token())
 	}
 	return func() error {
 		n, err := cmd.Int()
 		if err != nil {
-			return fmt.Errorf("locking: release %s: %w", l.key, err)
+			return fmt.Errorf("locking: release %s: %w", l.Key(), err)
 		}
 		if n == 0 {
 			return ErrNotHeld

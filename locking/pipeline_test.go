@@ -44,8 +44,8 @@ func TestAcquirePipedCarriesCommands(t *testing.T) {
 				if n := counter.Load().Sub(before).RoundTrips; n != 1 {
 					t.Fatalf("acquisition with a read took %d round trips, want 1", n)
 				}
-				if l.Waits != 0 || got.Val() != "v1" {
-					t.Fatalf("waits %d, read %q; want 0 and v1", l.Waits, got.Val())
+				if l.Waits() != 0 || got.Val() != "v1" {
+					t.Fatalf("waits %d, read %q; want 0 and v1", l.Waits(), got.Val())
 				}
 				if fenced && l.Fence() < 2 {
 					t.Fatalf("fence %d, want > the warm-up's", l.Fence())
@@ -101,8 +101,8 @@ func TestAcquirePipedWaitsAndReportsLoss(t *testing.T) {
 		must(t, first.Release(ctx))
 		<-done
 		must(t, aerr)
-		if l.Waits == 0 || calls.Load() != 1 {
-			t.Fatalf("waits %d, commands queued %d times; want > 0 and 1", l.Waits, calls.Load())
+		if l.Waits() == 0 || calls.Load() != 1 {
+			t.Fatalf("waits %d, commands queued %d times; want > 0 and 1", l.Waits(), calls.Load())
 		}
 		b.Expire(t, "{q}:lock") // the lease runs out
 		var released func() error

@@ -42,11 +42,16 @@ type RedlockMutex struct {
 	ttl         time.Duration
 	nodeTimeout time.Duration
 	backoff     Backoff
+	// nodeTimeoutSet is true when WithNodeTimeout set nodeTimeout.
+	nodeTimeoutSet bool
 }
 
 // NewRedlockMutex returns a RedlockMutex on key over clients, one per
-// independent server. Its default backoff is 5-100 ms.
+// independent server. Its default backoff is 5-100 ms. It panics if ttl
+// is below 1 ms, or if WithNodeTimeout gave a timeout that is not below
+// ttl (see the package doc's Configuration).
 func NewRedlockMutex(clients []redis.UniversalClient, key string, ttl time.Duration, opts ...RedlockMutexOption) *RedlockMutex {
+	lease.MustTTL("locking: NewRedlockMutex", ttl)
 	r := &RedlockMutex{
 		clients: clients, key: key, ttl: ttl,
 		nodeTimeout: min(max(ttl/100, 5*time.Millisecond), 500*time.Millisecond),
@@ -54,6 +59,9 @@ func NewRedlockMutex(clients []redis.UniversalClient, key string, ttl time.Durat
 	}
 	for _, o := range opts {
 		o.applyRedlockMutex(r)
+	}
+	if r.nodeTimeoutSet && r.nodeTimeout >= ttl {
+		panic(fmt.Sprintf("locking: NewRedlockMutex: node timeout %v is not below the %v lease", r.nodeTimeout, ttl))
 	}
 	return r
 }
@@ -70,29 +78,11 @@ func (r *RedlockMutex) Quorum() int { return len(r.clients)/2 + 1 }
 // Drift is the clock-drift allowance subtracted from a lease: ttl/100 + 2 ms.
 func (r *RedlockMutex) Drift(ttl time.Duration) time.Duration { return lease.Drift(ttl) }
 
-// RedlockLock is one hold of a RedlockMutex.
+// RedlockLock is one hold of a RedlockMutex. Its Expires is when its
+// validity ends, by the local clock.
 type RedlockLock struct {
-	r     *RedlockMutex
-	token string
-
-	mu         sync.Mutex
-	validUntil time.Time
-
-	// Waits is how many attempts failed before the hold was granted.
-	Waits int
-}
-
-// Key is the locked key.
-func (h *RedlockLock) Key() string { return h.r.key }
-
-// Token is the hold's random token.
-func (h *RedlockLock) Token() string { return h.token }
-
-// Expires is when the hold's validity ends (by the local clock).
-func (h *RedlockLock) Expires() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.validUntil
+	hold
+	r *RedlockMutex
 }
 
 // Validity is how much of the hold's validity is left.
@@ -131,9 +121,6 @@ func (r *RedlockMutex) onAll(ctx context.Context, fn func(ctx context.Context, c
 // enough servers answered but too few granted the lock, and
 // ErrQuorumUnreachable when fewer than a majority answered at all.
 func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
-	if err := checkTTL(r.ttl); err != nil {
-		return nil, err
-	}
 	if len(r.clients) == 0 {
 		return nil, fmt.Errorf("%w: no servers", ErrQuorumUnreachable)
 	}
@@ -144,7 +131,7 @@ func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
 	})
 	validity := r.ttl - ClockFrom(ctx).Now().Sub(start) - r.Drift(r.ttl)
 	if yes >= r.Quorum() && validity > 0 {
-		return &RedlockLock{r: r, token: token, validUntil: start.Add(r.ttl - r.Drift(r.ttl))}, nil
+		return &RedlockLock{hold: newHold(r.key, token, start.Add(r.ttl-r.Drift(r.ttl))), r: r}, nil
 	}
 	r.releaseAll(ctx, token)
 	if len(r.clients)-failed < r.Quorum() {
@@ -167,7 +154,7 @@ func (r *RedlockMutex) Acquire(ctx context.Context) (*RedlockLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.Waits = waits
+	h.h.SetWaits(waits)
 	return h, nil
 }
 
@@ -182,10 +169,8 @@ func (r *RedlockMutex) releaseAll(ctx context.Context, token string) int {
 // Release deletes the hold's token from every server (whichever still
 // holds it). It returns ErrNotHeld when no server held it any more.
 func (h *RedlockLock) Release(ctx context.Context) error {
-	h.mu.Lock()
-	h.validUntil = time.Time{}
-	h.mu.Unlock()
-	if h.r.releaseAll(ctx, h.token) == 0 {
+	h.h.SetExpires(time.Time{})
+	if h.r.releaseAll(ctx, h.Token()) == 0 {
 		return ErrNotHeld
 	}
 	return nil
@@ -203,13 +188,11 @@ func (h *RedlockLock) Extend(ctx context.Context, ttl time.Duration) error {
 	r := h.r
 	start := ClockFrom(ctx).Now()
 	yes, _, failed, firstErr := r.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
-		n, err := extendScript.Run(ctx, c, []string{r.key}, h.token, ttl.Milliseconds()).Int()
+		n, err := extendScript.Run(ctx, c, []string{r.key}, h.Token(), ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
 	if yes >= r.Quorum() && ClockFrom(ctx).Now().Sub(start) < ttl-r.Drift(ttl) {
-		h.mu.Lock()
-		h.validUntil = start.Add(ttl - r.Drift(ttl))
-		h.mu.Unlock()
+		h.h.SetExpires(start.Add(ttl - r.Drift(ttl)))
 		return nil
 	}
 	if len(r.clients)-failed < r.Quorum() {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
 // ErrNoOwner is returned by ReentrantMutex when the context carries no owner
@@ -45,8 +47,10 @@ type ReentrantMutex struct {
 }
 
 // NewReentrantMutex returns a reentrant lock on key whose holds last ttl
-// unless extended.
+// unless extended. It panics if ttl is below 1 ms (see the package doc's
+// Configuration).
 func NewReentrantMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...ReentrantMutexOption) *ReentrantMutex {
+	lease.MustTTL("locking: NewReentrantMutex", ttl)
 	r := &ReentrantMutex{rdb: rdb, key: key, ttl: ttl, backoff: DefaultBackoff}
 	for _, o := range opts {
 		o.applyReentrantMutex(r)
@@ -60,37 +64,21 @@ func (r *ReentrantMutex) Key() string { return r.key }
 // TTL is the lease length, reset by each acquisition.
 func (r *ReentrantMutex) TTL() time.Duration { return r.ttl }
 
-// ReentrantLock is one hold of a ReentrantMutex by one owner. The owner's
-// other holds of the same lock are separate ReentrantLocks; the lock is
-// free once all of them are released.
+// ReentrantLock is one hold of a ReentrantMutex by one owner, its Token
+// (see WithOwner). The owner's other holds of the same lock are separate
+// ReentrantLocks; the lock is free once all of them are released. Every
+// acquisition and extension by the owner resets the one lease of the
+// whole hold, so the lease may last longer than this hold's Expires.
 type ReentrantLock struct {
-	r     *ReentrantMutex
-	owner string
+	hold
+	r *ReentrantMutex
 
-	mu       sync.Mutex
-	expires  time.Time
+	mu       sync.Mutex // serializes Release, guards released
 	released bool
 
 	// Depth is the owner's hold count right after this acquisition: 1 for
 	// a first acquisition, 2 when taken again while held, and so on.
 	Depth int
-	// Waits is how many attempts failed before this hold was granted.
-	Waits int
-}
-
-// Key is the locked key.
-func (l *ReentrantLock) Key() string { return l.r.key }
-
-// Owner is the identity that holds the lock (see WithOwner).
-func (l *ReentrantLock) Owner() string { return l.owner }
-
-// Expires is a conservative estimate of when the lease of this hold ends.
-// Every acquisition and extension by the owner resets the one lease of
-// the whole hold, so the lease may in fact last longer.
-func (l *ReentrantLock) Expires() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.expires
 }
 
 var (
@@ -124,9 +112,6 @@ func (r *ReentrantMutex) owner(ctx context.Context) (string, error) {
 	if !ok {
 		return "", ErrNoOwner
 	}
-	if err := checkTTL(r.ttl); err != nil {
-		return "", err
-	}
 	return o, nil
 }
 
@@ -146,7 +131,7 @@ func (r *ReentrantMutex) TryAcquire(ctx context.Context) (*ReentrantLock, error)
 	if n == 0 {
 		return nil, ErrNotAcquired
 	}
-	return &ReentrantLock{r: r, owner: o, expires: sent.Add(r.ttl), Depth: n}, nil
+	return &ReentrantLock{hold: newHold(r.key, o, sent.Add(r.ttl)), r: r, Depth: n}, nil
 }
 
 // Acquire retries TryAcquire with backoff until it succeeds or ctx ends
@@ -156,7 +141,7 @@ func (r *ReentrantMutex) Acquire(ctx context.Context) (*ReentrantLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.Waits = waits
+	l.h.SetWaits(waits)
 	return l, nil
 }
 
@@ -182,7 +167,7 @@ func (l *ReentrantLock) Release(ctx context.Context) error {
 	if l.released {
 		return ErrNotHeld
 	}
-	n, err := reentrantReleaseScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.owner).Int()
+	n, err := reentrantReleaseScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.Token()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: release %s: %w", l.r.key, err)
 	}
@@ -207,15 +192,13 @@ func (l *ReentrantLock) Extend(ctx context.Context, ttl time.Duration) error {
 		return ErrNotHeld
 	}
 	sent := ClockFrom(ctx).Now()
-	n, err := reentrantExtendScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.owner, ttl.Milliseconds()).Int()
+	n, err := reentrantExtendScript.Run(ctx, l.r.rdb, []string{l.r.key}, l.Token(), ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", l.r.key, err)
 	}
 	if n == 0 {
 		return ErrNotHeld
 	}
-	l.mu.Lock()
-	l.expires = sent.Add(ttl)
-	l.mu.Unlock()
+	l.h.SetExpires(sent.Add(ttl))
 	return nil
 }

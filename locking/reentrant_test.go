@@ -29,7 +29,7 @@ func TestReentrantCounts(t *testing.T) {
 		var holds []*locking.ReentrantLock
 		for want := 1; want <= 3; want++ {
 			l, err := r.TryAcquire(alice)
-			if err != nil || l.Depth != want || l.Owner() != "alice" {
+			if err != nil || l.Depth != want || l.Token() != "alice" {
 				t.Fatalf("acquire %d: %+v, %v", want, l, err)
 			}
 			holds = append(holds, l)

@@ -3,7 +3,6 @@ package locking
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,8 +35,10 @@ type RWMutex struct {
 }
 
 // NewRWMutex returns the read-write lock called name, whose holds last ttl
-// unless extended.
+// unless extended. It panics if ttl is below 1 ms (see the package doc's
+// Configuration).
 func NewRWMutex(rdb redis.UniversalClient, name string, ttl time.Duration, opts ...RWMutexOption) *RWMutex {
+	lease.MustTTL("locking: NewRWMutex", ttl)
 	rw := &RWMutex{
 		rdb: rdb, name: name, ttl: ttl, backoff: DefaultBackoff,
 		readers: lease.Sibling(name, ":readers"),
@@ -104,45 +105,18 @@ if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) 
 return 0`)
 )
 
-// RWLock is one read or write hold of an RWMutex.
+// RWLock is one read or write hold of an RWMutex. Its Key is the writer
+// key for the writer's hold, the readers key for a read hold.
 type RWLock struct {
+	hold
 	rw    *RWMutex
 	write bool
-	token string
-
-	mu      sync.Mutex
-	expires time.Time
-
-	// Waits is how many attempts failed before the hold was granted.
-	Waits int
 }
 
 // Write reports whether this is the writer's hold.
 func (h *RWLock) Write() bool { return h.write }
 
-// Key is the Redis key that stores this hold's token: the writer key for
-// the writer's hold, the readers key for a read hold.
-func (h *RWLock) Key() string {
-	if h.write {
-		return h.rw.writer
-	}
-	return h.rw.readers
-}
-
-// Token is the hold's random token.
-func (h *RWLock) Token() string { return h.token }
-
-// Expires is a conservative estimate of when the lease ends.
-func (h *RWLock) Expires() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.expires
-}
-
 func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWLock, error) {
-	if err := checkTTL(rw.ttl); err != nil {
-		return nil, err
-	}
 	script := readAcquireScript
 	if write {
 		script = writeAcquireScript
@@ -155,7 +129,11 @@ func (rw *RWMutex) try(ctx context.Context, write bool, token string) (*RWLock, 
 	if n == 0 {
 		return nil, ErrNotAcquired
 	}
-	return &RWLock{rw: rw, write: write, token: token, expires: sent.Add(rw.ttl)}, nil
+	key := rw.readers
+	if write {
+		key = rw.writer
+	}
+	return &RWLock{hold: newHold(key, token, sent.Add(rw.ttl)), rw: rw, write: write}, nil
 }
 
 // TryAcquireRead makes one attempt at a read hold; ErrNotAcquired when a
@@ -207,7 +185,7 @@ func (rw *RWMutex) acquire(ctx context.Context, write bool) (*RWLock, error) {
 		}
 		return nil, err
 	}
-	h.Waits = waits
+	h.h.SetWaits(waits)
 	return h, nil
 }
 
@@ -217,9 +195,9 @@ func (h *RWLock) Release(ctx context.Context) error {
 	var n int
 	var err error
 	if h.write {
-		n, err = releaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token).Int()
+		n, err = releaseScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.Token()).Int()
 	} else {
-		n, err = readReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token).Int()
+		n, err = readReleaseScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.Token()).Int()
 	}
 	if err != nil {
 		return fmt.Errorf("locking: release %s: %w", h.rw.name, err)
@@ -239,9 +217,9 @@ func (h *RWLock) Extend(ctx context.Context, ttl time.Duration) error {
 	var n int
 	var err error
 	if h.write {
-		n, err = extendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.token, ttl.Milliseconds()).Int()
+		n, err = extendScript.Run(ctx, h.rw.rdb, []string{h.rw.writer}, h.Token(), ttl.Milliseconds()).Int()
 	} else {
-		n, err = readExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.token, ttl.Milliseconds()).Int()
+		n, err = readExtendScript.Run(ctx, h.rw.rdb, []string{h.rw.readers}, h.Token(), ttl.Milliseconds()).Int()
 	}
 	if err != nil {
 		return fmt.Errorf("locking: extend %s: %w", h.rw.name, err)
@@ -249,8 +227,6 @@ func (h *RWLock) Extend(ctx context.Context, ttl time.Duration) error {
 	if n == 0 {
 		return ErrNotHeld
 	}
-	h.mu.Lock()
-	h.expires = sent.Add(ttl)
-	h.mu.Unlock()
+	h.h.SetExpires(sent.Add(ttl))
 	return nil
 }

@@ -7,20 +7,25 @@ import (
 	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
-// Names of the scripts of this package, as ScriptName gives them.
+// Names of the scripts of a Mutex, as ScriptName gives them. The scripts
+// of the other kinds have names of their own.
 const (
-	ScriptAcquireFenced    = "acquire-fenced"  // SET NX PX and the fence's INCR (WithFencing)
-	ScriptExtend           = "extend"          // PEXPIRE if the key holds the token
-	ScriptRelease          = "release"         // DEL if the key holds the token
-	ScriptReleasePublish   = "release-publish" // release, and announce it (WithWakeups)
-	ScriptReentrantAcquire = "reentrant-acquire"
-	ScriptReentrantRelease = "reentrant-release"
-	ScriptReentrantExtend  = "reentrant-extend"
-	ScriptReadAcquire      = "read-acquire"
-	ScriptReadExtend       = "read-extend"
-	ScriptReadRelease      = "read-release"
-	ScriptWriteAcquire     = "write-acquire"
-	ScriptWriteGiveUp      = "write-give-up"
+	ScriptAcquireFenced  = "acquire-fenced"  // SET NX PX and the fence's INCR (WithFencing)
+	ScriptExtend         = "extend"          // PEXPIRE if the key holds the token
+	ScriptRelease        = "release"         // DEL if the key holds the token
+	ScriptReleasePublish = "release-publish" // release, and announce it (WithWakeups)
+)
+
+// Names of the scripts of the other kinds.
+const (
+	scriptReentrantAcquire = "reentrant-acquire"
+	scriptReentrantRelease = "reentrant-release"
+	scriptReentrantExtend  = "reentrant-extend"
+	scriptReadAcquire      = "read-acquire"
+	scriptReadExtend       = "read-extend"
+	scriptReadRelease      = "read-release"
+	scriptWriteAcquire     = "write-acquire"
+	scriptWriteGiveUp      = "write-give-up"
 )
 
 // scriptNames maps each script's SHA1 to its name.
@@ -29,14 +34,14 @@ var scriptNames = map[string]string{
 	lease.ExtendScript.Hash():     ScriptExtend,
 	lease.ReleaseScript.Hash():    ScriptRelease,
 	releasePublishScript.Hash():   ScriptReleasePublish,
-	reentrantAcquireScript.Hash(): ScriptReentrantAcquire,
-	reentrantReleaseScript.Hash(): ScriptReentrantRelease,
-	reentrantExtendScript.Hash():  ScriptReentrantExtend,
-	readAcquireScript.Hash():      ScriptReadAcquire,
-	readExtendScript.Hash():       ScriptReadExtend,
-	readReleaseScript.Hash():      ScriptReadRelease,
-	writeAcquireScript.Hash():     ScriptWriteAcquire,
-	writeGiveUpScript.Hash():      ScriptWriteGiveUp,
+	reentrantAcquireScript.Hash(): scriptReentrantAcquire,
+	reentrantReleaseScript.Hash(): scriptReentrantRelease,
+	reentrantExtendScript.Hash():  scriptReentrantExtend,
+	readAcquireScript.Hash():      scriptReadAcquire,
+	readExtendScript.Hash():       scriptReadExtend,
+	readReleaseScript.Hash():      scriptReadRelease,
+	writeAcquireScript.Hash():     scriptWriteAcquire,
+	writeGiveUpScript.Hash():      scriptWriteGiveUp,
 }
 
 // ScriptName names a script of this package from what a command log

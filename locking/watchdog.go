@@ -45,20 +45,14 @@ type expirer interface{ Expires() time.Time }
 // just before each write; between that check and the write the lease can
 // still run out, so combine renewal with fencing (Lock.Held, FencedWrite)
 // where a stale write must never land.
+//
+// KeepAlive panics, before it starts anything, if ttl is below 1 ms or the
+// drift allowance is not in [0, ttl): a configuration that cannot keep a
+// lease is a programming error, not a lost lock (see the package doc's
+// Configuration).
 func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepAliveOption) (context.Context, func()) {
+	k := keepAliveConfig("locking: KeepAlive", ttl, opts)
 	work, cancel := context.WithCancelCause(ctx)
-	k := keepAlive{drift: lease.Drift(ttl)}
-	for _, o := range opts {
-		o(&k)
-	}
-	if err := checkTTL(ttl); err != nil {
-		cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
-		return work, func() {}
-	}
-	if k.drift < 0 || k.drift >= ttl {
-		cancel(fmt.Errorf("%w: drift allowance %v leaves nothing of the %v lease", ErrLockLost, k.drift, ttl))
-		return work, func() {}
-	}
 	clock := ClockFrom(ctx)
 	w := &watchdog{h: h, ttl: ttl, drift: k.drift, interval: max(ttl/3, time.Millisecond),
 		clock: clock, ctx: ctx, cancel: cancel, validUntil: clock.Now().Add(ttl)}
@@ -83,6 +77,20 @@ func KeepAlive(ctx context.Context, h Extender, ttl time.Duration, opts ...KeepA
 		})
 	}
 	return work, stop
+}
+
+// keepAliveConfig is the watchdog's configuration for a lease of ttl with
+// opts; it panics, naming fn, if it cannot keep the lease.
+func keepAliveConfig(fn string, ttl time.Duration, opts []KeepAliveOption) keepAlive {
+	lease.MustTTL(fn, ttl)
+	k := keepAlive{drift: lease.Drift(ttl)}
+	for _, o := range opts {
+		o(&k)
+	}
+	if k.drift < 0 || k.drift >= ttl {
+		panic(fmt.Sprintf("%s: drift allowance %v leaves nothing of the %v lease", fn, k.drift, ttl))
+	}
+	return k
 }
 
 // watchdog is the goroutine of KeepAlive: it extends h's lease to ttl
@@ -173,8 +181,10 @@ func (w *watchdog) send(sent time.Time) (answered bool, err error) {
 // cancelled with cause ErrLockLost as soon as the lease is lost, or is
 // about to run out without an answer from Redis. Releasing the hold
 // (Release, or QueueRelease) stops the watchdog, and waits for it, before
-// the release is sent.
+// the release is sent. Like KeepAlive, it panics if opts cannot keep the
+// mutex's lease, before it acquires anything.
 func (m *Mutex) AcquireKeepAlive(ctx context.Context, opts ...KeepAliveOption) (*Lock, context.Context, error) {
+	keepAliveConfig("locking: AcquireKeepAlive", m.ttl, opts)
 	l, err := m.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err

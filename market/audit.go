@@ -373,7 +373,7 @@ func (m *Market) receipts(ctx context.Context, last string) (map[string]total, m
 			ps, _ := msg.Values["price"].(string)
 			price, err := strconv.ParseInt(ps, 10, 64)
 			if err != nil {
-				return nil, nil, fmt.Errorf("market: audit: receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
+				return nil, nil, fmt.Errorf("%w: audit: receipt %s has price %q", ErrCorrupt, msg.ID, ps)
 			}
 			for _, u := range []struct {
 				id string

@@ -45,7 +45,9 @@ func WithLockFunc(f LockFunc) Option { return func(m *Market) { m.lockFunc = f }
 // and first checks that it still holds the lease's token, so a holder that
 // was paused past its lease (and perhaps replaced by another) has its
 // write refused with locking.ErrLockLost instead of applying it beside the
-// new holder's. Leases without a token are not fenced.
+// new holder's. A LockFunc whose lease has no token cannot be fenced: the
+// operation then fails with ErrInvalid, having released the lock and
+// applied nothing.
 func WithFencing() Option { return func(m *Market) { m.fencing = true } }
 
 // hold is the lock an operation runs under, however it was taken.
@@ -89,13 +91,13 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 		if err != nil {
 			return hold{}, err
 		}
-		return hold{token: l.Token(), waits: l.Waits, release: l.Release}, nil
+		return hold{token: l.Token(), waits: l.Waits(), release: l.Release}, nil
 	}
 	l, err := mu.AcquirePiped(ctx, tx, first)
 	if err != nil {
 		return hold{}, err
 	}
-	return hold{token: l.Token(), waits: l.Waits, readsSent: l.Waits == 0,
+	return hold{token: l.Token(), waits: l.Waits(), readsSent: l.Waits() == 0,
 		queueRelease: l.QueueRelease, release: l.Release}, nil
 }
 
@@ -113,30 +115,18 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 // the commit: with the book's lock (supplied by WithLockFunc), seven round
 // trips for an uncontended listing, nine for a purchase.
 func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o op, cost *Cost, watch ...string) error {
-	r := &lockedOp{m: m, key: key, watch: watch, o: o, cost: cost, fenced: m.fencing}
+	r := &lockedOp{m: m, key: key, watch: watch, o: o, cost: cost}
 	defer r.release(ctx)
-	err := watchtx.Conn(ctx, m.rdb, key, func(tx *redis.Tx) error {
-		r.tx = tx
-		if err := r.acquire(ctx); err != nil {
+	var err error
+	cost.Retries, err = watchtx.RunPiped(ctx, m.rdb, watchtx.Options{}, key, func(tx *redis.Tx) error {
+		if err := r.readUnderLock(ctx, tx); err != nil {
 			return err
 		}
-		for {
-			if err := r.check(); err != nil {
-				return r.giveUp(ctx, err)
-			}
-			beforeCommit(ctx, s, name)
-			if err := r.commit(ctx); !errors.Is(err, redis.TxFailedErr) {
-				return err
-			}
-			// A watched key changed: the buyer, or under fencing the lock.
-			cost.Retries++
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := r.read(ctx, false); err != nil {
-				return err
-			}
+		if err := r.check(); err != nil {
+			return r.giveUp(ctx, err)
 		}
+		beforeCommit(ctx, s, name)
+		return r.commit(ctx)
 	})
 	if errors.Is(err, locking.ErrLockLost) {
 		cost.LockLost = true
@@ -155,10 +145,21 @@ type lockedOp struct {
 	o     op
 	cost  *Cost
 
-	h      hold
-	held   bool // taken and not given back yet
-	fenced bool // known before the acquisition for the default mutex
-	fence  *redis.StringCmd
+	h     hold
+	held  bool // taken and not given back yet
+	fence *redis.StringCmd
+}
+
+// readUnderLock takes the lock and reads under it on the first call. A
+// later call follows an EXEC aborted because a watched key changed (the
+// buyer, or under fencing the lock): the lock is still held, so only the
+// WATCH and the reads are sent again.
+func (r *lockedOp) readUnderLock(ctx context.Context, tx *redis.Tx) error {
+	if r.tx == nil {
+		r.tx = tx
+		return r.acquire(ctx)
+	}
+	return r.read(ctx, false)
 }
 
 // acquire takes the lock. With the default mutex in the lean form, the
@@ -183,7 +184,9 @@ func (r *lockedOp) acquire(ctx context.Context) error {
 	}
 	r.h, r.held = h, true
 	r.cost.LockWaits = h.waits
-	r.fenced = r.m.fencing && h.token != ""
+	if r.m.fencing && h.token == "" {
+		return fmt.Errorf("%w: WithFencing needs a lease with a token, and the LockFunc returned none", ErrInvalid)
+	}
 	if h.readsSent {
 		return nil
 	}
@@ -192,7 +195,7 @@ func (r *lockedOp) acquire(ctx context.Context) error {
 
 // watched is what the operation WATCHes: its keys and, fenced, the lock.
 func (r *lockedOp) watched() []string {
-	if r.fenced {
+	if r.m.fencing {
 		return append(slices.Clip(r.watch), r.key)
 	}
 	return r.watch
@@ -201,7 +204,7 @@ func (r *lockedOp) watched() []string {
 // steps are the op's read steps, the fence's GET in the first.
 func (r *lockedOp) steps(ctx context.Context) []func(p redis.Pipeliner) {
 	steps := readSteps(ctx, r.o)
-	if r.fenced && len(steps) > 0 {
+	if r.m.fencing && len(steps) > 0 {
 		first := steps[0]
 		steps[0] = func(p redis.Pipeliner) {
 			r.fence = p.Get(ctx, r.key)
@@ -219,8 +222,8 @@ func (r *lockedOp) read(ctx context.Context, unwatch bool) error {
 // check judges what was read: under fencing, first that the lock is
 // still the lease's.
 func (r *lockedOp) check() error {
-	if r.fenced && r.fence.Val() != r.h.token {
-		return fmt.Errorf("%s: %w: %w", r.key, locking.ErrLockLost, locking.ErrNotHeld)
+	if r.m.fencing && r.fence.Val() != r.h.token {
+		return fmt.Errorf("market: lock %s changed hands before the commit: %w: %w", r.key, locking.ErrLockLost, locking.ErrNotHeld)
 	}
 	return r.o.check()
 }
@@ -230,7 +233,7 @@ func (r *lockedOp) check() error {
 // UNWATCH; any other is released afterwards (release).
 func (r *lockedOp) giveUp(ctx context.Context, err error) error {
 	if r.h.queueRelease == nil {
-		return err // Conn unwatches
+		return err // RunPiped unwatches
 	}
 	var rel func() error
 	_, perr := r.tx.Pipelined(ctx, func(p redis.Pipeliner) error {

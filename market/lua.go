@@ -105,7 +105,7 @@ func (m *Market) listLua(ctx context.Context, o *listOp) error {
 		return o.rec.compare(seen)
 	}
 	if err := scriptResult(res); err != nil {
-		return fmt.Errorf("%s by %s: %w", o.item, o.seller, err)
+		return fmt.Errorf("%w: %s by %s", err, o.item, o.seller)
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func (m *Market) purchaseLua(ctx context.Context, o *purchaseOp) error {
 		return o.rec.compare(seen)
 	}
 	if err := scriptResult(res); err != nil {
-		return fmt.Errorf("%s from %s for %s: %w", o.item, o.seller, o.buyer, err)
+		return fmt.Errorf("%w: %s from %s for %s", err, o.item, o.seller, o.buyer)
 	}
 	return nil
 }

@@ -41,8 +41,10 @@ const (
 	MaxNameLen     = 64                    // characters in a user's display name
 )
 
-// Errors returned by the market. Wrapped errors carry detail; test with
-// errors.Is. Every error of this package reads "market: ...".
+// Errors returned by the market. Wrapped errors carry detail after the
+// sentinel's text; test with errors.Is. Every error this package makes
+// reads "market: ..."; an error of Redis or of its client is returned as
+// it is (OutcomeOf classifies both).
 var (
 	ErrInvalid           = errors.New("market: invalid request")
 	ErrUserNotFound      = errors.New("market: user not found")
@@ -198,8 +200,17 @@ func (m *Market) Name() string { return m.name }
 // Keys returns the market's key names.
 func (m *Market) Keys() Keys { return m.keys }
 
-// Client is the Redis client the market uses.
-func (m *Market) Client() redis.UniversalClient { return m.rdb }
+// Ping reports whether the market's Redis answers: nil if it does.
+func (m *Market) Ping(ctx context.Context) error {
+	if err := m.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("market: ping: %w", err)
+	}
+	return nil
+}
+
+// PoolStats are the statistics of the market's connection pool to Redis
+// (nil when its client keeps none).
+func (m *Market) PoolStats() *redis.PoolStats { return m.rdb.PoolStats() }
 
 // Ledger is the record of acknowledged operations the audit checks, or nil
 // when the Market was made without WithLedger.

@@ -68,7 +68,7 @@ func (r *opRecord) check() error {
 func (r *opRecord) compare(stored string) error {
 	what, strat, _ := strings.Cut(stored, "|")
 	if what != r.what {
-		return fmt.Errorf("operation %s was %q, not %q: %w", r.id, what, r.what, ErrOpMismatch)
+		return fmt.Errorf("%w: operation %s was %q, not %q", ErrOpMismatch, r.id, what, r.what)
 	}
 	return replayed{Strategy(strat)}
 }
@@ -141,7 +141,7 @@ func (o *listOp) check() error {
 		return err
 	default:
 		if c, perr := strconv.ParseInt(n, 10, 64); perr != nil || c == math.MaxInt64 {
-			return fmt.Errorf("%s: listed count of %s is %q: %w", o.keys.Listed(), o.item, n, ErrCorrupt)
+			return fmt.Errorf("%w: %s: listed count of %s is %q", ErrCorrupt, o.keys.Listed(), o.item, n)
 		}
 	}
 	owned, err := o.owned.Result()
@@ -149,7 +149,7 @@ func (o *listOp) check() error {
 		return err
 	}
 	if !owned {
-		return fmt.Errorf("%s by %s: %w", o.item, o.seller, ErrItemNotOwned)
+		return fmt.Errorf("%w: %s by %s", ErrItemNotOwned, o.item, o.seller)
 	}
 	return nil
 }
@@ -209,32 +209,32 @@ func (o *purchaseOp) check() error {
 			return err
 		}
 		if info.LastGeneratedID == lastStreamID {
-			return fmt.Errorf("%s has reached the last stream ID: %w", o.keys.Sales(), ErrCorrupt)
+			return fmt.Errorf("%w: %s has reached the last stream ID", ErrCorrupt, o.keys.Sales())
 		}
 	}
 	listed, err := o.score.Result()
 	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("%s from %s: %w", o.item, o.seller, ErrListingNotFound)
+		return fmt.Errorf("%w: %s from %s", ErrListingNotFound, o.item, o.seller)
 	}
 	if err != nil {
 		return err
 	}
 	if int64(listed) != o.price {
-		return fmt.Errorf("%s from %s is listed at %d, not %d: %w", o.item, o.seller, int64(listed), o.price, ErrPriceChanged)
+		return fmt.Errorf("%w: %s from %s is listed at %d, not %d", ErrPriceChanged, o.item, o.seller, int64(listed), o.price)
 	}
 	f, err := o.funds.Result()
 	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("buyer %s: %w", o.buyer, ErrUserNotFound)
+		return fmt.Errorf("%w: buyer %s", ErrUserNotFound, o.buyer)
 	}
 	if err != nil {
 		return err
 	}
 	have, err := strconv.ParseInt(f, 10, 64)
 	if err != nil {
-		return fmt.Errorf("buyer %s funds %q: %w", o.buyer, f, ErrCorrupt)
+		return fmt.Errorf("%w: buyer %s has funds %q", ErrCorrupt, o.buyer, f)
 	}
 	if have < o.price {
-		return fmt.Errorf("%s has %d, needs %d: %w", o.buyer, have, o.price, ErrInsufficientFunds)
+		return fmt.Errorf("%w: %s has %d, needs %d", ErrInsufficientFunds, o.buyer, have, o.price)
 	}
 	// Redis does not roll back a MULTI/EXEC whose command fails, so what
 	// EXEC could refuse is checked here: the seller's HINCRBY must not
@@ -242,17 +242,17 @@ func (o *purchaseOp) check() error {
 	// band may not).
 	sf, err := o.sellerFunds.Result()
 	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("seller %s: %w", o.seller, ErrUserNotFound)
+		return fmt.Errorf("%w: seller %s", ErrUserNotFound, o.seller)
 	}
 	if err != nil {
 		return err
 	}
 	sellerHas, err := strconv.ParseInt(sf, 10, 64)
 	if err != nil {
-		return fmt.Errorf("seller %s funds %q: %w", o.seller, sf, ErrCorrupt)
+		return fmt.Errorf("%w: seller %s has funds %q", ErrCorrupt, o.seller, sf)
 	}
 	if sellerHas > math.MaxInt64-o.price {
-		return fmt.Errorf("seller %s has %d, cannot be credited %d: %w", o.seller, sellerHas, o.price, ErrCorrupt)
+		return fmt.Errorf("%w: seller %s has %d, cannot be credited %d", ErrCorrupt, o.seller, sellerHas, o.price)
 	}
 	return nil
 }
@@ -300,7 +300,7 @@ func (t *keyTypes) check() error {
 			return err
 		}
 		if got != k.want && got != "none" {
-			return fmt.Errorf("%s holds a %s, not a %s: %w", k.key, got, k.want, ErrCorrupt)
+			return fmt.Errorf("%w: %s holds a %s, not a %s", ErrCorrupt, k.key, got, k.want)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package market_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -34,5 +35,35 @@ func TestNewRefusesOptions(t *testing.T) {
 	if _, err := market.New(b.Client, "opts", market.WithBackoff(locking.DefaultBackoff),
 		market.WithTimeouts(time.Millisecond, time.Millisecond)); err != nil {
 		t.Errorf("valid options refused: %v", err)
+	}
+}
+
+// TestFencingRefusesALeaseWithoutToken: under WithFencing, the lease of a
+// LockFunc that stores no token cannot be checked at the commit, so the
+// operation fails with ErrInvalid, applies nothing and gives the lock
+// back, instead of running unfenced.
+func TestFencingRefusesALeaseWithoutToken(t *testing.T) {
+	b := redistest.Mini(t)
+	ctx := context.Background()
+	released := 0
+	lock := func(context.Context, string, time.Duration) (market.Lease, error) {
+		return market.Lease{Release: func(context.Context) error { released++; return nil }}, nil
+	}
+	m, err := newMarket(b.Client, "tokenless", market.WithLockFunc(lock), market.WithFencing())
+	must(t, err)
+	user(t, m, "ann", 100)
+	user(t, m, "sam", 0)
+	listed(t, m, market.Lua, "sam", "cup", 10)
+	before := redistest.Snapshot(t, b.Client)
+	for _, s := range []market.Strategy{market.Coarse, market.Fine} {
+		if _, err := m.Purchase(ctx, s, "ann", "sam", "cup", 10); !errors.Is(err, market.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", s, err)
+		}
+	}
+	if after := redistest.Snapshot(t, b.Client); !maps.Equal(before, after) {
+		t.Errorf("market changed:\nbefore %v\nafter  %v", before, after)
+	}
+	if released != 2 {
+		t.Errorf("%d leases released, want 2", released)
 	}
 }

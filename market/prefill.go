@@ -67,7 +67,7 @@ func (m *Market) CreateListings(ctx context.Context, seller string, items []stri
 		return err
 	}
 	if err := scriptResult(res); err != nil {
-		return fmt.Errorf("listings of %s: %w", seller, err)
+		return fmt.Errorf("%w: listings of %s", err, seller)
 	}
 	for i, item := range items {
 		m.ledger.itemCreated(item)

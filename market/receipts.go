@@ -76,7 +76,7 @@ func (m *Market) ReceiptPage(ctx context.Context, user, before string, limit int
 			r.Op, _ = msg.Values["op"].(string)
 			ps, _ := msg.Values["price"].(string)
 			if r.Price, err = strconv.ParseInt(ps, 10, 64); err != nil {
-				return page, fmt.Errorf("receipt %s has price %q: %w", msg.ID, ps, ErrCorrupt)
+				return page, fmt.Errorf("%w: receipt %s has price %q", ErrCorrupt, msg.ID, ps)
 			}
 			page.Next = msg.ID
 			if r.Buyer == user || r.Seller == user {

@@ -58,7 +58,7 @@ func (m *Market) CreateUser(ctx context.Context, id, name string, funds int64) (
 		return "", err
 	}
 	if err := scriptResult(res); err != nil {
-		return "", fmt.Errorf("user %s: %w", id, err)
+		return "", fmt.Errorf("%w: user %s", err, id)
 	}
 	m.ledger.userCreated(id, funds)
 	return id, nil
@@ -85,7 +85,7 @@ func (m *Market) GrantItem(ctx context.Context, user, item string) error {
 		return err
 	}
 	if err := scriptResult(res); err != nil {
-		return fmt.Errorf("item %s for %s: %w", item, user, err)
+		return fmt.Errorf("%w: item %s for %s", err, item, user)
 	}
 	m.ledger.itemCreated(item)
 	return nil
@@ -109,11 +109,11 @@ func (m *Market) GetUser(ctx context.Context, id string) (User, error) {
 	}
 	fields := h.Val()
 	if len(fields) == 0 {
-		return User{}, fmt.Errorf("user %s: %w", id, ErrUserNotFound)
+		return User{}, fmt.Errorf("%w: user %s", ErrUserNotFound, id)
 	}
 	funds, err := strconv.ParseInt(fields["funds"], 10, 64)
 	if err != nil {
-		return User{}, fmt.Errorf("user %s: funds %q: %w", id, fields["funds"], ErrCorrupt)
+		return User{}, fmt.Errorf("%w: user %s has funds %q", ErrCorrupt, id, fields["funds"])
 	}
 	items := inv.Val()
 	slices.Sort(items)

@@ -75,7 +75,7 @@ func ExampleRunPiped() {
 				return err
 			}
 			if n == 0 {
-				return errSoldOut // Conn sends UNWATCH
+				return errSoldOut // RunPiped sends UNWATCH
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				p.Set(ctx, "stock", n-1, 0)
@@ -94,8 +94,8 @@ func ExampleRunPiped() {
 }
 
 // A function that gives up before EXEC can send its own UNWATCH in the
-// round trip of its last reads, and say so with Unwatched, so that Conn
-// sends none.
+// round trip of its last reads, and say so with Unwatched, so that
+// RunPiped sends none.
 func ExampleUnwatched() {
 	rdb, stop := exampleRedis()
 	defer stop()
@@ -104,7 +104,7 @@ func ExampleUnwatched() {
 	rdb.Set(ctx, "restock:eta", "friday", 0)
 
 	var eta string
-	err := watchtx.Conn(ctx, rdb, "stock", func(tx *redis.Tx) error {
+	_, err := watchtx.RunPiped(ctx, rdb, watchtx.Options{}, "stock", func(tx *redis.Tx) error {
 		var get *redis.StringCmd
 		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 			watchtx.Watch(ctx, p, "stock")

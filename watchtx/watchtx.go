@@ -50,8 +50,8 @@ func Run(ctx context.Context, c redis.UniversalClient, opts Options, fn func(tx 
 }
 
 // Watch queues WATCH keys on a pipeline, so that the WATCH travels in the
-// same round trip as the reads that follow it. Use it inside Conn or
-// RunPiped, which UNWATCH when the transaction is abandoned.
+// same round trip as the reads that follow it. Use it inside RunPiped,
+// which sends UNWATCH when the transaction is abandoned.
 func Watch(ctx context.Context, p redis.Pipeliner, keys ...string) *redis.StatusCmd {
 	args := make([]any, 0, 1+len(keys))
 	args = append(args, "watch")
@@ -63,15 +63,14 @@ func Watch(ctx context.Context, p redis.Pipeliner, keys ...string) *redis.Status
 	return cmd
 }
 
-// Conn runs fn on one dedicated connection to the Redis node that serves
+// conn runs fn on one dedicated connection to the Redis node that serves
 // key (the node of key's hash slot on a cluster), with nothing watched yet:
 // fn arms its own WATCH with Watch, in the pipeline of its first reads, and
 // finishes with MULTI/EXEC (tx.TxPipelined). If fn returns an error other
 // than redis.TxFailedErr, the transaction was abandoned before EXEC and
-// Conn sends UNWATCH, so the connection goes back to the pool clean.
-//
-// Compared with Run, this saves the round trip of a WATCH sent on its own.
-func Conn(ctx context.Context, c redis.UniversalClient, key string, fn func(tx *redis.Tx) error) error {
+// conn sends UNWATCH (unless fn says, with Unwatched, that it did), so the
+// connection goes back to the pool clean.
+func conn(ctx context.Context, c redis.UniversalClient, key string, fn func(tx *redis.Tx) error) error {
 	wrapped := func(tx *redis.Tx) error {
 		err := fn(tx)
 		var done unwatchedError
@@ -102,12 +101,19 @@ func Conn(ctx context.Context, c redis.UniversalClient, key string, fn func(tx *
 	}
 }
 
-// RunPiped is Run with fewer round trips: fn runs on one connection (see
-// Conn), arms its own WATCH with Watch in the pipeline of its reads, and is
-// called again on the same connection each time EXEC is aborted. It
-// returns the number of aborted attempts and fn's final error.
+// RunPiped is Run with fewer round trips: fn runs on one dedicated
+// connection to the Redis node that serves key (the node of key's hash
+// slot on a cluster), arms its own WATCH with Watch in the pipeline of its
+// reads, and is called again on the same connection each time EXEC is
+// aborted, with nothing watched. It returns the number of aborted
+// attempts and fn's final error. When fn gives up before EXEC (an error
+// other than redis.TxFailedErr), RunPiped sends UNWATCH, so that the
+// connection goes back to the pool clean, unless fn sent it itself and
+// said so (Unwatched); it sends it even when ctx has ended.
+//
+// Compared with Run, this saves the round trip of a WATCH sent on its own.
 func RunPiped(ctx context.Context, c redis.UniversalClient, opts Options, key string, fn func(tx *redis.Tx) error) (retries int, err error) {
-	err = Conn(ctx, c, key, func(tx *redis.Tx) error {
+	err = conn(ctx, c, key, func(tx *redis.Tx) error {
 		for {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("watchtx: after %d retries: %w", retries, err)
@@ -126,15 +132,16 @@ func RunPiped(ctx context.Context, c redis.UniversalClient, opts Options, key st
 }
 
 // unwatchedError marks an error returned after the transaction's WATCH was
-// already released, so Conn need not send UNWATCH.
+// already released, so conn need not send UNWATCH.
 type unwatchedError struct{ err error }
 
 func (e unwatchedError) Error() string { return e.err.Error() }
 func (e unwatchedError) Unwrap() error { return e.err }
 
-// Unwatched wraps err, returned by a Conn function that has itself sent
-// UNWATCH (for instance in the same pipeline as other cleanup), so that
-// Conn does not send another. errors.Is and errors.As see through it.
+// Unwatched wraps err, returned by a RunPiped function that has itself
+// sent UNWATCH (with Unwatch, for instance in the same pipeline as other
+// clean-up), so that RunPiped does not send another. errors.Is and
+// errors.As see through it.
 func Unwatched(err error) error {
 	if err == nil {
 		return nil
@@ -142,7 +149,7 @@ func Unwatched(err error) error {
 	return unwatchedError{err}
 }
 
-// Unwatch queues UNWATCH on a pipeline.
+// Unwatch queues UNWATCH on a pipeline (see Unwatched).
 func Unwatch(ctx context.Context, p redis.Pipeliner) *redis.StatusCmd {
 	cmd := redis.NewStatusCmd(ctx, "unwatch")
 	_ = p.Process(ctx, cmd)

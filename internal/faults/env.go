@@ -82,7 +82,7 @@ func watchdogLock(rdb redisClient) market.LockFunc {
 			return market.Lease{}, err
 		}
 		_, stop := locking.KeepAlive(context.WithoutCancel(ctx), l, ttl)
-		return market.Lease{Token: l.Token(), Waits: l.Waits, Release: func(ctx context.Context) error {
+		return market.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(ctx context.Context) error {
 			stop()
 			return l.Release(ctx)
 		}}, nil

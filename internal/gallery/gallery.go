@@ -410,7 +410,7 @@ func mutexLock(rdb redis.UniversalClient, pause func(ctx context.Context)) marke
 		if err != nil {
 			return market.Lease{}, err
 		}
-		return market.Lease{Token: l.Token(), Waits: l.Waits, Release: func(rctx context.Context) error {
+		return market.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(rctx context.Context) error {
 			if pause != nil {
 				pause(rctx)
 			}

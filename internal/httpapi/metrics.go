@@ -32,7 +32,7 @@ type metrics struct {
 // collectors themselves (the rush's last figures, the lab's findings), on
 // reg. It fails, and leaves reg as it was, when reg already holds any of
 // them (e.g. a Server made before on the same registry).
-func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient, jobs ...any) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, pool pooler, jobs ...any) (*metrics, error) {
 	countBuckets := []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}
 	m := &metrics{
 		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -81,7 +81,7 @@ func newMetrics(reg prometheus.Registerer, rdb redis.UniversalClient, jobs ...an
 		}, []string{"method", "route", "status"}),
 	}
 	cs := []prometheus.Collector{m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist,
-		m.waitHist, m.gateWait, m.requests, newPoolCollector(rdb),
+		m.waitHist, m.gateWait, m.requests, newPoolCollector(pool),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	for _, j := range jobs {
 		if c, ok := j.(prometheus.Collector); ok {
@@ -144,18 +144,21 @@ func methodLabel(method string) string {
 	return "other"
 }
 
+// pooler has a Redis connection pool (a *market.Market, a client).
+type pooler interface{ PoolStats() *redis.PoolStats }
+
 // poolCollector exports the Redis client's connection pool statistics.
 type poolCollector struct {
-	rdb                                        redis.UniversalClient
+	pool                                       pooler
 	hits, misses, timeouts, total, idle, stale *prometheus.Desc
 }
 
-func newPoolCollector(rdb redis.UniversalClient) *poolCollector {
+func newPoolCollector(pool pooler) *poolCollector {
 	d := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("lockmarket_redis_pool_"+name, help, nil, nil)
 	}
 	return &poolCollector{
-		rdb:      rdb,
+		pool:     pool,
 		hits:     d("hits_total", "Times a free connection was found in the pool."),
 		misses:   d("misses_total", "Times no free connection was found in the pool."),
 		timeouts: d("timeouts_total", "Times waiting for a connection timed out."),
@@ -174,7 +177,7 @@ func (p *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := p.rdb.PoolStats()
+	s := p.pool.PoolStats()
 	if s == nil {
 		return
 	}

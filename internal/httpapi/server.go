@@ -183,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Explore != nil {
 		collectable = append(collectable, cfg.Explore)
 	}
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market.Client(), collectable...); err != nil {
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market, collectable...); err != nil {
 		return nil, err
 	}
 	if err := s.routes(); err != nil {
@@ -722,7 +722,7 @@ func (s *Server) info(c echo.Context) error {
 func (s *Server) healthz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.m.Client().Ping(ctx).Err(); err != nil {
+	if err := s.m.Ping(ctx); err != nil {
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeRedisUnavailable,
 			Message: "Redis does not answer PING", Err: err}
 	}

@@ -394,50 +394,35 @@ func (a *analysis) lock(client string, at time.Duration, p pair) bool {
 			return false
 		}
 		key := keys[0]
-		switch script := locking.ScriptName(p.arg(1)); {
-		case script == locking.ScriptAcquireFenced:
+		// A script is read by the name it is known by (locking.ScriptName),
+		// never by the shape of its arguments, which a change to the
+		// script would change: any other script is shown as it was sent.
+		script := locking.ScriptName(p.arg(1))
+		if script != locking.ScriptRelease && script != locking.ScriptReleasePublish && len(argv) < 2 {
+			return false
+		}
+		switch script {
+		case locking.ScriptAcquireFenced:
 			if v != "0" && v != "" {
 				n, _ := strconv.ParseInt(argv[1], 10, 64)
 				a.acquire(client, at, p.cmd.At, key, argv[0], time.Duration(n)*time.Millisecond, "script", v)
 			} else {
 				a.failed(client, at, key, "script")
 			}
-		case script == locking.ScriptExtend:
+		case locking.ScriptExtend:
 			if v != "1" {
 				return false
 			}
 			n, _ := strconv.ParseInt(argv[1], 10, 64)
 			a.lease(client, at, p.cmd.At, key, time.Duration(n)*time.Millisecond, "extend script")
-		case script == locking.ScriptRelease || script == locking.ScriptReleasePublish:
+		case locking.ScriptRelease, locking.ScriptReleasePublish:
 			a.scriptRelease(client, at, key, v == "1")
-		case script != "":
-			return false // another kind of lock's script, not read here
-		// Scripts from outside package locking (the flawed recipes) are
-		// read by the shape of their arguments.
-		case len(keys) == 2 && len(argv) == 2: // acquire with a fence
-			if v != "0" && v != "" {
-				n, _ := strconv.ParseInt(argv[1], 10, 64)
-				a.acquire(client, at, p.cmd.At, key, argv[0], time.Duration(n)*time.Millisecond, "script", v)
-			} else {
-				a.failed(client, at, key, "script")
-			}
-		case len(keys) == 1 && len(argv) == 2 && numeric(argv[1]): // extend
-			if v != "1" {
-				return false
-			}
-			n, _ := strconv.ParseInt(argv[1], 10, 64)
-			a.lease(client, at, p.cmd.At, key, time.Duration(n)*time.Millisecond, "extend script")
-		default: // release, only with the holder's token
-			a.scriptRelease(client, at, key, v == "1")
+		default:
+			return false // another lock's script, or no lock's: not read here
 		}
 		return true
 	}
 	return false
-}
-
-func numeric(s string) bool {
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil
 }
 
 func (a *analysis) acquire(client string, at, sent time.Duration, key, token string, ttl time.Duration, how, fence string) {

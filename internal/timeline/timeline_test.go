@@ -12,11 +12,13 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	tl "github.com/lockmarket/lockmarket/internal/timeline"
+	"github.com/lockmarket/lockmarket/locking"
 )
 
 const lock = "{m}:lock:x"
 
-var release = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`)
+// extend has the shape of locking's extend script but is not one of its
+// scripts: the timeline does not read it as an extension.
 var extend = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`)
 
 // TestReading runs short histories on a real client and checks what
@@ -37,11 +39,11 @@ func TestReading(t *testing.T) {
 			{Client: "B", Kind: tl.Acquire, Clean: true},
 		}},
 		{"a renewed lease does not run out", func(ctx context.Context, rdb *redis.Client, a, b context.Context) {
-			rdb.SetNX(a, lock, "tok-a", 30*time.Millisecond)
-			extend.Run(a, rdb, []string{lock}, "tok-a", 60000)
+			l, _ := locking.NewMutex(rdb, lock, 30*time.Millisecond).TryAcquire(a)
+			_ = l.Extend(a, time.Minute)
 			time.Sleep(40 * time.Millisecond)
 			rdb.SetNX(b, lock, "tok-b", time.Minute)
-			release.Run(a, rdb, []string{lock}, "tok-a")
+			_ = l.Release(a)
 		}, []tl.Pattern{
 			{Client: "A", Kind: tl.Acquire},
 			{Client: "A", Kind: tl.LeaseStart, Detail: "extend script → lease of 1m0s"},
@@ -59,10 +61,20 @@ func TestReading(t *testing.T) {
 			{Client: "A", Kind: tl.Acquire, Clean: true},
 		}},
 		{"a release script refused leaves the lock alone", func(ctx context.Context, rdb *redis.Client, a, b context.Context) {
-			rdb.SetNX(a, lock, "tok-a", time.Minute)
-			release.Run(b, rdb, []string{lock}, "tok-b")
+			l, _ := locking.NewMutex(rdb, lock, time.Minute).TryAcquire(b)
+			rdb.Set(a, lock, "tok-a", time.Minute) // taken over
+			_ = l.Release(b)
 		}, []tl.Pattern{
 			{Client: "B", Kind: tl.Release, Clean: true, Detail: "not ours any more"},
+		}},
+		{"a script that is not one of the lock's is shown, not read as a lock step", func(ctx context.Context, rdb *redis.Client, a, b context.Context) {
+			rdb.SetNX(a, lock, "tok-a", time.Minute)
+			extend.Run(a, rdb, []string{lock}, "tok-a", 60000)
+			rdb.SetNX(b, lock, "tok-b", time.Minute)
+		}, []tl.Pattern{
+			{Client: "A", Kind: tl.Acquire, Detail: "lease 1m0s"},
+			{Client: "A", Kind: tl.Command, Detail: "EVAL"},
+			{Client: "B", Kind: tl.AcquireFailed, Detail: "held by A"},
 		}},
 		{"a commit by a holder whose lock was taken over is marked", func(ctx context.Context, rdb *redis.Client, a, b context.Context) {
 			rdb.Set(a, lock, "tok-a", 0)
@@ -102,6 +114,11 @@ func TestReading(t *testing.T) {
 					var b strings.Builder
 					got.Text(&b, 100, true)
 					t.Fatalf("step %d (%v) not found:\n%s", k, tc.want[k], b.String())
+				}
+				for _, e := range got.Events {
+					if strings.HasPrefix(tc.name, "a script that is not") && e.Kind == tl.LeaseStart {
+						t.Fatalf("a script that is not the lock's read as an extension: %+v", e)
+					}
 				}
 			}
 			if strings.Contains(tc.name, "real server only") {

@@ -48,7 +48,7 @@ func ExampleMutex() {
 		panic(err)
 	}
 	l := <-second
-	fmt.Println("second holds the lock, after", l.Waits, "poll intervals")
+	fmt.Println("second holds the lock, after", l.Waits(), "poll intervals")
 	fmt.Println("second releases:", l.Release(ctx))
 	// Output:
 	// first holds the lock, one waiter queued

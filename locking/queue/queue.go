@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,9 +84,10 @@ func WithPoll(d time.Duration) Option {
 }
 
 // NewMutex returns a hand-over lock on key whose holds last ttl unless
-// extended; ttl is rounded down to whole milliseconds and must be at least
-// 1 ms.
+// extended; ttl is rounded down to whole milliseconds. NewMutex panics if
+// ttl is below 1 ms, as the constructors of package locking do.
 func NewMutex(rdb redis.UniversalClient, key string, ttl time.Duration, opts ...Option) *Mutex {
+	lease.MustTTL("queue: NewMutex", ttl)
 	m := &Mutex{rdb: rdb, key: key, ttl: ttl, poll: DefaultPoll}
 	for _, o := range opts {
 		o(m)
@@ -228,34 +228,34 @@ redis.call("del", lock)
 return 1`)
 )
 
-// Lock is one hold of a Mutex.
+// Lock is one hold of a Mutex. It has the shape of the holds of package
+// locking (Key, Token, Expires, Waits, Release, Extend).
 type Lock struct {
-	m     *Mutex
-	token string
+	h *lease.Hold
+	m *Mutex
+}
 
-	mu      sync.Mutex
-	expires time.Time
-
-	// Waits is how many poll intervals the acquisition waited through
-	// (0 when the lock was free or handed over within the first).
-	Waits int
+func (m *Mutex) newLock(token string, expires time.Time, waits int) *Lock {
+	l := &Lock{h: lease.NewHold(m.key, token, expires), m: m}
+	l.h.SetWaits(waits)
+	return l
 }
 
 // Key is the locked key.
-func (l *Lock) Key() string { return l.m.key }
+func (l *Lock) Key() string { return l.h.Key() }
 
 // Token is the random value that identifies this hold.
-func (l *Lock) Token() string { return l.token }
+func (l *Lock) Token() string { return l.h.Token() }
 
 // Expires is a conservative estimate of when the lease ends. For a lock
 // that was handed over it is computed from the server's time of the grant,
 // related to local time through the waiter's last command, so it errs
 // early by at most that command's one-way latency.
-func (l *Lock) Expires() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.expires
-}
+func (l *Lock) Expires() time.Time { return l.h.Expires() }
+
+// Waits is how many poll intervals the acquisition waited through (0 when
+// the lock was free or handed over within the first).
+func (l *Lock) Waits() int { return l.h.Waits() }
 
 func (m *Mutex) args(token string, more ...any) []any {
 	return append([]any{token, alivePrefix(m.key), grantPrefix(m.key)}, more...)
@@ -271,9 +271,6 @@ func (m *Mutex) aliveTTL() time.Duration { return 3*m.poll + time.Second }
 // it is free and nobody is queued for it, and returns
 // locking.ErrNotAcquired otherwise.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
-	if err := lease.CheckTTL(m.ttl); err != nil {
-		return nil, err
-	}
 	token := lease.NewToken()
 	sent := locking.ClockFrom(ctx).Now()
 	res, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "try")...).Slice()
@@ -287,7 +284,7 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 	if st != 1 {
 		return nil, locking.ErrNotAcquired
 	}
-	return &Lock{m: m, token: token, expires: sent.Add(m.ttl)}, nil
+	return m.newLock(token, sent.Add(m.ttl), 0), nil
 }
 
 // Acquire takes the lock, queueing behind earlier waiters if it is held,
@@ -296,9 +293,6 @@ func (m *Mutex) TryAcquire(ctx context.Context) (*Lock, error) {
 // and the context's error, and the waiter has left the queue (a grant that
 // reached it meanwhile is passed on).
 func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
-	if err := lease.CheckTTL(m.ttl); err != nil {
-		return nil, err
-	}
 	token := lease.NewToken()
 	sent := locking.ClockFrom(ctx).Now()
 	res, err := queueAcquireScript.Run(ctx, m.rdb, m.keys(), m.args(token, m.ttl.Milliseconds(), m.aliveTTL().Milliseconds(), "")...).Slice()
@@ -313,7 +307,7 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 		return nil, err
 	}
 	if st == 1 {
-		return &Lock{m: m, token: token, expires: sent.Add(m.ttl)}, nil
+		return m.newLock(token, sent.Add(m.ttl), 0), nil
 	}
 	return m.wait(ctx, token, sent, server)
 }
@@ -343,7 +337,7 @@ func (m *Mutex) wait(ctx context.Context, token string, sent time.Time, server t
 				m.leave(ctx, token)
 				return nil, perr
 			}
-			return &Lock{m: m, token: token, expires: sent.Add(granted - server + m.ttl), Waits: n}, nil
+			return m.newLock(token, sent.Add(granted-server+m.ttl), n), nil
 		}
 		if !errors.Is(err, redis.Nil) {
 			m.leave(ctx, token)
@@ -436,7 +430,7 @@ func parseServerTime(s string) (time.Duration, error) {
 // waits, if it still holds this hold's token: one script, one round trip.
 // It returns locking.ErrNotHeld if the lease had expired.
 func (l *Lock) Release(ctx context.Context) error {
-	return l.m.releaseToken(ctx, l.token)
+	return l.m.releaseToken(ctx, l.Token())
 }
 
 // releaseToken releases the hold of token as Lock.Release does. It returns
@@ -459,15 +453,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	sent := locking.ClockFrom(ctx).Now()
-	n, err := lease.ExtendScript.Run(ctx, l.m.rdb, []string{l.m.key}, l.token, ttl.Milliseconds()).Int()
+	n, err := lease.ExtendScript.Run(ctx, l.m.rdb, []string{l.m.key}, l.Token(), ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("queue: extend %s: %w", l.m.key, err)
 	}
 	if n == 0 {
 		return locking.ErrNotHeld
 	}
-	l.mu.Lock()
-	l.expires = sent.Add(ttl)
-	l.mu.Unlock()
+	l.h.SetExpires(sent.Add(ttl))
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package lease holds the pieces every lease lock of package locking and
 // of its sub-packages is built from: random tokens, the TTL check, the
-// compare-and-delete and compare-and-extend scripts, the naming of sibling
-// keys in one hash slot, and the wait between attempts.
+// state every hold has, the compare-and-delete and compare-and-extend
+// scripts, the naming of sibling keys in one hash slot, and the wait
+// between attempts.
 package lease
 
 import (
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,6 +26,61 @@ func CheckTTL(ttl time.Duration) error {
 		return fmt.Errorf("locking: ttl %v is below 1ms", ttl)
 	}
 	return nil
+}
+
+// MustTTL panics, naming the constructor fn, when ttl is below the 1 ms
+// Redis can express: a lease given in code that cannot work is a
+// programming error, refused where it is given (as time.NewTicker refuses
+// a non-positive interval) rather than at each acquisition.
+func MustTTL(fn string, ttl time.Duration) {
+	if err := CheckTTL(ttl); err != nil {
+		panic(fmt.Sprintf("%s: %v", fn, err))
+	}
+}
+
+// Hold is the state every hold of a lease lock has: the key that stores
+// its token, the token, a conservative estimate of when its lease ends,
+// and how many attempts failed before it was granted. Its lease end may
+// be read while an extension (a watchdog's) updates it.
+type Hold struct {
+	key, token string
+	waits      int
+
+	mu      sync.Mutex
+	expires time.Time
+}
+
+// NewHold returns the hold of token on key, whose lease ends at expires.
+func NewHold(key, token string, expires time.Time) *Hold {
+	return &Hold{key: key, token: token, expires: expires}
+}
+
+// Key is the key that stores the hold's token.
+func (h *Hold) Key() string { return h.key }
+
+// Token is the value that identifies the hold.
+func (h *Hold) Token() string { return h.token }
+
+// Waits is how many attempts failed before the hold was granted.
+func (h *Hold) Waits() int { return h.waits }
+
+// SetWaits records how many attempts failed before the hold was granted;
+// it is called once, before the hold is handed out.
+func (h *Hold) SetWaits(n int) { h.waits = n }
+
+// Expires is the estimate of when the lease ends.
+func (h *Hold) Expires() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.expires
+}
+
+// SetExpires records a new estimate of when the lease ends (after an
+// extension; the zero time once it was released).
+func (h *Hold) SetExpires(t time.Time) {
+	h.mu.Lock()
+	h.expires = t
+	h.mu.Unlock()
 }
 
 // Drift is the clock-drift allowance of a lease of ttl, as in the Redlock
