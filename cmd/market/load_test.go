@@ -121,7 +121,7 @@ func TestLoad(t *testing.T) {
 				t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
 			}
 			if res.hist.Total() != 0 {
-				t.Errorf("history: %+v %q", res.hist.Violations, res.hist.Details)
+				t.Errorf("history: %+v %q", res.hist.Anomalies, res.hist.Details)
 			}
 			if res.hist.Ok == 0 {
 				t.Errorf("nothing was acknowledged")
@@ -185,7 +185,7 @@ func TestLoadRedisDown(t *testing.T) {
 		t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
 	}
 	if res.hist.Total() != 0 {
-		t.Errorf("history: %+v %q", res.hist.Violations, res.hist.Details)
+		t.Errorf("history: %+v %q", res.hist.Anomalies, res.hist.Details)
 	}
 }
 

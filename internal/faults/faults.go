@@ -273,7 +273,7 @@ type Result struct {
 	// one place. (Its ledger check is replaced by History; see addTrial.)
 	Audit market.Violations `json:"audit"`
 	// History is what the history checkers found, summed.
-	History history.Violations `json:"history"`
+	History history.Anomalies `json:"history"`
 	// Undecided counts items the linearizability checker could not decide.
 	Undecided int `json:"undecided,omitempty"`
 	// LockLost counts holds whose lease ran out (or vanished) while their
@@ -328,7 +328,7 @@ func (r *Result) addTrial(hist history.Report, audit market.Report) market.Viola
 	v := audit.Violations
 	v.NotPaidOnce = 0
 	r.Audit.Add(v)
-	r.History.Add(hist.Violations)
+	r.History.Add(hist.Anomalies)
 	r.Undecided += hist.Undecided
 	for _, d := range hist.Details {
 		r.note("history: %s", d)

@@ -9,9 +9,13 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// Violations counts what the history checkers found, by kind. A correct
-// run shows zero of each.
-type Violations struct {
+// Anomalies counts what the history checkers found in a recorded
+// history, by kind. A correct run shows zero of each. They are not
+// market.Violations, the invariants an audit reads from one state of the
+// market: an anomaly is read from what the clients were told against
+// what happened (a sale acknowledged and lost, a double sale whose money
+// still adds up), which no single state shows.
+type Anomalies struct {
 	// NotLinearizable counts items whose operations, with the final state,
 	// have no linearization against the one-item model (porcupine).
 	NotLinearizable int `json:"not_linearizable"`
@@ -28,12 +32,12 @@ type Violations struct {
 }
 
 // Total is the sum of all kinds.
-func (v Violations) Total() int {
+func (v Anomalies) Total() int {
 	return v.NotLinearizable + v.SoldTwice + v.LostSales + v.FundsMismatch
 }
 
 // Add adds o to v.
-func (v *Violations) Add(o Violations) {
+func (v *Anomalies) Add(o Anomalies) {
 	v.NotLinearizable += o.NotLinearizable
 	v.SoldTwice += o.SoldTwice
 	v.LostSales += o.LostSales
@@ -42,7 +46,7 @@ func (v *Violations) Add(o Violations) {
 
 // Report is the outcome of Check.
 type Report struct {
-	Violations
+	Anomalies
 	Counts
 	// Undecided counts items porcupine could not decide in its time.
 	Undecided int `json:"undecided"`

@@ -48,7 +48,7 @@ func TestCheck(t *testing.T) {
 		name  string
 		ops   []Op
 		final State
-		want  Violations
+		want  Anomalies
 	}{
 		{
 			name:  "listed and bought once",
@@ -60,13 +60,13 @@ func TestCheck(t *testing.T) {
 			ops:  []Op{listed, buy(1, "a", "s", "i", 10, 2, 5, Ok, ReasonNone), buy(2, "b", "s", "i", 10, 3, 6, Ok, ReasonNone)},
 			final: state(map[string]int64{"s": 20, "a": 90, "b": 90},
 				map[string][]string{"a": {"i"}, "b": {"i"}}, nil),
-			want: Violations{NotLinearizable: 1, SoldTwice: 1},
+			want: Anomalies{NotLinearizable: 1, SoldTwice: 1},
 		},
 		{
 			name:  "acknowledged sale lost",
 			ops:   []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Ok, ReasonNone)},
 			final: state(map[string]int64{"s": 0, "a": 100, "b": 100}, nil, map[string]int64{"i.s": 10}),
-			want:  Violations{NotLinearizable: 1, LostSales: 1, FundsMismatch: 2},
+			want:  Anomalies{NotLinearizable: 1, LostSales: 1, FundsMismatch: 2},
 		},
 		{
 			name:  "unknown purchase that happened",
@@ -95,45 +95,45 @@ func TestCheck(t *testing.T) {
 			ops: []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Unknown, ReasonNone),
 				buy(1, "a", "s", "i", 10, 4, 5, Ok, ReasonNone)},
 			final: state(map[string]int64{"s": 20, "a": 80, "b": 100}, map[string][]string{"a": {"i"}}, nil),
-			want:  Violations{FundsMismatch: 2}, // the item model cannot see money
+			want:  Anomalies{FundsMismatch: 2}, // the item model cannot see money
 		},
 		{
 			name:  "buyer debited, seller not credited",
 			ops:   []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Ok, ReasonNone)},
 			final: state(map[string]int64{"s": 0, "a": 90, "b": 100}, map[string][]string{"a": {"i"}}, nil),
-			want:  Violations{FundsMismatch: 1},
+			want:  Anomalies{FundsMismatch: 1},
 		},
 		{
 			name: "refused as not listed while listed",
 			ops:  []Op{listed, buy(1, "a", "s", "i", 10, 2, 3, Fail, ReasonListingNotFound)},
 			final: state(map[string]int64{"s": 0, "a": 100, "b": 100}, nil,
 				map[string]int64{"i.s": 10}),
-			want: Violations{NotLinearizable: 1},
+			want: Anomalies{NotLinearizable: 1},
 		},
 		{
 			name:  "bought at another price",
 			ops:   []Op{listed, buy(1, "a", "s", "i", 7, 2, 3, Ok, ReasonNone)},
 			final: state(map[string]int64{"s": 7, "a": 93, "b": 100}, map[string][]string{"a": {"i"}}, nil),
-			want:  Violations{NotLinearizable: 1},
+			want:  Anomalies{NotLinearizable: 1},
 		},
 		{
 			name:  "item vanished",
 			ops:   []Op{listed},
 			final: state(map[string]int64{"s": 0, "a": 100, "b": 100}, nil, nil),
-			want:  Violations{NotLinearizable: 1},
+			want:  Anomalies{NotLinearizable: 1},
 		},
 		{
 			name:  "untouched item moved",
 			ops:   nil,
 			final: state(map[string]int64{"s": 0, "a": 100, "b": 100}, map[string][]string{"a": {"i"}}, nil),
-			want:  Violations{NotLinearizable: 1},
+			want:  Anomalies{NotLinearizable: 1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := Check(world(), tt.ops, tt.final)
-			if rep.Violations != tt.want {
-				t.Errorf("violations = %+v, want %+v; details %q", rep.Violations, tt.want, rep.Details)
+			if rep.Anomalies != tt.want {
+				t.Errorf("violations = %+v, want %+v; details %q", rep.Anomalies, tt.want, rep.Details)
 			}
 			if rep.Undecided != 0 {
 				t.Errorf("undecided = %d", rep.Undecided)
@@ -223,7 +223,7 @@ func TestRecordedMarket(t *testing.T) {
 				}
 				rep := Check(setup, rec.Ops(), final)
 				if rep.Total() != 0 {
-					t.Errorf("violations %+v: %q", rep.Violations, rep.Details)
+					t.Errorf("violations %+v: %q", rep.Anomalies, rep.Details)
 				}
 				if rep.Ok != 2 || rep.Failed != 2 || rep.Unknown != 0 {
 					t.Errorf("counts %+v, want 2 ok (list and one purchase), 2 failed", rep.Counts)
