@@ -55,6 +55,10 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		c.AddHook(hook{})
 		e.clients = append(e.clients, c)
 	}
+	if err := e.openNodes(opts); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if tc.check != nil {
 		if err := tc.check(ctx, e.rdb, tc.ns); err != nil {
 			e.Close()
@@ -71,6 +75,9 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 // Close deletes the namespace and closes the clients.
 func (e *Explorer) Close() error {
 	err := resetScript.Run(context.Background(), e.rdb, nil, e.ns+"*").Err()
+	if nerr := e.closeNodes(); err == nil {
+		err = nerr
+	}
 	for _, c := range e.clients {
 		c.Close()
 	}
@@ -102,6 +109,9 @@ func (e *Explorer) Prefix() string { return e.ns }
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = time.Now().Truncate(time.Millisecond)
 	if err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Err(); err != nil {
+		return fmt.Errorf("explore: resetting the namespace: %w", err)
+	}
+	if err := e.resetNodes(ctx); err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
 	if e.target.setup != nil {
@@ -281,7 +291,7 @@ func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*sc
 		s, err := e.run(ctx, nil, func(_ int, en []choice) (int, bool) {
 			var moves, faults []int
 			for i, c := range en {
-				if c.Kind == Pause || c.Kind == Crash {
+				if c.fault() {
 					faults = append(faults, i)
 				} else {
 					moves = append(moves, i)

@@ -57,7 +57,16 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 				add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Result, Detail: e.target.short(st.Text)})
 				break
 			}
+			node := commandNode(st.Action.Command)
 			for _, r := range byStep[i] {
+				if node != "" {
+					// The same key on two nodes is two locks.
+					all := make([][]string, len(r.args))
+					for j, args := range r.args {
+						all[j] = nodeArgs(e.ns, node, args)
+					}
+					r.args = all
+				}
 				b := 0
 				if len(r.args) > 1 {
 					batch++
@@ -99,6 +108,14 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 			}
 		case Crash:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
+		case Restart, Jump:
+			for _, k := range s.lost[i] {
+				how := st.Action.Node + " restarts empty: " + k + " is lost"
+				if st.Action.Kind == Jump {
+					how = fmt.Sprintf("%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, e.model.Jump, k)
+				}
+				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: how})
+			}
 		}
 		if st.Violation != "" {
 			for _, v := range s.violations {

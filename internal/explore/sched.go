@@ -57,12 +57,14 @@ type Action struct {
 	Length string `json:"length,omitempty"`
 	// AtMS is, for Tick, the virtual time it advances to.
 	AtMS int64 `json:"at_ms,omitempty"`
+	// Node is, for Restart and Jump, the node that fails.
+	Node string `json:"node,omitempty"`
 }
 
 // Same reports whether a and b are the same choice.
 func (a Action) Same(b Action) bool {
 	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index && a.Command == b.Command &&
-		a.Length == b.Length && a.AtMS == b.AtMS
+		a.Length == b.Length && a.AtMS == b.AtMS && a.Node == b.Node
 }
 
 // String says what the action does.
@@ -78,6 +80,10 @@ func (a Action) String() string {
 		return a.Client + " crashes"
 	case Start:
 		return a.Client + " starts"
+	case Restart:
+		return a.Node + " restarts empty"
+	case Jump:
+		return a.Node + "'s clock jumps"
 	}
 	return a.Kind
 }
@@ -95,7 +101,10 @@ type choice struct {
 // ones. A tick depends on everything; a fault on everything of its own
 // client and on ticks.
 func independent(a, b choice) bool {
-	if a.Client == b.Client || a.Kind == Tick || b.Kind == Tick {
+	if a.Node != "" || b.Node != "" {
+		return nodeIndependent(a, b)
+	}
+	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
 		return false
 	}
 	if a.Kind != Run || b.Kind != Run {
@@ -156,6 +165,7 @@ type schedule struct {
 	complete   bool // ran until nothing was enabled (not cut by the chooser)
 	cmdLog     []cmdRecord
 	expired    []expiry
+	lost       map[int][]string // keys a node fault lost, by step
 	clients    []string
 	end        time.Duration
 	// world is the schedule's world, kept to read where it stopped (Cut).
@@ -391,7 +401,7 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			}
 		}
 	}
-	return out
+	return append(out, w.nodeFaults(m)...)
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
@@ -429,6 +439,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		if p.lock && p.c.endHold {
 			p.c.hold, p.c.endHold = nil, false
 		}
+		w.touch(p)
 		w.mu.Unlock()
 		p.go_ <- nil
 		if err := w.settle(); err != nil {
@@ -487,6 +498,11 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		w.mu.Unlock()
 		step.Text = c.Client + " crashes: its pending command is never sent"
 		s.faults++
+	case Restart, Jump:
+		if err := e.nodeFault(ctx, w, s, c.Action, &step); err != nil {
+			return err
+		}
+		s.faults++
 	}
 	s.steps = append(s.steps, step)
 	s.actions = append(s.actions, c.Action)
@@ -517,8 +533,9 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		// time since its write.
 		now := time.Now()
 		w.mu.Lock()
-		args := []any{e.ns + "*", d.Milliseconds(), now.Sub(w.lastTick).Microseconds()}
-		for k, at := range w.written {
+		since, written := now.Sub(w.lastTick), w.written
+		args := []any{e.ns + "*", d.Milliseconds(), since.Microseconds()}
+		for k, at := range written {
 			args = append(args, k, now.Sub(at).Microseconds())
 		}
 		w.written = map[string]time.Time{}
@@ -531,6 +548,11 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		for _, k := range res {
 			keys = append(keys, e.target.short(k))
 		}
+		more, err := e.tickNodes(ctx, d, since, written, now)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, more...)
 		sort.Strings(keys)
 	}
 	w.mu.Lock()

@@ -74,7 +74,8 @@ type parked struct {
 	cmds  []redis.Cmder
 	keys  []string
 	write bool
-	lock  bool // touches a lock key
+	lock  bool   // touches a lock key
+	node  string // the node it goes to ("" for the one server)
 	desc  string
 	reply string
 	go_   chan error
@@ -115,6 +116,9 @@ type world struct {
 	// when each key written since was written.
 	lastTick time.Time
 	written  map[string]time.Time
+	// nodeDirty is the nodes a write went to since they last restarted:
+	// only there can a node fault change anything.
+	nodeDirty map[string]bool
 	// sleepAs, when set, is how long every sleep of a client lasts,
 	// whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
@@ -239,8 +243,9 @@ func (w *world) exit() {
 	w.poke()
 }
 
-// gate parks a command until the scheduler releases it.
-func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
+// gate parks a command for node ("" for the one server) until the
+// scheduler releases it.
+func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*parked, error) {
 	c := clientFrom(ctx)
 	if c == nil || c.w != w {
 		return nil, errOutside
@@ -264,6 +269,9 @@ func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
 		}
 	}
 	p.desc = w.t.describe(cmds)
+	if node != "" {
+		p.node, p.keys, p.desc = node, onNode(node, p.keys), node+" "+p.desc
+	}
 	w.parked = append(w.parked, p)
 	w.running--
 	w.mu.Unlock()
@@ -314,24 +322,25 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error) {
 // command and pipeline sent with a context naming a client of the current
 // schedule until the scheduler releases it. A parked command has been
 // sent, as far as its client knows: it is on the wire, and the end of its
-// context no longer recalls it.
-type hook struct{}
+// context no longer recalls it. node names the node the go-redis client
+// talks to, for a target of several nodes ("" for the one server).
+type hook struct{ node string }
 
 func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return process(ctx, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
+		return process(ctx, h.node, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
 	}
 }
 
-func (hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return process(ctx, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
+		return process(ctx, h.node, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
 	}
 }
 
-func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
+func process(ctx context.Context, node string, cmds []redis.Cmder, next func() error) error {
 	if housekeeping(cmds[0].Name()) {
 		return next() // a connection's own set-up, inside a released command
 	}
@@ -343,7 +352,7 @@ func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
 		return errOutside
 	}
 	w := c.w
-	p, err := w.gate(ctx, cmds)
+	p, err := w.gate(ctx, node, cmds)
 	if err != nil {
 		for _, cmd := range cmds {
 			cmd.SetErr(err)
