@@ -301,6 +301,18 @@ func (e *Explorer) nodeFault(ctx context.Context, w *world, s *schedule, a Actio
 	return nil
 }
 
+// struck is the nodes a fault struck in the schedule, in order.
+func struck(s *schedule) []string {
+	var out []string
+	for _, st := range s.steps {
+		if n := st.Action.Node; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // tickNodes shortens the leases on every node by d, as advance does on
 // the one server: since is the real time since the last advance, written
 // the keys written since then, qualified by their node, and when.

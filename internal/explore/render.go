@@ -47,6 +47,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 	}
 	batch := 0
 	pauseEnds := map[string]int64{} // client -> end of its pause, ms
+	jumped := map[string]bool{}     // nodes whose clock jumped
 	for i, st := range s.steps {
 		at := time.Duration(st.ClockMS) * time.Millisecond
 		switch st.Action.Kind {
@@ -98,6 +99,15 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k,
 					Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtMS(st.Action.AtMS))})
 			}
+			// A lease on a node whose clock jumped runs out before its
+			// TTL says: the timeline cannot read it from the commands.
+			to := time.Duration(st.Action.AtMS) * time.Millisecond
+			for _, k := range expired[to] {
+				if _, n := splitNode(k); jumped[n] {
+					add(timeline.Event{At: to, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: fmt.Sprintf(
+						"lease on %s ran out at %s, early: %s's clock jumped", k, fmtMS(st.Action.AtMS), n)})
+				}
+			}
 		case Pause:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
 			switch st.Action.Length {
@@ -109,6 +119,12 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		case Crash:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
 		case Restart, Jump:
+			if st.Action.Kind == Jump {
+				jumped[st.Action.Node] = true
+			}
+			// The node has a lane of its own; the leases it lost end in
+			// their holders' lanes.
+			add(timeline.Event{Client: st.Action.Node, At: at, Kind: timeline.Result, Detail: st.Text})
 			for _, k := range s.lost[i] {
 				how := st.Action.Node + " restarts empty: " + k + " is lost"
 				if st.Action.Kind == Jump {
@@ -130,7 +146,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		add(timeline.Event{Client: timeline.Checker, At: s.end, Kind: timeline.Finding, Detail: "no violation"})
 	}
 	rec := timeline.NewRecorderAt(e.ns, time.Now().Add(-s.end))
-	rec.Lanes(s.clients...)
+	rec.Lanes(append(slices.Clone(s.clients), struck(s)...)...)
 	rec.Merge(events)
 	verdict := "No violation."
 	if len(s.violations) > 0 {
