@@ -29,6 +29,7 @@ func redlockModel(faults ...string) explore.Model {
 // TestRedlockHolds: without node faults, every schedule of two clients
 // on three nodes keeps mutual exclusion.
 func TestRedlockHolds(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // an exhaustive search of ~5 s (10 s with -race): the full run has it
 	b := redistest.Real(t)
 	tg, err := explore.Redlock(3)
 	if err != nil {
