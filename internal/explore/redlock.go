@@ -32,9 +32,12 @@ func Redlock(nodes int) (*Target, error) {
 	if nodes < 1 || nodes > MaxNodes {
 		return nil, fmt.Errorf("%w: %d: must be 1 to %d", errNodes, nodes, MaxNodes)
 	}
-	return &Target{Name: "redlock",
-		About: fmt.Sprintf("locking.RedlockMutex over %d nodes (a majority of %d; logical databases 1 to %d of "+
-			"one redis-server), no fencing", nodes, nodes/2+1, nodes),
+	about := fmt.Sprintf("locking.RedlockMutex over %d nodes (a majority of %d; logical databases 1 to %d of "+
+		"one redis-server), no fencing", nodes, nodes/2+1, nodes)
+	if nodes == 1 {
+		about = "locking.RedlockMutex over 1 node (logical database 1 of one redis-server), no fencing"
+	}
+	return &Target{Name: "redlock", About: about,
 		Property: MutualExclusion, Clients: 2, Checks: lockChecks, nodes: nodes,
 		newLock: func(_ redis.UniversalClient, c *client, m Model, ns string) locker {
 			var rdbs []redis.UniversalClient
