@@ -61,7 +61,9 @@ func TestRedlockNodeFaults(t *testing.T) {
 		{"restart of one of five", 5, []string{explore.FaultNodeRestart}, 0, explore.Restart, "restarts empty"},
 		{"clock jump", 3, []string{explore.FaultClockJump}, 0, explore.Jump, "clock jumps 10s forward"},
 		// A jump of less than a lease breaks it once time passes: here a
-		// pause of half a lease.
+		// pause of half a lease, whose end advances the clock, and the
+		// lease on the jumped node runs out at that tick (ticks shorten
+		// the leases on every node).
 		{"short clock jump and a pause", 3, []string{explore.FaultClockJump, explore.FaultPauseShort}, 6 * time.Second,
 			explore.Jump, "clock jumps 6s forward"},
 	} {
