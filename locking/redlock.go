@@ -89,12 +89,17 @@ type RedlockLock struct {
 func (h *RedlockLock) Validity() time.Duration { return time.Until(h.Expires()) }
 
 // onAll runs fn on every server in parallel, each under the per-server
-// timeout, and returns how many returned true, false and an error.
+// timeout, and returns how many returned true, false and an error. The
+// goroutines are started, and waited for, through the context's clock.
 func (r *RedlockMutex) onAll(ctx context.Context, fn func(ctx context.Context, c redis.UniversalClient) (bool, error)) (yes, no, failed int, firstErr error) {
+	clock := ClockFrom(ctx)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
+	left := len(r.clients)
+	// done ends when the last server has answered.
+	done, finished := context.WithCancel(context.Background())
+	defer finished()
 	for _, c := range r.clients {
-		wg.Go(func() {
+		clock.Go(func() {
 			nctx, cancel := context.WithTimeout(ctx, r.nodeTimeout)
 			defer cancel()
 			ok, err := fn(nctx, c)
@@ -111,10 +116,18 @@ func (r *RedlockMutex) onAll(ctx context.Context, fn func(ctx context.Context, c
 			default:
 				no++
 			}
+			if left--; left == 0 {
+				finished()
+			}
 		})
 	}
-	wg.Wait()
-	return
+	if len(r.clients) > 0 {
+		await(clock, done)
+		<-done.Done() // a clock whose sleep ended early (a stopped one)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return yes, no, failed, firstErr
 }
 
 // TryAcquire makes one attempt on all servers. It returns ErrTaken when

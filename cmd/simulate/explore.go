@@ -27,15 +27,17 @@ func init() {
 }
 
 const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog
-                        | -acquire F -release F [-extend F]
+                        | -redlock [-nodes N] | -acquire F -release F [-extend F]
                         | -read-acquire F -read-release F -write-acquire F -write-release F) [flags]
 
 Runs a lock's real code (a recipe of package internal/flawed, its fix, Lua
-scripts, or the market's List and Purchase under a strategy) in several clients against a real Redis, holding every command
+scripts, locking.RedlockMutex, or the market's List and Purchase under a
+strategy) in several clients against a real Redis, holding every command
 until a scheduler lets it go, on a virtual clock, and searches the
 schedules within the bounds: which client's command runs next, when time
 passes, and where a fault strikes (a pause shorter or longer than the
-lease, a pause for good, a crash). Each client: take the lock (retrying),
+lease, a pause for good, a crash; for Redlock, a node that restarts empty
+or whose clock jumps forward). Each client: take the lock (retrying),
 read a shared counter and write it back plus one (readers of a read-write
 lock read two values the writer changes together), release. It reports
 every property broken, with the shortest schedule found that breaks it,
@@ -49,6 +51,11 @@ With -strategy, two buyers purchase one listing while a third client lists
 another item, and resource means the market's audit found a violation (the
 listing sold twice, say); for coarse and fine, who holds the lock is read
 from the commands on its key.
+
+With -redlock, the lock is locking.RedlockMutex over -nodes nodes, which are
+logical databases 1 to N of the one server; -faults node-restart (a node
+loses its keys) and clock-jump (a node's leases shorten by -jump) strike
+them.
 
 Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
 acquire and extend return 1 on success (0 or nil: refused); release returns
@@ -66,6 +73,7 @@ Examples:
   simulate explore -watchdog -faults pause-short
   simulate explore -strategy fine -first
   simulate explore -strategy fine -fencing -clients 2
+  simulate explore -redlock -faults node-restart -first
   simulate explore -acquire examples/recipes/broken/acquire.lua \
       -release examples/recipes/broken/release.lua \
       -extend examples/recipes/broken/extend.lua -out /tmp/ce
@@ -79,6 +87,8 @@ type exploreOptions struct {
 	strategy string
 	fencing  bool
 	watchdog bool
+	redlock  bool
+	nodes    int
 	lua      explore.LuaRecipe
 	model    explore.Model
 	clients  int
@@ -103,13 +113,17 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		files[name] = f.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
 	}
 	var faults, bound, check string
-	var ttl time.Duration
+	var ttl, jump time.Duration
 	f.redis(&o.redis, "the explorer needs one server, not a cluster")
 	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
 	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
 	f.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
 	f.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing)")
 	f.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
+	f.BoolVar(&o.redlock, "redlock", false, "explore locking.RedlockMutex over several nodes, no fencing")
+	f.IntVar(&o.nodes, "nodes", 0, fmt.Sprintf("with -redlock: `N` nodes, 1 to %d: logical databases 1 to N of the server "+
+		"(default %d)", explore.MaxNodes, explore.DefaultNodes))
+	f.DurationVar(&jump, "jump", 0, "with -faults clock-jump: how far a node's clock jumps forward (default: one lease)")
 	f.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
 	f.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
 	f.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
@@ -152,6 +166,9 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	if o.watchdog {
 		targets++
 	}
+	if o.redlock {
+		targets++
+	}
 	lua := false
 	for name, p := range files {
 		if *p == "" {
@@ -173,13 +190,22 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		targets++
 	}
 	if targets != 1 {
-		return bad("give exactly one target: -recipe N, -strategy S, -watchdog, or Lua scripts")
+		return bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, or Lua scripts")
 	}
 	if o.fixed && o.recipe == "" {
 		return bad("-fixed goes with -recipe")
 	}
 	if o.fencing && o.strategy == "" {
 		return bad("-fencing goes with -strategy")
+	}
+	if o.nodes != 0 && !o.redlock {
+		return bad("-nodes goes with -redlock")
+	}
+	if o.redlock && o.nodes == 0 {
+		o.nodes = explore.DefaultNodes
+	}
+	if o.redlock && (o.nodes < 1 || o.nodes > explore.MaxNodes) {
+		return bad("-nodes %d: must be 1 to %d", o.nodes, explore.MaxNodes)
 	}
 	o.model = explore.DefaultModel()
 	o.model.TTL = ttl
@@ -191,6 +217,13 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	if len(fk) == 0 {
 		o.model.Faults = 0
 	}
+	if (slices.Contains(fk, explore.FaultNodeRestart) || slices.Contains(fk, explore.FaultClockJump)) && !o.redlock {
+		return bad("-faults: %s and %s strike a node: they go with -redlock", explore.FaultNodeRestart, explore.FaultClockJump)
+	}
+	if jump != 0 && !slices.Contains(fk, explore.FaultClockJump) {
+		return bad("-jump goes with -faults clock-jump")
+	}
+	o.model.Jump = jump
 	if bound != "" {
 		for kv := range strings.SplitSeq(bound, ",") {
 			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -267,6 +300,8 @@ type modelDoc struct {
 	Ticks      int      `json:"ticks_per_schedule"`
 	Steps      int      `json:"steps_per_client"`
 	FaultKinds []string `json:"faults"`
+	Nodes      int      `json:"nodes,omitempty"`
+	JumpMS     int64    `json:"clock_jump_ms,omitempty"`
 	TTLMS      int64    `json:"ttl_ms"`
 	RetryMS    int64    `json:"retry_ms"`
 	ShortMS    int64    `json:"pause_short_ms"`
@@ -293,6 +328,12 @@ const exploreNote = "Time is virtual: backoff sleeps and pauses cost virtual tim
 	"clock shortens every lease in the explored namespace by exactly that much (PEXPIRE, giving back the real " +
 	"time that ran it down meanwhile, to about a millisecond), so PTTL, in Lua too, sees the virtual time left."
 
+// nodesNote states how the nodes of a target of several are modelled.
+const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the explorer's own " +
+	"(1 to N by default; the shared counter stays in the explorer's): a node-restart deletes a node's keys, as a " +
+	"restart without persistence loses them; a clock-jump shortens every lease on one node by the jump, while the " +
+	"clients' clock does not move."
+
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseExploreFlags(args, stderr)
 	if err != nil {
@@ -306,6 +347,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		t, err = explore.Strategy(market.Strategy(o.strategy), o.fencing)
 	case o.watchdog:
 		t = explore.Watchdog()
+	case o.redlock:
+		t, err = explore.Redlock(o.nodes)
 	default:
 		t, err = explore.Lua(o.lua)
 	}
@@ -352,8 +395,14 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
 			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
 			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
-			LongMS: (o.model.TTL * 3 / 2).Milliseconds()},
+			LongMS: (o.model.TTL * 3 / 2).Milliseconds(), Nodes: t.Nodes()},
 		Violations: []violationDoc{}, Env: conn.Env(), Note: exploreNote}
+	if slices.Contains(o.model.FaultKinds, explore.FaultClockJump) {
+		doc.Model.JumpMS = o.model.Jump.Milliseconds()
+	}
+	if t.Nodes() > 0 {
+		doc.Note += " " + nodesNote
+	}
 	if res.Mode == "random" || res.Mode == "pct" {
 		doc.Seed = &o.seed
 	}
@@ -426,11 +475,21 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {
 		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
 	}
-	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("model: %d clients, %d critical section(s) each, %d attempt(s) at "+
+	nodes := ""
+	if m.Nodes > 0 {
+		nodes = fmt.Sprintf(" on %d nodes", m.Nodes)
+		if m.Nodes == 1 {
+			nodes = " on 1 node"
+		}
+	}
+	if m.JumpMS > 0 {
+		faults += fmt.Sprintf(" (a clock jumps %s)", msText(m.JumpMS))
+	}
+	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at "+
 		"the lock per section, at most %d commands per client, %s, at most %d advance(s) of the clock; lease %s, "+
 		"retry %s, pauses short %s / long %s / forever (virtual time)",
-		m.Clients, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, msText(m.TTLMS), msText(m.RetryMS), msText(m.ShortMS),
-		msText(m.LongMS)), schema.Width))
+		m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, msText(m.TTLMS), msText(m.RetryMS),
+		msText(m.ShortMS), msText(m.LongMS)), schema.Width))
 	fmt.Fprintf(&b, "checked: %s\n", strings.Join(doc.Checked, ", "))
 	cover := "yes, every schedule within the bounds"
 	if !doc.Exhaustive {
@@ -471,7 +530,11 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 				if s.Violation != "" {
 					mark = "  !! " + s.Violation
 				}
-				fmt.Fprintf(&b, "%3d  %-9s %s%s\n", i+1, explore.FmtMS(s.ClockMS), s.Text, mark)
+				text := s.Text
+				if s.Action.Kind == explore.Run {
+					text = s.Action.Client + ": " + text
+				}
+				fmt.Fprintf(&b, "%3d  %-9s %s%s\n", i+1, explore.FmtMS(s.ClockMS), text, mark)
 			}
 		}
 		if rep.Timeline.Events != nil {

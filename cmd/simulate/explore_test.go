@@ -37,6 +37,13 @@ func TestExploreFlags(t *testing.T) {
 		{"unknown strategy", []string{"-strategy", "finest"}, `-strategy "finest"`},
 		{"strategy and recipe", []string{"-strategy", "fine", "-recipe", "6"}, "exactly one target"},
 		{"fencing alone", []string{"-recipe", "6", "-fencing"}, "-fencing goes with -strategy"},
+		{"redlock", []string{"-redlock", "-nodes", "5", "-faults", "node-restart,clock-jump,crash", "-jump", "5s"}, ""},
+		{"redlock and watchdog", []string{"-redlock", "-watchdog"}, "exactly one target"},
+		{"nodes alone", []string{"-recipe", "1", "-nodes", "3"}, "-nodes goes with -redlock"},
+		{"too many nodes", []string{"-redlock", "-nodes", "8"}, "-nodes 8"},
+		{"node fault on one server", []string{"-recipe", "1", "-faults", "node-restart"}, "go with -redlock"},
+		{"jump without clock jumps", []string{"-redlock", "-jump", "1s"}, "-jump goes with -faults clock-jump"},
+		{"negative jump", []string{"-redlock", "-faults", "clock-jump", "-jump", "-1s"}, "clock jump -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -120,5 +127,60 @@ func TestExploreStrategy(t *testing.T) {
 		"-faults", "pause-long", "-bound", "ticks=1"}, &stdout, &stderr)
 	if err != nil || !strings.Contains(stdout.String(), "No violation") || !strings.Contains(stdout.String(), "yes, every schedule within the bounds") {
 		t.Errorf("fine fenced: %v\n%s", err, stdout.String())
+	}
+}
+
+// TestExploreRedlock: Redlock breaks mutual exclusion when a node restarts
+// empty (exit 1, the counterexample holds the restart and replays), and
+// keeps it without node faults (exit 0, every schedule: on one node, for
+// a test of seconds).
+func TestExploreRedlock(t *testing.T) {
+	b := redistest.Real(t)
+	url := "redis://" + b.Addr()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"explore", "-redis", url, "-redlock", "-faults", "node-restart", "-first",
+		"-format", "json"}, &stdout, &stderr)
+	if !errors.Is(err, errExploreFound) {
+		t.Fatalf("redlock, node-restart: %v\n%s", err, stderr.String())
+	}
+	var doc struct {
+		Model struct {
+			Nodes  int      `json:"nodes"`
+			Faults []string `json:"faults"`
+		} `json:"model"`
+		Violations []struct {
+			Property string `json:"property"`
+		} `json:"violations"`
+		Counterexample struct {
+			Actions []struct {
+				Kind string `json:"kind"`
+				Node string `json:"node"`
+			} `json:"actions"`
+			Reproduced bool `json:"reproduced"`
+		} `json:"counterexample"`
+		Note string `json:"note"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	restarts := 0
+	for _, a := range doc.Counterexample.Actions {
+		if a.Kind == "restart" && a.Node != "" {
+			restarts++
+		}
+	}
+	if doc.Model.Nodes != 3 || len(doc.Model.Faults) != 1 || doc.Model.Faults[0] != "node-restart" ||
+		len(doc.Violations) != 1 || doc.Violations[0].Property != "mutual_exclusion" || restarts != 1 ||
+		!doc.Counterexample.Reproduced || !strings.Contains(doc.Note, "logical databases") {
+		t.Errorf("document: %s", stdout.String())
+	}
+
+	stdout.Reset()
+	err = run(context.Background(), []string{"explore", "-redis", url, "-redlock", "-nodes", "1", "-faults", "none"},
+		&stdout, &stderr)
+	if err != nil || !strings.Contains(stdout.String(), "No violation") ||
+		!strings.Contains(stdout.String(), "yes, every schedule within the bounds") ||
+		!strings.Contains(stdout.String(), "2 clients on 1 node,") {
+		t.Errorf("redlock, one node, no faults: %v\n%s", err, stdout.String())
 	}
 }

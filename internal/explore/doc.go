@@ -33,5 +33,12 @@
 // and Purchase, two buyers on one listing, the resource checked by its
 // Audit.
 //
+// Redlock makes a target of locking.RedlockMutex over several nodes,
+// logical databases of the one server, each client with a hooked go-redis
+// client per node, so that every command to every node is scheduled. Two
+// more faults strike a node: a restart that loses its keys
+// (FaultNodeRestart) and a jump of its clock that shortens its leases
+// (FaultClockJump).
+//
 // Cut and FindFrom step through one schedule by hand, for the lab page.
 package explore

@@ -27,6 +27,9 @@ type Explorer struct {
 	ns      string
 	epoch   time.Time
 	resetAt int64 // the server's time of the last reset, µs
+	// nodeResetAt is, for a target of several nodes, each node's server
+	// time at the last reset, µs.
+	nodeResetAt []int64
 	reruns  atomic.Int64
 	// For a parallel search: the Redis and the target the explorer was
 	// made from, and the explorers of the other workers (lanes), made on
@@ -66,6 +69,10 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		c.AddHook(hook{})
 		e.clients = append(e.clients, c)
 	}
+	if err := e.openNodes(opts); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if tc.check != nil {
 		if err := tc.check(ctx, e.rdb, tc.ns); err != nil {
 			e.Close()
@@ -86,6 +93,9 @@ func (e *Explorer) Close() error {
 	}
 	e.lanes = nil
 	err := resetScript.Run(context.Background(), e.rdb, nil, e.ns+"*").Err()
+	if nerr := e.closeNodes(); err == nil {
+		err = nerr
+	}
 	for _, c := range e.clients {
 		c.Close()
 	}
@@ -121,6 +131,9 @@ func (e *Explorer) reset(ctx context.Context) error {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
 	e.resetAt = at
+	if err := e.resetNodes(ctx); err != nil {
+		return fmt.Errorf("explore: resetting the namespace: %w", err)
+	}
 	if e.target.setup != nil {
 		if err := e.target.setup(ctx, e.rdb, e.ns); err != nil {
 			return fmt.Errorf("explore: setting up the target: %w", err)
@@ -347,7 +360,7 @@ func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*sc
 		s, err := e.runAgain(ctx, func(_ int, en []choice) (int, bool) {
 			var moves, faults []int
 			for i, c := range en {
-				if c.Kind == Pause || c.Kind == Crash {
+				if c.fault() {
 					faults = append(faults, i)
 				} else {
 					moves = append(moves, i)
@@ -439,7 +452,7 @@ func (e *Explorer) pct(ctx context.Context, seed uint64, n, depth int, record fu
 		s, err := e.runAgain(ctx, func(d int, en []choice) (int, bool) {
 			var moves, faults []int
 			for i, c := range en {
-				if c.Kind == Pause || c.Kind == Crash {
+				if c.fault() {
 					faults = append(faults, i)
 				} else {
 					moves = append(moves, i)

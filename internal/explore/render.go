@@ -47,6 +47,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 	}
 	batch := 0
 	pauseEnds := map[string]int64{} // client -> end of its pause, ms
+	jumped := map[string]bool{}     // nodes whose clock jumped
 	for i, st := range s.steps {
 		at := time.Duration(st.ClockMS) * time.Millisecond
 		switch st.Action.Kind {
@@ -57,7 +58,16 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 				add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Result, Detail: e.target.short(st.Text)})
 				break
 			}
+			node := commandNode(st.Action.Command)
 			for _, r := range byStep[i] {
+				if node != "" {
+					// The same key on two nodes is two locks.
+					all := make([][]string, len(r.args))
+					for j, args := range r.args {
+						all[j] = nodeArgs(e.ns, node, args)
+					}
+					r.args = all
+				}
 				b := 0
 				if len(r.args) > 1 {
 					batch++
@@ -89,6 +99,15 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k,
 					Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtMS(st.Action.AtMS))})
 			}
+			// A lease on a node whose clock jumped runs out before its
+			// TTL says: the timeline cannot read it from the commands.
+			to := time.Duration(st.Action.AtMS) * time.Millisecond
+			for _, k := range expired[to] {
+				if _, n := splitNode(k); jumped[n] {
+					add(timeline.Event{At: to, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: fmt.Sprintf(
+						"lease on %s ran out at %s, early: %s's clock jumped", k, fmtMS(st.Action.AtMS), n)})
+				}
+			}
 		case Pause:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
 			switch st.Action.Length {
@@ -99,6 +118,20 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 			}
 		case Crash:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
+		case Restart, Jump:
+			if st.Action.Kind == Jump {
+				jumped[st.Action.Node] = true
+			}
+			// The node has a lane of its own; the leases it lost end in
+			// their holders' lanes.
+			add(timeline.Event{Client: st.Action.Node, At: at, Kind: timeline.Result, Detail: st.Text})
+			for _, k := range s.lost[i] {
+				how := st.Action.Node + " restarts empty: " + k + " is lost"
+				if st.Action.Kind == Jump {
+					how = fmt.Sprintf("%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, e.model.Jump, k)
+				}
+				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: how})
+			}
 		}
 		if st.Violation != "" {
 			for _, v := range s.violations {
@@ -113,7 +146,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		add(timeline.Event{Client: timeline.Checker, At: s.end, Kind: timeline.Finding, Detail: "no violation"})
 	}
 	rec := timeline.NewRecorderAt(e.ns, time.Now().Add(-s.end))
-	rec.Lanes(s.clients...)
+	rec.Lanes(append(slices.Clone(s.clients), struck(s)...)...)
 	rec.Merge(events)
 	verdict := "No violation."
 	if len(s.violations) > 0 {

@@ -58,12 +58,14 @@ type Action struct {
 	Length string `json:"length,omitempty"`
 	// AtMS is, for Tick, the virtual time it advances to.
 	AtMS int64 `json:"at_ms,omitempty"`
+	// Node is, for Restart and Jump, the node that fails.
+	Node string `json:"node,omitempty"`
 }
 
 // Same reports whether a and b are the same choice.
 func (a Action) Same(b Action) bool {
 	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index && a.Command == b.Command &&
-		a.Length == b.Length && a.AtMS == b.AtMS
+		a.Length == b.Length && a.AtMS == b.AtMS && a.Node == b.Node
 }
 
 // String says what the action does.
@@ -79,6 +81,10 @@ func (a Action) String() string {
 		return a.Client + " crashes"
 	case Start:
 		return a.Client + " starts"
+	case Restart:
+		return a.Node + " restarts empty"
+	case Jump:
+		return a.Node + "'s clock jumps"
 	}
 	return a.Kind
 }
@@ -96,7 +102,10 @@ type choice struct {
 // ones. A tick depends on everything; a fault on everything of its own
 // client and on ticks.
 func independent(a, b choice) bool {
-	if a.Client == b.Client || a.Kind == Tick || b.Kind == Tick {
+	if a.Node != "" || b.Node != "" {
+		return nodeIndependent(a, b)
+	}
+	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
 		return false
 	}
 	if a.Kind != Run || b.Kind != Run {
@@ -157,6 +166,7 @@ type schedule struct {
 	complete   bool // ran until nothing was enabled (not cut by the chooser)
 	cmdLog     []cmdRecord
 	expired    []expiry
+	lost       map[int][]string // keys a node fault lost, by step
 	clients    []string
 	end        time.Duration
 	// world is the schedule's world, kept to read where it stopped (Cut).
@@ -433,7 +443,7 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			}
 		}
 	}
-	return out
+	return append(out, w.nodeFaults(m)...)
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
@@ -471,6 +481,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		if p.lock && p.c.endHold {
 			p.c.hold, p.c.endHold = nil, false
 		}
+		w.touch(p)
 		w.mu.Unlock()
 		p.go_ <- nil
 		if err := w.settle(); err != nil {
@@ -529,6 +540,11 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		w.mu.Unlock()
 		step.Text = c.Client + " crashes: its pending command is never sent"
 		s.faults++
+	case Restart, Jump:
+		if err := e.nodeFault(ctx, w, s, c.Action, &step); err != nil {
+			return err
+		}
+		s.faults++
 	}
 	s.steps = append(s.steps, step)
 	s.actions = append(s.actions, c.Action)
@@ -563,40 +579,29 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 			w.mu.Unlock()
 			return nil, errUnsteady
 		}
-		args := []any{e.ns + "*", d.Microseconds(), w.lastTickServer}
-		for k, win := range w.written {
-			args = append(args, k, win.sent.UnixMicro(), win.replied.UnixMicro())
-		}
+		written, last := w.written, w.lastTickServer
 		w.written = map[string]window{}
 		w.tickSent = time.Now()
 		w.mu.Unlock()
-		res, err := tickScript.Run(ctx, e.rdb, nil, args...).StringSlice()
+		r, err := runTick(ctx, e.rdb, e.ns, d, last, written, "")
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
-		var sec, usec, shortest int64
-		if len(res) >= 4 {
-			sec, err = strconv.ParseInt(res[0], 10, 64)
-		}
-		if err == nil && len(res) >= 4 {
-			usec, err = strconv.ParseInt(res[1], 10, 64)
-		}
-		if err == nil && len(res) >= 4 {
-			shortest, err = strconv.ParseInt(res[2], 10, 64)
-		}
-		if err != nil || len(res) < 4 {
-			return nil, fmt.Errorf("explore: advancing the clock: reply %q", res)
-		}
 		w.mu.Lock()
-		w.lastTickServer = sec*1_000_000 + usec
-		w.shortest = time.Duration(shortest) * time.Millisecond
+		w.lastTickServer = r.at
+		w.shortest = r.shortest
 		w.mu.Unlock()
-		if res[3] == "1" {
+		if r.unsteady {
 			return nil, errUnsteady
 		}
-		for _, k := range res[4:] {
+		for _, k := range r.gone {
 			keys = append(keys, e.target.short(k))
 		}
+		more, err := e.tickNodes(ctx, w, d, written)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, more...)
 		sort.Strings(keys)
 	}
 	w.mu.Lock()
@@ -618,7 +623,8 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 
 // tickScript shortens the lease of every volatile key matching ARGV[1]
 // by ARGV[2] µs of virtual time, less the real time that already ran it
-// down: since ARGV[3] (the server's time of the last advance, µs), or for
+// down: since ARGV[3] (the server's time of the last advance, µs; -1 for
+// none to give back), or for
 // the keys named in the triples ARGV[4], ARGV[5], ARGV[6], ... since
 // their write, which happened between the two times given there (µs). It
 // deletes the keys whose lease runs out, and returns the server's time
@@ -629,7 +635,8 @@ var tickScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local d = tonumber(ARGV[2])
-local since = now - tonumber(ARGV[3])
+local since = 0
+if tonumber(ARGV[3]) >= 0 then since = now - tonumber(ARGV[3]) end
 local win = {}
 for i = 4, #ARGV, 3 do
 	win[ARGV[i]] = {now - tonumber(ARGV[i + 2]), now - tonumber(ARGV[i + 1])}
@@ -658,6 +665,46 @@ end
 local out = {t[1], t[2], tostring(shortest), unsteady}
 for _, k in ipairs(gone) do out[#out + 1] = k end
 return out`)
+
+// tickResult is what tickScript answered.
+type tickResult struct {
+	at       int64         // the server's time, µs
+	shortest time.Duration // the shortest lease left; 0 for none
+	unsteady bool
+	gone     []string // the keys whose lease ran out
+}
+
+// runTick runs tickScript on rdb over the namespace ns: leases shorten by
+// d, less the real time since last (the server's time of the last
+// advance, µs; -1 for none to give back) or, for the keys written since
+// (those of node, "" for the one server), since their write.
+func runTick(ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64, written map[string]window, node string) (tickResult, error) {
+	args := []any{ns + "*", d.Microseconds(), last}
+	for k, win := range written {
+		if key, n := splitNode(k); n == node {
+			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
+		}
+	}
+	res, err := tickScript.Run(ctx, rdb, nil, args...).StringSlice()
+	if err != nil {
+		return tickResult{}, err
+	}
+	var sec, usec, shortest int64
+	if len(res) >= 4 {
+		sec, err = strconv.ParseInt(res[0], 10, 64)
+	}
+	if err == nil && len(res) >= 4 {
+		usec, err = strconv.ParseInt(res[1], 10, 64)
+	}
+	if err == nil && len(res) >= 4 {
+		shortest, err = strconv.ParseInt(res[2], 10, 64)
+	}
+	if err != nil || len(res) < 4 {
+		return tickResult{}, fmt.Errorf("reply %q", res)
+	}
+	return tickResult{at: sec*1_000_000 + usec, shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
+		unsteady: res[3] == "1", gone: res[4:]}, nil
+}
 
 // resetScript deletes every key matching ARGV[1], and returns the
 // server's time (µs).

@@ -22,8 +22,9 @@ const (
 )
 
 // FaultNames lists the fault kinds -faults accepts; "pause" stands for
-// the three pauses.
-var FaultNames = []string{"pause", FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash}
+// the three pauses. The node faults need a target of several nodes.
+var FaultNames = []string{"pause", FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash,
+	FaultNodeRestart, FaultClockJump}
 
 // ParseFaults reads a comma-separated list of fault kinds ("pause" is
 // short, long and forever; "none" or "" is none).
@@ -44,7 +45,7 @@ func ParseFaults(s string) ([]string, error) {
 			add(FaultPauseShort)
 			add(FaultPauseLong)
 			add(FaultPauseForever)
-		case FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash:
+		case FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash, FaultNodeRestart, FaultClockJump:
 			add(f)
 		default:
 			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, strings.Join(FaultNames, ", "))
@@ -80,6 +81,9 @@ type Model struct {
 	// MaxSteps cuts a schedule (a safety net; never reached by the
 	// workloads' bounds).
 	MaxSteps int `json:"max_steps"`
+	// Jump is how far a node's clock jumps forward (FaultClockJump); 0
+	// for the default, one lease (Resolve).
+	Jump time.Duration `json:"-"`
 }
 
 // DefaultModel is the model of a target unless told otherwise: the
@@ -95,6 +99,9 @@ func DefaultModel() Model {
 // Resolve returns m with its defaults filled in.
 func (m Model) Resolve() Model {
 	m.Attempts = m.attempts()
+	if m.Jump == 0 {
+		m.Jump = m.TTL
+	}
 	return m
 }
 
@@ -128,6 +135,8 @@ func (m Model) Validate() error {
 		return fmt.Errorf("ttl %v: must be at least 1s (the real time a schedule takes must be negligible beside it)", m.TTL)
 	case m.TTL%time.Millisecond != 0:
 		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
+	case m.Jump < 0 || m.Jump%time.Millisecond != 0:
+		return fmt.Errorf("clock jump %v: must be whole milliseconds, 0 or more", m.Jump)
 	}
 	return nil
 }
@@ -153,7 +162,9 @@ type Target struct {
 	Checks []string
 
 	ns       string
-	rw       bool // readers and a writer
+	nodes    int      // independent servers (Redlock); 0: the one server
+	nodeSet  *nodeSet // their clients, once an explorer has opened them
+	rw       bool     // readers and a writer
 	watchdog bool
 	fenced   bool // the critical section's write is fenced (Lock.Held)
 	extend   bool // extend once in the critical section

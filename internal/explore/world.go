@@ -74,7 +74,8 @@ type parked struct {
 	cmds  []redis.Cmder
 	keys  []string
 	write bool
-	lock  bool // touches a lock key
+	lock  bool   // touches a lock key
+	node  string // the node it goes to ("" for the one server)
 	desc  string
 	reply string
 	go_   chan error
@@ -112,11 +113,13 @@ type world struct {
 	torn     []string // what readers saw of a write in progress
 	stepNo   int      // index of the step being taken
 	// For the leases' real run-down: when the clock last advanced (the
-	// server's time, µs, as the tick read it; and this process's time
-	// when it sent the tick), how long the shortest lease then had to
-	// run in real time, and when each key written since was written
-	// (between the sending of the command and its reply).
+	// server's time, µs, as the tick read it, on the one server and on
+	// each node; and this process's time when it sent the tick), how
+	// long the shortest lease then had to run in real time, and when each
+	// key written since was written (between the sending of the command
+	// and its reply).
 	lastTickServer int64
+	nodeTick       map[string]int64
 	tickSent       time.Time
 	shortest       time.Duration
 	written        map[string]window
@@ -124,6 +127,9 @@ type world struct {
 	// changed its outcome (a stall longer than a lease's margin): the
 	// schedule is run again (errUnsteady).
 	unsteady bool
+	// nodeDirty is the nodes a write went to since they last restarted:
+	// only there can a node fault change anything.
+	nodeDirty map[string]bool
 	// sleepAs, when set, is how long every sleep of a client lasts,
 	// whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
@@ -252,8 +258,9 @@ func (w *world) exit() {
 	w.poke()
 }
 
-// gate parks a command until the scheduler releases it.
-func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
+// gate parks a command for node ("" for the one server) until the
+// scheduler releases it.
+func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*parked, error) {
 	c := clientFrom(ctx)
 	if c == nil || c.w != w {
 		return nil, errOutside
@@ -277,6 +284,9 @@ func (w *world) gate(ctx context.Context, cmds []redis.Cmder) (*parked, error) {
 		}
 	}
 	p.desc = w.t.describe(cmds)
+	if node != "" {
+		p.node, p.keys, p.desc = node, onNode(node, p.keys), node+" "+p.desc
+	}
 	w.parked = append(w.parked, p)
 	w.running--
 	w.mu.Unlock()
@@ -336,24 +346,25 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 // command and pipeline sent with a context naming a client of the current
 // schedule until the scheduler releases it. A parked command has been
 // sent, as far as its client knows: it is on the wire, and the end of its
-// context no longer recalls it.
-type hook struct{}
+// context no longer recalls it. node names the node the go-redis client
+// talks to, for a target of several nodes ("" for the one server).
+type hook struct{ node string }
 
 func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return process(ctx, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
+		return process(ctx, h.node, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
 	}
 }
 
-func (hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return process(ctx, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
+		return process(ctx, h.node, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
 	}
 }
 
-func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
+func process(ctx context.Context, node string, cmds []redis.Cmder, next func() error) error {
 	if housekeeping(cmds[0].Name()) {
 		return next() // a connection's own set-up, inside a released command
 	}
@@ -365,7 +376,7 @@ func process(ctx context.Context, cmds []redis.Cmder, next func() error) error {
 		return errOutside
 	}
 	w := c.w
-	p, err := w.gate(ctx, cmds)
+	p, err := w.gate(ctx, node, cmds)
 	if err != nil {
 		for _, cmd := range cmds {
 			cmd.SetErr(err)

@@ -1,0 +1,373 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A target of several nodes (Redlock) runs on the explorer's one server:
+// node i (from 1) is the server's logical database base+i, where base is
+// the database the explorer was given (0 by default), and the workload's
+// shared counter stays in base. Every client has a go-redis client per
+// node, carrying the hook, so every command to every node is scheduled;
+// the keys a command touches are qualified with its node ("KEY@n2"), so
+// that the reduction tells the same key on two nodes apart. Each advance
+// of the clock shortens the leases on every node.
+
+// The faults of a node, for targets of several nodes.
+const (
+	// FaultNodeRestart lets a node restart empty, as a node without
+	// persistence does: every key it held is lost.
+	FaultNodeRestart = "node-restart"
+	// FaultClockJump lets a node's clock jump forward by Model.Jump: its
+	// leases shorten by as much, while the clients' clock does not move.
+	FaultClockJump = "clock-jump"
+)
+
+// The kinds of Action that strike a node.
+const (
+	// Restart is a node that restarts empty (FaultNodeRestart).
+	Restart = "restart"
+	// Jump is a node's clock jumping forward (FaultClockJump).
+	Jump = "jump"
+)
+
+// MaxNodes is the most nodes a target may have.
+const MaxNodes = 7
+
+// errNodes is returned for a model or target whose nodes do not fit.
+var errNodes = errors.New("explore: nodes")
+
+func nodeName(i int) string { return "n" + strconv.Itoa(i+1) }
+
+func isNodeFault(f string) bool { return f == FaultNodeRestart || f == FaultClockJump }
+
+// nodeSet is the go-redis clients of a target's nodes.
+type nodeSet struct {
+	clients [][]*redis.Client // by client, then node: with the hook
+	ctl     []*redis.Client   // by node: the scheduler's own
+}
+
+// openNodes opens the clients of the target's nodes, from the options of
+// the explorer's clients.
+func (e *Explorer) openNodes(opts redis.Options) error {
+	t := e.target
+	if t.nodes == 0 {
+		if slices.ContainsFunc(e.model.FaultKinds, isNodeFault) {
+			return fmt.Errorf("%w: %s and %s strike a node: they need a target of several nodes (Redlock)",
+				errNodes, FaultNodeRestart, FaultClockJump)
+		}
+		return nil
+	}
+	if last := opts.DB + t.nodes; last > 15 {
+		return fmt.Errorf("%w: %d nodes from database %d need databases up to %d; a server has 16 (0 to 15)",
+			errNodes, t.nodes, opts.DB, last)
+	}
+	ns := &nodeSet{}
+	for i := range t.nodes {
+		o := opts
+		o.DB = opts.DB + 1 + i
+		ns.ctl = append(ns.ctl, redis.NewClient(&o))
+	}
+	for range e.model.Clients {
+		var cs []*redis.Client
+		for i := range t.nodes {
+			o := opts
+			o.DB = opts.DB + 1 + i
+			o.PoolSize = 2
+			c := redis.NewClient(&o)
+			c.AddHook(hook{node: nodeName(i)})
+			cs = append(cs, c)
+		}
+		ns.clients = append(ns.clients, cs)
+	}
+	t.nodeSet = ns
+	return nil
+}
+
+// resetNodes deletes the namespace's keys on every node.
+func (e *Explorer) resetNodes(ctx context.Context) error {
+	if e.target.nodeSet == nil {
+		return nil
+	}
+	e.nodeResetAt = e.nodeResetAt[:0]
+	for i, c := range e.target.nodeSet.ctl {
+		at, err := resetScript.Run(ctx, c, nil, e.ns+"*").Int64()
+		if err != nil {
+			return fmt.Errorf("node %s (database %d): %w", nodeName(i), c.Options().DB, err)
+		}
+		e.nodeResetAt = append(e.nodeResetAt, at)
+	}
+	return nil
+}
+
+// closeNodes deletes the namespace's keys on every node and closes the
+// nodes' clients.
+func (e *Explorer) closeNodes() error {
+	ns := e.target.nodeSet
+	if ns == nil {
+		return nil
+	}
+	err := e.resetNodes(context.Background())
+	for _, cs := range ns.clients {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+	for _, c := range ns.ctl {
+		c.Close()
+	}
+	return err
+}
+
+// onNode qualifies keys with the node they are on; "*" (keys unknown)
+// stays as it is.
+func onNode(node string, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if k == "*" {
+			out[i] = k
+		} else {
+			out[i] = k + "@" + node
+		}
+	}
+	return out
+}
+
+// splitNode splits a key qualified by onNode into the key and its node
+// ("" for a key of the one server).
+func splitNode(k string) (key, node string) {
+	i := strings.LastIndex(k, "@n")
+	if i < 0 {
+		return k, ""
+	}
+	if _, err := strconv.Atoi(k[i+2:]); err != nil {
+		return k, ""
+	}
+	return k[:i], k[i+1:]
+}
+
+// commandNode is the node a command described by gate goes to ("n2 SET
+// NX PX lock:L"), or "".
+func commandNode(desc string) string {
+	node, _, _ := strings.Cut(desc, " ")
+	if _, n := splitNode("@" + node); n != node {
+		return ""
+	}
+	return node
+}
+
+// nodeArgs is a command's arguments with each key of the namespace ns
+// qualified with node, so that a timeline tells the nodes' locks apart.
+func nodeArgs(ns, node string, args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if i > 0 && strings.HasPrefix(a, ns) {
+			out[i] = a + "@" + node
+		}
+	}
+	return out
+}
+
+// fault reports whether the action is a fault.
+func (a Action) fault() bool {
+	switch a.Kind {
+	case Pause, Crash, Restart, Jump:
+		return true
+	}
+	return false
+}
+
+// nodeIndependent is independent when a or b strikes a node: a node
+// fault commutes with what touches no key on its node (another client's
+// start or fault, a command to another node or to the one server), and
+// with a fault of another node; not with a tick, which shortens the
+// leases on every node.
+func nodeIndependent(a, b choice) bool {
+	if a.Node == "" {
+		a, b = b, a
+	}
+	switch b.Kind {
+	case Restart, Jump:
+		return a.Node != b.Node
+	case Tick:
+		return false
+	case Run:
+		for _, k := range b.keys {
+			if _, node := splitNode(k); k == "*" || node == a.Node {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// onOtherNodes reports whether a and b are commands to two different
+// nodes: one client's goroutines send them in parallel, and each runs
+// alone on its node, so they commute like commands of two clients.
+func onOtherNodes(a, b choice) bool {
+	return a.Kind == Run && b.Kind == Run && a.p != nil && b.p != nil && a.p.node != "" && b.p.node != "" && a.p.node != b.p.node
+}
+
+// touch marks the node a released command goes to as possibly holding
+// keys, when the command may write. w.mu is held.
+func (w *world) touch(p *parked) {
+	if p.node == "" || !p.write {
+		return
+	}
+	if w.nodeDirty == nil {
+		w.nodeDirty = map[string]bool{}
+	}
+	w.nodeDirty[p.node] = true
+}
+
+// nodeFaults is the node faults enabled: each of the model's on each node
+// a write went to since it last restarted (elsewhere a restart or a clock
+// jump changes nothing). w.mu is held.
+func (w *world) nodeFaults(m Model) []choice {
+	var out []choice
+	for i := range w.t.nodes {
+		node := nodeName(i)
+		if !w.nodeDirty[node] {
+			continue
+		}
+		for _, f := range m.FaultKinds {
+			switch f {
+			case FaultNodeRestart:
+				out = append(out, choice{Action: Action{Kind: Restart, Node: node}})
+			case FaultClockJump:
+				out = append(out, choice{Action: Action{Kind: Jump, Node: node}})
+			}
+		}
+	}
+	return out
+}
+
+// nodeFault strikes a node: a restart deletes every key of the namespace
+// on it; a clock jump shortens every lease on it by the model's Jump (and
+// deletes those that run out), without moving the clients' clock.
+func (e *Explorer) nodeFault(ctx context.Context, w *world, s *schedule, a Action, step *Step) error {
+	i := -1
+	for j := range e.target.nodes {
+		if nodeName(j) == a.Node {
+			i = j
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("%w: no node %q", errNodes, a.Node)
+	}
+	ctl := e.target.nodeSet.ctl[i]
+	var res []string
+	var err error
+	if a.Kind == Restart {
+		res, err = dropScript.Run(ctx, ctl, nil, e.ns+"*").StringSlice()
+	} else {
+		// No real time is given back: the server's own run-down since the
+		// last advance is given back by the next one.
+		var r tickResult
+		r, err = runTick(ctx, ctl, e.ns, e.model.Jump, -1, nil, a.Node)
+		res = r.gone
+		if err == nil && r.shortest > 0 {
+			w.mu.Lock()
+			if w.shortest <= 0 || r.shortest < w.shortest {
+				w.shortest = r.shortest
+			}
+			w.mu.Unlock()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("explore: %s: %w", a, err)
+	}
+	var keys []string
+	for _, k := range res {
+		keys = append(keys, e.target.short(k)+"@"+a.Node)
+	}
+	slices.Sort(keys)
+	if a.Kind == Restart {
+		w.mu.Lock()
+		delete(w.nodeDirty, a.Node)
+		w.mu.Unlock()
+		step.Text = a.Node + " restarts empty (no persistence)"
+		if len(keys) > 0 {
+			step.Text += ": lost " + strings.Join(keys, ", ")
+		}
+	} else {
+		step.Text = fmt.Sprintf("%s's clock jumps %v forward: its leases shorten by as much", a.Node, e.model.Jump)
+		if len(keys) > 0 {
+			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
+		}
+	}
+	if len(keys) > 0 {
+		if s.lost == nil {
+			s.lost = map[int][]string{}
+		}
+		s.lost[len(s.steps)] = keys
+	}
+	return nil
+}
+
+// struck is the nodes a fault struck in the schedule, in order.
+func struck(s *schedule) []string {
+	var out []string
+	for _, st := range s.steps {
+		if n := st.Action.Node; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tickNodes shortens the leases on every node by d, as advance does on
+// the one server: since each node's last advance, or for the keys written
+// since then (qualified by their node), since their write. It keeps the
+// shortest lease left, and says errUnsteady as advance does.
+func (e *Explorer) tickNodes(ctx context.Context, w *world, d time.Duration, written map[string]window) ([]string, error) {
+	ns := e.target.nodeSet
+	if ns == nil {
+		return nil, nil
+	}
+	var keys []string
+	for i, c := range ns.ctl {
+		node := nodeName(i)
+		w.mu.Lock()
+		last, ok := w.nodeTick[node]
+		if !ok {
+			last = e.nodeResetAt[i]
+		}
+		w.mu.Unlock()
+		r, err := runTick(ctx, c, e.ns, d, last, written, node)
+		if err != nil {
+			return nil, fmt.Errorf("explore: advancing the clock on %s: %w", node, err)
+		}
+		w.mu.Lock()
+		if w.nodeTick == nil {
+			w.nodeTick = map[string]int64{}
+		}
+		w.nodeTick[node] = r.at
+		if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
+			w.shortest = r.shortest
+		}
+		w.mu.Unlock()
+		if r.unsteady {
+			return nil, errUnsteady
+		}
+		for _, k := range r.gone {
+			keys = append(keys, e.target.short(k)+"@"+node)
+		}
+	}
+	return keys, nil
+}
+
+// dropScript deletes every key matching ARGV[1], and returns them.
+var dropScript = redis.NewScript(`
+local gone = redis.call('KEYS', ARGV[1])
+for _, k in ipairs(gone) do redis.call('DEL', k) end
+return gone`)
