@@ -31,6 +31,9 @@ type Explorer struct {
 	// time at the last reset, µs.
 	nodeResetAt []int64
 	reruns  atomic.Int64
+	// state is the fingerprint of the schedule being run, as it stands
+	// when its chooser is asked (world.fingerprint).
+	state func() ([32]byte, bool)
 	// For a parallel search: the Redis and the target the explorer was
 	// made from, and the explorers of the other workers (lanes), made on
 	// first use and closed by Close.
@@ -157,10 +160,15 @@ type Options struct {
 	// finds a bug that needs d ordering constraints with probability at
 	// least 1/(n·k^(d-1)) per schedule, for n clients and k steps.
 	Depth int
-	// NoReduction turns off the sleep-set reduction (steps of different
-	// clients on different keys, or only reading the same ones, are
-	// explored in one order only).
+	// NoReduction turns off the reductions: the sleep sets (steps of
+	// different clients on different keys, or only reading the same ones,
+	// are explored in one order only) and the state cache (NoStateCache).
 	NoReduction bool
+	// NoStateCache turns off the state cache: a schedule that reaches a
+	// state (world.fingerprint) some schedule of the same search reached
+	// before, with a sleep set no larger, is cut there: what follows was
+	// explored then.
+	NoStateCache bool
 	// Stop ends the search once a violation of each of these properties
 	// has been found (the search is then not exhaustive).
 	Stop []string
@@ -295,6 +303,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		mu.Unlock()
 	}
 	var err error
+	red := reduction{sleep: !o.NoReduction, cache: !o.NoReduction && !o.NoStateCache}
 	switch o.Mode {
 	case "random", "pct":
 		res.Seed = o.Seed
@@ -321,9 +330,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 		if o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
-			res.Exhaustive, err = e.parallel(ctx, o.Workers, !o.NoReduction, record, stopNow, diverged)
+			res.Exhaustive, err = e.parallel(ctx, o.Workers, red, record, stopNow, diverged)
 		} else {
-			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, !o.NoReduction, record, stopNow, diverged, nil)
+			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, red, record, stopNow, diverged, nil)
 		}
 	}
 	if err != nil {
@@ -532,11 +541,14 @@ type task struct {
 // subtrees are handed to the workers.
 const splitDepth = 4
 
-// dfs runs every schedule of t, depth first, pruning with sleep sets when
-// reduce is set. It reports whether it covered them all. With split set,
+// reduction is which reductions a search makes.
+type reduction struct{ sleep, cache bool }
+
+// dfs runs every schedule of t, depth first, pruning with sleep sets and
+// the state cache as red says. It reports whether it covered them all. With split set,
 // it does not descend below splitDepth decisions: it hands each subtree
 // there to split instead, as a task.
-func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*schedule), stop func() bool, diverged func(), split func(task)) (bool, error) {
+func (e *Explorer) dfs(ctx context.Context, t task, red reduction, record func(*schedule), stop func() bool, diverged func(), split func(task)) (bool, error) {
 	var stack []*node
 	contains := func(cs []choice, a choice) bool {
 		return slices.ContainsFunc(cs, func(c choice) bool { return c.Same(a.Action) })
@@ -551,17 +563,30 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 	}
 	covered := true
 	unsteady := 0 // runs in a row that were unsteady
+	// visited holds, for each state reached, the sleep sets it was
+	// reached with: a state reached again with a sleep set that holds one
+	// of them has nothing left to explore.
+	visited := map[[32]byte][][]choice{}
+	subset := func(a, b []choice) bool {
+		for _, x := range a {
+			if !contains(b, x) {
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		plan := slices.Clone(t.prefix)
 		for _, n := range stack {
 			plan = append(plan, n.chosen.Action)
 		}
 		var handed []task
+		var seen [][32]byte // states this run added to visited
 		depth0 := len(stack)
 		s, err := e.runOnce(ctx, plan, func(depth int, en []choice) (int, bool) {
 			n := &node{enabled: en}
 			switch {
-			case !reduce:
+			case !red.sleep:
 			case len(stack) == 0:
 				n.sleep = t.sleep
 			default:
@@ -570,6 +595,17 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 					if independent(p.chosen, b) {
 						n.sleep = append(n.sleep, b)
 					}
+				}
+			}
+			if red.cache {
+				if key, ok := e.state(); ok {
+					for _, z := range visited[key] {
+						if subset(z, n.sleep) {
+							return 0, false // explored from this state already
+						}
+					}
+					visited[key] = append(visited[key], slices.Clone(n.sleep))
+					seen = append(seen, key)
 				}
 			}
 			if split != nil && len(stack) == splitDepth {
@@ -591,6 +627,9 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 		if errors.Is(err, errUnsteady) {
 			// Run it again, as if this run had not happened.
 			stack = stack[:depth0]
+			for _, key := range seen {
+				visited[key] = visited[key][:len(visited[key])-1]
+			}
 			if unsteady++; unsteady >= maxUnsteady {
 				return false, ErrUnsteady
 			}
@@ -637,7 +676,7 @@ func (e *Explorer) dfs(ctx context.Context, t task, reduce bool, record func(*sc
 // worker, this one included once done with that, searches the subtrees
 // found there. Each subtree starts with the sleep set dfs alone would
 // give it, so the schedules run are the same as dfs's.
-func (e *Explorer) parallel(ctx context.Context, workers int, reduce bool, record func(*schedule), stop func() bool, diverged func()) (bool, error) {
+func (e *Explorer) parallel(ctx context.Context, workers int, red reduction, record func(*schedule), stop func() bool, diverged func()) (bool, error) {
 	for len(e.lanes) < workers-1 {
 		l, err := New(ctx, e.base, e.orig, e.model)
 		if err != nil {
@@ -667,14 +706,14 @@ func (e *Explorer) parallel(ctx context.Context, workers int, reduce bool, recor
 			if ctx.Err() != nil {
 				continue // drain: the search failed
 			}
-			end(x.dfs(ctx, t, reduce, record, stop, diverged, nil))
+			end(x.dfs(ctx, t, red, record, stop, diverged, nil))
 		}
 	}
 	var wg sync.WaitGroup
 	for _, l := range e.lanes[:workers-1] {
 		wg.Go(func() { work(l) })
 	}
-	end(e.dfs(ctx, task{}, reduce, record, stop, diverged, func(t task) {
+	end(e.dfs(ctx, task{}, red, record, stop, diverged, func(t task) {
 		select {
 		case tasks <- t:
 		case <-ctx.Done():

@@ -289,6 +289,9 @@ func (e *Explorer) nodeFault(ctx context.Context, w *world, s *schedule, a Actio
 	for _, k := range res {
 		keys = append(keys, e.target.short(k)+"@"+a.Node)
 	}
+	w.mu.Lock()
+	w.nodeFalls = append(w.nodeFalls, a.String()+" at "+strconv.FormatInt(int64(w.now), 10))
+	w.mu.Unlock()
 	slices.Sort(keys)
 	if a.Kind == Restart {
 		w.mu.Lock()
@@ -359,9 +362,12 @@ func (e *Explorer) tickNodes(ctx context.Context, w *world, d time.Duration, wri
 		if r.unsteady {
 			return nil, errUnsteady
 		}
+		w.mu.Lock()
 		for _, k := range r.gone {
 			keys = append(keys, e.target.short(k)+"@"+node)
+			w.keyLog[k+"@"+node] = append(w.keyLog[k+"@"+node], "lease ran out at "+strconv.FormatInt(int64(w.now), 10))
 		}
+		w.mu.Unlock()
 	}
 	return keys, nil
 }

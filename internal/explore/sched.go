@@ -220,7 +220,7 @@ func (e *Explorer) runOnce(ctx context.Context, plan []Action, choose chooser) (
 		return nil, err
 	}
 	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTickServer: e.resetAt,
-		written: map[string]window{}}
+		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
 	}
@@ -310,6 +310,11 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 			}
 			c = en[i]
 		} else {
+			e.state = func() ([32]byte, bool) {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				return w.fingerprint(depth, s.ticks, s.faults)
+			}
 			i, ok := choose(depth, en)
 			if !ok {
 				return nil
@@ -594,9 +599,12 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		if r.unsteady {
 			return nil, errUnsteady
 		}
+		w.mu.Lock()
 		for _, k := range r.gone {
 			keys = append(keys, e.target.short(k))
+			w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(at), 10))
 		}
+		w.mu.Unlock()
 		more, err := e.tickNodes(ctx, w, d, written)
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -670,6 +671,7 @@ func (k clock) now() time.Duration {
 	w := k.c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	k.c.log = append(k.c.log, "now "+strconv.FormatInt(int64(w.now), 10))
 	return w.now
 }
 

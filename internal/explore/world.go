@@ -2,9 +2,12 @@ package explore
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +60,11 @@ type client struct {
 	pauses      int
 	steps       int   // commands released
 	failure     error // an error that is not the schedule's doing
+	// log is everything the client's code has learnt since the schedule
+	// began, in order: each command's reply, each reading of the clock,
+	// each end of a sleep. Its code being deterministic, two clients
+	// with one log are in one state (world.fingerprint).
+	log []string
 }
 
 // hold is what a client believes it holds.
@@ -130,6 +138,13 @@ type world struct {
 	// nodeDirty is the nodes a write went to since they last restarted:
 	// only there can a node fault change anything.
 	nodeDirty map[string]bool
+	// For world.fingerprint: each key's writes (and WATCHes) in order,
+	// the node faults, tokens named after the client that made them, and
+	// opaque when a command touched keys it does not name.
+	keyLog    map[string][]string
+	nodeFalls []string
+	tokens    map[string]string
+	opaque    bool
 	// sleepAs, when set, is how long every sleep of a client lasts,
 	// whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
@@ -172,6 +187,7 @@ func (k clock) Now() time.Time {
 	w := k.c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	k.c.log = append(k.c.log, "now "+strconv.FormatInt(int64(w.now), 10))
 	return w.epoch.Add(w.now)
 }
 
@@ -192,6 +208,7 @@ func (k clock) Sleep(ctx context.Context, d time.Duration) error {
 	if d < locking.Forever/2 {
 		s.deadline = w.now + max(d, 0)
 	}
+	k.c.log = append(k.c.log, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
 	w.sleepers = append(w.sleepers, s)
 	w.running--
 	w.mu.Unlock()
@@ -218,6 +235,7 @@ func (k clock) awaitStart(ctx context.Context) error {
 		return errStopped
 	}
 	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, start: true, ch: make(chan error, 1)}
+	k.c.log = append(k.c.log, "await start")
 	w.sleepers = append(w.sleepers, s)
 	w.running--
 	w.mu.Unlock()
@@ -228,6 +246,7 @@ func (k clock) awaitStart(ctx context.Context) error {
 func (k clock) Go(f func()) {
 	w := k.c.w
 	w.mu.Lock()
+	k.c.log = append(k.c.log, "go")
 	w.running++
 	w.live++
 	w.mu.Unlock()
@@ -243,6 +262,11 @@ func (w *world) wake(s *sleeper, err error) {
 		return
 	}
 	s.woken = true
+	woke := "woke"
+	if err != nil {
+		woke += ": " + err.Error()
+	}
+	s.c.log = append(s.c.log, woke)
 	w.running++
 	if i := slices.Index(w.sleepers, s); i >= 0 {
 		w.sleepers = slices.Delete(w.sleepers, i, i+1)
@@ -324,6 +348,9 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		}
 	}
 	w.cmdLog = append(w.cmdLog, rec)
+	if p != nil {
+		w.learn(p, rec)
+	}
 	if p != nil && p.write {
 		win := window{sent: sent, replied: time.Now()}
 		for _, k := range p.keys {
@@ -570,4 +597,119 @@ func (w *world) inferHold(c *client, args []string, value, errText string) {
 			c.hold = nil
 		}
 	}
+}
+
+// uuidPattern matches the tokens the code under test makes (uuid).
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// canon is text with each token replaced by its name: the client that
+// first sent it and a number, the same in every run of a schedule. A
+// token first seen in a reply keeps its text. w.mu is held.
+func (w *world) canon(c *client, text string, sent bool) string {
+	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
+		if name, ok := w.tokens[tok]; ok {
+			return name
+		}
+		if !sent {
+			return tok
+		}
+		n := 0
+		for _, name := range w.tokens {
+			if strings.HasPrefix(name, "<"+c.name+"#") {
+				n++
+			}
+		}
+		name := fmt.Sprintf("<%s#%d>", c.name, n)
+		w.tokens[tok] = name
+		return name
+	})
+}
+
+// learn adds a released command and its reply to its client's log and,
+// for a write or a WATCH, to the log of each key it touches, with the
+// virtual time (a lease's end depends on it). w.mu is held.
+func (w *world) learn(p *parked, rec cmdRecord) {
+	c := p.c
+	var parts []string
+	ordered := p.write
+	for i, args := range rec.args {
+		a := w.canon(c, strings.Join(args, " "), true)
+		parts = append(parts, a+" -> "+w.canon(c, rec.values[i]+"|"+rec.errs[i], false))
+		if strings.EqualFold(args[0], "watch") {
+			ordered = true
+		}
+	}
+	entry := strings.Join(parts, "; ")
+	c.log = append(c.log, entry)
+	if !ordered {
+		return
+	}
+	for _, k := range p.keys {
+		if k == "*" {
+			w.opaque = true
+			continue
+		}
+		w.keyLog[k] = append(w.keyLog[k], c.name+" "+strconv.FormatInt(int64(w.now), 10)+" "+entry)
+	}
+}
+
+// fingerprint names the state of the schedule after depth steps, ticks
+// advances and faults faults: two schedules with one fingerprint go on
+// alike, whatever comes next. The state is what every client has learnt
+// (its log: replies, readings of the clock, ends of sleeps; its code is
+// deterministic), where each stands (paused, crashed, what it holds,
+// what it waits for), the virtual time, and for each key the writes it
+// saw, in order, each with its client, arguments, reply and virtual time:
+// two runs that agree on all of these wrote every key alike, in the same
+// order relative to every other access that could see the difference, so
+// the server holds the same data with the same leases. Reads are not in
+// the keys' logs: what a read saw is in its client's log. ok is false
+// when a command touched keys it does not name. w.mu is held.
+func (w *world) fingerprint(depth, ticks, faults int) (key [32]byte, ok bool) {
+	if w.opaque {
+		return key, false
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%d %d %d %d\n", depth, ticks, faults, w.now)
+	for _, c := range w.clients {
+		hold := "-"
+		if c.hold != nil {
+			hold = fmt.Sprintf("%s %v %d", c.hold.key, c.hold.write, c.hold.end())
+		}
+		fmt.Fprintf(h, "%s %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused, c.pausedUntil, c.crashed,
+			c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps, c.failure != nil)
+		for _, l := range c.log {
+			fmt.Fprintf(h, "%s\n", l)
+		}
+		var waits []string
+		for _, p := range w.parked {
+			if p.c == c {
+				waits = append(waits, "parked "+p.desc)
+			}
+		}
+		for _, s := range w.sleepers {
+			if s.c == c {
+				waits = append(waits, fmt.Sprintf("sleeper %v %d", s.start, s.deadline))
+			}
+		}
+		sort.Strings(waits)
+		fmt.Fprintf(h, "%s\n", strings.Join(waits, "\n"))
+	}
+	fmt.Fprintf(h, "torn %q\n", w.torn)
+	dirty := make([]string, 0, len(w.nodeDirty))
+	for n := range w.nodeDirty {
+		dirty = append(dirty, n)
+	}
+	sort.Strings(dirty)
+	fmt.Fprintf(h, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
+	keys := make([]string, 0, len(w.keyLog))
+	for k := range w.keyLog {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "key %s\n%s\n", w.t.short(k), strings.Join(w.keyLog[k], "\n"))
+	}
+	copy(key[:], h.Sum(nil))
+	return key, true
 }
