@@ -30,7 +30,7 @@ type Explorer struct {
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
-	reruns  atomic.Int64
+	reruns      atomic.Int64
 	// state is the fingerprint of the schedule being run, as it stands
 	// when its chooser is asked (world.fingerprint).
 	state func() ([32]byte, bool)

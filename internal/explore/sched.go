@@ -219,7 +219,7 @@ func (e *Explorer) runOnce(ctx context.Context, plan []Action, choose chooser) (
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTickServer: e.resetAt,
+	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
 		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
