@@ -367,14 +367,7 @@ func (e *Explorer) walk(ctx context.Context, seed uint64, n int, record func(*sc
 	rng := mrand.New(mrand.NewPCG(seed, 0x5eed))
 	for i := 0; i < n && !stop(); i++ {
 		s, err := e.runAgain(ctx, func(_ int, en []choice) (int, bool) {
-			var moves, faults []int
-			for i, c := range en {
-				if c.fault() {
-					faults = append(faults, i)
-				} else {
-					moves = append(moves, i)
-				}
-			}
+			moves, faults := split(en)
 			if len(faults) > 0 && (len(moves) == 0 || rng.IntN(8) == 0) {
 				return faults[rng.IntN(len(faults))], true
 			}
@@ -407,6 +400,19 @@ func (e *Explorer) runAgain(ctx context.Context, choose chooser) (*schedule, err
 		}
 	}
 	return nil, ErrUnsteady
+}
+
+// split is the indexes of the enabled actions that are moves (commands,
+// ticks, starts) and of those that are faults.
+func split(en []choice) (moves, faults []int) {
+	for i, c := range en {
+		if c.fault() {
+			faults = append(faults, i)
+		} else {
+			moves = append(moves, i)
+		}
+	}
+	return moves, faults
 }
 
 // compareActions orders two schedules of one length, action by action.
@@ -459,14 +465,7 @@ func (e *Explorer) pct(ctx context.Context, seed uint64, n, depth int, record fu
 			faultAt = rng.IntN(k)
 		}
 		s, err := e.runAgain(ctx, func(d int, en []choice) (int, bool) {
-			var moves, faults []int
-			for i, c := range en {
-				if c.fault() {
-					faults = append(faults, i)
-				} else {
-					moves = append(moves, i)
-				}
-			}
+			moves, faults := split(en)
 			if len(faults) > 0 && len(moves) == 0 {
 				return faults[rng.IntN(len(faults))], true
 			}

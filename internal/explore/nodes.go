@@ -355,19 +355,15 @@ func (e *Explorer) tickNodes(ctx context.Context, w *world, d time.Duration, wri
 			w.nodeTick = map[string]int64{}
 		}
 		w.nodeTick[node] = r.at
-		if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
-			w.shortest = r.shortest
-		}
+		gone, err := w.ticked(r, node)
 		w.mu.Unlock()
-		if r.unsteady {
-			return nil, errUnsteady
+		if err != nil {
+			return nil, err
 		}
-		w.mu.Lock()
-		for _, k := range r.gone {
-			keys = append(keys, e.target.short(k)+"@"+node)
-			w.keyLog[k+"@"+node] = append(w.keyLog[k+"@"+node], "lease ran out at "+strconv.FormatInt(int64(w.now), 10))
+		for _, k := range gone {
+			key, node := splitNode(k)
+			keys = append(keys, e.target.short(key)+"@"+node)
 		}
-		w.mu.Unlock()
 	}
 	return keys, nil
 }

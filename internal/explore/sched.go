@@ -594,17 +594,15 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		}
 		w.mu.Lock()
 		w.lastTickServer = r.at
-		w.shortest = r.shortest
+		w.shortest = 0
+		gone, err := w.ticked(r, "")
 		w.mu.Unlock()
-		if r.unsteady {
-			return nil, errUnsteady
+		if err != nil {
+			return nil, err
 		}
-		w.mu.Lock()
-		for _, k := range r.gone {
+		for _, k := range gone {
 			keys = append(keys, e.target.short(k))
-			w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(at), 10))
 		}
-		w.mu.Unlock()
 		more, err := e.tickNodes(ctx, w, d, written)
 		if err != nil {
 			return nil, err
@@ -673,6 +671,28 @@ end
 local out = {t[1], t[2], tostring(shortest), unsteady}
 for _, k in ipairs(gone) do out[#out + 1] = k end
 return out`)
+
+// ticked takes in what an advance did on the one server (node "") or a
+// node: the shortest lease left, and the keys whose lease ran out, which
+// it returns qualified by node; errUnsteady when the advance could not
+// tell. w.mu is held.
+func (w *world) ticked(r tickResult, node string) ([]string, error) {
+	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
+		w.shortest = r.shortest
+	}
+	if r.unsteady {
+		return nil, errUnsteady
+	}
+	var gone []string
+	for _, k := range r.gone {
+		if node != "" {
+			k += "@" + node
+		}
+		gone = append(gone, k)
+		w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.now), 10))
+	}
+	return gone, nil
+}
 
 // tickResult is what tickScript answered.
 type tickResult struct {
