@@ -35,15 +35,10 @@ func miniCluster(t *testing.T) cluster {
 }
 
 func realCluster(t *testing.T) cluster {
-	redistest.RequireServer(t)
 	var c cluster
 	var servers []*redisserver.Server
 	for range 5 {
-		s, err := redisserver.Start(context.Background(), redisserver.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Stop)
+		s := redistest.Real(t).Server
 		servers = append(servers, s)
 		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 		t.Cleanup(func() { cl.Close() })
