@@ -389,6 +389,7 @@ func (p *tab) count(sel string) int {
 // sessions run on embedded miniredis whatever the served Redis is, so one
 // backend is enough.
 func TestBrowserExplorer(t *testing.T) {
+	t.Parallel() // a browser and a service of its own
 	b := redistest.Mini(t)
 	ctx := context.Background()
 	m, err := market.New(b.Client, "market", market.WithLedger(market.NewLedger()))
