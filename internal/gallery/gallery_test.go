@@ -14,7 +14,7 @@ import (
 // order (checkTimelines), from the same run.
 func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
 	t.Parallel() // servers of its own
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunParallel(t, func(t *testing.T, b *redistest.Backend) {
 		env := gallery.Env{Client: b.Client, Mini: b.Mini}
 		for _, s := range gallery.Scenarios() {
 			t.Run(s.Recipe, func(t *testing.T) {

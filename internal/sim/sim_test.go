@@ -196,7 +196,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // and checks the totals, the audit of every market, the prefill figures
 // and the clean-up.
 func TestRunMarketsAndPrefill(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunParallel(t, func(t *testing.T, b *redistest.Backend) {
 		for _, st := range []market.Strategy{market.Fine, market.Lua} {
 			t.Run(string(st), func(t *testing.T) {
 				ctx := context.Background()

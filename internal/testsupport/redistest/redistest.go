@@ -118,8 +118,33 @@ func Real(tb testing.TB, args ...string) *Backend {
 // Each subtest gets a fresh, empty backend.
 func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 	t.Helper()
-	t.Run("miniredis", func(t *testing.T) { fn(t, Mini(t)) })
-	t.Run("redis-server", func(t *testing.T) { fn(t, Real(t)) })
+	run(t, false, fn)
+}
+
+// RunParallel is Run with the two subtests side by side (t.Parallel), for
+// a test whose runs mostly wait: each has its own server, so they cannot
+// disturb each other.
+func RunParallel(t *testing.T, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	run(t, true, fn)
+}
+
+func run(t *testing.T, parallel bool, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	for _, backend := range []struct {
+		name  string
+		start func(testing.TB, ...string) *Backend
+	}{
+		{"miniredis", func(tb testing.TB, _ ...string) *Backend { return Mini(tb) }},
+		{"redis-server", Real},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			fn(t, backend.start(t))
+		})
+	}
 }
 
 // Cluster starts a local Redis Cluster of masters nodes for the test and
