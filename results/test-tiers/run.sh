@@ -1,28 +1,30 @@
 #!/bin/sh
 # usage: sh run.sh RUNS DIR...
 #
-# Times `go test -short -count=1 ./...` in each checkout DIR with the
-# build cache warm: a first run in each, not timed, compiles and links
+# Times `go test $FLAGS ./...` (FLAGS defaults to "-short -count=1", the
+# fast tier; FLAGS=-count=1 times the full run) in each checkout DIR with
+# the build cache warm: a first run in each, not timed, compiles and links
 # what the cache lacks; then RUNS rounds, each timing one run in every DIR
 # in turn (so that two trees compared see the same load), each run between
 # two `uptime` lines, since the load of other work on the machine moves
 # the times. A run that fails says so ("Command exited with non-zero
 # status").
+flags=${FLAGS:--short -count=1}
 runs=$1
 shift
 t=$(mktemp)
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 go version
 for d in "$@"; do
-	(cd "$d" && go test -short -count=1 ./... > /dev/null 2>&1)
+	(cd "$d" && go test $flags ./... > /dev/null 2>&1)
 done
 i=0
 while [ "$i" -lt "$runs" ]; do
 	i=$((i + 1))
 	for d in "$@"; do
 		echo "load: $(uptime)"
-		(cd "$d" && /usr/bin/time -o "$t" -f "$d: go test -short -count=1 ./...: %e s wall, %U s user, %S s sys" \
-			go test -short -count=1 ./... > /dev/null 2>&1)
+		(cd "$d" && /usr/bin/time -o "$t" -f "$d: go test $flags ./...: %e s wall, %U s user, %S s sys" \
+			go test $flags ./... > /dev/null 2>&1)
 		cat "$t"
 	done
 done
