@@ -65,6 +65,7 @@ func TestExploreFlags(t *testing.T) {
 // document written; a clean run is none (exit 0); a script that does not
 // parse is a usage error (exit 2).
 func TestExploreExitStatus(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	b := redistest.Real(t)
 	url := "redis://" + b.Addr()
 	var stdout, stderr bytes.Buffer
@@ -114,6 +115,7 @@ func TestExploreExitStatus(t *testing.T) {
 // twice under a pause past its lease (exit 1); fenced, every schedule of
 // two buyers keeps the market's invariants (exit 0).
 func TestExploreStrategy(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	b := redistest.Real(t)
 	url := "redis://" + b.Addr()
 	var stdout, stderr bytes.Buffer

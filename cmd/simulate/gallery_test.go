@@ -40,6 +40,7 @@ func TestGalleryFlags(t *testing.T) {
 }
 
 func TestGalleryRunsAndReports(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"gallery", "-recipes", "1,9,11", "-format", "json"}, &stdout, &stderr)
 	if err != nil {

@@ -253,6 +253,7 @@ func TestRunMiniredisJSON(t *testing.T) {
 // TestRunRealServerWithOut runs two cells on a real redis-server, prints
 // the wide table and writes the -out directory.
 func TestRunRealServerWithOut(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	b := redistest.Real(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
@@ -287,6 +288,7 @@ func TestRunRealServerWithOut(t *testing.T) {
 // document says which client ran and what round trip was asked for and
 // measured.
 func TestRunBookClientThroughProxy(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	b := redistest.Real(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-redis", b.Addr(), "-scenarios", "2x2", "-client", "book",
@@ -355,6 +357,7 @@ func TestRunPrefill(t *testing.T) {
 // TestRunInterrupted: a cancelled context stops after the current cell,
 // reports what was measured, and says so.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	b := redistest.Real(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout bytes.Buffer

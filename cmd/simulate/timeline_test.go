@@ -50,6 +50,7 @@ func checkTimelineText(t *testing.T, out string, want ...string) {
 }
 
 func TestGalleryTimeline(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), []string{"gallery", "-timeline", "6"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -75,6 +76,7 @@ func TestFaultTimeline(t *testing.T) {
 }
 
 func TestGalleryOut(t *testing.T) {
+	t.Parallel() // a server or a temporary directory of its own
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), []string{"gallery", "-recipes", "4", "-out", dir}, &stdout, &stderr); err != nil {

@@ -15,6 +15,7 @@ import (
 // with hooks at the recipe's weak point is also found by the explorer
 // from the recipe's code and its generic workload alone.
 func TestExplorerFindsEveryStagedFailure(t *testing.T) {
+	t.Parallel() // servers of its own
 	b := redistest.Real(t)
 	ctx := context.Background()
 	// The property each staged failure breaks: an item sold twice by two

@@ -24,6 +24,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/faultpoint"
 	"github.com/lockmarket/lockmarket/internal/flawed"
+	"github.com/lockmarket/lockmarket/internal/halt"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
@@ -65,13 +66,17 @@ func (e Env) expire(ctx context.Context, key string) (bool, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		v, err := e.Client.Get(ctx, key).Result()
-		if errors.Is(err, redis.Nil) || (err == nil && v != old) {
+		switch {
+		case errors.Is(err, redis.Nil) || (err == nil && v != old):
 			return true, nil
-		}
-		if time.Now().After(deadline) {
+		case err != nil:
+			return false, err // the run was cancelled, or Redis failed: waiting would not help
+		case time.Now().After(deadline):
 			return false, fmt.Errorf("gallery: %s did not expire", key)
 		}
-		time.Sleep(time.Millisecond)
+		if err := halt.Sleep(ctx, time.Millisecond); err != nil {
+			return false, err
+		}
 	}
 }
 

@@ -9,9 +9,12 @@ import (
 )
 
 // TestEveryFlawShowsAndEveryFixHolds keeps the gallery honest: each flawed
-// recipe must break something under its fault, and its fix nothing.
+// recipe must break something under its fault, and its fix nothing; and
+// each run's recorded timeline holds the recipe's characteristic steps in
+// order (checkTimelines), from the same run.
 func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	t.Parallel() // servers of its own
+	redistest.RunParallel(t, func(t *testing.T, b *redistest.Backend) {
 		env := gallery.Env{Client: b.Client, Mini: b.Mini}
 		for _, s := range gallery.Scenarios() {
 			t.Run(s.Recipe, func(t *testing.T) {
@@ -26,6 +29,7 @@ func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
 					t.Errorf("%s still shows %d violations: %v", row.FixedBy, row.FixedViolations, row.FixedDetails)
 				}
 				t.Logf("%d violations (%v); fixed: %d", row.Violations, row.Details, row.FixedViolations)
+				checkTimelines(t, row)
 			})
 		}
 		// Every run deletes its keys.

@@ -1,12 +1,10 @@
 package gallery_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/gallery"
-	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	tl "github.com/lockmarket/lockmarket/internal/timeline"
 )
 
@@ -167,41 +165,31 @@ var characteristic = map[string]struct{ flawed, fixed []tl.Pattern }{
 	},
 }
 
-// TestTimelines checks that each recipe's recorded timeline holds its
+// checkTimelines checks that row's recorded timelines hold its recipe's
 // characteristic steps in order, with the unsafe ones marked in the flawed
 // run and none marked in the fix.
-func TestTimelines(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, be *redistest.Backend) {
-		env := gallery.Env{Client: be.Client, Mini: be.Mini}
-		for _, s := range gallery.Scenarios() {
-			n, _, _ := strings.Cut(s.Recipe, " ")
-			want, ok := characteristic[n]
-			if !ok {
-				t.Fatalf("no characteristic steps for recipe %s", s.Recipe)
-			}
-			t.Run(n, func(t *testing.T) {
-				row, err := s.Run(context.Background(), env)
-				if err != nil {
-					t.Fatal(err)
-				}
-				check := func(timeline tl.Timeline, steps []tl.Pattern) {
-					t.Helper()
-					if k := timeline.Follow(steps...); k >= 0 {
-						var out strings.Builder
-						timeline.Text(&out, 100, true)
-						t.Fatalf("%s: step %d (%v) not found in order:\n%s", timeline.Variant, k, steps[k], out.String())
-					}
-				}
-				check(row.Timeline, want.flawed)
-				check(row.FixedTimeline, want.fixed)
-				if len(row.Timeline.Marked()) == 0 || row.Timeline.Violations != row.Violations {
-					t.Errorf("flawed: %d marked steps, %d violations (row %d)", len(row.Timeline.Marked()),
-						row.Timeline.Violations, row.Violations)
-				}
-				if m := row.FixedTimeline.Marked(); len(m) != 0 {
-					t.Errorf("fixed run marks %v", m)
-				}
-			})
+func checkTimelines(t *testing.T, row gallery.Row) {
+	t.Helper()
+	n, _, _ := strings.Cut(row.Recipe, " ")
+	want, ok := characteristic[n]
+	if !ok {
+		t.Fatalf("no characteristic steps for recipe %s", row.Recipe)
+	}
+	check := func(timeline tl.Timeline, steps []tl.Pattern) {
+		t.Helper()
+		if k := timeline.Follow(steps...); k >= 0 {
+			var out strings.Builder
+			timeline.Text(&out, 100, true)
+			t.Fatalf("%s: step %d (%v) not found in order:\n%s", timeline.Variant, k, steps[k], out.String())
 		}
-	})
+	}
+	check(row.Timeline, want.flawed)
+	check(row.FixedTimeline, want.fixed)
+	if len(row.Timeline.Marked()) == 0 || row.Timeline.Violations != row.Violations {
+		t.Errorf("flawed: %d marked steps, %d violations (row %d)", len(row.Timeline.Marked()),
+			row.Timeline.Violations, row.Violations)
+	}
+	if m := row.FixedTimeline.Marked(); len(m) != 0 {
+		t.Errorf("fixed run marks %v", m)
+	}
 }

@@ -20,6 +20,7 @@ import (
 // answered with its 4xx status and error code, and the market is left as
 // it was.
 func TestRefused(t *testing.T) {
+	t.Parallel() // servers of its own
 	long := strings.Repeat("a", 65)
 	huge := `{"buyer":"carol","seller":"alice","item":"sword","price":50,"pad":"` + strings.Repeat("x", 1<<20) + `"}`
 	tests := []struct {
@@ -182,6 +183,7 @@ func clip(s string) string {
 
 // TestRoutes exercises the success case of every route on a fresh market.
 func TestRoutes(t *testing.T) {
+	t.Parallel() // servers of its own
 	type check func(t *testing.T, f *fixture, r response)
 	tests := []struct {
 		name, method, path, body string

@@ -389,6 +389,7 @@ func (p *tab) count(sel string) int {
 // sessions run on embedded miniredis whatever the served Redis is, so one
 // backend is enough.
 func TestBrowserExplorer(t *testing.T) {
+	t.Parallel() // a browser and a service of its own
 	b := redistest.Mini(t)
 	ctx := context.Background()
 	m, err := market.New(b.Client, "market", market.WithLedger(market.NewLedger()))
@@ -472,7 +473,10 @@ func TestBrowserExplorer(t *testing.T) {
 
 	// Recipe 6: the explorer finds and plays a counterexample.
 	startSession("6", false)
-	p.do("find a bug", chromedp.Click(chromedp.CSS(`#explore-find`)))
+	// The playback's pause between steps is for the eye; the steps
+	// themselves are sent and drawn one by one all the same.
+	p.do("find a bug", chromedp.Evaluate[chromedp.Void](`void (explore.stepMS = 0)`),
+		chromedp.Click(chromedp.CSS(`#explore-find`)))
 	p.wait("the counterexample played", `["resource", "none"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
 	if n := p.count(`#explore-lanes .lab-step.marked[data-property="resource"]`); n != 1 {
 		t.Errorf("%d steps lit for resource after the counterexample (verdict %q)", n, p.text(`#explore-verdict`))

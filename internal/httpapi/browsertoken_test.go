@@ -20,6 +20,7 @@ import (
 // admin token: the first admin action asks for the token, sends it, and
 // works; the next ones send it without asking again.
 func TestBrowserAdminToken(t *testing.T) {
+	t.Parallel() // a browser and a service of its own
 	bin := chromium()
 	if bin == "" {
 		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")

@@ -79,6 +79,7 @@ func rush(t *testing.T, ts *httptest.Server, n, items int, strategy func(i int) 
 // through HTTP under each strategy: exactly one succeeds, the other 49 find
 // the listing gone, and the audit is clean.
 func TestConcurrentPurchases(t *testing.T) {
+	t.Parallel() // servers of its own
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		for _, st := range market.Strategies {
 			t.Run(string(st), func(t *testing.T) {
@@ -97,6 +98,7 @@ func TestConcurrentPurchases(t *testing.T) {
 // different strategies at the same listings: the gate keeps the
 // strategies apart, so each listing is sold once and the audit is clean.
 func TestMixedStrategies(t *testing.T) {
+	t.Parallel() // servers of its own
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const items, n = 4, 80
 		f, ts := rushFixture(t, b, items)

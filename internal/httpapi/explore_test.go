@@ -47,6 +47,7 @@ func enabled(t *testing.T, st exploreState, kind, client string) string {
 // sessions 404, one session over the limit 409; the served market's keys
 // are untouched.
 func TestExploreSessions(t *testing.T) {
+	t.Parallel() // servers of its own
 	b := redistest.Mini(t)
 	srv, f := newJobsServer(t, b)
 	h := srv.Handler()

@@ -326,6 +326,7 @@ func TestRedisRefusals(t *testing.T) {
 // script returns each reply, with the text Redis uses), and the
 // out-of-band state a WRONGTYPE reveals. None is a 500.
 func TestRedisReplyCodes(t *testing.T) {
+	t.Parallel() // servers of its own
 	b := redistest.Real(t)
 	ctx := context.Background()
 	tests := []struct {

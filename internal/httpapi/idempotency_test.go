@@ -41,6 +41,7 @@ func withKey(key string) []string { return []string{HeaderIdempotencyKey, key} }
 // "replayed": true, and changes nothing; the same key with another body,
 // or on the other route, is 422 idempotency_mismatch and changes nothing.
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel() // servers of its own
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		for _, st := range market.Strategies {
 			t.Run(string(st), func(t *testing.T) {

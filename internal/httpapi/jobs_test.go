@@ -239,6 +239,7 @@ func TestLabRefused(t *testing.T) {
 // TestLab runs a recipe and the pause fault in the lab: each comes back
 // with its timeline and verdict, beside its fix.
 func TestLab(t *testing.T) {
+	t.Parallel() // services of its own; its recipes mostly wait
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)

@@ -37,6 +37,7 @@ func (l *lockedBuffer) Bytes() []byte {
 // value is a duration string. A route without a request here fails the
 // test, so a new route cannot escape the check.
 func TestJSONKeys(t *testing.T) {
+	t.Parallel() // servers of its own
 	requests := []struct {
 		method, path, route, body string
 		status                    int

@@ -23,6 +23,7 @@ import (
 // A recipe makes a lease run out by moving its server's clock; on the
 // served server that aged every key of the served market with it.
 func TestLabLeavesServedMarket(t *testing.T) {
+	t.Parallel() // a service of its own; its recipes mostly wait
 	b := redistest.Mini(t)
 	srv, f := newJobsServer(t, b)
 	ctx := context.Background()

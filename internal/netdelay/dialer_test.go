@@ -17,6 +17,7 @@ import (
 // commands work, one proxy serves them, and once the Dialer is closed they
 // fail, so none went around it.
 func TestDialerSingleServer(t *testing.T) {
+	t.Parallel() // servers of its own
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		d, err := netdelay.NewDialer(time.Millisecond)

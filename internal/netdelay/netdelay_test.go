@@ -44,6 +44,7 @@ func client(t *testing.T, p *netdelay.Proxy, poolSize int) *redis.Client {
 // TestCommandsPassUnchanged runs pipelines, large values and concurrent
 // clients through the proxy, with and without delay, and checks every reply.
 func TestCommandsPassUnchanged(t *testing.T) {
+	t.Parallel() // servers of its own
 	for _, rtt := range []time.Duration{0, time.Millisecond} {
 		t.Run(rtt.String(), func(t *testing.T) {
 			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {

@@ -132,12 +132,23 @@ func (s *Server) start(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	// One dial per poll: go-redis's own dialer retries a refused
+	// connection after 100 ms, several times, which would make every
+	// start wait that long for a server that listens within milliseconds.
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+		DialerRetries: 1, PoolSize: 1})
 	defer c.Close()
+	var dialer net.Dialer
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := c.Ping(ctx).Err(); err == nil {
-			break
+		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		conn, err := dialer.DialContext(dctx, "tcp", s.Addr())
+		cancel()
+		if err == nil {
+			conn.Close()
+			if err := c.Ping(ctx).Err(); err == nil {
+				break
+			}
 		}
 		select {
 		case <-done:

@@ -77,6 +77,7 @@ func TestRunCell(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		for _, st := range market.Strategies {
 			t.Run(string(st), func(t *testing.T) {
+				t.Parallel() // a market of its own on the backend; each run waits out its duration
 				sc := Scenario{2, 2}
 				c := redisconn.SizedClient(b.Client, sc.Listers+sc.Buyers+2)
 				if b.Mini != nil {
@@ -195,7 +196,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // and checks the totals, the audit of every market, the prefill figures
 // and the clean-up.
 func TestRunMarketsAndPrefill(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunParallel(t, func(t *testing.T, b *redistest.Backend) {
 		for _, st := range []market.Strategy{market.Fine, market.Lua} {
 			t.Run(string(st), func(t *testing.T) {
 				ctx := context.Background()

@@ -4,7 +4,9 @@
 // swimlanes are drawn from the state the server answers.
 "use strict";
 
-const explore = { id: "", state: null, view: -1, playing: false };
+// stepMS is the pause between the steps of a counterexample played back,
+// time for the eye to follow it.
+const explore = { id: "", state: null, view: -1, playing: false, stepMS: 350 };
 
 const exploreProperties = {
   mutual_exclusion: "mutual exclusion broke: two clients hold an unexpired lease at once",
@@ -112,7 +114,7 @@ async function findBug() {
       `Playing it (${r.actions.length} steps)…`;
     for (const a of r.actions) {
       await act(a);
-      await new Promise((res) => setTimeout(res, 350));
+      await new Promise((res) => setTimeout(res, explore.stepMS));
     }
     verdict.dataset.found = r.property;
   } catch (e) {

@@ -93,11 +93,14 @@ func Mini(tb testing.TB) *Backend {
 }
 
 // Real starts a private redis-server for the test, or skips the test (see
-// Skip) when no redis-server binary exists. Extra args go to redis-server.
+// Skip) when no redis-server binary exists. Extra args go to redis-server,
+// after "--hz 100", which makes the server's Stop at the test's end quick.
 func Real(tb testing.TB, args ...string) *Backend {
 	tb.Helper()
 	checkMain(tb)
-	srv, err := redisserver.Start(context.Background(), redisserver.Options{Args: args})
+	// hz 100: redis-server acts on SIGTERM in its cron, every 1/hz s, so
+	// at the default 10 each test's Stop waited up to 100 ms.
+	srv, err := redisserver.Start(context.Background(), redisserver.Options{Args: append([]string{"--hz", "100"}, args...)})
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		Skip(tb, NeedServer, reasonNoServer)
 	}
@@ -115,8 +118,33 @@ func Real(tb testing.TB, args ...string) *Backend {
 // Each subtest gets a fresh, empty backend.
 func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 	t.Helper()
-	t.Run("miniredis", func(t *testing.T) { fn(t, Mini(t)) })
-	t.Run("redis-server", func(t *testing.T) { fn(t, Real(t)) })
+	run(t, false, fn)
+}
+
+// RunParallel is Run with the two subtests side by side (t.Parallel), for
+// a test whose runs mostly wait: each has its own server, so they cannot
+// disturb each other.
+func RunParallel(t *testing.T, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	run(t, true, fn)
+}
+
+func run(t *testing.T, parallel bool, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	for _, backend := range []struct {
+		name  string
+		start func(testing.TB, ...string) *Backend
+	}{
+		{"miniredis", func(tb testing.TB, _ ...string) *Backend { return Mini(tb) }},
+		{"redis-server", Real},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			fn(t, backend.start(t))
+		})
+	}
 }
 
 // Cluster starts a local Redis Cluster of masters nodes for the test and
