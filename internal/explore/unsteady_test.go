@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +68,50 @@ func TestUnsteadyScheduleRunsAgain(t *testing.T) {
 		if tc.want == nil && got != "x" {
 			t.Errorf("stall %v: the lease read %q after 990 ms of its 1 s, want x", tc.stall, got)
 		}
+	}
+}
+
+// TestPipelineWithUnwatchWaits: a pipeline that begins with UNWATCH (the
+// market gives a lock back that way: UNWATCH, then the release) waits for
+// its turn like any other; only a pipeline of housekeeping alone goes
+// unordered.
+func TestPipelineWithUnwatchWaits(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	target := &Target{Name: "unwatch", Checks: []string{Resource}, lockKeys: oneLockKey,
+		run: func(ctx context.Context, c *client, _ Model) error {
+			if c.idx > 0 {
+				return nil
+			}
+			_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				p.Do(ctx, "unwatch")
+				p.Incr(ctx, c.w.t.ns+counterName)
+				return nil
+			})
+			return err
+		},
+		end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
+	e, err := New(ctx, b.Client, target, DefaultModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap, err := e.Cut(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.rdb.Get(ctx, e.Prefix()+counterName).Int()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+	if len(snap.Enabled) == 0 || snap.Enabled[0].Kind != Run || n != 0 {
+		t.Fatalf("enabled %v, counter %d: want the pipeline waiting, the counter untouched", snap.Enabled, n)
+	}
+	steps, _, err := e.Replay(ctx, snap.Enabled[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || !strings.HasSuffix(steps[0].Text, "→ OK, 1") {
+		t.Errorf("steps %v: want the pipeline run as one step", steps)
 	}
 }

@@ -381,19 +381,19 @@ func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return process(ctx, h.node, []redis.Cmder{cmd}, func() error { return next(context.WithoutCancel(ctx), cmd) })
+		return process(ctx, h.node, []redis.Cmder{cmd}, func([]redis.Cmder) error { return next(context.WithoutCancel(ctx), cmd) })
 	}
 }
 
 func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return process(ctx, h.node, cmds, func() error { return next(context.WithoutCancel(ctx), cmds) })
+		return process(ctx, h.node, cmds, func(cmds []redis.Cmder) error { return next(context.WithoutCancel(ctx), cmds) })
 	}
 }
 
-func process(ctx context.Context, node string, cmds []redis.Cmder, next func() error) error {
-	if housekeeping(cmds[0].Name()) {
-		return next() // a connection's own set-up, inside a released command
+func process(ctx context.Context, node string, cmds []redis.Cmder, next func([]redis.Cmder) error) error {
+	if !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return !housekeeping(c.Name()) }) {
+		return next(cmds) // a connection's own set-up, inside a released command
 	}
 	c := clientFrom(ctx)
 	if c == nil {
@@ -403,10 +403,23 @@ func process(ctx context.Context, node string, cmds []redis.Cmder, next func() e
 		return errOutside
 	}
 	w := c.w
+	// A pipeline with housekeeping in it (UNWATCH, then the release of a
+	// lock, say) is ordered like any other: only what it does besides
+	// counts, and that must wait for its turn.
 	p, err := w.gate(ctx, node, cmds)
 	if err != nil {
+		// Never sent; an UNWATCH among it still goes, so that the
+		// connection goes back to its pool with no WATCH armed.
+		var own []redis.Cmder
 		for _, cmd := range cmds {
-			cmd.SetErr(err)
+			if housekeeping(cmd.Name()) {
+				own = append(own, cmd)
+			} else {
+				cmd.SetErr(err)
+			}
+		}
+		if len(own) > 0 {
+			next(own)
 		}
 		return err
 	}
@@ -415,12 +428,12 @@ func process(ctx context.Context, node string, cmds []redis.Cmder, next func() e
 		p = w.lastRun
 		w.mu.Unlock()
 		sent := time.Now()
-		err = next()
+		err = next(cmds)
 		w.after(p, cmds, err, sent)
 		return err
 	}
 	sent := time.Now()
-	err = next()
+	err = next(cmds)
 	w.after(p, cmds, err, sent)
 	return err
 }
