@@ -84,7 +84,7 @@ func (r cellsRun) report(w io.Writer, name string, measured int) {
 		fmt.Fprintf(w, "%s: interrupted; reporting the %d of %d cells measured\n", name, measured, r.total)
 		return
 	}
-	fmt.Fprintf(w, "%s: %d cells in %v\n", name, r.done, roundDuration(r.elapsed))
+	fmt.Fprintf(w, "%s: %s in %v\n", name, cellCount(r.done), roundDuration(r.elapsed))
 }
 
 // err is the error the run ends with: nil, or that it was interrupted
@@ -252,4 +252,12 @@ func rowSummary(r report.Row) string {
 		s += "  first error: " + r.Error
 	}
 	return s
+}
+
+// cellCount is n cells, in words: "1 cell", "12 cells".
+func cellCount(n int) string {
+	if n == 1 {
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
 }

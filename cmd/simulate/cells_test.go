@@ -77,3 +77,11 @@ func TestEachCell(t *testing.T) {
 		})
 	}
 }
+
+func TestCellCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 cells", 1: "1 cell", 12: "12 cells"} {
+		if got := cellCount(n); got != want {
+			t.Errorf("cellCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

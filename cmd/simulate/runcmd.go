@@ -152,7 +152,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}})
 		}
 	}
-	fmt.Fprintf(stderr, "simulate: %d cells of %v each (about %v); %s\n", len(cells), o.duration,
+	fmt.Fprintf(stderr, "simulate: %s of %v each (about %v); %s\n", cellCount(len(cells)), o.duration,
 		time.Duration(len(cells))*o.duration, report.LinkText(doc))
 	cr, runErr := eachCell(ctx, prog, cells)
 	doc.Interrupted = cr.interrupted

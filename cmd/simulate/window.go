@@ -156,7 +156,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "simulate window: %d cells of %v each (about %v)\n", len(cells), o.duration,
+	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", cellCount(len(cells)), o.duration,
 		time.Duration(len(cells))*o.duration)
 	cr, runErr := eachCell(ctx, prog, cells)
 	sw.Interrupted = cr.interrupted

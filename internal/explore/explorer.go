@@ -183,9 +183,10 @@ type Options struct {
 	// Workers is how many schedules run at once in an exhaustive search
 	// that looks for every violation (no Stop, no StopAtFirst); each
 	// worker has a namespace and connections of its own. 0 or 1: one.
-	// The result does not depend on it: the same schedules are run, and
-	// of two counterexamples of one length the first in the order of
-	// the actions is kept.
+	// The violations found do not depend on it (of two counterexamples
+	// of one length, the first in the order of the actions is kept);
+	// without the state cache the same schedules are run, with it each
+	// worker's subtrees have a cache of their own, so the counts differ.
 	Workers int
 
 	prefix []Action // every schedule starts with these (FindFrom)
@@ -209,8 +210,9 @@ type Result struct {
 	Mode    string   `json:"mode"`
 	Seed    uint64   `json:"seed,omitempty"`
 	// Schedules is the number of complete schedules run; Pruned the
-	// number cut short because every continuation had been covered in
-	// another order (the reduction).
+	// number cut short because every continuation had been covered
+	// already: in another order (the sleep sets) or from the same state
+	// (the state cache).
 	Schedules int `json:"schedules"`
 	Pruned    int `json:"pruned"`
 	// Diverged is the number of replays that did not follow their
