@@ -469,7 +469,7 @@ func propertiesOf(fs []explore.Found) []string {
 
 func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep explore.Reproduction, verbose bool) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "explore: %s — %s\n", doc.Target, doc.About)
+	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("explore: %s — %s", doc.Target, doc.About), schema.Width))
 	m := doc.Model
 	faults := "no faults"
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {

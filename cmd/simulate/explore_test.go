@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -123,6 +125,11 @@ func TestExploreStrategy(t *testing.T) {
 	if !errors.Is(err, errExploreFound) || !strings.Contains(stdout.String(), "sold twice") ||
 		!strings.Contains(stdout.String(), "reproduced on redis-server") {
 		t.Fatalf("fine: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	for line := range strings.SplitSeq(stdout.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > schema.Width {
+			t.Errorf("a line of %d columns, over %d: %q", n, schema.Width, line)
+		}
 	}
 	stdout.Reset()
 	err = run(context.Background(), []string{"explore", "-redis", url, "-strategy", "fine", "-fencing", "-clients", "2",
