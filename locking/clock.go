@@ -14,7 +14,7 @@ import (
 // for code that never sets one.
 //
 // The seam exists for deterministic testing: a scheduler that runs lock
-// code under a virtual clock (package internal/explore of this module)
+// code under a virtual clock (package explore of this module)
 // makes backoff sleeps cost virtual time, counts leases on that time, and
 // knows at every moment which goroutine of a client is running and which
 // is waiting, because each one was started, and waits, through the clock.

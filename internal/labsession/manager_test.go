@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/explore"
+	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/jobs"
 	"github.com/lockmarket/lockmarket/internal/labsession"
 )
