@@ -102,7 +102,7 @@ func readScripts(t *testing.T, dir string, names ...string) []explore.Script {
 	t.Helper()
 	var out []explore.Script
 	for _, n := range names {
-		p := filepath.Join("..", "..", "examples", "recipes", dir, n+".lua")
+		p := filepath.Join("..", "examples", "recipes", dir, n+".lua")
 		src, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
