@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +57,9 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	m = m.Resolve()
 	tc := *t
 	tc.ns = "{explore-" + hex.EncodeToString(b) + "}:"
+	if err := tc.bindCode(); err != nil {
+		return nil, err
+	}
 	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t}
 	opts := *base.Options()
 	opts.Protocol = 2
@@ -182,12 +186,17 @@ type Options struct {
 	Progress func(Progress)
 	// Workers is how many schedules run at once in an exhaustive search
 	// that looks for every violation (no Stop, no StopAtFirst); each
-	// worker has a namespace and connections of its own. 0 or 1: one.
+	// worker has a namespace and connections of its own. 0: the
+	// machine's cores (runtime.GOMAXPROCS).
 	// The violations found do not depend on it (of two counterexamples
 	// of one length, the first in the order of the actions is kept);
 	// without the state cache the same schedules are run, with it each
 	// worker's subtrees have a cache of their own, so the counts differ.
 	Workers int
+
+	// Model is the bounds of a search made by Check (nil: DefaultModel,
+	// with the target's clients); an Explorer's are New's.
+	Model *Model
 
 	prefix []Action // every schedule starts with these (FindFrom)
 }
@@ -330,6 +339,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			if err = e.walk(ctx, 1, probeSchedules, record, stopNow); err != nil || stopNow() {
 				break
 			}
+		}
+		if o.Workers == 0 {
+			o.Workers = runtime.GOMAXPROCS(0)
 		}
 		if o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
 			res.Exhaustive, err = e.parallel(ctx, o.Workers, red, record, stopNow, diverged)

@@ -162,6 +162,14 @@ type Target struct {
 	// point.
 	Checks []string
 
+	// Setup, Client and Check make a target of Go code of your own (see
+	// code.go): Client is what each client does, Setup (optional)
+	// prepares each schedule's keys, Check (optional) checks them at its
+	// end.
+	Setup  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
+	Client func(ctx context.Context, c *Client) error
+	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
+
 	ns       string
 	nodes    int      // independent servers (Redlock); 0: the one server
 	nodeSet  *nodeSet // their clients, once an explorer has opened them

@@ -65,6 +65,9 @@ type client struct {
 	// each end of a sleep. Its code being deterministic, two clients
 	// with one log are in one state (world.fingerprint).
 	log []string
+	// sentAt is when its last command was parked, on the virtual clock:
+	// where a lease it then says it holds (Client.Holding) starts.
+	sentAt time.Duration
 }
 
 // hold is what a client believes it holds.
@@ -300,6 +303,7 @@ func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*par
 		return nil, nil
 	}
 	w.seq++
+	c.sentAt = w.now
 	p := &parked{c: c, seq: w.seq, cmds: cmds, go_: make(chan error, 1)}
 	p.keys, p.write = footprint(cmds)
 	for _, k := range p.keys {
@@ -325,6 +329,9 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	rec := cmdRecord{step: w.stepNo, at: w.now}
 	if p != nil {
 		rec.client = p.c.name
+		if w.t.Client != nil && p.c.endHold {
+			p.c.hold, p.c.endHold = nil, false // Client.Released: the release's first command ran
+		}
 	}
 	var replies []string
 	for _, c := range cmds {

@@ -1,0 +1,99 @@
+// Package exploretest runs package explore from go test: a redis-server
+// for the test, and a check that fails the test with the counterexample's
+// timeline.
+//
+//	func TestMutex(t *testing.T) {
+//		rdb := exploretest.Redis(t)
+//		exploretest.Check(t, rdb, &explore.Target{Name: "my mutex", Clients: 3, Client: client}, explore.Options{})
+//	}
+package exploretest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+)
+
+// Width is the width of the timelines, in columns.
+const Width = 100
+
+// Redis starts a private redis-server on a free loopback port for the
+// test, with persistence off, and returns a client of it; both end with
+// the test. Without a redis-server on PATH the test is skipped, or fails
+// when the environment says CI=true.
+func Redis(tb testing.TB) *redis.Client {
+	tb.Helper()
+	srv, err := redisserver.Start(context.Background(), redisserver.Options{Args: []string{"--hz", "100"}})
+	if errors.Is(err, redisserver.ErrNoBinary) {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			tb.Fatalf("exploretest: no redis-server on PATH, and CI=true: the test may not be skipped")
+		}
+		tb.Skip("exploretest: no redis-server on PATH")
+	}
+	if err != nil {
+		tb.Fatalf("exploretest: starting redis-server: %v", err)
+	}
+	tb.Cleanup(srv.Stop)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true})
+	tb.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// Check explores t (explore.Check) and fails the test for each property
+// broken, with its message and the timeline of its counterexample. It
+// fails it too when the search fails. It returns the result.
+func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options) *explore.Result {
+	tb.Helper()
+	res, err := explore.Check(context.Background(), rdb, t, o)
+	if err != nil {
+		tb.Fatalf("exploring %s: %v", t.Name, err)
+	}
+	for _, f := range res.Violations {
+		tb.Errorf("%s: %s broken: %s\n%s", res.Target, f.Property, f.Message, Timeline(tb, rdb, t, res, f))
+	}
+	if len(res.Violations) == 0 && !res.Exhaustive {
+		tb.Logf("%s: no violation in %d schedules, but the search did not cover every schedule", res.Target, res.Schedules)
+	}
+	return res
+}
+
+// Timeline replays f, a counterexample res holds, on rdb and returns its
+// timeline as text: a column per client, time going down, on the virtual
+// clock, and the schedule's steps one per line.
+func Timeline(tb testing.TB, rdb *redis.Client, t *explore.Target, res *explore.Result, f explore.Found) string {
+	tb.Helper()
+	var b strings.Builder
+	for i, st := range f.Steps {
+		mark := ""
+		if st.Violation != "" {
+			mark = "  <- " + st.Violation
+		}
+		fmt.Fprintf(&b, "%3d. %-10s %s%s\n", i+1, explore.FmtMS(st.ClockMS), st.Text, mark)
+	}
+	ctx := context.Background()
+	e, err := explore.New(ctx, rdb, t, res.Model)
+	if err != nil {
+		tb.Errorf("replaying the counterexample: %v", err)
+		return b.String()
+	}
+	defer e.Close()
+	tl, _, err := e.Record(ctx, f.Actions)
+	if err != nil {
+		tb.Errorf("replaying the counterexample: %v", err)
+		return b.String()
+	}
+	b.WriteString("\n")
+	if err := tl.Text(&b, Width, false); err != nil {
+		tb.Errorf("rendering the counterexample: %v", err)
+	}
+	return b.String()
+}
