@@ -304,6 +304,11 @@ func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*par
 	}
 	w.seq++
 	c.sentAt = w.now
+	if w.t.Client != nil {
+		// A lease the client then says it holds counts from here: two
+		// states that differ in it must not look alike (fingerprint).
+		c.log = append(c.log, "sent at "+strconv.FormatInt(int64(w.now), 10))
+	}
 	p := &parked{c: c, seq: w.seq, cmds: cmds, go_: make(chan error, 1)}
 	p.keys, p.write = footprint(cmds)
 	for _, k := range p.keys {

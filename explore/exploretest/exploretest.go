@@ -77,7 +77,11 @@ func Timeline(tb testing.TB, rdb *redis.Client, t *explore.Target, res *explore.
 		if st.Violation != "" {
 			mark = "  <- " + st.Violation
 		}
-		fmt.Fprintf(&b, "%3d. %-10s %s%s\n", i+1, explore.FmtMS(st.ClockMS), st.Text, mark)
+		who := ""
+		if st.Action.Kind == explore.Run {
+			who = st.Action.Client + ": "
+		}
+		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, explore.FmtMS(st.ClockMS), who, st.Text, mark)
 	}
 	ctx := context.Background()
 	e, err := explore.New(ctx, rdb, t, res.Model)
