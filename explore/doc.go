@@ -41,4 +41,28 @@
 // (FaultClockJump).
 //
 // Cut and FindFrom step through one schedule by hand, for the lab page.
+//
+// # Your own lock, in Go
+//
+// A Target whose Client field is set is Go code of your own: Client is
+// what each client does, given a *Client whose Redis method is its own
+// go-redis client (every command and pipeline sent with the context
+// Client was given waits for the scheduler). It calls your lock's acquire
+// and release unchanged, and says what it believes: Holding(lease) once
+// it holds the lock (the lease counts from the virtual time its last
+// command was sent), Released() just before it releases it (it stops
+// holding when its next command runs). Mutual exclusion is broken when
+// two clients believe they hold the lock and neither's lease has run out
+// on the virtual clock. Setup prepares each schedule's keys and Check
+// checks them at its end (an error is a violation of Resource); both are
+// optional. Every key is made by Client.Key (or Namespace.Key): each
+// schedule starts with none, and the clock runs leases down only there.
+// The client's Lease is the TTL to ask for, and its Now, Sleep and Go run
+// on the virtual clock: a real time.Sleep blocks outside the scheduler,
+// and the leases on the server run down in real time meanwhile.
+//
+// Check explores such a target (or any other) on a Redis within
+// Options.Model's bounds, on Options.Workers workers (by default the
+// machine's cores), and returns the Result: the shortest counterexample
+// of each property broken. Package exploretest runs it from go test.
 package explore

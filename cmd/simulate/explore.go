@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,10 @@ import (
 	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/market"
 )
+
+// maxWorkers bounds -workers: each worker holds a few connections of its
+// own to the one server.
+const maxWorkers = 64
 
 func init() {
 	subcommands["explore"] = subcommand{run: runExplore,
@@ -137,7 +142,8 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	f.IntVar(&o.depth, "depth", 3, "pct mode: the bug depth `d` (d-1 changes of priority per schedule), 1 to 10")
 	f.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
 	f.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
-	f.IntVar(&o.workers, "workers", 4, "exhaustive search for every violation: schedules run at once, `N` 1 to 16 (same result)")
+	f.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), maxWorkers),
+		"exhaustive search for every violation: schedules run at once, `N` 1 to 64 (same result; default: the cores)")
 	f.format(&o.format, "table", "json")
 	f.out(&o.out, "each counterexample's timeline (SVG and text)")
 	f.verbose(&o.verbose, "each counterexample's steps as well as its timeline")
@@ -147,8 +153,8 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	bad := func(format string, a ...any) (exploreOptions, error) {
 		return o, f.bad(format, a...)
 	}
-	if o.workers < 1 || o.workers > 16 {
-		return bad("-workers %d: want 1 to 16", o.workers)
+	if o.workers < 1 || o.workers > maxWorkers {
+		return bad("-workers %d: want 1 to %d", o.workers, maxWorkers)
 	}
 	targets := 0
 	if o.recipe != "" {
