@@ -51,14 +51,15 @@ func (c *Client) Name() string { return c.c.name }
 func (c *Client) Key(name string) string { return c.c.w.t.ns + name }
 
 // Lease is the lease (TTL) the client's lock should ask for: the model's
-// TTL, as the server sees it.
-func (c *Client) Lease() time.Duration { return c.m.TTL }
+// TTL, as the server sees it (dilated: times Dilation).
+func (c *Client) Lease() time.Duration { return c.c.w.dilate(c.m.TTL) }
 
-// Now is the time on the virtual clock.
+// Now is the time on the client's clock: the virtual clock, dilated (its
+// epoch plus the virtual time times Dilation).
 func (c *Client) Now() time.Time { return clock{c.c}.Now() }
 
-// Sleep waits for d of virtual time, or until ctx ends: the scheduler
-// decides when the clock gets there. A real time.Sleep (or a timer, or a
+// Sleep waits for d on the client's clock (d/Dilation of virtual time),
+// or until ctx ends: the scheduler decides when the clock gets there. A real time.Sleep (or a timer, or a
 // channel another client writes to) blocks outside the scheduler's view:
 // the leases on the server run down in real time meanwhile, and the
 // schedule is reported as stuck (ErrStuck) if it lasts StuckAfter.
@@ -72,9 +73,9 @@ func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
 func (c *Client) Go(f func()) { clock{c.c}.Go(f) }
 
 // Holding says that the client now believes it holds the lock, with a
-// lease that ends lease after the virtual time at which it sent its last
-// command (the one that took or renewed the lock); a lease of 0 or less
-// never ends. Called again (after a renewal), it replaces the lease.
+// lease (as the server sees it, like Lease) that ends lease after the
+// time at which it sent its last command (the one that took or renewed
+// the lock); a lease of 0 or less never ends. Called again (after a renewal), it replaces the lease.
 // Mutual exclusion is broken when two clients believe they hold the lock
 // and neither's lease has run out.
 func (c *Client) Holding(lease time.Duration) {
@@ -83,7 +84,7 @@ func (c *Client) Holding(lease time.Duration) {
 	defer w.mu.Unlock()
 	end := time.Duration(-1)
 	if lease > 0 {
-		end = c.c.sentAt + lease
+		end = c.c.sentAt + w.undilate(lease)
 	}
 	c.c.hold = &hold{write: true, end: func() time.Duration { return end }}
 	c.c.endHold = false

@@ -31,7 +31,15 @@ type Explorer struct {
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
-	reruns      atomic.Int64
+	// factor is the dilation of time: Dilation (tests of the reruns set
+	// 1, where a stall of the machine runs a lease down as much).
+	factor int64
+	reruns atomic.Int64
+	// stall, when set (by tests), is called after each advance of the
+	// clock with the shortest lease left on the virtual clock (0 for
+	// none), before any client goes on: it may stall, as a busy machine
+	// does.
+	stall func(left time.Duration)
 	// state is the fingerprint of the schedule being run, as it stands
 	// when its chooser is asked (world.fingerprint).
 	state func() ([32]byte, bool)
@@ -60,7 +68,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	if err := tc.bindCode(); err != nil {
 		return nil, err
 	}
-	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t}
+	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t, factor: Dilation}
 	opts := *base.Options()
 	opts.Protocol = 2
 	opts.DisableIdentity = true
@@ -432,7 +440,7 @@ func split(en []choice) (moves, faults []int) {
 // compareActions orders two schedules of one length, action by action.
 func compareActions(a, b []Action) int {
 	key := func(x Action) string {
-		return fmt.Sprintf("%s|%s|%d|%s|%s|%020d", x.Kind, x.Client, x.Index, x.Command, x.Length, x.AtMS)
+		return fmt.Sprintf("%s|%s|%d|%s|%s|%020d", x.Kind, x.Client, x.Index, x.Command, x.Length, int64(x.At))
 	}
 	for i := range min(len(a), len(b)) {
 		if c := strings.Compare(key(a[i]), key(b[i])); c != 0 {

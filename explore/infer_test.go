@@ -8,11 +8,13 @@ import (
 // TestInferHold follows holds from commands on lock keys: a SET NX with a
 // lease that succeeds holds the key until the lease ends, a failed one
 // does not, and the holder's next script on the key ends its hold. Two
-// successful SET NX of one key (a broken lock) are two holders.
+// successful SET NX of one key (a broken lock) are two holders. The
+// leases in the commands are dilated (10 s of virtual time is EX
+// 10000000).
 func TestInferHold(t *testing.T) {
 	const ns = "{x}:"
 	lock := ns + "lock:item:sword"
-	w := &world{t: &Target{ns: ns, inferHolds: true}}
+	w := &world{t: &Target{ns: ns, inferHolds: true}, factor: Dilation}
 	a, b := &client{w: w, name: "A"}, &client{w: w, name: "B"}
 	w.clients = []*client{a, b}
 	names := func() []string {
@@ -30,12 +32,12 @@ func TestInferHold(t *testing.T) {
 		wantHolders []string
 		wantEndOfA  time.Duration
 	}{
-		{a, []string{"set", lock, "tokA", "ex", "10", "nx", "get"}, "(nil)", "", 0, []string{"A"}, 10 * time.Second},
-		{b, []string{"set", lock, "tokB", "ex", "10", "nx", "get"}, "tokA", "", 0, []string{"A"}, 10 * time.Second},
+		{a, []string{"set", lock, "tokA", "ex", "10000000", "nx", "get"}, "(nil)", "", 0, []string{"A"}, 10 * time.Second},
+		{b, []string{"set", lock, "tokB", "ex", "10000000", "nx", "get"}, "tokA", "", 0, []string{"A"}, 10 * time.Second},
 		{b, []string{"set", ns + "users:B", "1", "px", "10", "nx"}, "OK", "", 0, []string{"A"}, 10 * time.Second},
-		{b, []string{"set", lock, "tokB", "px", "3000", "nx"}, "OK", "", 2 * time.Second, []string{"A", "B"}, 10 * time.Second},
+		{b, []string{"set", lock, "tokB", "px", "3000000000", "nx"}, "OK", "", 2 * time.Second, []string{"A", "B"}, 10 * time.Second},
 		{a, []string{"evalsha", "abc", "1", lock, "tokA"}, "1", "", 2 * time.Second, []string{"B"}, -1},
-		{b, []string{"set", lock, "tokB", "px", "3000", "nx"}, "", "ERR", 2 * time.Second, []string{"B"}, -1},
+		{b, []string{"set", lock, "tokB", "px", "3000000000", "nx"}, "", "ERR", 2 * time.Second, []string{"B"}, -1},
 		{b, []string{"evalsha", "abc", "1", lock, "tokB"}, "0", "", 6 * time.Second, nil, -1},
 	}
 	for i, st := range steps {

@@ -151,7 +151,7 @@ func idx(write bool) int {
 // call runs a script and reads its answer: true for 1, false for 0 or
 // nil, ErrConvention for anything else.
 func (l *luaLocker) call(ctx context.Context, s namedScript, token string) (bool, error) {
-	v, err := s.s.Run(ctx, l.rdb, []string{l.key}, token, l.ttl.Milliseconds()).Result()
+	v, err := s.s.Run(ctx, l.rdb, []string{l.key}, token, l.clk.c.w.dilate(l.ttl).Milliseconds()).Result()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}

@@ -48,8 +48,8 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		name += " fenced"
 		about += ", with market.WithFencing"
 	}
-	opts := func(m Model) []market.Option {
-		o := []market.Option{market.WithLockTTL(m.TTL), market.WithTimeouts(time.Hour, time.Hour)}
+	opts := func(w *world, m Model) []market.Option {
+		o := []market.Option{market.WithLockTTL(w.dilate(m.TTL)), market.WithTimeouts(time.Hour, time.Hour)}
 		if fencing {
 			o = append(o, market.WithFencing())
 		}
@@ -86,7 +86,7 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		return err
 	}
 	t.run = func(ctx context.Context, c *client, m Model) error {
-		mk, err := market.New(c.rdb, marketName(c.w.t.ns), opts(m)...)
+		mk, err := market.New(c.rdb, marketName(c.w.t.ns), opts(c.w, m)...)
 		if err != nil {
 			return err
 		}

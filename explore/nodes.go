@@ -272,7 +272,7 @@ func (e *Explorer) nodeFault(ctx context.Context, w *world, s *schedule, a Actio
 		// No real time is given back: the server's own run-down since the
 		// last advance is given back by the next one.
 		var r tickResult
-		r, err = runTick(ctx, ctl, e.ns, e.model.Jump, -1, nil, a.Node)
+		r, err = runTick(ctx, ctl, e.ns, w.dilate(e.model.Jump), -1, nil, a.Node)
 		res = r.gone
 		if err == nil && r.shortest > 0 {
 			w.mu.Lock()
@@ -328,7 +328,7 @@ func struck(s *schedule) []string {
 	return out
 }
 
-// tickNodes shortens the leases on every node by d, as advance does on
+// tickNodes shortens the leases on every node by d (dilated), as advance does on
 // the one server: since each node's last advance, or for the keys written
 // since then (qualified by their node), since their write. It keeps the
 // shortest lease left, and says errUnsteady as advance does.

@@ -28,7 +28,7 @@ func TestNodeIndependence(t *testing.T) {
 		{"restart and a command elsewhere", fault(Restart, "n1"), cmd("A", "n2", "lock"), true},
 		{"jump and a command on unknown keys", fault(Jump, "n1"), cmd("A", "n2", "*"), false},
 		{"jump and the server", server, fault(Jump, "n1"), true},
-		{"jump and a tick", fault(Jump, "n1"), choice{Action: Action{Kind: Tick, AtMS: 10}}, false},
+		{"jump and a tick", fault(Jump, "n1"), choice{Action: Action{Kind: Tick, At: 10}}, false},
 		{"faults of two nodes", fault(Restart, "n1"), fault(Jump, "n2"), true},
 		{"faults of one node", fault(Restart, "n1"), fault(Jump, "n1"), false},
 		{"a node fault and a pause", fault(Restart, "n1"), choice{Action: Action{Kind: Pause, Client: "A", Length: Long}}, true},

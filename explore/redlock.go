@@ -44,7 +44,8 @@ func Redlock(nodes int) (*Target, error) {
 			for _, r := range c.w.t.nodeSet.clients[c.idx] {
 				rdbs = append(rdbs, r)
 			}
-			return &redlockLocker{r: locking.NewRedlockMutex(rdbs, lockKey(ns), m.TTL), clk: clock{c}, ttl: m.TTL}
+			ttl := c.w.dilate(m.TTL)
+			return &redlockLocker{r: locking.NewRedlockMutex(rdbs, lockKey(ns), ttl), clk: clock{c}, ttl: ttl}
 		},
 		lockKeys: oneLockKey}, nil
 }
@@ -53,7 +54,7 @@ func Redlock(nodes int) (*Target, error) {
 // 0 for the one server.
 func (t *Target) Nodes() int { return t.nodes }
 
-// redlockLocker adapts locking.RedlockMutex.
+// redlockLocker adapts locking.RedlockMutex; ttl is dilated.
 type redlockLocker struct {
 	r   *locking.RedlockMutex
 	clk clock
@@ -78,7 +79,7 @@ func (r *redlockLocker) acquire(ctx context.Context, _ bool) (held, error) {
 	h := &redlockHeld{l: l, clk: r.clk, ttl: r.ttl}
 	w := r.clk.c.w
 	w.mu.Lock()
-	h.last = l.Expires().Sub(w.epoch)
+	h.last = w.since(l.Expires())
 	w.mu.Unlock()
 	return h, nil
 }
@@ -89,7 +90,7 @@ func (h *redlockHeld) extend(ctx context.Context) error  { return h.l.Extend(ctx
 // end is the validity's end; w.mu is held.
 func (h *redlockHeld) end() time.Duration {
 	if e := h.l.Expires(); !e.IsZero() {
-		h.last = e.Sub(h.clk.c.w.epoch)
+		h.last = h.clk.c.w.since(e)
 	}
 	return h.last
 }

@@ -46,8 +46,8 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		expired[x.at] = append(expired[x.at], x.keys...)
 	}
 	batch := 0
-	pauseEnds := map[string]int64{} // client -> end of its pause, ms
-	jumped := map[string]bool{}     // nodes whose clock jumped
+	pauseEnds := map[string]time.Duration{} // client -> end of its pause
+	jumped := map[string]bool{}             // nodes whose clock jumped
 	for i, st := range s.steps {
 		at := time.Duration(st.ClockMS) * time.Millisecond
 		switch st.Action.Kind {
@@ -75,6 +75,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 				}
 				refs := make([]int, len(r.args))
 				for j, args := range r.args {
+					args = virtualArgs(e.factor, args)
 					refs[j] = add(timeline.Event{Client: r.client, At: at, Kind: timeline.Command, Batch: b, Args: args,
 						Detail: e.target.showArgs(args)})
 				}
@@ -89,32 +90,31 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 			}
 		case Tick:
 			for _, c := range slices.Sorted(maps.Keys(pauseEnds)) {
-				if end := pauseEnds[c]; end <= st.Action.AtMS {
-					add(timeline.Event{Client: c, At: time.Duration(end) * time.Millisecond, Kind: timeline.PauseEnd,
-						Detail: "goes on at " + fmtMS(end)})
+				if end := pauseEnds[c]; end <= st.Action.At {
+					add(timeline.Event{Client: c, At: end, Kind: timeline.PauseEnd, Detail: "goes on at " + fmtAt(end)})
 					delete(pauseEnds, c)
 				}
 			}
 			for _, k := range expired[at] {
 				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k,
-					Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtMS(st.Action.AtMS))})
+					Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At))})
 			}
 			// A lease on a node whose clock jumped runs out before its
 			// TTL says: the timeline cannot read it from the commands.
-			to := time.Duration(st.Action.AtMS) * time.Millisecond
+			to := st.Action.At
 			for _, k := range expired[to] {
 				if _, n := splitNode(k); jumped[n] {
 					add(timeline.Event{At: to, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: fmt.Sprintf(
-						"lease on %s ran out at %s, early: %s's clock jumped", k, fmtMS(st.Action.AtMS), n)})
+						"lease on %s ran out at %s, early: %s's clock jumped", k, fmtAt(st.Action.At), n)})
 				}
 			}
 		case Pause:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
 			switch st.Action.Length {
 			case Short:
-				pauseEnds[st.Action.Client] = st.ClockMS + (e.model.TTL / 2).Milliseconds()
+				pauseEnds[st.Action.Client] = at + e.model.TTL/2
 			case Long:
-				pauseEnds[st.Action.Client] = st.ClockMS + (e.model.TTL * 3 / 2).Milliseconds()
+				pauseEnds[st.Action.Client] = at + e.model.TTL*3/2
 			}
 		case Crash:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})

@@ -56,8 +56,11 @@ type Action struct {
 	Command string `json:"command,omitempty"`
 	// Length is a Pause's length: short, long or forever.
 	Length string `json:"length,omitempty"`
-	// AtMS is, for Tick, the virtual time it advances to.
-	AtMS int64 `json:"at_ms,omitempty"`
+	// At is, for Tick, the virtual time it advances to, to the
+	// nanosecond: a sleep of the code under test can end between two
+	// milliseconds (Dilation). In JSON it is at_ms, in milliseconds with
+	// the decimals it needs to be exact.
+	At time.Duration `json:"-"`
 	// Node is, for Restart and Jump, the node that fails.
 	Node string `json:"node,omitempty"`
 }
@@ -65,7 +68,7 @@ type Action struct {
 // Same reports whether a and b are the same choice.
 func (a Action) Same(b Action) bool {
 	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index && a.Command == b.Command &&
-		a.Length == b.Length && a.AtMS == b.AtMS && a.Node == b.Node
+		a.Length == b.Length && a.At == b.At && a.Node == b.Node
 }
 
 // String says what the action does.
@@ -74,7 +77,7 @@ func (a Action) String() string {
 	case Run:
 		return a.Client + ": " + a.Command
 	case Tick:
-		return fmt.Sprintf("clock → %s", fmtMS(a.AtMS))
+		return fmt.Sprintf("clock → %s", fmtAt(a.At))
 	case Pause:
 		return fmt.Sprintf("%s paused (%s)", a.Client, a.Length)
 	case Crash:
@@ -187,10 +190,11 @@ var errNotEnabled = errors.New("explore: planned action not enabled")
 
 // errUnsteady is returned by runOnce when the real time the schedule
 // took may have changed its outcome: a stall of this process or of the
-// server longer than the margin of a lease (which runs down in real time
-// between two advances of the clock), or a command whose reply came back
-// so late that whether a lease outlived an advance of the clock is not
-// known. The schedule is run again.
+// server longer than the margin of a lease on the server (which runs down
+// in real time between two advances of the clock; dilated, the margin is
+// the virtual time left times Dilation), or a command whose reply came
+// back so late that whether a lease outlived an advance of the clock is
+// not known. The schedule is run again.
 var errUnsteady = errors.New("explore: the schedule's real timing was unsteady")
 
 // ErrUnsteady is returned when a schedule was unsteady (a stall longer
@@ -219,7 +223,7 @@ func (e *Explorer) runOnce(ctx context.Context, plan []Action, choose chooser) (
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &world{t: e.target, epoch: e.epoch, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
+	w := &world{t: e.target, epoch: e.epoch, factor: e.factor, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
 		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
@@ -408,7 +412,7 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			return
 		}
 		seen[at] = true
-		tickChoices = append(tickChoices, choice{Action: Action{Kind: Tick, Client: c.name, AtMS: at.Milliseconds()}})
+		tickChoices = append(tickChoices, choice{Action: Action{Kind: Tick, Client: c.name, At: at}})
 	}
 	for _, s := range w.sleepers {
 		if s.deadline >= 0 && !s.c.paused && !s.c.crashed {
@@ -420,7 +424,7 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			add(c, c.pausedUntil)
 		}
 	}
-	sort.SliceStable(tickChoices, func(i, j int) bool { return tickChoices[i].AtMS < tickChoices[j].AtMS })
+	sort.SliceStable(tickChoices, func(i, j int) bool { return tickChoices[i].At < tickChoices[j].At })
 	if ticks >= m.Ticks {
 		tickChoices = nil
 	}
@@ -497,12 +501,12 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		w.mu.Unlock()
 	case Tick:
 		s.ticks++
-		at := time.Duration(c.AtMS) * time.Millisecond
+		at := c.At
 		keys, err := e.advance(ctx, w, at)
 		if err != nil {
 			return err
 		}
-		step.Text = fmt.Sprintf("clock %s → %s", fmtMS(now.Milliseconds()), fmtMS(c.AtMS))
+		step.Text = fmt.Sprintf("clock %s → %s", fmtAt(now), fmtAt(at))
 		if len(keys) > 0 {
 			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
 			s.expired = append(s.expired, expiry{at: at, keys: keys})
@@ -533,7 +537,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 			cl.pausedUntil = -1
 		}
 		if cl.pausedUntil >= 0 {
-			step.Text = fmt.Sprintf("%s pauses until %s", c.Client, fmtMS(cl.pausedUntil.Milliseconds()))
+			step.Text = fmt.Sprintf("%s pauses until %s", c.Client, fmtAt(cl.pausedUntil))
 		} else {
 			step.Text = c.Client + " pauses for good (alive, never runs again)"
 		}
@@ -574,11 +578,12 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	w.mu.Unlock()
 	var keys []string
 	if d > 0 {
-		// The real time since the last advance also ran the leases down
-		// on the server: give it back, so that a lease loses exactly the
-		// virtual time d. A key written since then gets back only the real
-		// time since its write, which this process knows to within the
-		// command's round trip.
+		// The leases on the server shorten by d dilated. The real time
+		// since the last advance also ran them down (by a Dilation-th of
+		// it in virtual time): give it back all the same, so that a lease
+		// loses exactly the virtual time d. A key written since then gets
+		// back only the real time since its write, which this process
+		// knows to within the command's round trip.
 		w.mu.Lock()
 		if w.unsteadyNow() {
 			w.mu.Unlock()
@@ -588,7 +593,7 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		w.written = map[string]window{}
 		w.tickSent = time.Now()
 		w.mu.Unlock()
-		r, err := runTick(ctx, e.rdb, e.ns, d, last, written, "")
+		r, err := runTick(ctx, e.rdb, e.ns, w.dilate(d), last, written, "")
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
@@ -603,12 +608,18 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 		for _, k := range gone {
 			keys = append(keys, e.target.short(k))
 		}
-		more, err := e.tickNodes(ctx, w, d, written)
+		more, err := e.tickNodes(ctx, w, w.dilate(d), written)
 		if err != nil {
 			return nil, err
 		}
 		keys = append(keys, more...)
 		sort.Strings(keys)
+		if e.stall != nil {
+			w.mu.Lock()
+			left := w.undilate(w.shortest)
+			w.mu.Unlock()
+			e.stall(left)
+		}
 	}
 	w.mu.Lock()
 	w.now = max(w.now, at)
@@ -628,8 +639,8 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 }
 
 // tickScript shortens the lease of every volatile key matching ARGV[1]
-// by ARGV[2] µs of virtual time, less the real time that already ran it
-// down: since ARGV[3] (the server's time of the last advance, µs; -1 for
+// by ARGV[2] µs (of the server's time: virtual time dilated), less the
+// real time that already ran it down: since ARGV[3] (the server's time of the last advance, µs; -1 for
 // none to give back), or for
 // the keys named in the triples ARGV[4], ARGV[5], ARGV[6], ... since
 // their write, which happened between the two times given there (µs). It
@@ -697,13 +708,13 @@ func (w *world) ticked(r tickResult, node string) ([]string, error) {
 // tickResult is what tickScript answered.
 type tickResult struct {
 	at       int64         // the server's time, µs
-	shortest time.Duration // the shortest lease left; 0 for none
+	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
 	unsteady bool
 	gone     []string // the keys whose lease ran out
 }
 
 // runTick runs tickScript on rdb over the namespace ns: leases shorten by
-// d, less the real time since last (the server's time of the last
+// d (dilated: the server's time), less the real time since last (the server's time of the last
 // advance, µs; -1 for none to give back) or, for the keys written since
 // (those of node, "" for the one server), since their write.
 func runTick(ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64, written map[string]window, node string) (tickResult, error) {
@@ -744,7 +755,8 @@ return tonumber(t[1]) * 1000000 + tonumber(t[2])`)
 // unsteadyNow reports whether the schedule has become unsteady: the
 // real time since the clock last advanced has run the shortest lease
 // down (less a millisecond) on the server, which deletes it on real time
-// though the virtual clock says it has not run out. Only the scheduler's
+// though the virtual clock says it has not run out. Dilated, that takes
+// a stall of the virtual time left times Dilation. Only the scheduler's
 // goroutine (drive, advance) reads and writes these fields.
 func (w *world) unsteadyNow() bool {
 	if w.unsteady {
@@ -789,7 +801,7 @@ func (w *world) checkHolders(s *schedule) {
 	for _, c := range hs {
 		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.name, w.leaseText(c)))
 	}
-	msg := fmt.Sprintf("at %s, %s hold the lock at once, with leases that have not run out", fmtMS(w.now.Milliseconds()),
+	msg := fmt.Sprintf("at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.now),
 		strings.Join(parts, " and "))
 	i := len(s.steps) - 1
 	s.violations = append(s.violations, Violation{Property: MutualExclusion, Message: msg, Step: i})
@@ -817,7 +829,7 @@ func (w *world) leaseText(c *client) string {
 	if end < 0 {
 		return "never (no expiry)"
 	}
-	return fmtMS(end.Milliseconds())
+	return fmtAt(end)
 }
 
 // finish ends the schedule: every client still waiting is stopped, and

@@ -117,6 +117,10 @@ func (m Model) attempts() int {
 	return 2
 }
 
+// MaxTTL is the longest lease (and clock jump) a model may have: a
+// schedule's virtual time, times Dilation, must fit a time.Duration.
+const MaxTTL = 10 * time.Minute
+
 // Validate checks the bounds.
 func (m Model) Validate() error {
 	switch {
@@ -134,10 +138,12 @@ func (m Model) Validate() error {
 		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
 	case m.TTL < time.Second:
 		return fmt.Errorf("ttl %v: must be at least 1s (the real time a schedule takes must be negligible beside it)", m.TTL)
+	case m.TTL > MaxTTL:
+		return fmt.Errorf("ttl %v: must be at most %v (times Dilation, a schedule's time must fit a time.Duration)", m.TTL, MaxTTL)
 	case m.TTL%time.Millisecond != 0:
 		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
-	case m.Jump < 0 || m.Jump%time.Millisecond != 0:
-		return fmt.Errorf("clock jump %v: must be whole milliseconds, 0 or more", m.Jump)
+	case m.Jump < 0 || m.Jump > MaxTTL || m.Jump%time.Millisecond != 0:
+		return fmt.Errorf("clock jump %v: must be whole milliseconds, 0 to %v", m.Jump, MaxTTL)
 	}
 	return nil
 }
@@ -322,7 +328,7 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 				c.w.mu.Unlock()
 				return nil
 			}
-			if err := clk.Sleep(ctx, m.Retry); err != nil {
+			if err := clk.Sleep(ctx, c.w.dilate(m.Retry)); err != nil {
 				return err
 			}
 		}
@@ -333,7 +339,7 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 		work, stop := ctx, func() {}
 		if t.watchdog {
 			if e, ok := h.(interface{ extender() locking.Extender }); ok {
-				work, stop = locking.KeepAlive(ctx, e.extender(), m.TTL)
+				work, stop = locking.KeepAlive(ctx, e.extender(), c.w.dilate(m.TTL))
 			}
 		}
 		err := t.critical(work, c, h, write)
@@ -544,8 +550,8 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.D
 
 // --- lock adapters ---
 
-// flawedLocker adapts a recipe of package flawed; its lease is ttl from
-// the attempt (0: none).
+// flawedLocker adapts a recipe of package flawed; its lease is ttl
+// (virtual) from the attempt (0: none).
 type flawedLocker struct {
 	l   flawed.Lock
 	ttl time.Duration
@@ -576,7 +582,8 @@ func (h *flawedHeld) end() time.Duration {
 	return h.start + h.fl.ttl
 }
 
-// mutexLocker adapts locking.Mutex.
+// mutexLocker adapts locking.Mutex; ttl is the lease it was made with
+// (dilated), for extensions.
 type mutexLocker struct {
 	m   *locking.Mutex
 	clk clock
@@ -586,7 +593,7 @@ type mutexLocker struct {
 type mutexHeld struct {
 	l   *locking.Lock
 	clk clock
-	ttl time.Duration
+	ttl time.Duration // dilated
 }
 
 func (m *mutexLocker) acquire(ctx context.Context, _ bool) (held, error) {
@@ -599,10 +606,10 @@ func (m *mutexLocker) acquire(ctx context.Context, _ bool) (held, error) {
 
 func (h *mutexHeld) release(ctx context.Context) error { return h.l.Release(ctx) }
 func (h *mutexHeld) extend(ctx context.Context) error  { return h.l.Extend(ctx, h.ttl) }
-func (h *mutexHeld) end() time.Duration                { return h.l.Expires().Sub(h.clk.c.w.epoch) }
+func (h *mutexHeld) end() time.Duration                { return h.clk.c.w.since(h.l.Expires()) }
 func (h *mutexHeld) extender() locking.Extender        { return h.l }
 
-// rwLocker adapts locking.RWMutex.
+// rwLocker adapts locking.RWMutex; ttl is dilated, as for mutexLocker.
 type rwLocker struct {
 	rw  *locking.RWMutex
 	clk clock
@@ -631,13 +638,15 @@ func (r *rwLocker) acquire(ctx context.Context, write bool) (held, error) {
 
 func (h *rwHeld) release(ctx context.Context) error { return h.h.Release(ctx) }
 func (h *rwHeld) extend(ctx context.Context) error  { return h.h.Extend(ctx, h.ttl) }
-func (h *rwHeld) end() time.Duration                { return h.h.Expires().Sub(h.clk.c.w.epoch) }
+func (h *rwHeld) end() time.Duration                { return h.clk.c.w.since(h.h.Expires()) }
 
 // seedRWLocker adapts flawed.SeedRWLock: a hold is stale once older than
-// its timeout, by the clients' clocks.
+// its timeout, by the clients' clocks; ttl is that timeout in virtual
+// time (the lock's own are dilated).
 type seedRWLocker struct {
 	l   *flawed.SeedRWLock
 	clk clock
+	ttl time.Duration
 }
 
 type seedRWHeld struct {
@@ -652,10 +661,9 @@ func (s *seedRWLocker) acquire(ctx context.Context, write bool) (held, error) {
 	start := s.clk.now()
 	var v string
 	var err error
-	ttl := s.l.ReadTTL
+	ttl := s.ttl
 	if write {
 		v, err = s.l.TryAcquireWrite(ctx)
-		ttl = s.l.WriteTTL
 	} else {
 		v, err = s.l.TryAcquireRead(ctx)
 	}
@@ -707,7 +715,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 				if leased {
 					ttl = m.TTL
 				}
-				return &flawedLocker{l: mk(rdb, lockKey(ns), m.TTL), ttl: ttl, clk: clock{c}}
+				return &flawedLocker{l: mk(rdb, lockKey(ns), c.w.dilate(m.TTL)), ttl: ttl, clk: clock{c}}
 			},
 			lockKeys: oneLockKey}
 	}
@@ -752,8 +760,9 @@ func Recipe(n string, fixed bool) (*Target, error) {
 			Property: MutualExclusion, Clients: 3, rw: true, Checks: lockChecks,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				clk := clock{c}
-				return &seedRWLocker{clk: clk, l: &flawed.SeedRWLock{RDB: rdb, Key: lockKey(ns),
-					KeyTTL: m.TTL, ReadTTL: m.TTL, WriteTTL: m.TTL, Now: clk.Now}}
+				ttl := c.w.dilate(m.TTL)
+				return &seedRWLocker{clk: clk, ttl: m.TTL, l: &flawed.SeedRWLock{RDB: rdb, Key: lockKey(ns),
+					KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: clk.Now}}
 			},
 			lockKeys: oneLockKey}, nil
 	case "11":
@@ -784,7 +793,8 @@ func recipeFix(n string) (*Target, error) {
 		t = &Target{Name: "recipe 9 fixed", About: "locking.RWMutex (one hold per reader)", Property: MutualExclusion,
 			rw: true,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
-				return &rwLocker{rw: locking.NewRWMutex(rdb, ns+"lock:RW", m.TTL), clk: clock{c}, ttl: m.TTL}
+				ttl := c.w.dilate(m.TTL)
+				return &rwLocker{rw: locking.NewRWMutex(rdb, ns+"lock:RW", ttl), clk: clock{c}, ttl: ttl}
 			},
 			lockKeys: func(ns string) []string {
 				rw := locking.NewRWMutex(nil, ns+"lock:RW", time.Second)
@@ -804,7 +814,8 @@ var lockChecks = []string{MutualExclusion, Liveness}
 func mutexTarget(name, about, property string, fenced bool) *Target {
 	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties,
 		newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
-			return &mutexLocker{m: locking.NewMutex(rdb, lockKey(ns), m.TTL), clk: clock{c}, ttl: m.TTL}
+			ttl := c.w.dilate(m.TTL)
+			return &mutexLocker{m: locking.NewMutex(rdb, lockKey(ns), ttl), clk: clock{c}, ttl: ttl}
 		},
 		lockKeys: oneLockKey}
 }

@@ -12,62 +12,82 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
-// TestUnsteadyScheduleRunsAgain: a lease with 10 ms left after an advance
-// of the clock runs out on the server if the schedule stalls 30 ms of real
-// time before its next command, though the virtual clock says it has not:
-// such a schedule is run again rather than reported, and when every run
-// stalls the search says so (ErrUnsteady). Without the stall the lease is
-// there, and gone after a second advance past its end.
-func TestUnsteadyScheduleRunsAgain(t *testing.T) {
+// TestStallChangesNothing: a client holds a 1 s lease, sleeps 990 ms of
+// virtual time (an advance of the clock that leaves the lease 10 ms),
+// then stalls 30 ms of real time before its next command: a slow client,
+// or a busy machine. Time being dilated, the stall moves the lease by
+// 30 ns of virtual time: the client still reads its key, and the key is
+// gone after a second advance past the lease's end, with no run again.
+// Undilated (a factor of 1, as the explorer once ran), the same stall
+// runs the lease out on the server's real clock though the virtual clock
+// says it has 10 ms left: every run is unsteady, and the search says so
+// (ErrUnsteady) rather than report what the machine's speed decided.
+func TestStallChangesNothing(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
-		stall time.Duration
-		want  error
-	}{{0, nil}, {30 * time.Millisecond, ErrUnsteady}} {
-		var got string
-		target := &Target{Name: "stall", Checks: []string{Resource}, lockKeys: oneLockKey,
-			run: func(ctx context.Context, c *client, _ Model) error {
-				if c.idx > 0 {
+		name   string
+		factor int64
+		stall  time.Duration
+		want   error
+	}{
+		{"dilated, steady", Dilation, 0, nil},
+		{"dilated, stalled", Dilation, 30 * time.Millisecond, nil},
+		{"undilated, steady", 1, 0, nil},
+		{"undilated, stalled", 1, 30 * time.Millisecond, ErrUnsteady},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got string
+			target := &Target{Name: "stall", Checks: []string{Resource}, lockKeys: oneLockKey,
+				run: func(ctx context.Context, c *client, _ Model) error {
+					if c.idx > 0 {
+						return nil
+					}
+					key := lockKey(c.w.t.ns)
+					if err := c.rdb.Set(ctx, key, "x", c.w.dilate(time.Second)).Err(); err != nil {
+						return err
+					}
+					if err := (clock{c}).Sleep(ctx, c.w.dilate(990*time.Millisecond)); err != nil {
+						return err
+					}
+					time.Sleep(tc.stall)
+					v, err := c.rdb.Get(ctx, key).Result()
+					if err != nil && !errors.Is(err, redis.Nil) {
+						return err
+					}
+					got = v
+					// A second advance, past the lease's end: it runs out.
+					if err := (clock{c}).Sleep(ctx, c.w.dilate(20*time.Millisecond)); err != nil {
+						return err
+					}
+					if v, err := c.rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
+						got += ", then " + v
+					}
 					return nil
-				}
-				key := lockKey(c.w.t.ns)
-				if err := c.rdb.Set(ctx, key, "x", time.Second).Err(); err != nil {
-					return err
-				}
-				if err := (clock{c}).Sleep(ctx, 990*time.Millisecond); err != nil {
-					return err
-				}
-				time.Sleep(tc.stall)
-				v, err := c.rdb.Get(ctx, key).Result()
-				if err != nil && !errors.Is(err, redis.Nil) {
-					return err
-				}
-				got = v
-				// A second advance, past the lease's end: it runs out.
-				if err := (clock{c}).Sleep(ctx, 20*time.Millisecond); err != nil {
-					return err
-				}
-				if v, err := c.rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
-					got += ", then " + v
-				}
-				return nil
-			},
-			end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
-		m := DefaultModel()
-		m.TTL = time.Second
-		e, err := New(ctx, b.Client, target, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _, err = e.Replay(ctx, nil)
-		e.Close()
-		if !errors.Is(err, tc.want) {
-			t.Errorf("stall %v: %v, want %v", tc.stall, err, tc.want)
-		}
-		if tc.want == nil && got != "x" {
-			t.Errorf("stall %v: the lease read %q after 990 ms of its 1 s, want x", tc.stall, got)
-		}
+				},
+				end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
+			m := DefaultModel()
+			m.TTL = time.Second
+			e, err := New(ctx, b.Client, target, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			e.factor = tc.factor
+			_, _, err = e.Replay(ctx, nil)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("%v, want %v", err, tc.want)
+			}
+			if tc.want != nil {
+				return
+			}
+			if got != "x" {
+				t.Errorf("read %q after 990 ms of a 1 s lease, then after 1010 ms: want x, then nothing", got)
+			}
+			if n := e.reruns.Load(); n != 0 {
+				t.Errorf("%d runs again, want 0", n)
+			}
+		})
 	}
 }
 

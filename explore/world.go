@@ -109,6 +109,9 @@ type world struct {
 	t      *Target
 	epoch  time.Time
 	signal chan struct{}
+	// factor is the dilation of time (Dilation; tests of the reruns
+	// set 1).
+	factor int64
 
 	mu       sync.Mutex
 	now      time.Duration
@@ -148,8 +151,8 @@ type world struct {
 	nodeFalls []string
 	tokens    map[string]string
 	opaque    bool
-	// sleepAs, when set, is how long every sleep of a client lasts,
-	// whatever it asked: a jittered backoff (locking.Backoff) would
+	// sleepAs, when set, is how long every sleep of a client lasts (in
+	// virtual time), whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
 	sleepAs time.Duration
 }
@@ -191,7 +194,7 @@ func (k clock) Now() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k.c.log = append(k.c.log, "now "+strconv.FormatInt(int64(w.now), 10))
-	return w.epoch.Add(w.now)
+	return w.at(w.now)
 }
 
 func (k clock) Sleep(ctx context.Context, d time.Duration) error {
@@ -205,11 +208,13 @@ func (k clock) Sleep(ctx context.Context, d time.Duration) error {
 		return errStopped
 	}
 	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, ch: make(chan error, 1)}
-	if w.sleepAs > 0 && d > 0 && d < locking.Forever/2 {
-		d = w.sleepAs
-	}
 	if d < locking.Forever/2 {
-		s.deadline = w.now + max(d, 0)
+		// d is on the clients' dilated clock.
+		v := w.undilate(max(d, 0))
+		if w.sleepAs > 0 && d > 0 {
+			v = w.sleepAs
+		}
+		s.deadline = w.now + v
 	}
 	k.c.log = append(k.c.log, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
 	w.sleepers = append(w.sleepers, s)
@@ -608,6 +613,7 @@ func (w *world) inferHold(c *client, args []string, value, errText string) {
 					if strings.EqualFold(args[i], "EX") {
 						lease = time.Duration(n) * time.Second
 					}
+					lease = w.undilate(lease) // the server's lease is dilated
 				}
 			}
 		}

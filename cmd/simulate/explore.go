@@ -130,7 +130,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		"(default %d)", explore.MaxNodes, explore.DefaultNodes))
 	f.DurationVar(&jump, "jump", 0, "with -faults clock-jump: how far a node's clock jumps forward (default: one lease)")
 	f.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
-	f.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; at least 1s)")
+	f.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; 1s to 10m)")
 	f.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
 	f.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
@@ -286,6 +286,7 @@ type exploreDoc struct {
 	Diverged      int             `json:"diverged"`
 	Reruns        int             `json:"reruns"`
 	Exhaustive    bool            `json:"exhaustive"`
+	Dilation      int64           `json:"dilation"`
 	ElapsedS      float64         `json:"elapsed_s"`
 	SchedulesPerS float64         `json:"schedules_per_s"`
 	Mode          string          `json:"mode"`
@@ -329,10 +330,11 @@ type counterexample struct {
 	ReplayNote string           `json:"replay_note,omitempty"`
 }
 
-// exploreNote states the approximation every run makes.
-const exploreNote = "Time is virtual: backoff sleeps and pauses cost virtual time, and each advance of the " +
-	"clock shortens every lease in the explored namespace by exactly that much (PEXPIRE, giving back the real " +
-	"time that ran it down meanwhile, to about a millisecond), so PTTL, in Lua too, sees the virtual time left."
+// exploreNote states how time is kept in every run.
+var exploreNote = fmt.Sprintf("Time is virtual and dilated: every duration the code under test and the server see (the "+
+	"lease, the retry wait, each shortening of the leases when the clock advances, the clients' clock) is the virtual "+
+	"one times %d, so a stall of the machine of S moves a lease by S/%d of virtual time. Constants in the code "+
+	"under test (a 1 ms backoff) shrink by as much. Times shown are virtual.", explore.Dilation, explore.Dilation)
 
 // nodesNote states how the nodes of a target of several are modelled.
 const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the explorer's own " +
@@ -397,7 +399,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged, Reruns: res.Reruns,
-		Exhaustive: res.Exhaustive, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
+		Exhaustive: res.Exhaustive, Dilation: explore.Dilation, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
 			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
 			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
