@@ -51,7 +51,11 @@
 // releases that attempt's token in the background once Redis answers
 // again, for at most one lease (Mutex.Settle waits for or stops it), so
 // the lock is not left held until its lease ends; and an attempt the
-// client sent twice finds its own token and is granted.
+// client sent twice finds its own token and is granted. A Lock.Release
+// that Redis does not answer, or refuses for a while (LOADING while a
+// restarted server reads its data, MASTERDOWN, TRYAGAIN), is sent again
+// in the background the same way, and runs as soon as Redis takes
+// commands again.
 //
 // # Which lock, when
 //

@@ -16,3 +16,7 @@ func FenceKey(key string) string { return fenceKey(key) }
 
 // WakeupChannel is the channel on which a Mutex on key announces releases.
 func WakeupChannel(key string) string { return wakeupChannel(key) }
+
+// Resendable reports whether a Release that failed with err is sent again
+// in the background.
+func Resendable(err error) bool { return resendable(err) }

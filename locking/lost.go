@@ -3,6 +3,8 @@ package locking
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,16 +88,42 @@ func (l *Lock) releaseOnce(ctx context.Context) (int, error) {
 	return releaseScript.Run(ctx, l.rdb, []string{l.Key()}, l.Token()).Int()
 }
 
-// releaseUnanswered starts the background release of l after a Release
-// that failed with err, when Redis did not answer it (not an error reply,
-// not a closed client): the release may not have run, and the lock, which
-// Redis keeps across a restart with an append-only file, would block every
-// other client until its lease ended. It sends the compare-and-delete
-// again, with a backoff, until Redis answers it or l's lease ends. It
-// reports whether it started.
-func (l *Lock) releaseUnanswered(err error) bool {
+// transient are the first words of the error replies with which Redis
+// refuses a command for a while, before running it: a restarted server
+// still loading its data (LOADING), a replica that lost its master
+// (MASTERDOWN), a cluster slot in migration (TRYAGAIN). The same command
+// sent again later runs.
+var transient = []string{"LOADING", "MASTERDOWN", "TRYAGAIN"}
+
+// resendable reports whether a release that failed with err is worth
+// sending again: Redis did not answer it (a lost reply, a dropped or
+// refused connection, a server down) or refused it for a while without
+// running it (transient). A closed client, and any other error reply, end
+// it: resending would fail the same way.
+func resendable(err error) bool {
 	var reply redis.Error
-	if l.lost == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
+	switch {
+	case err == nil, errors.Is(err, redis.ErrClosed):
+		return false
+	case errors.As(err, &reply):
+		word, _, _ := strings.Cut(reply.Error(), " ")
+		return slices.Contains(transient, word)
+	}
+	return true
+}
+
+// releaseUnanswered starts the background release of l after a Release
+// that failed with err, when Redis did not answer it or refused it for a
+// while (resendable): the release did not run, or may not have, and the
+// lock, which Redis keeps across a restart with an append-only file or a
+// snapshot, would block every other client until its lease ended. It
+// sends the compare-and-delete again, with a backoff, until Redis answers
+// it, or l's lease ends, or Settle stops it. A server that restarts with
+// much data answers LOADING for as long as it reads it: the release is
+// sent again through that, and runs as soon as loading ends. It reports
+// whether it started.
+func (l *Lock) releaseUnanswered(err error) bool {
+	if l.lost == nil || !resendable(err) {
 		return false
 	}
 	until := l.Expires()
@@ -104,7 +132,7 @@ func (l *Lock) releaseUnanswered(err error) bool {
 		defer cancel()
 		for n := 0; ; n++ {
 			_, err := l.releaseOnce(ctx)
-			if err == nil || errors.Is(err, redis.ErrClosed) || errors.As(err, &reply) {
+			if !resendable(err) {
 				return // answered: released, or held by no one or someone else
 			}
 			if ClockFrom(ctx).Sleep(ctx, lostBackoff.Delay(n)) != nil {

@@ -229,10 +229,11 @@ func retry[H any](ctx context.Context, key string, delay func(n int) time.Durati
 // script. It returns ErrNotHeld if the lease had expired (whoever holds it
 // now keeps it). A hold taken by AcquireKeepAlive stops its watchdog, and
 // waits for it, first. When Redis does not answer (it is down, or the
-// reply is lost), Release returns the error and sends the release again in
-// the background until Redis answers or the lease ends (see Settle), so a
-// lock that Redis keeps across a restart does not block everyone until its
-// lease ends.
+// reply is lost) or refuses the release for a while (LOADING after a
+// restart, MASTERDOWN, TRYAGAIN), Release returns the error and sends the
+// release again in the background until Redis answers or the lease ends
+// (see Settle), so a lock that Redis keeps across a restart does not block
+// everyone until its lease ends.
 func (l *Lock) Release(ctx context.Context) error {
 	if l.stop != nil {
 		l.stop()
@@ -240,7 +241,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	n, err := l.releaseOnce(ctx)
 	if err != nil {
 		if l.releaseUnanswered(err) {
-			return fmt.Errorf("locking: release %s (unanswered; releasing it in the background): %w", l.Key(), err)
+			return fmt.Errorf("locking: release %s (not answered or refused for now; releasing it in the background): %w", l.Key(), err)
 		}
 		return fmt.Errorf("locking: release %s: %w", l.Key(), err)
 	}

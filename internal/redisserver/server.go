@@ -82,7 +82,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				break
 			}
 		}
-		if err = s.start(ctx); err == nil {
+		if err = s.start(ctx, false); err == nil {
 			return s, nil
 		}
 		if opts.Port != 0 || ctx.Err() != nil {
@@ -105,7 +105,9 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func (s *Server) start(ctx context.Context) error {
+// start launches the process and waits until it answers PING, or with
+// loading until it answers at all, be it LOADING while it reads its data.
+func (s *Server) start(ctx context.Context, loading bool) error {
 	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -146,7 +148,7 @@ func (s *Server) start(ctx context.Context) error {
 		cancel()
 		if err == nil {
 			conn.Close()
-			if err := c.Ping(ctx).Err(); err == nil {
+			if err := c.Ping(ctx).Err(); err == nil || loading && isLoading(err) {
 				break
 			}
 		}
@@ -224,17 +226,32 @@ func (s *Server) halt(sig syscall.Signal) {
 }
 
 // Restart starts the server again on the same port (with no data, since
-// persistence is off) after Kill or Stop.
-func (s *Server) Restart(ctx context.Context) error {
+// persistence is off, unless Args turned it on) after Kill or Stop, and
+// waits until it has loaded its data and answers PING.
+func (s *Server) Restart(ctx context.Context) error { return s.restart(ctx, false) }
+
+// RestartLoading is Restart that returns as soon as the server answers,
+// possibly while it still reads its data and refuses most commands with
+// LOADING: what clients meet right after a restart with a big dataset.
+func (s *Server) RestartLoading(ctx context.Context) error { return s.restart(ctx, true) }
+
+func (s *Server) restart(ctx context.Context, loading bool) error {
 	s.halt(syscall.SIGTERM)
 	var err error
 	for i := 0; i < 50; i++ { // the port may linger briefly after exit
-		if err = s.start(ctx); err == nil {
+		if err = s.start(ctx, loading); err == nil {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return err
+}
+
+// isLoading reports whether err is the LOADING error reply of a server
+// still reading its data.
+func isLoading(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "LOADING ")
 }
 
 // Stop terminates the server (SIGTERM, then SIGKILL after 5 s), waits for
