@@ -27,8 +27,17 @@ func init() {
 }
 
 // errUnexpected is returned when a strategy that should keep every
-// guarantee under a fault did not.
+// guarantee under a fault did not (exit status 1).
 var errUnexpected = errors.New("a correct strategy showed violations")
+
+// errCellsNotRun is returned when some cells of a fault run could not run
+// to their end, and no strategy that should keep every guarantee showed a
+// violation in the others (exit status 3).
+var errCellsNotRun = errors.New("some cells could not run")
+
+// runFaultCell runs one cell of "simulate faults"; tests replace it to
+// make a cell fail.
+var runFaultCell = faults.Run
 
 const faultsUsage = `usage: simulate faults [flags]
 
@@ -40,6 +49,15 @@ and of unknown outcome, and what the checkers found: the invariant audit
 of the final state and the recorded history (no listing sold twice, no
 acknowledged sale lost, every debit matched by a credit, per-listing
 linearizability). See the README, "Faults and reliability".
+
+A cell that cannot run (its set-up fails, a server does not start) is
+reported as a row whose violations column says error, with its message
+below the table (the "error" key in JSON and CSV), and the run goes on.
+
+Exit status: 0 every cell ran and no strategy that should keep every
+guarantee showed a violation; 1 one did (whether or not other cells
+failed); 2 a bad flag; 3 no violation, but some cells could not run, the
+run was interrupted, or it could not start.
 
 Faults:
 %s
@@ -150,7 +168,8 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	bin, err := redisserver.Binary()
 	if err != nil {
-		return fmt.Errorf("faults need a redis-server binary to start, stall, kill and restart (install redis-server): %w", err)
+		return fmt.Errorf("%w: faults need a redis-server binary to start, stall, kill and restart (install redis-server): %w",
+			errCellsNotRun, err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -187,9 +206,16 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				continue
 			}
 			cells = append(cells, cell{label: fmt.Sprintf("%s / %s", f, v), run: func(ctx context.Context) (string, bool, error) {
-				res, err := faults.Run(ctx, f, v, o.cfg)
+				res, err := runFaultCell(ctx, f, v, o.cfg)
+				if err != nil && ctx.Err() != nil {
+					return "", false, err // interrupted: eachCell says so
+				}
+				res.Fault, res.Variant = f, v
 				if err != nil {
-					return "", false, err
+					// Keep the cell, as an error, and go on with the next.
+					res.Error = err.Error()
+					doc.Rows = append(doc.Rows, res)
+					return "ERROR, could not run: " + res.Error, false, nil
 				}
 				doc.Rows = append(doc.Rows, res)
 				if o.verbose {
@@ -207,16 +233,25 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := renderFaults(stdout, o.format, o.wide, doc); err != nil {
 		return err
 	}
-	var bad []string
+	var bad, failed []string
 	for _, r := range doc.Rows {
 		if expectCorrect(r.Fault, r.Variant) && r.Violations() > 0 {
 			bad = append(bad, fmt.Sprintf("%s/%s", r.Fault, r.Variant))
+		}
+		if r.Error != "" {
+			failed = append(failed, fmt.Sprintf("%s/%s", r.Fault, r.Variant))
 		}
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: %s", errUnexpected, strings.Join(bad, ", "))
 	}
-	return cr.err(len(doc.Rows))
+	if err := cr.err(len(doc.Rows)); err != nil {
+		return fmt.Errorf("%w: %w", errCellsNotRun, err)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %d of %d: %s", errCellsNotRun, len(failed), cr.total, strings.Join(failed, ", "))
+	}
+	return nil
 }
 
 // expectCorrect says whether variant v is expected to keep every data
@@ -262,7 +297,16 @@ func faultsCells(r faults.Result) []string {
 	n := strconv.Itoa
 	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
 		n(r.Retried), n(r.Resolved), n(r.Audit.Total()), n(r.History.Total()), n(r.LockLost), n(r.DoubleHolders),
-		n(r.StaleWrites), n(r.Lost), n(r.Duplicated), n(r.Violations())}
+		n(r.StaleWrites), n(r.Lost), n(r.Duplicated), violationsCell(r)}
+}
+
+// violationsCell is a row's violations, or "error" for a cell that could
+// not run all its trials (its message is under the table).
+func violationsCell(r faults.Result) string {
+	if r.Error != "" {
+		return "error"
+	}
+	return strconv.Itoa(r.Violations())
 }
 
 // faultsCSVColumns are the columns of the CSV: every count of a row, named
@@ -270,7 +314,7 @@ func faultsCells(r faults.Result) []string {
 var faultsCSVColumns = []string{"fault", "strategy", "trials", "attempted", "ok", "failed", "unknown",
 	"retried", "resolved", "money_not_conserved", "negative_funds", "item_misplaced", "not_paid_once",
 	"not_linearizable", "sold_twice", "lost_sales", "funds_mismatch", "undecided",
-	"lock_lost", "double_holders", "stale_writes", "lost", "duplicated", "refused_applied", "violations"}
+	"lock_lost", "double_holders", "stale_writes", "lost", "duplicated", "refused_applied", "violations", "error"}
 
 func faultsCSVCells(r faults.Result) []string {
 	n := strconv.Itoa
@@ -278,7 +322,8 @@ func faultsCSVCells(r faults.Result) []string {
 	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
 		n(r.Retried), n(r.Resolved), n(a.MoneyNotConserved), n(a.NegativeFunds), n(a.ItemMisplaced), n(a.NotPaidOnce),
 		n(h.NotLinearizable), n(h.SoldTwice), n(h.LostSales), n(h.FundsMismatch), n(r.Undecided),
-		n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Lost), n(r.Duplicated), n(r.RefusedApplied), n(r.Violations())}
+		n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Lost), n(r.Duplicated), n(r.RefusedApplied), n(r.Violations()),
+		r.Error}
 }
 
 // The default table fits schema.Width columns: trials (in the caption),
@@ -290,7 +335,7 @@ var faultsNarrowColumns = []string{"fault", "strategy", "attempted", "unknown", 
 func faultsNarrowCells(r faults.Result) []string {
 	n := strconv.Itoa
 	return []string{string(r.Fault), string(r.Variant), n(r.Attempted), n(r.Unknown), n(r.LockLost), n(r.DoubleHolders),
-		n(r.StaleWrites), n(r.Violations())}
+		n(r.StaleWrites), violationsCell(r)}
 }
 
 // numericAfter2 marks every column of n as numeric except the first two.
@@ -319,14 +364,31 @@ func faultsView(doc faultsDoc, wide bool) view {
 	if !wide {
 		cols, cells = faultsNarrowColumns, faultsNarrowCells
 	}
-	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: schema.Wrap(faultsCaption(doc), schema.Width)}
+	caption := faultsCaption(doc)
 	if !wide {
-		v.caption = schema.Wrap(faultsCaption(doc)+" -wide adds ok, failed, retried, resolved, lost, duplicated, and audit and history apart.", schema.Width)
+		caption += " -wide adds ok, failed, retried, resolved, lost, duplicated, and audit and history apart."
 	}
+	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: schema.Wrap(caption+faultsErrors(doc), schema.Width)}
 	for _, r := range doc.Rows {
 		v.rows = append(v.rows, cells(r))
 	}
 	return v
+}
+
+// faultsErrors says, for the caption, which cells could not run and why;
+// "" when every cell ran.
+func faultsErrors(doc faultsDoc) string {
+	var failed []string
+	for _, r := range doc.Rows {
+		if r.Error != "" {
+			failed = append(failed, fmt.Sprintf("%s / %s: %s", r.Fault, r.Variant, r.Error))
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return " Cells that could not run (error; their counts are those of the trials that ended before): " +
+		strings.Join(failed, "; ") + "."
 }
 
 // renderFaults writes doc in format (one of report.Formats).

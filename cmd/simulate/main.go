@@ -43,15 +43,28 @@ func main() {
 	defer stop()
 	redis.SetLogger(redisconn.NewLogger(redisLog(os.Args[1:], os.Stderr), "simulate"))
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-	case errors.Is(err, errUsage):
-		os.Exit(2)
-	default:
+	code := exitCode(err)
+	if code != 0 && code != 2 { // a usage error's message is printed already
 		fmt.Fprintln(os.Stderr, "simulate:", err)
-		os.Exit(1)
 	}
+	if code != 0 {
+		os.Exit(code)
+	}
+}
+
+// exitCode is the exit status for run's error: 0 for none (or -h), 2 for
+// a usage error, 3 when some cells of "simulate faults" could not run, 1
+// for anything else (a violation, for the subcommands that check).
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.Is(err, errCellsNotRun):
+		return 3
+	}
+	return 1
 }
 
 // redisLog is where go-redis's own log lines go: nowhere for "faults",

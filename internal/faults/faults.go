@@ -296,6 +296,10 @@ type Result struct {
 	RefusedApplied int `json:"refused_applied"`
 	// Details holds the first violations described.
 	Details []string `json:"details,omitempty"`
+	// Error, when not empty, says why the cell could not run all its
+	// trials (a set-up that failed, a server that would not start): the
+	// counts are those of the trials that ended before it.
+	Error string `json:"error,omitempty"`
 }
 
 // Violations is the number of broken data guarantees: audit and history
