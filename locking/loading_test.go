@@ -91,8 +91,8 @@ func TestReleaseThroughLoading(t *testing.T) {
 			defer cancel()
 			must(t, m.Settle(sctx))
 
-			t.Logf("restart -> loading ended %v, lock gone %v (%v after loading); lease %v; %s",
-				loaded.Round(time.Millisecond), gone.Round(time.Millisecond),
+			t.Logf("release %s: restart -> loading ended %v, lock gone %v (%v after loading); lease %v; %s",
+				when.name, loaded.Round(time.Millisecond), gone.Round(time.Millisecond),
 				(gone - loaded).Round(time.Millisecond), lease, replies)
 			loading, released, other := replies.since()
 			if released != 1 || other != nil {

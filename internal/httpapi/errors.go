@@ -120,8 +120,18 @@ type errorDetail struct {
 // ErrorFor maps any error a handler returns to the API error sent for it.
 // It is the one place where errors become statuses. No error of Redis or
 // of its client becomes a 500: each is a 503 that says whether the
-// operation was applied (see the Code constants).
-func ErrorFor(err error) *Error {
+// operation was applied (see the Code constants). It speaks of writes;
+// ReadErrorFor is the same for a request that only reads.
+func ErrorFor(err error) *Error { return errorFor(err, false) }
+
+// ReadErrorFor is ErrorFor for a request that only reads (GET, HEAD): a
+// Redis failure's message says that the read changed nothing and can
+// simply be tried again, and a reply lost to a timeout, EOF or a reset is
+// redis_unavailable, as is Redis not reached: outcome_unknown and its rule
+// (retry with the same Idempotency-Key) are a write's.
+func ReadErrorFor(err error) *Error { return errorFor(err, true) }
+
+func errorFor(err error, read bool) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae
@@ -140,10 +150,16 @@ func ErrorFor(err error) *Error {
 			return &Error{Status: d.status, Code: d.code, Message: err.Error(), Err: err}
 		}
 	}
-	if e := redisFailure(err); e != nil {
+	if e := redisFailure(err, read); e != nil {
 		return e
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
+}
+
+// readOnly reports whether a request of method only reads: the service
+// changes nothing on GET and HEAD.
+func readOnly(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead
 }
 
 // domainErrors maps the market's sentinel errors, most specific first.
@@ -171,6 +187,8 @@ const (
 		"until an answer that is not a 503 (an earlier attempt with the key may have applied)"
 	msgUnknown = "the operation may or may not have been applied; " +
 		"retry with the same Idempotency-Key to apply it exactly once"
+	// msgRead is the message of every Redis 503 of a read.
+	msgRead = "this request only reads, and changed nothing; try it again later"
 )
 
 // redisReplies maps the first word of an error reply of Redis that
@@ -198,16 +216,25 @@ var redisReplies = map[string]struct{ code, what string }{
 // pool) is redis_unavailable, nothing applied; one that was written, or
 // may have been, and whose reply was lost (a read or write error, a
 // timeout, EOF, a reset) is outcome_unknown; an error reply is Redis
-// refusing the command (see redisReplies).
-func redisFailure(err error) *Error {
+// refusing the command (see redisReplies). For a read (read), every
+// message says the read changed nothing, and a lost reply is
+// redis_unavailable: a read has no outcome to settle.
+func redisFailure(err error, read bool) *Error {
 	e := func(code, msg string) *Error {
 		return &Error{Status: http.StatusServiceUnavailable, Code: code, Message: msg, RetryAfter: retryAfter, Err: err}
+	}
+	// says is what the message says of the request.
+	says := func(err error) string {
+		if read {
+			return msgRead
+		}
+		return outcomeText(err)
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
 		word, _, _ := strings.Cut(rerr.Error(), " ")
 		if r, ok := redisReplies[word]; ok {
-			return e(r.code, r.what+": "+outcomeText(err))
+			return e(r.code, r.what+": "+says(err))
 		}
 		switch {
 		case word == "WRONGTYPE":
@@ -215,9 +242,9 @@ func redisFailure(err error) *Error {
 				Message: "a key of the market holds another type than the market writes: state changed out of band", Err: err}
 		case redis.IsMaxClientsError(err), redis.IsAuthError(err):
 			// Refused at connection time, before the command was sent.
-			return e(CodeRedisUnavailable, "Redis refused the connection: "+outcomeText(err))
+			return e(CodeRedisUnavailable, "Redis refused the connection: "+says(err))
 		}
-		return e(CodeRedisError, "Redis answered "+word+": "+outcomeText(err))
+		return e(CodeRedisError, "Redis answered "+word+": "+says(err))
 	}
 	var oe *net.OpError
 	dial := errors.As(err, &oe) && oe.Op == "dial"
@@ -226,13 +253,13 @@ func redisFailure(err error) *Error {
 		errors.Is(err, redis.ErrPoolTimeout),
 		errors.Is(err, redis.ErrPoolExhausted),
 		errors.Is(err, redis.ErrClosed):
-		return e(CodeRedisUnavailable, "Redis cannot be reached: "+outcomeText(err))
+		return e(CodeRedisUnavailable, "Redis cannot be reached: "+says(err))
 	// Context errors before other network errors: context.DeadlineExceeded
 	// is also a net.Error.
 	case errors.Is(err, context.Canceled):
 		return &Error{Status: statusClientClosedRequest, Code: CodeCanceled, Message: "request canceled", Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
-		return e(CodeTimeout, "the operation ran out of time: "+outcomeText(err))
+		return e(CodeTimeout, "the operation ran out of time: "+says(err))
 	}
 	var ne net.Error
 	switch {
@@ -242,6 +269,9 @@ func redisFailure(err error) *Error {
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.EPIPE),
 		errors.Is(err, net.ErrClosed):
+		if read {
+			return e(CodeRedisUnavailable, "Redis did not answer (its reply was lost): "+msgRead)
+		}
 		return e(CodeOutcomeUnknown, "the reply from Redis was lost: "+outcomeText(err))
 	}
 	return nil
@@ -288,7 +318,7 @@ func fromEcho(he *echo.HTTPError) *Error {
 // handleError is echo's HTTPErrorHandler: every error becomes the JSON
 // error shape with the status ErrorFor gives it.
 func (s *Server) handleError(err error, c echo.Context) {
-	ae := ErrorFor(err)
+	ae := errorFor(err, readOnly(c.Request().Method))
 	c.Set(ctxErrorCode, ae.Code)
 	if level, ok := logLevel(ae); ok {
 		s.log.LogAttrs(c.Request().Context(), level, "request failed",

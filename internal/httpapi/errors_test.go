@@ -71,6 +71,29 @@ func TestErrorFor(t *testing.T) {
 		{"anything else", errors.New("boom"), 500, CodeInternal},
 	}
 	for _, tt := range tests {
+		t.Run(tt.name+"/read", func(t *testing.T) {
+			// A read: the same answer, except that a Redis 503 says the
+			// read changed nothing, and is never outcome_unknown.
+			got, write := ReadErrorFor(tt.err), ErrorFor(tt.err)
+			if write.Status != http.StatusServiceUnavailable || write.Code == CodeContended {
+				if *got != *write {
+					t.Fatalf("ReadErrorFor(%v) = %+v, want ErrorFor's %+v", tt.err, got, write)
+				}
+				return
+			}
+			wantCode := write.Code
+			if wantCode == CodeOutcomeUnknown {
+				wantCode = CodeRedisUnavailable
+			}
+			if got.Status != http.StatusServiceUnavailable || got.Code != wantCode || got.RetryAfter <= 0 {
+				t.Fatalf("ReadErrorFor(%v) = %d %s (Retry-After %v), want 503 %s with Retry-After",
+					tt.err, got.Status, got.Code, got.RetryAfter, wantCode)
+			}
+			if !strings.Contains(got.Message, msgRead) || strings.Contains(got.Message, HeaderIdempotencyKey) ||
+				strings.Contains(got.Message, "applied") {
+				t.Errorf("read message %q: want %q, no word of Idempotency-Key or of being applied", got.Message, msgRead)
+			}
+		})
 		t.Run(tt.name, func(t *testing.T) {
 			got := ErrorFor(tt.err)
 			if got.Status != tt.status || got.Code != tt.code {
