@@ -6,7 +6,7 @@
 # (lost.go, mutex.go, export_test.go; resend_test.go removed), then
 # restores them. About 4 minutes: each "before" run waits for the lease.
 set -u
-BEFORE=c83502f^
+BEFORE=50fd860^
 run() {
 	go test ./locking/ -run TestReleaseThroughLoading -v -count=1 2>&1 |
 		grep -E "loading_test.go:9[0-9]|^(ok|FAIL|---)"
