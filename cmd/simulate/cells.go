@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/sim"
 )
 
@@ -29,6 +31,9 @@ type cellsRun struct {
 	done, total int
 	interrupted bool
 	elapsed     time.Duration
+	// slices, when more than 1, says each measurement is a cell's slice:
+	// total/slices cells of slices each.
+	slices int
 }
 
 // eachCell runs cells one at a time, each announced on prog and ended
@@ -80,18 +85,23 @@ func eachCell(ctx context.Context, prog *progress, cells []cell) (cellsRun, erro
 // how many cells have a result in the output (an interrupted cell's
 // partial result included).
 func (r cellsRun) report(w io.Writer, name string, measured int) {
+	total, unit := r.total, cellCount(r.done)
+	if r.slices > 1 {
+		total /= r.slices
+		unit = fmt.Sprintf("%s in %d slices", cellCount(total), r.done)
+	}
 	if r.interrupted {
-		fmt.Fprintf(w, "%s: interrupted; reporting the %d of %d cells measured\n", name, measured, r.total)
+		fmt.Fprintf(w, "%s: interrupted; reporting the %d of %d cells measured\n", name, measured, total)
 		return
 	}
-	fmt.Fprintf(w, "%s: %s in %v\n", name, cellCount(r.done), roundDuration(r.elapsed))
+	fmt.Fprintf(w, "%s: %s in %v\n", name, unit, roundDuration(r.elapsed))
 }
 
 // err is the error the run ends with: nil, or that it was interrupted
 // after measured of its cells.
 func (r cellsRun) err(measured int) error {
 	if r.interrupted {
-		return fmt.Errorf("interrupted after %d of %d cells", measured, r.total)
+		return fmt.Errorf("interrupted after %d of %d cells", measured, r.total/max(r.slices, 1))
 	}
 	return nil
 }
@@ -153,9 +163,9 @@ func (p *progress) update(c sim.Counters) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[K%s %5.1fs  listed %s  bought %s  failed %s  retries %s",
+	fmt.Fprint(p.w, "\r\033[K"+fit(fmt.Sprintf("%s %5.1fs  listed %s  bought %s  failed %s  retries %s",
 		p.label, c.Elapsed.Seconds(), report.Thousands(c.Listed), report.Thousands(c.Bought),
-		report.Thousands(c.Failed), report.Thousands(c.Retries))
+		report.Thousands(c.Failed), report.Thousands(c.Retries)), schema.Width))
 }
 
 // note prints a line of the running cell's own (a trial's outcome, say)
@@ -207,8 +217,9 @@ func (w *noteWriter) Write(b []byte) (int, error) {
 	}
 }
 
-// end begins the line that ends the running cell.
-func (p *progress) end() {
+// end begins the line that ends the running cell, and returns the part
+// of it that is on the line already: the label and a space.
+func (p *progress) end() string {
 	switch {
 	case p.terminal:
 		fmt.Fprint(p.w, "\r\033[K"+p.label+" ")
@@ -216,6 +227,7 @@ func (p *progress) end() {
 		fmt.Fprint(p.w, p.label+" ")
 	}
 	p.open = false
+	return p.label + " "
 }
 
 // done ends the running cell with its figures, the time it took and,
@@ -223,20 +235,37 @@ func (p *progress) end() {
 func (p *progress) done(summary string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.end()
-	took := fmt.Sprintf("%.1fs", time.Since(p.began).Seconds())
+	lead := p.end()
+	tail := fmt.Sprintf("%.1fs", time.Since(p.began).Seconds())
 	if left := eta(time.Since(p.first), p.n, p.total); left != "" {
-		took += ", " + left
+		tail += ", " + left
 	}
-	fmt.Fprintf(p.w, "%s  (%s)\n", summary, took)
+	tail = "  (" + tail + ")"
+	line := lead + fit(summary, schema.Width-len([]rune(lead))-len([]rune(tail))) + tail
+	fmt.Fprintln(p.w, strings.TrimPrefix(line, lead))
+}
+
+// fit shortens a line of fields separated by two spaces to at most width
+// columns, dropping whole fields from its end (the first is kept, cut if
+// it must be).
+func fit(line string, width int) string {
+	for len([]rune(line)) > width {
+		i := strings.LastIndex(line, "  ")
+		if i <= 0 {
+			r := []rune(line)
+			return string(r[:max(width, 0)])
+		}
+		line = line[:i]
+	}
+	return line
 }
 
 // fail ends the running cell with its error.
 func (p *progress) fail(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.end()
-	fmt.Fprintf(p.w, "failed: %v\n", err)
+	lead := p.end()
+	fmt.Fprintln(p.w, strings.TrimPrefix(schema.Wrap(lead+"failed: "+err.Error(), schema.Width), lead))
 }
 
 // rowSummary is the progress line's figures of a sim cell.
@@ -245,13 +274,10 @@ func rowSummary(r report.Row) string {
 	if r.Violations > 0 {
 		audit = fmt.Sprintf("AUDIT: %d violations", r.Violations)
 	}
-	s := fmt.Sprintf("listed %s  bought %s  failed %s  retries %s  %.0f ops/s  %s",
-		report.Thousands(r.Listed), report.Thousands(r.Bought), report.Thousands(r.FailedPurchases),
-		report.Thousands(r.Retries), r.OpsPerS, audit)
-	if r.Error != "" {
-		s += "  first error: " + r.Error
-	}
-	return s
+	// The fields least needed go last: fit drops them on a narrow line.
+	return fmt.Sprintf("bought %s (%s/s)  %s  retries %s  failed %s  listed %s",
+		report.Thousands(r.Bought), report.Thousands(int64(math.Round(r.BoughtPerS))), audit,
+		report.Thousands(r.Retries), report.Thousands(r.FailedPurchases), report.Thousands(r.Listed))
 }
 
 // cellCount is n cells, in words: "1 cell", "12 cells".

@@ -89,6 +89,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		case "help":
 			return help(ctx, args[1:], stdout, stderr)
 		case "version", "-version", "--version":
+			if len(args) == 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+				fmt.Fprint(stdout, versionUsage)
+				return nil
+			}
 			if len(args) > 1 {
 				return usagef(stderr, "simulate version", "unexpected argument %q", args[1])
 			}
@@ -108,6 +112,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	return cmd.run(ctx, args, stdout, stderr)
 }
+
+const versionUsage = `usage: simulate version
+
+Prints the program's version: the module version it was built at, or
+"devel" and the commit it was built from (docs/simulator.md shows a
+build that records it where go build cannot, as under -buildvcs=false),
+then the Go release and the platform. It takes no flags.
+`
 
 // visible lists the subcommands of the overview: "run" (the default),
 // then the others by name.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/schema"
 )
 
 func init() {
@@ -55,7 +56,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return fmt.Errorf("-out %s: %w", out, err)
 		}
-		fmt.Fprintf(stderr, "simulate: wrote %s into %s\n", strings.Join(files, ", "), out)
+		fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), out), schema.Width))
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/schema"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -151,6 +152,9 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 					row := report.FromResult(res)
 					sw.Points = append(sw.Points, report.Point{Client: string(form),
 						RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(ln.measured), Row: row})
+					if res.FirstError != "" {
+						prog.note(schema.Wrap("  first error: "+res.FirstError, schema.Width))
+					}
 					return rowSummary(row), res.Interrupted, nil
 				}})
 			}
@@ -200,7 +204,7 @@ func writeSweep(o windowOptions, sw report.Sweep, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("-out %s: %w", o.out, err)
 	}
-	fmt.Fprintf(stderr, "simulate window: wrote %s into %s\n", strings.Join(files, ", "), o.out)
+	fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate window: wrote %s into %s", strings.Join(files, ", "), o.out), schema.Width))
 	return nil
 }
 

@@ -25,9 +25,14 @@ func NewLogger(w io.Writer, prefix string) *Logger {
 	return &Logger{w: w, prefix: prefix}
 }
 
-// Printf writes one message as one line.
+// Printf writes one message as one line. The pool's "failed to dial"
+// is left out: the command that needed the connection returns the same
+// error, and the program reports it there, once.
 func (l *Logger) Printf(_ context.Context, format string, v ...any) {
 	msg := strings.TrimSpace(fmt.Sprintf(format, v...))
+	if strings.Contains(msg, "failed to dial after") {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.w, "%s: redis client: %s\n", l.prefix, msg)

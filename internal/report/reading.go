@@ -11,20 +11,39 @@ import (
 )
 
 // Reading is what a run's figures say, in a few lines computed from them:
-// for each scenario, the strategy that bought most and, when the run has
-// a WATCH cell, its retries per purchase with the write rate and the
-// conflict window that explain them (and what the model e^(−λ·w) makes of
-// them); then a one-line verdict, "which strategy, when", that follows
-// from those comparisons. Lines are wrapped to schema.Width. A document
-// with no cell that bought anything has no reading.
+// for each scenario, the strategy that bought most, if the run can tell,
+// with every strategy's purchases per second and their range over the
+// slices, and, when the run has a WATCH cell, its retries per purchase
+// with the write rate and the conflict window that explain them (and what
+// the model e^(−λ·w) makes of them); then a one-line verdict, "which
+// strategy, when", that follows from those comparisons, and what to do
+// where the run could not tell.
+//
+// A strategy is named the winner over another only when it bought more
+// in every round the two ran (at least minRounds): the slices of a round
+// run one after the other, so a change in the machine's load hits both,
+// and a difference smaller than the spread across rounds shows as a
+// round the other won. On miniredis, which serves one command at a time
+// inside the simulator's process, the reading is the one line saying the
+// figures are illustrative, with no verdict. Lines are wrapped to
+// schema.Width. A document with no cell that bought anything has no
+// reading.
 func Reading(doc Document) []string {
 	var scenarios []string
 	byScenario := map[string][]Row{}
+	bought := false
 	for _, r := range doc.Rows {
 		if _, ok := byScenario[r.Label()]; !ok {
 			scenarios = append(scenarios, r.Label())
 		}
 		byScenario[r.Label()] = append(byScenario[r.Label()], r)
+		bought = bought || r.Bought > 0
+	}
+	if !bought {
+		return nil
+	}
+	if doc.Illustrative {
+		return wrap(IllustrativeReading)
 	}
 	var lines []string
 	var v verdict
@@ -34,15 +53,10 @@ func Reading(doc Document) []string {
 		if best.Bought == 0 {
 			continue
 		}
-		v.wins = append(v.wins, best.Strategy)
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %s bought most (%s/s", sc, best.Strategy, count(best.BoughtPerS))
-		for _, r := range rows {
-			if r.Strategy != best.Strategy {
-				fmt.Fprintf(&b, ", %s %s", r.Strategy, count(r.BoughtPerS))
-			}
-		}
-		b.WriteString(").")
+		v.scenarios++
+		b := new(strings.Builder)
+		v.rounds = max(v.rounds, len(best.Slices))
+		scenarioSentence(b, sc, best, rows, &v)
 		if w, ok := find(rows, market.Watch); ok {
 			b.WriteString(" " + watchSentence(w))
 			if lock, ok := bestLock(rows); ok {
@@ -54,7 +68,67 @@ func Reading(doc Document) []string {
 	if len(lines) == 0 {
 		return nil
 	}
-	return append(lines, wrap(v.String())...)
+	lines = append(lines, wrap(v.String())...)
+	if len(v.undecided)+len(v.watchUnclear) > 0 {
+		lines = append(lines, wrap(advice(doc, v.rounds))...)
+	}
+	return lines
+}
+
+// IllustrativeReading is the whole reading of a run on miniredis.
+const IllustrativeReading = "miniredis serves one command at a time inside this process: these figures are " +
+	"illustrative only, and no verdict is drawn from them; run against redis-server (-redis auto " +
+	"finds one on PATH) to compare the strategies."
+
+// scenarioSentence writes the sentence of one scenario: the strategy that
+// bought most if it did so in every round against every other, else
+// which strategies the run cannot tell apart; then each one's purchases
+// per second with their range.
+func scenarioSentence(b *strings.Builder, sc string, best Row, rows []Row, v *verdict) {
+	var close []string // the strategies the best did not beat in every round
+	var closeText []string
+	for _, r := range rows {
+		if r.Strategy == best.Strategy {
+			continue
+		}
+		if p := pair(best, r); !p.ahead() {
+			close = append(close, r.Strategy)
+			closeText = append(closeText, fmt.Sprintf("%s/%s %s", best.Strategy, r.Strategy, p.text()))
+		}
+	}
+	switch {
+	case len(rows) == 1:
+		fmt.Fprintf(b, "%s: %s", sc, best.Strategy)
+	case len(close) == 0:
+		v.wins = append(v.wins, best.Strategy)
+		fmt.Fprintf(b, "%s: %s bought most, in every round (%s): %s", sc, best.Strategy,
+			plural(len(best.Slices), "round"), best.Strategy)
+	default:
+		v.undecided = append(v.undecided, sc)
+		fmt.Fprintf(b, "%s: the run cannot tell %s from %s (%s): %s", sc, best.Strategy,
+			strings.Join(close, " or "), strings.Join(closeText, ", "), best.Strategy)
+	}
+	fmt.Fprintf(b, " %s", best.boughtRange())
+	for _, r := range rows {
+		if r.Strategy != best.Strategy {
+			fmt.Fprintf(b, ", %s %s", r.Strategy, r.boughtRange())
+		}
+	}
+	b.WriteString(".")
+}
+
+// advice says what to do when the run could not tell strategies apart,
+// with the load it ran at.
+func advice(doc Document, rounds int) string {
+	more := fmt.Sprintf("-rounds %d", max(2*rounds, 5))
+	s := fmt.Sprintf("Where the run cannot tell, the difference lies within the spread across rounds: "+
+		"measure longer (-duration %gs), in more rounds (%s), or on a quieter machine.",
+		max(2*doc.DurationS, 60), more)
+	if doc.LoadStart != nil && doc.LoadEnd != nil {
+		s += fmt.Sprintf(" This one ran at a load average of %.1f at the start and %.1f at the end, on %s.",
+			doc.LoadStart.Avg1m, doc.LoadEnd.Avg1m, plural(doc.LoadStart.CPUs, "CPU"))
+	}
+	return s
 }
 
 // watchSentence explains a WATCH row's retries by its write rate and
@@ -76,45 +150,48 @@ func watchSentence(w Row) string {
 
 // verdict gathers the comparisons the run's closing line rests on.
 type verdict struct {
-	// wins is the strategy that bought most, per scenario.
-	wins []string
-	// watchAhead and watchBehind are the scenarios where WATCH bought at
-	// least keptUp times as much as the best lock strategy, or less, with
-	// the figures;
-	// locks the lock strategies WATCH fell behind.
-	watchAhead, watchBehind, locks []string
-	// aheadMax and behindMin are the largest λ·w where WATCH kept up and
-	// the smallest where it fell behind (NaN: unknown).
+	// scenarios counts the scenarios with a purchase; rounds is the most
+	// slices a cell of them had.
+	scenarios, rounds int
+	// wins is the strategy that bought most in every round, per scenario
+	// where the run could tell; undecided the scenarios where it could
+	// not.
+	wins, undecided []string
+	// watchAhead and watchBehind are the scenarios where WATCH bought more
+	// than the best lock strategy in every round, or less, with the
+	// figures; watchUnclear those where the rounds disagree; locks the
+	// lock strategies WATCH fell behind.
+	watchAhead, watchBehind, watchUnclear, locks []string
+	// aheadMax and behindMin are the largest λ·w where WATCH was ahead
+	// and the smallest where it fell behind (NaN: unknown).
 	aheadMax, behindMin float64
 	exposures           int
 }
 
-// keptUp is the least ratio of WATCH's purchases to the best lock
-// strategy's at which the verdict says WATCH kept up: one run's figures
-// move by more than a tenth (results/README.md, "How much to trust a
-// single run"), so a smaller gap is not a lock beating WATCH.
-const keptUp = 0.9
-
-// add compares a scenario's WATCH row with its best lock row.
+// add compares a scenario's WATCH row with its best lock row, round by
+// round.
 func (v *verdict) add(sc string, w, lock Row) {
-	ratio := math.Inf(1)
-	if lock.BoughtPerS > 0 {
-		ratio = w.BoughtPerS / lock.BoughtPerS
-	}
-	fig := fmt.Sprintf("%s watch/%s %s×", sc, lock.Strategy, fmtRatio(ratio))
+	p := pair(w, lock)
+	fig := fmt.Sprintf("%s watch/%s %s", sc, lock.Strategy, p.text())
 	x := math.NaN()
 	if w.Conflict != nil {
 		x = w.Conflict.Exposure
 		fig += " at λ·w " + fmtRatio(x)
-		v.exposures++
 	}
-	if ratio >= keptUp {
+	switch {
+	case p.ahead():
 		v.watchAhead = append(v.watchAhead, fig)
 		v.aheadMax = nanMax(v.aheadMax, x, len(v.watchAhead) == 1)
-	} else {
+	case p.behind():
 		v.watchBehind = append(v.watchBehind, fig)
 		v.locks = append(v.locks, lock.Strategy)
 		v.behindMin = -nanMax(-v.behindMin, -x, len(v.watchBehind) == 1)
+	default:
+		v.watchUnclear = append(v.watchUnclear, fig)
+		return
+	}
+	if w.Conflict != nil {
+		v.exposures++
 	}
 }
 
@@ -123,31 +200,47 @@ func (v verdict) String() string {
 	var b strings.Builder
 	b.WriteString("Verdict: ")
 	top, n := mostFrequent(v.wins)
-	fmt.Fprintf(&b, "%s bought most in %d of %d scenarios", top, n, len(v.wins))
-	if top == string(market.Lua) {
-		b.WriteString(", so use it wherever the logic fits a script")
+	switch {
+	case n == 0:
+		b.WriteString("the run cannot tell which strategy bought most in any scenario")
+	default:
+		fmt.Fprintf(&b, "%s bought most in %d of %d scenarios", top, n, v.scenarios)
+		if len(v.undecided) > 0 {
+			fmt.Fprintf(&b, " (the run cannot tell in %s)", strings.Join(v.undecided, ", "))
+		}
+		if top == string(market.Lua) && n == v.scenarios {
+			b.WriteString(", so use it wherever the logic fits a script")
+		}
 	}
-	if len(v.watchAhead)+len(v.watchBehind) == 0 {
+	decided := len(v.watchAhead) + len(v.watchBehind)
+	if decided+len(v.watchUnclear) == 0 {
 		return b.String() + "."
 	}
 	b.WriteString("; ")
 	lock, _ := mostFrequent(v.locks)
 	switch {
+	case decided == 0:
 	case len(v.watchBehind) == 0:
-		fmt.Fprintf(&b, "WATCH kept up with the locks everywhere (%s): "+
-			"its conflicts were too rare to matter.", strings.Join(v.watchAhead, ", "))
+		fmt.Fprintf(&b, "WATCH beat the locks in every round where the run can tell (%s): "+
+			"its retries cost less than waiting for a lock", strings.Join(v.watchAhead, ", "))
 	case len(v.watchAhead) == 0:
-		fmt.Fprintf(&b, "a lock (%s) beat WATCH everywhere (%s): "+
-			"at these write rates and windows, lock instead of retrying.", lock, strings.Join(v.watchBehind, ", "))
+		fmt.Fprintf(&b, "a lock (%s) beat WATCH in every round where the run can tell (%s): "+
+			"at these write rates and windows, lock instead of retrying", lock, strings.Join(v.watchBehind, ", "))
 	default:
 		where := "it fell behind"
-		if v.exposures == len(v.watchAhead)+len(v.watchBehind) && v.behindMin > v.aheadMax {
+		if v.exposures == decided && v.behindMin > v.aheadMax {
 			where = "λ·w grew"
 		}
-		fmt.Fprintf(&b, "WATCH where it kept up (%s), a lock (%s) where %s (%s).",
+		fmt.Fprintf(&b, "WATCH where it was ahead (%s), a lock (%s) where %s (%s)",
 			strings.Join(v.watchAhead, ", "), lock, where, strings.Join(v.watchBehind, ", "))
 	}
-	return b.String()
+	if len(v.watchUnclear) > 0 {
+		if decided > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "the run cannot tell WATCH from the best lock in %s", strings.Join(v.watchUnclear, ", "))
+	}
+	return b.String() + "."
 }
 
 // nanMax is the larger of acc and x; first means acc holds nothing yet.

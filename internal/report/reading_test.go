@@ -23,61 +23,106 @@ func cell(sc sim.Scenario, s market.Strategy, listed, bought, retries int64, w t
 	return FromResult(r)
 }
 
+// sliced is a row like cell's measured in len(bought) rounds of 2 s,
+// bought[i] in round i+1.
+func sliced(sc sim.Scenario, s market.Strategy, listed, retries int64, w time.Duration, bought ...int64) Row {
+	total := int64(0)
+	for _, b := range bought {
+		total += b
+	}
+	d := time.Duration(len(bought)) * 2 * time.Second
+	res := sim.Result{Scenario: sc, Strategy: s, Duration: d, Elapsed: d,
+		Listed: listed, Bought: total, Retries: retries, Wait: &latency.Histogram{}}
+	if s == market.Watch {
+		res.Execs = total + retries
+		res.Window = time.Duration(res.Execs) * w
+	}
+	r := FromResult(res)
+	var sl []Slice
+	for i, b := range bought {
+		sl = append(sl, Slice{Round: i + 1, ElapsedS: 2, Bought: b, BoughtPerS: float64(b) / 2})
+	}
+	r.SetSlices(sl)
+	return r
+}
+
 func TestReading(t *testing.T) {
 	one, five := sim.Scenario{Listers: 1, Buyers: 1}, sim.Scenario{Listers: 5, Buyers: 5}
 	tests := []struct {
-		name string
-		rows []Row
-		want []string // substrings of the reading, in order
-		none bool
+		name         string
+		rows         []Row
+		illustrative bool
+		want         []string // substrings of the reading, in order
+		not          []string // substrings it must not have
+		none         bool
 	}{
 		{
-			name: "watch keeps up, then falls behind as λ·w grows",
+			name: "lua ahead in every round; WATCH ahead, then behind as λ·w grows",
 			rows: []Row{
-				cell(one, market.Watch, 20_000, 20_000, 2_000, 50*time.Microsecond),
-				cell(one, market.Fine, 18_000, 18_000, 0, 0),
-				cell(one, market.Lua, 40_000, 40_000, 0, 0),
-				cell(five, market.Watch, 50_000, 5_000, 40_000, 200*time.Microsecond),
-				cell(five, market.Coarse, 12_000, 12_000, 0, 0),
-				cell(five, market.Fine, 30_000, 25_000, 0, 0),
-				cell(five, market.Lua, 60_000, 55_000, 0, 0),
+				sliced(one, market.Watch, 20_000, 2_000, 50*time.Microsecond, 4_200, 3_800, 4_000, 4_000, 4_000),
+				sliced(one, market.Fine, 18_000, 0, 0, 3_600, 3_500, 3_700, 3_600, 3_600),
+				sliced(one, market.Lua, 40_000, 0, 0, 8_000, 7_000, 9_000, 8_000, 8_000),
+				sliced(five, market.Watch, 50_000, 40_000, 200*time.Microsecond, 1_000, 1_000, 1_000, 1_000, 1_000),
+				sliced(five, market.Coarse, 12_000, 0, 0, 2_400, 2_400, 2_400, 2_400, 2_400),
+				sliced(five, market.Fine, 30_000, 0, 0, 5_000, 4_000, 6_000, 5_000, 5_000),
+				sliced(five, market.Lua, 60_000, 0, 0, 11_000, 10_000, 12_000, 11_000, 11_000),
 			},
 			want: []string{
-				"1x1: lua bought most (4,000/s, watch 2,000, fine 1,800).",
+				"1x1: lua bought most, in every round (5 rounds): lua 4,000/s (3,500–4,500),",
+				"watch 2,000/s (1,900–2,100), fine 1,800/s (1,750–1,850).",
 				// λ = (20,000 + 0)/10 s = 2,000/s; w = 50 µs; λ·w = 0.1.
 				"watch: 0.10 retries per purchase; 2,000 writes/s", "(λ) and a 50µs window (w) give λ·w = 0.10",
 				"expects 90% of EXECs to commit, 91% did.",
-				"5x5: lua bought most (5,500/s, watch 500, coarse 1,200, fine 2,500).",
+				"5x5: lua bought most, in every round (5 rounds): lua 5,500/s (5,000–6,000)",
 				// λ = (50,000 + 5,000·4/5)/10 s = 5,400/s; λ·w = 1.08.
 				"watch: 8.00 retries per purchase; 5,400 writes/s", "give λ·w = 1.08", "expects 34%", "11% did.",
 				"Verdict: lua bought most in 2 of 2 scenarios, so use it wherever the logic fits a script;",
-				"WATCH where it kept up (1x1 watch/fine 1.11× at λ·w 0.10), a lock (fine) where λ·w grew",
-				"(5x5 watch/fine 0.20× at λ·w 1.08).",
+				"WATCH where it was ahead (1x1 watch/fine 1.08–1.17× over 5 rounds at λ·w 0.10),",
+				"a lock (fine) where λ·w grew (5x5 watch/fine 0.17–0.25× over 5 rounds at λ·w 1.08).",
 			},
+			not: []string{"cannot tell", "quieter"},
 		},
 		{
-			name: "a lock beats watch everywhere",
+			name: "a round the other won: the run cannot tell",
 			rows: []Row{
-				cell(five, market.Watch, 50_000, 100, 30_000, time.Millisecond),
-				cell(five, market.Coarse, 12_000, 3_000, 0, 0),
+				sliced(five, market.Fine, 30_000, 0, 0, 5_000, 6_100, 5_000),
+				sliced(five, market.Lua, 60_000, 0, 0, 6_000, 6_000, 6_000),
+				sliced(five, market.Coarse, 12_000, 0, 0, 2_000, 2_000, 2_000),
 			},
-			want: []string{"5x5: coarse bought most (300/s, watch 10).",
-				"Verdict: coarse bought most in 1 of 1 scenarios; a lock (coarse) beat WATCH everywhere",
-				"(5x5 watch/coarse 0.03× at λ·w 5.01)"},
+			want: []string{
+				"5x5: the run cannot tell lua from fine (lua/fine 0.98–1.20× over 3 rounds): lua 3,000/s (3,000–3,000),",
+				"Verdict: the run cannot tell which strategy bought most in any scenario.",
+				"measure longer (-duration 60s), in more rounds (-rounds 6), or on a quieter machine.",
+			},
+			not: []string{"bought most,"},
 		},
 		{
-			name: "a tenth behind is keeping up",
+			name: "WATCH against a lock undecided",
 			rows: []Row{
-				cell(one, market.Watch, 10_000, 9_500, 1_000, 50*time.Microsecond),
-				cell(one, market.Fine, 10_000, 10_000, 0, 0),
+				sliced(five, market.Watch, 50_000, 100, time.Millisecond, 900, 1_100, 1_000),
+				sliced(five, market.Coarse, 12_000, 0, 0, 1_000, 1_000, 1_000),
+				sliced(five, market.Lua, 60_000, 0, 0, 6_000, 6_000, 6_000),
 			},
-			want: []string{"Verdict: fine bought most in 1 of 1 scenarios; WATCH kept up with the locks everywhere",
-				"(1x1 watch/fine 0.95× at λ·w"},
+			want: []string{"5x5: lua bought most, in every round (3 rounds)",
+				"Verdict: lua bought most in 1 of 1 scenarios, so use it wherever the logic fits a script;",
+				"the run cannot tell WATCH from the best lock in 5x5 watch/coarse 0.90–1.10× over 3 rounds",
+				"in more rounds"},
 		},
 		{
-			name: "no watch",
-			rows: []Row{cell(one, market.Fine, 10, 10, 0, 0), cell(one, market.Lua, 20, 20, 0, 0)},
-			want: []string{"1x1: lua bought most (2/s, fine 1).", "Verdict: lua bought most in 1 of 1 scenarios, so use it wherever the logic fits a script."},
+			name: "one slice: no spread, no winner",
+			rows: []Row{sliced(one, market.Fine, 10, 0, 0, 10), sliced(one, market.Lua, 20, 0, 0, 40)},
+			want: []string{"1x1: the run cannot tell lua from fine (lua/fine 4.00× over 1 round)",
+				"Verdict: the run cannot tell", "(-rounds 5)"},
+		},
+		{
+			name:         "miniredis: the illustrative line, no verdict",
+			illustrative: true,
+			rows: []Row{
+				sliced(five, market.Fine, 30_000, 0, 0, 1_000, 1_000, 1_000),
+				sliced(five, market.Lua, 60_000, 0, 0, 6_000, 6_000, 6_000),
+			},
+			want: []string{"illustrative only, and no verdict is drawn from them"},
+			not:  []string{"Verdict", "bought most", "cannot tell"},
 		},
 		{
 			name: "nothing bought",
@@ -87,7 +132,7 @@ func TestReading(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lines := Reading(Document{Rows: tt.rows})
+			lines := Reading(Document{Rows: tt.rows, Illustrative: tt.illustrative, DurationS: 10})
 			if tt.none {
 				if lines != nil {
 					t.Fatalf("reading %q, want none", lines)
@@ -107,6 +152,11 @@ func TestReading(t *testing.T) {
 					t.Fatalf("reading lacks %q after offset %d:\n%s", w, at, strings.Join(lines, "\n"))
 				}
 				at += i + len(w)
+			}
+			for _, n := range tt.not {
+				if strings.Contains(text, n) {
+					t.Errorf("reading has %q:\n%s", n, strings.Join(lines, "\n"))
+				}
 			}
 		})
 	}

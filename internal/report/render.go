@@ -40,11 +40,11 @@ func Render(w io.Writer, format string, doc Document, wide bool) error {
 // to the run's duration (waits are not scaled).
 var Columns = []string{
 	"scenario", "strategy", "listed (book)", "bought (book)", "failed", "retries (book)",
-	"retries/buy", "avg wait (book)", "p50 wait", "p99 wait", "ops/s", "audit",
+	"retries/buy", "avg wait (book)", "p50 wait", "p99 wait", "ops/s", "bought/s (range)", "audit",
 }
 
 // numeric marks the columns that are right-aligned.
-var numeric = []bool{false, false, true, true, true, true, true, true, true, true, true, false}
+var numeric = []bool{false, false, true, true, true, true, true, true, true, true, true, true, false}
 
 // NarrowColumns are the headers of the default table, which fits a
 // 100-column terminal: the book's figures for a cell stand on a line of
@@ -108,6 +108,7 @@ func cells(r Row, durationS float64) []string {
 		fmtMs(r.P50WaitMs, r.Bought),
 		fmtMs(r.P99WaitMs, r.Bought),
 		Thousands(int64(math.Round(r.OpsPerS))),
+		strings.TrimSuffix(r.boughtRange(), "/s"),
 		auditText(r),
 	}
 }
@@ -221,9 +222,12 @@ func narrowCaption(doc Document) string {
 
 func caption(doc Document, book string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Redis: %s; %gs per cell, seed %d, pick %d; %s.", doc.Redis,
-		doc.DurationS, doc.Seed, doc.Pick, LinkText(doc))
+	fmt.Fprintf(&b, "Redis: %s; %gs per cell%s, seed %d, pick %d; %s.", doc.Redis,
+		doc.DurationS, roundsText(doc.Rounds), doc.Seed, doc.Pick, LinkText(doc))
 	b.WriteString(book)
+	if lt := LoadText(doc.LoadStart, doc.LoadEnd); lt != "" {
+		b.WriteString(" " + lt)
+	}
 	if doc.Illustrative {
 		b.WriteString("\nminiredis serves one command at a time inside this process: these figures are illustrative only, not a measurement of Redis.")
 	}
@@ -231,6 +235,16 @@ func caption(doc Document, book string) string {
 		b.WriteString("\nInterrupted: the run stopped before its last cell; the last row ran for less than the duration, and its book figures are scaled to the time it ran.")
 	}
 	return b.String()
+}
+
+// roundsText says how a cell's time was sliced: "" for one slice, else
+// " in 5 rounds (each a fresh market, interleaved with the other
+// strategies')".
+func roundsText(rounds int) string {
+	if rounds < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" in %d rounds (slices run in turn across the strategies, each in a fresh market)", rounds)
 }
 
 // NewTable is a terminal table with headers as written (no upper case)
@@ -466,7 +480,8 @@ var CSVHeader = []string{
 	"elapsed_s", "drain_s", "failed_listing_not_found", "failed_price_changed", "failed_insufficient_funds",
 	"failed_contended", "failed_other", "failed_lists", "list_retries", "list_lock_waits",
 	"lock_lost", "empty_polls", "money_not_conserved", "negative_funds", "item_misplaced",
-	"not_paid_once", "book_listed", "book_bought", "book_retries", "book_avg_wait_ms",
+	"not_paid_once", "rounds", "bought_per_s_min", "bought_per_s_max", "ops_per_s_min", "ops_per_s_max",
+	"book_listed", "book_bought", "book_retries", "book_avg_wait_ms",
 	"book_upper_bounds", "book_source",
 }
 
@@ -493,6 +508,7 @@ func CSV(w io.Writer, doc Document) error {
 			i(r.FailedLists), i(r.ListRetries), i(r.ListLockWaits), i(r.LockLost), i(r.EmptyPolls),
 			strconv.Itoa(r.Audit.MoneyNotConserved), strconv.Itoa(r.Audit.NegativeFunds),
 			strconv.Itoa(r.Audit.ItemMisplaced), strconv.Itoa(r.Audit.NotPaidOnce),
+			strconv.Itoa(len(r.Slices)), f(r.BoughtPerSMin), f(r.BoughtPerSMax), f(r.OpsPerSMin), f(r.OpsPerSMax),
 		}
 		if b := r.Book; b != nil {
 			rec = append(rec, f(b.Listed), f(b.Bought), f(b.Retries), f(b.AvgWaitMs),

@@ -41,7 +41,15 @@ type Document struct {
 	// JitterMs is the mean of the random part the proxy added to each
 	// reply's delay (an exponential draw; 0: none).
 	JitterMs float64 `json:"jitter_ms,omitempty"`
-	Rows     []Row   `json:"rows"`
+	// Rounds is how many slices each cell's duration was split into, the
+	// slices of a scenario run in turn across the strategies (0: a run
+	// saved before slices, one slice per cell).
+	Rounds int `json:"rounds,omitempty"`
+	// LoadStart and LoadEnd are the machine's load when the run started
+	// and when it ended (absent where the OS does not report it).
+	LoadStart *Load `json:"load_start,omitempty"`
+	LoadEnd   *Load `json:"load_end,omitempty"`
+	Rows      []Row `json:"rows"`
 }
 
 // LinkText says in one line how the run's clients reached Redis.
@@ -140,6 +148,15 @@ type Row struct {
 	RedisCPUS     float64 `json:"redis_cpu_s,omitempty"`
 	RedisCommands int64   `json:"redis_commands,omitempty"`
 	RedisMasters  int     `json:"redis_masters,omitempty"`
+
+	// Slices are the figures of each slice of the cell, in the order they
+	// ran (see Document.Rounds); BoughtPerSMin and BoughtPerSMax, and
+	// OpsPerSMin and OpsPerSMax, are their range.
+	Slices        []Slice `json:"slices,omitempty"`
+	BoughtPerSMin float64 `json:"bought_per_s_min,omitempty"`
+	BoughtPerSMax float64 `json:"bought_per_s_max,omitempty"`
+	OpsPerSMin    float64 `json:"ops_per_s_min,omitempty"`
+	OpsPerSMax    float64 `json:"ops_per_s_max,omitempty"`
 }
 
 // Label names the cell's workload for charts: the scenario, plus the

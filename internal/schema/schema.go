@@ -90,6 +90,13 @@ func cpuModel() string {
 	return ""
 }
 
+// Commit is the commit the program was built from, when the build set it
+// (go build -ldflags "-X github.com/lockmarket/lockmarket/internal/schema.Commit=$(git
+// rev-parse --short=12 HEAD)"): it stands in for the VCS information that
+// go build records, which a build with -buildvcs=false, or from a copy
+// without its .git, lacks.
+var Commit string
+
 // Version is the program's version: the module version it was built at
 // (a tag, or a pseudo-version when built from a work tree by "go build"),
 // else "devel" followed by the VCS revision it was built from, if known,
@@ -116,8 +123,11 @@ func version(bi *debug.BuildInfo) string {
 			dirty = s.Value == "true"
 		}
 	}
+	if rev == "" && Commit != "" {
+		return "devel " + Commit
+	}
 	if rev == "" {
-		return "devel"
+		return "devel (built without VCS information)"
 	}
 	v := "devel " + rev[:min(len(rev), 12)]
 	if dirty {

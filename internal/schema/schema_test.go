@@ -21,11 +21,19 @@ func TestVersion(t *testing.T) {
 			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "false"}}}, "devel 0123456789ab"},
 		{"devel, modified", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "true"}}}, "devel abc+dirty"},
-		{"devel without VCS", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
-		{"no version", debug.BuildInfo{}, "devel"},
+		{"devel without VCS", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel (built without VCS information)"},
+		{"no version", debug.BuildInfo{}, "devel (built without VCS information)"},
+		{"without VCS, the commit given to the linker", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}},
+			"devel 0123456789ab"},
+		{"the VCS's revision before the linker's", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}}}, "devel abc"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.name, "linker") {
+				Commit = "0123456789ab"
+				defer func() { Commit = "" }()
+			}
 			if got := version(&tc.bi); got != tc.want {
 				t.Errorf("version = %q, want %q", got, tc.want)
 			}

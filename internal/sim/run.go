@@ -31,7 +31,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return Result{}, err
 	}
 	// Set-up, audit and clean-up finish even if ctx ends: a cell that
-	// started is always completed and accounted for.
+	// started is always completed and accounted for. Only a prefill,
+	// which may take minutes, stops between its batches when ctx ends,
+	// and the keys it made are deleted.
 	bg := context.WithoutCancel(ctx)
 	names, markets, workMarkets, err := openMarkets(bg, cfg)
 	if err != nil {
@@ -54,7 +56,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	if cfg.Prefill > 0 {
-		if err := prefillMarkets(bg, cfg, markets, &res); err != nil {
+		if err := prefillMarkets(ctx, cfg, markets, &res); err != nil {
 			return res, err
 		}
 	}
@@ -186,8 +188,10 @@ func createUsers(ctx context.Context, markets []*market.Market, listers, buyers 
 
 // prefillMarkets fills every market with cfg.Prefill listings and records
 // in res the time it took, Redis's counters before it, and the memory of
-// the markets' keys after it.
+// the markets' keys after it. It stops with ctx's error between batches
+// once ctx has ended.
 func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, res *Result) error {
+	stop, ctx := ctx, context.WithoutCancel(ctx)
 	probe.WaitLazyFree(ctx, cfg.Client)
 	res.Server.Before, _ = probe.ReadServerStats(ctx, cfg.Client)
 	began := time.Now()
@@ -198,7 +202,7 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 				cfg.PrefillProgress(i*cfg.Prefill+n, total)
 			}
 		}
-		if err := prefill(ctx, m, cfg.Prefill, report); err != nil {
+		if err := prefill(ctx, stop, m, cfg.Prefill, report); err != nil {
 			return fmt.Errorf("prefill market %s: %w", m.Name(), err)
 		}
 	}
@@ -211,8 +215,9 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 }
 
 // prefill fills m with n listings of PrefillSeller, PrefillBatch at a
-// time, calling done with the count created after each batch.
-func prefill(ctx context.Context, m *market.Market, n int, done func(int)) error {
+// time, calling done with the count created after each batch; it stops
+// with stop's error between batches once stop has ended.
+func prefill(ctx, stop context.Context, m *market.Market, n int, done func(int)) error {
 	if _, err := m.CreateUser(ctx, PrefillSeller, "filler seller", 0); err != nil {
 		return err
 	}
@@ -222,6 +227,9 @@ func prefill(ctx context.Context, m *market.Market, n int, done func(int)) error
 		items = append(items, "P-"+strconv.Itoa(i))
 		prices = append(prices, PrefillMinPrice+int64(i%1000))
 		if len(items) == PrefillBatch || i == n-1 {
+			if err := stop.Err(); err != nil {
+				return err
+			}
 			if err := m.CreateListings(ctx, PrefillSeller, items, prices); err != nil {
 				return err
 			}

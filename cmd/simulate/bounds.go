@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/sim"
+)
+
+// What one cell may ask of the machine. A cell beyond these is refused
+// before anything starts, with a hint, rather than left to crawl or to
+// run the machine out of memory.
+const (
+	// maxCellWorkers bounds the listers and buyers of a cell over all its
+	// markets: each holds a Redis connection of its own, and Redis accepts
+	// 10,000 clients by default (maxclients), the set-up's and the
+	// server's others included.
+	maxCellWorkers = 8_000
+	// workerBytes is what a worker costs the simulator's memory: its
+	// goroutine, its connection's buffers and its wait histogram
+	// (results/scale/bounds.txt measures it).
+	workerBytes = 200 << 10
+	// listingBytes is what a prefilled listing costs: 166 bytes of Redis's
+	// used_memory and about 730 bytes of the simulator's RSS, whose market
+	// ledger holds every listing (results/scale/prefill-1000000).
+	listingBytes = 900
+)
+
+// minSlice is the shortest slice of a cell -rounds may make: shorter, a
+// slice measures its market's set-up more than its workers.
+const minSlice = 10 * time.Millisecond
+
+// maxRounds bounds -rounds.
+const maxRounds = 100
+
+// rounds declares -rounds, the slices each cell's duration is split into.
+func (f *cmdFlags) rounds(p *int, duration *time.Duration) {
+	f.intIn(p, "rounds", 5, 1, maxRounds, fmt.Sprintf("split each cell's duration into this many slices, "+
+		"each a fresh market, run in turn across the strategies (1..%d): a change in the machine's load "+
+		"then hits every strategy alike, and each figure gets its range over the slices", maxRounds))
+	f.check(func() error {
+		if slice := *duration / time.Duration(*p); slice < minSlice {
+			return fmt.Errorf("-duration %v in -rounds %d makes slices of %v; each must last at least %v "+
+				"(a longer -duration or fewer -rounds)", *duration, *p, slice, minSlice)
+		}
+		return nil
+	})
+}
+
+// checkBounds refuses scenarios whose largest cell the machine cannot
+// hold: more workers than maxCellWorkers, or more memory (workers and
+// prefilled listings) than the machine has available, where it says.
+func checkBounds(scenarios []sim.Scenario, markets, prefill int) error {
+	largest := sim.Scenario{}
+	for _, sc := range scenarios {
+		if sc.Listers+sc.Buyers > largest.Listers+largest.Buyers {
+			largest = sc
+		}
+	}
+	workers := markets * (largest.Listers + largest.Buyers)
+	what := largest.String()
+	if markets > 1 {
+		what += fmt.Sprintf(" with -markets %d", markets)
+	}
+	if workers > maxCellWorkers {
+		return fmt.Errorf("%s runs %s workers in a cell, beyond the %s one cell may run (each holds a Redis "+
+			"connection, and Redis accepts 10,000 clients by default): use fewer listers, buyers or -markets",
+			what, report.Thousands(int64(workers)), report.Thousands(maxCellWorkers))
+	}
+	need := int64(workers)*workerBytes + int64(markets)*int64(prefill)*listingBytes
+	if avail, ok := probe.AvailableMemory(); ok && need > avail {
+		return fmt.Errorf("%s with -prefill %s needs about %s of memory (%s per worker, %d bytes per listing), "+
+			"more than the %s this machine has available: use fewer workers, markets or a smaller -prefill",
+			what, report.Thousands(int64(prefill)), gib(need), kib(workerBytes), listingBytes, gib(avail))
+	}
+	return nil
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+func kib(b int64) string { return fmt.Sprintf("%d KiB", b>>10) }
