@@ -11,7 +11,9 @@
 // other address it requires an admin token (-admin-token or
 // LOCKMARKET_ADMIN_TOKEN), which the routes that change the service (the
 // default strategy, the rush, the lab, explorer sessions) then take as
-// "Authorization: Bearer TOKEN" (see docs/service.md). SIGINT or SIGTERM
+// "Authorization: Bearer TOKEN" (see docs/service.md). -classroom listens
+// on the machine's network address with a generated token, and prints the
+// URL students open and the teacher's token. SIGINT or SIGTERM
 // shuts the server down gracefully.
 // "market -version" prints the version.
 package main
@@ -129,6 +131,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"\"Authorization: Bearer TOKEN\" (default $"+envAdminToken+"); required on a non-loopback -addr")
 	auditCooldown := fs.Duration("audit-cooldown", httpapi.DefaultAuditCooldown,
 		"least pause between two audits (also at least 19 times the last audit's duration)")
+	classroom := fs.Bool("classroom", false, "listen on this machine's network address (the port of -addr) "+
+		"with a generated admin token, and print the URL students open and the teacher's token")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()
@@ -174,6 +178,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *adminToken == "" {
 		*adminToken = os.Getenv(envAdminToken)
 	}
+	var room *classroomStart
+	if *classroom {
+		if room, err = newClassroom(*addr, *adminToken); err != nil {
+			return usageError{err}
+		}
+		*addr, *adminToken = room.addr, room.token
+	}
 	loopback, err := loopbackAddr(*addr)
 	if err != nil {
 		return usageError{err}
@@ -187,6 +198,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		handler = slog.NewJSONHandler(stderr, nil)
 	}
 	log := slog.New(handler)
+
+	// Take the port before anything else, so that a port in use is said
+	// at once and leaves Redis and the market untouched.
+	ln, err := net.Listen("tcp", *addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return usageError{fmt.Errorf("-addr %s: the port is in use (another program listens there); "+
+			"use -addr with another port, e.g. -addr %s", *addr, nextPort(*addr))}
+	}
+	if err != nil {
+		return usageError{fmt.Errorf("-addr %s: %w", *addr, err)}
+	}
+	defer ln.Close() // closed by the server once it serves; this covers the errors before
 
 	conn, err := redisconn.Open(ctx, *redisSpec, stderr)
 	if errors.Is(err, redisconn.ErrSpec) {
@@ -234,10 +257,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -254,6 +273,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		slog.String("strategy", string(st)), slog.String("redis", conn.Mode))
 	fmt.Fprintf(stdout, "market: serving %s (demo page at %s)\n", *name, url)
 	switch {
+	case room != nil:
+		room.print(stdout, ln.Addr())
 	case loopback && *adminToken == "":
 		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes take no token (same-origin requests only)\n")
 	case loopback:
