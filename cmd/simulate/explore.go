@@ -434,9 +434,15 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			Reproduced: rep.Reproduced, Server: rep.Server, ReplayNote: rep.Note}
 	}
 	if o.out != "" {
-		if err := writeExploreTimelines(ctx, e, o.out, res, main, rep); err != nil {
+		files, err := writeExploreTimelines(ctx, e, o.out, res, main, rep)
+		if err != nil {
 			return err
 		}
+		wrote := "nothing (no violation to show)"
+		if len(files) > 0 {
+			wrote = strings.Join(files, ", ")
+		}
+		fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate explore: wrote %s into %s", wrote, o.out), schema.Width))
 	}
 	if o.format == "json" {
 		enc := json.NewEncoder(stdout)
@@ -561,33 +567,36 @@ func msText(ms int64) string { return (time.Duration(ms) * time.Millisecond).Str
 
 // writeExploreTimelines writes each counterexample's timeline as SVG and
 // text: the main one as replayed on a fresh server, the others replayed on
-// the explorer's server.
-func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string, res *explore.Result, main *explore.Found, rep explore.Reproduction) error {
+// the explorer's server. It returns the names of the files written.
+func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string, res *explore.Result, main *explore.Found, rep explore.Reproduction) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
+	var files []string
 	for _, f := range res.Violations {
 		tl := rep.Timeline
 		if main == nil || f.Property != main.Property || tl.Events == nil {
 			var err error
 			if tl, _, err = e.Record(ctx, f.Actions); err != nil {
-				return err
+				return files, err
 			}
 		}
 		base := filepath.Join(dir, strings.ReplaceAll(res.Target, " ", "-")+"-"+f.Property)
 		var svg, txt bytes.Buffer
 		if err := tl.SVG(&svg); err != nil {
-			return err
+			return files, err
 		}
 		if err := tl.Text(&txt, timelineWidth, false); err != nil {
-			return err
+			return files, err
 		}
 		if err := os.WriteFile(base+".svg", svg.Bytes(), 0o644); err != nil {
-			return err
+			return files, err
 		}
+		files = append(files, filepath.Base(base)+".svg")
 		if err := os.WriteFile(base+".txt", txt.Bytes(), 0o644); err != nil {
-			return err
+			return files, err
 		}
+		files = append(files, filepath.Base(base)+".txt")
 	}
-	return nil
+	return files, nil
 }

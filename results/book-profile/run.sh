@@ -18,5 +18,5 @@ for rtt in 0 150us 300us 500us 1ms; do
 	$bin run -client book -rtt $rtt -duration 10s -format json \
 		> $out/calibration-$rtt.json 2> $out/calibration-$rtt.log
 	echo "after -rtt $rtt: $(uptime)" >> $out/load.txt
-	jq -c -f $out/targets.jq $out/calibration-$rtt.json >> $out/targets.txt
+	jq -c -f results/book-profile/targets.jq $out/calibration-$rtt.json >> $out/targets.txt
 done

@@ -8,11 +8,14 @@
 # takes about 4 minutes. Arguments, if any, are the master counts to run
 # (default: 1 2 3).
 set -eu
-go build -o /tmp/simulate ./cmd/simulate
+. results/free-port.sh
+bin=$(mktemp -d)/simulate
+go build -o $bin ./cmd/simulate
 # The output directory: $OUT, else results/cluster itself (the committed run).
 out=${OUT:-results/cluster}
 mkdir -p "$out"
-base=17100
+# Three free ports in a row, and their cluster bus ports.
+base=$(free_port 3)
 dir=$(mktemp -d)
 uptime >> $out/load.txt
 
@@ -59,7 +62,7 @@ for n in ${*:-1 2 3}; do
 	start_cluster $n
 	mkdir -p $out/masters-$n
 	redis-cli -p $base cluster nodes > $out/masters-$n/nodes.txt
-	/tmp/simulate run -redis "$CLUSTER" -scenarios 5x5 -strategies $strategies -markets 3 -duration 10s \
+	$bin run -redis "$CLUSTER" -scenarios 5x5 -strategies $strategies -markets 3 -duration 10s \
 		-out $out/masters-$n >$out/masters-$n/table.txt 2>$out/masters-$n/stderr.log || true
 	stop_cluster $n
 done
