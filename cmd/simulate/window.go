@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/latency"
 	"github.com/lockmarket/lockmarket/internal/netdelay"
+	"github.com/lockmarket/lockmarket/internal/probe"
 	"github.com/lockmarket/lockmarket/internal/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/schema"
@@ -115,7 +116,9 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer conn.Close()
+	load0 := probe.ReadLoad()
 	sw := report.Sweep{
+		LoadStart:    report.NewLoad(load0, probe.Load{}),
 		Env:          conn.Env(),
 		Scenario:     o.scenario.String(),
 		DurationS:    o.duration.Seconds(),
@@ -162,8 +165,11 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", cellCount(len(cells)), o.duration,
 		time.Duration(len(cells))*o.duration)
+	fmt.Fprintln(stderr, schema.Wrap("simulate window: at the start: "+sw.LoadStart.String(), schema.Width))
 	cr, runErr := eachCell(ctx, prog, cells)
 	sw.Interrupted = cr.interrupted
+	sw.LoadEnd = report.NewLoad(probe.ReadLoad(), load0)
+	fmt.Fprintln(stderr, schema.Wrap("simulate window: at the end: "+sw.LoadEnd.String(), schema.Width))
 	cr.report(stderr, "simulate window", len(sw.Points))
 	if len(sw.Points) > 0 {
 		if err := writeSweep(o, sw, stdout, stderr); err != nil {

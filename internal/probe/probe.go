@@ -7,13 +7,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -89,26 +89,17 @@ func KeyMemory(ctx context.Context, c redis.UniversalClient, key string) int64 {
 }
 
 // ProcessRSS returns this process's resident set size (VmRSS in
-// /proc/self/status), or 0 where that file does not exist.
+// /proc/self/status), or 0 where /proc does not say.
 func ProcessRSS() int64 {
-	f, err := os.Open("/proc/self/status")
+	p, err := procfs.Self()
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			fields := strings.Fields(v)
-			if len(fields) >= 1 {
-				kb, err := strconv.ParseInt(fields[0], 10, 64)
-				if err == nil {
-					return kb * 1024
-				}
-			}
-		}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
 	}
-	return 0
+	return int64(st.VmRSS)
 }
 
 // ProcessCPU returns the user plus system CPU time this process has used.

@@ -33,7 +33,11 @@ type Sweep struct {
 	Seed         uint64  `json:"seed"`
 	Pick         int     `json:"pick"`
 	Interrupted  bool    `json:"interrupted,omitempty"`
-	Points       []Point `json:"points"`
+	// LoadStart and LoadEnd are the machine's load when the sweep started
+	// and ended (absent where the OS does not report it).
+	LoadStart *Load   `json:"load_start,omitempty"`
+	LoadEnd   *Load   `json:"load_end,omitempty"`
+	Points    []Point `json:"points"`
 }
 
 // Point is one cell of a sweep: its row, the client form it ran in and
@@ -118,6 +122,9 @@ func SweepCaption(s Sweep) string {
 		"error: model/measured − 1 (the model's retries per purchase, 1/e^(−λ·w) − 1, are in the JSON, "+
 		"the CSV and the retries chart).",
 		s.Redis, s.Scenario, s.DurationS, s.Seed, s.Pick)
+	if lt := LoadText(s.LoadStart, s.LoadEnd); lt != "" {
+		b.WriteString(" " + lt)
+	}
 	if s.Illustrative {
 		b.WriteString(" miniredis serves one command at a time inside this process: these figures are illustrative only.")
 	}
