@@ -19,9 +19,10 @@ const (
 	// server's others included.
 	maxCellWorkers = 8_000
 	// workerBytes is what a worker costs the simulator's memory: its
-	// goroutine, its connection's buffers and its wait histogram
-	// (results/scale/bounds.txt measures it).
-	workerBytes = 200 << 10
+	// goroutine, its connection's buffers and its wait histogram, about
+	// 34 KiB measured after a second, and the histogram's 58 KiB as if it
+	// were all touched (results/scale/bounds.txt).
+	workerBytes = 100 << 10
 	// listingBytes is what a prefilled listing costs: 166 bytes of Redis's
 	// used_memory and about 730 bytes of the simulator's RSS, whose market
 	// ledger holds every listing (results/scale/prefill-1000000).
