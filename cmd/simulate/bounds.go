@@ -24,9 +24,9 @@ const (
 	// were all touched (results/scale/bounds.txt).
 	workerBytes = 100 << 10
 	// listingBytes is what a prefilled listing costs: 166 bytes of Redis's
-	// used_memory and about 730 bytes of the simulator's RSS, whose market
-	// ledger holds every listing (results/scale/prefill-1000000).
-	listingBytes = 900
+	// used_memory and about 770 bytes of the simulator's RSS (734 MiB with
+	// 10^6 listings prefilled; results/scale/prefill-1000000).
+	listingBytes = 940
 )
 
 // minSlice is the shortest slice of a cell -rounds may make: shorter, a
