@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
 // Explorer runs a target's clients under the scheduler against one Redis.
@@ -202,6 +204,12 @@ type Options struct {
 	// worker's subtrees have a cache of their own, so the counts differ.
 	Workers int
 
+	// Budget, when above 0, is how long the search may run: then it
+	// stops, as when its context ends, and the result holds what it found
+	// so far (Result.Stopped says why), shortened and replayed within a
+	// few seconds of their own.
+	Budget time.Duration
+
 	// Model is the bounds of a search made by Check (nil: DefaultModel,
 	// with the target's clients); an Explorer's are New's.
 	Model *Model
@@ -242,11 +250,22 @@ type Result struct {
 	Reruns int `json:"reruns"`
 	// Exhaustive is true when every schedule within the bounds was
 	// covered.
-	Exhaustive bool          `json:"exhaustive"`
-	Elapsed    time.Duration `json:"-"`
+	Exhaustive bool `json:"exhaustive"`
+	// Stopped says why the search stopped before it was through:
+	// StoppedBudget, StoppedInterrupted, or "" when it ended by itself
+	// (through, or at a violation it was told to stop at).
+	Stopped string        `json:"stopped"`
+	Elapsed time.Duration `json:"-"`
 	// Violations holds the first violation found of each property, with
-	// the shortest schedule found that breaks it.
+	// the shortest schedule found that breaks it, replayed to the same
+	// violation on a fresh redis-server (Found.Reproduced).
 	Violations []Found `json:"violations"`
+	// Unsteady holds the violations found whose schedule did not break
+	// the property again when replayed on a fresh server, twice: the
+	// search saw something its replays do not (the machine's timing, or
+	// code that does something the scheduler does not order). They are
+	// not violations.
+	Unsteady []Found `json:"unsteady"`
 }
 
 // Found is a violated property and its counterexample.
@@ -256,11 +275,23 @@ type Found struct {
 	Actions []Action `json:"actions"`
 	// Steps is the schedule as it ran, up to the violation.
 	Steps []Step `json:"steps"`
+	// Reproduced is true when Actions, replayed on a fresh redis-server
+	// (Reproduce), broke the same property; Server is that server's
+	// version (empty when none could be started: the replay then ran in
+	// a fresh namespace of the explorer's server), and ReplayNote says
+	// why it did not break it.
+	Reproduced bool   `json:"reproduced"`
+	Server     string `json:"redis_server,omitempty"`
+	ReplayNote string `json:"replay_note,omitempty"`
+	// Replay is the replay's timeline, for the renderers.
+	Replay timeline.Timeline `json:"-"`
 }
 
 // Explore searches the target's schedules within the model's bounds.
 func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
+	ctx, stopSearch := searchContext(ctx, o.Budget)
+	defer stopSearch()
 	check := o.Check
 	if check == nil {
 		check = e.target.Checks
@@ -357,25 +388,17 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, red, record, stopNow, diverged, nil)
 		}
 	}
-	if err != nil {
-		return res, err
-	}
+	var fs []Found
 	for _, p := range Properties {
-		f := found[p]
-		if f == nil {
-			continue
+		if f := found[p]; f != nil {
+			fs = append(fs, *f)
 		}
-		if !o.NoShrink {
-			if g, err := e.shrink(ctx, *f); err == nil {
-				f = &g
-			} else if !errors.Is(err, errNotEnabled) {
-				return res, err
-			}
-		}
-		res.Violations = append(res.Violations, *f)
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	shrink := e.shrink
+	if o.NoShrink {
+		shrink = nil
+	}
+	return e.conclude(ctx, res, fs, err, shrink, start)
 }
 
 // probeSchedules is how many random schedules a search for a

@@ -200,10 +200,17 @@ type Reproduction struct {
 // Reproduce starts a private redis-server, replays f's schedule of target
 // t under model m on it, and reports whether the same property broke.
 func Reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, error) {
-	srv, err := redisserver.Start(ctx, redisserver.Options{})
+	r, err := reproduce(ctx, t, m, f)
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		return Reproduction{Note: "no redis-server on PATH to replay on"}, nil
 	}
+	return r, err
+}
+
+// reproduce is Reproduce, which says redisserver.ErrNoBinary when there
+// is no redis-server to start.
+func reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, error) {
+	srv, err := redisserver.Start(ctx, redisserver.Options{})
 	if err != nil {
 		return Reproduction{}, err
 	}
@@ -218,12 +225,19 @@ func Reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, 
 	defer e.Close()
 	tl, vs, err := e.Record(ctx, f.Actions)
 	if err != nil {
+		if ctx.Err() != nil {
+			return Reproduction{}, err
+		}
 		return Reproduction{Server: version, Note: err.Error()}, nil
 	}
-	r := Reproduction{Server: version, Timeline: tl}
-	r.Reproduced = slices.ContainsFunc(vs, func(v Violation) bool { return v.Property == f.Property })
+	r := Reproduction{Server: version, Timeline: tl, Reproduced: brokeAgain(vs, f.Property)}
 	if !r.Reproduced {
 		r.Note = "the replay did not break " + f.Property
 	}
 	return r, nil
+}
+
+// brokeAgain reports whether vs breaks property.
+func brokeAgain(vs []Violation, property string) bool {
+	return slices.ContainsFunc(vs, func(v Violation) bool { return v.Property == property })
 }

@@ -46,7 +46,8 @@ or whose clock jumps forward). Each client: take the lock (retrying),
 read a shared counter and write it back plus one (readers of a read-write
 lock read two values the writer changes together), release. It reports
 every property broken, with the shortest schedule found that breaks it,
-replayed on a fresh redis-server:
+replayed on a fresh redis-server (one whose replay does not break it again,
+twice, is reported apart as unsteady and does not count):
 
   mutual_exclusion  two clients hold leases that have not run out (one of them to write)
   resource          the counter lost an update, or a reader saw a write half done
@@ -65,8 +66,14 @@ them.
 Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
 acquire and extend return 1 on success (0 or nil: refused); release returns
 1 when it deleted the lock, 0 otherwise. Examples: examples/recipes/.
-Exit status: 0 no violation, 1 a violation, 2 bad input (a flag, a script
-that does not parse or answers outside the convention).
+
+Time is virtual, and dilated: every duration the code and the server see
+is the virtual one times 1,000,000 (a Lua script's ARGV[2] for a 10s lease
+is 10000000000), so the machine's speed cannot decide a verdict.
+-budget D, Ctrl-C or SIGTERM stop the search: it then prints (and -out
+writes) what it found so far, says it was cut short, and exits as below.
+Exit status: 0 no violation, 1 a violation (replayed), 2 bad input (a flag,
+a script that does not parse or answers outside the convention).
 
 Flags:
 `
@@ -77,6 +84,7 @@ Examples:
   simulate explore -recipe 6 -fixed -format json
   simulate explore -watchdog -faults pause-short
   simulate explore -strategy fine -first
+  simulate explore -strategy fine -budget 20s
   simulate explore -strategy fine -fencing -clients 2
   simulate explore -redlock -faults node-restart -first
   simulate explore -acquire examples/recipes/broken/acquire.lua \
@@ -105,6 +113,7 @@ type exploreOptions struct {
 	first    bool
 	noReduce bool
 	workers  int
+	budget   time.Duration
 	format   string
 	out      string
 	verbose  bool
@@ -142,6 +151,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	f.IntVar(&o.depth, "depth", 3, "pct mode: the bug depth `d` (d-1 changes of priority per schedule), 1 to 10")
 	f.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
 	f.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
+	f.DurationVar(&o.budget, "budget", 0, "stop the search after `D` (0: none) and report what it found; Ctrl-C too")
 	f.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), maxWorkers),
 		"exhaustive search for every violation: schedules run at once, `N` 1 to 64 (same result; default: the cores)")
 	f.format(&o.format, "table", "json")
@@ -152,6 +162,9 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	bad := func(format string, a ...any) (exploreOptions, error) {
 		return o, f.bad(format, a...)
+	}
+	if o.budget < 0 {
+		return bad("-budget %v: want 0 (none) or more", o.budget)
 	}
 	if o.workers < 1 || o.workers > maxWorkers {
 		return bad("-workers %d: want 1 to %d", o.workers, maxWorkers)
@@ -286,6 +299,8 @@ type exploreDoc struct {
 	Diverged      int             `json:"diverged"`
 	Reruns        int             `json:"reruns"`
 	Exhaustive    bool            `json:"exhaustive"`
+	Stopped       string          `json:"stopped"`
+	BudgetS       float64         `json:"budget_s,omitempty"`
 	Dilation      int64           `json:"dilation"`
 	ElapsedS      float64         `json:"elapsed_s"`
 	SchedulesPerS float64         `json:"schedules_per_s"`
@@ -295,6 +310,7 @@ type exploreDoc struct {
 	Checked       []string        `json:"checked"`
 	Violations    []violationDoc  `json:"violations"`
 	Counter       *counterexample `json:"counterexample"`
+	Unsteady      []unsteadyDoc   `json:"unsteady"`
 	schema.Env
 	Note string `json:"note"`
 }
@@ -319,6 +335,16 @@ type violationDoc struct {
 	Property string `json:"property"`
 	Message  string `json:"message"`
 	Steps    int    `json:"steps"`
+}
+
+// unsteadyDoc is a violation the search found whose schedule did not
+// break the property again on a fresh server, twice: not counted.
+type unsteadyDoc struct {
+	Property   string           `json:"property"`
+	Message    string           `json:"message"`
+	Steps      []explore.Step   `json:"steps"`
+	Actions    []explore.Action `json:"actions"`
+	ReplayNote string           `json:"replay_note"`
 }
 
 type counterexample struct {
@@ -385,12 +411,15 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer e.Close()
 	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
-		Workers: o.workers,
+		Workers: o.workers, Budget: o.budget,
 		Progress: func(p explore.Progress) {
 			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
 				orNone(p.Found))
 		}}
 	opts.StopAtFirst = o.first
+	if exploreStarting != nil {
+		exploreStarting()
+	}
 	res, err := e.Explore(ctx, opts)
 	if errors.Is(err, explore.ErrTarget) {
 		return usagef(stderr, "simulate explore", "%v", err)
@@ -398,13 +427,22 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if res.Stopped != "" {
+		fmt.Fprintf(stderr, "explore: stopped (%s) after %d schedules, %.0f s; found: %s\n", res.Stopped, res.Schedules,
+			res.Elapsed.Seconds(), orNone(propertiesOf(res.Violations)))
+	}
+	// What is left runs even once ctx has ended (a budget, Ctrl-C), for a
+	// few seconds at most: the result is printed whatever stopped it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportBound)
+	defer cancel()
 	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged, Reruns: res.Reruns,
-		Exhaustive: res.Exhaustive, Dilation: explore.Dilation, ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
+		Exhaustive: res.Exhaustive, Stopped: res.Stopped, BudgetS: o.budget.Seconds(), Dilation: explore.Dilation,
+		ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
 		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
 			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
 			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
 			LongMS: (o.model.TTL * 3 / 2).Milliseconds(), Nodes: t.Nodes()},
-		Violations: []violationDoc{}, Env: conn.Env(), Note: exploreNote}
+		Violations: []violationDoc{}, Unsteady: []unsteadyDoc{}, Env: conn.Env(), Note: exploreNote}
 	if slices.Contains(o.model.FaultKinds, explore.FaultClockJump) {
 		doc.Model.JumpMS = o.model.Jump.Milliseconds()
 	}
@@ -424,12 +462,13 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			main = &res.Violations[i]
 		}
 	}
+	for _, f := range res.Unsteady {
+		doc.Unsteady = append(doc.Unsteady, unsteadyDoc{Property: f.Property, Message: f.Message, Steps: f.Steps,
+			Actions: f.Actions, ReplayNote: f.ReplayNote})
+	}
 	var rep explore.Reproduction
 	if main != nil {
-		rep, err = explore.Reproduce(ctx, e.Target(), o.model, *main)
-		if err != nil {
-			return err
-		}
+		rep = explore.Reproduction{Reproduced: main.Reproduced, Server: main.Server, Note: main.ReplayNote, Timeline: main.Replay}
 		doc.Counter = &counterexample{Property: main.Property, Steps: main.Steps, Actions: main.Actions,
 			Reproduced: rep.Reproduced, Server: rep.Server, ReplayNote: rep.Note}
 	}
@@ -458,6 +497,14 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+// reportBound is how long writing the timelines of a search's findings
+// may take once the search has returned.
+const reportBound = 10 * time.Second
+
+// exploreStarting, when set (by tests), is called just before the search
+// starts.
+var exploreStarting func()
 
 func orNone(ps []string) string {
 	if len(ps) == 0 {
@@ -508,13 +555,25 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	cover := "yes, every schedule within the bounds"
 	if !doc.Exhaustive {
 		cover = "no"
-		if doc.Mode == "exhaustive" {
+		switch {
+		case doc.Stopped != "":
+			cover = "no (cut short: " + doc.Stopped + ")"
+		case doc.Mode == "exhaustive":
 			cover = "no (stopped early)"
 		}
 	}
 	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, "+
 		"%.0f schedules/s; exhaustive: %s", doc.Mode, doc.Schedules, doc.Pruned, doc.ElapsedS, doc.SchedulesPerS, cover),
 		schema.Width))
+	switch doc.Stopped {
+	case explore.StoppedBudget:
+		fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("The search was cut short: its budget of %v ran out. What it "+
+			"found so far follows; the schedules it did not run may break more.", time.Duration(doc.BudgetS*float64(time.Second))),
+			schema.Width))
+	case explore.StoppedInterrupted:
+		fmt.Fprintf(&b, "%s\n", schema.Wrap("The search was cut short: it was interrupted. What it found so far "+
+			"follows; the schedules it did not run may break more.", schema.Width))
+	}
 	if doc.Diverged > 0 {
 		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
 			doc.Diverged)
@@ -525,15 +584,35 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	}
 	fmt.Fprintf(&b, "redis: %s %s\n", doc.Redis.Mode, doc.Redis.Version)
 	if len(doc.Violations) == 0 {
-		fmt.Fprintf(&b, "\nNo violation of %s.\n", strings.Join(doc.Checked, ", "))
+		if doc.Stopped != "" {
+			fmt.Fprintf(&b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(doc.Checked, ", "))
+		} else {
+			fmt.Fprintf(&b, "\nNo violation of %s.\n", strings.Join(doc.Checked, ", "))
+		}
 	} else {
 		fmt.Fprintln(&b, "\nviolations:")
 		for _, v := range doc.Violations {
 			fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, v.Steps), schema.Width))
 		}
 	}
+	if len(doc.Unsteady) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", schema.Wrap("unsteady (found by the search, but not broken again when its schedule "+
+			"was replayed on a fresh server, twice; not counted as a violation):", schema.Width))
+		for _, u := range doc.Unsteady {
+			fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("  %s: %s (%d steps; %s)", u.Property, u.Message, len(u.Steps),
+				u.ReplayNote), schema.Width))
+			var acts []string
+			for _, a := range u.Actions {
+				acts = append(acts, a.String())
+			}
+			fmt.Fprintf(&b, "%s\n", schema.Wrap("  schedule: "+strings.Join(acts, "; "), schema.Width))
+		}
+	}
 	if main != nil {
 		repro := "reproduced on redis-server " + rep.Server
+		if rep.Server == "" {
+			repro = "reproduced: " + rep.Note
+		}
 		if !rep.Reproduced {
 			repro = "NOT reproduced on a fresh redis-server: " + rep.Note
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -46,6 +47,9 @@ func TestExploreFlags(t *testing.T) {
 		{"node fault on one server", []string{"-recipe", "1", "-faults", "node-restart"}, "go with -redlock"},
 		{"jump without clock jumps", []string{"-redlock", "-jump", "1s"}, "-jump goes with -faults clock-jump"},
 		{"negative jump", []string{"-redlock", "-faults", "clock-jump", "-jump", "-1s"}, "clock jump -1s"},
+		{"budget", []string{"-recipe", "1", "-budget", "20s"}, ""},
+		{"negative budget", []string{"-recipe", "1", "-budget", "-1s"}, "-budget -1s"},
+		{"long ttl", []string{"-recipe", "1", "-ttl", "11m"}, "ttl 11m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -192,4 +196,93 @@ func TestExploreRedlock(t *testing.T) {
 		!strings.Contains(stdout.String(), "2 clients on 1 node,") {
 		t.Errorf("redlock, one node, no faults: %v\n%s", err, stdout.String())
 	}
+}
+
+// TestExploreInterrupted: a search whose context ends (Ctrl-C, SIGTERM)
+// before it found anything prints and writes what it has, says it was
+// cut short, and exits 0.
+func TestExploreInterrupted(t *testing.T) {
+	b := redistest.Real(t)
+	url := "redis://" + b.Addr()
+	for _, format := range []string{"json", "table"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		exploreStarting = cancel
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"explore", "-redis", url, "-recipe", "4", "-fixed", "-format", format}, &stdout, &stderr)
+		exploreStarting = nil
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, stderr.String())
+		}
+		if format == "table" {
+			if !strings.Contains(stdout.String(), "The search was cut short: it was interrupted") ||
+				!strings.Contains(stdout.String(), "(cut short: interrupted)") {
+				t.Errorf("table:\n%s", stdout.String())
+			}
+			continue
+		}
+		var doc struct {
+			Stopped    string            `json:"stopped"`
+			Exhaustive bool              `json:"exhaustive"`
+			Violations []json.RawMessage `json:"violations"`
+			Unsteady   []json.RawMessage `json:"unsteady"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatalf("%v: %s", err, stdout.String())
+		}
+		if doc.Stopped != "interrupted" || doc.Exhaustive || doc.Violations == nil || doc.Unsteady == nil {
+			t.Errorf("document: %s", stdout.String())
+		}
+	}
+}
+
+// TestExploreInterruptedAfterFinding: a progress line that says a
+// property was found is never followed by silence. Random walks of
+// recipe 1 (they go on after a violation) are interrupted once the
+// progress line says what they found: the run prints the counterexample,
+// replayed on a fresh server, and exits 1.
+func TestExploreInterruptedAfterFinding(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // waits for the first progress line (5 s)
+	b := redistest.Real(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	stderr := &watch{want: "found: mutual_exclusion", then: cancel}
+	err := run(ctx, []string{"explore", "-redis", "redis://" + b.Addr(), "-recipe", "1", "-mode", "random",
+		"-seed", "1", "-schedules", "1000000000"}, &stdout, stderr)
+	if !errors.Is(err, errExploreFound) {
+		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.text())
+	}
+	out := stdout.String()
+	for _, want := range []string{"The search was cut short: it was interrupted", "mutual_exclusion: at t=",
+		"reproduced on redis-server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}
+
+// watch is a writer that calls then once what is written holds want.
+type watch struct {
+	want string
+	then func()
+	mu   sync.Mutex
+	b    bytes.Buffer
+}
+
+func (w *watch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if w.then != nil && strings.Contains(w.b.String(), w.want) {
+		w.then()
+		w.then = nil
+	}
+	return len(p), nil
+}
+
+func (w *watch) text() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

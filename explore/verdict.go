@@ -1,0 +1,172 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/redisserver"
+)
+
+// Why a search stopped before it was through (Result.Stopped).
+const (
+	// StoppedBudget is a search that ran out of its Options.Budget.
+	StoppedBudget = "budget"
+	// StoppedInterrupted is a search whose context ended (Ctrl-C, a
+	// signal, a caller's deadline).
+	StoppedInterrupted = "interrupted"
+)
+
+// errBudget is the cause of a search's context once its budget ran out.
+var errBudget = errors.New("explore: the search's budget ran out")
+
+// replayTries is how many times a counterexample is replayed on a fresh
+// server before it is reported as unsteady.
+const replayTries = 2
+
+// finishBound is how long shortening and replaying what a stopped search
+// found may take, once its context has ended (its budget, an interrupt):
+// a third of it for the shortening, the rest for the replays.
+var finishBound = 4 * time.Second
+
+// searchContext is the context a search runs under: ctx, ended by the
+// budget too when there is one.
+func searchContext(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	if budget <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, budget, errBudget)
+}
+
+// stopReason says why a search whose run ended with err stopped before it
+// was through: "" when it was not cut (err is then the search's own).
+func stopReason(search context.Context, err error) string {
+	switch {
+	case err == nil || search.Err() == nil:
+		return ""
+	case errors.Is(context.Cause(search), errBudget):
+		return StoppedBudget
+	}
+	return StoppedInterrupted
+}
+
+// finishContext is the context what a search found is shortened and
+// replayed under: it does not end with search, but finishBound after
+// search ends (at once if it has already). stop releases it.
+func finishContext(search context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(search))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-search.Done():
+		case <-done:
+			return
+		}
+		t := time.NewTimer(finishBound)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-done:
+		}
+	})
+	return ctx, func() {
+		close(done)
+		wg.Wait()
+		cancel()
+	}
+}
+
+// conclude ends a search whose run returned err: a search cut by its
+// budget or its context (search) is a partial result, not an error.
+// Each counterexample found (one per property, in the order of
+// Properties) is shortened by shrink (unless it is nil) and replayed on
+// a fresh server: those that break their property again are the result's
+// Violations; the others, replayed again and still not broken, its
+// Unsteady.
+func (e *Explorer) conclude(search context.Context, res *Result, found []Found, err error,
+	shrink func(context.Context, Found) (Found, error), start time.Time) (*Result, error) {
+	defer func() { res.Elapsed = time.Since(start) }()
+	if res.Stopped = stopReason(search, err); res.Stopped != "" {
+		res.Exhaustive, err = false, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	ctx, stop := finishContext(search)
+	defer stop()
+	for _, g := range found {
+		if shrink != nil {
+			sctx, cancel := ctx, func() {}
+			if search.Err() != nil {
+				sctx, cancel = context.WithTimeout(ctx, finishBound/3)
+			}
+			s, err := shrink(sctx, g)
+			cancel()
+			switch {
+			case err == nil:
+				g = s
+			case errors.Is(err, errNotEnabled) || sctx.Err() != nil:
+				// Kept as found: shortening it went another way, or ran
+				// out of time.
+			default:
+				return res, err
+			}
+		}
+		if err := e.confirm(ctx, res, g); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// confirm replays f on a fresh server (Reproduce), again when it did not
+// break its property, and files it with res's Violations when it did,
+// else with its Unsteady.
+func (e *Explorer) confirm(ctx context.Context, res *Result, f Found) error {
+	var rep Reproduction
+	for range replayTries {
+		var err error
+		rep, err = e.replayFresh(ctx, f)
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		if err != nil {
+			rep = Reproduction{Note: "the replay was cut short: " + err.Error()}
+		}
+		if rep.Reproduced || ctx.Err() != nil {
+			break
+		}
+	}
+	f.Reproduced, f.Server, f.ReplayNote, f.Replay = rep.Reproduced, rep.Server, rep.Note, rep.Timeline
+	if rep.Reproduced {
+		res.Violations = append(res.Violations, f)
+	} else {
+		res.Unsteady = append(res.Unsteady, f)
+	}
+	return nil
+}
+
+// replayFresh replays f on a private redis-server (Reproduce) or, with
+// none on PATH, on the explorer's own server in a fresh namespace.
+func (e *Explorer) replayFresh(ctx context.Context, f Found) (Reproduction, error) {
+	rep, err := reproduce(ctx, e.orig, e.model, f)
+	if !errors.Is(err, redisserver.ErrNoBinary) {
+		return rep, err
+	}
+	x, err := New(ctx, e.base, e.orig, e.model)
+	if err != nil {
+		return Reproduction{}, err
+	}
+	defer x.Close()
+	x.factor = e.factor
+	tl, vs, err := x.Record(ctx, f.Actions)
+	if err != nil {
+		return Reproduction{Note: err.Error()}, nil
+	}
+	rep = Reproduction{Timeline: tl, Note: "no redis-server on PATH: replayed in a fresh namespace of the explorer's server"}
+	rep.Reproduced = brokeAgain(vs, f.Property)
+	return rep, nil
+}
