@@ -385,7 +385,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		if o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
 			res.Exhaustive, err = e.parallel(ctx, o.Workers, red, record, stopNow, diverged)
 		} else {
-			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, red, record, stopNow, diverged, nil)
+			res.Exhaustive, err = e.dfs(ctx, task{prefix: o.prefix}, red, record, stopNow, diverged, nil, nil)
 		}
 	}
 	var fs []Found
@@ -572,6 +572,10 @@ type node struct {
 	sleep   []choice // explored in another order already
 	done    []choice // children explored
 	chosen  choice
+	// given is the children after chosen handed to other workers
+	// (dfs's donate): they count as done once the next child is chosen,
+	// not before, since chosen's own subtree must not have them asleep.
+	given []choice
 }
 
 // task is a subtree of the search: the schedules that start with
@@ -591,19 +595,53 @@ type reduction struct{ sleep, cache bool }
 // dfs runs every schedule of t, depth first, pruning with sleep sets and
 // the state cache as red says. It reports whether it covered them all. With split set,
 // it does not descend below splitDepth decisions: it hands each subtree
-// there to split instead, as a task.
-func (e *Explorer) dfs(ctx context.Context, t task, red reduction, record func(*schedule), stop func() bool, diverged func(), split func(task)) (bool, error) {
+// there to split instead, as a task. With share set, whenever a worker
+// waits for work, it gives share the untried subtree nearest the root
+// (donate), as a lone dfs would search it: with the same sleep set, so
+// the same schedules.
+func (e *Explorer) dfs(ctx context.Context, t task, red reduction, record func(*schedule), stop func() bool, diverged func(), split func(task), share *pool) (bool, error) {
 	var stack []*node
 	contains := func(cs []choice, a choice) bool {
 		return slices.ContainsFunc(cs, func(c choice) bool { return c.Same(a.Action) })
 	}
 	next := func(n *node) (choice, bool) {
 		for _, c := range n.enabled {
-			if !contains(n.sleep, c) && !contains(n.done, c) {
+			if !contains(n.sleep, c) && !contains(n.done, c) && !contains(n.given, c) {
 				return c, true
 			}
 		}
 		return choice{}, false
+	}
+	// donate hands share the first untried child of the decision nearest
+	// the root that has one, and counts it given (skipped here). Its
+	// sleep set is the one dfs alone gives it when its turn comes: what
+	// the decision has asleep or done by then (every child before it,
+	// the one being searched and those given too) that commutes with it.
+	donate := func() bool {
+		for k, n := range stack {
+			for _, c := range n.enabled {
+				if contains(n.sleep, c) || contains(n.done, c) || contains(n.given, c) || c.Same(n.chosen.Action) {
+					continue
+				}
+				path := slices.Clone(t.prefix)
+				for _, m := range stack[:k] {
+					path = append(path, m.chosen.Action)
+				}
+				path = append(path, c.Action)
+				var sleep []choice
+				if red.sleep {
+					for _, b := range append(append(append(slices.Clone(n.sleep), n.done...), n.chosen), n.given...) {
+						if independent(c, b) {
+							sleep = append(sleep, b)
+						}
+					}
+				}
+				n.given = append(n.given, c)
+				share.put(task{prefix: path, sleep: sleep})
+				return true
+			}
+		}
+		return false
 	}
 	covered := true
 	unsteady := 0 // runs in a row that were unsteady
@@ -702,7 +740,8 @@ func (e *Explorer) dfs(ctx context.Context, t task, red reduction, record func(*
 		// Backtrack to the deepest decision with an alternative left.
 		for len(stack) > 0 {
 			n := stack[len(stack)-1]
-			n.done = append(n.done, n.chosen)
+			n.done = append(append(n.done, n.chosen), n.given...)
+			n.given = nil
 			if c, ok := next(n); ok {
 				n.chosen = c
 				break
@@ -712,14 +751,20 @@ func (e *Explorer) dfs(ctx context.Context, t task, red reduction, record func(*
 		if len(stack) == 0 {
 			return covered, nil
 		}
+		for share != nil && share.hungry() && donate() {
+		}
 	}
 }
 
 // parallel runs every schedule, as dfs does, on workers explorers at
 // once: this one goes through the decisions down to splitDepth, and every
 // worker, this one included once done with that, searches the subtrees
-// found there. Each subtree starts with the sleep set dfs alone would
-// give it, so the schedules run are the same as dfs's.
+// found there. A worker that finds none left gets one from a worker still
+// searching (dfs's share): a few subtrees can hold most of the schedules
+// (the fenced fine market's do: results/explore/workers.md), and would
+// keep one worker busy while the others idle. Each subtree starts with
+// the sleep set dfs alone would give it, so the schedules run are the
+// same as dfs's.
 func (e *Explorer) parallel(ctx context.Context, workers int, red reduction, record func(*schedule), stop func() bool, diverged func()) (bool, error) {
 	for len(e.lanes) < workers-1 {
 		l, err := New(ctx, e.base, e.orig, e.model)
@@ -744,29 +789,82 @@ func (e *Explorer) parallel(ctx context.Context, workers int, red reduction, rec
 		}
 		covered = covered && ok
 	}
-	tasks := make(chan task, 1024)
+	tasks := newPool(workers)
 	work := func(x *Explorer) {
-		for t := range tasks {
+		for {
+			t, ok := tasks.get()
+			if !ok {
+				return
+			}
 			if ctx.Err() != nil {
 				continue // drain: the search failed
 			}
-			end(x.dfs(ctx, t, red, record, stop, diverged, nil))
+			end(x.dfs(ctx, t, red, record, stop, diverged, nil, tasks))
 		}
 	}
 	var wg sync.WaitGroup
 	for _, l := range e.lanes[:workers-1] {
 		wg.Go(func() { work(l) })
 	}
-	end(e.dfs(ctx, task{}, red, record, stop, diverged, func(t task) {
-		select {
-		case tasks <- t:
-		case <-ctx.Done():
-		}
-	}))
-	close(tasks)
+	end(e.dfs(ctx, task{}, red, record, stop, diverged, tasks.put, nil))
 	work(e)
 	wg.Wait()
 	return covered && firstErr == nil, firstErr
+}
+
+// pool is the subtrees of a parallel search waiting for a worker, and the
+// workers waiting for a subtree.
+type pool struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   []task
+	workers int // the workers that take from the pool
+	idle    int // those waiting in get
+	done    bool
+}
+
+func newPool(workers int) *pool {
+	p := &pool{workers: workers}
+	p.cond.L = &p.mu
+	return p
+}
+
+// put adds a subtree.
+func (p *pool) put(t task) {
+	p.mu.Lock()
+	p.queue = append(p.queue, t)
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// get waits for a subtree; ok is false once there is none and none can
+// come: every worker is waiting.
+func (p *pool) get() (t task, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle++
+	for len(p.queue) == 0 && !p.done {
+		if p.idle == p.workers {
+			p.done = true
+			p.cond.Broadcast()
+			break
+		}
+		p.cond.Wait()
+	}
+	p.idle--
+	if len(p.queue) == 0 {
+		return t, false
+	}
+	t = p.queue[0]
+	p.queue = p.queue[1:]
+	return t, true
+}
+
+// hungry reports whether a worker waits with nothing to take.
+func (p *pool) hungry() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.idle > len(p.queue)
 }
 
 // first is the chooser of replays: the first enabled command or tick,
