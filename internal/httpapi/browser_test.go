@@ -468,8 +468,9 @@ func TestBrowserExplorer(t *testing.T) {
 	if n := p.count(`#explore-lanes .lab-step.marked`); n != 0 {
 		t.Errorf("%d steps still lit after undo", n)
 	}
-	// The slider scrubs the history: back to 3 steps, the rest fades;
-	// continuing from there undoes the steps after it.
+	// The slider scrubs the history, and the whole view follows it: at
+	// step 3 of 5, the clock, the holders and the verdict are step 3's;
+	// the next steps and a find act from step 3.
 	p.do("scrub to step 3", chromedp.Evaluate[chromedp.Void](`void (() => {
 		const s = document.querySelector("#explore-slider");
 		s.value = "3";
@@ -478,8 +479,37 @@ func TestBrowserExplorer(t *testing.T) {
 	if n := p.count(`#explore-lanes .lab-step.future`); n != 2 {
 		t.Errorf("%d steps faded after scrubbing to 3 of 5, want 2", n)
 	}
-	p.do("continue from step 3", chromedp.Click(chromedp.CSS(`#explore-resume`)))
-	p.wait("the session back at step 3", `document.querySelector("#explore-session").dataset.steps === "3"`, 30*time.Second)
+	frame3, err := chromedp.Run(p.ctx, chromedp.Evaluate[struct {
+		Clock   int64    `json:"clock"`
+		Holders []string `json:"holders"`
+	}](`({clock: explore.state.frames[3].clock_ms, holders: explore.state.frames[3].holders.map((h) => h.client)})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.text(`#explore-clock`), fmt.Sprintf("%d ms", frame3.Clock); got != want {
+		t.Errorf("clock at step 3 shows %q, want %q", got, want)
+	}
+	if got := p.text(`#explore-holders`); len(frame3.Holders) == 0 && got != "no valid lease" {
+		t.Errorf("holders at step 3 show %q, want none (step 3 holds %v)", got, frame3.Holders)
+	}
+	if got := p.text(`#explore-verdict`); !strings.Contains(got, "Step 3 of 5: nothing broken yet") {
+		t.Errorf("verdict at step 3: %q", got)
+	}
+	if got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("#explore-slider").getAttribute("aria-valuetext")`)); err != nil || got != "3 of 5 steps" {
+		t.Errorf("the slider's text value: %q (%v), want \"3 of 5 steps\"", got, err)
+	}
+	if got := p.text(`#explore-find`); got != "Find a bug from step 3" {
+		t.Errorf("the find button at step 3 reads %q", got)
+	}
+	p.do("find a bug from step 3", chromedp.Evaluate[chromedp.Void](`void (explore.stepMS = 0)`),
+		chromedp.Click(chromedp.CSS(`#explore-find`)))
+	p.wait("the counterexample from step 3 played", `["mutual_exclusion", "resource", "liveness", "none", "failed"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	if got := p.text(`#explore-verdict`); !strings.Contains(got, "from step 3") {
+		t.Errorf("the find from step 3: verdict %q", got)
+	}
+	if p.count(`#explore-lanes .lab-step.marked`) == 0 || p.count(`#explore-lanes .lab-step.future`) != 0 {
+		t.Errorf("after the find from step 3: %d lit, %d faded", p.count(`#explore-lanes .lab-step.marked`), p.count(`#explore-lanes .lab-step.future`))
+	}
 
 	// Recipe 6: the explorer finds and plays a counterexample.
 	startSession("6", false)
@@ -498,16 +528,19 @@ func TestBrowserExplorer(t *testing.T) {
 		shootTab(p, "#explore-panel", "demo-explore-find.png")
 	}
 
-	// Its fix: after A starts, takes the lock and reads the counter, no
-	// continuation breaks anything.
+	// Its fix, from step 0: a long search, with its progress shown, that
+	// ends in a result or is cancelled; never a timeout.
 	startSession("6", true)
-	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
-	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
-	click("A", 2)
-	click("A", 3)
 	p.do("find a bug in the fix", chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the search's answer", `["resource", "mutual_exclusion", "liveness", "none"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
-	if got := p.text(`#explore-verdict`); !strings.HasPrefix(got, "No bug") || p.count(`#explore-lanes .lab-step.marked`) != 0 {
+	p.wait("the search's progress or answer", `!document.querySelector("#explore-progress").hidden || document.querySelector("#explore-verdict").dataset.found !== ""`, time.Minute)
+	if p.count(`#explore-cancel:not([hidden])`) == 1 {
+		if got := p.text(`#explore-progress`); !strings.Contains(got, "from step 0") {
+			t.Errorf("progress reads %q", got)
+		}
+		p.do("cancel the search", chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+	}
+	p.wait("the search's end", `["resource", "mutual_exclusion", "liveness", "none", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	if got := p.text(`#explore-verdict`); !strings.HasPrefix(got, "No bug") && !strings.HasPrefix(got, "Search cancelled") || p.count(`#explore-lanes .lab-step.marked`) != 0 {
 		t.Errorf("the fenced recipe 6: %q", got)
 	}
 	t.Logf("fenced recipe 6: %s", p.text(`#explore-verdict`))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/labsession"
@@ -138,17 +139,21 @@ func TestExploreSessions(t *testing.T) {
 		t.Errorf("GET after undo: %+v", got)
 	}
 
-	// Recipe 6: a search from its start finds the pause past the lease,
-	// and taking its actions breaks the resource.
+	// Recipe 6: a search from its start, run as a job the state reports,
+	// finds the pause past the lease, and taking its actions breaks the
+	// resource.
 	id6, st6 := start(`{"recipe":"6"}`)
-	var found labsession.Found
-	r = serve(h, "POST", "/api/explore/sessions/"+id6+"/find", "")
-	r.decode(t, &found)
-	if r.status != 200 || !found.Found || found.Property != explore.Resource || len(found.Actions) == 0 || found.Model == "" {
+	r = serve(h, "POST", "/api/explore/sessions/"+id6+"/find", "{}")
+	if r.status != http.StatusAccepted {
 		t.Fatalf("find on recipe 6: %d %s", r.status, r.body)
 	}
 	jsonkeys.Check(t, "find", r.body)
-	for _, a := range found.Actions {
+	found := waitFind(t, h, id6)
+	if found.State != labsession.FindFound || found.Result == nil || found.Result.Property != explore.Resource ||
+		len(found.Result.Actions) == 0 || found.Result.Model == "" {
+		t.Fatalf("find on recipe 6: %+v", found)
+	}
+	for _, a := range found.Result.Actions {
 		b, _ := json.Marshal(a)
 		st6 = step(id6, string(b))
 	}
@@ -156,10 +161,16 @@ func TestExploreSessions(t *testing.T) {
 		!strings.HasPrefix(st6.Resource, "counter = ") {
 		t.Fatalf("recipe 6 after the counterexample: %+v", st6)
 	}
+	if r := serve(h, "DELETE", "/api/explore/sessions/"+id6+"/find", ""); r.status != http.StatusNotFound {
+		t.Errorf("cancel with no search since the last step: %d %s", r.status, r.body)
+	}
 
 	// Unknown sessions.
-	for _, p := range []string{"/steps", "/undo", "/find"} {
-		if r := serve(h, "POST", "/api/explore/sessions/nope"+p, `{"kind":"run","client":"A"}`); r.status != 404 || r.code() != CodeNotFound {
+	if r := serve(h, "DELETE", "/api/explore/sessions/nope/find", ""); r.status != 404 {
+		t.Errorf("DELETE nope/find: %d %s", r.status, r.body)
+	}
+	for p, body := range map[string]string{"/steps": `{"kind":"run","client":"A"}`, "/undo": "", "/find": "{}"} {
+		if r := serve(h, "POST", "/api/explore/sessions/nope"+p, body); r.status != 404 || r.code() != CodeNotFound {
 			t.Errorf("POST nope%s: %d %s", p, r.status, r.body)
 		}
 	}
@@ -167,12 +178,13 @@ func TestExploreSessions(t *testing.T) {
 		t.Errorf("GET nope: %d %s", r.status, r.body)
 	}
 
-	// A few at a time: the next one over the limit is refused, and one
+	// A few per client: the next one over the limit is refused, and one
 	// ended makes room.
-	for range labsession.MaxSessions - 2 {
+	for range labsession.DefaultPerClient - 2 {
 		start(`{"recipe":"2"}`)
 	}
-	if r := serve(h, "POST", "/api/explore/sessions", `{"recipe":"3"}`); r.status != 409 || r.code() != CodeBusy {
+	if r := serve(h, "POST", "/api/explore/sessions", `{"recipe":"3"}`); r.status != 409 || r.code() != CodeBusy ||
+		!strings.Contains(r.code()+string(r.body), "your address holds") {
 		t.Errorf("one session too many: %d %s", r.status, r.body)
 	}
 	if r := serve(h, "DELETE", "/api/explore/sessions/"+id, ""); r.status != http.StatusNoContent {
@@ -184,7 +196,7 @@ func TestExploreSessions(t *testing.T) {
 	start(`{"recipe":"3"}`)
 
 	m := string(serve(h, "GET", "/metrics", "").body)
-	for _, want := range []string{fmt.Sprintf("lockmarket_explore_sessions %d\n", labsession.MaxSessions),
+	for _, want := range []string{fmt.Sprintf("lockmarket_explore_sessions %d\n", labsession.DefaultPerClient),
 		`lockmarket_explore_steps_total{kind="run"}`, `lockmarket_explore_finds_total{found="true"} 1` + "\n"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -192,5 +204,29 @@ func TestExploreSessions(t *testing.T) {
 	}
 	if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 		t.Errorf("the sessions changed the served Redis: %d keys before, %d after", len(before), len(after))
+	}
+}
+
+// waitFind polls session id until its search has ended.
+func waitFind(t *testing.T, h http.Handler, id string) labsession.FindStatus {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := serve(h, "GET", "/api/explore/sessions/"+id, "")
+		var st struct {
+			Find *labsession.FindStatus `json:"find"`
+		}
+		r.decode(t, &st)
+		if r.status != http.StatusOK || st.Find == nil {
+			t.Fatalf("GET the session: %d %s", r.status, r.body)
+		}
+		if st.Find.State != labsession.FindRunning {
+			jsonkeys.Check(t, "session", r.body)
+			return *st.Find
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the search still runs after 2 minutes: %s", r.body)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -106,7 +106,8 @@ type Config struct {
 	Explore Explore
 	// AdminToken, if set, is required as "Authorization: Bearer TOKEN" by
 	// the routes that change the service rather than the market (the
-	// default strategy, the rush, the lab, explorer sessions). Without one
+	// default strategy, the rush, the lab; not the explorer's sessions,
+	// which never touch the served Redis). Without one
 	// they are open to the requests the same-origin check lets through:
 	// run so only on a loopback bind.
 	AdminToken string

@@ -13,12 +13,12 @@ type counter struct{ n int }
 func (c *counter) Close() error { return nil }
 
 func ExampleStore() {
-	st := labsession.NewStore[*counter](1, time.Minute, nil)
+	st := labsession.NewStore[*counter](labsession.Limits{Total: 1, PerClient: 1}, time.Minute, nil)
 	defer st.Close()
-	id, _, _ := st.Add(func() (*counter, error) { return &counter{}, nil })
+	id, _, _ := st.Add("127.0.0.1", func() (*counter, error) { return &counter{}, nil })
 	st.Do(id, func(c *counter) error { c.n++; return nil })
 	st.Do(id, func(c *counter) error { fmt.Println("steps:", c.n); return nil })
-	_, _, err := st.Add(func() (*counter, error) { return &counter{}, nil })
+	_, _, err := st.Add("127.0.0.1", func() (*counter, error) { return &counter{}, nil })
 	fmt.Println(errors.Is(err, labsession.ErrBusy))
 	// Output:
 	// steps: 1

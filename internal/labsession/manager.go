@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -18,75 +20,176 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// Bounds of the explorer sessions.
+// Defaults of a Manager's Config. A session costs about what docs/lab.md
+// measures (an embedded miniredis, a handful of connections to it, and its
+// history): MaxSessions of them fit in a few hundred megabytes.
 const (
-	// MaxSessions is how many sessions a Manager keeps at once.
-	MaxSessions = 4
-	// IdleTimeout closes a session unused for this long.
-	IdleTimeout = 10 * time.Minute
-	// FindTimeout bounds one search for a counterexample.
-	FindTimeout = 30 * time.Second
+	// DefaultMaxSessions is how many sessions a Manager keeps at once.
+	DefaultMaxSessions = 200
+	// DefaultPerClient is how many of them one client (one remote
+	// address) keeps: the page keeps one per tab.
+	DefaultPerClient = 6
+	// DefaultIdleTimeout closes a session unused for this long; the page
+	// reads its session every half minute while it is open.
+	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultFindBudget bounds one search for a counterexample, counted
+	// from when it gets a CPU.
+	DefaultFindBudget = time.Minute
 )
 
+// Config configures a Manager; a zero field takes its default.
+type Config struct {
+	MaxSessions int
+	PerClient   int
+	IdleTimeout time.Duration
+	FindBudget  time.Duration
+	// Searches is how many searches run at once (default: the number of
+	// CPUs); the others wait for one to end.
+	Searches int
+}
+
 // Manager keeps the lab's explorer sessions. Each session explores one
-// target (a gallery recipe, flawed or fixed) with the explorer's default
-// model, on an embedded miniredis of its own: whatever it runs, Lua
-// included, never reaches the served Redis, and no key of the served
-// market is touched. The schedule is the session's state: every step,
-// undo included, replays the chosen actions from the start. It
+// target (a gallery recipe, flawed or fixed, or a strategy of the market)
+// with the explorer's default model, on an embedded miniredis of its own:
+// whatever it runs, Lua included, never reaches the served Redis, and no
+// key of the served market is touched. The schedule is the session's
+// state: every step replays the chosen actions from the start, and the
+// state after each step is kept, so that the history can be shown and
+// branched from any step. A search for a counterexample runs in the
+// background as the session's find, which the state reports. It
 // implements the HTTP service's Explore interface, and is a
 // prometheus.Collector (metrics.go).
 type Manager struct {
+	cfg   Config
 	store *Store[*session]
-	// search admits one search for a counterexample at a time.
+	// search admits cfg.Searches searches at a time.
 	search chan struct{}
 	stats  stats
 }
 
-// NewManager returns a Manager with no session.
-func NewManager() *Manager {
-	return &Manager{store: NewStore[*session](MaxSessions, IdleTimeout, nil), search: make(chan struct{}, 1)}
+// NewManager returns a Manager with the default Config.
+func NewManager() *Manager { return New(Config{}) }
+
+// New returns a Manager of cfg with no session.
+func New(cfg Config) *Manager {
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.PerClient <= 0 {
+		cfg.PerClient = DefaultPerClient
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.FindBudget <= 0 {
+		cfg.FindBudget = DefaultFindBudget
+	}
+	if cfg.Searches <= 0 {
+		cfg.Searches = runtime.NumCPU()
+	}
+	return &Manager{cfg: cfg, search: make(chan struct{}, cfg.Searches),
+		store: NewStore[*session](Limits{Total: cfg.MaxSessions, PerClient: cfg.PerClient}, cfg.IdleTimeout, nil)}
 }
+
+// Config is the Manager's configuration, defaults filled in.
+func (m *Manager) Config() Config { return m.cfg }
 
 // session is one explorer session: its server, the explorer on it, the
-// actions chosen so far and the state they lead to.
+// actions chosen so far and the state after each.
 type session struct {
-	mr      *miniredis.Miniredis
-	rdb     *redis.Client
-	e       *explore.Explorer
+	mr    *miniredis.Miniredis
+	rdb   *redis.Client
+	e     *explore.Explorer
+	model string
+
+	// mu guards what follows: State reads it while a search runs.
+	mu      sync.Mutex
 	actions []explore.Action
-	snap    *explore.Snapshot
+	steps   []explore.Step
+	clients []string
+	// frames[k] is the state after k actions.
+	frames []Frame
+	find   *finder
 }
 
-// Close ends the session and its server.
-func (s *session) Close() error {
-	err := s.e.Close()
-	s.rdb.Close()
-	s.mr.Close()
-	return err
-}
-
-// State is a session's state as the HTTP service answers it.
-type State struct {
-	// Target and About say what is explored.
-	Target string `json:"target"`
-	About  string `json:"about"`
-	*explore.Snapshot
+// Frame is a session's state after some steps: where the slider of the
+// page's history shows it.
+type Frame struct {
+	ClockMS int64            `json:"clock_ms"`
+	Holders []explore.Holder `json:"holders"`
+	// Enabled is the actions that may come next from this frame.
+	Enabled    []explore.Action    `json:"enabled"`
+	Violations []explore.Violation `json:"violations"`
+	Complete   bool                `json:"complete"`
 	// Resource is the protected resource (the shared counter the
-	// clients' critical sections increment) as it stands, "" before the
-	// first write.
+	// clients' critical sections increment, or the market's listing) as
+	// it stands, "" before the first write.
 	Resource string `json:"resource"`
 }
 
-// Found is the answer of a search from the current state.
+// State is a session's state as the HTTP service answers it: the current
+// frame's fields at the top, every frame of the history in Frames, and
+// the session's search for a counterexample, if one was asked for since
+// the last step.
+type State struct {
+	// Target and About say what is explored; Model the bounds of a
+	// search, in words.
+	Target string `json:"target"`
+	About  string `json:"about"`
+	Model  string `json:"model"`
+	*explore.Snapshot
+	Resource string      `json:"resource"`
+	Frames   []Frame     `json:"frames"`
+	Find     *FindStatus `json:"find"`
+}
+
+// The states of a find.
+const (
+	FindRunning   = "running"
+	FindFound     = "found"
+	FindNone      = "none"
+	FindCancelled = "cancelled"
+	FindFailed    = "failed"
+)
+
+// FindStatus is a session's search for a counterexample: running, or
+// ended (found one, found none, cancelled, or failed with Error).
+type FindStatus struct {
+	State string `json:"state"`
+	// FromStep is the step it searches from: the continuations of the
+	// first FromStep actions.
+	FromStep int `json:"from_step"`
+	// Waiting is set while it waits for a CPU (Config.Searches run at
+	// once).
+	Waiting bool `json:"waiting"`
+	// Schedules is how many complete schedules it ran so far (counted
+	// every few seconds while it runs); ElapsedMS how long it has
+	// searched, BudgetMS how long it may.
+	Schedules int     `json:"schedules"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+	BudgetMS  int64   `json:"budget_ms"`
+	Error     string  `json:"error,omitempty"`
+	// Result is what it found, once it has ended (but not when cancelled).
+	Result *Found `json:"result,omitempty"`
+}
+
+// finder is a search running in the background.
+type finder struct {
+	status FindStatus // guarded by session.mu
+	start  time.Time  // when it got a CPU
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Found is the answer of a search from a step of the history.
 type Found struct {
 	// Found is set when a continuation breaks a property.
 	Found bool `json:"found"`
 	// Property and Message say what broke.
 	Property string `json:"property,omitempty"`
 	Message  string `json:"message,omitempty"`
-	// Actions is the continuation from the current state, to take one by
-	// one; Steps is how it ran.
+	// Actions is the continuation from the step searched from, to take
+	// one by one; Steps is how it ran.
 	Actions []explore.Action `json:"actions"`
 	Steps   []explore.Step   `json:"steps"`
 	// Schedules is how many complete schedules the search ran, Exhaustive
@@ -101,16 +204,21 @@ type Found struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Start makes a session of req's target.
-func (m *Manager) Start(ctx context.Context, req jobs.ExploreRequest) (string, any, error) {
+// Start makes a session of req's target for client (the remote address
+// the request came from).
+func (m *Manager) Start(ctx context.Context, client string, req jobs.ExploreRequest) (string, any, error) {
 	tg, err := target(req)
 	if err != nil {
 		return "", nil, err
 	}
-	id, s, err := m.store.Add(func() (*session, error) { return open(ctx, tg) })
+	id, s, err := m.store.Add(client, func() (*session, error) { return open(ctx, tg) })
 	switch {
 	case errors.Is(err, ErrBusy):
-		return "", nil, fmt.Errorf("%w: %v", jobs.ErrBusy, err)
+		return "", nil, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
+			"(a tab closed ends its own, an unused one ends after %v)", jobs.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
+	case errors.Is(err, ErrClientBusy):
+		return "", nil, fmt.Errorf("%w: your address holds %d sessions, as many as one may; close another tab's session, "+
+			"or wait %v for an unused one to end", jobs.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClosed):
 		return "", nil, jobs.ErrClosed
 	case err != nil:
@@ -162,7 +270,7 @@ func open(ctx context.Context, tg *explore.Target) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("labsession: start an embedded server: %w", err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2})
 	model := explore.DefaultModel()
 	model.Clients = tg.Clients
 	e, err := explore.New(ctx, rdb, tg, model)
@@ -171,73 +279,177 @@ func open(ctx context.Context, tg *explore.Target) (*session, error) {
 		mr.Close()
 		return nil, err
 	}
-	s := &session{mr: mr, rdb: rdb, e: e}
-	if s.snap, err = e.Cut(ctx, nil); err != nil {
+	mo := e.Model()
+	s := &session{mr: mr, rdb: rdb, e: e,
+		model: fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, at most %d fault (%s), a %v lease",
+			mo.Clients, mo.Attempts, mo.Faults, strings.Join(mo.FaultKinds, ", "), mo.TTL)}
+	snap, f, err := s.cut(ctx, nil)
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.clients, s.steps, s.frames = snap.Clients, snap.Steps, []Frame{f}
 	return s, nil
 }
 
-// state is the session's state; the resource is read from its server.
-func (s *session) state() State {
-	st := State{Target: s.e.Target().Name, About: s.e.Target().About, Snapshot: s.snap}
-	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
-		st.Resource = "counter = " + v
+// cut runs actions on the session's explorer and reads the frame they
+// lead to. No search may be running.
+func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, Frame, error) {
+	snap, err := s.e.Cut(ctx, actions)
+	if err != nil {
+		return nil, Frame{}, err
 	}
-	if v, err := s.e.Resource(context.Background()); err == nil && v != "" {
-		st.Resource = v
+	f := Frame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
+		Complete: snap.Complete}
+	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
+		f.Resource = "counter = " + v
+	}
+	if v, err := s.e.Resource(ctx); err == nil && v != "" {
+		f.Resource = v
+	}
+	return snap, f, nil
+}
+
+// Close ends the session's search, if one runs, then the session and its
+// server.
+func (s *session) Close() error {
+	s.mu.Lock()
+	f := s.find
+	s.mu.Unlock()
+	if f != nil {
+		f.cancel()
+		<-f.done
+	}
+	err := s.e.Close()
+	s.rdb.Close()
+	s.mr.Close()
+	return err
+}
+
+// state is the session's state. s.mu is not held.
+func (s *session) state() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateLocked()
+}
+
+func (s *session) stateLocked() State {
+	cur := s.frames[len(s.frames)-1]
+	st := State{Target: s.e.Target().Name, About: s.e.Target().About, Model: s.model,
+		Snapshot: &explore.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
+			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete},
+		Resource: cur.Resource, Frames: slices.Clone(s.frames)}
+	if f := s.find; f != nil {
+		fs := f.status
+		if fs.State == FindRunning && !fs.Waiting {
+			fs.ElapsedMS = ms(time.Since(f.start))
+		}
+		st.Find = &fs
 	}
 	return st
 }
 
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// searching reports whether a search runs on the session. s.mu is held.
+func (s *session) searching() bool { return s.find != nil && s.find.status.State == FindRunning }
+
+var errSearching = fmt.Errorf("%w: a search for a counterexample is running on this session: cancel it "+
+	"(DELETE .../find) or wait for it to end", jobs.ErrBusy)
+
 // do runs f on session id, mapping the store's errors to the service's.
 func (m *Manager) do(id string, f func(*session) error) error {
-	err := m.store.Do(id, f)
+	return m.storeErr(id, m.store.Do(id, f))
+}
+
+func (m *Manager) storeErr(id string, err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return fmt.Errorf("%w: no explorer session %q (sessions end after %v unused)", jobs.ErrNotFound, id, IdleTimeout)
+		return fmt.Errorf("%w: no explorer session %q (sessions end after %v unused)", jobs.ErrNotFound, id, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClosed):
 		return jobs.ErrClosed
 	}
 	return err
 }
 
-// State is session id's state.
+// State is session id's state. It does not wait for a step or a search
+// in progress.
 func (m *Manager) State(_ context.Context, id string) (any, error) {
-	var st State
-	err := m.do(id, func(s *session) error { st = s.state(); return nil })
-	return st, err
+	s, err := m.store.Get(id)
+	if err != nil {
+		return nil, m.storeErr(id, err)
+	}
+	return s.state(), nil
 }
 
-// Step takes action, which must be one of the state's enabled actions.
-func (m *Manager) Step(ctx context.Context, id string, action json.RawMessage) (any, error) {
-	var a explore.Action
-	dec := json.NewDecoder(bytes.NewReader(action))
+// stepRequest is the body of a step: one of the enabled actions of the
+// frame after FromStep steps (default: the last), which discards the steps
+// after it.
+type stepRequest struct {
+	explore.Action
+	FromStep *int `json:"from_step"`
+}
+
+// Step takes an action, which must be one of the enabled actions of the
+// step it branches from (the last one, or from_step).
+func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var req stepRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return nil, invalid("an action is an object as the state's enabled list gives it: %v", err)
+	if err := dec.Decode(&req); err != nil {
+		return nil, invalid("an action is an object as the state's enabled list gives it, with from_step to branch "+
+			"from an earlier step: %v", err)
 	}
+	a := req.Action
 	var st State
 	err := m.do(id, func(s *session) error {
-		if !slices.ContainsFunc(s.snap.Enabled, a.Same) {
-			if len(s.snap.Enabled) == 0 {
-				return invalid("%s is not enabled: the schedule is complete (undo, or start another session)", a)
-			}
-			return invalid("%s is not enabled now; the enabled actions are: %s", a, actionList(s.snap.Enabled))
+		s.mu.Lock()
+		from, err := s.fromLocked(req.FromStep)
+		busy := s.searching()
+		var en []explore.Action
+		if err == nil {
+			en = s.frames[from].Enabled
 		}
-		snap, err := s.e.Cut(ctx, append(slices.Clone(s.actions), a))
+		base := slices.Clone(s.actions[:from])
+		s.mu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case busy:
+			return errSearching
+		case !slices.ContainsFunc(en, a.Same):
+			if len(en) == 0 {
+				return invalid("%s is not enabled: the schedule is complete at step %d (undo, or start another session)", a, from)
+			}
+			return invalid("%s is not enabled at step %d; the enabled actions are: %s", a, from, actionList(en))
+		}
+		snap, f, err := s.cut(ctx, append(base, a))
 		if err != nil {
 			return err
 		}
-		s.actions, s.snap = append(s.actions, a), snap
-		st = s.state()
+		s.mu.Lock()
+		s.actions, s.steps = append(base, a), snap.Steps
+		s.frames = append(s.frames[:from+1:from+1], f)
+		s.find = nil
+		st = s.stateLocked()
+		s.mu.Unlock()
 		return nil
 	})
 	if err == nil {
 		m.stats.stepped(a.Kind)
 	}
 	return st, err
+}
+
+// fromLocked checks a from_step against the history. s.mu is held.
+func (s *session) fromLocked(from *int) (int, error) {
+	if from == nil {
+		return len(s.actions), nil
+	}
+	if *from < 0 || *from > len(s.actions) {
+		return 0, invalid("from_step %d: the history has steps 0 to %d", *from, len(s.actions))
+	}
+	return *from, nil
 }
 
 func actionList(as []explore.Action) string {
@@ -249,76 +461,149 @@ func actionList(as []explore.Action) string {
 }
 
 // Undo takes the last action back.
-func (m *Manager) Undo(ctx context.Context, id string) (any, error) {
+func (m *Manager) Undo(_ context.Context, id string) (any, error) {
 	var st State
 	err := m.do(id, func(s *session) error {
-		if len(s.actions) == 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case s.searching():
+			return errSearching
+		case len(s.actions) == 0:
 			return invalid("nothing to undo: no step taken yet")
 		}
-		back := s.actions[:len(s.actions)-1]
-		snap, err := s.e.Cut(ctx, back)
-		if err != nil {
-			return err
-		}
-		s.actions, s.snap = slices.Clone(back), snap
-		st = s.state()
+		n := len(s.actions) - 1
+		// A replay of a prefix takes the same steps as the longer
+		// schedule did: the state after each was kept.
+		s.actions, s.steps, s.frames = s.actions[:n:n], s.steps[:n:n], s.frames[:n+1:n+1]
+		s.find = nil
+		st = s.stateLocked()
 		return nil
 	})
 	return st, err
 }
 
-// Find searches the continuations of the current state, depth first, for
-// one that breaks a property, for at most FindTimeout; one search runs at
-// a time in the whole Manager (jobs.ErrBusy otherwise).
-func (m *Manager) Find(ctx context.Context, id string) (any, error) {
-	var out Found
-	err := m.do(id, func(s *session) error {
-		select {
-		case m.search <- struct{}{}:
-			defer func() { <-m.search }()
-		default:
-			return fmt.Errorf("%w: a search for a counterexample is running; try again when it ends", jobs.ErrBusy)
-		}
-		model := s.e.Model()
-		out.Model = fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, at most %d fault (%s), a %v lease",
-			model.Clients, model.Attempts, model.Faults, strings.Join(model.FaultKinds, ", "), model.TTL)
-		out.Actions, out.Steps = []explore.Action{}, []explore.Step{}
-		sctx, cancel := context.WithTimeout(ctx, FindTimeout)
-		defer cancel()
-		start := time.Now()
-		res, err := s.e.FindFrom(sctx, s.actions, explore.Options{})
-		out.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
-		switch {
-		case errors.Is(err, explore.ErrNothingToFind):
-			out.Note = "every property the target is checked for is broken already in these steps: undo to look for another way"
-			return nil
-		case err != nil && sctx.Err() != nil && ctx.Err() == nil:
-			out.Note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", FindTimeout)
-			if res != nil {
-				out.Schedules = res.Schedules
-			}
-			return nil
-		case err != nil:
-			return err
-		}
-		out.Schedules, out.Exhaustive = res.Schedules, res.Exhaustive
-		if len(res.Violations) == 0 {
-			return nil
-		}
-		v := res.Violations[0]
-		out.Found, out.Property, out.Message = true, v.Property, v.Message
-		if n := len(s.actions); len(v.Actions) >= n && len(v.Steps) >= n {
-			out.Actions, out.Steps = v.Actions[n:], v.Steps[n:]
-		}
-		return nil
-	})
-	if err == nil {
-		m.stats.searched(out.Found)
-	}
-	return out, err
+// findRequest is the body of a find: the step to search from (default:
+// the last).
+type findRequest struct {
+	FromStep *int `json:"from_step"`
 }
 
-// Remove ends session id.
+// Find starts a search, depth first, of the continuations of a step of
+// the history (the last one, or from_step) for one that breaks a
+// property, in the background; the session's state reports it. A
+// session runs one search at a time, and Config.Searches run at once in
+// all (the others wait for a CPU).
+func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (any, error) {
+	var req findRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, invalid("a find takes {} or {\"from_step\": N}: %v", err)
+		}
+	}
+	var st State
+	err := m.do(id, func(s *session) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		from, err := s.fromLocked(req.FromStep)
+		switch {
+		case err != nil:
+			return err
+		case s.searching():
+			return fmt.Errorf("%w: a search is running on this session already", jobs.ErrBusy)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		f := &finder{cancel: cancel, done: make(chan struct{}),
+			status: FindStatus{State: FindRunning, FromStep: from, Waiting: true, BudgetMS: m.cfg.FindBudget.Milliseconds()}}
+		s.find = f
+		prefix := slices.Clone(s.actions[:from])
+		go m.run(ctx, s, f, prefix)
+		st = s.stateLocked()
+		return nil
+	})
+	return st, err
+}
+
+// run is the search of f, from prefix: it waits for a CPU, searches, and
+// leaves its answer in f.status.
+func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explore.Action) {
+	defer close(f.done)
+	defer f.cancel()
+	set := func(fn func(*FindStatus)) {
+		s.mu.Lock()
+		fn(&f.status)
+		s.mu.Unlock()
+	}
+	select {
+	case m.search <- struct{}{}:
+		defer func() { <-m.search }()
+	case <-ctx.Done():
+		set(func(fs *FindStatus) { fs.State, fs.Waiting = FindCancelled, false })
+		return
+	}
+	s.mu.Lock()
+	f.start, f.status.Waiting = time.Now(), false
+	s.mu.Unlock()
+	out := Found{Model: s.model, Actions: []explore.Action{}, Steps: []explore.Step{}}
+	sctx, cancel := context.WithTimeout(ctx, m.cfg.FindBudget)
+	defer cancel()
+	res, err := s.e.FindFrom(sctx, prefix, explore.Options{Progress: func(p explore.Progress) {
+		set(func(fs *FindStatus) { fs.Schedules = p.Schedules })
+	}})
+	out.ElapsedMS = ms(time.Since(f.start))
+	state := FindNone
+	switch {
+	case ctx.Err() != nil:
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS = FindCancelled, out.ElapsedMS })
+		return
+	case errors.Is(err, explore.ErrNothingToFind):
+		out.Note = "every property the target is checked for is broken already in these steps: undo to look for another way"
+	case err != nil && sctx.Err() != nil:
+		out.Note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", m.cfg.FindBudget)
+		if res != nil {
+			out.Schedules = res.Schedules
+		}
+	case err != nil:
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, out.ElapsedMS, err.Error() })
+		return
+	default:
+		out.Schedules, out.Exhaustive = res.Schedules, res.Exhaustive
+		if len(res.Violations) > 0 {
+			v := res.Violations[0]
+			out.Found, out.Property, out.Message = true, v.Property, v.Message
+			if n := len(prefix); len(v.Actions) >= n && len(v.Steps) >= n {
+				out.Actions, out.Steps = v.Actions[n:], v.Steps[n:]
+			}
+			state = FindFound
+		}
+	}
+	m.stats.searched(out.Found)
+	set(func(fs *FindStatus) {
+		fs.State, fs.Schedules, fs.ElapsedMS, fs.Result = state, out.Schedules, out.ElapsedMS, &out
+	})
+}
+
+// CancelFind cancels session id's search, waits for it to stop, and
+// returns the state; a search that has ended already is left as it is.
+func (m *Manager) CancelFind(_ context.Context, id string) (any, error) {
+	s, err := m.store.Get(id)
+	if err != nil {
+		return nil, m.storeErr(id, err)
+	}
+	s.mu.Lock()
+	f := s.find
+	s.mu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("%w: no search on session %q since its last step", jobs.ErrNotFound, id)
+	}
+	f.cancel()
+	<-f.done
+	return s.state(), nil
+}
+
+// Remove ends session id, and its search if one runs.
 func (m *Manager) Remove(id string) error {
 	if err := m.store.Remove(id); err != nil {
 		return fmt.Errorf("%w: no explorer session %q", jobs.ErrNotFound, id)

@@ -1,6 +1,6 @@
 // Package labsession keeps the lab's explorer sessions on the server: a
-// bounded number at a time, each closed once it has been idle too long,
-// each used by one request at a time.
+// bounded number at a time, in all and per client, each closed once it has
+// been idle too long, each moved by one request at a time.
 package labsession
 
 import (
@@ -17,6 +17,9 @@ var (
 	// ErrBusy is returned by Add when the store holds as many sessions as
 	// it may.
 	ErrBusy = errors.New("labsession: too many sessions")
+	// ErrClientBusy is returned by Add when the client holds as many
+	// sessions as one client may.
+	ErrClientBusy = errors.New("labsession: too many sessions for one client")
 	// ErrNotFound is returned for an ID the store does not hold (never
 	// made, removed, or expired).
 	ErrNotFound = errors.New("labsession: no such session")
@@ -27,45 +30,84 @@ var (
 // Closer is what a Store keeps: anything that must be closed when it goes.
 type Closer interface{ Close() error }
 
-// Store holds sessions by ID. Sessions idle for longer than its idle
-// limit are closed the next time the store is used (no goroutine watches
-// them). Its methods are safe for concurrent use.
+// Limits bound a Store.
+type Limits struct {
+	// Total is how many sessions the store holds at once.
+	Total int
+	// PerClient is how many of them one client (as Add names it) holds.
+	PerClient int
+}
+
+// Store holds sessions by ID. A goroutine of its own closes the sessions
+// idle for longer than its idle limit, on a timer, until Close. Its
+// methods are safe for concurrent use.
 type Store[S Closer] struct {
-	max  int
+	lim  Limits
 	idle time.Duration
 	now  func() time.Time
 
 	mu     sync.Mutex
 	closed bool
-	// reserved counts slots taken by Add while their session is made.
-	reserved int
+	// reserved counts slots taken by Add while their session is made, by
+	// client.
+	reserved map[string]int
 	items    map[string]*entry[S]
+
+	stop   chan struct{}
+	reaper sync.WaitGroup
 }
 
 type entry[S Closer] struct {
 	// op serialises the operations on one session.
-	op   sync.Mutex
-	s    S
-	used time.Time
+	op     sync.Mutex
+	s      S
+	client string
+	used   time.Time
 	// inUse counts the calls of Do on it (under Store.mu): a session in
 	// use does not expire.
 	inUse int
 	gone  bool
 }
 
-// NewStore returns a store of at most max sessions, each closed after idle
-// without use. now is the clock (time.Now when nil).
-func NewStore[S Closer](max int, idle time.Duration, now func() time.Time) *Store[S] {
+// NewStore returns a store bounded by lim, whose sessions are closed after
+// idle without use; it checks for them every idle/4 (at least every
+// second). now is the clock (time.Now when nil).
+func NewStore[S Closer](lim Limits, idle time.Duration, now func() time.Time) *Store[S] {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store[S]{max: max, idle: idle, now: now, items: map[string]*entry[S]{}}
+	st := &Store[S]{lim: lim, idle: idle, now: now, reserved: map[string]int{}, items: map[string]*entry[S]{},
+		stop: make(chan struct{})}
+	every := min(max(idle/4, 10*time.Millisecond), time.Second)
+	st.reaper.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-st.stop:
+				return
+			case <-tick.C:
+				st.Sweep()
+			}
+		}
+	})
+	return st
 }
 
-// Add makes a session with make and keeps it under a new ID. It returns
-// ErrBusy, without calling make, when the store is full (expired sessions
-// are closed first), and make's error when make fails.
-func (st *Store[S]) Add(make func() (S, error)) (string, S, error) {
+// Sweep closes the sessions idle for longer than the store's limit now;
+// the store's goroutine calls it on a timer.
+func (st *Store[S]) Sweep() {
+	st.mu.Lock()
+	expired := st.sweepLocked()
+	st.mu.Unlock()
+	closeAll(expired)
+}
+
+// Add makes a session for client with make and keeps it under a new ID.
+// It returns ErrBusy or ErrClientBusy, without calling make, when the
+// store or the client's share of it is full, and make's error when make
+// fails.
+func (st *Store[S]) Add(client string, make func() (S, error)) (string, S, error) {
 	var zero S
 	st.mu.Lock()
 	if st.closed {
@@ -73,19 +115,37 @@ func (st *Store[S]) Add(make func() (S, error)) (string, S, error) {
 		return "", zero, ErrClosed
 	}
 	expired := st.sweepLocked()
-	if len(st.items)+st.reserved >= st.max {
+	total, mine := len(st.items), st.reserved[client]
+	for _, n := range st.reserved {
+		total += n
+	}
+	for _, e := range st.items {
+		if e.client == client {
+			mine++
+		}
+	}
+	var busy error
+	switch {
+	case total >= st.lim.Total:
+		busy = fmt.Errorf("%w: %d at most", ErrBusy, st.lim.Total)
+	case mine >= st.lim.PerClient:
+		busy = fmt.Errorf("%w: %d at most", ErrClientBusy, st.lim.PerClient)
+	}
+	if busy != nil {
 		st.mu.Unlock()
 		closeAll(expired)
-		return "", zero, fmt.Errorf("%w: %d at most", ErrBusy, st.max)
+		return "", zero, busy
 	}
-	st.reserved++
+	st.reserved[client]++
 	st.mu.Unlock()
 	closeAll(expired)
 
 	s, err := make()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.reserved--
+	if st.reserved[client]--; st.reserved[client] == 0 {
+		delete(st.reserved, client)
+	}
 	if err != nil {
 		return "", zero, err
 	}
@@ -94,25 +154,23 @@ func (st *Store[S]) Add(make func() (S, error)) (string, S, error) {
 		return "", zero, ErrClosed
 	}
 	id := newID()
-	st.items[id] = &entry[S]{s: s, used: st.now()}
+	st.items[id] = &entry[S]{s: s, client: client, used: st.now()}
 	return id, s, nil
 }
 
-// Do runs f on session id, alone: other calls for the same session wait.
-// It returns ErrNotFound for an unknown or expired session.
+// Do runs f on session id, alone: other calls of Do for the same session
+// wait. It returns ErrNotFound for an unknown or expired session.
 func (st *Store[S]) Do(id string, f func(S) error) error {
 	st.mu.Lock()
 	if st.closed {
 		st.mu.Unlock()
 		return ErrClosed
 	}
-	expired := st.sweepLocked()
 	e, ok := st.items[id]
 	if ok {
 		e.inUse++
 	}
 	st.mu.Unlock()
-	closeAll(expired)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
@@ -130,6 +188,24 @@ func (st *Store[S]) Do(id string, f func(S) error) error {
 	return f(e.s)
 }
 
+// Get returns session id without waiting for the operation in progress
+// on it, if any, and counts as a use of it: what the caller does with it
+// must be safe beside Do's f.
+func (st *Store[S]) Get(id string) (S, error) {
+	var zero S
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return zero, ErrClosed
+	}
+	e, ok := st.items[id]
+	if !ok {
+		return zero, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	e.used = st.now()
+	return e.s, nil
+}
+
 // Remove closes session id and forgets it.
 func (st *Store[S]) Remove(id string) error {
 	st.mu.Lock()
@@ -142,16 +218,15 @@ func (st *Store[S]) Remove(id string) error {
 	return closeEntry(e)
 }
 
-// Len is how many sessions the store holds (expired ones included until
-// the store is next used).
+// Len is how many sessions the store holds.
 func (st *Store[S]) Len() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.items)
 }
 
-// Close closes every session and makes later calls fail with ErrClosed.
-// Calling it again does nothing.
+// Close closes every session, stops the store's goroutine and makes later
+// calls fail with ErrClosed. Calling it again does nothing.
 func (st *Store[S]) Close() error {
 	st.mu.Lock()
 	if st.closed {
@@ -159,12 +234,14 @@ func (st *Store[S]) Close() error {
 		return nil
 	}
 	st.closed = true
+	close(st.stop)
 	var all []*entry[S]
 	for id, e := range st.items {
 		all = append(all, e)
 		delete(st.items, id)
 	}
 	st.mu.Unlock()
+	st.reaper.Wait()
 	return closeAll(all)
 }
 

@@ -48,14 +48,14 @@ func (c *clock) add(d time.Duration) {
 
 func TestStore(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
-	st := labsession.NewStore[*session](2, time.Minute, clk.now)
+	st := labsession.NewStore[*session](labsession.Limits{Total: 2, PerClient: 2}, time.Minute, clk.now)
 	mk := func() (*session, error) { return &session{}, nil }
 
-	a, sa, err := st.Add(mk)
+	a, sa, err := st.Add("c", mk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, sb, err := st.Add(mk)
+	b, sb, err := st.Add("c", mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestStore(t *testing.T) {
 		t.Fatalf("two sessions share the ID %q", a)
 	}
 	called := false
-	if _, _, err := st.Add(func() (*session, error) { called = true; return &session{}, nil }); !errors.Is(err, labsession.ErrBusy) || called {
+	if _, _, err := st.Add("c", func() (*session, error) { called = true; return &session{}, nil }); !errors.Is(err, labsession.ErrBusy) || called {
 		t.Fatalf("a third session: %v (made: %v), want ErrBusy before making it", err, called)
 	}
 	if err := st.Do("nope", func(*session) error { return nil }); !errors.Is(err, labsession.ErrNotFound) {
@@ -84,6 +84,7 @@ func TestStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.add(30 * time.Second)
+	st.Sweep()
 	if err := st.Do(b, func(*session) error { return nil }); !errors.Is(err, labsession.ErrNotFound) {
 		t.Fatalf("an expired session: %v, want ErrNotFound", err)
 	}
@@ -91,7 +92,7 @@ func TestStore(t *testing.T) {
 		t.Fatalf("closes: expired %d, live %d; want 1 and 0", sb.closed(), sa.closed())
 	}
 	// Its slot is free again.
-	c, sc, err := st.Add(mk)
+	c, sc, err := st.Add("c", mk)
 	if err != nil {
 		t.Fatalf("after an expiry: %v", err)
 	}
@@ -105,6 +106,7 @@ func TestStore(t *testing.T) {
 	})
 	<-inside
 	clk.add(10 * time.Minute)
+	st.Sweep()
 	if err := st.Do(a, func(*session) error { return nil }); !errors.Is(err, labsession.ErrNotFound) {
 		t.Fatalf("a, idle 10 minutes: %v, want ErrNotFound", err)
 	}
@@ -121,7 +123,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// Close closes what is left and refuses the rest.
-	_, sd, err := st.Add(mk)
+	_, sd, err := st.Add("c", mk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestStore(t *testing.T) {
 	if sd.closed() != 1 || st.Len() != 0 {
 		t.Fatalf("after Close: closes %d, %d sessions left", sd.closed(), st.Len())
 	}
-	if _, _, err := st.Add(mk); !errors.Is(err, labsession.ErrClosed) {
+	if _, _, err := st.Add("c", mk); !errors.Is(err, labsession.ErrClosed) {
 		t.Fatalf("Add after Close: %v", err)
 	}
 	if err := st.Close(); err != nil {
@@ -140,14 +142,62 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreMakeFails(t *testing.T) {
-	st := labsession.NewStore[*session](1, time.Minute, nil)
+	st := labsession.NewStore[*session](labsession.Limits{Total: 1, PerClient: 1}, time.Minute, nil)
 	boom := errors.New("no miniredis")
-	if _, _, err := st.Add(func() (*session, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, _, err := st.Add("c", func() (*session, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("Add = %v, want make's error", err)
 	}
 	// The failed make gave its slot back.
-	if _, _, err := st.Add(func() (*session, error) { return &session{}, nil }); err != nil {
+	if _, _, err := st.Add("c", func() (*session, error) { return &session{}, nil }); err != nil {
 		t.Fatalf("after a failed make: %v", err)
 	}
 	st.Close()
+}
+
+// TestStoreLimits: one client may hold PerClient sessions, all of them
+// Total; a session ended makes room.
+func TestStoreLimits(t *testing.T) {
+	st := labsession.NewStore[*session](labsession.Limits{Total: 3, PerClient: 2}, time.Minute, nil)
+	defer st.Close()
+	mk := func() (*session, error) { return &session{}, nil }
+	a1, _, err := st.Add("a", mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Add("a", mk); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Add("a", mk); !errors.Is(err, labsession.ErrClientBusy) {
+		t.Fatalf("a's third session: %v, want ErrClientBusy", err)
+	}
+	if _, _, err := st.Add("b", mk); err != nil {
+		t.Fatalf("b's first session: %v", err)
+	}
+	if _, _, err := st.Add("c", mk); !errors.Is(err, labsession.ErrBusy) {
+		t.Fatalf("a fourth session in all: %v, want ErrBusy", err)
+	}
+	if err := st.Remove(a1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Add("c", mk); err != nil {
+		t.Fatalf("after a session ended: %v", err)
+	}
+}
+
+// TestStoreReaps: an idle session is closed by the store's own timer,
+// with no call to the store.
+func TestStoreReaps(t *testing.T) {
+	st := labsession.NewStore[*session](labsession.Limits{Total: 1, PerClient: 1}, 20*time.Millisecond, nil)
+	defer st.Close()
+	_, s, err := st.Add("a", func() (*session, error) { return &session{}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for s.closed() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.closed() != 1 || st.Len() != 0 {
+		t.Fatalf("after a minute idle at most: closed %d times, %d sessions held", s.closed(), st.Len())
+	}
 }

@@ -1,12 +1,20 @@
 // The explorer in the lab: a session on the server (POST
-// /api/explore/sessions) holds one schedule of the real lock code; each
-// button sends one of the state's enabled actions back as it came, and the
-// swimlanes are drawn from the state the server answers.
+// /api/explore/sessions) holds one schedule of the real lock code and the
+// state after each of its steps (frames). The slider picks a frame and the
+// whole view follows it: clock, holders, each client's column, the verdict;
+// the next steps and "find a bug" act from that frame, and a step taken
+// there discards the steps after it. A search runs on the server as the
+// session's find, which the page polls: progress, cancel, never a request
+// that waits for the search.
 "use strict";
 
 // stepMS is the pause between the steps of a counterexample played back,
-// time for the eye to follow it.
-const explore = { id: "", state: null, view: -1, playing: false, stepMS: 350 };
+// time for the eye to follow it; pollMS the pause between two readings of
+// a running search; keepAliveMS how often an open page reads its session,
+// so that the server's idle timer ends only those of closed tabs.
+const explore = { id: "", state: null, view: 0, playing: false, finding: false, stepMS: 350, pollMS: 400,
+  keepAliveMS: 30000, findTimer: null, found: "" };
+const exploreSessionKey = "lockmarket.explore_session";
 
 const exploreProperties = {
   mutual_exclusion: "mutual exclusion broke: two clients hold an unexpired lease at once",
@@ -14,16 +22,17 @@ const exploreProperties = {
   liveness: "liveness broke: a lock that no live client holds blocks everyone",
 };
 
-// actionLabel says what pressing an action's button does.
+// actionLabel says what pressing an action's button does, naming its client.
 function actionLabel(a) {
+  const who = a.client ? a.client + ": " : "";
   switch (a.kind) {
-    case "run": return a.command;
+    case "run": return who + a.command;
     case "tick": return `let time pass to ${fmtClock(a.at_ms)}`;
-    case "pause": return { short: "pause (half a lease)", long: "pause past its lease", forever: "pause for good" }[a.length] || `pause (${a.length})`;
-    case "crash": return "crash";
-    case "start": return "start: take the lock";
+    case "pause": return who + ({ short: "pause (half a lease)", long: "pause past its lease", forever: "pause for good" }[a.length] || `pause (${a.length})`);
+    case "crash": return who + "crash";
+    case "start": return who + "start: take the lock";
   }
-  return a.kind;
+  return who + a.kind;
 }
 
 function fmtClock(msv) {
@@ -31,8 +40,8 @@ function fmtClock(msv) {
 }
 
 // The virtual clock's ticks are named by what they end.
-function tickLabel(a, st) {
-  const lease = (st.holders || []).find((h) => h.until_ms >= 0 && h.until_ms <= a.at_ms);
+function tickLabel(a, fr) {
+  const lease = (fr.holders || []).find((h) => h.until_ms >= 0 && h.until_ms <= a.at_ms);
   return `let time pass to ${fmtClock(a.at_ms)}` + (lease ? ` (${lease.client}'s lease runs out)` : "");
 }
 
@@ -40,147 +49,309 @@ async function loadExploreTargets() {
   const sel = $("#explore-target");
   try {
     const sc = await api("GET", "/api/lab/scenarios");
-    sel.replaceChildren(...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` })));
+    const recipes = el("optgroup", { label: "lock recipes" },
+      ...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` })));
+    const strategies = el("optgroup", { label: "the market's strategies (buy one listing)" },
+      ...["watch", "coarse", "fine", "lua"].map((s) => el("option", { value: "strategy:" + s, text: `strategy ${s}` })));
+    sel.replaceChildren(recipes, strategies);
     sel.value = "recipe:1";
     sel.dataset.ready = "true";
   } catch (e) {
-    showError("loading the explorer", e);
+    exploreError("loading the explorer", e);
   }
 }
 
 function exploreRequest() {
-  const [, name] = $("#explore-target").value.split(":");
-  return { recipe: name, fixed: $("#explore-fixed").checked };
+  const [kind, name] = $("#explore-target").value.split(":");
+  const fix = $("#explore-fixed").checked;
+  return kind === "strategy" ? { strategy: name, fencing: fix } : { recipe: name, fixed: fix };
+}
+
+// exploreError shows an error in the explorer's panel, where the person
+// looks, not at the top of the page.
+function exploreError(what, err) {
+  const box = $("#explore-error");
+  const code = err instanceof ApiError ? err.code : "error";
+  box.replaceChildren(el("span", {}, what + ": ", el("code", { text: code }), " " + err.message),
+    el("button", { type: "button", "aria-label": "dismiss the explorer's error", text: "×", onclick: () => { box.hidden = true; } }));
+  box.hidden = false;
+}
+
+function clearExploreError() {
+  $("#explore-error").hidden = true;
+}
+
+// endSession ends this tab's session on the server; keepalive lets the
+// request outlive a tab being closed.
+function endSession(id, keepalive) {
+  sessionStorage.removeItem(exploreSessionKey);
+  return fetch(`/api/explore/sessions/${id}`, { method: "DELETE", keepalive }).catch(() => {});
 }
 
 async function startExplore(ev) {
   ev.preventDefault();
-  const status = $("#explore-status");
+  clearExploreError();
   $("#explore-start").disabled = true;
+  stopFindPolling();
+  // One session per tab: a new one replaces the old.
+  if (explore.id) {
+    await endSession(explore.id, false);
+    explore.id = "";
+  }
   try {
     const r = await api("POST", "/api/explore/sessions", exploreRequest());
     explore.id = r.id;
-    explore.view = -1;
+    explore.found = "";
+    sessionStorage.setItem(exploreSessionKey, r.id);
+    explore.finding = false;
     $("#explore-verdict").dataset.found = "";
     $("#explore-session").hidden = false;
-    status.textContent = `${r.state.target}: ${r.state.about}`;
+    $("#explore-status").textContent = `${r.state.target}: ${r.state.about}`;
     renderExplore(r.state);
   } catch (e) {
-    showError("starting a session", e);
+    exploreError("starting a session", e);
   }
   $("#explore-start").disabled = false;
 }
 
-// act sends one action; the server answers the new state.
+// act sends one action from the slider's frame; a frame before the last
+// branches there, discarding the steps after it.
 async function act(action) {
-  if (!explore.playing) $("#explore-verdict").dataset.found = "";
+  clearExploreError();
+  if (!explore.playing) {
+    $("#explore-verdict").dataset.found = "";
+    explore.found = "";
+  }
+  const body = { ...action };
+  if (explore.state && explore.view < explore.state.steps.length) body.from_step = explore.view;
   try {
-    renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/steps`, action));
+    renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/steps`, body));
   } catch (e) {
-    showError(`step ${actionLabel(action)}`, e);
+    exploreError(`step ${actionLabel(action)}`, e);
     throw e;
   }
 }
 
 async function undo() {
+  clearExploreError();
+  explore.found = "";
   $("#explore-verdict").dataset.found = "";
   try {
     renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/undo`, {}));
   } catch (e) {
-    showError("undo", e);
+    exploreError("undo", e);
   }
 }
 
-// findBug asks the explorer for a continuation that breaks a property and
-// plays it step by step.
+// findBug asks the server to search from the slider's frame; the page
+// polls the session for the search's progress and result, and plays a
+// counterexample step by step.
 async function findBug() {
+  clearExploreError();
   const verdict = $("#explore-verdict");
-  setPlaying(true);
   verdict.className = "verdict";
   verdict.dataset.found = "";
-  verdict.textContent = "searching every continuation from here…";
   try {
-    const r = await api("POST", `/api/explore/sessions/${explore.id}/find`, {});
-    if (!r.found) {
-      verdict.className = "verdict ok";
-      verdict.dataset.found = "none";
-      verdict.textContent = r.note ? `No bug found: ${r.note}.` :
-        `No bug from here: ${fmt(r.schedules)} schedules explored in ${dec1(r.elapsed_ms / 1000)} s` +
-        (r.exhaustive ? ", every one within the bounds" : "") + `, and no property broke (bounds: ${r.model}).`;
-      setPlaying(false);
-      return;
-    }
-    verdict.textContent = `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[r.property] || r.property}. ` +
-      `Playing it (${r.actions.length} steps)…`;
+    const st = await api("POST", `/api/explore/sessions/${explore.id}/find`, { from_step: explore.view });
+    explore.finding = true;
+    renderExplore(st, explore.view);
+    showFind(st.find);
+    explore.findTimer = setTimeout(pollFind, explore.pollMS);
+  } catch (e) {
+    exploreError("find a bug", e);
+  }
+}
+
+function stopFindPolling() {
+  if (explore.findTimer !== null) clearTimeout(explore.findTimer);
+  explore.findTimer = null;
+}
+
+async function pollFind() {
+  explore.findTimer = null;
+  let st;
+  try {
+    st = await api("GET", `/api/explore/sessions/${explore.id}`);
+  } catch (e) {
+    explore.finding = false;
+    exploreError("following the search", e);
+    renderFindControls();
+    return;
+  }
+  const f = st.find;
+  if (!f || f.state === "running") {
+    explore.state = st;
+    showFind(f);
+    if (explore.finding) explore.findTimer = setTimeout(pollFind, explore.pollMS);
+    return;
+  }
+  explore.finding = false;
+  renderExplore(st, f.from_step);
+  await findEnded(f);
+}
+
+// showFind shows a running search's progress.
+function showFind(f) {
+  const p = $("#explore-progress");
+  if (!f || f.state !== "running") { p.hidden = true; renderFindControls(); return; }
+  p.hidden = false;
+  const secs = (f.elapsed_ms / 1000).toFixed(1);
+  p.textContent = f.waiting
+    ? `Waiting for a free CPU: other searches run (from step ${f.from_step})…`
+    : `Searching every continuation from step ${f.from_step}: ${fmt(f.schedules)} schedules so far, ` +
+      `${secs} s of at most ${(f.budget_ms / 1000).toFixed(0)} s…`;
+  p.dataset.schedules = String(f.schedules);
+  renderFindControls();
+}
+
+async function cancelFind() {
+  $("#explore-cancel").disabled = true;
+  stopFindPolling();
+  try {
+    const st = await api("DELETE", `/api/explore/sessions/${explore.id}/find`);
+    explore.finding = false;
+    renderExplore(st, st.find ? st.find.from_step : undefined);
+    await findEnded(st.find || { state: "cancelled", elapsed_ms: 0, schedules: 0 });
+  } catch (e) {
+    explore.finding = false;
+    exploreError("cancelling the search", e);
+    renderFindControls();
+  }
+}
+
+// findEnded says how a search ended and plays what it found.
+async function findEnded(f) {
+  const verdict = $("#explore-verdict");
+  $("#explore-progress").hidden = true;
+  const r = f.result;
+  if (f.state === "cancelled") {
+    verdict.className = "verdict";
+    verdict.dataset.found = "cancelled";
+    verdict.textContent = `Search cancelled after ${dec1(f.elapsed_ms / 1000)} s and ${fmt(f.schedules)} schedules: nothing found so far.`;
+    renderFindControls();
+    return;
+  }
+  if (f.state === "failed") {
+    verdict.className = "verdict bad";
+    verdict.dataset.found = "failed";
+    verdict.textContent = `The search failed: ${f.error}`;
+    renderFindControls();
+    return;
+  }
+  if (f.state === "none") {
+    verdict.className = "verdict ok";
+    verdict.dataset.found = "none";
+    verdict.textContent = r.note ? `No bug found: ${r.note}.` :
+      `No bug from step ${f.from_step}: ${fmt(r.schedules)} schedules explored in ${dec1(r.elapsed_ms / 1000)} s` +
+      (r.exhaustive ? ", every one within the bounds" : "") + `, and no property broke (bounds: ${r.model}).`;
+    renderFindControls();
+    return;
+  }
+  setPlaying(true);
+  verdict.className = "verdict";
+  verdict.textContent = `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[r.property] || r.property}. ` +
+    `Playing it from step ${f.from_step} (${r.actions.length} steps)…`;
+  try {
+    explore.view = f.from_step;
     for (const a of r.actions) {
       await act(a);
       await new Promise((res) => setTimeout(res, explore.stepMS));
     }
     verdict.dataset.found = r.property;
+    explore.found = `Found by the search from step ${f.from_step}, after ${fmt(r.schedules)} schedules.`;
   } catch (e) {
-    showError("find a bug", e);
+    // act showed it
   }
   setPlaying(false);
 }
 
 function setPlaying(on) {
   explore.playing = on;
-  for (const b of document.querySelectorAll("#explore-session button")) b.disabled = on;
-  if (!on && explore.state) renderExplore(explore.state);
+  if (explore.state) renderExplore(explore.state, explore.view);
 }
 
-// renderExplore draws a state: the next steps as buttons, the clock, the
-// lease holders, the resource, and the swimlanes up to the slider.
-function renderExplore(st) {
+function renderFindControls() {
+  const busy = explore.playing || explore.finding;
+  const st = explore.state;
+  const fr = st ? st.frames[explore.view] : null;
+  $("#explore-find").disabled = busy || !fr || fr.enabled.length === 0;
+  $("#explore-find").textContent = st && explore.view < st.steps.length ? `Find a bug from step ${explore.view}` : "Find a bug from here";
+  $("#explore-cancel").hidden = !explore.finding;
+  $("#explore-cancel").disabled = !explore.finding;
+  $("#explore-undo").disabled = busy || !st || st.steps.length === 0;
+  $("#explore-slider").disabled = busy;
+  $("#explore-start").disabled = false;
+}
+
+// renderExplore draws a state at frame view (default: the last).
+function renderExplore(st, view) {
   explore.state = st;
   const n = st.steps.length;
+  explore.view = view === undefined || view > n ? n : view;
   const slider = $("#explore-slider");
   slider.max = String(n);
-  explore.view = n;
   slider.value = String(explore.view);
-  $("#explore-clock").textContent = fmtClock(st.clock_ms);
-  const holders = st.holders || [];
+  renderFrame();
+  $("#explore-session").dataset.steps = String(n);
+}
+
+// renderFrame draws the slider's frame: the whole view follows it.
+function renderFrame() {
+  const st = explore.state;
+  const k = explore.view;
+  const fr = st.frames[k];
+  const n = st.steps.length;
+  const pos = `${k} of ${n} steps`;
+  $("#explore-slider").setAttribute("aria-valuetext", pos);
+  $("#explore-position").textContent = pos;
+  $("#explore-session").dataset.view = String(k);
+  $("#explore-clock").textContent = fmtClock(fr.clock_ms);
+  const holders = fr.holders || [];
   $("#explore-holders").replaceChildren(holders.length === 0
     ? el("span", { class: "pill", text: "no valid lease" })
     : el("span", {}, ...holders.map((h) => el("span", { class: "pill holder", "data-client": h.client },
       `${h.client} holds `, el("code", { class: "key", text: h.key }),
       h.until_ms >= 0 ? ` until ${fmtClock(h.until_ms)}` : " (no expiry)"))));
-  $("#explore-resource").textContent = st.resource ? "resource: " + st.resource : "";
-  renderActions(st);
-  renderLanes(st, explore.view);
-  const verdict = $("#explore-verdict");
-  const vs = st.violations || [];
-  if (vs.length > 0) {
-    verdict.className = "verdict bad";
-    verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || v.property}. ${v.message}`).join(" ")));
-  } else if (st.complete) {
-    verdict.className = "verdict ok";
-    verdict.textContent = "Every client is done; no property broke.";
-  } else if (!explore.playing && !verdict.dataset.found) {
-    verdict.className = "verdict";
-    verdict.textContent = "";
-  }
-  $("#explore-undo").disabled = explore.playing || n === 0;
-  $("#explore-find").disabled = explore.playing || st.enabled.length === 0;
-  $("#explore-session").dataset.steps = String(n);
+  $("#explore-resource").textContent = fr.resource ? "resource: " + fr.resource : "";
+  renderActions(st, fr);
+  renderLanes(st, k);
+  renderVerdict(st, fr, k);
+  renderFindControls();
 }
 
-function renderActions(st) {
+function renderVerdict(st, fr, k) {
+  const verdict = $("#explore-verdict");
+  if (explore.playing || explore.finding) return;
+  const vs = fr.violations || [];
+  if (vs.length > 0) {
+    verdict.className = "verdict bad";
+    const found = k === st.steps.length && explore.found ? " " + explore.found : "";
+    verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || v.property}. ${v.message}`).join(" ") + found));
+  } else if (fr.complete) {
+    verdict.className = "verdict ok";
+    verdict.textContent = "Every client is done; no property broke.";
+  } else if (!verdict.dataset.found || k < st.steps.length) {
+    verdict.className = "verdict";
+    verdict.textContent = k < st.steps.length ? `Step ${k} of ${st.steps.length}: nothing broken yet.` : "";
+  }
+}
+
+function renderActions(st, fr) {
   const byClient = new Map();
   for (const c of st.clients) byClient.set(c, []);
   const shared = [];
-  for (const a of st.enabled) {
+  for (const a of fr.enabled) {
     if (a.kind === "tick") shared.push(a);
     else {
       if (!byClient.has(a.client)) byClient.set(a.client, []);
       byClient.get(a.client).push(a);
     }
   }
-  const behind = explore.view < st.steps.length;
+  const busy = explore.playing || explore.finding;
   const button = (a) => el("button", {
     type: "button", class: a.kind === "run" || a.kind === "start" ? "run" : a.kind === "tick" ? "tick" : "fault",
     "data-kind": a.kind, "data-client": a.client || "", "data-command": a.command || "",
-    disabled: explore.playing || behind, text: a.kind === "tick" ? tickLabel(a, st) : actionLabel(a),
+    disabled: busy, text: a.kind === "tick" ? tickLabel(a, fr) : actionLabel(a),
     onclick: () => act(a).catch(() => {}),
   });
   const boxes = [...byClient].map(([c, acts]) => el("div", { class: "explore-client", "data-client": c },
@@ -195,18 +366,18 @@ function renderActions(st) {
 }
 
 function clientGone(st, c) {
-  const last = [...st.steps].reverse().find((s) => s.action.client === c);
+  const last = [...st.steps.slice(0, explore.view)].reverse().find((s) => s.action.client === c);
   if (last && last.action.kind === "crash") return "crashed";
   if (last && last.action.kind === "pause") return "paused";
   return "nothing to send now (done, or asleep until time passes)";
 }
 
 // renderLanes draws one row per step, in its client's lane; steps after
-// the slider's position are faded; a step that broke a property is lit.
+// the slider's frame are faded; a step that broke a property is lit.
 function renderLanes(st, upto) {
   const lanes = $("#explore-lanes");
   const clients = st.clients;
-  lanes.style.gridTemplateColumns = `70px repeat(${clients.length}, minmax(0, 1fr))`;
+  lanes.style.gridTemplateColumns = `90px repeat(${clients.length}, minmax(0, 1fr))`;
   const broke = new Map();
   for (const v of st.violations || []) broke.set(v.step, v);
   const cells = [el("div", { class: "lab-head muted", text: "clock" }),
@@ -230,37 +401,47 @@ function renderLanes(st, upto) {
     }
   });
   lanes.replaceChildren(...cells);
-  $("#explore-position").textContent = `${upto} of ${st.steps.length} steps`;
-  $("#explore-resume").hidden = upto >= st.steps.length || explore.playing;
 }
 
-// scrub shows the history up to the slider; "Continue from here" undoes
-// the steps after it, so the next action branches off there.
+// scrub moves the whole view to the slider's frame.
 function scrub() {
   explore.view = Number($("#explore-slider").value);
-  renderActions(explore.state);
-  renderLanes(explore.state, explore.view);
+  $("#explore-verdict").dataset.found = "";
+  renderFrame();
 }
 
-async function resumeHere() {
-  const target = explore.view;
-  setPlaying(true);
+// keepAlive reads the session now and then, so that the server's idle
+// timer ends only the sessions of tabs that are gone; it says so when the
+// session has ended.
+async function keepAlive() {
+  if (!explore.id || explore.finding || document.hidden) return;
   try {
-    let st = explore.state;
-    while (st.steps.length > target) {
-      st = await api("POST", `/api/explore/sessions/${explore.id}/undo`, {});
-      explore.state = st;
-    }
+    await api("GET", `/api/explore/sessions/${explore.id}`);
   } catch (e) {
-    showError("undo", e);
+    if (e.status === 404) {
+      explore.id = "";
+      sessionStorage.removeItem(exploreSessionKey);
+      exploreError("this session", new ApiError(404, "not_found", "it has ended (unused too long, or the service restarted): press Start for another"));
+    }
   }
-  explore.view = -1;
-  setPlaying(false);
+}
+
+// Closing the tab (or leaving the page) ends its session.
+window.addEventListener("pagehide", () => {
+  if (explore.id) endSession(explore.id, true);
+  explore.id = "";
+});
+
+// A session left by this tab's previous page (a reload) is ended.
+{
+  const old = sessionStorage.getItem(exploreSessionKey);
+  if (old) endSession(old, false);
 }
 
 $("#explore-form").addEventListener("submit", startExplore);
 $("#explore-undo").addEventListener("click", undo);
 $("#explore-find").addEventListener("click", findBug);
+$("#explore-cancel").addEventListener("click", cancelFind);
 $("#explore-slider").addEventListener("input", scrub);
-$("#explore-resume").addEventListener("click", resumeHere);
+setInterval(keepAlive, explore.keepAliveMS);
 loadExploreTargets();
