@@ -89,6 +89,7 @@ func TestJSONKeys(t *testing.T) {
 		{"POST", "/api/explore/sessions/nope/undo", "/api/explore/sessions/:id/undo", ``, 404},
 		{"POST", "/api/explore/sessions/nope/find", "/api/explore/sessions/:id/find", ``, 404},
 		{"DELETE", "/api/explore/sessions/nope", "/api/explore/sessions/:id", ``, 404},
+		{"DELETE", "/api/explore/sessions/nope/find", "/api/explore/sessions/:id/find", ``, 404},
 		{"DELETE", "/api/market", "/api/market", ``, 405},
 		{"GET", "/api/nothing", "", ``, 404},
 	}

@@ -69,7 +69,7 @@ function showError(what, err) {
   const code = err instanceof ApiError ? err.code : "error";
   const item = el("div", { class: "error" },
     el("span", {}, what + ": ", el("code", { text: code }), " " + err.message),
-    el("button", { type: "button", title: "dismiss", text: "×", onclick: () => item.remove() }));
+    el("button", { type: "button", title: "dismiss", "aria-label": "dismiss this error", text: "×", onclick: () => item.remove() }));
   box.prepend(item);
   while (box.children.length > 5) box.lastChild.remove();
 }
@@ -101,17 +101,36 @@ async function refresh() {
   }
 }
 
+// reconcile makes nodes the children of parent, touching only what
+// differs: a kept child is neither removed nor moved, so it keeps its
+// focus and whatever is typed in it.
+function reconcile(parent, nodes) {
+  nodes.forEach((n, i) => {
+    if (parent.children[i] !== n) parent.insertBefore(n, parent.children[i] || null);
+  });
+  while (parent.children.length > nodes.length) parent.lastElementChild.remove();
+}
+
+// renderMarket updates the market's rows in place: a row whose listing is
+// unchanged is kept as it is, so a focused Buy button keeps its focus
+// through the refresh.
 function renderMarket() {
   const tbody = $("#market tbody");
-  tbody.replaceChildren(...state.listings.map((l) => el("tr", { "data-listing": l.item + "." + l.seller },
-    el("td", { text: l.item }),
-    el("td", { text: l.seller }),
-    el("td", { class: "num", text: fmt(l.price) }),
-    el("td", { class: "num" }, el("button", {
-      type: "button", class: "buy", text: "Buy",
-      "data-item": l.item, "data-seller": l.seller, "data-price": String(l.price),
-      onclick: (ev) => buy(ev.target, l),
-    })))));
+  const old = new Map([...tbody.children].map((tr) => [tr.dataset.listing, tr]));
+  reconcile(tbody, state.listings.map((l) => {
+    const key = l.item + "." + l.seller;
+    const tr = old.get(key);
+    if (tr && tr.dataset.price === String(l.price)) return tr;
+    return el("tr", { "data-listing": key, "data-price": String(l.price) },
+      el("td", { text: l.item }),
+      el("td", { text: l.seller }),
+      el("td", { class: "num", text: fmt(l.price) }),
+      el("td", { class: "num" }, el("button", {
+        type: "button", class: "buy", text: "Buy", "aria-label": `Buy ${l.item} from ${l.seller} for ${fmt(l.price)}`,
+        "data-item": l.item, "data-seller": l.seller, "data-price": String(l.price),
+        onclick: (ev) => buy(ev.currentTarget, l),
+      })));
+  }));
   $("#market-total").textContent = state.total > state.listings.length
     ? `${state.listings.length} of ${state.total}, cheapest first` : `${state.total} listed, cheapest first`;
   $("#market-empty").hidden = state.total > 0;
@@ -119,19 +138,45 @@ function renderMarket() {
   const sel = $("#buyer");
   const current = sel.value;
   const buyers = state.users;
-  sel.replaceChildren(...buyers.map((u) => el("option", { value: u.id, text: `${u.name} (${fmt(u.funds)})` })));
-  if (buyers.some((u) => u.id === current)) sel.value = current;
+  const options = buyers.map((u) => `${u.id}\u0000${u.name} (${fmt(u.funds)})`).join("\n");
+  if (sel.dataset.options !== options) {
+    sel.replaceChildren(...buyers.map((u) => el("option", { value: u.id, text: `${u.name} (${fmt(u.funds)})` })));
+    sel.dataset.options = options;
+    if (buyers.some((u) => u.id === current)) sel.value = current;
+  }
 }
 
+// renderUsers updates the user cards in place: an unchanged card is kept,
+// and a changed one keeps the price being typed in it and its focus.
 function renderUsers() {
   $("#users-total").textContent = `${state.users.length}`;
-  $("#users").replaceChildren(...state.users.map(userCard));
+  const box = $("#users");
+  const old = new Map([...box.children].map((c) => [c.dataset.user, c]));
+  const focused = document.activeElement;
+  reconcile(box, state.users.map((u) => {
+    const sig = JSON.stringify([u.name, u.funds, [...(u.inventory || [])].sort()]);
+    const card = old.get(u.id);
+    if (card && card.dataset.sig === sig) return card;
+    const fresh = userCard(u);
+    fresh.dataset.sig = sig;
+    if (card) {
+      const price = card.querySelector("input.price"), item = card.querySelector("select");
+      const nprice = fresh.querySelector("input.price"), nitem = fresh.querySelector("select");
+      if (price && nprice) nprice.value = price.value;
+      if (item && nitem && [...nitem.options].some((o) => o.value === item.value)) nitem.value = item.value;
+      if (card.contains(focused)) {
+        const same = focused === price ? nprice : focused === item ? nitem : fresh.querySelector("button");
+        queueMicrotask(() => same && same.focus());
+      }
+    }
+    return fresh;
+  }));
 }
 
 function userCard(u) {
   const before = state.funds.get(u.id);
   state.funds.set(u.id, u.funds);
-  const inv = u.inventory || [];
+  const inv = [...(u.inventory || [])].sort();
   const shown = inv.slice(0, 12);
   const card = el("div", { class: "user", id: "user-" + u.id, "data-user": u.id },
     el("div", { class: "top" },
@@ -143,10 +188,10 @@ function userCard(u) {
       inv.length > shown.length ? el("span", { class: "chip more", text: `+${inv.length - shown.length} more` }) : null,
       inv.length === 0 ? el("span", { class: "muted", text: "no items" }) : null));
   if (inv.length > 0) {
-    const item = el("select", { "aria-label": "item to list" }, ...inv.map((it) => el("option", { value: it, text: it })));
-    const price = el("input", { type: "number", min: "1", step: "1", placeholder: "price", "aria-label": "price" });
+    const item = el("select", { "aria-label": `${u.name}'s item to list` }, ...inv.map((it) => el("option", { value: it, text: it })));
+    const price = el("input", { type: "number", min: "1", step: "1", placeholder: "price", class: "price", "aria-label": `price for ${u.name}'s listing` });
     card.append(el("form", { class: "sell", onsubmit: (ev) => { ev.preventDefault(); sell(u.id, item.value, price.value, ev.submitter); } },
-      item, price, el("button", { type: "submit", text: "List" })));
+      item, price, el("button", { type: "submit", text: "List", "aria-label": `List ${u.name}'s item` })));
   }
   return card;
 }
@@ -224,6 +269,21 @@ async function health() {
 
 // ---- start ----
 
+// The page refreshes the market and the users every refreshMS;
+// setRefreshInterval changes it (a test runs the same refresh faster).
+const refreshMS = 3000;
+let refreshTimer = null;
+let refreshes = 0;
+function refreshNow() {
+  refreshes++;
+  refresh();
+  health();
+}
+function setRefreshInterval(msv) {
+  clearInterval(refreshTimer);
+  refreshTimer = setInterval(refreshNow, msv);
+}
+
 async function start() {
   for (const b of document.querySelectorAll("#strategy button")) {
     b.addEventListener("click", () => setStrategy(b.dataset.strategy));
@@ -244,7 +304,7 @@ async function start() {
   }
   await Promise.all([refresh(), health()]);
   document.body.dataset.ready = "true";
-  setInterval(() => { refresh(); health(); }, 3000);
+  refreshTimer = setInterval(refreshNow, refreshMS);
 }
 
 start();
