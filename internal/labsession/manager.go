@@ -386,23 +386,44 @@ func (m *Manager) State(_ context.Context, id string) (any, error) {
 // frame after FromStep steps (default: the last), which discards the steps
 // after it.
 type stepRequest struct {
-	explore.Action
-	FromStep *int `json:"from_step"`
+	Action   explore.Action
+	FromStep *int
+}
+
+// parseStep reads a step's body: an action as the enabled lists give it,
+// and from_step beside its fields.
+func parseStep(body []byte) (stepRequest, error) {
+	var req stepRequest
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return req, err
+	}
+	if raw, ok := fields["from_step"]; ok {
+		if err := json.Unmarshal(raw, &req.FromStep); err != nil {
+			return req, fmt.Errorf("from_step: %w", err)
+		}
+		delete(fields, "from_step")
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return req, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	return req, dec.Decode(&req.Action)
 }
 
 // Step takes an action, which must be one of the enabled actions of the
 // step it branches from (the last one, or from_step).
 func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var req stepRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	req, err := parseStep(body)
+	if err != nil {
 		return nil, invalid("an action is an object as the state's enabled list gives it, with from_step to branch "+
 			"from an earlier step: %v", err)
 	}
 	a := req.Action
 	var st State
-	err := m.do(id, func(s *session) error {
+	err = m.do(id, func(s *session) error {
 		s.mu.Lock()
 		from, err := s.fromLocked(req.FromStep)
 		busy := s.searching()
