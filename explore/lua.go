@@ -1,17 +1,9 @@
 package explore
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
-	"time"
-
-	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/locking"
 )
 
 // ErrBadScript is returned for a Lua script that Redis does not accept
@@ -67,149 +59,39 @@ func Lua(r LuaRecipe) (*Target, error) {
 			return nil, errors.New("a Lua recipe needs -acquire and -release")
 		}
 	}
-	scripts := map[string]*redis.Script{}
-	all := append(need, r.Extend)
-	for _, s := range all {
+	// The convention, as a manifest built in code.
+	mk := func(name string, s Script) *op {
 		if s.Source == "" {
-			continue
+			return nil
 		}
-		sc := redis.NewScript(s.Source)
-		registerScript(filepath.Base(s.Name), sc)
-		scripts[s.Name] = sc
+		return &op{name: name, script: &scriptRef{file: s.Name, source: s.Source},
+			keys: []tmpl{{raw: "${lock}", parts: []tmplPart{{name: phLock}}}},
+			args: []tmpl{{raw: "${token}", parts: []tmplPart{{name: phToken}}}, {raw: "${ttl}", parts: []tmplPart{{name: phTTL}}}},
+			ok:   []okValue{{kind: okInt, i: 1}}, refuse: []okValue{{kind: okInt, i: 0}, {kind: okNil}}}
 	}
-	name := "lua " + filepath.Base(r.Acquire.Name) + " " + filepath.Base(r.Release.Name)
+	rec := &recipe{rw: rw, strict: true, checks: lockChecks, ops: map[string]*op{}}
+	add := func(name string, s Script) {
+		if o := mk(name, s); o != nil {
+			rec.ops[name] = o
+		}
+	}
 	if rw {
-		name = "lua read-write " + filepath.Base(r.ReadAcquire.Name)
+		add("read_acquire", r.ReadAcquire)
+		add("read_release", r.ReadRelease)
+		add("write_acquire", r.WriteAcquire)
+		add("write_release", r.WriteRelease)
+	} else {
+		add("acquire", r.Acquire)
+		add("release", r.Release)
+		add("extend", r.Extend)
 	}
-	t := &Target{Name: name, About: "a lock written as Lua scripts (KEYS[1] lock key, ARGV[1] token, ARGV[2] TTL ms)",
-		Clients: 2, rw: rw, extend: r.Extend.Source != "", lockKeys: oneLockKey, Checks: lockChecks}
+	t := rec.target()
+	t.Name = "lua " + filepath.Base(r.Acquire.Name) + " " + filepath.Base(r.Release.Name)
 	if rw {
-		t.Clients = 3
+		t.Name = "lua read-write " + filepath.Base(r.ReadAcquire.Name)
 	}
-	t.check = func(ctx context.Context, rdb redis.UniversalClient, _ string) error {
-		for _, s := range all {
-			if s.Source == "" {
-				continue
-			}
-			if err := rdb.ScriptLoad(ctx, s.Source).Err(); err != nil {
-				var rerr redis.Error
-				if errors.As(err, &rerr) {
-					return fmt.Errorf("%w: %s: %v", ErrBadScript, s.Name, err)
-				}
-				return err
-			}
-		}
-		return nil
-	}
-	t.newLock = func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
-		l := &luaLocker{rdb: rdb, key: lockKey(ns), ttl: m.TTL, clk: clock{c}}
-		if rw {
-			l.acq, l.rel = [2]namedScript{{r.ReadAcquire.Name, scripts[r.ReadAcquire.Name]}, {r.WriteAcquire.Name, scripts[r.WriteAcquire.Name]}},
-				[2]namedScript{{r.ReadRelease.Name, scripts[r.ReadRelease.Name]}, {r.WriteRelease.Name, scripts[r.WriteRelease.Name]}}
-		} else {
-			a := namedScript{r.Acquire.Name, scripts[r.Acquire.Name]}
-			rel := namedScript{r.Release.Name, scripts[r.Release.Name]}
-			l.acq, l.rel = [2]namedScript{a, a}, [2]namedScript{rel, rel}
-			if r.Extend.Source != "" {
-				l.ext = namedScript{r.Extend.Name, scripts[r.Extend.Name]}
-			}
-		}
-		return l
-	}
+	t.About = "a lock written as Lua scripts (KEYS[1] lock key, ARGV[1] token, ARGV[2] TTL ms)"
 	return t, nil
 }
-
-type namedScript struct {
-	name string
-	s    *redis.Script
-}
-
-// luaLocker runs a Lua recipe; acq and rel are indexed by write (0: read).
-type luaLocker struct {
-	rdb      redis.UniversalClient
-	key      string
-	ttl      time.Duration
-	clk      clock
-	acq, rel [2]namedScript
-	ext      namedScript
-}
-
-type luaHeld struct {
-	l     *luaLocker
-	write bool
-	token string
-	start time.Duration
-}
-
-func idx(write bool) int {
-	if write {
-		return 1
-	}
-	return 0
-}
-
-// call runs a script and reads its answer: true for 1, false for 0 or
-// nil, ErrConvention for anything else.
-func (l *luaLocker) call(ctx context.Context, s namedScript, token string) (bool, error) {
-	v, err := s.s.Run(ctx, l.rdb, []string{l.key}, token, l.clk.c.w.dilate(l.ttl).Milliseconds()).Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
-	if err != nil {
-		var rerr redis.Error
-		if errors.As(err, &rerr) {
-			return false, fmt.Errorf("%w: %s failed: %v", ErrConvention, s.name, err)
-		}
-		return false, err
-	}
-	switch v {
-	case int64(1):
-		return true, nil
-	case int64(0):
-		return false, nil
-	}
-	return false, fmt.Errorf("%w: %s returned %v (%T); want 1 or 0", ErrConvention, s.name, v, v)
-}
-
-func (l *luaLocker) acquire(ctx context.Context, write bool) (held, error) {
-	token := uuid.NewString()
-	start := l.clk.now()
-	ok, err := l.call(ctx, l.acq[idx(write)], token)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, locking.ErrNotAcquired
-	}
-	return &luaHeld{l: l, write: write, token: token, start: start}, nil
-}
-
-func (h *luaHeld) release(ctx context.Context) error {
-	ok, err := h.l.call(ctx, h.l.rel[idx(h.write)], h.token)
-	if err == nil && !ok {
-		return locking.ErrNotHeld
-	}
-	return err
-}
-
-func (h *luaHeld) extend(ctx context.Context) error {
-	if h.l.ext.s == nil {
-		return nil
-	}
-	start := h.l.clk.now()
-	ok, err := h.l.call(ctx, h.l.ext, h.token)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return locking.ErrNotHeld
-	}
-	h.l.clk.c.w.mu.Lock()
-	h.start = start
-	h.l.clk.c.w.mu.Unlock()
-	return nil
-}
-
-func (h *luaHeld) end() time.Duration { return h.start + h.l.ttl }
 
 var scriptMu sync.Mutex

@@ -156,8 +156,9 @@ const (
 	Liveness        = "liveness"
 )
 
-// Properties lists the properties in the order they are reported.
-var Properties = []string{MutualExclusion, Resource, Liveness}
+// Properties lists the properties in the order they are reported
+// (Ownership is in manifest_run.go).
+var Properties = []string{MutualExclusion, Resource, Liveness, Ownership}
 
 // schedule is one run of the target's clients under the scheduler.
 type schedule struct {
@@ -288,6 +289,7 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 		}
 		if depth > 0 {
 			w.checkHolders(s)
+			w.checkOwnership(s)
 		}
 		if w.failed() {
 			s.complete = true

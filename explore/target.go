@@ -69,8 +69,17 @@ type Model struct {
 	Faults int `json:"faults"`
 	// FaultKinds is which faults may happen.
 	FaultKinds []string `json:"fault_kinds"`
-	// TTL is the lease.
+	// TTL is the lease (of every client, unless TTLs says otherwise);
+	// pauses are measured against it.
 	TTL time.Duration `json:"-"`
+	// TTLs, when set, is a lease per client, in order: client i's is
+	// TTLs[i], and clients past the list take its last.
+	TTLs []time.Duration `json:"-"`
+	// RenewEvery, when set, makes each holder extend its hold every
+	// RenewEvery of virtual time while it holds it, as a watchdog does
+	// (instead of once in the critical section): a target with an
+	// extension (a Lua or manifest recipe with extend, locking.Mutex).
+	RenewEvery time.Duration `json:"-"`
 	// Retry is a client's wait between attempts, in virtual time.
 	Retry time.Duration `json:"-"`
 	// Steps is the most commands one client may send in a schedule;
@@ -144,8 +153,25 @@ func (m Model) Validate() error {
 		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
 	case m.Jump < 0 || m.Jump > MaxTTL || m.Jump%time.Millisecond != 0:
 		return fmt.Errorf("clock jump %v: must be whole milliseconds, 0 to %v", m.Jump, MaxTTL)
+	case len(m.TTLs) > 4:
+		return fmt.Errorf("ttls: %d leases for at most 4 clients", len(m.TTLs))
+	case m.RenewEvery < 0 || m.RenewEvery > MaxTTL || m.RenewEvery%time.Millisecond != 0:
+		return fmt.Errorf("renew every %v: must be whole milliseconds, 0 to %v", m.RenewEvery, MaxTTL)
+	}
+	for _, d := range m.TTLs {
+		if d < time.Second || d > MaxTTL || d%time.Millisecond != 0 {
+			return fmt.Errorf("ttls: lease %v: must be 1s to %v, in whole milliseconds", d, MaxTTL)
+		}
 	}
 	return nil
+}
+
+// leaseOf is client i's lease.
+func (m Model) leaseOf(i int) time.Duration {
+	if len(m.TTLs) == 0 {
+		return m.TTL
+	}
+	return m.TTLs[min(i, len(m.TTLs)-1)]
 }
 
 // Target is code to explore: a lock recipe (or a market strategy) and
@@ -183,9 +209,15 @@ type Target struct {
 	watchdog bool
 	fenced   bool // the critical section's write is fenced (Lock.Held)
 	extend   bool // extend once in the critical section
+	// reentrant: each critical section takes the lock twice, nested, and
+	// releases it twice.
+	reentrant bool
 	newLock  func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
 	lockKeys func(ns string) []string
 	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
+	// liveness, when set, checks liveness at the end of a schedule
+	// instead of checkEnd's look at the lock keys (a recipe's probe).
+	liveness func(ctx context.Context, e *Explorer, w *world) ([]Violation, error)
 
 	// For a workload of its own (the market): setup prepares each
 	// schedule's state, run is one client's workload instead of work's,
@@ -302,6 +334,7 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 	if t.run != nil {
 		return t.run(ctx, c, m)
 	}
+	m.TTL = m.leaseOf(c.idx)
 	lk := t.newLock(c.rdb, c, m, t.ns)
 	clk := clock{c}
 	write := !t.rw || c.idx == m.Clients-1
@@ -336,16 +369,34 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 		c.hold = &hold{write: write, end: h.end}
 		c.got++
 		c.w.mu.Unlock()
+		inner, err := t.nest(ctx, lk, write)
+		if err != nil {
+			return err
+		}
 		work, stop := ctx, func() {}
+		in := h
+		if inner != nil {
+			in = inner
+		}
 		if t.watchdog {
 			if e, ok := h.(interface{ extender() locking.Extender }); ok {
 				work, stop = locking.KeepAlive(ctx, e.extender(), c.w.dilate(m.TTL))
 			}
+		} else if m.RenewEvery > 0 {
+			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
+			if t.extend {
+				in = onceless{in}
+			}
 		}
-		err := t.critical(work, c, h, write)
+		err = t.critical(work, c, in, write)
 		stop()
 		if err != nil {
 			return err
+		}
+		if inner != nil {
+			if err := inner.release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
+				return err
+			}
 		}
 		c.w.mu.Lock()
 		c.endHold = true
@@ -507,6 +558,10 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.D
 		}
 	}
 	// liveness
+	if t.liveness != nil {
+		vs, err := t.liveness(ctx, e, w)
+		return append(out, vs...), err
+	}
 	for _, key := range t.lockKeys(t.ns) {
 		ttl, err := e.rdb.PTTL(ctx, key).Result()
 		if err != nil {

@@ -125,6 +125,7 @@ type world struct {
 	lastRun  *parked
 	cmdLog   []cmdRecord
 	torn     []string // what readers saw of a write in progress
+	owned    []Violation // ownership violations the clients' replies showed (recipeHeld.owned)
 	stepNo   int      // index of the step being taken
 	// For the leases' real run-down: when the clock last advanced (the
 	// server's time, µs, as the tick read it, on the one server and on

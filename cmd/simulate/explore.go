@@ -33,7 +33,8 @@ func init() {
 
 const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog
                         | -redlock [-nodes N] | -acquire F -release F [-extend F]
-                        | -read-acquire F -read-release F -write-acquire F -write-release F) [flags]
+                        | -read-acquire F -read-release F -write-acquire F -write-release F
+                        | -recipe-dir DIR) [flags]
 
 Runs a lock's real code (a recipe of package internal/flawed, its fix, Lua
 scripts, locking.RedlockMutex, or the market's List and Purchase under a
@@ -65,7 +66,12 @@ them.
 
 Lua convention: KEYS[1] lock key, ARGV[1] owner token, ARGV[2] TTL in ms;
 acquire and extend return 1 on success (0 or nil: refused); release returns
-1 when it deleted the lock, 0 otherwise. Examples: examples/recipes/.
+1 when it deleted the lock, 0 otherwise. -recipe-dir DIR takes any other
+convention from DIR/recipe.json, a manifest that says how each operation is
+called (a script, or commands sent one round trip at a time), with what
+keys and arguments, and which replies mean success; it also checks
+ownership: a release or extension answered as a success once the hold had
+ended (see docs/explorer.md). Examples: examples/recipes/.
 
 Time is virtual, and dilated: every duration the code and the server see
 is the virtual one times 1,000,000 (a Lua script's ARGV[2] for a 10s lease
@@ -73,7 +79,8 @@ is 10000000000), so the machine's speed cannot decide a verdict.
 -budget D, Ctrl-C or SIGTERM stop the search: it then prints (and -out
 writes) what it found so far, says it was cut short, and exits as below.
 Exit status: 0 no violation, 1 a violation (replayed), 2 bad input (a flag,
-a script that does not parse or answers outside the convention).
+a script that does not parse or answers outside the convention, a manifest
+that cannot be used).
 
 Flags:
 `
@@ -103,6 +110,8 @@ type exploreOptions struct {
 	redlock  bool
 	nodes    int
 	lua      explore.LuaRecipe
+	dir      string
+	manifest *explore.Target
 	model    explore.Model
 	clients  int
 	check    []string
@@ -127,7 +136,8 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		files[name] = f.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
 	}
 	var faults, bound, check string
-	var ttl, jump time.Duration
+	var ttl, jump, renew time.Duration
+	var ttls string
 	f.redis(&o.redis, "the explorer needs one server, not a cluster")
 	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
 	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
@@ -140,6 +150,11 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	f.DurationVar(&jump, "jump", 0, "with -faults clock-jump: how far a node's clock jumps forward (default: one lease)")
 	f.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
 	f.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; 1s to 10m)")
+	f.StringVar(&o.dir, "recipe-dir", "", "explore the recipe in `DIR`: DIR/recipe.json says how each operation is called")
+	f.StringVar(&ttls, "ttls", "", "a lease per client, in order, as `D,D,...` (10s,3s); clients past the list take "+
+		"its last (default: -ttl for every client)")
+	f.DurationVar(&renew, "renew-every", 0, "each holder extends its hold every `D` of virtual time while it holds "+
+		"it, as a watchdog does, instead of once (a target with an extension)")
 	f.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
 	f.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
@@ -208,8 +223,20 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	if lua {
 		targets++
 	}
+	if o.dir != "" {
+		targets++
+	}
 	if targets != 1 {
-		return bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, or Lua scripts")
+		return bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
+	}
+	if o.dir != "" {
+		t, err := explore.LoadRecipe(o.dir)
+		if err != nil {
+			// One line, naming the field.
+			fmt.Fprintf(stderr, "simulate explore: %v\n", err)
+			return o, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		o.manifest = t
 	}
 	if o.fixed && o.recipe == "" {
 		return bad("-fixed goes with -recipe")
@@ -228,6 +255,21 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	o.model = explore.DefaultModel()
 	o.model.TTL = ttl
+	if ttls != "" {
+		for d := range strings.SplitSeq(ttls, ",") {
+			v, err := time.ParseDuration(strings.TrimSpace(d))
+			if err != nil {
+				return bad("-ttls %q: want leases such as 10s,3s", ttls)
+			}
+			o.model.TTLs = append(o.model.TTLs, v)
+		}
+		if !f.set("ttl") {
+			// Pauses are measured against the longest lease: a long one
+			// outlasts every lease.
+			o.model.TTL = slices.Max(o.model.TTLs)
+		}
+	}
+	o.model.RenewEvery = renew
 	fk, err := explore.ParseFaults(faults)
 	if err != nil {
 		return bad("-faults: %v", err)
@@ -326,6 +368,8 @@ type modelDoc struct {
 	Nodes      int      `json:"nodes,omitempty"`
 	JumpMS     int64    `json:"clock_jump_ms,omitempty"`
 	TTLMS      int64    `json:"ttl_ms"`
+	TTLsMS     []int64  `json:"ttls_ms,omitempty"`
+	RenewMS    int64    `json:"renew_every_ms,omitempty"`
 	RetryMS    int64    `json:"retry_ms"`
 	ShortMS    int64    `json:"pause_short_ms"`
 	LongMS     int64    `json:"pause_long_ms"`
@@ -383,6 +427,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		t = explore.Watchdog()
 	case o.redlock:
 		t, err = explore.Redlock(o.nodes)
+	case o.manifest != nil:
+		t = o.manifest
 	default:
 		t, err = explore.Lua(o.lua)
 	}
@@ -403,6 +449,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
 	}
 	e, err := explore.New(ctx, base, t, o.model)
+	if errors.Is(err, explore.ErrManifest) {
+		fmt.Fprintf(stderr, "simulate explore: %v\n", err)
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if errors.Is(err, explore.ErrBadScript) {
 		return usagef(stderr, "simulate explore", "%v", err)
 	}
@@ -446,6 +496,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if slices.Contains(o.model.FaultKinds, explore.FaultClockJump) {
 		doc.Model.JumpMS = o.model.Jump.Milliseconds()
 	}
+	for _, d := range o.model.TTLs {
+		doc.Model.TTLsMS = append(doc.Model.TTLsMS, d.Milliseconds())
+	}
+	doc.Model.RenewMS = o.model.RenewEvery.Milliseconds()
 	if t.Nodes() > 0 {
 		doc.Note += " " + nodesNote
 	}
@@ -546,10 +600,21 @@ func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep exp
 	if m.JumpMS > 0 {
 		faults += fmt.Sprintf(" (a clock jumps %s)", msText(m.JumpMS))
 	}
+	lease := "lease " + msText(m.TTLMS)
+	if len(m.TTLsMS) > 0 {
+		var ls []string
+		for i := range m.Clients {
+			ls = append(ls, fmt.Sprintf("%c %s", 'A'+i, msText(m.TTLsMS[min(i, len(m.TTLsMS)-1)])))
+		}
+		lease = "leases " + strings.Join(ls, ", ")
+	}
+	if m.RenewMS > 0 {
+		lease += ", renewed every " + msText(m.RenewMS)
+	}
 	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at "+
-		"the lock per section, at most %d commands per client, %s, at most %d advance(s) of the clock; lease %s, "+
+		"the lock per section, at most %d commands per client, %s, at most %d advance(s) of the clock; %s, "+
 		"retry %s, pauses short %s / long %s / forever (virtual time)",
-		m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, msText(m.TTLMS), msText(m.RetryMS),
+		m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, lease, msText(m.RetryMS),
 		msText(m.ShortMS), msText(m.LongMS)), schema.Width))
 	fmt.Fprintf(&b, "checked: %s\n", strings.Join(doc.Checked, ", "))
 	cover := "yes, every schedule within the bounds"

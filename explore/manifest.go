@@ -1,0 +1,729 @@
+package explore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ManifestFile is the name of a recipe directory's manifest.
+const ManifestFile = "recipe.json"
+
+// ErrManifest is returned for a recipe manifest that cannot be used: bad
+// JSON, an unknown op, field or placeholder, a bad ok list, a missing
+// script. Its message is one line that names the field, as in
+// "recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}".
+var ErrManifest = errors.New("explore: bad recipe manifest")
+
+// manifestError is an ErrManifest naming a field.
+type manifestError struct {
+	field, msg string
+	also       error // another sentinel it wraps (ErrBadScript), if any
+}
+
+func (e *manifestError) Error() string {
+	if e.field == "" {
+		return ManifestFile + ": " + e.msg
+	}
+	return ManifestFile + ": " + e.field + ": " + e.msg
+}
+
+func (e *manifestError) Unwrap() []error {
+	if e.also != nil {
+		return []error{ErrManifest, e.also}
+	}
+	return []error{ErrManifest}
+}
+
+func badField(field, format string, a ...any) error {
+	return &manifestError{field: field, msg: fmt.Sprintf(format, a...)}
+}
+
+// The kinds of lock a manifest describes, and their ops.
+const (
+	lockMutex  = "mutex"
+	lockRWLock = "rwlock"
+)
+
+var (
+	mutexOps  = []string{"acquire", "release", "extend"}
+	rwlockOps = []string{"read_acquire", "read_release", "write_acquire", "write_release", "extend"}
+)
+
+// The placeholders every template may use; a step's saved replies add
+// their names.
+const (
+	phLock     = "lock"
+	phToken    = "token"
+	phClient   = "client"
+	phTTL      = "ttl"
+	phNowMS    = "now_ms"
+	phTokenLen = "token_len"
+)
+
+var builtinPlaceholders = []string{phLock, phToken, phClient, phTTL, phNowMS, phTokenLen}
+
+// recipe is a parsed and checked manifest.
+type recipe struct {
+	name      string
+	rw        bool
+	seconds   bool // ttl_unit "s"
+	reentrant bool
+	ops       map[string]*op
+	// strict is the flags' convention (Lua): an answer other than the
+	// success and refusal values is an error (ErrConvention), not a
+	// refusal.
+	strict bool
+	// checks is the properties a recipe checks unless told otherwise.
+	checks []string
+}
+
+// op is one operation of a recipe: one script, or steps sent one round
+// trip at a time.
+type op struct {
+	name   string // "acquire", "read_release", ...
+	script *scriptRef
+	sc     *redis.Script // the script, once the recipe is a target
+	keys   []tmpl
+	args   []tmpl
+	steps  []*opStep
+	ok     []okValue
+	refuse []okValue // strict only: the answers that mean refused
+}
+
+type scriptRef struct {
+	file   string // as the manifest names it
+	source string
+}
+
+type opStep struct {
+	cmd  []tmpl
+	save string
+	cond *cond
+}
+
+// cond is a step's "if": eq or ne of two operands, or nil of one.
+type cond struct {
+	kind string
+	a, b operand
+}
+
+// operand is a template, or JSON null.
+type operand struct {
+	null bool
+	t    tmpl
+}
+
+// okValue is one reply meaning success: an integer, a string, or nil.
+type okValue struct {
+	kind int // okNil, okInt, okStr
+	i    int64
+	s    string
+}
+
+const (
+	okNil = iota
+	okInt
+	okStr
+)
+
+func (v okValue) String() string {
+	switch v.kind {
+	case okInt:
+		return strconv.FormatInt(v.i, 10)
+	case okStr:
+		return strconv.Quote(v.s)
+	}
+	return "null"
+}
+
+// tmpl is a string with placeholders: literal parts and names, in turn.
+type tmpl struct {
+	raw   string
+	parts []tmplPart
+}
+
+type tmplPart struct {
+	lit  string
+	name string // a placeholder when lit is ""
+}
+
+var placeholderRE = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+var saveNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// parseTmpl reads a template whose placeholders must be among known.
+func parseTmpl(field, s string, known []string) (tmpl, error) {
+	t := tmpl{raw: s}
+	rest := s
+	for {
+		loc := placeholderRE.FindStringSubmatchIndex(rest)
+		if loc == nil {
+			if strings.Contains(rest, "${") {
+				return t, badField(field, "unterminated placeholder in %q", s)
+			}
+			if rest != "" {
+				t.parts = append(t.parts, tmplPart{lit: rest})
+			}
+			return t, nil
+		}
+		if pre := rest[:loc[0]]; pre != "" {
+			if strings.Contains(pre, "${") {
+				return t, badField(field, "unterminated placeholder in %q", s)
+			}
+			t.parts = append(t.parts, tmplPart{lit: pre})
+		}
+		name := rest[loc[2]:loc[3]]
+		if !slices.Contains(known, name) {
+			return t, badField(field, "unknown placeholder ${%s} (known here: %s)", name, placeholderList(known))
+		}
+		t.parts = append(t.parts, tmplPart{name: name})
+		rest = rest[loc[1]:]
+	}
+}
+
+func placeholderList(known []string) string {
+	var out []string
+	for _, k := range known {
+		out = append(out, "${"+k+"}")
+	}
+	return strings.Join(out, ", ")
+}
+
+// value is a placeholder's value: a string, or nil (a saved nil reply,
+// or the save of a step that did not run).
+type value struct {
+	null bool
+	s    string
+}
+
+// expand is the template with its placeholders replaced. A template that
+// is one placeholder alone keeps its value's nil; inside a longer string
+// nil stands as "".
+func (t tmpl) expand(vars map[string]value) value {
+	if len(t.parts) == 1 && t.parts[0].lit == "" {
+		v, ok := vars[t.parts[0].name]
+		if !ok {
+			return value{null: true}
+		}
+		return v
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.lit != "" || p.name == "" {
+			b.WriteString(p.lit)
+			continue
+		}
+		b.WriteString(vars[p.name].s)
+	}
+	return value{s: b.String()}
+}
+
+// uses reports whether the template names placeholder name.
+func (t tmpl) uses(name string) bool {
+	return slices.ContainsFunc(t.parts, func(p tmplPart) bool { return p.lit == "" && p.name == name })
+}
+
+// object is a JSON object whose fields are checked: known names only
+// (besides comments), each read once.
+type object struct {
+	field  string
+	fields map[string]json.RawMessage
+}
+
+// commentFields may stand anywhere, and are ignored.
+var commentFields = []string{"comment", "description", "note", "notes"}
+
+func readObject(field string, raw json.RawMessage, known ...string) (*object, error) {
+	var m map[string]json.RawMessage
+	if err := strictUnmarshal(raw, &m); err != nil || m == nil {
+		return nil, badField(field, "want a JSON object")
+	}
+	for k := range m {
+		if !slices.Contains(known, k) && !slices.Contains(commentFields, k) && !strings.HasPrefix(k, "_") {
+			return nil, badField(join(field, k), "unknown field (known: %s)", strings.Join(known, ", "))
+		}
+	}
+	return &object{field: field, fields: m}, nil
+}
+
+func join(field, name string) string {
+	if field == "" {
+		return name
+	}
+	return field + "." + name
+}
+
+func (o *object) has(name string) bool {
+	v, ok := o.fields[name]
+	return ok && string(bytes.TrimSpace(v)) != "null"
+}
+
+func (o *object) str(name, def string) (string, error) {
+	if !o.has(name) {
+		return def, nil
+	}
+	var s string
+	if err := strictUnmarshal(o.fields[name], &s); err != nil {
+		return "", badField(join(o.field, name), "want a string")
+	}
+	return s, nil
+}
+
+func (o *object) boolean(name string) (bool, error) {
+	if !o.has(name) {
+		return false, nil
+	}
+	var b bool
+	if err := strictUnmarshal(o.fields[name], &b); err != nil {
+		return false, badField(join(o.field, name), "want true or false")
+	}
+	return b, nil
+}
+
+func (o *object) list(name string) ([]json.RawMessage, error) {
+	if !o.has(name) {
+		return nil, nil
+	}
+	var l []json.RawMessage
+	if err := strictUnmarshal(o.fields[name], &l); err != nil {
+		return nil, badField(join(o.field, name), "want a JSON array")
+	}
+	return l, nil
+}
+
+func strictUnmarshal(raw json.RawMessage, v any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// scalarString reads a JSON string or number as text: command arguments
+// and script arguments may be either.
+func scalarString(field string, raw json.RawMessage) (string, error) {
+	var v any
+	if err := strictUnmarshal(raw, &v); err != nil {
+		return "", badField(field, "want a string or a number")
+	}
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		return v.String(), nil
+	}
+	return "", badField(field, "want a string or a number, not %s", strings.TrimSpace(string(raw)))
+}
+
+// parseOK reads an ok list: JSON integers, strings and null.
+func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
+	if len(raws) == 0 {
+		return nil, badField(field, "want a non-empty list of the replies that mean success (numbers, strings, null)")
+	}
+	var out []okValue
+	for i, raw := range raws {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		var v any
+		if err := strictUnmarshal(raw, &v); err != nil {
+			return nil, badField(f, "not JSON")
+		}
+		switch v := v.(type) {
+		case nil:
+			out = append(out, okValue{kind: okNil})
+		case string:
+			out = append(out, okValue{kind: okStr, s: v})
+		case json.Number:
+			n, err := v.Int64()
+			if err != nil {
+				f, ferr := v.Float64()
+				if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+					return nil, badField(field+fmt.Sprintf("[%d]", i), "%s: Redis replies with integers (Lua truncates its numbers)", v)
+				}
+				n = int64(f)
+			}
+			out = append(out, okValue{kind: okInt, i: n})
+		case bool:
+			return nil, badField(f, "%v: a script's true reaches the client as 1 and false as nil: write 1 or null", v)
+		default:
+			return nil, badField(f, "%s: want a number, a string or null (a table reply matches by its first element)",
+				strings.TrimSpace(string(raw)))
+		}
+	}
+	return out, nil
+}
+
+// LoadRecipe reads a recipe directory: DIR/recipe.json (the manifest)
+// and the scripts it names, and returns its target. The manifest says
+// how each operation of the lock is called:
+//
+//	{"name": "my lock", "lock": "mutex", "ttl_unit": "ms", "reentrant": false,
+//	 "ops": {
+//	   "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${ttl}", "${token}"], "ok": [null]},
+//	   "release": {"steps": [
+//	     {"cmd": ["GET", "${lock}"], "save": "v"},
+//	     {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${token}"]}}], "ok": [1]}}}
+//
+// lock is mutex (ops acquire, release, optional extend) or rwlock (ops
+// read_acquire, read_release, write_acquire, write_release, optional
+// extend). An op is one script (one EVALSHA) or steps, each one command
+// sent in its own round trip, which the explorer may interleave with
+// other clients' commands; a step may save its reply under a name and
+// run only if a condition (eq, ne of two values, nil of one) holds. The
+// op's reply is that of its last step that ran. ok lists the replies
+// that mean success (a table matches by its first element); any other
+// reply means refused (not released, not extended), and a Redis error
+// is an error of the target. Placeholders may stand inside longer
+// strings: ${lock}, ${token} (this hold's owner value), ${client} (the
+// client's stable name), ${ttl} (the lease in ttl_unit, ms or s),
+// ${now_ms} (the client's clock), ${token_len}, and ${NAME} for a reply
+// an earlier step of the same op saved. With reentrant, the workload
+// takes the lock twice, nested, with the same ${client} and ${token}, and
+// releases it twice.
+//
+// An error (wrapping ErrManifest) names the field at fault.
+func LoadRecipe(dir string) (*Target, error) {
+	r, err := readRecipe(dir)
+	if err != nil {
+		return nil, err
+	}
+	return r.target(), nil
+}
+
+func readRecipe(dir string) (*recipe, error) {
+	path := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &manifestError{msg: fmt.Sprintf("no %s in %s", ManifestFile, dir)}
+		}
+		return nil, &manifestError{msg: err.Error()}
+	}
+	return parseRecipe(b, filepath.Base(filepath.Clean(dir)), func(name string) (string, error) {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, name)
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return "", fmt.Errorf("no file %s", p)
+			}
+			return "", err
+		}
+		return string(src), nil
+	})
+}
+
+// parseRecipe reads a manifest; read returns a script file's source.
+func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*recipe, error) {
+	var syntax *json.SyntaxError
+	var raw json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		if errors.As(err, &syntax) {
+			line := 1 + bytes.Count(b[:min(int(syntax.Offset), len(b))], []byte("\n"))
+			return nil, &manifestError{msg: fmt.Sprintf("not JSON: line %d: %v", line, err)}
+		}
+		return nil, &manifestError{msg: "not JSON: " + err.Error()}
+	}
+	top, err := readObject("", raw, "name", "lock", "ttl_unit", "reentrant", "ops")
+	if err != nil {
+		return nil, err
+	}
+	r := &recipe{ops: map[string]*op{}, checks: []string{MutualExclusion, Liveness, Ownership}}
+	if r.name, err = top.str("name", defName); err != nil {
+		return nil, err
+	}
+	lock, err := top.str("lock", lockMutex)
+	if err != nil {
+		return nil, err
+	}
+	switch lock {
+	case lockMutex:
+	case lockRWLock:
+		r.rw = true
+	default:
+		return nil, badField("lock", "%q: want mutex or rwlock", lock)
+	}
+	unit, err := top.str("ttl_unit", "ms")
+	if err != nil {
+		return nil, err
+	}
+	switch unit {
+	case "ms":
+	case "s":
+		r.seconds = true
+	default:
+		return nil, badField("ttl_unit", "%q: want ms or s", unit)
+	}
+	if r.reentrant, err = top.boolean("reentrant"); err != nil {
+		return nil, err
+	}
+	if !top.has("ops") {
+		return nil, badField("ops", "missing: the lock's operations")
+	}
+	allowed := mutexOps
+	if r.rw {
+		allowed = rwlockOps
+	}
+	ops, err := readObject("ops", top.fields["ops"], allowed...)
+	if err != nil {
+		var me *manifestError
+		if errors.As(err, &me) && strings.HasSuffix(me.msg, ")") && strings.HasPrefix(me.msg, "unknown field") {
+			me.msg = fmt.Sprintf("unknown op (a%s %s has %s)", map[bool]string{true: "n", false: ""}[r.rw], lock,
+				strings.Join(allowed, ", "))
+		}
+		return nil, err
+	}
+	names := make([]string, 0, len(ops.fields))
+	for k := range ops.fields {
+		if slices.Contains(allowed, k) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		o, err := parseOp("ops."+name, name, ops.fields[name], read)
+		if err != nil {
+			return nil, err
+		}
+		r.ops[name] = o
+	}
+	for _, need := range allowed {
+		if need != "extend" && r.ops[need] == nil {
+			return nil, badField("ops."+need, "missing: a%s %s needs %s", map[bool]string{true: "n", false: ""}[r.rw], lock,
+				strings.Join(slices.DeleteFunc(slices.Clone(allowed), func(s string) bool { return s == "extend" }), ", "))
+		}
+	}
+	return r, nil
+}
+
+// blocked names the commands a step may not send: a transaction across
+// round trips (its effect lands at EXEC, which names no key), a blocking
+// command (it would hold the server's connection past the scheduler), a
+// subscription.
+var blocked = map[string]string{
+	"MULTI": "a transaction", "EXEC": "a transaction", "DISCARD": "a transaction", "WATCH": "a transaction",
+	"UNWATCH": "a transaction", "BLPOP": "a blocking command", "BRPOP": "a blocking command",
+	"BLMOVE": "a blocking command", "BRPOPLPUSH": "a blocking command", "BZPOPMIN": "a blocking command",
+	"BZPOPMAX": "a blocking command", "BLMPOP": "a blocking command", "BZMPOP": "a blocking command",
+	"WAIT": "a blocking command", "XREAD": "a blocking command", "XREADGROUP": "a blocking command",
+	"SUBSCRIBE": "a subscription", "PSUBSCRIBE": "a subscription", "SSUBSCRIBE": "a subscription",
+	"MONITOR": "a subscription", "FLUSHALL": "a command on every key", "FLUSHDB": "a command on every key",
+	"SELECT": "a change of database", "QUIT": "the end of the connection", "RESET": "the end of the connection",
+}
+
+func parseOp(field, name string, raw json.RawMessage, read func(string) (string, error)) (*op, error) {
+	obj, err := readObject(field, raw, "script", "keys", "args", "steps", "ok")
+	if err != nil {
+		return nil, err
+	}
+	o := &op{name: name}
+	switch {
+	case obj.has("script") && obj.has("steps"):
+		return nil, badField(field, "give script or steps, not both")
+	case !obj.has("script") && !obj.has("steps"):
+		return nil, badField(field, "give script (one EVALSHA) or steps (commands one round trip at a time)")
+	}
+	if !obj.has("ok") {
+		return nil, badField(join(field, "ok"), "missing: the replies that mean success")
+	}
+	oks, err := obj.list("ok")
+	if err != nil {
+		return nil, err
+	}
+	if o.ok, err = parseOK(join(field, "ok"), oks); err != nil {
+		return nil, err
+	}
+	if obj.has("script") {
+		file, err := obj.str("script", "")
+		if err != nil {
+			return nil, err
+		}
+		if file == "" {
+			return nil, badField(join(field, "script"), "empty: want a Lua file in the recipe's directory")
+		}
+		src, err := read(file)
+		if err != nil {
+			return nil, badField(join(field, "script"), "%v", err)
+		}
+		o.script = &scriptRef{file: file, source: src}
+		for _, part := range []struct {
+			name string
+			into *[]tmpl
+		}{{"keys", &o.keys}, {"args", &o.args}} {
+			l, err := obj.list(part.name)
+			if err != nil {
+				return nil, err
+			}
+			for i, raw := range l {
+				f := fmt.Sprintf("%s.%s[%d]", field, part.name, i)
+				s, err := scalarString(f, raw)
+				if err != nil {
+					return nil, err
+				}
+				if part.name == "keys" && s == "" {
+					return nil, badField(f, "empty key")
+				}
+				t, err := parseTmpl(f, s, builtinPlaceholders)
+				if err != nil {
+					return nil, err
+				}
+				*part.into = append(*part.into, t)
+			}
+		}
+		return o, nil
+	}
+	for _, k := range []string{"keys", "args"} {
+		if obj.has(k) {
+			return nil, badField(join(field, k), "goes with script; a step names its keys in cmd")
+		}
+	}
+	steps, err := obj.list("steps")
+	if err != nil {
+		return nil, err
+	}
+	if len(steps) == 0 {
+		return nil, badField(join(field, "steps"), "empty: want at least one step")
+	}
+	known := slices.Clone(builtinPlaceholders)
+	for i, raw := range steps {
+		f := fmt.Sprintf("%s.steps[%d]", field, i)
+		so, err := readObject(f, raw, "cmd", "save", "if")
+		if err != nil {
+			return nil, err
+		}
+		st := &opStep{}
+		// The condition sees the saves of earlier steps only.
+		if so.has("if") {
+			if st.cond, err = parseCond(join(f, "if"), so.fields["if"], known); err != nil {
+				return nil, err
+			}
+		}
+		cmd, err := so.list("cmd")
+		if err != nil {
+			return nil, err
+		}
+		if len(cmd) == 0 {
+			return nil, badField(join(f, "cmd"), "missing: want the command and its arguments, as [\"GET\", \"${lock}\"]")
+		}
+		for j, raw := range cmd {
+			cf := fmt.Sprintf("%s.cmd[%d]", f, j)
+			s, err := scalarString(cf, raw)
+			if err != nil {
+				return nil, err
+			}
+			t, err := parseTmpl(cf, s, known)
+			if err != nil {
+				return nil, err
+			}
+			if j == 0 {
+				if len(t.parts) != 1 || t.parts[0].lit == "" {
+					return nil, badField(cf, "%q: want a command name, not a placeholder", s)
+				}
+				name := strings.ToUpper(s)
+				if why, ok := blocked[name]; ok {
+					return nil, badField(cf, "%s is %s, which steps cannot send (use a script)", name, why)
+				}
+				if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
+					return nil, badField(cf, "%s in a step: give the op a script instead", name)
+				}
+			}
+			st.cmd = append(st.cmd, t)
+		}
+		if so.has("save") {
+			if st.save, err = so.str("save", ""); err != nil {
+				return nil, err
+			}
+			switch {
+			case !saveNameRE.MatchString(st.save):
+				return nil, badField(join(f, "save"), "%q: want a name of letters, digits and _", st.save)
+			case slices.Contains(builtinPlaceholders, st.save):
+				return nil, badField(join(f, "save"), "%q is a placeholder of its own", st.save)
+			}
+			if !slices.Contains(known, st.save) {
+				known = append(known, st.save)
+			}
+		}
+		o.steps = append(o.steps, st)
+	}
+	return o, nil
+}
+
+func parseCond(field string, raw json.RawMessage, known []string) (*cond, error) {
+	obj, err := readObject(field, raw, "eq", "ne", "nil")
+	if err != nil {
+		return nil, err
+	}
+	var kinds []string
+	for _, k := range []string{"eq", "ne", "nil"} {
+		if _, ok := obj.fields[k]; ok {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) != 1 {
+		return nil, badField(field, "want exactly one of eq, ne, nil")
+	}
+	c := &cond{kind: kinds[0]}
+	raw = obj.fields[c.kind]
+	var l []json.RawMessage
+	if c.kind == "nil" {
+		if err := strictUnmarshal(raw, &l); err != nil {
+			l = []json.RawMessage{raw}
+		}
+		if len(l) != 1 {
+			return nil, badField(join(field, "nil"), "want one value")
+		}
+	} else if err := strictUnmarshal(raw, &l); err != nil || len(l) != 2 {
+		return nil, badField(join(field, c.kind), "want two values, as [\"${v}\", \"${token}\"]")
+	}
+	ops := make([]operand, len(l))
+	for i, r := range l {
+		if strings.TrimSpace(string(r)) == "null" {
+			ops[i] = operand{null: true}
+			continue
+		}
+		s, err := scalarString(field, r)
+		if err != nil {
+			return nil, err
+		}
+		if ops[i].t, err = parseTmpl(field, s, known); err != nil {
+			return nil, err
+		}
+	}
+	c.a = ops[0]
+	if len(ops) > 1 {
+		c.b = ops[1]
+	}
+	return c, nil
+}
+
+// holds reports whether the condition holds over vars.
+func (c *cond) holds(vars map[string]value) bool {
+	a := c.a.eval(vars)
+	if c.kind == "nil" {
+		return a.null
+	}
+	b := c.b.eval(vars)
+	eq := a.null == b.null && (a.null || a.s == b.s)
+	if c.kind == "eq" {
+		return eq
+	}
+	return !eq
+}
+
+func (o operand) eval(vars map[string]value) value {
+	if o.null {
+		return value{null: true}
+	}
+	return o.t.expand(vars)
+}

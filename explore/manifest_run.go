@@ -1,0 +1,671 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/locking"
+)
+
+// Ownership is the property that a release or an extension answered as
+// a success was one of a hold that had not ended: its lease had not run
+// out, and no other client had taken the lock since.
+const Ownership = "ownership"
+
+// opNames are a recipe's acquire and release ops, by write (0: read).
+func (r *recipe) acquireOp(write bool) *op {
+	if !r.rw {
+		return r.ops["acquire"]
+	}
+	if write {
+		return r.ops["write_acquire"]
+	}
+	return r.ops["read_acquire"]
+}
+
+func (r *recipe) releaseOp(write bool) *op {
+	if !r.rw {
+		return r.ops["release"]
+	}
+	if write {
+		return r.ops["write_release"]
+	}
+	return r.ops["read_release"]
+}
+
+// sortedOps is the ops in a fixed order.
+func (r *recipe) sortedOps() []*op {
+	var out []*op
+	for _, name := range append(slices.Clone(mutexOps), rwlockOps...) {
+		if o := r.ops[name]; o != nil && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (r *recipe) about() string {
+	kind := "a lock"
+	if r.rw {
+		kind = "a read-write lock"
+	}
+	var parts []string
+	for _, o := range r.sortedOps() {
+		if o.script != nil {
+			parts = append(parts, o.name+" "+filepath.Base(o.script.file))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s in %d step(s)", o.name, len(o.steps)))
+		}
+	}
+	s := kind + " from " + ManifestFile + ": " + strings.Join(parts, ", ")
+	if r.reentrant {
+		s += "; taken twice, nested"
+	}
+	return s
+}
+
+// target makes the recipe's target.
+func (r *recipe) target() *Target {
+	for _, o := range r.sortedOps() {
+		if o.script != nil && o.sc == nil {
+			o.sc = redis.NewScript(o.script.source)
+			registerScript(filepath.Base(o.script.file), o.sc)
+		}
+	}
+	t := &Target{Name: r.name, About: r.about(), Clients: 2, rw: r.rw, extend: r.ops["extend"] != nil,
+		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks}
+	if r.rw {
+		t.Clients = 3
+	}
+	t.check = r.check
+	t.newLock = func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
+		return &recipeLocker{r: r, rdb: rdb, c: c, clk: clock{c}, key: lockKey(ns), ttl: m.TTL, owner: ownerName(c.name)}
+	}
+	t.liveness = r.liveness
+	return t
+}
+
+// ownerName is a client's ${client}.
+func ownerName(client string) string { return "client-" + client }
+
+// check loads every script (one that does not parse is ErrBadScript) and
+// asks the server whether it knows every step's command.
+func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string) error {
+	for _, o := range r.sortedOps() {
+		if o.script != nil {
+			if err := rdb.ScriptLoad(ctx, o.script.source).Err(); err != nil {
+				var rerr redis.Error
+				if !errors.As(err, &rerr) {
+					return err
+				}
+				if r.strict {
+					return fmt.Errorf("%w: %s: %v", ErrBadScript, o.script.file, err)
+				}
+				return &manifestError{field: "ops." + o.name + ".script", msg: fmt.Sprintf("%s does not load: %v",
+					o.script.file, err), also: ErrBadScript}
+			}
+			continue
+		}
+		for i, st := range o.steps {
+			name := st.cmd[0].raw
+			v, err := rdb.Do(ctx, "COMMAND", "INFO", name).Slice()
+			if err != nil {
+				continue // a server without COMMAND INFO (miniredis): it answers at run time
+			}
+			if len(v) == 1 && v[0] == nil {
+				return badField(fmt.Sprintf("ops.%s.steps[%d].cmd[0]", o.name, i), "%s: the server knows no such command", name)
+			}
+		}
+	}
+	return nil
+}
+
+// recipeTTL is the lease a recipe is handed, and recipeNow the time its
+// ${now_ms} says, for a lease and a virtual time: every duration a recipe
+// sees goes through these two, dilated as every other target's.
+func recipeTTL(w *world, d time.Duration) time.Duration { return w.dilate(d) }
+
+func recipeNow(w *world, now time.Duration) int64 { return w.at(now).UnixMilli() }
+
+// recipeLocker runs a recipe for one client.
+type recipeLocker struct {
+	r     *recipe
+	rdb   redis.UniversalClient
+	c     *client
+	clk   clock
+	key   string
+	ttl   time.Duration
+	owner string
+	// outer is the hold taken and not yet released: a reentrant recipe's
+	// second take nests in it.
+	outer *recipeHeld
+}
+
+// recipeLease is what a hold (and the holds nested in it) knows of its
+// lease. Guarded by w.mu.
+type recipeLease struct {
+	sent time.Duration // when the last acquire or extend that succeeded was sent
+	ran  time.Duration // when it ran on the server
+	// gotAt is each client's count of holds taken when the hold began.
+	gotAt []int
+}
+
+type recipeHeld struct {
+	l      *recipeLocker
+	write  bool
+	token  string
+	nested bool
+	lease  *recipeLease
+}
+
+// vars is the placeholders' values for one op of a hold.
+func (l *recipeLocker) vars(w *world, token string, now time.Duration) (map[string]value, error) {
+	ttl := recipeTTL(w, l.ttl)
+	var ttlText string
+	if l.r.seconds {
+		if ttl%time.Second != 0 {
+			return nil, fmt.Errorf("%w: the lease %v is not whole seconds, and the recipe's ttl_unit is s", ErrManifest, ttl)
+		}
+		ttlText = strconv.FormatInt(int64(ttl/time.Second), 10)
+	} else {
+		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
+	}
+	return map[string]value{
+		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
+		phNowMS: {s: strconv.FormatInt(recipeNow(w, now), 10)}, phTokenLen: {s: strconv.Itoa(len(token))},
+	}, nil
+}
+
+// usesNow reports whether an op reads the clock.
+func (o *op) usesNow() bool {
+	for _, t := range append(slices.Clone(o.keys), o.args...) {
+		if t.uses(phNowMS) {
+			return true
+		}
+	}
+	for _, st := range o.steps {
+		for _, t := range st.cmd {
+			if t.uses(phNowMS) {
+				return true
+			}
+		}
+		if st.cond != nil && (st.cond.a.t.uses(phNowMS) || st.cond.b.t.uses(phNowMS)) {
+			return true
+		}
+	}
+	return false
+}
+
+// commander is what an op needs of a client: scripts and commands.
+type commander interface {
+	redis.Scripter
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// run runs op o on rdb for the hold with token; now reads the clock when
+// a template needs it. It returns the op's reply: that of its script, or
+// of its last step that ran; nil for a nil reply.
+func (l *recipeLocker) run(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration) (any, error) {
+	t := time.Duration(0)
+	if o.usesNow() {
+		t = now()
+	}
+	vars, err := l.vars(w, token, t)
+	if err != nil {
+		return nil, err
+	}
+	if o.script != nil {
+		keys := make([]string, len(o.keys))
+		for i, k := range o.keys {
+			keys[i] = k.expand(vars).s
+		}
+		args := make([]any, len(o.args))
+		for i, a := range o.args {
+			args[i] = a.expand(vars).s
+		}
+		v, err := o.sc.Run(ctx, rdb, keys, args...).Result()
+		return l.reply(o, -1, v, err)
+	}
+	var reply any
+	for i, st := range o.steps {
+		if i > 0 && o.usesNow() {
+			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(w, now()), 10)}
+		}
+		if st.cond != nil && !st.cond.holds(vars) {
+			continue
+		}
+		args := make([]any, len(st.cmd))
+		for j, a := range st.cmd {
+			args[j] = a.expand(vars).s
+		}
+		v, err := rdb.Do(ctx, args...).Result()
+		if v, err = l.reply(o, i, v, err); err != nil {
+			return nil, err
+		}
+		reply = v
+		if st.save != "" {
+			vars[st.save] = valueOf(v)
+		}
+	}
+	return reply, nil
+}
+
+// reply reads a command's answer: redis.Nil is nil; a Redis error is an
+// error of the target, naming the op (and step, i ≥ 0).
+func (l *recipeLocker) reply(o *op, i int, v any, err error) (any, error) {
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		if l.r.strict {
+			return nil, fmt.Errorf("%w: %s failed: %v", ErrConvention, o.script.file, err)
+		}
+		return nil, fmt.Errorf("%s failed: %v", o.where(i), err)
+	}
+	return v, err
+}
+
+// where names an op, or one of its steps (i ≥ 0), for messages.
+func (o *op) where(i int) string {
+	if o.script != nil {
+		return fmt.Sprintf("ops.%s (%s)", o.name, filepath.Base(o.script.file))
+	}
+	if i < 0 {
+		return "ops." + o.name
+	}
+	return fmt.Sprintf("ops.%s.steps[%d] (%s)", o.name, i, strings.ToUpper(o.steps[i].cmd[0].raw))
+}
+
+// valueOf is a reply as a placeholder's value: a table by its first
+// element.
+func valueOf(v any) value {
+	switch v := firstElem(v).(type) {
+	case nil:
+		return value{null: true}
+	case int64:
+		return value{s: strconv.FormatInt(v, 10)}
+	case string:
+		return value{s: v}
+	default:
+		return value{s: fmt.Sprint(v)}
+	}
+}
+
+// firstElem is a reply with every table replaced by its first element (an
+// empty table by nil).
+func firstElem(v any) any {
+	for {
+		t, ok := v.([]any)
+		if !ok {
+			return v
+		}
+		if len(t) == 0 {
+			return nil
+		}
+		v = t[0]
+	}
+}
+
+// matches reports whether reply v is one of vals.
+func matches(v any, vals []okValue) bool {
+	v = firstElem(v)
+	for _, ok := range vals {
+		switch x := v.(type) {
+		case nil:
+			if ok.kind == okNil {
+				return true
+			}
+		case int64:
+			if ok.kind == okInt && ok.i == x {
+				return true
+			}
+		case string:
+			if ok.kind == okStr && ok.s == x {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// judge says whether a reply of op o means success; under the strict
+// convention, a reply that is neither success nor refusal is an error.
+func (l *recipeLocker) judge(o *op, v any) (bool, error) {
+	if matches(v, o.ok) {
+		return true, nil
+	}
+	if l.r.strict && !matches(v, o.refuse) {
+		return false, fmt.Errorf("%w: %s returned %v (%T); want 1 or 0", ErrConvention, o.script.file, v, v)
+	}
+	return false, nil
+}
+
+func (l *recipeLocker) now() time.Duration { return l.clk.now() }
+
+// virtualNow is the time a reply came back: the time its command ran
+// (no advance of the clock comes between a command and its reply).
+func (l *recipeLocker) virtualNow() time.Duration {
+	w := l.c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now
+}
+
+func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
+	o := l.r.acquireOp(write)
+	token, nested := uuid.NewString(), false
+	if l.r.reentrant && l.outer != nil {
+		token, nested = l.outer.token, true
+	}
+	sent := l.now()
+	v, err := l.run(ctx, l.rdb, l.c.w, o, token, l.now)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := l.judge(o, v)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, locking.ErrNotAcquired
+	}
+	ran := l.virtualNow()
+	w := l.c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if nested {
+		// A take that succeeds grants the lease anew, nested or not.
+		l.outer.lease.sent, l.outer.lease.ran = sent, ran
+		return &recipeHeld{l: l, write: write, token: token, nested: true, lease: l.outer.lease}, nil
+	}
+	lease := &recipeLease{sent: sent, ran: ran}
+	for _, c := range w.clients {
+		lease.gotAt = append(lease.gotAt, c.got)
+	}
+	h := &recipeHeld{l: l, write: write, token: token, lease: lease}
+	l.outer = h
+	return h, nil
+}
+
+func (h *recipeHeld) release(ctx context.Context) error {
+	l := h.l
+	o := l.r.releaseOp(h.write)
+	if !h.nested {
+		l.outer = nil
+	}
+	v, err := l.run(ctx, l.rdb, l.c.w, o, h.token, l.now)
+	if err != nil {
+		return err
+	}
+	ok, err := l.judge(o, v)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return locking.ErrNotHeld
+	}
+	h.owned(o, v)
+	return nil
+}
+
+func (h *recipeHeld) extend(ctx context.Context) error {
+	l := h.l
+	o := l.r.ops["extend"]
+	if o == nil {
+		return nil
+	}
+	sent := l.now()
+	v, err := l.run(ctx, l.rdb, l.c.w, o, h.token, l.now)
+	if err != nil {
+		return err
+	}
+	ok, err := l.judge(o, v)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return locking.ErrNotHeld
+	}
+	h.owned(o, v)
+	ran := l.virtualNow()
+	w := l.c.w
+	w.mu.Lock()
+	h.lease.sent, h.lease.ran = sent, ran
+	w.mu.Unlock()
+	return nil
+}
+
+func (h *recipeHeld) end() time.Duration { return h.lease.sent + h.l.ttl }
+
+// owned checks a release or extension answered v, a success: the hold
+// must not have ended (its lease run out on the server's side: from when
+// its take or last extension ran; or another client's conflicting take
+// since it began). Otherwise it records an ownership violation.
+func (h *recipeHeld) owned(o *op, v any) {
+	l := h.l
+	w := l.c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var why string
+	if end := h.lease.ran + l.ttl; w.now >= end {
+		why = "its lease had run out at " + fmtMS(end.Milliseconds())
+	} else {
+		last := len(w.clients) - 1
+		for i, c := range w.clients {
+			conflict := !l.r.rw || h.write || i == last
+			if c != l.c && conflict && i < len(h.lease.gotAt) && c.got > h.lease.gotAt[i] {
+				why = c.name + " had taken the lock since"
+				break
+			}
+		}
+	}
+	if why == "" {
+		return
+	}
+	w.owned = append(w.owned, Violation{Property: Ownership, Step: w.stepNo, Message: fmt.Sprintf(
+		"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
+		fmtMS(w.now.Milliseconds()), l.c.name, o.where(-1), replyText(v), l.c.name, why)})
+}
+
+func replyText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return strconv.Quote(v)
+	case []any:
+		var parts []string
+		for _, x := range v {
+			parts = append(parts, replyText(x))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// checkOwnership moves the ownership violations the clients' replies
+// showed into the schedule: the first one counts.
+func (w *world) checkOwnership(s *schedule) {
+	w.mu.Lock()
+	vs := w.owned
+	w.owned = nil
+	w.mu.Unlock()
+	if len(vs) == 0 || slices.ContainsFunc(s.violations, func(v Violation) bool { return v.Property == Ownership }) {
+		return
+	}
+	v := vs[0]
+	if v.Step >= len(s.steps) {
+		v.Step = len(s.steps) - 1
+	}
+	s.violations = append(s.violations, v)
+	if v.Step >= 0 && s.steps[v.Step].Violation == "" {
+		s.steps[v.Step].Violation = Ownership
+	}
+}
+
+// workloadKeys are the generic workload's own keys, which no recipe
+// writes.
+var workloadKeys = []string{counterName, xName, yName}
+
+// liveness finds a client that waits forever: a live client gave up on
+// the lock, no live client holds it, some key the recipe wrote has no
+// expiry, and once every lease has run out (every key with an expiry
+// gone) the client's take is still refused. The message names each key
+// without expiry and the step that wrote it last.
+func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
+	w.mu.Lock()
+	var waiter *client
+	heldByLive := false
+	for _, c := range w.clients {
+		if c.crashed {
+			continue
+		}
+		heldByLive = heldByLive || c.hold != nil
+		if c.wanted && c.gaveUp && waiter == nil {
+			waiter = c
+		}
+	}
+	now := w.now
+	log := slices.Clone(w.cmdLog)
+	crashed := map[string]bool{}
+	for _, c := range w.clients {
+		crashed[c.name] = c.crashed
+	}
+	w.mu.Unlock()
+	if heldByLive || waiter == nil {
+		return nil, nil
+	}
+	// Every key in the namespace, and every key the recipe named outside it.
+	all, err := e.rdb.Keys(ctx, e.ns+"*").Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range log {
+		for _, args := range rec.args {
+			for _, k := range commandKeys(args) {
+				if !slices.Contains(all, k) {
+					all = append(all, k)
+				}
+			}
+		}
+	}
+	sort.Strings(all)
+	var stuck, volatile []string
+	for _, k := range all {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.ns+n }) {
+			continue
+		}
+		ttl, err := e.rdb.PTTL(ctx, k).Result()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ttl == -1:
+			stuck = append(stuck, k)
+		case ttl >= 0:
+			volatile = append(volatile, k)
+		}
+	}
+	if len(stuck) == 0 {
+		return nil, nil
+	}
+	// Let every lease run out, and try the waiter's take once more.
+	if len(volatile) > 0 {
+		if err := e.rdb.Del(ctx, volatile...).Err(); err != nil {
+			return nil, err
+		}
+	}
+	m := e.model
+	write := !r.rw || waiter.idx == m.Clients-1
+	l := &recipeLocker{r: r, rdb: e.rdb, c: waiter, key: lockKey(e.ns), ttl: m.leaseOf(waiter.idx), owner: ownerName(waiter.name)}
+	o := r.acquireOp(write)
+	v, err := l.run(ctx, e.rdb, w, o, uuid.NewString(), func() time.Duration { return now })
+	if err != nil {
+		return nil, fmt.Errorf("%w: client %s: probing whether its %s would ever succeed: %w", ErrTarget, waiter.name, o.name, err)
+	}
+	if ok, err := l.judge(o, v); err != nil || ok {
+		return nil, err
+	}
+	var why []string
+	for _, k := range stuck {
+		why = append(why, r.blame(e, k, log, crashed))
+	}
+	return []Violation{{Property: Liveness, Message: fmt.Sprintf(
+		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is still refused "+
+			"(it would wait forever)", strings.Join(why, "; "), waiter.name, o.name)}}, nil
+}
+
+// blame says which step wrote key last, and whether its client crashed
+// afterwards.
+func (r *recipe) blame(e *Explorer, key string, log []cmdRecord, crashed map[string]bool) string {
+	short := e.target.short(key)
+	for i := len(log) - 1; i >= 0; i-- {
+		rec := log[i]
+		for j := len(rec.args) - 1; j >= 0; j-- {
+			args := rec.args[j]
+			if !slices.Contains(commandKeys(args), key) || !commandWrites(args) || j < len(rec.errs) && rec.errs[j] != "" {
+				continue
+			}
+			what := r.stepOf(args)
+			s := fmt.Sprintf("%s has no expiry: %s's %s (step %d) wrote it last", short, rec.client, what, rec.step+1)
+			if crashed[rec.client] {
+				s += ", and " + rec.client + " crashed"
+			}
+			return s
+		}
+	}
+	return short + " has no expiry"
+}
+
+// stepOf names the op (and step) a command belongs to: its script, or
+// the first step whose command has its name.
+func (r *recipe) stepOf(args []string) string {
+	name := strings.ToUpper(args[0])
+	if (name == "EVALSHA" || name == "EVAL") && len(args) > 1 {
+		for _, o := range r.sortedOps() {
+			if o.sc != nil && (args[1] == o.sc.Hash() || args[1] == o.script.source) {
+				return o.where(-1)
+			}
+		}
+		return "EVAL " + scriptName(args[1])
+	}
+	for _, o := range r.sortedOps() {
+		for i, st := range o.steps {
+			if strings.EqualFold(st.cmd[0].raw, name) {
+				return o.where(i)
+			}
+		}
+	}
+	return name
+}
+
+// commandKeys is the keys a command names (a script's KEYS).
+func commandKeys(args []string) []string {
+	keys, _ := footprint([]redis.Cmder{cmdOf(args)})
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "*" })
+}
+
+// commandWrites reports whether a command may write.
+func commandWrites(args []string) bool {
+	_, w := footprint([]redis.Cmder{cmdOf(args)})
+	return w
+}
+
+func cmdOf(args []string) redis.Cmder {
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	return redis.NewCmd(context.Background(), a...)
+}
