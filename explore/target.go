@@ -212,9 +212,9 @@ type Target struct {
 	// reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	reentrant bool
-	newLock  func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
-	lockKeys func(ns string) []string
-	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
+	newLock   func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
+	lockKeys  func(ns string) []string
+	check     func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
 	// liveness, when set, checks liveness at the end of a schedule
 	// instead of checkEnd's look at the lock keys (a recipe's probe).
 	liveness func(ctx context.Context, e *Explorer, w *world) ([]Violation, error)

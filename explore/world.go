@@ -124,9 +124,9 @@ type world struct {
 	stopping bool
 	lastRun  *parked
 	cmdLog   []cmdRecord
-	torn     []string // what readers saw of a write in progress
+	torn     []string    // what readers saw of a write in progress
 	owned    []Violation // ownership violations the clients' replies showed (recipeHeld.owned)
-	stepNo   int      // index of the step being taken
+	stepNo   int         // index of the step being taken
 	// For the leases' real run-down: when the clock last advanced (the
 	// server's time, µs, as the tick read it, on the one server and on
 	// each node; and this process's time when it sent the tick), how
