@@ -209,12 +209,13 @@ type Target struct {
 	watchdog bool
 	fenced   bool // the critical section's write is fenced (Lock.Held)
 	extend   bool // extend once in the critical section
+	newLock  func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
+	lockKeys func(ns string) []string
+	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
+
 	// reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	reentrant bool
-	newLock   func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
-	lockKeys  func(ns string) []string
-	check     func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
 	// liveness, when set, checks liveness at the end of a schedule
 	// instead of checkEnd's look at the lock keys (a recipe's probe).
 	liveness func(ctx context.Context, e *Explorer, w *world) ([]Violation, error)

@@ -124,9 +124,12 @@ type world struct {
 	stopping bool
 	lastRun  *parked
 	cmdLog   []cmdRecord
-	torn     []string    // what readers saw of a write in progress
-	owned    []Violation // ownership violations the clients' replies showed (recipeHeld.owned)
-	stepNo   int         // index of the step being taken
+	torn     []string // what readers saw of a write in progress
+	stepNo   int      // index of the step being taken
+
+	// owned is the ownership violations the clients' replies showed
+	// (recipeHeld.owned).
+	owned []Violation
 	// For the leases' real run-down: when the clock last advanced (the
 	// server's time, µs, as the tick read it, on the one server and on
 	// each node; and this process's time when it sent the tick), how
