@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -155,9 +156,43 @@ type recipeLocker struct {
 // lease. Guarded by w.mu.
 type recipeLease struct {
 	sent time.Duration // when the last acquire or extend that succeeded was sent
-	ran  time.Duration // when it ran on the server
 	// gotAt is each client's count of holds taken when the hold began.
 	gotAt []int
+	// seen is, for each key the hold's take or extension named, how many
+	// times its lease had run out (world.keyLog) when that op ran.
+	seen map[string]int
+}
+
+// expiries is how many times key's lease has run out in the schedule.
+// w.mu is held.
+func expiries(w *world, key string) int {
+	n := 0
+	for _, e := range w.keyLog[key] {
+		if strings.HasPrefix(e, "lease ran out") {
+			n++
+		}
+	}
+	return n
+}
+
+// grant records a take, sent at sent, that named keys. w.mu is held.
+func (ls *recipeLease) grant(w *world, sent time.Duration, keys []string) {
+	ls.sent, ls.gotAt, ls.seen = sent, nil, nil
+	for _, c := range w.clients {
+		ls.gotAt = append(ls.gotAt, c.got)
+	}
+	ls.note(w, keys)
+}
+
+// note records the keys an op that granted the lease named. w.mu is
+// held.
+func (ls *recipeLease) note(w *world, keys []string) {
+	if ls.seen == nil {
+		ls.seen = map[string]int{}
+	}
+	for _, k := range keys {
+		ls.seen[k] = expiries(w, k)
+	}
 }
 
 type recipeHeld struct {
@@ -216,13 +251,19 @@ type commander interface {
 // a template needs it. It returns the op's reply: that of its script, or
 // of its last step that ran; nil for a nil reply.
 func (l *recipeLocker) run(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration) (any, error) {
+	v, _, err := l.runKeys(ctx, rdb, w, o, token, now)
+	return v, err
+}
+
+// runKeys is run, and also returns the keys the commands that ran named.
+func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration) (any, []string, error) {
 	t := time.Duration(0)
 	if o.usesNow() {
 		t = now()
 	}
 	vars, err := l.vars(w, token, t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.script != nil {
 		keys := make([]string, len(o.keys))
@@ -234,9 +275,11 @@ func (l *recipeLocker) run(ctx context.Context, rdb commander, w *world, o *op, 
 			args[i] = a.expand(vars).s
 		}
 		v, err := o.sc.Run(ctx, rdb, keys, args...).Result()
-		return l.reply(o, -1, v, err)
+		v, err = l.reply(o, -1, v, err)
+		return v, keys, err
 	}
 	var reply any
+	var named []string
 	for i, st := range o.steps {
 		if i > 0 && o.usesNow() {
 			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(w, now()), 10)}
@@ -245,19 +288,22 @@ func (l *recipeLocker) run(ctx context.Context, rdb commander, w *world, o *op, 
 			continue
 		}
 		args := make([]any, len(st.cmd))
+		texts := make([]string, len(st.cmd))
 		for j, a := range st.cmd {
-			args[j] = a.expand(vars).s
+			texts[j] = a.expand(vars).s
+			args[j] = texts[j]
 		}
+		named = append(named, commandKeys(texts)...)
 		v, err := rdb.Do(ctx, args...).Result()
 		if v, err = l.reply(o, i, v, err); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		reply = v
 		if st.save != "" {
 			vars[st.save] = valueOf(v)
 		}
 	}
-	return reply, nil
+	return reply, named, nil
 }
 
 // reply reads a command's answer: redis.Nil is nil; a Redis error is an
@@ -353,15 +399,6 @@ func (l *recipeLocker) judge(o *op, v any) (bool, error) {
 
 func (l *recipeLocker) now() time.Duration { return l.clk.now() }
 
-// virtualNow is the time a reply came back: the time its command ran
-// (no advance of the clock comes between a command and its reply).
-func (l *recipeLocker) virtualNow() time.Duration {
-	w := l.c.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.now
-}
-
 func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 	o := l.r.acquireOp(write)
 	token, nested := uuid.NewString(), false
@@ -369,7 +406,7 @@ func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 		token, nested = l.outer.token, true
 	}
 	sent := l.now()
-	v, err := l.run(ctx, l.rdb, l.c.w, o, token, l.now)
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, token, l.now)
 	if err != nil {
 		return nil, err
 	}
@@ -380,19 +417,17 @@ func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 	if !ok {
 		return nil, locking.ErrNotAcquired
 	}
-	ran := l.virtualNow()
 	w := l.c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if nested {
-		// A take that succeeds grants the lease anew, nested or not.
-		l.outer.lease.sent, l.outer.lease.ran = sent, ran
+		// A take that succeeds grants the lease anew, nested or not: if
+		// the first hold had ended meanwhile, this take began a new one.
+		l.outer.lease.grant(w, sent, keys)
 		return &recipeHeld{l: l, write: write, token: token, nested: true, lease: l.outer.lease}, nil
 	}
-	lease := &recipeLease{sent: sent, ran: ran}
-	for _, c := range w.clients {
-		lease.gotAt = append(lease.gotAt, c.got)
-	}
+	lease := &recipeLease{}
+	lease.grant(w, sent, keys)
 	h := &recipeHeld{l: l, write: write, token: token, lease: lease}
 	l.outer = h
 	return h, nil
@@ -426,7 +461,7 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 		return nil
 	}
 	sent := l.now()
-	v, err := l.run(ctx, l.rdb, l.c.w, o, h.token, l.now)
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now)
 	if err != nil {
 		return err
 	}
@@ -438,10 +473,10 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 		return locking.ErrNotHeld
 	}
 	h.owned(o, v)
-	ran := l.virtualNow()
 	w := l.c.w
 	w.mu.Lock()
-	h.lease.sent, h.lease.ran = sent, ran
+	h.lease.sent = sent
+	h.lease.note(w, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
 	w.mu.Unlock()
 	return nil
 }
@@ -449,18 +484,25 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 func (h *recipeHeld) end() time.Duration { return h.lease.sent + h.l.ttl }
 
 // owned checks a release or extension answered v, a success: the hold
-// must not have ended (its lease run out on the server's side: from when
-// its take or last extension ran; or another client's conflicting take
-// since it began). Otherwise it records an ownership violation.
+// must not have ended, by the lease of a key its take or last extension
+// named running out since, or by another client's conflicting take since
+// it began. Otherwise it records an ownership violation. (A read hold
+// whose own lease has run out while the key lives on, lengthened by
+// another reader, has not ended: the lock still keeps writers out.)
 func (h *recipeHeld) owned(o *op, v any) {
 	l := h.l
 	w := l.c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var why string
-	if end := h.lease.ran + l.ttl; w.now >= end {
-		why = "its lease had run out at " + fmtMS(end.Milliseconds())
-	} else {
+	keys := slices.Sorted(maps.Keys(h.lease.seen))
+	for _, k := range keys {
+		if expiries(w, k) > h.lease.seen[k] {
+			why = "its lease had run out (" + w.t.short(k) + " expired)"
+			break
+		}
+	}
+	if why == "" {
 		last := len(w.clients) - 1
 		for i, c := range w.clients {
 			conflict := !l.r.rw || h.write || i == last
@@ -606,26 +648,47 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 			"(it would wait forever)", strings.Join(why, "; "), waiter.name, o.name)}}, nil
 }
 
-// blame says which step wrote key last, and whether its client crashed
-// afterwards.
+// blame says which step left key behind: the last write to it by a
+// client that crashed (its crash is why nothing cleaned it up), or else
+// the last write to it.
 func (r *recipe) blame(e *Explorer, key string, log []cmdRecord, crashed map[string]bool) string {
 	short := e.target.short(key)
-	for i := len(log) - 1; i >= 0; i-- {
-		rec := log[i]
-		for j := len(rec.args) - 1; j >= 0; j-- {
-			args := rec.args[j]
-			if !slices.Contains(commandKeys(args), key) || !commandWrites(args) || j < len(rec.errs) && rec.errs[j] != "" {
+	var last, byCrashed *cmdRecord
+	var lastArgs, crashedArgs []string
+	for i := range log {
+		rec := &log[i]
+		for j, args := range rec.args {
+			if !slices.Contains(commandKeys(args), key) || !commandWrites(args) || j < len(rec.errs) && rec.errs[j] != "" ||
+				j < len(rec.values) && unchanged(args, rec.values[j]) {
 				continue
 			}
-			what := r.stepOf(args)
-			s := fmt.Sprintf("%s has no expiry: %s's %s (step %d) wrote it last", short, rec.client, what, rec.step+1)
+			last, lastArgs = rec, args
 			if crashed[rec.client] {
-				s += ", and " + rec.client + " crashed"
+				byCrashed, crashedArgs = rec, args
 			}
-			return s
 		}
 	}
+	switch {
+	case byCrashed != nil:
+		return fmt.Sprintf("%s has no expiry: %s's %s (step %d) left it, and %s crashed", short, byCrashed.client,
+			r.stepOf(crashedArgs), byCrashed.step+1, byCrashed.client)
+	case last != nil:
+		return fmt.Sprintf("%s has no expiry: %s's %s (step %d) left it", short, last.client, r.stepOf(lastArgs), last.step+1)
+	}
 	return short + " has no expiry"
+}
+
+// unchanged reports whether a write command's reply says it changed
+// nothing: a SETNX or SET NX that found the key, an EXPIRE or a DEL that
+// found none.
+func unchanged(args []string, reply string) bool {
+	switch strings.ToUpper(args[0]) {
+	case "SETNX", "HSETNX", "MSETNX", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK", "HDEL":
+		return reply == "0" || reply == "false"
+	case "SET":
+		return reply == "(nil)"
+	}
+	return false
 }
 
 // stepOf names the op (and step) a command belongs to: its script, or

@@ -1,0 +1,13 @@
+-- BROKEN on purpose: the count is decremented without asking whether the
+-- caller holds the lock at all. A holder whose lease ran out, and whose
+-- lock someone else has taken since, drives a field of its own to -1 and
+-- deletes the other holder's lock.
+-- KEYS[1] the lock, ARGV[1] the holder's name, ARGV[2] the lease in ms.
+-- Returns 0 when the caller still holds it (nested), 1 when it let go.
+local left = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+if left > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('DEL', KEYS[1])
+return 1

@@ -1,0 +1,343 @@
+package explore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// writeRecipe writes a recipe directory: recipe.json and the given files.
+func writeRecipe(t *testing.T, manifest string, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, explore.ManifestFile), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// issueExample is the manifest of docs/explorer.md.
+const issueExample = `{
+  "name": "my lock",
+  "lock": "mutex",
+  "ttl_unit": "ms",
+  "reentrant": false,
+  "ops": {
+    "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${ttl}", "${token}"], "ok": [null]},
+    "release": {"steps": [
+      {"cmd": ["GET", "${lock}"], "save": "v"},
+      {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${token}"]}}
+    ], "ok": [1]},
+    "extend":  {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1, "OK"]}
+  }
+}`
+
+var exampleScripts = map[string]string{
+	"acquire.lua": `if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then return nil end
+return redis.call('PTTL', KEYS[1])`,
+	"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`,
+}
+
+// TestManifestErrors: each bad manifest is refused with ErrManifest and
+// one line naming the field.
+func TestManifestErrors(t *testing.T) {
+	release := `"release": {"script": "acquire.lua", "ok": [1]}`
+	mutex := func(acquire string) string {
+		return `{"ops": {"acquire": ` + acquire + `, ` + release + `}}`
+	}
+	for _, tc := range []struct {
+		name, manifest string
+		files          map[string]string
+		want           string
+	}{
+		{"the placeholder misspelt", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, "release": {"steps": [
+			{"cmd": ["GET", "${lock}"], "save": "v"}, {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${tokn}"]}}],
+			"ok": [1]}}}`, nil, "recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}"},
+		{"unknown op", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, ` + release + `, "unlock": {}}}`, nil,
+			"recipe.json: ops.unlock: unknown op"},
+		{"rwlock op in a mutex", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, ` + release +
+			`, "read_acquire": {}}}`, nil, "recipe.json: ops.read_acquire: unknown op"},
+		{"missing op", `{"lock": "rwlock", "ops": {"read_acquire": {"script": "acquire.lua", "ok": [1]}}}`, nil,
+			"recipe.json: ops.read_release: missing"},
+		{"no ops", `{"name": "x"}`, nil, "recipe.json: ops: missing"},
+		{"ok a boolean", mutex(`{"script": "acquire.lua", "ok": [true]}`), nil, "recipe.json: ops.acquire.ok[0]: true"},
+		{"ok a fraction", mutex(`{"script": "acquire.lua", "ok": [1.5]}`), nil, "recipe.json: ops.acquire.ok[0]: 1.5"},
+		{"ok empty", mutex(`{"script": "acquire.lua", "ok": []}`), nil, "recipe.json: ops.acquire.ok: want a non-empty"},
+		{"ok an object", mutex(`{"script": "acquire.lua", "ok": [{"a": 1}]}`), nil, "recipe.json: ops.acquire.ok[0]"},
+		{"ok not a list", mutex(`{"script": "acquire.lua", "ok": 1}`), nil, "recipe.json: ops.acquire.ok: want a JSON array"},
+		{"ok missing", mutex(`{"script": "acquire.lua"}`), nil, "recipe.json: ops.acquire.ok: missing"},
+		{"missing script file", mutex(`{"script": "nope.lua", "ok": [1]}`), nil, "recipe.json: ops.acquire.script: no file"},
+		{"script and steps", mutex(`{"script": "acquire.lua", "steps": [{"cmd": ["GET", "${lock}"]}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire: give script or steps, not both"},
+		{"neither", mutex(`{"ok": [1]}`), nil, "recipe.json: ops.acquire: give script"},
+		{"unknown placeholder in a key", mutex(`{"script": "acquire.lua", "keys": ["${lok}"], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.keys[0]: unknown placeholder ${lok}"},
+		{"unknown placeholder in an arg", mutex(`{"script": "acquire.lua", "args": ["x${ttl}${ms}"], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.args[0]: unknown placeholder ${ms}"},
+		{"a save used before it is made", mutex(`{"steps": [{"cmd": ["GET", "${v}"]}, {"cmd": ["GET", "${lock}"], "save": "v"}],
+			"ok": [1]}`), nil, "recipe.json: ops.acquire.steps[0].cmd[1]: unknown placeholder ${v}"},
+		{"a save of another op", `{"ops": {"acquire": {"steps": [{"cmd": ["GET", "${lock}"], "save": "v"}], "ok": [1]},
+			"release": {"steps": [{"cmd": ["DEL", "${v}"]}], "ok": [1]}}}`, nil,
+			"recipe.json: ops.release.steps[0].cmd[1]: unknown placeholder ${v}"},
+		{"unterminated", mutex(`{"steps": [{"cmd": ["GET", "${lock"]}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.steps[0].cmd[1]: unterminated placeholder"},
+		{"a transaction", mutex(`{"steps": [{"cmd": ["MULTI"]}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.steps[0].cmd[0]: MULTI is a transaction"},
+		{"a blocking command", mutex(`{"steps": [{"cmd": ["BLPOP", "${lock}", "0"]}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.steps[0].cmd[0]: BLPOP is a blocking command"},
+		{"no command", mutex(`{"steps": [{"save": "v"}], "ok": [1]}`), nil, "recipe.json: ops.acquire.steps[0].cmd: missing"},
+		{"two conditions", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "if": {"eq": ["a", "b"], "nil": "a"}}], "ok": [1]}`),
+			nil, "recipe.json: ops.acquire.steps[0].if: want exactly one of eq, ne, nil"},
+		{"eq of one", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "if": {"eq": ["a"]}}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.steps[0].if.eq: want two values"},
+		{"save of a placeholder's name", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "save": "token"}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.steps[0].save: \"token\" is a placeholder"},
+		{"unknown step field", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "iff": {}}], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.steps[0].iff: unknown field"},
+		{"keys with steps", mutex(`{"steps": [{"cmd": ["GET", "${lock}"]}], "keys": ["${lock}"], "ok": [1]}`), nil,
+			"recipe.json: ops.acquire.keys: goes with script"},
+		{"unknown lock", `{"lock": "semaphore", "ops": {}}`, nil, `recipe.json: lock: "semaphore": want mutex or rwlock`},
+		{"unknown ttl unit", `{"ttl_unit": "us", "ops": {}}`, nil, `recipe.json: ttl_unit: "us": want ms or s`},
+		{"reentrant not a boolean", `{"reentrant": "yes", "ops": {}}`, nil, "recipe.json: reentrant: want true or false"},
+		{"bad JSON", `{"ops": {"acquire": }`, nil, "recipe.json: not JSON: line 1"},
+		{"not an object", `[1]`, nil, "recipe.json: want a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := tc.files
+			if files == nil {
+				files = map[string]string{"acquire.lua": "return 1"}
+			}
+			_, err := explore.LoadRecipe(writeRecipe(t, tc.manifest, files))
+			if !errors.Is(err, explore.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v; want ErrManifest, one line beginning %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := explore.LoadRecipe(t.TempDir()); !errors.Is(err, explore.ErrManifest) ||
+		!strings.Contains(err.Error(), "no recipe.json") {
+		t.Errorf("a directory without a manifest: %v", err)
+	}
+}
+
+// TestManifestExample: the documented manifest loads, and the server
+// refuses a step command it does not know, naming the field.
+func TestManifestExample(t *testing.T) {
+	tg, err := explore.LoadRecipe(writeRecipe(t, issueExample, exampleScripts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, explore.Ownership) {
+		t.Errorf("target %q, %d clients, checks %v", tg.Name, tg.Clients, tg.Checks)
+	}
+	b := redistest.Real(t)
+	ctx := context.Background()
+	bad := strings.Replace(issueExample, `["DEL", "${lock}"]`, `["DELETE", "${lock}"]`, 1)
+	tg, err = explore.LoadRecipe(writeRecipe(t, bad, exampleScripts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := explore.New(ctx, b.Client, tg, explore.DefaultModel()); !errors.Is(err, explore.ErrManifest) ||
+		!strings.Contains(err.Error(), "ops.release.steps[1].cmd[0]: DELETE") {
+		t.Errorf("an unknown command: %v", err)
+	}
+	scripts := map[string]string{"acquire.lua": "return redis.call(", "extend.lua": exampleScripts["extend.lua"]}
+	tg, err = explore.LoadRecipe(writeRecipe(t, issueExample, scripts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := explore.New(ctx, b.Client, tg, explore.DefaultModel()); !errors.Is(err, explore.ErrManifest) ||
+		!errors.Is(err, explore.ErrBadScript) || !strings.HasPrefix(err.Error(), "recipe.json: ops.acquire.script:") {
+		t.Errorf("a script that does not parse: %v", err)
+	}
+}
+
+// recipeDir is a directory of examples/recipes.
+func recipeDir(parts ...string) string {
+	return filepath.Join(append([]string{"..", "examples", "recipes"}, parts...)...)
+}
+
+// recipeCases is each class of examples/recipes: the property its broken
+// version breaks, and the model that shows it.
+var recipeCases = []struct {
+	class    string
+	property string
+	clients  int
+	ttls     []time.Duration
+	faults   []string
+}{
+	{"check-then-delete", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
+	{"check-then-delete", explore.MutualExclusion, 3, nil, []string{explore.FaultPauseLong}},
+	{"setnx-then-expire", explore.Liveness, 2, nil, []string{explore.FaultCrash}},
+	{"reentrant-release", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
+	{"rw-leases", explore.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
+		[]string{explore.FaultPauseShort}},
+	{"unlock-reports", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
+	{"rw-counter", explore.Liveness, 2, nil, []string{explore.FaultCrash}},
+}
+
+// TestRecipeExamplesBroken: each broken example breaks its property, with
+// a counterexample that a fresh redis-server reproduces.
+func TestRecipeExamplesBroken(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	for _, tc := range recipeCases {
+		t.Run(tc.class+"/"+tc.property, func(t *testing.T) {
+			tg, err := explore.LoadRecipe(recipeDir(tc.class, "broken"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := explore.DefaultModel()
+			m.Clients, m.TTLs, m.FaultKinds = tc.clients, tc.ttls, tc.faults
+			if len(tc.ttls) > 0 {
+				m.TTL = slices.Max(tc.ttls)
+			}
+			e, err := explore.New(ctx, b.Client, tg, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			res, err := e.Explore(ctx, explore.Options{Stop: []string{tc.property}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(res.Violations, func(f explore.Found) bool { return f.Property == tc.property })
+			if i < 0 {
+				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
+			}
+			f := res.Violations[i]
+			t.Logf("%d schedules; %s in %d steps: %s", res.Schedules, f.Property, len(f.Steps), f.Message)
+			rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Reproduced {
+				t.Errorf("not reproduced on a fresh redis-server: %s", rep.Note)
+			}
+		})
+	}
+}
+
+// TestRecipeExamplesMessages: liveness names the step that left the key
+// behind and the crash of its client only; ownership says why the hold
+// had ended.
+func TestRecipeExamplesMessages(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		class, property string
+		clients         int
+		faults          []string
+		want            []string
+	}{
+		{"setnx-then-expire", explore.Liveness, 2, []string{explore.FaultCrash},
+			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A crashed", "B gave up"}},
+		{"rw-counter", explore.Liveness, 2, []string{explore.FaultCrash},
+			[]string{"lock:L:readers has no expiry: A's ops.read_acquire (read-acquire.lua)", "and A crashed",
+				"its write_acquire is still refused"}},
+		{"unlock-reports", explore.Ownership, 2, []string{explore.FaultPauseLong},
+			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out (lock:L expired)"}},
+	} {
+		t.Run(tc.class, func(t *testing.T) {
+			tg, err := explore.LoadRecipe(recipeDir(tc.class, "broken"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := explore.DefaultModel()
+			m.Clients, m.FaultKinds = tc.clients, tc.faults
+			_, broken := search(t, b.Client, tg, m, explore.Options{NoShrink: true})
+			if !slices.Contains(broken, tc.property) {
+				t.Fatalf("broken %v, want %s", broken, tc.property)
+			}
+			e, err := explore.New(ctx, b.Client, tg, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			res, err := e.Explore(ctx, explore.Options{Stop: []string{tc.property}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Violations {
+				if f.Property != tc.property {
+					continue
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(f.Message, w) {
+						t.Errorf("message %q lacks %q", f.Message, w)
+					}
+				}
+				if tc.property == explore.Liveness && strings.Count(f.Message, "crashed") != 1 {
+					t.Errorf("message %q: one crash, that of the key's writer", f.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestRecipeExamplesFixed: each fix keeps every property checked, in
+// every schedule within the bounds, with two clients and with three.
+func TestRecipeExamplesFixed(t *testing.T) {
+	b := redistest.Real(t)
+	for _, class := range []string{"check-then-delete", "setnx-then-expire", "reentrant-release", "rw-leases",
+		"unlock-reports", "rw-counter"} {
+		for _, clients := range []int{2, 3} {
+			t.Run(class+"/"+string(rune('0'+clients)), func(t *testing.T) {
+				if clients == 3 {
+					redistest.SkipShort(t, redistest.NeedServer) // the full run has them
+				}
+				tg, err := explore.LoadRecipe(recipeDir(class, "fixed"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := explore.DefaultModel()
+				m.Clients = clients
+				m.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
+				if class == "rw-leases" {
+					m.TTLs = []time.Duration{10 * time.Second, 3 * time.Second}
+					m.FaultKinds = []string{explore.FaultPauseShort}
+				}
+				if clients == 3 {
+					// Keep the full run short: one fault kind.
+					m.FaultKinds = m.FaultKinds[:1]
+				}
+				res, broken := search(t, b.Client, tg, m, explore.Options{Workers: 2})
+				if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
+					t.Errorf("broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
+						broken, res.Exhaustive, res.Schedules)
+				}
+			})
+		}
+	}
+}
+
+// TestRecipeLeasesAlike: the read-write lock of rw-leases/broken keeps
+// mutual exclusion while every client has the same lease.
+func TestRecipeLeasesAlike(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // an exhaustive search of three clients: the full run has it
+	b := redistest.Real(t)
+	tg, err := explore.LoadRecipe(recipeDir("rw-leases", "broken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := explore.DefaultModel()
+	m.Clients = 3
+	m.FaultKinds = []string{explore.FaultPauseShort}
+	res, broken := search(t, b.Client, tg, m, explore.Options{Workers: 2})
+	if len(broken) > 0 || !res.Exhaustive {
+		t.Errorf("with one lease for all: broken %v, exhaustive %v", broken, res.Exhaustive)
+	}
+}
