@@ -93,7 +93,46 @@ func (r *recipe) target() *Target {
 		return &recipeLocker{r: r, rdb: rdb, c: c, clk: clock{c}, key: lockKey(ns), ttl: m.TTL, owner: ownerName(c.name)}
 	}
 	t.liveness = r.liveness
+	if r.outsideNamespace() {
+		t.setup = clearOutside
+	}
 	return t
+}
+
+// outsideNamespace reports whether some template puts ${lock} inside a
+// longer string that does not begin with it ("lock-signal:${lock}"): a
+// key outside the namespace, which the reset between schedules does not
+// reach.
+func (r *recipe) outsideNamespace() bool {
+	out := func(ts []tmpl) bool {
+		return slices.ContainsFunc(ts, func(t tmpl) bool { return t.uses(phLock) && t.parts[0].name != phLock })
+	}
+	for _, o := range r.ops {
+		if out(o.keys) || out(o.args) {
+			return true
+		}
+		for _, st := range o.steps {
+			if out(st.cmd) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clearOutside deletes, before each schedule, the keys that name the
+// namespace's lock without beginning with the namespace.
+func clearOutside(ctx context.Context, rdb redis.UniversalClient, ns string) error {
+	tag := strings.Trim(ns, "{}:")
+	keys, err := rdb.Keys(ctx, "*"+tag+"*").Result()
+	if err != nil {
+		return err
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return strings.HasPrefix(k, ns) })
+	if len(keys) == 0 {
+		return nil
+	}
+	return rdb.Del(ctx, keys...).Err()
 }
 
 // ownerName is a client's ${client}.
