@@ -50,6 +50,13 @@ func TestExploreFlags(t *testing.T) {
 		{"budget", []string{"-recipe", "1", "-budget", "20s"}, ""},
 		{"negative budget", []string{"-recipe", "1", "-budget", "-1s"}, "-budget -1s"},
 		{"long ttl", []string{"-recipe", "1", "-ttl", "11m"}, "ttl 11m0s"},
+		{"recipe dir", []string{"-recipe-dir", "../../examples/recipes/rw-leases/broken", "-ttls", "10s,3s",
+			"-renew-every", "2s"}, ""},
+		{"recipe dir and recipe", []string{"-recipe-dir", "../../examples/recipes/correct", "-recipe", "1"}, "exactly one target"},
+		{"no manifest", []string{"-recipe-dir", "."}, "recipe.json: no recipe.json in ."},
+		{"bad ttls", []string{"-recipe", "1", "-ttls", "10s,soon"}, `-ttls "10s,soon"`},
+		{"short lease in ttls", []string{"-recipe", "1", "-ttls", "10s,10ms"}, "ttls: lease 10ms"},
+		{"negative renewal", []string{"-recipe", "1", "-renew-every", "-1s"}, "renew every -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -114,6 +121,32 @@ func TestExploreExitStatus(t *testing.T) {
 	err = run(context.Background(), []string{"explore", "-redis", url, "-acquire", bad, "-release", rel}, &stdout, &stderr)
 	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "bad Lua script") {
 		t.Errorf("bad script: %v, %q", err, stderr.String())
+	}
+}
+
+// TestExploreManifestError: a manifest that cannot be used exits 2 with
+// one line naming the field, before any server is reached; one the
+// server refuses names its field too.
+func TestExploreManifestError(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "recipe.json"), []byte(`{"ops": {
+		"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+		"release": {"steps": [{"cmd": ["GET", "${lock}"], "save": "v"},
+			{"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${tokn}"]}}], "ok": [1]}}}`), 0o644)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"explore", "-redis", "127.0.0.1:1", "-recipe-dir", dir}, &stdout, &stderr)
+	want := "simulate explore: recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}"
+	if !errors.Is(err, errUsage) || !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("err %v, stderr %q; want a usage error, one line beginning %q", err, stderr.String(), want)
+	}
+	b := redistest.Real(t)
+	os.WriteFile(filepath.Join(dir, "recipe.json"), []byte(`{"ops": {
+		"acquire": {"steps": [{"cmd": ["SETNXX", "${lock}", "${token}"]}], "ok": [1]},
+		"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`), 0o644)
+	stderr.Reset()
+	err = run(context.Background(), []string{"explore", "-redis", "redis://" + b.Addr(), "-recipe-dir", dir}, &stdout, &stderr)
+	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "recipe.json: ops.acquire.steps[0].cmd[0]: SETNXX") {
+		t.Errorf("an unknown command: err %v, stderr %q", err, stderr.String())
 	}
 }
 
