@@ -33,9 +33,12 @@ run -recipe-dir $r/unlock-reports/broken
 run -recipe-dir $r/rw-counter/broken
 for c in check-then-delete setnx-then-expire reentrant-release unlock-reports rw-counter; do
 	run -recipe-dir $r/$c/fixed -clients 2
-	run -recipe-dir $r/$c/fixed -clients 3
 done
 run -recipe-dir $r/rw-leases/fixed -ttls 10s,3s -clients 2
+for c in check-then-delete setnx-then-expire unlock-reports rw-counter; do
+	run -recipe-dir $r/$c/fixed -clients 3
+done
 run -recipe-dir $r/rw-leases/fixed -ttls 10s,3s -clients 3
+run -recipe-dir $r/reentrant-release/fixed -clients 3
 echo "load: $(uptime)"
 rm -f "$sim" "$out"
