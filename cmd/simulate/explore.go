@@ -53,6 +53,9 @@ twice, is reported apart as unsteady and does not count):
   mutual_exclusion  two clients hold leases that have not run out (one of them to write)
   resource          the counter lost an update, or a reader saw a write half done
   liveness          a lock without expiry that no live client holds keeps a client waiting
+                    (for a recipe: any key it wrote without expiry, after every lease ran out)
+  ownership         a release or extension answered as a success once the hold had ended
+                    (-recipe-dir; -check adds it to the others)
 
 With -strategy, two buyers purchase one listing while a third client lists
 another item, and resource means the market's audit found a violation (the
