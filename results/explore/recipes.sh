@@ -6,7 +6,8 @@
 # redis-server) and its fix with two clients and with three, every fault
 # the default model allows (the three-client searches for a broken
 # recipe's mutual_exclusion stop at the first; the reentrant fix with three
-# clients is searched under crashes only: every fault takes many minutes). Each run is one line: the command, its exit
+# clients is searched under crashes only: every fault takes many minutes).
+# Each run is one line: the command, its exit
 # status, the schedules, whether the search was exhaustive, the seconds
 # it took, the properties broken and whether the counterexample
 # reproduced; `uptime` before each run gives the load it ran at.
