@@ -82,7 +82,7 @@ func (s *Search[C, K]) PCT(ctx context.Context, seed uint64, n, depth, bound int
 	k := max(bound, 1)
 	longest := 1
 	for i := 0; i < n && !s.stop(); i++ {
-		var order []string    // the owners not lowered, highest first
+		var order []string          // the owners not lowered, highest first
 		lowered := map[string]int{} // the owners lowered, and their priority
 		prio := func(o string) int {
 			if p, ok := lowered[o]; ok {
