@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/lockmarket/lockmarket/explore/search"
 )
 
 // ErrNotEnabled is returned by Cut and FindFrom when an action of the
 // prefix is not one of those enabled at its turn.
-var ErrNotEnabled = errNotEnabled
+var ErrNotEnabled = search.ErrNotEnabled
 
 // Snapshot is a schedule cut after a prefix of actions: what a person who
 // chooses each action sees before choosing the next one.
@@ -48,16 +50,17 @@ type Holder struct {
 // there (or earlier, when nothing is enabled any more).
 func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error) {
 	var enabled []Action
-	s, err := e.run(ctx, actions, func(_ int, en []choice) (int, bool) {
+	r, err := search.Replay(ctx, search.System[choice, Action](system{e}), actions, func(d search.Decision[choice]) (int, bool) {
 		enabled = nil // a run again (unsteady) asks again
-		for _, c := range en {
+		for _, c := range d.Enabled {
 			enabled = append(enabled, c.Action)
 		}
 		return 0, false
 	})
 	if err != nil {
-		return nil, err
+		return nil, searchErr(err)
 	}
+	s := r.Data.(*schedule)
 	snap := &Snapshot{Clients: s.clients, Steps: s.steps, Enabled: enabled, ClockMS: s.end.Milliseconds(),
 		Violations: s.violations, Complete: s.complete}
 	if snap.Steps == nil {

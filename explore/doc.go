@@ -65,4 +65,17 @@
 // Options.Model's bounds, on Options.Workers workers (by default the
 // machine's cores), and returns the Result: the shortest counterexample
 // of each property broken. Package exploretest runs it from go test.
+//
+// # Layers
+//
+// The package is built in layers. The search (package explore/search)
+// picks which enabled action a schedule takes next, and knows nothing of
+// Redis: the explorer is a search.System to it, whose choices are the
+// enabled actions, identified by their Action, with the independence
+// above and the fingerprint of the state. The runtime (world.go,
+// sched.go) runs the clients' goroutines, parks them at each command or
+// on the clock, releases one command at a time, strikes the faults and
+// checks the properties. The Redis plumbing (the hook, the scripts that
+// reset a namespace and shorten its leases, the nodes) sits under it;
+// the targets (recipes, the market, the watchdog, Redlock, Lua) on top.
 package explore

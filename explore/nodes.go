@@ -47,8 +47,6 @@ var errNodes = errors.New("explore: nodes")
 
 func nodeName(i int) string { return "n" + strconv.Itoa(i+1) }
 
-func isNodeFault(f string) bool { return f == FaultNodeRestart || f == FaultClockJump }
-
 // nodeSet is the go-redis clients of a target's nodes.
 type nodeSet struct {
 	clients [][]*redis.Client // by client, then node: with the hook
@@ -61,8 +59,8 @@ func (e *Explorer) openNodes(opts redis.Options) error {
 	t := e.target
 	if t.nodes == 0 {
 		if slices.ContainsFunc(e.model.FaultKinds, isNodeFault) {
-			return fmt.Errorf("%w: %s and %s strike a node: they need a target of several nodes (Redlock)",
-				errNodes, FaultNodeRestart, FaultClockJump)
+			return fmt.Errorf("%w: %s strike a node: they need a target of several nodes (Redlock)",
+				errNodes, nodeFaultNames())
 		}
 		return nil
 	}
@@ -176,39 +174,6 @@ func nodeArgs(ns, node string, args []string) []string {
 	return out
 }
 
-// fault reports whether the action is a fault.
-func (a Action) fault() bool {
-	switch a.Kind {
-	case Pause, Crash, Restart, Jump:
-		return true
-	}
-	return false
-}
-
-// nodeIndependent is independent when a or b strikes a node: a node
-// fault commutes with what touches no key on its node (another client's
-// start or fault, a command to another node or to the one server), and
-// with a fault of another node; not with a tick, which shortens the
-// leases on every node.
-func nodeIndependent(a, b choice) bool {
-	if a.Node == "" {
-		a, b = b, a
-	}
-	switch b.Kind {
-	case Restart, Jump:
-		return a.Node != b.Node
-	case Tick:
-		return false
-	case Run:
-		for _, k := range b.keys {
-			if _, node := splitNode(k); k == "*" || node == a.Node {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // onOtherNodes reports whether a and b are commands to two different
 // nodes: one client's goroutines send them in parallel, and each runs
 // alone on its node, so they commute like commands of two clients.
@@ -228,52 +193,33 @@ func (w *world) touch(p *parked) {
 	w.nodeDirty[p.node] = true
 }
 
-// nodeFaults is the node faults enabled: each of the model's on each node
-// a write went to since it last restarted (elsewhere a restart or a clock
-// jump changes nothing). w.mu is held.
-func (w *world) nodeFaults(m Model) []choice {
-	var out []choice
-	for i := range w.t.nodes {
-		node := nodeName(i)
-		if !w.nodeDirty[node] {
-			continue
-		}
-		for _, f := range m.FaultKinds {
-			switch f {
-			case FaultNodeRestart:
-				out = append(out, choice{Action: Action{Kind: Restart, Node: node}})
-			case FaultClockJump:
-				out = append(out, choice{Action: Action{Kind: Jump, Node: node}})
-			}
-		}
+// restartNode restarts a node empty: every key of the namespace on it is
+// lost.
+func restartNode(ctx context.Context, e *Explorer, w *world, s *schedule, a Action) (string, error) {
+	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
+		return dropScript.Run(ctx, ctl, nil, e.ns+"*").StringSlice()
+	})
+	if err != nil {
+		return "", err
 	}
-	return out
+	w.mu.Lock()
+	delete(w.nodeDirty, a.Node)
+	w.mu.Unlock()
+	text := a.Node + " restarts empty (no persistence)"
+	if len(keys) > 0 {
+		text += ": lost " + strings.Join(keys, ", ")
+	}
+	return text, nil
 }
 
-// nodeFault strikes a node: a restart deletes every key of the namespace
-// on it; a clock jump shortens every lease on it by the model's Jump (and
-// deletes those that run out), without moving the clients' clock.
-func (e *Explorer) nodeFault(ctx context.Context, w *world, s *schedule, a Action, step *Step) error {
-	i := -1
-	for j := range e.target.nodes {
-		if nodeName(j) == a.Node {
-			i = j
-		}
-	}
-	if i < 0 {
-		return fmt.Errorf("%w: no node %q", errNodes, a.Node)
-	}
-	ctl := e.target.nodeSet.ctl[i]
-	var res []string
-	var err error
-	if a.Kind == Restart {
-		res, err = dropScript.Run(ctx, ctl, nil, e.ns+"*").StringSlice()
-	} else {
+// jumpNode jumps a node's clock forward by the model's Jump: every lease
+// on it shortens by as much (those that run out are deleted), while the
+// clients' clock does not move.
+func jumpNode(ctx context.Context, e *Explorer, w *world, s *schedule, a Action) (string, error) {
+	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		// No real time is given back: the server's own run-down since the
 		// last advance is given back by the next one.
-		var r tickResult
-		r, err = runTick(ctx, ctl, e.ns, w.dilate(e.model.Jump), -1, nil, a.Node)
-		res = r.gone
+		r, err := runTick(ctx, ctl, e.ns, w.dilate(e.model.Jump), -1, nil, a.Node)
 		if err == nil && r.shortest > 0 {
 			w.mu.Lock()
 			if w.shortest <= 0 || r.shortest < w.shortest {
@@ -281,39 +227,50 @@ func (e *Explorer) nodeFault(ctx context.Context, w *world, s *schedule, a Actio
 			}
 			w.mu.Unlock()
 		}
-	}
+		return r.gone, err
+	})
 	if err != nil {
-		return fmt.Errorf("explore: %s: %w", a, err)
+		return "", err
+	}
+	text := fmt.Sprintf("%s's clock jumps %v forward: its leases shorten by as much", a.Node, e.model.Jump)
+	if len(keys) > 0 {
+		text += "; lease ran out: " + strings.Join(keys, ", ")
+	}
+	return text, nil
+}
+
+// strikeNode runs do on the scheduler's client of the node a strikes, and
+// returns the keys do says were lost, qualified by the node; it records
+// them at the schedule's next step.
+func (e *Explorer) strikeNode(ctx context.Context, w *world, s *schedule, a Action, do func(*redis.Client) ([]string, error)) ([]string, error) {
+	i := -1
+	for j := range e.target.nodes {
+		if nodeName(j) == a.Node {
+			i = j
+		}
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("%w: no node %q", errNodes, a.Node)
+	}
+	res, err := do(e.target.nodeSet.ctl[i])
+	if err != nil {
+		return nil, fmt.Errorf("explore: %s: %w", a, err)
 	}
 	var keys []string
 	for _, k := range res {
 		keys = append(keys, e.target.short(k)+"@"+a.Node)
 	}
+	slices.Sort(keys)
 	w.mu.Lock()
 	w.nodeFalls = append(w.nodeFalls, a.String()+" at "+strconv.FormatInt(int64(w.now), 10))
 	w.mu.Unlock()
-	slices.Sort(keys)
-	if a.Kind == Restart {
-		w.mu.Lock()
-		delete(w.nodeDirty, a.Node)
-		w.mu.Unlock()
-		step.Text = a.Node + " restarts empty (no persistence)"
-		if len(keys) > 0 {
-			step.Text += ": lost " + strings.Join(keys, ", ")
-		}
-	} else {
-		step.Text = fmt.Sprintf("%s's clock jumps %v forward: its leases shorten by as much", a.Node, e.model.Jump)
-		if len(keys) > 0 {
-			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
-		}
-	}
 	if len(keys) > 0 {
 		if s.lost == nil {
 			s.lost = map[int][]string{}
 		}
 		s.lost[len(s.steps)] = keys
 	}
-	return nil
+	return keys, nil
 }
 
 // struck is the nodes a fault struck in the schedule, in order.

@@ -20,7 +20,7 @@ import (
 // and replies at their virtual time, the pauses and crashes, the leases
 // that ran out, and the violations found, marked with their property.
 func (e *Explorer) Record(ctx context.Context, actions []Action) (timeline.Timeline, []Violation, error) {
-	s, err := e.run(ctx, actions, first)
+	s, err := e.replay(ctx, actions)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
 	}
@@ -110,11 +110,8 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 			}
 		case Pause:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
-			switch st.Action.Length {
-			case Short:
-				pauseEnds[st.Action.Client] = at + e.model.TTL/2
-			case Long:
-				pauseEnds[st.Action.Client] = at + e.model.TTL*3/2
+			if d, ok := e.model.pauseLength(st.Action.Length); ok && d >= 0 {
+				pauseEnds[st.Action.Client] = at + d
 			}
 		case Crash:
 			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/explore/search"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
@@ -73,21 +74,16 @@ func (a Action) Same(b Action) bool {
 
 // String says what the action does.
 func (a Action) String() string {
+	if f := faultOf(a); f != nil {
+		return f.describe(a)
+	}
 	switch a.Kind {
 	case Run:
 		return a.Client + ": " + a.Command
 	case Tick:
 		return fmt.Sprintf("clock → %s", fmtAt(a.At))
-	case Pause:
-		return fmt.Sprintf("%s paused (%s)", a.Client, a.Length)
-	case Crash:
-		return a.Client + " crashes"
 	case Start:
 		return a.Client + " starts"
-	case Restart:
-		return a.Node + " restarts empty"
-	case Jump:
-		return a.Node + "'s clock jumps"
 	}
 	return a.Kind
 }
@@ -102,11 +98,14 @@ type choice struct {
 
 // independent reports whether two enabled actions commute: actions of
 // different clients that touch different keys, or only read the same
-// ones. A tick depends on everything; a fault on everything of its own
-// client and on ticks.
+// ones. A tick depends on everything; a fault commutes as its entry in
+// faults says.
 func independent(a, b choice) bool {
-	if a.Node != "" || b.Node != "" {
-		return nodeIndependent(a, b)
+	if f := faultOf(a.Action); f != nil {
+		return f.commutes(a, b)
+	}
+	if f := faultOf(b.Action); f != nil {
+		return f.commutes(b, a)
 	}
 	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
 		return false
@@ -138,16 +137,11 @@ type Step struct {
 	Violation string `json:"violation,omitempty"`
 }
 
-// Violation is a property found broken.
-type Violation struct {
-	// Property is mutual_exclusion, resource or liveness.
-	Property string `json:"property"`
-	// Message says how.
-	Message string `json:"message"`
-	// Step is the index in the schedule's steps where it broke (the last
-	// step for the properties checked at the end).
-	Step int `json:"step"`
-}
+// Violation is a property found broken: Property is mutual_exclusion,
+// resource or liveness; Message says how; Step is the index in the
+// schedule's steps where it broke (the last step for the properties
+// checked at the end).
+type Violation = search.Violation
 
 // The properties.
 const (
@@ -182,13 +176,6 @@ type expiry struct {
 	keys []string
 }
 
-// chooser picks the next action among the enabled ones (never empty) at
-// depth; ok false ends the schedule there, incomplete.
-type chooser func(depth int, enabled []choice) (i int, ok bool)
-
-// errNotEnabled is returned when a planned action is not enabled.
-var errNotEnabled = errors.New("explore: planned action not enabled")
-
 // errUnsteady is returned by runOnce when the real time the schedule
 // took may have changed its outcome: a stall of this process or of the
 // server longer than the margin of a lease on the server (which runs down
@@ -196,31 +183,15 @@ var errNotEnabled = errors.New("explore: planned action not enabled")
 // the virtual time left times Dilation), or a command whose reply came
 // back so late that whether a lease outlived an advance of the clock is
 // not known. The schedule is run again.
-var errUnsteady = errors.New("explore: the schedule's real timing was unsteady")
+var errUnsteady = fmt.Errorf("explore: the schedule's real timing was unsteady: %w", search.ErrRetry)
 
 // ErrUnsteady is returned when a schedule was unsteady (a stall longer
 // than a lease's margin) in every one of maxUnsteady runs: the machine
 // is too busy for the model's leases.
 var ErrUnsteady = errors.New("explore: the machine stalled longer than a lease's margin, run after run")
 
-// maxUnsteady is how many times a schedule is run before ErrUnsteady.
-const maxUnsteady = 50
-
-// run runs one schedule, as runOnce, again when it was unsteady; choose
-// must pick the same way again (it has no effect but its answers).
-func (e *Explorer) run(ctx context.Context, plan []Action, choose chooser) (*schedule, error) {
-	for range maxUnsteady {
-		s, err := e.runOnce(ctx, plan, choose)
-		if !errors.Is(err, errUnsteady) {
-			return s, err
-		}
-	}
-	return nil, ErrUnsteady
-}
-
-// runOnce runs one schedule: the planned actions, then whatever choose
-// picks.
-func (e *Explorer) runOnce(ctx context.Context, plan []Action, choose chooser) (*schedule, error) {
+// runOnce runs one schedule: the actions choose picks.
+func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (*schedule, error) {
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
@@ -251,7 +222,7 @@ func (e *Explorer) runOnce(ctx context.Context, plan []Action, choose chooser) (
 			}
 		}()
 	}
-	err := e.drive(ctx, w, s, plan, choose)
+	err := e.drive(ctx, w, s, choose)
 	if errors.Is(err, errUnsteady) {
 		e.reruns.Add(1)
 	}
@@ -276,7 +247,7 @@ var ErrTarget = errors.New("explore: the target failed")
 func clientName(i int) string { return string(rune('A' + i)) }
 
 // drive makes the schedule's choices until nothing is enabled.
-func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Action, choose chooser) error {
+func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, choose search.Chooser[choice]) error {
 	for depth := 0; ; depth++ {
 		if err := w.settle(); err != nil {
 			return err
@@ -300,34 +271,15 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, plan []Acti
 			s.complete = true
 			return nil
 		}
-		var c choice
-		if depth < len(plan) {
-			i := slices.IndexFunc(en, func(c choice) bool { return c.Same(plan[depth]) })
-			if i < 0 {
-				var names []string
-				for _, c := range en {
-					names = append(names, c.String())
-				}
-				var done []string
-				for _, st := range s.steps {
-					done = append(done, st.Text)
-				}
-				return fmt.Errorf("%w: step %d: %s (enabled: %s) after %s", errNotEnabled, depth+1, plan[depth], strings.Join(names, "; "), strings.Join(done, " | "))
-			}
-			c = en[i]
-		} else {
-			e.state = func() ([32]byte, bool) {
-				w.mu.Lock()
-				defer w.mu.Unlock()
-				return w.fingerprint(depth, s.ticks, s.faults)
-			}
-			i, ok := choose(depth, en)
-			if !ok {
-				return nil
-			}
-			c = en[i]
+		i, ok := choose(search.Decision[choice]{Depth: depth, Enabled: en, State: func() (search.Fingerprint, bool) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.fingerprint(depth, s.ticks, s.faults)
+		}})
+		if !ok {
+			return nil
 		}
-		if err := e.apply(ctx, w, s, c); err != nil {
+		if err := e.apply(ctx, w, s, en[i]); err != nil {
 			return err
 		}
 	}
@@ -437,24 +389,7 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 	if faults >= m.Faults {
 		return out
 	}
-	for _, c := range w.clients {
-		if c.paused || c.crashed || !w.hasWork(c) {
-			continue
-		}
-		for _, f := range m.FaultKinds {
-			switch f {
-			case FaultPauseShort:
-				out = append(out, choice{Action: Action{Kind: Pause, Client: c.name, Length: Short}})
-			case FaultPauseLong:
-				out = append(out, choice{Action: Action{Kind: Pause, Client: c.name, Length: Long}})
-			case FaultPauseForever:
-				out = append(out, choice{Action: Action{Kind: Pause, Client: c.name, Length: Forever}})
-			case FaultCrash:
-				out = append(out, choice{Action: Action{Kind: Crash, Client: c.name}})
-			}
-		}
-	}
-	return append(out, w.nodeFaults(m)...)
+	return append(out, w.enabledFaults(m)...)
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
@@ -525,36 +460,16 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 			return err
 		}
 		step.Text = c.Client + " starts a critical section"
-	case Pause:
-		w.mu.Lock()
-		cl := w.client(c.Client)
-		cl.paused = true
-		cl.pauses++
-		switch c.Length {
-		case Short:
-			cl.pausedUntil = now + e.model.TTL/2
-		case Long:
-			cl.pausedUntil = now + e.model.TTL*3/2
-		default:
-			cl.pausedUntil = -1
+	default:
+		f := faultOf(c.Action)
+		if f == nil {
+			return fmt.Errorf("explore: no such action: %s", c.Action)
 		}
-		if cl.pausedUntil >= 0 {
-			step.Text = fmt.Sprintf("%s pauses until %s", c.Client, fmtAt(cl.pausedUntil))
-		} else {
-			step.Text = c.Client + " pauses for good (alive, never runs again)"
-		}
-		w.mu.Unlock()
-		s.faults++
-	case Crash:
-		w.mu.Lock()
-		w.client(c.Client).crashed = true
-		w.mu.Unlock()
-		step.Text = c.Client + " crashes: its pending command is never sent"
-		s.faults++
-	case Restart, Jump:
-		if err := e.nodeFault(ctx, w, s, c.Action, &step); err != nil {
+		text, err := f.strike(ctx, e, w, s, c.Action)
+		if err != nil {
 			return err
 		}
+		step.Text = text
 		s.faults++
 	}
 	s.steps = append(s.steps, step)

@@ -22,39 +22,6 @@ const (
 	FaultCrash        = "crash"
 )
 
-// FaultNames lists the fault kinds -faults accepts; "pause" stands for
-// the three pauses. The node faults need a target of several nodes.
-var FaultNames = []string{"pause", FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash,
-	FaultNodeRestart, FaultClockJump}
-
-// ParseFaults reads a comma-separated list of fault kinds ("pause" is
-// short, long and forever; "none" or "" is none).
-func ParseFaults(s string) ([]string, error) {
-	var out []string
-	add := func(f string) {
-		for _, g := range out {
-			if g == f {
-				return
-			}
-		}
-		out = append(out, f)
-	}
-	for f := range strings.SplitSeq(s, ",") {
-		switch f = strings.TrimSpace(f); f {
-		case "", "none":
-		case "pause":
-			add(FaultPauseShort)
-			add(FaultPauseLong)
-			add(FaultPauseForever)
-		case FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash, FaultNodeRestart, FaultClockJump:
-			add(f)
-		default:
-			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, strings.Join(FaultNames, ", "))
-		}
-	}
-	return out, nil
-}
-
 // Model is the bounds of an exploration: what may happen in a schedule.
 type Model struct {
 	// Clients is how many clients run the workload (2 to 4; 0 for the

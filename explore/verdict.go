@@ -108,7 +108,7 @@ func (e *Explorer) conclude(search context.Context, res *Result, found []Found, 
 			switch {
 			case err == nil:
 				g = s
-			case errors.Is(err, errNotEnabled) || sctx.Err() != nil:
+			case errors.Is(err, ErrNotEnabled) || sctx.Err() != nil:
 				// Kept as found: shortening it went another way, or ran
 				// out of time.
 			default:

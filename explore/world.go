@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/explore/search"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
@@ -700,7 +701,7 @@ func (w *world) learn(p *parked, rec cmdRecord) {
 // the server holds the same data with the same leases. Reads are not in
 // the keys' logs: what a read saw is in its client's log. ok is false
 // when a command touched keys it does not name. w.mu is held.
-func (w *world) fingerprint(depth, ticks, faults int) (key [32]byte, ok bool) {
+func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
 	if w.opaque {
 		return key, false
 	}

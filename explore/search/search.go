@@ -244,6 +244,10 @@ func comparePaths[K comparable](a, b []K, less func(a, b K) int) int {
 	return len(a) - len(b)
 }
 
+// Reached reports whether the search has found what it was told to stop
+// at (Options.Stop, Options.StopAtFirst).
+func (s *Search[C, K]) Reached() bool { return s.stop() }
+
 // stop reports whether the search has found what it was told to stop at.
 func (s *Search[C, K]) stop() bool {
 	s.mu.Lock()
