@@ -3,7 +3,6 @@ package explore
 import (
 	"errors"
 	"path/filepath"
-	"sync"
 )
 
 // ErrBadScript is returned for a Lua script that Redis does not accept
@@ -93,5 +92,3 @@ func Lua(r LuaRecipe) (*Target, error) {
 	t.About = "a lock written as Lua scripts (KEYS[1] lock key, ARGV[1] token, ARGV[2] TTL ms)"
 	return t, nil
 }
-
-var scriptMu sync.Mutex

@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
+
 	"context"
 	"errors"
 	"fmt"
@@ -740,7 +742,7 @@ func (r *recipe) stepOf(args []string) string {
 				return o.where(-1)
 			}
 		}
-		return "EVAL " + scriptName(args[1])
+		return "EVAL " + rediscmd.ScriptName(args[1])
 	}
 	for _, o := range r.sortedOps() {
 		for i, st := range o.steps {

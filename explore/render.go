@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/redisserver"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
@@ -85,7 +86,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 						detail = "error: " + e.target.short(r.errs[j])
 					}
 					add(timeline.Event{Client: r.client, At: at, Kind: timeline.Reply, Batch: b, Ref: refs[j],
-						Value: r.values[j], Err: r.errs[j], Detail: clip(detail, 48)})
+						Value: r.values[j], Err: r.errs[j], Detail: rediscmd.Clip(detail, 48)})
 				}
 			}
 		case Tick:
@@ -158,27 +159,7 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 
 // showArgs renders a command for reading: keys without the namespace,
 // tokens shortened, scripts named.
-func (t *Target) showArgs(args []string) string {
-	out := []string{strings.ToUpper(args[0])}
-	for i, a := range args[1:] {
-		switch {
-		case i == 0 && (out[0] == "EVAL" || out[0] == "EVALSHA"):
-			out = append(out, "‹"+scriptName(a)+"›")
-		case len(a) >= 16 && strings.Count(a, "-") == 4:
-			out = append(out, a[:8]+"…")
-		default:
-			out = append(out, clip(t.short(a), 40))
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-func clip(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}
+func (t *Target) showArgs(args []string) string { return rediscmd.Show(args, t.short) }
 
 // Reproduction is the outcome of replaying a counterexample on a fresh
 // redis-server.

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/flawed"
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
@@ -244,56 +245,13 @@ func (t *Target) short(s string) string {
 func (t *Target) describe(cmds []redis.Cmder) string {
 	var parts []string
 	for _, c := range cmds {
-		args := argStrings(c)
-		name := strings.ToUpper(args[0])
-		keys, _ := footprint([]redis.Cmder{c})
-		var ks []string
-		for _, k := range keys {
-			if k != "*" {
-				ks = append(ks, t.short(k))
-			}
-		}
-		switch name {
-		case "EVALSHA", "EVAL":
-			name = "EVAL " + scriptName(args[1])
-		case "SET":
-			for _, a := range args[3:] {
-				if u := strings.ToUpper(a); u == "NX" || u == "XX" || u == "PX" || u == "EX" || u == "GET" {
-					name += " " + u
-				}
-			}
-		}
-		if len(ks) > 0 {
-			name += " " + strings.Join(ks, " ")
-		}
-		parts = append(parts, name)
+		parts = append(parts, rediscmd.Describe(argStrings(c), t.short))
 	}
 	return strings.Join(parts, "; ")
 }
 
-// scriptNames names the scripts the explorer knows, by SHA1 or source.
-var scriptNames = map[string]string{}
-
-func registerScript(name string, s *redis.Script) {
-	scriptMu.Lock()
-	defer scriptMu.Unlock()
-	scriptNames[s.Hash()] = name
-}
-
-func scriptName(shaOrSrc string) string {
-	scriptMu.Lock()
-	defer scriptMu.Unlock()
-	if n, ok := scriptNames[shaOrSrc]; ok {
-		return n
-	}
-	if n, ok := scriptNames[redis.NewScript(shaOrSrc).Hash()]; ok {
-		return n
-	}
-	if len(shaOrSrc) > 8 {
-		return "script " + shaOrSrc[:8]
-	}
-	return "script"
-}
+// registerScript names a script of a target in the steps and timelines.
+func registerScript(name string, s *redis.Script) { rediscmd.Register(name, s.Hash()) }
 
 // work is what one client runs: Iterations times, take the lock
 // (retrying after Retry of virtual time, Attempts times at most), do the

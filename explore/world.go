@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/explore/search"
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
@@ -474,64 +475,15 @@ func housekeeping(name string) bool {
 }
 
 // footprint is the keys a command or pipeline touches and whether it may
-// write; "*" stands for keys it does not name (an unknown command).
+// write; rediscmd.Unknown ("*") stands for keys it does not name.
 func footprint(cmds []redis.Cmder) ([]string, bool) {
 	var keys []string
 	write := false
 	for _, c := range cmds {
-		args := argStrings(c)
-		name := strings.ToLower(args[0])
-		switch name {
-		case "multi", "exec", "discard", "unwatch", "ping":
-		case "get", "pttl", "ttl", "exists", "hget", "hgetall", "type", "strlen", "mget", "hmget", "zscore",
-			"smembers", "scard", "hlen", "zcard", "lrange", "llen", "zrange":
-			keys = append(keys, keysOf(name, args)...)
-		case "watch":
-			keys = append(keys, args[1:]...)
-		case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall":
-			write = true
-			if len(args) > 2 {
-				if n, err := strconv.Atoi(args[2]); err == nil && 3+n <= len(args) {
-					keys = append(keys, args[3:3+n]...)
-					continue
-				}
-			}
-			keys = append(keys, "*")
-		default:
-			write = true
-			ks := keysOf(name, args)
-			if ks == nil {
-				ks = []string{"*"}
-			}
-			keys = append(keys, ks...)
-		}
+		ks, w := rediscmd.Keys(argStrings(c))
+		keys, write = append(keys, ks...), write || w
 	}
 	return keys, write
-}
-
-// keysOf is the keys of a command whose keys are its first argument, or
-// all its arguments (DEL, EXISTS, MGET), or nil when unknown.
-func keysOf(name string, args []string) []string {
-	if len(args) < 2 {
-		return nil
-	}
-	switch name {
-	case "del", "unlink", "exists", "mget", "watch":
-		return args[1:]
-	case "mset", "msetnx":
-		var out []string
-		for i := 1; i < len(args); i += 2 {
-			out = append(out, args[i])
-		}
-		return out
-	case "set", "setnx", "get", "getset", "getdel", "incr", "incrby", "decr", "decrby", "pexpire", "expire",
-		"pexpireat", "expireat", "persist", "ttl", "pttl", "hset", "hsetnx", "hget", "hdel", "hgetall",
-		"hincrby", "hmget", "hlen", "sadd", "srem", "smembers", "scard", "zadd", "zrem", "zscore", "zcard",
-		"zrange", "lpush", "rpush", "lpop", "rpop", "lrange", "llen", "type", "strlen", "append", "psetex",
-		"setex", "hmset", "zincrby", "sismember":
-		return args[1:2]
-	}
-	return nil
 }
 
 func argStrings(c redis.Cmder) []string {
@@ -588,50 +540,19 @@ func replyOf(c redis.Cmder, err error) (value, errText string) {
 // client's next script on that key, its release, ends the hold. w.mu is
 // held.
 func (w *world) inferHold(c *client, args []string, value, errText string) {
-	if len(args) < 2 || errText != "" {
-		return
-	}
-	name, key := strings.ToLower(args[0]), args[1]
-	if name == "eval" || name == "evalsha" {
-		if len(args) < 4 || args[2] == "0" {
-			return
-		}
-		key = args[3]
-	}
-	if !w.t.isLock(key) {
-		return
-	}
-	switch name {
-	case "set":
-		nx, get := false, false
-		var lease time.Duration
-		for i := 3; i < len(args); i++ {
-			switch strings.ToUpper(args[i]) {
-			case "NX":
-				nx = true
-			case "GET":
-				get = true
-			case "PX", "EX":
-				if i+1 < len(args) {
-					n, _ := strconv.ParseInt(args[i+1], 10, 64)
-					lease = time.Duration(n) * time.Millisecond
-					if strings.EqualFold(args[i], "EX") {
-						lease = time.Duration(n) * time.Second
-					}
-					lease = w.undilate(lease) // the server's lease is dilated
-				}
-			}
-		}
-		if !nx || lease <= 0 || get && value != "(nil)" || !get && value != "OK" {
-			return
-		}
-		end := w.now + lease
-		c.hold = &hold{write: true, key: key, end: func() time.Duration { return end }}
+	if l, ok := rediscmd.ReadLock(args, value, errText, w.t.isLock); ok && l.Op == rediscmd.Acquire && l.NX &&
+		strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
+		end := w.now + w.undilate(l.TTL) // the server's lease is dilated
+		c.hold = &hold{write: true, key: l.Key, end: func() time.Duration { return end }}
 		c.got++
-	case "eval", "evalsha":
-		if c.hold != nil && c.hold.key == key {
-			c.hold = nil
-		}
+		return
+	}
+	name := rediscmd.Name(args)
+	if errText != "" || name != "eval" && name != "evalsha" {
+		return
+	}
+	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.hold != nil && c.hold.key == keys[0] {
+		c.hold = nil
 	}
 }
 

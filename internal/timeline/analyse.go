@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
 )
 
 // ev is an event during analysis, with its Seq as recorded.
@@ -289,7 +288,7 @@ func (a *analysis) script(client string, at time.Duration, p pair) {
 	if n := p.name(); n != "eval" && n != "evalsha" {
 		return
 	}
-	keys, _ := scriptKeys(p.cmd.Args)
+	keys, _, _ := rediscmd.ScriptArgs(p.cmd.Args)
 	if !slices.Contains(keys, a.prefix+"market:") {
 		return
 	}
@@ -303,126 +302,26 @@ func (a *analysis) script(client string, at time.Duration, p pair) {
 	}
 }
 
-// scriptKeys splits an EVAL or EVALSHA's arguments into keys and argv.
-func scriptKeys(args []string) (keys, argv []string) {
-	if len(args) < 3 {
-		return nil, nil
-	}
-	n, err := strconv.Atoi(args[2])
-	if err != nil || 3+n > len(args) {
-		return nil, nil
-	}
-	return args[3 : 3+n], args[3+n:]
-}
-
-// lock reads a command on a lock key and emits what it meant; it reports
-// whether it did.
+// lock reads a command on a lock key for its meaning
+// (rediscmd.ReadLock) and emits it; it reports whether it did.
 func (a *analysis) lock(client string, at time.Duration, p pair) bool {
-	name, key := p.name(), p.arg(1)
-	if p.reply.Err != "" {
+	l, ok := rediscmd.ReadLock(p.cmd.Args, p.reply.Value, p.reply.Err, a.isLock)
+	if !ok {
 		return false
 	}
-	v := p.reply.Value
-	switch name {
-	case "set":
-		if !a.isLock(key) {
-			return false
-		}
-		how := "SET"
-		var ttl time.Duration
-		get := false
-		for i := 3; i < len(p.cmd.Args); i++ {
-			switch strings.ToLower(p.cmd.Args[i]) {
-			case "nx":
-				how += " NX"
-			case "get":
-				how += " GET"
-				get = true
-			case "px", "ex":
-				n, _ := strconv.ParseInt(p.arg(i+1), 10, 64)
-				unit := time.Millisecond
-				if strings.EqualFold(p.cmd.Args[i], "ex") {
-					unit = time.Second
-				}
-				ttl = time.Duration(n) * unit
-				how += " " + strings.ToUpper(p.cmd.Args[i])
-			}
-		}
-		// With GET the reply is the value before: none means the SET was
-		// made, and the client's own token that an earlier attempt of its
-		// own had made it.
-		ok := v == "OK" || v == "true"
-		if get {
-			ok = v == "(nil)" || v == p.arg(2)
-		}
-		if ok {
-			a.acquire(client, at, p.cmd.At, key, p.arg(2), ttl, how, "")
-		} else {
-			a.failed(client, at, key, how)
-		}
-		return true
-	case "setnx":
-		if !a.isLock(key) {
-			return false
-		}
-		if v == "true" || v == "1" {
-			a.acquire(client, at, p.cmd.At, key, p.arg(2), 0, "SETNX", "")
-		} else {
-			a.failed(client, at, key, "SETNX")
-		}
-		return true
-	case "expire", "pexpire":
-		if !a.isLock(key) || (v != "true" && v != "1") {
-			return false
-		}
-		n, _ := strconv.ParseInt(p.arg(2), 10, 64)
-		ttl := time.Duration(n) * time.Millisecond
-		if name == "expire" {
-			ttl = time.Duration(n) * time.Second
-		}
-		a.lease(client, at, p.cmd.At, key, ttl, strings.ToUpper(name))
-		return true
-	case "del":
-		if !a.isLock(key) {
-			return false
-		}
-		a.del(client, at, key, v == "1")
-		return true
-	case "eval", "evalsha":
-		keys, argv := scriptKeys(p.cmd.Args)
-		if len(keys) == 0 || !a.isLock(keys[0]) {
-			return false
-		}
-		key := keys[0]
-		// A script is read by the name it is known by (locking.ScriptName),
-		// never by the shape of its arguments, which a change to the
-		// script would change: any other script is shown as it was sent.
-		script := locking.ScriptName(p.arg(1))
-		if script != locking.ScriptRelease && script != locking.ScriptReleasePublish && len(argv) < 2 {
-			return false
-		}
-		switch script {
-		case locking.ScriptAcquireFenced:
-			if v != "0" && v != "" {
-				n, _ := strconv.ParseInt(argv[1], 10, 64)
-				a.acquire(client, at, p.cmd.At, key, argv[0], time.Duration(n)*time.Millisecond, "script", v)
-			} else {
-				a.failed(client, at, key, "script")
-			}
-		case locking.ScriptExtend:
-			if v != "1" {
-				return false
-			}
-			n, _ := strconv.ParseInt(argv[1], 10, 64)
-			a.lease(client, at, p.cmd.At, key, time.Duration(n)*time.Millisecond, "extend script")
-		case locking.ScriptRelease, locking.ScriptReleasePublish:
-			a.scriptRelease(client, at, key, v == "1")
-		default:
-			return false // another lock's script, or no lock's: not read here
-		}
-		return true
+	switch l.Op {
+	case rediscmd.Acquire:
+		a.acquire(client, at, p.cmd.At, l.Key, l.Token, l.TTL, l.How, l.Fence)
+	case rediscmd.AcquireFailed:
+		a.failed(client, at, l.Key, l.How)
+	case rediscmd.Lease:
+		a.lease(client, at, p.cmd.At, l.Key, l.TTL, l.How)
+	case rediscmd.Delete:
+		a.del(client, at, l.Key, l.Done)
+	case rediscmd.Release:
+		a.scriptRelease(client, at, l.Key, l.Done)
 	}
-	return false
+	return true
 }
 
 func (a *analysis) acquire(client string, at, sent time.Duration, key, token string, ttl time.Duration, how, fence string) {

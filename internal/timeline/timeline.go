@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/latency"
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
 )
 
 // Kind says what an Event is.
@@ -352,56 +353,21 @@ func (r *Recorder) Merge(events []Event) {
 	r.batch += maxBatch
 }
 
-// show renders a command's arguments for reading: keys without the
-// market's prefix, tokens shortened, scripts elided.
+// show renders a command's arguments for reading (rediscmd.Show): keys
+// without the market's prefix, tokens shortened, scripts by their name.
 func (r *Recorder) show(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	out := make([]string, 0, len(args))
-	name := strings.ToUpper(args[0])
-	out = append(out, name)
-	for i, a := range args[1:] {
-		switch {
-		case i == 0 && name == "EVAL":
-			out = append(out, "‹script›")
-		case i == 0 && name == "EVALSHA":
-			out = append(out, "‹script "+clip(a, 6)+"›")
-		default:
-			out = append(out, r.shortArg(a))
-		}
-	}
-	return strings.Join(out, " ")
+	return rediscmd.Show(args, func(a string) string { return strings.TrimPrefix(a, r.prefix) })
 }
 
 func (r *Recorder) shortArg(a string) string {
 	a = strings.TrimPrefix(a, r.prefix)
-	if looksLikeToken(a) {
+	if rediscmd.LooksLikeToken(a) {
 		return clip(a, 8)
 	}
 	return clip(a, 40)
 }
 
-// looksLikeToken says whether s is a random token (a UUID or a long hex
-// string), shown shortened.
-func looksLikeToken(s string) bool {
-	if len(s) < 16 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func clip(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}
+func clip(s string, n int) string { return rediscmd.Clip(s, n) }
 
 func (r *Recorder) replyText(c cmdView) string {
 	if c.err != "" {

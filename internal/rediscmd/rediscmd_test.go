@@ -1,0 +1,91 @@
+package rediscmd
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestKeys(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		keys  []string
+		write bool
+	}{
+		{[]string{"GET", "k"}, []string{"k"}, false},
+		{[]string{"set", "k", "v", "NX", "PX", "10"}, []string{"k"}, true},
+		{[]string{"MGET", "a", "b"}, []string{"a", "b"}, false},
+		{[]string{"MSET", "a", "1", "b", "2"}, []string{"a", "b"}, true},
+		{[]string{"WATCH", "a", "b"}, []string{"a", "b"}, false},
+		{[]string{"MULTI"}, nil, false},
+		{[]string{"PING"}, nil, false},
+		{[]string{"EVALSHA", "abc", "2", "k1", "k2", "tok"}, []string{"k1", "k2"}, true},
+		{[]string{"EVAL", "return 1", "x"}, []string{Unknown}, true},
+		{[]string{"OBJECT", "FREQ", "k"}, []string{Unknown}, true},
+	} {
+		keys, write := Keys(tc.args)
+		if !slices.Equal(keys, tc.keys) || write != tc.write {
+			t.Errorf("%q: keys %q, write %v; want %q, %v", tc.args, keys, write, tc.keys, tc.write)
+		}
+	}
+}
+
+func TestScriptNames(t *testing.T) {
+	src := "return redis.call('GET', KEYS[1])"
+	sum := sha1.Sum([]byte(src))
+	h := hex.EncodeToString(sum[:])
+	if got := ScriptName(h); got != "script "+h[:8] {
+		t.Errorf("an unknown script by SHA1: %q", got)
+	}
+	if got := ScriptName(src); got != "script "+h[:8] {
+		t.Errorf("an unknown script by source: %q, want the same name as by SHA1", got)
+	}
+	Register("get.lua", h)
+	for _, x := range []string{h, src} {
+		if got := ScriptName(x); got != "get.lua" {
+			t.Errorf("a registered script: %q", got)
+		}
+	}
+	if got := Describe([]string{"EVALSHA", h, "1", "{ns}:lock:L", "tok"}, func(k string) string {
+		return strings.TrimPrefix(k, "{ns}:")
+	}); got != "EVAL get.lua lock:L" {
+		t.Errorf("Describe: %q", got)
+	}
+	if got := Show([]string{"EVALSHA", h, "1", "{ns}:lock:L", "0123456789abcdef0123"}, func(k string) string {
+		return strings.TrimPrefix(k, "{ns}:")
+	}); got != "EVALSHA ‹get.lua› 1 lock:L 01234567…" {
+		t.Errorf("Show: %q", got)
+	}
+}
+
+func TestReadLock(t *testing.T) {
+	isLock := func(k string) bool { return strings.HasPrefix(k, "lock:") }
+	for _, tc := range []struct {
+		args       []string
+		value, err string
+		want       Lock
+		ok         bool
+	}{
+		{[]string{"set", "lock:L", "tok", "NX", "PX", "10000"}, "OK", "",
+			Lock{Op: Acquire, Key: "lock:L", How: "SET NX PX", Token: "tok", TTL: 10 * time.Second, NX: true}, true},
+		{[]string{"set", "lock:L", "tok", "NX", "PX", "10000"}, "(nil)", "",
+			Lock{Op: AcquireFailed, Key: "lock:L", How: "SET NX PX", Token: "tok", TTL: 10 * time.Second, NX: true}, true},
+		{[]string{"set", "lock:L", "tok", "NX", "GET", "EX", "3"}, "(nil)", "",
+			Lock{Op: Acquire, Key: "lock:L", How: "SET NX GET EX", Token: "tok", TTL: 3 * time.Second, NX: true}, true},
+		{[]string{"setnx", "lock:L", "tok"}, "true", "", Lock{Op: Acquire, Key: "lock:L", How: "SETNX", Token: "tok", NX: true}, true},
+		{[]string{"expire", "lock:L", "5"}, "true", "", Lock{Op: Lease, Key: "lock:L", How: "EXPIRE", TTL: 5 * time.Second}, true},
+		{[]string{"expire", "lock:L", "5"}, "false", "", Lock{}, false},
+		{[]string{"del", "lock:L"}, "1", "", Lock{Op: Delete, Key: "lock:L", How: "DEL", Done: true}, true},
+		{[]string{"del", "other"}, "1", "", Lock{}, false},
+		{[]string{"set", "lock:L", "tok"}, "", "READONLY", Lock{}, false},
+		{[]string{"evalsha", "feed", "1", "lock:L", "tok", "100"}, "1", "", Lock{}, false},
+	} {
+		got, ok := ReadLock(tc.args, tc.value, tc.err, isLock)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%q → %q %q: %+v %v, want %+v %v", tc.args, tc.value, tc.err, got, ok, tc.want, tc.ok)
+		}
+	}
+}
