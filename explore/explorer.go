@@ -319,12 +319,15 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if res.Mode == "exhaustive" && o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
 		for len(e.lanes) < o.Workers-1 {
 			l, err := New(ctx, e.base, e.orig, e.model)
+			if err != nil && ctx.Err() != nil {
+				break // stopped already: the search says so
+			}
 			if err != nil {
 				return res, err
 			}
 			e.lanes = append(e.lanes, l)
 		}
-		for _, l := range e.lanes[:o.Workers-1] {
+		for _, l := range e.lanes[:min(len(e.lanes), o.Workers-1)] {
 			systems = append(systems, system{l})
 		}
 	}
