@@ -19,6 +19,10 @@ type node[C any] struct {
 	done    []C // children explored
 	chosen  C
 	weight  *big.Rat // the share of the search tree below the decision
+	// given is the children after chosen handed to other workers
+	// (dfs's donate): they count as done once the next child is chosen,
+	// not before, since chosen's own subtree must not have them asleep.
+	given []C
 }
 
 // task is a subtree of the search: the schedules that start with prefix,
@@ -45,7 +49,7 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 	if len(s.systems) > 1 && !s.o.StopAtFirst && len(s.o.Stop) == 0 {
 		covered, err = s.parallel(ctx, root)
 	} else {
-		covered, err = s.dfs(ctx, s.systems[0], root, nil)
+		covered, err = s.dfs(ctx, s.systems[0], root, nil, nil)
 	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
@@ -59,7 +63,10 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 // dfs runs every schedule of t on sys, depth first. It reports whether it
 // covered them all. With split set, it does not descend below SplitDepth
 // decisions: it hands each subtree there to split instead, as a task.
-func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], split func(task[C, K])) (bool, error) {
+// With share set, whenever a worker waits for work it gives share the
+// untried subtree nearest the root (donate), as a lone dfs would search
+// it: the same sleep set, and the same schedules.
+func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], split func(task[C, K]), share *pool[C, K]) (bool, error) {
 	var stack []*node[C]
 	contains := func(cs []C, a C) bool {
 		k := sys.Key(a)
@@ -67,7 +74,7 @@ func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], 
 	}
 	next := func(n *node[C]) (C, bool) {
 		for _, c := range n.enabled {
-			if !contains(n.sleep, c) && !contains(n.done, c) {
+			if !contains(n.sleep, c) && !contains(n.done, c) && !contains(n.given, c) {
 				return c, true
 			}
 		}
@@ -82,6 +89,38 @@ func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], 
 		}
 		n := stack[len(stack)-1]
 		return new(big.Rat).Mul(n.weight, big.NewRat(1, int64(len(n.enabled))))
+	}
+	// donate hands share the first untried child of the decision nearest
+	// the root that has one, and counts it given (skipped here). Its
+	// sleep set is the one dfs alone gives it when its turn comes: what
+	// the decision has asleep or done by then (every child before it,
+	// the one being searched and those given too) that commutes with it.
+	donate := func() bool {
+		for k, n := range stack {
+			for _, c := range n.enabled {
+				if contains(n.sleep, c) || contains(n.done, c) || contains(n.given, c) || sys.Key(c) == sys.Key(n.chosen) {
+					continue
+				}
+				path := slices.Clone(t.prefix)
+				for _, m := range stack[:k] {
+					path = append(path, sys.Key(m.chosen))
+				}
+				path = append(path, sys.Key(c))
+				var sleep []C
+				if s.o.Sleep {
+					for _, b := range append(append(append(slices.Clone(n.sleep), n.done...), n.chosen), n.given...) {
+						if sys.Independent(c, b) {
+							sleep = append(sleep, b)
+						}
+					}
+				}
+				n.given = append(n.given, c)
+				share.put(task[C, K]{prefix: path, sleep: sleep,
+					weight: new(big.Rat).Mul(n.weight, big.NewRat(1, int64(len(n.enabled))))})
+				return true
+			}
+		}
+		return false
 	}
 	covered := true
 	void := 0 // runs in a row that were void
@@ -199,7 +238,8 @@ func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], 
 		// Backtrack to the deepest decision with an alternative left.
 		for len(stack) > 0 {
 			n := stack[len(stack)-1]
-			n.done = append(n.done, n.chosen)
+			n.done = append(append(n.done, n.chosen), n.given...)
+			n.given = nil
 			if c, ok := next(n); ok {
 				n.chosen = c
 				break
@@ -209,15 +249,21 @@ func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], 
 		if len(stack) == 0 {
 			return covered, nil
 		}
+		for share != nil && share.hungry() && donate() {
+		}
 	}
 }
 
 // parallel runs every schedule of root, as dfs does, on every worker: the
 // first goes through the decisions down to SplitDepth, and every worker,
 // the first too once done with that, searches the subtrees found there.
-// Each subtree starts with the sleep set dfs alone would give it, so the
-// schedules run are dfs's (without the cache: with it, each worker's
-// subtrees share a cache of their own).
+// A worker that finds none left waiting gets one from a worker still
+// searching (dfs's share): a few subtrees can hold most of the schedules
+// (the fenced market's two largest of 64 held 70% of the time), and
+// they would keep one worker busy while the others idle. Each subtree
+// starts with the sleep set dfs alone would give it, so the schedules run
+// are dfs's (without the cache: with it, each subtree has a cache of its
+// own).
 func (s *Search[C, K]) parallel(ctx context.Context, root task[C, K]) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -235,28 +281,81 @@ func (s *Search[C, K]) parallel(ctx context.Context, root task[C, K]) (bool, err
 		}
 		covered = covered && ok
 	}
-	tasks := make(chan task[C, K], 1024)
+	tasks := newPool[C, K](len(s.systems))
 	work := func(sys System[C, K]) {
-		for t := range tasks {
+		for {
+			t, ok := tasks.get()
+			if !ok {
+				return
+			}
 			if ctx.Err() != nil {
 				end(false, nil)
 				continue // drain: the search failed or was stopped
 			}
-			end(s.dfs(ctx, sys, t, nil))
+			end(s.dfs(ctx, sys, t, nil, tasks))
 		}
 	}
 	var wg sync.WaitGroup
 	for _, sys := range s.systems[1:] {
 		wg.Go(func() { work(sys) })
 	}
-	end(s.dfs(ctx, s.systems[0], root, func(t task[C, K]) {
-		select {
-		case tasks <- t:
-		case <-ctx.Done():
-		}
-	}))
-	close(tasks)
+	end(s.dfs(ctx, s.systems[0], root, tasks.put, nil))
 	work(s.systems[0])
 	wg.Wait()
 	return covered && firstErr == nil, firstErr
+}
+
+// pool is the subtrees of a parallel search waiting for a worker, and the
+// workers waiting for a subtree.
+type pool[C any, K comparable] struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   []task[C, K]
+	workers int // the workers that take from the pool
+	idle    int // those waiting in get
+	done    bool
+}
+
+func newPool[C any, K comparable](workers int) *pool[C, K] {
+	p := &pool[C, K]{workers: workers}
+	p.cond.L = &p.mu
+	return p
+}
+
+// put adds a subtree.
+func (p *pool[C, K]) put(t task[C, K]) {
+	p.mu.Lock()
+	p.queue = append(p.queue, t)
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// get waits for a subtree; ok is false once there is none and none can
+// come: every worker is waiting.
+func (p *pool[C, K]) get() (t task[C, K], ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle++
+	for len(p.queue) == 0 && !p.done {
+		if p.idle == p.workers {
+			p.done = true
+			p.cond.Broadcast()
+			break
+		}
+		p.cond.Wait()
+	}
+	p.idle--
+	if len(p.queue) == 0 {
+		return t, false
+	}
+	t = p.queue[0]
+	p.queue = p.queue[1:]
+	return t, true
+}
+
+// hungry reports whether a worker waits with nothing to take.
+func (p *pool[C, K]) hungry() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.idle > len(p.queue)
 }
