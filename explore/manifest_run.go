@@ -1,8 +1,6 @@
 package explore
 
 import (
-	"github.com/lockmarket/lockmarket/internal/rediscmd"
-
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 )
 
