@@ -3,7 +3,6 @@ package search_test
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 
 	"github.com/lockmarket/lockmarket/explore/search"
@@ -191,5 +190,3 @@ func systems(t *toy, n int) []search.System[choice, move] {
 	}
 	return out
 }
-
-var errStopped = errors.New("stopped")

@@ -326,7 +326,6 @@ func ReadLock(args []string, value, errText string, isLock func(key string) bool
 		if len(keys) == 0 || !isLock(keys[0]) {
 			return Lock{}, false
 		}
-		l = Lock{Key: keys[0]}
 		script := ScriptName(args[1])
 		switch {
 		case script == locking.ScriptRelease || script == locking.ScriptReleasePublish:
