@@ -412,15 +412,29 @@ func soakExplorer(l *loader) map[string]int {
 			st, code, _ = w.call("POST", path+"/undo", map[string]any{})
 			ok = st == http.StatusOK
 		}
+		// The search runs as a job: 202 at once, then its state is read
+		// from the session until it ends.
 		var found struct {
-			Actions []json.RawMessage `json:"actions"`
+			Find struct {
+				State string `json:"state"`
+			} `json:"find"`
 		}
 		if ok {
-			st, code, body = w.call("POST", path+"/find", map[string]any{})
-			ok = st == http.StatusOK && json.Unmarshal(body, &found) == nil
+			st, code, _ = w.call("POST", path+"/find", map[string]any{})
+			ok = st == http.StatusAccepted
+		}
+		for ok && time.Until(l.deadline) > 0 {
+			st, code, body = w.call("GET", path, nil)
+			if ok = st == http.StatusOK && json.Unmarshal(body, &found) == nil; !ok {
+				break
+			}
+			if s := found.Find.State; s != "running" && s != "waiting" {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 		switch {
-		case ok && len(found.Actions) > 0:
+		case ok && found.Find.State == "found":
 			counts["found"]++
 		case ok:
 			counts["searched, nothing found"]++
