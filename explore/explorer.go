@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/explore/search"
-	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
 // Explorer runs a target's clients under the scheduler against one Redis.
@@ -220,75 +219,6 @@ type Progress struct {
 	Found     []string
 }
 
-// Result is what a search found.
-type Result struct {
-	Target string `json:"target"`
-	About  string `json:"about"`
-	// Model is the bounds searched.
-	Model Model `json:"model"`
-	// Checked is the properties checked.
-	Checked []string `json:"checked"`
-	Mode    string   `json:"mode"`
-	Seed    uint64   `json:"seed,omitempty"`
-	// Schedules is the number of complete schedules run; Pruned the
-	// number cut short because every continuation had been covered
-	// already: in another order (the sleep sets) or from the same state
-	// (the state cache).
-	Schedules int `json:"schedules"`
-	Pruned    int `json:"pruned"`
-	// Coverage is the fraction of the search tree covered: each decision
-	// shares its weight equally among the actions enabled there, and an
-	// action pruned by a sleep set or the state cache counts as covered.
-	// It is 1 exactly when the search is exhaustive; for the random modes,
-	// the weight of the distinct schedules run.
-	Coverage float64 `json:"coverage"`
-	// Diverged is the number of replays that did not follow their
-	// prefix (the code did something the scheduler does not order); the
-	// search is exhaustive only when it is 0.
-	Diverged int `json:"diverged"`
-	// Reruns is the number of runs of a schedule that were unsteady (a
-	// stall longer than a lease's margin: the lease ran out on the
-	// server's real time) and were run again; they count nowhere else.
-	Reruns int `json:"reruns"`
-	// Exhaustive is true when every schedule within the bounds was
-	// covered.
-	Exhaustive bool `json:"exhaustive"`
-	// Stopped says why the search stopped before it was through:
-	// StoppedBudget, StoppedInterrupted, or "" when it ended by itself
-	// (through, or at a violation it was told to stop at).
-	Stopped string        `json:"stopped"`
-	Elapsed time.Duration `json:"-"`
-	// Violations holds the first violation found of each property, with
-	// the shortest schedule found that breaks it, replayed to the same
-	// violation on a fresh redis-server (Found.Reproduced).
-	Violations []Found `json:"violations"`
-	// Unsteady holds the violations found whose schedule did not break
-	// the property again when replayed on a fresh server, twice: the
-	// search saw something its replays do not (the machine's timing, or
-	// code that does something the scheduler does not order). They are
-	// not violations.
-	Unsteady []Found `json:"unsteady"`
-}
-
-// Found is a violated property and its counterexample.
-type Found struct {
-	Violation
-	// Actions is the schedule to replay (Explorer.Replay).
-	Actions []Action `json:"actions"`
-	// Steps is the schedule as it ran, up to the violation.
-	Steps []Step `json:"steps"`
-	// Reproduced is true when Actions, replayed on a fresh redis-server
-	// (Reproduce), broke the same property; Server is that server's
-	// version (empty when none could be started: the replay then ran in
-	// a fresh namespace of the explorer's server), and ReplayNote says
-	// why it did not break it.
-	Reproduced bool   `json:"reproduced"`
-	Server     string `json:"redis_server,omitempty"`
-	ReplayNote string `json:"replay_note,omitempty"`
-	// Replay is the replay's timeline, for the renderers.
-	Replay timeline.Timeline `json:"-"`
-}
-
 // Explore searches the target's schedules within the model's bounds.
 // When ctx ends, it returns what it found so far (the counts, the
 // coverage, the violations, not shortened) with ctx's error.
@@ -300,7 +230,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if check == nil {
 		check = e.target.Checks
 	}
-	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check}
+	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check,
+		Budget: o.Budget, property: e.target.Property, nodes: e.target.nodes}
 	reruns := func() (n int64) {
 		for _, x := range append([]*Explorer{e}, e.lanes...) {
 			n += x.reruns.Load()

@@ -335,86 +335,6 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 // errExploreFound is returned when the search found a violation (exit 1).
 var errExploreFound = errors.New("a property was found broken")
 
-// exploreDoc is the JSON output.
-type exploreDoc struct {
-	Target        string          `json:"target"`
-	About         string          `json:"about"`
-	Schedules     int             `json:"schedules"`
-	Pruned        int             `json:"pruned"`
-	Diverged      int             `json:"diverged"`
-	Reruns        int             `json:"reruns"`
-	Exhaustive    bool            `json:"exhaustive"`
-	Stopped       string          `json:"stopped"`
-	BudgetS       float64         `json:"budget_s,omitempty"`
-	Dilation      int64           `json:"dilation"`
-	ElapsedS      float64         `json:"elapsed_s"`
-	SchedulesPerS float64         `json:"schedules_per_s"`
-	Mode          string          `json:"mode"`
-	Seed          *uint64         `json:"seed,omitempty"`
-	Model         modelDoc        `json:"model"`
-	Checked       []string        `json:"checked"`
-	Violations    []violationDoc  `json:"violations"`
-	Counter       *counterexample `json:"counterexample"`
-	Unsteady      []unsteadyDoc   `json:"unsteady"`
-	schema.Env
-	Note string `json:"note"`
-}
-
-type modelDoc struct {
-	Clients    int      `json:"clients"`
-	Iterations int      `json:"iterations"`
-	Attempts   int      `json:"attempts"`
-	Faults     int      `json:"faults_per_schedule"`
-	Ticks      int      `json:"ticks_per_schedule"`
-	Steps      int      `json:"steps_per_client"`
-	FaultKinds []string `json:"faults"`
-	Nodes      int      `json:"nodes,omitempty"`
-	JumpMS     int64    `json:"clock_jump_ms,omitempty"`
-	TTLMS      int64    `json:"ttl_ms"`
-	TTLsMS     []int64  `json:"ttls_ms,omitempty"`
-	RenewMS    int64    `json:"renew_every_ms,omitempty"`
-	RetryMS    int64    `json:"retry_ms"`
-	ShortMS    int64    `json:"pause_short_ms"`
-	LongMS     int64    `json:"pause_long_ms"`
-}
-
-type violationDoc struct {
-	Property string `json:"property"`
-	Message  string `json:"message"`
-	Steps    int    `json:"steps"`
-}
-
-// unsteadyDoc is a violation the search found whose schedule did not
-// break the property again on a fresh server, twice: not counted.
-type unsteadyDoc struct {
-	Property   string           `json:"property"`
-	Message    string           `json:"message"`
-	Steps      []explore.Step   `json:"steps"`
-	Actions    []explore.Action `json:"actions"`
-	ReplayNote string           `json:"replay_note"`
-}
-
-type counterexample struct {
-	Property   string           `json:"property"`
-	Steps      []explore.Step   `json:"steps"`
-	Actions    []explore.Action `json:"actions"`
-	Reproduced bool             `json:"reproduced"`
-	Server     string           `json:"redis_server,omitempty"`
-	ReplayNote string           `json:"replay_note,omitempty"`
-}
-
-// exploreNote states how time is kept in every run.
-var exploreNote = fmt.Sprintf("Time is virtual and dilated: every duration the code under test and the server see (the "+
-	"lease, the retry wait, each shortening of the leases when the clock advances, the clients' clock) is the virtual "+
-	"one times %d, so a stall of the machine of S moves a lease by S/%d of virtual time. Constants in the code "+
-	"under test (a 1 ms backoff) shrink by as much. Times shown are virtual.", explore.Dilation, explore.Dilation)
-
-// nodesNote states how the nodes of a target of several are modelled.
-const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the explorer's own " +
-	"(1 to N by default; the shared counter stays in the explorer's): a node-restart deletes a node's keys, as a " +
-	"restart without persistence loses them; a clock-jump shortens every lease on one node by the jump, while the " +
-	"clients' clock does not move."
-
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseExploreFlags(args, stderr)
 	if err != nil {
@@ -488,49 +408,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// few seconds at most: the result is printed whatever stopped it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportBound)
 	defer cancel()
-	doc := exploreDoc{Target: res.Target, About: res.About, Schedules: res.Schedules, Pruned: res.Pruned, Diverged: res.Diverged, Reruns: res.Reruns,
-		Exhaustive: res.Exhaustive, Stopped: res.Stopped, BudgetS: o.budget.Seconds(), Dilation: explore.Dilation,
-		ElapsedS: res.Elapsed.Seconds(), Mode: res.Mode, Checked: res.Checked,
-		Model: modelDoc{Clients: o.model.Clients, Iterations: o.model.Iterations, Attempts: o.model.Attempts,
-			Faults: o.model.Faults, Ticks: o.model.Ticks, Steps: o.model.Steps, FaultKinds: nonNil(o.model.FaultKinds), TTLMS: o.model.TTL.Milliseconds(),
-			RetryMS: o.model.Retry.Milliseconds(), ShortMS: (o.model.TTL / 2).Milliseconds(),
-			LongMS: (o.model.TTL * 3 / 2).Milliseconds(), Nodes: t.Nodes()},
-		Violations: []violationDoc{}, Unsteady: []unsteadyDoc{}, Env: conn.Env(), Note: exploreNote}
-	if slices.Contains(o.model.FaultKinds, explore.FaultClockJump) {
-		doc.Model.JumpMS = o.model.Jump.Milliseconds()
-	}
-	for _, d := range o.model.TTLs {
-		doc.Model.TTLsMS = append(doc.Model.TTLsMS, d.Milliseconds())
-	}
-	doc.Model.RenewMS = o.model.RenewEvery.Milliseconds()
-	if t.Nodes() > 0 {
-		doc.Note += " " + nodesNote
-	}
-	if res.Mode == "random" || res.Mode == "pct" {
-		doc.Seed = &o.seed
-	}
-	if res.Elapsed > 0 {
-		doc.SchedulesPerS = float64(res.Schedules+res.Pruned) / res.Elapsed.Seconds()
-	}
-	var main *explore.Found
-	for i, f := range res.Violations {
-		doc.Violations = append(doc.Violations, violationDoc{Property: f.Property, Message: f.Message, Steps: len(f.Steps)})
-		if main == nil || f.Property == t.Property {
-			main = &res.Violations[i]
-		}
-	}
-	for _, f := range res.Unsteady {
-		doc.Unsteady = append(doc.Unsteady, unsteadyDoc{Property: f.Property, Message: f.Message, Steps: f.Steps,
-			Actions: f.Actions, ReplayNote: f.ReplayNote})
-	}
-	var rep explore.Reproduction
-	if main != nil {
-		rep = explore.Reproduction{Reproduced: main.Reproduced, Server: main.Server, Note: main.ReplayNote, Timeline: main.Replay}
-		doc.Counter = &counterexample{Property: main.Property, Steps: main.Steps, Actions: main.Actions,
-			Reproduced: rep.Reproduced, Server: rep.Server, ReplayNote: rep.Note}
-	}
+	env := conn.Env()
 	if o.out != "" {
-		files, err := writeExploreTimelines(ctx, e, o.out, res, main, rep)
+		files, err := writeExploreTimelines(ctx, e, o.out, res)
 		if err != nil {
 			return err
 		}
@@ -541,12 +421,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate explore: wrote %s into %s", wrote, o.out), schema.Width))
 	}
 	if o.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := writeExploreJSON(stdout, res, env); err != nil {
 			return err
 		}
-	} else if err := writeExploreTable(stdout, doc, main, rep, o.verbose); err != nil {
+	} else if err := writeExploreTable(stdout, res, env, o.verbose); err != nil {
 		return err
 	}
 	if len(res.Violations) > 0 {
@@ -570,13 +448,6 @@ func orNone(ps []string) string {
 	return strings.Join(ps, ", ")
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 func propertiesOf(fs []explore.Found) []string {
 	var out []string
 	for _, f := range fs {
@@ -585,144 +456,206 @@ func propertiesOf(fs []explore.Found) []string {
 	return out
 }
 
-func writeExploreTable(w io.Writer, doc exploreDoc, main *explore.Found, rep explore.Reproduction, verbose bool) error {
+// writeExploreJSON writes res's JSON (explore.Result.MarshalJSON) with
+// the environment block (redis, machine) beside its keys, as every
+// document of the commands has it.
+func writeExploreJSON(w io.Writer, res *explore.Result, env schema.Env) error {
+	r, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	e, err := json.Marshal(env)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	out.Write(r[:len(r)-1])
+	out.WriteByte(',')
+	out.Write(e[1:])
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("explore: %s — %s", doc.Target, doc.About), schema.Width))
-	m := doc.Model
+	if err := json.Indent(&b, out.Bytes(), "", "  "); err != nil {
+		return err
+	}
+	b.WriteByte('\n')
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+func writeExploreTable(w io.Writer, res *explore.Result, env schema.Env, verbose bool) error {
+	var b bytes.Buffer
+	writeExploreModel(&b, res)
+	writeExploreSearch(&b, res)
+	fmt.Fprintf(&b, "redis: %s\n", env.Redis)
+	writeExploreFindings(&b, res)
+	if c := res.Counterexample(); c != nil {
+		if err := writeExploreCounter(&b, c, verbose); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(&b, "\n%s\n", schema.Wrap(res.Note(), schema.Width))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeExploreModel writes what was explored and within which bounds.
+func writeExploreModel(b *bytes.Buffer, res *explore.Result) {
+	line := func(s string) { fmt.Fprintf(b, "%s\n", schema.Wrap(s, schema.Width)) }
+	line(fmt.Sprintf("explore: %s — %s", res.Target, res.About))
+	m := res.Model
 	faults := "no faults"
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {
 		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
 	}
 	nodes := ""
-	if m.Nodes > 0 {
-		nodes = fmt.Sprintf(" on %d nodes", m.Nodes)
-		if m.Nodes == 1 {
-			nodes = " on 1 node"
-		}
+	switch n := res.Nodes(); {
+	case n == 1:
+		nodes = " on 1 node"
+	case n > 1:
+		nodes = fmt.Sprintf(" on %d nodes", n)
 	}
-	if m.JumpMS > 0 {
-		faults += fmt.Sprintf(" (a clock jumps %s)", msText(m.JumpMS))
+	if slices.Contains(m.FaultKinds, explore.FaultClockJump) {
+		faults += fmt.Sprintf(" (a clock jumps %v)", m.Jump)
 	}
-	lease := "lease " + msText(m.TTLMS)
-	if len(m.TTLsMS) > 0 {
+	lease := fmt.Sprintf("lease %v", m.TTL)
+	if len(m.TTLs) > 0 {
 		var ls []string
 		for i := range m.Clients {
-			ls = append(ls, fmt.Sprintf("%c %s", 'A'+i, msText(m.TTLsMS[min(i, len(m.TTLsMS)-1)])))
+			ls = append(ls, fmt.Sprintf("%c %v", 'A'+i, m.TTLs[min(i, len(m.TTLs)-1)]))
 		}
 		lease = "leases " + strings.Join(ls, ", ")
 	}
-	if m.RenewMS > 0 {
-		lease += ", renewed every " + msText(m.RenewMS)
+	if m.RenewEvery > 0 {
+		lease += fmt.Sprintf(", renewed every %v", m.RenewEvery)
 	}
-	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at "+
-		"the lock per section, at most %d commands per client, %s, at most %d advance(s) of the clock; %s, "+
-		"retry %s, pauses short %s / long %s / forever (virtual time)",
-		m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, lease, msText(m.RetryMS),
-		msText(m.ShortMS), msText(m.LongMS)), schema.Width))
-	fmt.Fprintf(&b, "checked: %s\n", strings.Join(doc.Checked, ", "))
+	line(fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per section, "+
+		"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, retry %v, pauses short %v / "+
+		"long %v / forever (virtual time)", m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks,
+		lease, m.Retry, m.TTL/2, m.TTL*3/2))
+	line("checked: " + strings.Join(res.Checked, ", "))
+}
+
+// writeExploreSearch writes how far the search went, and why it stopped
+// when it was cut short.
+func writeExploreSearch(b *bytes.Buffer, res *explore.Result) {
+	line := func(s string) { fmt.Fprintf(b, "%s\n", schema.Wrap(s, schema.Width)) }
 	cover := "yes, every schedule within the bounds"
-	if !doc.Exhaustive {
+	if !res.Exhaustive {
 		cover = "no"
 		switch {
-		case doc.Stopped != "":
-			cover = "no (cut short: " + doc.Stopped + ")"
-		case doc.Mode == "exhaustive":
+		case res.Stopped != "":
+			cover = "no (cut short: " + res.Stopped + ")"
+		case res.Mode == "exhaustive":
 			cover = "no (stopped early)"
 		}
 	}
-	fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, "+
-		"%.0f schedules/s; exhaustive: %s", doc.Mode, doc.Schedules, doc.Pruned, doc.ElapsedS, doc.SchedulesPerS, cover),
-		schema.Width))
-	switch doc.Stopped {
+	line(fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
+		"coverage %s of the tree; exhaustive: %s", res.Mode, res.Schedules, res.Pruned, res.Elapsed.Seconds(),
+		res.SchedulesPerSecond(), coverText(res.Coverage), cover))
+	switch res.Stopped {
 	case explore.StoppedBudget:
-		fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("The search was cut short: its budget of %v ran out. What it "+
-			"found so far follows; the schedules it did not run may break more.", time.Duration(doc.BudgetS*float64(time.Second))),
-			schema.Width))
+		line(fmt.Sprintf("The search was cut short: its budget of %v ran out. What it found so far follows; the "+
+			"schedules it did not run may break more.", res.Budget))
 	case explore.StoppedInterrupted:
-		fmt.Fprintf(&b, "%s\n", schema.Wrap("The search was cut short: it was interrupted. What it found so far "+
-			"follows; the schedules it did not run may break more.", schema.Width))
+		line("The search was cut short: it was interrupted. What it found so far follows; the schedules it did " +
+			"not run may break more.")
 	}
-	if doc.Diverged > 0 {
-		fmt.Fprintf(&b, "%d replays did not follow their prefix (the code did something the scheduler does not order)\n",
-			doc.Diverged)
+	if res.Diverged > 0 {
+		line(fmt.Sprintf("%d replays did not follow their prefix (the code did something the scheduler does not "+
+			"order)", res.Diverged))
 	}
-	if doc.Reruns > 0 {
-		fmt.Fprintf(&b, "%d runs were run again: the machine stalled longer than a lease's margin (the lease ran out "+
-			"on the server's real time)\n", doc.Reruns)
+	if res.Reruns > 0 {
+		line(fmt.Sprintf("%d runs were run again: the machine stalled longer than a lease's margin (the lease ran "+
+			"out on the server's real time)", res.Reruns))
 	}
-	fmt.Fprintf(&b, "redis: %s %s\n", doc.Redis.Mode, doc.Redis.Version)
-	if len(doc.Violations) == 0 {
-		if doc.Stopped != "" {
-			fmt.Fprintf(&b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(doc.Checked, ", "))
-		} else {
-			fmt.Fprintf(&b, "\nNo violation of %s.\n", strings.Join(doc.Checked, ", "))
-		}
-	} else {
-		fmt.Fprintln(&b, "\nviolations:")
-		for _, v := range doc.Violations {
-			fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, v.Steps), schema.Width))
-		}
-	}
-	if len(doc.Unsteady) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", schema.Wrap("unsteady (found by the search, but not broken again when its schedule "+
-			"was replayed on a fresh server, twice; not counted as a violation):", schema.Width))
-		for _, u := range doc.Unsteady {
-			fmt.Fprintf(&b, "%s\n", schema.Wrap(fmt.Sprintf("  %s: %s (%d steps; %s)", u.Property, u.Message, len(u.Steps),
-				u.ReplayNote), schema.Width))
-			var acts []string
-			for _, a := range u.Actions {
-				acts = append(acts, a.String())
-			}
-			fmt.Fprintf(&b, "%s\n", schema.Wrap("  schedule: "+strings.Join(acts, "; "), schema.Width))
-		}
-	}
-	if main != nil {
-		repro := "reproduced on redis-server " + rep.Server
-		if rep.Server == "" {
-			repro = "reproduced: " + rep.Note
-		}
-		if !rep.Reproduced {
-			repro = "NOT reproduced on a fresh redis-server: " + rep.Note
-		}
-		fmt.Fprintf(&b, "\ncounterexample (%s, %d steps; %s):\n", main.Property, len(main.Steps), repro)
-		if verbose || rep.Timeline.Events == nil {
-			for i, s := range main.Steps {
-				mark := ""
-				if s.Violation != "" {
-					mark = "  !! " + s.Violation
-				}
-				text := s.Text
-				if s.Action.Kind == explore.Run {
-					text = s.Action.Client + ": " + text
-				}
-				fmt.Fprintf(&b, "%3d  %-9s %s%s\n", i+1, explore.FmtMS(s.ClockMS), text, mark)
-			}
-		}
-		if rep.Timeline.Events != nil {
-			fmt.Fprintln(&b)
-			if err := rep.Timeline.Text(&b, timelineWidth, false); err != nil {
-				return err
-			}
-		}
-	}
-	fmt.Fprintf(&b, "\n%s\n", schema.Wrap(doc.Note, schema.Width))
-	_, err := w.Write(b.Bytes())
-	return err
 }
 
-func msText(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() }
+// coverText writes a fraction of the tree as a percentage that says 100%
+// only when it is all of it, and more than 0% when it is any of it.
+func coverText(f float64) string {
+	switch p := f * 100; {
+	case f >= 1:
+		return "100%"
+	case p >= 99.9:
+		return ">99.9%"
+	case f > 0 && p < 0.1:
+		return "<0.1%"
+	default:
+		return fmt.Sprintf("%.1f%%", p)
+	}
+}
+
+// writeExploreFindings writes the violations and the unsteady findings.
+func writeExploreFindings(b *bytes.Buffer, res *explore.Result) {
+	line := func(s string) { fmt.Fprintf(b, "%s\n", schema.Wrap(s, schema.Width)) }
+	switch {
+	case len(res.Violations) == 0 && res.Stopped != "":
+		fmt.Fprintf(b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(res.Checked, ", "))
+	case len(res.Violations) == 0:
+		fmt.Fprintf(b, "\nNo violation of %s.\n", strings.Join(res.Checked, ", "))
+	default:
+		fmt.Fprintln(b, "\nviolations:")
+		for _, v := range res.Violations {
+			line(fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, len(v.Steps)))
+		}
+	}
+	if len(res.Unsteady) == 0 {
+		return
+	}
+	fmt.Fprintln(b)
+	line("unsteady (found by the search, but not broken again when its schedule was replayed on a fresh " +
+		"server, twice; not counted as a violation):")
+	for _, u := range res.Unsteady {
+		line(fmt.Sprintf("  %s: %s (%d steps; %s)", u.Property, u.Message, len(u.Steps), u.ReplayNote))
+		var acts []string
+		for _, a := range u.Actions {
+			acts = append(acts, a.String())
+		}
+		line("  schedule: " + strings.Join(acts, "; "))
+	}
+}
+
+// writeExploreCounter writes the counterexample to show first, step by
+// step (verbose, or when its replay left no timeline) and as a timeline.
+func writeExploreCounter(b *bytes.Buffer, main *explore.Found, verbose bool) error {
+	repro := "reproduced on redis-server " + main.Server
+	if main.Server == "" {
+		repro = "reproduced: " + main.ReplayNote
+	}
+	if !main.Reproduced {
+		repro = "NOT reproduced on a fresh redis-server: " + main.ReplayNote
+	}
+	fmt.Fprintf(b, "\ncounterexample (%s, %d steps; %s):\n", main.Property, len(main.Steps), repro)
+	if verbose || main.Replay.Events == nil {
+		for i, s := range main.Steps {
+			mark := ""
+			if s.Violation != "" {
+				mark = "  !! " + s.Violation
+			}
+			text := s.Text
+			if s.Action.Kind == explore.Run {
+				text = s.Action.Client + ": " + text
+			}
+			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, explore.FmtMS(s.ClockMS), text, mark)
+		}
+	}
+	if main.Replay.Events == nil {
+		return nil
+	}
+	fmt.Fprintln(b)
+	return main.Replay.Text(b, timelineWidth, false)
+}
 
 // writeExploreTimelines writes each counterexample's timeline as SVG and
 // text: the main one as replayed on a fresh server, the others replayed on
 // the explorer's server. It returns the names of the files written.
-func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string, res *explore.Result, main *explore.Found, rep explore.Reproduction) ([]string, error) {
+func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string, res *explore.Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var files []string
 	for _, f := range res.Violations {
-		tl := rep.Timeline
-		if main == nil || f.Property != main.Property || tl.Events == nil {
+		tl := f.Replay
+		if tl.Events == nil {
 			var err error
 			if tl, _, err = e.Record(ctx, f.Actions); err != nil {
 				return files, err

@@ -149,11 +149,12 @@ func TestExploreSessions(t *testing.T) {
 	}
 	jsonkeys.Check(t, "find", r.body)
 	found := waitFind(t, h, id6)
-	if found.State != labsession.FindFound || found.Result == nil || found.Result.Property != explore.Resource ||
-		len(found.Result.Actions) == 0 || found.Result.Model == "" {
+	if found.State != labsession.FindFound || found.Result == nil || found.Result.Counterexample() == nil ||
+		found.Result.Counterexample().Property != explore.Resource || !found.Result.Counterexample().Reproduced ||
+		len(found.Result.Counterexample().Actions) <= found.FromStep || found.Result.Model.Clients == 0 {
 		t.Fatalf("find on recipe 6: %+v", found)
 	}
-	for _, a := range found.Result.Actions {
+	for _, a := range found.Result.Counterexample().Actions[found.FromStep:] {
 		b, _ := json.Marshal(a)
 		st6 = step(id6, string(b))
 	}

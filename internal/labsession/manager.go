@@ -169,8 +169,14 @@ type FindStatus struct {
 	ElapsedMS float64 `json:"elapsed_ms"`
 	BudgetMS  int64   `json:"budget_ms"`
 	Error     string  `json:"error,omitempty"`
-	// Result is what it found, once it has ended (but not when cancelled).
-	Result *Found `json:"result,omitempty"`
+	// Note says why nothing was found when the search was cut short or
+	// had nothing left to look for.
+	Note string `json:"note,omitempty"`
+	// Result is what it found, once it has ended (but not when cancelled
+	// or when there was nothing to look for): the explorer's result, as
+	// the command line prints it, whose counterexample starts with the
+	// FromStep steps searched from.
+	Result *explore.Result `json:"result,omitempty"`
 }
 
 // finder is a search running in the background.
@@ -179,29 +185,6 @@ type finder struct {
 	start  time.Time  // when it got a CPU
 	cancel context.CancelFunc
 	done   chan struct{}
-}
-
-// Found is the answer of a search from a step of the history.
-type Found struct {
-	// Found is set when a continuation breaks a property.
-	Found bool `json:"found"`
-	// Property and Message say what broke.
-	Property string `json:"property,omitempty"`
-	Message  string `json:"message,omitempty"`
-	// Actions is the continuation from the step searched from, to take
-	// one by one; Steps is how it ran.
-	Actions []explore.Action `json:"actions"`
-	Steps   []explore.Step   `json:"steps"`
-	// Schedules is how many complete schedules the search ran, Exhaustive
-	// whether it covered every one within the model's bounds.
-	Schedules  int     `json:"schedules"`
-	Exhaustive bool    `json:"exhaustive"`
-	ElapsedMS  float64 `json:"elapsed_ms"`
-	// Model states the bounds searched, in words.
-	Model string `json:"model"`
-	// Note says why nothing was found when the search was cut short or
-	// had nothing left to look for.
-	Note string `json:"note,omitempty"`
 }
 
 // Start makes a session of req's target for client (the remote address
@@ -567,42 +550,31 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	s.mu.Lock()
 	f.start, f.status.Waiting = time.Now(), false
 	s.mu.Unlock()
-	out := Found{Model: s.model, Actions: []explore.Action{}, Steps: []explore.Step{}}
-	sctx, cancel := context.WithTimeout(ctx, m.cfg.FindBudget)
-	defer cancel()
-	res, err := s.e.FindFrom(sctx, prefix, explore.Options{Progress: func(p explore.Progress) {
+	res, err := s.e.FindFrom(ctx, prefix, explore.Options{Budget: m.cfg.FindBudget, Progress: func(p explore.Progress) {
 		set(func(fs *FindStatus) { fs.Schedules = p.Schedules })
 	}})
-	out.ElapsedMS = ms(time.Since(f.start))
-	state := FindNone
+	elapsed := ms(time.Since(f.start))
+	state, note := FindNone, ""
 	switch {
 	case ctx.Err() != nil:
-		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS = FindCancelled, out.ElapsedMS })
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS = FindCancelled, elapsed })
 		return
 	case errors.Is(err, explore.ErrNothingToFind):
-		out.Note = "every property the target is checked for is broken already in these steps: undo to look for another way"
-	case err != nil && sctx.Err() != nil:
-		out.Note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", m.cfg.FindBudget)
-		if res != nil {
-			out.Schedules = res.Schedules
-		}
+		note = "every property the target is checked for is broken already in these steps: undo to look for another way"
 	case err != nil:
-		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, out.ElapsedMS, err.Error() })
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, elapsed, err.Error() })
 		return
-	default:
-		out.Schedules, out.Exhaustive = res.Schedules, res.Exhaustive
-		if len(res.Violations) > 0 {
-			v := res.Violations[0]
-			out.Found, out.Property, out.Message = true, v.Property, v.Message
-			if n := len(prefix); len(v.Actions) >= n && len(v.Steps) >= n {
-				out.Actions, out.Steps = v.Actions[n:], v.Steps[n:]
-			}
-			state = FindFound
-		}
+	case res.Counterexample() != nil:
+		state = FindFound
+	case res.Stopped != "":
+		note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", m.cfg.FindBudget)
 	}
-	m.stats.searched(out.Found)
+	m.stats.searched(state == FindFound)
 	set(func(fs *FindStatus) {
-		fs.State, fs.Schedules, fs.ElapsedMS, fs.Result = state, out.Schedules, out.ElapsedMS, &out
+		fs.State, fs.ElapsedMS, fs.Note, fs.Result = state, elapsed, note, res
+		if res != nil {
+			fs.Schedules = res.Schedules
+		}
 	})
 }
 

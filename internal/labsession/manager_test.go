@@ -68,11 +68,11 @@ func TestStrategySessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := waitFind(t, m, id).Find
-	if fs.State != labsession.FindFound || fs.Result == nil || fs.Result.Property != explore.Resource ||
-		!strings.Contains(fs.Result.Message, "sold twice") {
+	if fs.State != labsession.FindFound || fs.Result == nil || fs.Result.Counterexample().Property != explore.Resource ||
+		!strings.Contains(fs.Result.Counterexample().Message, "sold twice") {
 		t.Fatalf("find: %+v, want the sword sold twice", fs)
 	}
-	t.Logf("found after %d schedules, %.0f ms: %s", fs.Result.Schedules, fs.Result.ElapsedMS, fs.Result.Message)
+	t.Logf("found after %d schedules, %.0f ms: %s", fs.Result.Schedules, fs.ElapsedMS, fs.Result.Counterexample().Message)
 }
 
 // TestFindJob: a search runs in the background; the state is read while
@@ -157,11 +157,11 @@ func TestFindJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := waitFind(t, m, id3).Find
-	if fs.State != labsession.FindFound || fs.FromStep != 2 || len(fs.Result.Actions) == 0 {
+	if fs.State != labsession.FindFound || fs.FromStep != 2 || len(fs.Result.Counterexample().Actions) <= fs.FromStep {
 		t.Fatalf("search from step 2: %+v", fs)
 	}
 	// Its first action branches off step 2, discarding step 3.
-	b, _ := json.Marshal(fs.Result.Actions[0])
+	b, _ := json.Marshal(fs.Result.Counterexample().Actions[fs.FromStep])
 	body := strings.TrimSuffix(string(b), "}") + `,"from_step":2}`
 	got, err = m.Step(ctx, id3, []byte(body))
 	if err != nil {

@@ -241,23 +241,27 @@ async function findEnded(f) {
   if (f.state === "none") {
     verdict.className = "verdict ok";
     verdict.dataset.found = "none";
-    verdict.textContent = r.note ? `No bug found: ${r.note}.` :
-      `No bug from step ${f.from_step}: ${fmt(r.schedules)} schedules explored in ${dec1(r.elapsed_ms / 1000)} s` +
-      (r.exhaustive ? ", every one within the bounds" : "") + `, and no property broke (bounds: ${r.model}).`;
+    verdict.textContent = f.note ? `No bug found: ${f.note}.` :
+      `No bug from step ${f.from_step}: ${fmt(r.schedules)} schedules explored in ${dec1(f.elapsed_ms / 1000)} s` +
+      (r.exhaustive ? ", every one within the bounds" : "") +
+      `, and no property broke (bounds: ${explore.state ? explore.state.model : "the session's"}).`;
     renderFindControls();
     return;
   }
+  // The counterexample starts with the steps searched from.
+  const c = r.counterexample;
+  const rest = c.actions.slice(f.from_step);
   setPlaying(true);
   verdict.className = "verdict";
-  verdict.textContent = `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[r.property] || r.property}. ` +
-    `Playing it from step ${f.from_step} (${r.actions.length} steps)…`;
+  verdict.textContent = `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[c.property] || c.property}. ` +
+    `Playing it from step ${f.from_step} (${rest.length} steps)…`;
   try {
     explore.view = f.from_step;
-    for (const a of r.actions) {
+    for (const a of rest) {
       await act(a);
       await new Promise((res) => setTimeout(res, explore.stepMS));
     }
-    verdict.dataset.found = r.property;
+    verdict.dataset.found = c.property;
     explore.found = `Found by the search from step ${f.from_step}, after ${fmt(r.schedules)} schedules.`;
   } catch (e) {
     // act showed it
