@@ -20,8 +20,8 @@ func TestResultJSON(t *testing.T) {
 		Actions: []Action{{Kind: Start, Client: "C"}}, Steps: []Step{{Action: Action{Kind: Start, Client: "C"}}},
 		Reproduced: true, Server: "7.0.15"}
 	own := Found{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
-		Actions: []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
-		Steps:   []Step{{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"}},
+		Actions:    []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
+		Steps:      []Step{{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"}},
 		Reproduced: true, Server: "7.0.15"}
 	tests := []struct {
 		name    string
