@@ -22,6 +22,9 @@ import (
 // runs the lease out on the server's real clock though the virtual clock
 // says it has 10 ms left: every run is unsteady, and the search says so
 // (ErrUnsteady) rather than report what the machine's speed decided.
+// (Undilated and without a stall of its own the outcome would depend on
+// the machine's load, which is why the explorer dilates: that case is not
+// tested.)
 func TestStallChangesNothing(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
@@ -33,7 +36,6 @@ func TestStallChangesNothing(t *testing.T) {
 	}{
 		{"dilated, steady", Dilation, 0, nil},
 		{"dilated, stalled", Dilation, 30 * time.Millisecond, nil},
-		{"undilated, steady", 1, 0, nil},
 		{"undilated, stalled", 1, 30 * time.Millisecond, ErrUnsteady},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
