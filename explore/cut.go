@@ -32,6 +32,11 @@ type Snapshot struct {
 	Violations []Violation `json:"violations"`
 	// Complete is set once nothing is enabled.
 	Complete bool `json:"complete"`
+	// Notes says each step in plain words (view.go); Views is each client
+	// as it stands now; Chains is the causal chain of each violation.
+	Notes  []StepNote   `json:"notes"`
+	Views  []ClientView `json:"views"`
+	Chains []Chain      `json:"chains"`
 }
 
 // Holder is a client holding a lease.
@@ -91,6 +96,8 @@ func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error)
 	if snap.Holders == nil {
 		snap.Holders = []Holder{}
 	}
+	n := e.narrate(s)
+	snap.Notes, snap.Views, snap.Chains = n.notes, n.views(), n.chains(snap.Violations)
 	return snap, nil
 }
 

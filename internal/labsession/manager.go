@@ -106,6 +106,7 @@ type session struct {
 	mu      sync.Mutex
 	actions []explore.Action
 	steps   []explore.Step
+	notes   []explore.StepNote
 	clients []string
 	// frames[k] is the state after k actions.
 	frames []Frame
@@ -121,6 +122,11 @@ type Frame struct {
 	Enabled    []explore.Action    `json:"enabled"`
 	Violations []explore.Violation `json:"violations"`
 	Complete   bool                `json:"complete"`
+	// Views is each client as it stands: what it read, the token it
+	// holds, whether it believes it holds the lock, its lease.
+	Views []explore.ClientView `json:"views"`
+	// Chains is the causal chain of each violation.
+	Chains []explore.Chain `json:"chains"`
 	// Resource is the protected resource (the shared counter the
 	// clients' critical sections increment, or the market's listing) as
 	// it stands, "" before the first write.
@@ -271,7 +277,7 @@ func open(ctx context.Context, tg *explore.Target) (*session, error) {
 		s.Close()
 		return nil, err
 	}
-	s.clients, s.steps, s.frames = snap.Clients, snap.Steps, []Frame{f}
+	s.clients, s.steps, s.notes, s.frames = snap.Clients, snap.Steps, snap.Notes, []Frame{f}
 	return s, nil
 }
 
@@ -283,7 +289,7 @@ func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.S
 		return nil, Frame{}, err
 	}
 	f := Frame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
-		Complete: snap.Complete}
+		Complete: snap.Complete, Views: snap.Views, Chains: snap.Chains}
 	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
 		f.Resource = "counter = " + v
 	}
@@ -320,7 +326,8 @@ func (s *session) stateLocked() State {
 	cur := s.frames[len(s.frames)-1]
 	st := State{Target: s.e.Target().Name, About: s.e.Target().About, Model: s.model,
 		Snapshot: &explore.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
-			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete},
+			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete, Notes: s.notes, Views: cur.Views,
+			Chains: cur.Chains},
 		Resource: cur.Resource, Frames: slices.Clone(s.frames)}
 	if f := s.find; f != nil {
 		fs := f.status
@@ -432,7 +439,7 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (an
 			return err
 		}
 		s.mu.Lock()
-		s.actions, s.steps = append(base, a), snap.Steps
+		s.actions, s.steps, s.notes = append(base, a), snap.Steps, snap.Notes
 		s.frames = append(s.frames[:from+1:from+1], f)
 		s.find = nil
 		st = s.stateLocked()
@@ -479,7 +486,7 @@ func (m *Manager) Undo(_ context.Context, id string) (any, error) {
 		n := len(s.actions) - 1
 		// A replay of a prefix takes the same steps as the longer
 		// schedule did: the state after each was kept.
-		s.actions, s.steps, s.frames = s.actions[:n:n], s.steps[:n:n], s.frames[:n+1:n+1]
+		s.actions, s.steps, s.notes, s.frames = s.actions[:n:n], s.steps[:n:n], s.notes[:n:n], s.frames[:n+1:n+1]
 		s.find = nil
 		st = s.stateLocked()
 		return nil
