@@ -202,7 +202,8 @@ type Options struct {
 	// Budget, when above 0, is how long the search may run: then it
 	// stops, as when its context ends, and the result holds what it found
 	// so far (Result.Stopped says why), shortened and replayed within a
-	// few seconds of their own.
+	// few seconds of their own. An exhaustive search with a budget begins
+	// with a few hundred random schedules (as one with StopAtFirst does).
 	Budget time.Duration
 
 	// Model is the bounds of a search made by Check (nil: DefaultModel,
@@ -303,9 +304,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			err = s.Walk(ctx, o.Seed, n)
 		}
 	default:
-		if (o.StopAtFirst || len(o.Stop) > 0) && o.prefix == nil {
-			// Looking for a counterexample, not a proof: try random
-			// schedules first, then every schedule.
+		if (o.StopAtFirst || len(o.Stop) > 0 || o.Budget > 0) && o.prefix == nil {
+			// Looking for a counterexample, or for as much as a budget
+			// allows: try random schedules first, which reach deep
+			// schedules early, then every schedule.
 			err = s.Walk(ctx, 1, probeSchedules)
 		}
 		if err == nil && !s.Reached() {
@@ -358,7 +360,9 @@ func searchErr(err error) error {
 }
 
 // probeSchedules is how many random schedules a search for a
-// counterexample tries before it goes through every schedule.
+// counterexample, or a search with a budget, tries before it goes
+// through every schedule (they count among its schedules; the coverage is
+// the exhaustive search's).
 const probeSchedules = 300
 
 // system is an explorer as the search sees it: a schedule is a run of the

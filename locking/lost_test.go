@@ -163,7 +163,15 @@ func TestSettleStopsLostReleases(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: b.Addr(), ReadTimeout: 50 * time.Millisecond})
 	t.Cleanup(func() { c.Close() })
 	m := locking.NewMutex(c, "{stop}:lock", time.Minute)
-	must(t, c.Ping(ctx).Err())
+	// The connection is made before the server stops; on a busy machine
+	// a reply can take longer than the 50 ms read timeout, so try again.
+	var err error
+	for range 100 {
+		if err = c.Ping(ctx).Err(); err == nil {
+			break
+		}
+	}
+	must(t, err)
 	must(t, b.Server.Signal(syscall.SIGSTOP))
 	defer b.Server.Signal(syscall.SIGCONT)
 	if _, err := m.TryAcquire(ctx); err == nil || errors.Is(err, locking.ErrNotAcquired) {
