@@ -24,8 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/bookform"
-	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
+	"github.com/lockmarket/lockmarket/internal/sim/bookform"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
@@ -797,6 +797,45 @@ func TestPackageMap(t *testing.T) {
 		if !listed[p] {
 			t.Errorf("the package map names %s, which is no package of the module", p)
 		}
+	}
+}
+
+// TestInternalGroups checks the folders of internal/ against the table of
+// docs/architecture.md: every folder right under internal/ is a group the
+// table names, every package under internal/ lives in one, and the table
+// names no folder that is not there.
+func TestInternalGroups(t *testing.T) {
+	tables := markedTables(t)["internal groups"]
+	if len(tables) != 1 {
+		t.Fatalf("%d tables marked internal groups, want 1", len(tables))
+	}
+	groups := map[string]bool{}
+	for _, row := range tables[0] {
+		groups[strings.Trim(row[0], "`")] = true
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		name := "internal/" + e.Name()
+		if !e.IsDir() {
+			t.Errorf("%s: a file right under internal/; every package lives in a group's folder", name)
+			continue
+		}
+		present[name] = true
+		if !groups[name] {
+			t.Errorf("folder %s is not in the table of internal/'s folders in docs/architecture.md", name)
+		}
+	}
+	for g := range groups {
+		if !present[g] {
+			t.Errorf("the table of internal/'s folders names %s, which is no folder", g)
+		}
+	}
+	if len(groups) > 10 {
+		t.Errorf("internal/ has %d folders; at most 10 keep it readable", len(groups))
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/httpapi"
-	"github.com/lockmarket/lockmarket/internal/labsession"
+	"github.com/lockmarket/lockmarket/internal/service/exploresession"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -112,7 +112,7 @@ func TestRouteStatuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := labsession.NewManager()
+	sessions := exploresession.NewManager()
 	srv, err := httpapi.New(httpapi.Config{Market: m, Explore: sessions})
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/rediscmd"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/flawed"
-	"github.com/lockmarket/lockmarket/internal/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/failure/flawed"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 )
 
 // Why a search stopped before it was through (Result.Stopped).

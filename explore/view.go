@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 )
 
 // ClientView is one client as a person stepping a schedule sees it: what

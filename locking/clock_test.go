@@ -2,6 +2,7 @@ package locking_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -82,5 +83,16 @@ func TestLocksUseTheContextsClock(t *testing.T) {
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRealClockSleepEndsWithTheContext(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := (locking.RealClock{}).Sleep(ended, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Sleep on an ended context: %v", err)
+	}
+	if err := (locking.RealClock{}).Sleep(context.Background(), time.Nanosecond); err != nil {
+		t.Fatalf("Sleep: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/faultpoint"
+	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -24,7 +24,7 @@ func TestLostReleaseDoesNotBlockCoarse(t *testing.T) {
 	user(t, m, "sam", 0)
 	listed(t, m, market.Lua, "sam", "cup", 10)
 	listed(t, m, market.Lua, "sam", "pen", 10)
-	kill := faultpoint.WithBeforeCommit(context.Background(), func(context.Context, string, string) { b.Server.Kill() })
+	kill := pausedholder.WithBeforeCommit(context.Background(), func(context.Context, string, string) { b.Server.Kill() })
 	if _, err := m.Purchase(kill, market.Coarse, "ann", "sam", "cup", 10); err == nil {
 		t.Fatal("a purchase whose Redis was killed before its commit succeeded")
 	}

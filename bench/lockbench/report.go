@@ -7,14 +7,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
 
 // Report is the outcome of a whole run.
 type Report struct {
 	// Env is where the run happened: the redis-server and the machine.
-	schema.Env
+	output.Env
 	Command  string     `json:"command"`
 	Configs  []Config   `json:"-"`
 	Results  []*Result  `json:"-"`
@@ -203,7 +203,7 @@ var header = []string{
 	"redis CPU", "Go CPU", "new conns", "overlaps", "gave up", "errors", "ours/peer acq/s", "ours/peer p99", "ours/peer allocs", "acq/s ÷ SET ceiling",
 }
 
-// narrow picks the columns of the default table, which fits schema.Width
+// narrow picks the columns of the default table, which fits output.Width
 // columns: throughput, the waits, round trips and the two counts that
 // must be zero; the ratios ours/peer are judged in the targets below it.
 var narrow = []int{0, 1, 2, 3, 5, 6, 8, 12, 16, 18}
@@ -240,7 +240,7 @@ func pick(cells []string, cols []int) []string {
 }
 
 // WriteText writes aligned plain-text tables: by default the columns and
-// lines that fit schema.Width columns, with wide every column.
+// lines that fit output.Width columns, with wide every column.
 func (r *Report) WriteText(w io.Writer, wide bool) error {
 	cols, head := func(cells []string) []string { return pick(cells, narrow) }, narrowHeader
 	if wide {
@@ -282,7 +282,7 @@ func (r *Report) WriteText(w io.Writer, wide bool) error {
 			fmt.Fprintf(w, "  %-16s %s\n", s.Name, s.Settings)
 			continue
 		}
-		lines := strings.Split(schema.Wrap(s.Settings, schema.Width-19), "\n")
+		lines := strings.Split(output.Wrap(s.Settings, output.Width-19), "\n")
 		fmt.Fprintf(w, "  %-16s %s\n", s.Name, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(w, "%19s%s\n", "", l)
@@ -290,7 +290,7 @@ func (r *Report) WriteText(w io.Writer, wide bool) error {
 	}
 	machine := r.machine()
 	if !wide {
-		machine = schema.Wrap(machine, schema.Width)
+		machine = output.Wrap(machine, output.Width)
 	}
 	fmt.Fprintf(w, "\n%s\n", machine)
 	return nil

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 )
 
@@ -14,7 +14,7 @@ import (
 // largest figures a run gives here (six-digit rates, waits of seconds),
 // with the ceiling, the targets and the configs' settings.
 func bigReport() *Report {
-	r := &Report{Env: schema.NewEnv("redis-server", "7.0.15"), Command: "lockbench"}
+	r := &Report{Env: output.NewEnv("redis-server", "7.0.15"), Command: "lockbench"}
 	for _, c := range Configs() {
 		r.Settings = append(r.Settings, Settings{Name: c.Name, Library: c.Library, Settings: c.Settings})
 	}
@@ -38,7 +38,7 @@ func bigReport() *Report {
 }
 
 // TestWriteTextFits: the default table and everything printed with it fit
-// schema.Width columns; -wide has every column. The JSON follows the
+// output.Width columns; -wide has every column. The JSON follows the
 // output schema.
 func TestWriteTextFits(t *testing.T) {
 	r := bigReport()
@@ -52,10 +52,10 @@ func TestWriteTextFits(t *testing.T) {
 	if err := r.WriteText(&wideOut, true); err != nil {
 		t.Fatal(err)
 	}
-	if w := schema.Widest(narrowOut.String()); w > schema.Width {
-		t.Errorf("the default output is %d columns wide, more than %d:\n%s", w, schema.Width, narrowOut.String())
+	if w := output.Widest(narrowOut.String()); w > output.Width {
+		t.Errorf("the default output is %d columns wide, more than %d:\n%s", w, output.Width, narrowOut.String())
 	}
-	t.Logf("default %d columns, -wide %d", schema.Widest(narrowOut.String()), schema.Widest(wideOut.String()))
+	t.Logf("default %d columns, -wide %d", output.Widest(narrowOut.String()), output.Widest(wideOut.String()))
 	if len(narrowHeader) != len(narrow) {
 		t.Fatalf("%d narrow headers for %d columns", len(narrowHeader), len(narrow))
 	}

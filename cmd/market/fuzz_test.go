@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/httpapi"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )

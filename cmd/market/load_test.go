@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/history"
-	"github.com/lockmarket/lockmarket/internal/httpapi"
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/failure/history"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

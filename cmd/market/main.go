@@ -36,14 +36,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/demo"
-	"github.com/lockmarket/lockmarket/internal/httpapi"
-	"github.com/lockmarket/lockmarket/internal/lab"
-	"github.com/lockmarket/lockmarket/internal/labsession"
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/rush"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/service/demo"
+	"github.com/lockmarket/lockmarket/internal/service/exploresession"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
+	"github.com/lockmarket/lockmarket/internal/service/lab"
+	"github.com/lockmarket/lockmarket/internal/service/rush"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -153,7 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	if *version {
-		fmt.Fprintln(stdout, schema.VersionLine("market"))
+		fmt.Fprintln(stdout, output.VersionLine("market"))
 		return nil
 	}
 	if fs.NArg() > 0 {
@@ -239,7 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Env:        conn.Env(),
 		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
 		Lab:        lab.New(conn.Client, conn.Mini, log),
-		Explore:    labsession.NewManager(),
+		Explore:    exploresession.NewManager(),
 		AdminToken: *adminToken, LoopbackHosts: loopback,
 	})
 	if err != nil {

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/httpapi"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
@@ -216,7 +216,7 @@ func TestVersion(t *testing.T) {
 	if err := run(context.Background(), []string{"-version"}, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if got := stdout.String(); got != schema.VersionLine("market")+"\n" || !strings.HasPrefix(got, "market ") {
+	if got := stdout.String(); got != output.VersionLine("market")+"\n" || !strings.HasPrefix(got, "market ") {
 		t.Errorf("-version printed %q", got)
 	}
 }

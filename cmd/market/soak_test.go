@@ -20,9 +20,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/history"
-	"github.com/lockmarket/lockmarket/internal/httpapi"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/failure/history"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/sim"
 )

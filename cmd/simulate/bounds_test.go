@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -138,7 +138,7 @@ func TestProgressLinesFit(t *testing.T) {
 	prog.start("1000x1000 coarse 100/100")
 	prog.done(rowSummary(huge()))
 	for _, line := range strings.Split(stderr.String()+p.String(), "\n") {
-		if n := len([]rune(line)); n > schema.Width {
+		if n := len([]rune(line)); n > output.Width {
 			t.Errorf("a line of %d columns: %q", n, line)
 		}
 	}

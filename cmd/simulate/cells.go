@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 )
 
@@ -165,7 +165,7 @@ func (p *progress) update(c sim.Counters) {
 	defer p.mu.Unlock()
 	fmt.Fprint(p.w, "\r\033[K"+fit(fmt.Sprintf("%s %5.1fs  listed %s  bought %s  failed %s  retries %s",
 		p.label, c.Elapsed.Seconds(), report.Thousands(c.Listed), report.Thousands(c.Bought),
-		report.Thousands(c.Failed), report.Thousands(c.Retries)), schema.Width))
+		report.Thousands(c.Failed), report.Thousands(c.Retries)), output.Width))
 }
 
 // note prints a line of the running cell's own (a trial's outcome, say)
@@ -241,7 +241,7 @@ func (p *progress) done(summary string) {
 		tail += ", " + left
 	}
 	tail = "  (" + tail + ")"
-	line := lead + fit(summary, schema.Width-len([]rune(lead))-len([]rune(tail))) + tail
+	line := lead + fit(summary, output.Width-len([]rune(lead))-len([]rune(tail))) + tail
 	fmt.Fprintln(p.w, strings.TrimPrefix(line, lead))
 }
 
@@ -265,7 +265,7 @@ func (p *progress) fail(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	lead := p.end()
-	fmt.Fprintln(p.w, strings.TrimPrefix(schema.Wrap(lead+"failed: "+err.Error(), schema.Width), lead))
+	fmt.Fprintln(p.w, strings.TrimPrefix(output.Wrap(lead+"failed: "+err.Error(), output.Width), lead))
 }
 
 // rowSummary is the progress line's figures of a sim cell.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/faults"
-	"github.com/lockmarket/lockmarket/internal/gallery"
-	"github.com/lockmarket/lockmarket/internal/history"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/failure/faults"
+	"github.com/lockmarket/lockmarket/internal/failure/gallery"
+	"github.com/lockmarket/lockmarket/internal/failure/history"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -40,7 +40,7 @@ func TestOverview(t *testing.T) {
 					t.Errorf("overview lacks %q:\n%s", want, out)
 				}
 			}
-			if w := schema.Widest(out); w > schema.Width {
+			if w := output.Widest(out); w > output.Width {
 				t.Errorf("overview is %d columns wide:\n%s", w, out)
 			}
 		})
@@ -76,7 +76,7 @@ func TestVersion(t *testing.T) {
 		if err := run(context.Background(), []string{arg}, &stdout, &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
-		if got := stdout.String(); got != schema.VersionLine("simulate")+"\n" || !strings.HasPrefix(got, "simulate ") {
+		if got := stdout.String(); got != output.VersionLine("simulate")+"\n" || !strings.HasPrefix(got, "simulate ") {
 			t.Errorf("%s printed %q", arg, got)
 		}
 	}
@@ -84,16 +84,16 @@ func TestVersion(t *testing.T) {
 
 // TestDefaultTablesFit renders the default tables of gallery and faults
 // with the real recipes, faults and strategies at six-digit counts: every
-// line fits schema.Width columns. The -wide tables are measured and
+// line fits output.Width columns. The -wide tables are measured and
 // logged.
 func TestDefaultTablesFit(t *testing.T) {
 	const big = 999_999
-	gdoc := galleryDoc{Env: schema.NewEnv("redis-server", "7.0.15")}
+	gdoc := galleryDoc{Env: output.NewEnv("redis-server", "7.0.15")}
 	for _, s := range gallery.Scenarios() {
 		gdoc.Rows = append(gdoc.Rows, gallery.Row{Recipe: s.Recipe, Fault: s.Fault, Consequence: s.Consequence,
 			Violations: big, FixedBy: s.FixedBy, FixedViolations: big})
 	}
-	fdoc := faultsDoc{Env: schema.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
+	fdoc := faultsDoc{Env: output.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
 		ReadTimeoutMs: 300, DurationS: 1}
 	for _, f := range faults.Faults {
 		for _, v := range append(f.Variants(), "coarse+fencing", "fine+fencing", "fine+watchdog") {
@@ -120,10 +120,10 @@ func TestDefaultTablesFit(t *testing.T) {
 			if err := tc.render(&wide, true); err != nil {
 				t.Fatal(err)
 			}
-			if w := schema.Widest(narrow.String()); w > schema.Width {
-				t.Errorf("the default table is %d columns wide, more than %d:\n%s", w, schema.Width, narrow.String())
+			if w := output.Widest(narrow.String()); w > output.Width {
+				t.Errorf("the default table is %d columns wide, more than %d:\n%s", w, output.Width, narrow.String())
 			}
-			t.Logf("default table %d columns, -wide %d", schema.Widest(narrow.String()), schema.Widest(wide.String()))
+			t.Logf("default table %d columns, -wide %d", output.Widest(narrow.String()), output.Widest(wide.String()))
 		})
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/explore"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -36,7 +36,7 @@ const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S 
                         | -read-acquire F -read-release F -write-acquire F -write-release F
                         | -recipe-dir DIR) [flags]
 
-Runs a lock's real code (a recipe of package internal/flawed, its fix, Lua
+Runs a lock's real code (a recipe of package internal/failure/flawed, its fix, Lua
 scripts, locking.RedlockMutex, or the market's List and Purchase under a
 strategy) in several clients against a real Redis, holding every command
 until a scheduler lets it go, on a virtual clock, and searches the
@@ -418,7 +418,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if len(files) > 0 {
 			wrote = strings.Join(files, ", ")
 		}
-		fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate explore: wrote %s into %s", wrote, o.out), schema.Width))
+		fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate explore: wrote %s into %s", wrote, o.out), output.Width))
 	}
 	if o.format == "json" {
 		if err := writeExploreJSON(stdout, res, env); err != nil {
@@ -459,7 +459,7 @@ func propertiesOf(fs []explore.Found) []string {
 // writeExploreJSON writes res's JSON (explore.Result.MarshalJSON) with
 // the environment block (redis, machine) beside its keys, as every
 // document of the commands has it.
-func writeExploreJSON(w io.Writer, res *explore.Result, env schema.Env) error {
+func writeExploreJSON(w io.Writer, res *explore.Result, env output.Env) error {
 	r, err := json.Marshal(res)
 	if err != nil {
 		return err
@@ -481,7 +481,7 @@ func writeExploreJSON(w io.Writer, res *explore.Result, env schema.Env) error {
 	return err
 }
 
-func writeExploreTable(w io.Writer, res *explore.Result, env schema.Env, verbose bool) error {
+func writeExploreTable(w io.Writer, res *explore.Result, env output.Env, verbose bool) error {
 	var b bytes.Buffer
 	writeExploreModel(&b, res)
 	writeExploreSearch(&b, res)
@@ -492,14 +492,14 @@ func writeExploreTable(w io.Writer, res *explore.Result, env schema.Env, verbose
 			return err
 		}
 	}
-	fmt.Fprintf(&b, "\n%s\n", schema.Wrap(res.Note(), schema.Width))
+	fmt.Fprintf(&b, "\n%s\n", output.Wrap(res.Note(), output.Width))
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // writeExploreModel writes what was explored and within which bounds.
 func writeExploreModel(b *bytes.Buffer, res *explore.Result) {
-	line := func(s string) { fmt.Fprintf(b, "%s\n", schema.Wrap(s, schema.Width)) }
+	line := func(s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
 	line(fmt.Sprintf("explore: %s — %s", res.Target, res.About))
 	m := res.Model
 	faults := "no faults"
@@ -537,7 +537,7 @@ func writeExploreModel(b *bytes.Buffer, res *explore.Result) {
 // writeExploreSearch writes how far the search went, and why it stopped
 // when it was cut short.
 func writeExploreSearch(b *bytes.Buffer, res *explore.Result) {
-	line := func(s string) { fmt.Fprintf(b, "%s\n", schema.Wrap(s, schema.Width)) }
+	line := func(s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
 	cover := "yes, every schedule within the bounds"
 	if !res.Exhaustive {
 		cover = "no"
@@ -586,7 +586,7 @@ func coverText(f float64) string {
 
 // writeExploreFindings writes the violations and the unsteady findings.
 func writeExploreFindings(b *bytes.Buffer, res *explore.Result) {
-	line := func(s string) { fmt.Fprintf(b, "%s\n", schema.Wrap(s, schema.Width)) }
+	line := func(s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
 	switch {
 	case len(res.Violations) == 0 && res.Stopped != "":
 		fmt.Fprintf(b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(res.Checked, ", "))

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -164,8 +164,8 @@ func TestExploreStrategy(t *testing.T) {
 		t.Fatalf("fine: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	for line := range strings.SplitSeq(stdout.String(), "\n") {
-		if n := utf8.RuneCountInString(line); n > schema.Width {
-			t.Errorf("a line of %d columns, over %d: %q", n, schema.Width, line)
+		if n := utf8.RuneCountInString(line); n > output.Width {
+			t.Errorf("a line of %d columns, over %d: %q", n, output.Width, line)
 		}
 	}
 	stdout.Reset()

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/faults"
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/failure/faults"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
 
 func init() {
@@ -148,7 +148,7 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 type faultsDoc struct {
 	// Env is where the faults ran: private redis-server processes of the
 	// binary on PATH, on this machine.
-	schema.Env
+	output.Env
 	Trials int `json:"trials"`
 	// LockTTLMs, PauseMs and ReadTimeoutMs are the -ttl, -pause (with its
 	// default applied) and -read-timeout flags; DurationS is -duration.
@@ -189,7 +189,7 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		pause = faults.DefaultPause(o.cfg.LockTTL)
 	}
 	doc := faultsDoc{
-		Env:       schema.NewEnv(redisconn.ModeRedisServer, redisVersion(bin)),
+		Env:       output.NewEnv(redisconn.ModeRedisServer, redisVersion(bin)),
 		Trials:    o.cfg.Trials,
 		LockTTLMs: latency.Milliseconds(o.cfg.LockTTL), PauseMs: latency.Milliseconds(pause), ReadTimeoutMs: latency.Milliseconds(o.cfg.ReadTimeout),
 		DurationS: latency.Seconds(o.cfg.Duration),
@@ -326,7 +326,7 @@ func faultsCSVCells(r faults.Result) []string {
 		r.Error}
 }
 
-// The default table fits schema.Width columns: trials (in the caption),
+// The default table fits output.Width columns: trials (in the caption),
 // the acknowledged and failed counts, and the audit and history split of
 // the violations are left to -wide.
 var faultsNarrowColumns = []string{"fault", "strategy", "attempted", "unknown", "lock\nlost", "double\nholders",
@@ -358,7 +358,7 @@ func faultsCaption(doc faultsDoc) string {
 }
 
 // faultsView is the table of doc: every column when wide (and for
-// markdown), else the columns that fit schema.Width.
+// markdown), else the columns that fit output.Width.
 func faultsView(doc faultsDoc, wide bool) view {
 	cols, cells := faultsColumns, faultsCells
 	if !wide {
@@ -368,7 +368,7 @@ func faultsView(doc faultsDoc, wide bool) view {
 	if !wide {
 		caption += " -wide adds ok, failed, retried, resolved, lost, duplicated, and audit and history apart."
 	}
-	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: schema.Wrap(caption+faultsErrors(doc), schema.Width)}
+	v := view{columns: cols, numeric: numericAfter2(len(cols)), caption: output.Wrap(caption+faultsErrors(doc), output.Width)}
 	for _, r := range doc.Rows {
 		v.rows = append(v.rows, cells(r))
 	}

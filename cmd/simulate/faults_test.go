@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/faults"
+	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 func init() {
@@ -20,7 +20,7 @@ func init() {
 
 const galleryUsage = `usage: simulate gallery [flags]
 
-Reproduces the failure of each flawed lock recipe (package internal/flawed)
+Reproduces the failure of each flawed lock recipe (package internal/failure/flawed)
 in the market, by injecting its fault at the vulnerable point, and then runs
 the same scenario with the recipe that fixes it. Each row counts the
 violations seen: market audit violations (items sold twice, sales not paid
@@ -90,7 +90,7 @@ func recipeNumber(recipe string) string {
 // galleryDoc is the JSON output.
 type galleryDoc struct {
 	// Env is where the scenarios ran.
-	schema.Env
+	output.Env
 	Rows []gallery.Row `json:"rows"`
 }
 
@@ -162,7 +162,7 @@ func galleryCells(r gallery.Row) []string {
 	return []string{r.Recipe, r.Fault, r.Consequence, strconv.Itoa(r.Violations), r.FixedBy, strconv.Itoa(r.FixedViolations)}
 }
 
-// The default table fits schema.Width columns: the fault is left to -wide,
+// The default table fits output.Width columns: the fault is left to -wide,
 // and the recipe, its consequence and its fix are wrapped to these widths.
 var (
 	galleryNarrowColumns = []string{"recipe", "consequence", "violations", "fixed by", "violations\nafter fix"}
@@ -177,8 +177,8 @@ const (
 
 func galleryNarrowCells(r gallery.Row) []string {
 	return []string{
-		schema.Wrap(r.Recipe, galleryRecipeWidth), schema.Wrap(r.Consequence, galleryConsequenceWidth),
-		report.Thousands(int64(r.Violations)), schema.Wrap(r.FixedBy, galleryFixedByWidth),
+		output.Wrap(r.Recipe, galleryRecipeWidth), output.Wrap(r.Consequence, galleryConsequenceWidth),
+		report.Thousands(int64(r.Violations)), output.Wrap(r.FixedBy, galleryFixedByWidth),
 		report.Thousands(int64(r.FixedViolations)),
 	}
 }
@@ -189,7 +189,7 @@ const galleryNarrowCaption = "violations: market audit violations (an item sold 
 	"-wide adds the fault injected."
 
 // galleryView is the table of doc: every column when wide (and for
-// markdown and CSV), else the columns that fit schema.Width.
+// markdown and CSV), else the columns that fit output.Width.
 func galleryView(doc galleryDoc, wide bool) view {
 	redis := fmt.Sprintf("Redis: %s.", doc.Redis)
 	if wide {
@@ -200,7 +200,7 @@ func galleryView(doc galleryDoc, wide bool) view {
 		return v
 	}
 	v := view{columns: galleryNarrowColumns, numeric: galleryNarrowNumeric, ruled: true,
-		caption: schema.Wrap(redis+" "+galleryNarrowCaption, schema.Width)}
+		caption: output.Wrap(redis+" "+galleryNarrowCaption, output.Width)}
 	for _, r := range doc.Rows {
 		v.rows = append(v.rows, galleryNarrowCells(r))
 	}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/bookform"
-	"github.com/lockmarket/lockmarket/internal/netdelay"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/bookform"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -100,7 +100,7 @@ func (l *link) runCell(ctx context.Context, form market.ClientForm, cfg sim.Conf
 func (f *cmdFlags) link(form *market.ClientForm, rtt, jitter *time.Duration, profile *string) {
 	client := f.String("client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
 	f.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", maxRTT))
-	f.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/netdelay)", maxRTT))
+	f.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/redis/netdelay)", maxRTT))
 	f.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+profileHelp()+"; those flags given as well override it")
 	f.check(func() error {
 		if *profile != "" {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 // subcommand is one subcommand: its implementation, run with its own
@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if len(args) > 1 {
 				return usagef(stderr, "simulate version", "unexpected argument %q", args[1])
 			}
-			fmt.Fprintln(stdout, schema.VersionLine("simulate"))
+			fmt.Fprintln(stdout, output.VersionLine("simulate"))
 			return nil
 		}
 	}

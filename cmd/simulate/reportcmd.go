@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 func init() {
@@ -56,7 +56,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return fmt.Errorf("-out %s: %w", out, err)
 		}
-		fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), out), schema.Width))
+		fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), out), output.Width))
 	}
 	return nil
 }

@@ -11,12 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/netdelay"
-	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -179,17 +179,17 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 						m.res.Add(res)
 					}
 					if res.FirstError != "" {
-						prog.note(schema.Wrap("  first error: "+res.FirstError, schema.Width))
+						prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
 					}
 					return rowSummary(report.FromResult(res)), res.Interrupted, nil
 				}})
 			}
 		}
 	}
-	fmt.Fprintln(stderr, schema.Wrap("simulate: at the start: "+doc.LoadStart.String(), schema.Width))
-	fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate: %s of %v each%s (about %v); %s",
+	fmt.Fprintln(stderr, output.Wrap("simulate: at the start: "+doc.LoadStart.String(), output.Width))
+	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: %s of %v each%s (about %v); %s",
 		cellCount(len(o.scenarios)*len(o.strategies)), o.duration, sliceText(o.rounds, slice),
-		time.Duration(len(o.scenarios)*len(o.strategies))*o.duration, report.LinkText(doc)), schema.Width))
+		time.Duration(len(o.scenarios)*len(o.strategies))*o.duration, report.LinkText(doc)), output.Width))
 	cr, runErr := eachCell(ctx, prog, cells)
 	cr.slices = o.rounds
 	doc.Interrupted = cr.interrupted
@@ -205,7 +205,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	doc.LoadEnd = report.NewLoad(probe.ReadLoad(), load0)
-	fmt.Fprintln(stderr, schema.Wrap("simulate: at the end: "+doc.LoadEnd.String(), schema.Width))
+	fmt.Fprintln(stderr, output.Wrap("simulate: at the end: "+doc.LoadEnd.String(), output.Width))
 	cr.report(stderr, "simulate", len(doc.Rows))
 	if len(doc.Rows) > 0 {
 		if err := report.Render(stdout, o.format, doc, o.wide); err != nil {
@@ -216,7 +216,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if err != nil {
 				return fmt.Errorf("-out %s: %w", o.out, err)
 			}
-			fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), o.out), schema.Width))
+			fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), o.out), output.Width))
 		}
 	}
 	switch {

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/faults"
-	"github.com/lockmarket/lockmarket/internal/gallery"
+	"github.com/lockmarket/lockmarket/internal/failure/faults"
+	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 

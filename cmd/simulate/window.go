@@ -11,13 +11,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/netdelay"
-	"github.com/lockmarket/lockmarket/internal/probe"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -156,7 +156,7 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 					sw.Points = append(sw.Points, report.Point{Client: string(form),
 						RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(ln.measured), Row: row})
 					if res.FirstError != "" {
-						prog.note(schema.Wrap("  first error: "+res.FirstError, schema.Width))
+						prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
 					}
 					return rowSummary(row), res.Interrupted, nil
 				}})
@@ -165,11 +165,11 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", cellCount(len(cells)), o.duration,
 		time.Duration(len(cells))*o.duration)
-	fmt.Fprintln(stderr, schema.Wrap("simulate window: at the start: "+sw.LoadStart.String(), schema.Width))
+	fmt.Fprintln(stderr, output.Wrap("simulate window: at the start: "+sw.LoadStart.String(), output.Width))
 	cr, runErr := eachCell(ctx, prog, cells)
 	sw.Interrupted = cr.interrupted
 	sw.LoadEnd = report.NewLoad(probe.ReadLoad(), load0)
-	fmt.Fprintln(stderr, schema.Wrap("simulate window: at the end: "+sw.LoadEnd.String(), schema.Width))
+	fmt.Fprintln(stderr, output.Wrap("simulate window: at the end: "+sw.LoadEnd.String(), output.Width))
 	cr.report(stderr, "simulate window", len(sw.Points))
 	if len(sw.Points) > 0 {
 		if err := writeSweep(o, sw, stdout, stderr); err != nil {
@@ -210,7 +210,7 @@ func writeSweep(o windowOptions, sw report.Sweep, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("-out %s: %w", o.out, err)
 	}
-	fmt.Fprintln(stderr, schema.Wrap(fmt.Sprintf("simulate window: wrote %s into %s", strings.Join(files, ", "), o.out), schema.Width))
+	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate window: wrote %s into %s", strings.Join(files, ", "), o.out), output.Width))
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/lockmarket/lockmarket/internal/chart"
+	"github.com/lockmarket/lockmarket/internal/report/chart"
 )
 
 // Chart files written by Charts, in order.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/book"
+	"github.com/lockmarket/lockmarket/internal/sim/book"
 )
 
 // Thousands formats n with commas between groups of three digits.

@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/book"
+	"github.com/lockmarket/lockmarket/internal/sim/book"
 	"github.com/lockmarket/lockmarket/market"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -26,7 +26,7 @@ import (
 // round the other won. On miniredis, which serves one command at a time
 // inside the simulator's process, the reading is the one line saying the
 // figures are illustrative, with no verdict. Lines are wrapped to
-// schema.Width. A document with no cell that bought anything has no
+// output.Width. A document with no cell that bought anything has no
 // reading.
 func Reading(doc Document) []string {
 	var scenarios []string
@@ -330,5 +330,5 @@ func pct(p float64) string {
 	return fmt.Sprintf("%.2g%%", v)
 }
 
-// wrap breaks s into lines of at most schema.Width columns.
-func wrap(s string) []string { return strings.Split(schema.Wrap(s, schema.Width), "\n") }
+// wrap breaks s into lines of at most output.Width columns.
+func wrap(s string) []string { return strings.Split(output.Wrap(s, output.Width), "\n") }

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -140,7 +140,7 @@ func TestReading(t *testing.T) {
 				return
 			}
 			for _, l := range lines {
-				if n := len([]rune(l)); n > schema.Width {
+				if n := len([]rune(l)); n > output.Width {
 					t.Errorf("line of %d characters: %q", n, l)
 				}
 			}

@@ -12,8 +12,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/lockmarket/lockmarket/internal/book"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/book"
 )
 
 // Formats are the output formats Render knows.
@@ -217,7 +217,7 @@ func narrowCaption(doc Document) string {
 		}
 	}
 	text += " Waits are per bought item. -wide adds the p50 wait, retries per purchase and the audit's details."
-	return schema.Wrap(caption(doc, text), schema.Width)
+	return output.Wrap(caption(doc, text), output.Width)
 }
 
 func caption(doc Document, book string) string {
@@ -301,7 +301,7 @@ func Table(w io.Writer, doc Document, wide bool) error {
 	if !doc.HasResources() {
 		return writeReading(w, doc, "")
 	}
-	cols, num, capt = NarrowResourceColumns, narrowResourceNumeric, schema.Wrap(ResourceCaption, schema.Width)
+	cols, num, capt = NarrowResourceColumns, narrowResourceNumeric, output.Wrap(ResourceCaption, output.Width)
 	if wide {
 		cols, num, capt = ResourceColumns, nil, ResourceCaption
 	}

@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/lockmarket/lockmarket/internal/book"
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/book"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 
 // Document is one simulator run: where it ran and one row per cell.
 type Document struct {
 	// Env is where the run ran: its "redis" and "machine" blocks.
-	schema.Env
+	output.Env
 	// DurationS is the configured duration of each cell, in seconds.
 	DurationS float64 `json:"duration_s"`
 	// Illustrative is set when the figures come from miniredis.

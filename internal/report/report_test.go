@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/chart"
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/probe"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
+	"github.com/lockmarket/lockmarket/internal/report/chart"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -46,7 +46,7 @@ func sample() Document {
 	broken.Audit.ItemMisplaced = 2
 	broken.Audit.Details = []string{"item x is in 2 places"}
 	return Document{
-		Env:       schema.Env{Redis: schema.Redis{Mode: "redis-server", Version: "7.0.15"}},
+		Env:       output.Env{Redis: output.Redis{Mode: "redis-server", Version: "7.0.15"}},
 		DurationS: 6, Seed: 1, Pick: 10,
 		Rows: []Row{FromResult(watch), FromResult(lua), FromResult(broken)},
 	}
@@ -383,7 +383,7 @@ func TestResources(t *testing.T) {
 			}
 		})
 	}
-	withRes := Document{Env: schema.Env{Redis: schema.Redis{Mode: "redis-server"}}, DurationS: 10, Rows: []Row{row}}
+	withRes := Document{Env: output.Env{Redis: output.Redis{Mode: "redis-server"}}, DurationS: 10, Rows: []Row{row}}
 	plain := sample()
 	for _, tc := range []struct {
 		name string
@@ -492,7 +492,7 @@ func TestDecode(t *testing.T) {
 // cell, six- and seven-digit counts; a run with 10^6 prefilled listings
 // and one of three markets per cell, which add the resource table) and of
 // a run at the largest counts of six digits, with failed audits: every
-// line fits schema.Width columns. The wide table is measured and logged.
+// line fits output.Width columns. The wide table is measured and logged.
 func TestTableWidth(t *testing.T) {
 	var docs []Document
 	for _, path := range []string{"../../results/repro/results.json", "../../results/scale/prefill-1000000/results.json",
@@ -533,9 +533,9 @@ func TestTableWidth(t *testing.T) {
 		if err := Render(&wide, "table", doc, true); err != nil {
 			t.Fatal(err)
 		}
-		if w := schema.Widest(narrow.String()); w > schema.Width {
-			t.Errorf("document %d: the default table is %d columns wide, more than %d:\n%s", i, w, schema.Width, narrow.String())
+		if w := output.Widest(narrow.String()); w > output.Width {
+			t.Errorf("document %d: the default table is %d columns wide, more than %d:\n%s", i, w, output.Width, narrow.String())
 		}
-		t.Logf("document %d: default table %d columns, -wide %d", i, schema.Widest(narrow.String()), schema.Widest(wide.String()))
+		t.Logf("document %d: default table %d columns, -wide %d", i, output.Widest(narrow.String()), output.Widest(wide.String()))
 	}
 }

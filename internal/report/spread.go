@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
 
 // Slice is what one slice of a cell measured: the cell's duration split

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/chart"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/chart"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 // Chart files written by SweepCharts.
@@ -26,7 +26,7 @@ const (
 // each client form, at each round trip of the sweep.
 type Sweep struct {
 	// Env is where the sweep ran: its "redis" and "machine" blocks.
-	schema.Env
+	output.Env
 	Scenario     string  `json:"scenario"`
 	DurationS    float64 `json:"duration_s"`
 	Illustrative bool    `json:"illustrative"`
@@ -211,7 +211,7 @@ func sweepTables(w io.Writer, s Sweep, markdown bool) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, schema.Wrap(SweepCaption(s), schema.Width))
+	_, err := fmt.Fprintln(w, output.Wrap(SweepCaption(s), output.Width))
 	return err
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -19,7 +19,7 @@ import (
 // watch and fine each time.
 func sampleSweep() Sweep {
 	five := sim.Scenario{Listers: 5, Buyers: 5}
-	sw := Sweep{Env: schema.Env{Redis: schema.Redis{Mode: "redis-server", Version: "7.0.15"}}, Scenario: "5x5", DurationS: 10, Seed: 1, Pick: 10}
+	sw := Sweep{Env: output.Env{Redis: output.Redis{Mode: "redis-server", Version: "7.0.15"}}, Scenario: "5x5", DurationS: 10, Seed: 1, Pick: 10}
 	for i, rtt := range []float64{0, 1} {
 		for j, client := range []string{"lean", "book"} {
 			retries := int64(1_000 * (1 + i + 3*j))

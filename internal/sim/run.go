@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/probe"
-	"github.com/lockmarket/lockmarket/internal/workload"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/sim/workload"
 	"github.com/lockmarket/lockmarket/market"
 )
 

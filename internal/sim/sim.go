@@ -2,7 +2,7 @@
 // listers and buyers under one strategy, for a duration) against a fresh
 // market, measures every operation, stops cleanly, and audits the market.
 //
-// The workload (package internal/workload, which the fault runs use
+// The workload (package internal/sim/workload, which the fault runs use
 // too), which the book does not publish and is therefore ours: each
 // lister loops "create a new item in its own inventory, list it at a
 // random price"; each buyer loops "read the K cheapest listings, pick one
@@ -17,8 +17,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/probe"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 )
 

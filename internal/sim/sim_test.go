@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 )
 
 // ev is an event during analysis, with its Seq as recorded.

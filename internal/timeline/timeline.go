@@ -22,8 +22,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/latency"
-	"github.com/lockmarket/lockmarket/internal/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
 
 // Kind says what an Event is.

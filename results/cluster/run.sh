@@ -4,7 +4,7 @@
 # no replicas. Clusters of 3 are created with redis-cli --cluster create;
 # redis-cli refuses fewer masters, so 1 and 2 get their slots with
 # CLUSTER ADDSLOTSRANGE and meet with CLUSTER MEET (as
-# internal/redisserver.StartCluster does). Run from the repository root;
+# internal/redis/redisserver.StartCluster does). Run from the repository root;
 # takes about 4 minutes. Arguments, if any, are the master counts to run
 # (default: 1 2 3).
 set -eu

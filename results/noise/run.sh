@@ -10,7 +10,7 @@ out=${OUT:-results/noise}
 mkdir -p "$out/quiet" "$out/loaded"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -ldflags "-X github.com/lockmarket/lockmarket/internal/schema.Commit=$(git rev-parse --short=12 HEAD)" \
+go build -ldflags "-X github.com/lockmarket/lockmarket/internal/report/output.Commit=$(git rev-parse --short=12 HEAD)" \
 	-o "$bin/simulate" ./cmd/simulate
 
 run() {

@@ -21,9 +21,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/bench/lockbench"
-	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
-	"github.com/lockmarket/lockmarket/internal/schema"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 func main() {
@@ -83,7 +83,7 @@ func run() error {
 	rep := &lockbench.Report{
 		Command: strings.Join(os.Args, " "),
 		Configs: cfgs,
-		Env:     schema.NewEnv(redisconn.ModeRedisServer, redisserver.Version(ctx, admin)),
+		Env:     output.NewEnv(redisconn.ModeRedisServer, redisserver.Version(ctx, admin)),
 	}
 	r := &lockbench.Runner{Addr: srv.Addr(), TTL: *ttl, Admin: admin}
 	defer r.Close()

@@ -1,5 +1,5 @@
 // Package jsonkeys checks a printed JSON document against the output
-// schema (package schema): every key, at any depth, is snake_case, and no
+// schema (package output): every key, at any depth, is snake_case, and no
 // value is a Go duration string such as "1.5ms" (a duration is a number
 // whose key carries the unit).
 package jsonkeys

@@ -19,8 +19,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/redisconn"
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 )
 
 // Backend is one Redis a test runs against.

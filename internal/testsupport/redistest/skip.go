@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/redisserver"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 )
 
 // Need is what a test needs beyond miniredis.

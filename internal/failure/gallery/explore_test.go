@@ -1,0 +1,54 @@
+package gallery_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/failure/gallery"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// TestExplorerFindsEveryStagedFailure: each failure the gallery stages
+// with hooks at the recipe's weak point is also found by the explorer
+// from the recipe's code and its generic workload alone.
+func TestExplorerFindsEveryStagedFailure(t *testing.T) {
+	t.Parallel() // servers of its own
+	b := redistest.Real(t)
+	ctx := context.Background()
+	// The property each staged failure breaks: an item sold twice by two
+	// holders, a lock that blocks every later purchase, a late commit of
+	// a holder paused past its lease, a writer inside a read.
+	want := map[string]string{
+		"1": explore.MutualExclusion, "2": explore.Liveness, "3": explore.Liveness, "4": explore.MutualExclusion,
+		"5": explore.MutualExclusion, "6": explore.Resource, "9": explore.MutualExclusion, "11": explore.Resource,
+	}
+	for _, s := range gallery.Scenarios() {
+		n, _, _ := strings.Cut(s.Recipe, " ")
+		t.Run(n, func(t *testing.T) {
+			tg, err := explore.Recipe(n, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tg.Property != want[n] {
+				t.Errorf("recipe %s is said to break %s, the gallery shows %s", n, tg.Property, want[n])
+			}
+			m := explore.DefaultModel()
+			m.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
+			e, err := explore.New(ctx, b.Client, tg, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			res, err := e.Explore(ctx, explore.Options{Stop: []string{want[n]}, NoShrink: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(res.Violations, func(f explore.Found) bool { return f.Property == want[n] }) {
+				t.Errorf("recipe %s: the explorer found %v in %d schedules, not %s", n, res.Violations, res.Schedules, want[n])
+			}
+		})
+	}
+}

@@ -1,0 +1,615 @@
+package exploresession
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// Defaults of a Manager's Config. A session costs about what docs/lab.md
+// measures (an embedded miniredis, a handful of connections to it, and its
+// history): MaxSessions of them fit in a few hundred megabytes.
+const (
+	// DefaultMaxSessions is how many sessions a Manager keeps at once.
+	DefaultMaxSessions = 200
+	// DefaultPerClient is how many of them one client (one remote
+	// address) keeps: the page keeps one per tab.
+	DefaultPerClient = 6
+	// DefaultIdleTimeout closes a session unused for this long; the page
+	// reads its session every half minute while it is open.
+	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultFindBudget bounds one search for a counterexample, counted
+	// from when it gets a CPU.
+	DefaultFindBudget = time.Minute
+)
+
+// Config configures a Manager; a zero field takes its default.
+type Config struct {
+	MaxSessions int
+	PerClient   int
+	IdleTimeout time.Duration
+	FindBudget  time.Duration
+	// Searches is how many searches run at once (default: the number of
+	// CPUs); the others wait for one to end.
+	Searches int
+}
+
+// Manager keeps the lab's explorer sessions. Each session explores one
+// target (a gallery recipe, flawed or fixed, or a strategy of the market)
+// with the explorer's default model, on an embedded miniredis of its own:
+// whatever it runs, Lua included, never reaches the served Redis, and no
+// key of the served market is touched. The schedule is the session's
+// state: every step replays the chosen actions from the start, and the
+// state after each step is kept, so that the history can be shown and
+// branched from any step. A search for a counterexample runs in the
+// background as the session's find, which the state reports. It
+// implements the HTTP service's Explore interface, and is a
+// prometheus.Collector (metrics.go).
+type Manager struct {
+	cfg   Config
+	store *Store[*session]
+	// search admits cfg.Searches searches at a time.
+	search chan struct{}
+	stats  stats
+}
+
+// NewManager returns a Manager with the default Config.
+func NewManager() *Manager { return New(Config{}) }
+
+// New returns a Manager of cfg with no session.
+func New(cfg Config) *Manager {
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.PerClient <= 0 {
+		cfg.PerClient = DefaultPerClient
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.FindBudget <= 0 {
+		cfg.FindBudget = DefaultFindBudget
+	}
+	if cfg.Searches <= 0 {
+		cfg.Searches = runtime.NumCPU()
+	}
+	return &Manager{cfg: cfg, search: make(chan struct{}, cfg.Searches),
+		store: NewStore[*session](Limits{Total: cfg.MaxSessions, PerClient: cfg.PerClient}, cfg.IdleTimeout, nil)}
+}
+
+// Config is the Manager's configuration, defaults filled in.
+func (m *Manager) Config() Config { return m.cfg }
+
+// session is one explorer session: its server, the explorer on it, the
+// actions chosen so far and the state after each.
+type session struct {
+	mr    *miniredis.Miniredis
+	rdb   *redis.Client
+	e     *explore.Explorer
+	model string
+
+	// mu guards what follows: State reads it while a search runs.
+	mu      sync.Mutex
+	actions []explore.Action
+	steps   []explore.Step
+	notes   []explore.StepNote
+	clients []string
+	// frames[k] is the state after k actions.
+	frames []Frame
+	find   *finder
+}
+
+// Frame is a session's state after some steps: where the slider of the
+// page's history shows it.
+type Frame struct {
+	ClockMS int64            `json:"clock_ms"`
+	Holders []explore.Holder `json:"holders"`
+	// Enabled is the actions that may come next from this frame.
+	Enabled    []explore.Action    `json:"enabled"`
+	Violations []explore.Violation `json:"violations"`
+	Complete   bool                `json:"complete"`
+	// Views is each client as it stands: what it read, the token it
+	// holds, whether it believes it holds the lock, its lease.
+	Views []explore.ClientView `json:"views"`
+	// Chains is the causal chain of each violation.
+	Chains []explore.Chain `json:"chains"`
+	// Resource is the protected resource (the shared counter the
+	// clients' critical sections increment, or the market's listing) as
+	// it stands, "" before the first write.
+	Resource string `json:"resource"`
+}
+
+// State is a session's state as the HTTP service answers it: the current
+// frame's fields at the top, every frame of the history in Frames, and
+// the session's search for a counterexample, if one was asked for since
+// the last step.
+type State struct {
+	// Target and About say what is explored; Model the bounds of a
+	// search, in words.
+	Target string `json:"target"`
+	About  string `json:"about"`
+	Model  string `json:"model"`
+	*explore.Snapshot
+	Resource string      `json:"resource"`
+	Frames   []Frame     `json:"frames"`
+	Find     *FindStatus `json:"find"`
+}
+
+// The states of a find.
+const (
+	FindRunning   = "running"
+	FindFound     = "found"
+	FindNone      = "none"
+	FindCancelled = "cancelled"
+	FindFailed    = "failed"
+)
+
+// FindStatus is a session's search for a counterexample: running, or
+// ended (found one, found none, cancelled, or failed with Error).
+type FindStatus struct {
+	State string `json:"state"`
+	// FromStep is the step it searches from: the continuations of the
+	// first FromStep actions.
+	FromStep int `json:"from_step"`
+	// Waiting is set while it waits for a CPU (Config.Searches run at
+	// once).
+	Waiting bool `json:"waiting"`
+	// Schedules is how many complete schedules it ran so far (counted
+	// every few seconds while it runs); ElapsedMS how long it has
+	// searched, BudgetMS how long it may.
+	Schedules int     `json:"schedules"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+	BudgetMS  int64   `json:"budget_ms"`
+	Error     string  `json:"error,omitempty"`
+	// Note says why nothing was found when the search was cut short or
+	// had nothing left to look for.
+	Note string `json:"note,omitempty"`
+	// Result is what it found, once it has ended (but not when cancelled
+	// or when there was nothing to look for): the explorer's result, as
+	// the command line prints it, whose counterexample starts with the
+	// FromStep steps searched from.
+	Result *explore.Result `json:"result,omitempty"`
+}
+
+// finder is a search running in the background.
+type finder struct {
+	status FindStatus // guarded by session.mu
+	start  time.Time  // when it got a CPU
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start makes a session of req's target for client (the remote address
+// the request came from).
+func (m *Manager) Start(ctx context.Context, client string, req jobs.ExploreRequest) (string, any, error) {
+	tg, err := target(req)
+	if err != nil {
+		return "", nil, err
+	}
+	id, s, err := m.store.Add(client, func() (*session, error) { return open(ctx, tg) })
+	switch {
+	case errors.Is(err, ErrBusy):
+		return "", nil, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
+			"(a tab closed ends its own, an unused one ends after %v)", jobs.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
+	case errors.Is(err, ErrClientBusy):
+		return "", nil, fmt.Errorf("%w: your address holds %d sessions, as many as one may; close another tab's session, "+
+			"or wait %v for an unused one to end", jobs.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
+	case errors.Is(err, ErrClosed):
+		return "", nil, jobs.ErrClosed
+	case err != nil:
+		return "", nil, err
+	}
+	m.stats.started()
+	return id, s.state(), nil
+}
+
+// target is the explorer's target for req.
+func target(req jobs.ExploreRequest) (*explore.Target, error) {
+	switch {
+	case req.Recipe != nil && req.Strategy != nil:
+		return nil, invalid("give either recipe or strategy, not both")
+	case req.Strategy != nil:
+		if req.Fixed {
+			return nil, invalid("fixed goes with recipe; a strategy takes fencing")
+		}
+		st, err := market.ParseStrategy(*req.Strategy)
+		if err != nil {
+			return nil, invalid("strategy %q: want one of watch, coarse, fine, lua", *req.Strategy)
+		}
+		tg, err := explore.Strategy(st, req.Fencing)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		return tg, nil
+	case req.Recipe == nil:
+		return nil, invalid("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes, ", "))
+	}
+	if !slices.Contains(explore.Recipes, *req.Recipe) {
+		return nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(explore.Recipes, ", "))
+	}
+	tg, err := explore.Recipe(*req.Recipe, req.Fencing || req.Fixed)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	return tg, nil
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", jobs.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// open starts a server and an explorer of tg on it, at the start of a
+// schedule.
+func open(ctx context.Context, tg *explore.Target) (*session, error) {
+	mr, err := miniredis.Run()
+	if err != nil {
+		return nil, fmt.Errorf("exploresession: start an embedded server: %w", err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2})
+	model := explore.DefaultModel()
+	model.Clients = tg.Clients
+	e, err := explore.New(ctx, rdb, tg, model)
+	if err != nil {
+		rdb.Close()
+		mr.Close()
+		return nil, err
+	}
+	mo := e.Model()
+	s := &session{mr: mr, rdb: rdb, e: e,
+		model: fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, at most %d fault (%s), a %v lease",
+			mo.Clients, mo.Attempts, mo.Faults, strings.Join(mo.FaultKinds, ", "), mo.TTL)}
+	snap, f, err := s.cut(ctx, nil)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.clients, s.steps, s.notes, s.frames = snap.Clients, snap.Steps, snap.Notes, []Frame{f}
+	return s, nil
+}
+
+// cut runs actions on the session's explorer and reads the frame they
+// lead to. No search may be running.
+func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, Frame, error) {
+	snap, err := s.e.Cut(ctx, actions)
+	if err != nil {
+		return nil, Frame{}, err
+	}
+	f := Frame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
+		Complete: snap.Complete, Views: snap.Views, Chains: snap.Chains}
+	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
+		f.Resource = "counter = " + v
+	}
+	if v, err := s.e.Resource(ctx); err == nil && v != "" {
+		f.Resource = v
+	}
+	return snap, f, nil
+}
+
+// Close ends the session's search, if one runs, then the session and its
+// server.
+func (s *session) Close() error {
+	s.mu.Lock()
+	f := s.find
+	s.mu.Unlock()
+	if f != nil {
+		f.cancel()
+		<-f.done
+	}
+	err := s.e.Close()
+	s.rdb.Close()
+	s.mr.Close()
+	return err
+}
+
+// state is the session's state. s.mu is not held.
+func (s *session) state() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateLocked()
+}
+
+func (s *session) stateLocked() State {
+	cur := s.frames[len(s.frames)-1]
+	st := State{Target: s.e.Target().Name, About: s.e.Target().About, Model: s.model,
+		Snapshot: &explore.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
+			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete, Notes: s.notes, Views: cur.Views,
+			Chains: cur.Chains},
+		Resource: cur.Resource, Frames: slices.Clone(s.frames)}
+	if f := s.find; f != nil {
+		fs := f.status
+		if fs.State == FindRunning && !fs.Waiting {
+			fs.ElapsedMS = ms(time.Since(f.start))
+		}
+		st.Find = &fs
+	}
+	return st
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// searching reports whether a search runs on the session. s.mu is held.
+func (s *session) searching() bool { return s.find != nil && s.find.status.State == FindRunning }
+
+var errSearching = fmt.Errorf("%w: a search for a counterexample is running on this session: cancel it "+
+	"(DELETE .../find) or wait for it to end", jobs.ErrBusy)
+
+// do runs f on session id, mapping the store's errors to the service's.
+func (m *Manager) do(id string, f func(*session) error) error {
+	return m.storeErr(id, m.store.Do(id, f))
+}
+
+func (m *Manager) storeErr(id string, err error) error {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("%w: no explorer session %q (sessions end after %v unused)", jobs.ErrNotFound, id, m.cfg.IdleTimeout)
+	case errors.Is(err, ErrClosed):
+		return jobs.ErrClosed
+	}
+	return err
+}
+
+// State is session id's state. It does not wait for a step or a search
+// in progress.
+func (m *Manager) State(_ context.Context, id string) (any, error) {
+	s, err := m.store.Get(id)
+	if err != nil {
+		return nil, m.storeErr(id, err)
+	}
+	return s.state(), nil
+}
+
+// stepRequest is the body of a step: one of the enabled actions of the
+// frame after FromStep steps (default: the last), which discards the steps
+// after it.
+type stepRequest struct {
+	Action   explore.Action
+	FromStep *int
+}
+
+// parseStep reads a step's body: an action as the enabled lists give it,
+// and from_step beside its fields.
+func parseStep(body []byte) (stepRequest, error) {
+	var req stepRequest
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return req, err
+	}
+	if raw, ok := fields["from_step"]; ok {
+		if err := json.Unmarshal(raw, &req.FromStep); err != nil {
+			return req, fmt.Errorf("from_step: %w", err)
+		}
+		delete(fields, "from_step")
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return req, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	return req, dec.Decode(&req.Action)
+}
+
+// Step takes an action, which must be one of the enabled actions of the
+// step it branches from (the last one, or from_step).
+func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	req, err := parseStep(body)
+	if err != nil {
+		return nil, invalid("an action is an object as the state's enabled list gives it, with from_step to branch "+
+			"from an earlier step: %v", err)
+	}
+	a := req.Action
+	var st State
+	err = m.do(id, func(s *session) error {
+		s.mu.Lock()
+		from, err := s.fromLocked(req.FromStep)
+		busy := s.searching()
+		var en []explore.Action
+		if err == nil {
+			en = s.frames[from].Enabled
+		}
+		base := slices.Clone(s.actions[:from])
+		s.mu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case busy:
+			return errSearching
+		case !slices.ContainsFunc(en, a.Same):
+			if len(en) == 0 {
+				return invalid("%s is not enabled: the schedule is complete at step %d (undo, or start another session)", a, from)
+			}
+			return invalid("%s is not enabled at step %d; the enabled actions are: %s", a, from, actionList(en))
+		}
+		snap, f, err := s.cut(ctx, append(base, a))
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.actions, s.steps, s.notes = append(base, a), snap.Steps, snap.Notes
+		s.frames = append(s.frames[:from+1:from+1], f)
+		s.find = nil
+		st = s.stateLocked()
+		s.mu.Unlock()
+		return nil
+	})
+	if err == nil {
+		m.stats.stepped(a.Kind)
+	}
+	return st, err
+}
+
+// fromLocked checks a from_step against the history. s.mu is held.
+func (s *session) fromLocked(from *int) (int, error) {
+	if from == nil {
+		return len(s.actions), nil
+	}
+	if *from < 0 || *from > len(s.actions) {
+		return 0, invalid("from_step %d: the history has steps 0 to %d", *from, len(s.actions))
+	}
+	return *from, nil
+}
+
+func actionList(as []explore.Action) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Undo takes the last action back.
+func (m *Manager) Undo(_ context.Context, id string) (any, error) {
+	var st State
+	err := m.do(id, func(s *session) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case s.searching():
+			return errSearching
+		case len(s.actions) == 0:
+			return invalid("nothing to undo: no step taken yet")
+		}
+		n := len(s.actions) - 1
+		// A replay of a prefix takes the same steps as the longer
+		// schedule did: the state after each was kept.
+		s.actions, s.steps, s.notes, s.frames = s.actions[:n:n], s.steps[:n:n], s.notes[:n:n], s.frames[:n+1:n+1]
+		s.find = nil
+		st = s.stateLocked()
+		return nil
+	})
+	return st, err
+}
+
+// findRequest is the body of a find: the step to search from (default:
+// the last).
+type findRequest struct {
+	FromStep *int `json:"from_step"`
+}
+
+// Find starts a search, depth first, of the continuations of a step of
+// the history (the last one, or from_step) for one that breaks a
+// property, in the background; the session's state reports it. A
+// session runs one search at a time, and Config.Searches run at once in
+// all (the others wait for a CPU).
+func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (any, error) {
+	var req findRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, invalid("a find takes {} or {\"from_step\": N}: %v", err)
+		}
+	}
+	var st State
+	err := m.do(id, func(s *session) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		from, err := s.fromLocked(req.FromStep)
+		switch {
+		case err != nil:
+			return err
+		case s.searching():
+			return fmt.Errorf("%w: a search is running on this session already", jobs.ErrBusy)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		f := &finder{cancel: cancel, done: make(chan struct{}),
+			status: FindStatus{State: FindRunning, FromStep: from, Waiting: true, BudgetMS: m.cfg.FindBudget.Milliseconds()}}
+		s.find = f
+		prefix := slices.Clone(s.actions[:from])
+		go m.run(ctx, s, f, prefix)
+		st = s.stateLocked()
+		return nil
+	})
+	return st, err
+}
+
+// run is the search of f, from prefix: it waits for a CPU, searches, and
+// leaves its answer in f.status.
+func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explore.Action) {
+	defer close(f.done)
+	defer f.cancel()
+	set := func(fn func(*FindStatus)) {
+		s.mu.Lock()
+		fn(&f.status)
+		s.mu.Unlock()
+	}
+	select {
+	case m.search <- struct{}{}:
+		defer func() { <-m.search }()
+	case <-ctx.Done():
+		set(func(fs *FindStatus) { fs.State, fs.Waiting = FindCancelled, false })
+		return
+	}
+	s.mu.Lock()
+	f.start, f.status.Waiting = time.Now(), false
+	s.mu.Unlock()
+	res, err := s.e.FindFrom(ctx, prefix, explore.Options{Budget: m.cfg.FindBudget, Progress: func(p explore.Progress) {
+		set(func(fs *FindStatus) { fs.Schedules = p.Schedules })
+	}})
+	elapsed := ms(time.Since(f.start))
+	state, note := FindNone, ""
+	switch {
+	case ctx.Err() != nil:
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS = FindCancelled, elapsed })
+		return
+	case errors.Is(err, explore.ErrNothingToFind):
+		note = "every property the target is checked for is broken already in these steps: undo to look for another way"
+	case err != nil:
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, elapsed, err.Error() })
+		return
+	case res.Counterexample() != nil:
+		state = FindFound
+	case res.Stopped != "":
+		note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", m.cfg.FindBudget)
+	}
+	m.stats.searched(state == FindFound)
+	set(func(fs *FindStatus) {
+		fs.State, fs.ElapsedMS, fs.Note, fs.Result = state, elapsed, note, res
+		if res != nil {
+			fs.Schedules = res.Schedules
+		}
+	})
+}
+
+// CancelFind cancels session id's search, waits for it to stop, and
+// returns the state; a search that has ended already is left as it is.
+func (m *Manager) CancelFind(_ context.Context, id string) (any, error) {
+	s, err := m.store.Get(id)
+	if err != nil {
+		return nil, m.storeErr(id, err)
+	}
+	s.mu.Lock()
+	f := s.find
+	s.mu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("%w: no search on session %q since its last step", jobs.ErrNotFound, id)
+	}
+	f.cancel()
+	<-f.done
+	return s.state(), nil
+}
+
+// Remove ends session id, and its search if one runs.
+func (m *Manager) Remove(id string) error {
+	if err := m.store.Remove(id); err != nil {
+		return fmt.Errorf("%w: no explorer session %q", jobs.ErrNotFound, id)
+	}
+	return nil
+}
+
+// Close ends every session.
+func (m *Manager) Close() { m.store.Close() }

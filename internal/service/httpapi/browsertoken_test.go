@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/lockmarket/lockmarket/internal/service/demo"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/lockmarket/lockmarket/market"
+)
+
+// TestBrowserAdminToken drives the demo page against a service with an
+// admin token: the first admin action asks for the token, sends it, and
+// works; the next ones send it without asking again.
+func TestBrowserAdminToken(t *testing.T) {
+	t.Parallel() // a browser and a service of its own
+	bin := chromium()
+	if bin == "" {
+		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
+	}
+	b := redistest.Mini(t)
+	ctx := context.Background()
+	m, err := market.New(b.Client, "market")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Market: m, AdminToken: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))
+	defer cancelAlloc()
+	cctx, cancelTab := chromedp.NewContext(actx)
+	defer cancelTab()
+	tctx, cancel := context.WithTimeout(cctx, 2*time.Minute)
+	defer cancel()
+
+	// Answer every prompt with the token, and count them.
+	var prompts atomic.Int32
+	lctx, stopListening := context.WithCancel(tctx)
+	done := make(chan struct{})
+	opening := chromedp.Events(lctx, page.JavascriptDialogOpening)
+	go func() {
+		defer close(done)
+		for e, err := range opening {
+			if err != nil {
+				return
+			}
+			if e.Type != page.DialogTypePrompt {
+				continue
+			}
+			prompts.Add(1)
+			go chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, page.HandleJavaScriptDialog,
+					page.HandleJavaScriptDialogParams{Accept: true, PromptText: "s3cret"})
+				return err
+			}))
+		}
+	}()
+	defer func() { stopListening(); <-done }()
+
+	if err := chromedp.Do(tctx, chromedp.Navigate(ts.URL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []market.Strategy{market.Lua, market.Watch} {
+		got, err := chromedp.Run(tctx, chromedp.Evaluate[string](
+			`api("PUT", "/api/strategy", {strategy: "`+string(st)+`"}).then((r) => r.strategy)`,
+			chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("strategy %s from the page: %v", st, err)
+		}
+		if got != string(st) || srv.Strategy() != st {
+			t.Fatalf("strategy %s from the page: answered %q, the server has %q", st, got, srv.Strategy())
+		}
+		if n := prompts.Load(); n != 1 {
+			t.Errorf("after %d admin actions: %d prompts, want 1", i+1, n)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockmarket/lockmarket/internal/service/jobs"
+)
+
+// Explore keeps the lab's explorer sessions: each one a schedule of a lock
+// recipe's (or a strategy's) real code that a person drives step by step,
+// on a Redis of the session's own. Its answers are JSON values.
+type Explore interface {
+	// Start makes a session for req on behalf of client (the remote
+	// address) and returns its ID and first state; it fails with an error
+	// wrapping jobs.ErrInvalid for a request it cannot explore,
+	// jobs.ErrBusy when it holds as many sessions as it may (in all or
+	// for this client), and jobs.ErrClosed after Close.
+	Start(ctx context.Context, client string, req jobs.ExploreRequest) (id string, state any, err error)
+	// State is session id's state; it does not wait for a search.
+	State(ctx context.Context, id string) (state any, err error)
+	// Step takes an action, one of the enabled actions of the step it
+	// branches from, as JSON, and returns the new state; an action that
+	// is not enabled wraps jobs.ErrInvalid.
+	Step(ctx context.Context, id string, action json.RawMessage) (state any, err error)
+	// Undo takes the last step back and returns the state before it.
+	Undo(ctx context.Context, id string) (state any, err error)
+	// Find starts a search in the background for a continuation that
+	// breaks a property and returns the state, which reports the search.
+	Find(ctx context.Context, id string, req json.RawMessage) (state any, err error)
+	// CancelFind stops session id's search and returns the state.
+	CancelFind(ctx context.Context, id string) (state any, err error)
+	// Remove ends session id.
+	Remove(id string) error
+	// Close ends every session.
+	Close()
+}
+
+// Bounds of the explorer's requests: a session's request (a recipe, or the
+// Lua of a lock to explore) and an action are small. A step replays a
+// schedule on the server's CPU, so a few run at once and the others wait
+// their turn (at most exploreWait) rather than being refused: a class
+// steps together. The searches run in the background, bounded by the
+// Explore itself.
+const (
+	exploreBodyLimit  = 16 << 10
+	exploreConcurrent = 8
+	exploreWait       = 10 * time.Second
+)
+
+// exploreRoutes registers the explorer's routes. They take no admin token:
+// a session runs on an embedded server of its own and never touches the
+// served Redis, so a student's browser opens one on a service a teacher
+// serves to the room; the Explore bounds them in all and per client.
+func (s *Server) exploreRoutes(api *echo.Group) {
+	q := &queue{slots: make(chan struct{}, exploreConcurrent), maxBody: exploreBodyLimit}
+	api.POST("/explore/sessions", s.startExplore, q.middleware)
+	api.GET("/explore/sessions/:id", s.exploreState)
+	api.DELETE("/explore/sessions/:id", s.removeExplore)
+	api.POST("/explore/sessions/:id/steps", s.exploreStep, q.middleware)
+	api.POST("/explore/sessions/:id/undo", s.exploreUndo, q.middleware)
+	api.POST("/explore/sessions/:id/find", s.exploreFind, q.middleware)
+	api.DELETE("/explore/sessions/:id/find", s.exploreCancelFind)
+}
+
+// queue bounds the explorer's requests: a larger body than maxBody is
+// refused with 413, and a request waits up to exploreWait for one of the
+// slots (429 busy after).
+type queue struct {
+	slots   chan struct{}
+	maxBody int64
+}
+
+func (q *queue) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > q.maxBody {
+			return &http.MaxBytesError{Limit: q.maxBody}
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, q.maxBody)
+		wait := time.NewTimer(exploreWait)
+		defer wait.Stop()
+		select {
+		case q.slots <- struct{}{}:
+		case <-wait.C:
+			return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimited, RetryAfter: time.Second,
+				Message: fmt.Sprintf("the explorer is busy: %d requests run at once and more waited %v; try again", cap(q.slots), exploreWait)}
+		case <-req.Context().Done():
+			return req.Context().Err()
+		}
+		defer func() { <-q.slots }()
+		return next(c)
+	}
+}
+
+// exploreAnswer is the JSON of a session's state with its ID.
+type exploreAnswer struct {
+	ID    string `json:"id"`
+	State any    `json:"state"`
+}
+
+// startExplore is POST /api/explore/sessions: 201 with the session's ID
+// and first state.
+func (s *Server) startExplore(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	var req jobs.ExploreRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	client := c.Request().RemoteAddr
+	if host, _, err := net.SplitHostPort(client); err == nil {
+		client = host
+	}
+	id, st, err := s.cfg.Explore.Start(c.Request().Context(), client, req)
+	if err != nil {
+		return exploreError(err)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/explore/sessions/"+id)
+	return c.JSON(http.StatusCreated, exploreAnswer{ID: id, State: st})
+}
+
+// exploreState is GET /api/explore/sessions/:id: the session's state.
+func (s *Server) exploreState(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	st, err := s.cfg.Explore.State(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return exploreError(err)
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// removeExplore is DELETE /api/explore/sessions/:id: 204 once it is gone.
+func (s *Server) removeExplore(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	if err := s.cfg.Explore.Remove(c.Param("id")); err != nil {
+		return exploreError(err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// exploreStep is POST /api/explore/sessions/:id/steps with one of the
+// state's enabled actions: 200 and the new state.
+func (s *Server) exploreStep(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	var action json.RawMessage
+	if err := decodeJSON(c, &action); err != nil {
+		return err
+	}
+	st, err := s.cfg.Explore.Step(c.Request().Context(), c.Param("id"), action)
+	if err != nil {
+		return exploreError(err)
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// exploreUndo is POST /api/explore/sessions/:id/undo: 200 and the state
+// before the last step.
+func (s *Server) exploreUndo(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	st, err := s.cfg.Explore.Undo(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return exploreError(err)
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// exploreFind is POST /api/explore/sessions/:id/find, with {} or
+// {"from_step": N}: 202 at once, with the state, whose find reports the
+// search as it runs (GET the session to follow it).
+func (s *Server) exploreFind(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	st, err := s.cfg.Explore.Find(c.Request().Context(), c.Param("id"), body)
+	if err != nil {
+		return exploreError(err)
+	}
+	return c.JSON(http.StatusAccepted, st)
+}
+
+// exploreCancelFind is DELETE /api/explore/sessions/:id/find: 200 with the
+// state once the search has stopped.
+func (s *Server) exploreCancelFind(c echo.Context) error {
+	if s.cfg.Explore == nil {
+		return unavailable("explorer")
+	}
+	st, err := s.cfg.Explore.CancelFind(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return exploreError(err)
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// exploreError is the answer for a refused explorer request.
+func exploreError(err error) error {
+	if errors.Is(err, jobs.ErrBusy) {
+		return &Error{Status: http.StatusConflict, Code: CodeBusy, Message: strings.TrimPrefix(err.Error(), jobs.ErrBusy.Error()+": "), Err: err}
+	}
+	return jobError("explorer session", err)
+}
