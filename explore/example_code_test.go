@@ -58,8 +58,12 @@ func ExampleCheck() {
 		return rdb.SetNX(ctx, key, token, ttl).Result()
 	})
 
+	// The bounds: the default model (two clients, one critical section
+	// each), where the one fault is a crash of a client.
+	m := explore.DefaultModel()
+	m.FaultKinds = []string{explore.FaultCrash}
 	for _, t := range []*explore.Target{getThenSet, setNX} {
-		res, err := explore.Check(ctx, rdb, t, explore.Options{})
+		res, err := explore.Check(ctx, rdb, t, explore.Options{Model: &m})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -199,10 +199,10 @@ type Options struct {
 	// worker's subtrees have a cache of their own, so the counts differ.
 	Workers int
 
-	// Budget, when above 0, is how long the search may run: then it
-	// stops, as when its context ends, and the result holds what it found
-	// so far (Result.Stopped says why), shortened and replayed within a
-	// few seconds of their own. An exhaustive search with a budget begins
+	// Budget, when above 0, is how long the search may take: it stops,
+	// as when its context ends, a fifth of the budget (at most a few
+	// seconds) before it, and the result holds what it found so far
+	// (Result.Stopped says why), shortened and replayed in what is left. An exhaustive search with a budget begins
 	// with a few hundred random schedules (as one with StopAtFirst does).
 	Budget time.Duration
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -145,6 +146,9 @@ func TestManifestConventions(t *testing.T) {
 			}
 			m := explore.DefaultModel()
 			m.FaultKinds = []string{explore.FaultPauseLong}
+			if race.Enabled && tc.broken == "" {
+				m.FaultKinds = []string{explore.FaultCrash} // the full run without -race has the pause
+			}
 			if tc.renew > 0 {
 				// The watchdog's goroutine multiplies the orders: no
 				// faults, two advances of the clock (two renewals).

@@ -30,13 +30,21 @@ const replayTries = 2
 // a third of it for the shortening, the rest for the replays.
 var finishBound = 4 * time.Second
 
+// finishReserve is the part of a budget kept for shortening and
+// replaying what the search found: a fifth of it, at most finishBound.
+// The search itself stops that much before the budget, so that the whole
+// of it, report included, ends within the budget.
+func finishReserve(budget time.Duration) time.Duration {
+	return min(finishBound, budget/5)
+}
+
 // searchContext is the context a search runs under: ctx, ended by the
-// budget too when there is one.
+// budget too when there is one (less its finishReserve).
 func searchContext(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
 	if budget <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeoutCause(ctx, budget, errBudget)
+	return context.WithTimeoutCause(ctx, budget-finishReserve(budget), errBudget)
 }
 
 // stopReason says why a search whose run ended with err stopped before it
@@ -52,9 +60,9 @@ func stopReason(search context.Context, err error) string {
 }
 
 // finishContext is the context what a search found is shortened and
-// replayed under: it does not end with search, but finishBound after
-// search ends (at once if it has already). stop releases it.
-func finishContext(search context.Context) (ctx context.Context, stop func()) {
+// replayed under: it does not end with search, but bound after search
+// ends (at once if it has already). stop releases it.
+func finishContext(search context.Context, bound time.Duration) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(search))
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -64,7 +72,7 @@ func finishContext(search context.Context) (ctx context.Context, stop func()) {
 		case <-done:
 			return
 		}
-		t := time.NewTimer(finishBound)
+		t := time.NewTimer(bound)
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -95,13 +103,17 @@ func (e *Explorer) conclude(search context.Context, res *Result, found []Found, 
 	if err != nil {
 		return res, err
 	}
-	ctx, stop := finishContext(search)
+	bound := finishBound
+	if res.Stopped == StoppedBudget {
+		bound = max(finishReserve(res.Budget), time.Second) // a replay needs a server
+	}
+	ctx, stop := finishContext(search, bound)
 	defer stop()
 	for _, g := range found {
 		if shrink != nil {
 			sctx, cancel := ctx, func() {}
 			if search.Err() != nil {
-				sctx, cancel = context.WithTimeout(ctx, finishBound/3)
+				sctx, cancel = context.WithTimeout(ctx, bound/3)
 			}
 			s, err := shrink(sctx, g)
 			cancel()

@@ -3,8 +3,8 @@
 # core beside it, started and killed here. Each line: the command, its exit
 # status, what it reports, and the load (uptime) when it started.
 # Usage: results/explore/verdict-load.sh SIMULATE OUTDIR STREAM...
-# (STREAM: flawed, fixed or watchdog; the streams run at once, each into
-# OUTDIR/STREAM.txt)
+# (STREAM: flawed, fixed, watchdog, watchdog-first or budget; the streams
+# run at once, each into OUTDIR/STREAM.txt)
 set -u
 sim=$1
 dir=$2
@@ -40,6 +40,12 @@ stream() {
 		;;
 	watchdog)
 		for i in 1 2 3 4 5; do run -watchdog -faults pause-short,crash; done
+		;;
+	watchdog-first)
+		for i in 1 2 3 4 5; do run -watchdog -faults pause-short,crash -first; done
+		;;
+	budget)
+		for i in 1 2 3 4 5; do run -strategy fine -budget 20s; done
 		;;
 	esac
 }
