@@ -137,16 +137,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
 		fs.PrintDefaults()
 	}
-	// The flag package prints the whole usage after its one-line error:
-	// print it for -h only, and keep an error to its line (main adds
-	// where the usage is).
-	usage := fs.Usage
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.SetOutput(stderr)
+	// A mistake stays one line (main adds where the usage is).
+	err := output.ParseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		usage()
 		return err
 	}
 	if err != nil {

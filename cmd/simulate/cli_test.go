@@ -24,7 +24,8 @@ func TestOverview(t *testing.T) {
 				t.Fatalf("%v: %s", err, stderr.String())
 			}
 			out := stdout.String()
-			for name, cmd := range subcommands {
+			for _, cmd := range subcommands {
+				name := cmd.name
 				line := "  " + name + " "
 				switch {
 				case cmd.hidden && strings.Contains(out, name):
@@ -125,5 +126,20 @@ func TestDefaultTablesFit(t *testing.T) {
 			}
 			t.Logf("default table %d columns, -wide %d", output.Widest(narrow.String()), output.Widest(wide.String()))
 		})
+	}
+}
+
+// TestSubcommandNames: every subcommand of the table has a name of its
+// own, and "run", the default, comes first.
+func TestSubcommandNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range subcommands {
+		if c.name == "" || seen[c.name] {
+			t.Errorf("subcommand %q: empty or listed twice", c.name)
+		}
+		seen[c.name] = true
+	}
+	if subcommands[0].name != "run" {
+		t.Errorf("the first subcommand is %q, want run (the default)", subcommands[0].name)
 	}
 }

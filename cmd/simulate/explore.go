@@ -26,11 +26,6 @@ import (
 // own to the one server.
 const maxWorkers = 64
 
-func init() {
-	subcommands["explore"] = subcommand{run: runExplore,
-		summary: "search the schedules of a lock's (or the market's) clients for the failure of a property"}
-}
-
 const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog
                         | -redlock [-nodes N] | -acquire F -release F [-extend F]
                         | -read-acquire F -read-release F -write-acquire F -write-release F

@@ -20,12 +20,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
 
-func init() {
-	subcommands["faults"] = subcommand{run: runFaults,
-		summary: "the market and its locks under injected faults: pauses, stalls, kills, failover"}
-	subcommands["faults-client"] = subcommand{run: runFaultsClient, hidden: true}
-}
-
 // errUnexpected is returned when a strategy that should keep every
 // guarantee under a fault did not (exit status 1).
 var errUnexpected = errors.New("a correct strategy showed violations")

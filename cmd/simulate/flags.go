@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -195,17 +196,11 @@ func listFlag[T comparable](f *cmdFlags, p *[]T, name, def, help, what string, p
 // (the help was printed); a bad flag, or any argument left over, is a
 // usage error: it is printed and returned wrapped in errUsage.
 //
-// The flag package prints the whole usage after its one-line error; here
-// the error stays one line, followed by where to find the usage.
+// The error stays one line (output.ParseFlags), followed by where to find
+// the usage.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	usage, out := fs.Usage, fs.Output()
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.Usage = usage
-	fs.SetOutput(out)
+	err := output.ParseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		usage()
 		return err
 	}
 	if err != nil {

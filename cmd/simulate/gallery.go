@@ -13,11 +13,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
-func init() {
-	subcommands["gallery"] = subcommand{run: runGallery,
-		summary: "each flawed lock recipe's failure reproduced in the market, then its fix"}
-}
-
 const galleryUsage = `usage: simulate gallery [flags]
 
 Reproduces the failure of each flawed lock recipe (package internal/failure/flawed)

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -22,18 +21,42 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
-// subcommand is one subcommand: its implementation, run with its own
-// arguments, and what it does in one line for the overview ("simulate
-// help"). A hidden subcommand is left out of the overview.
+// subcommand is one subcommand: its name, its implementation, run with
+// its own arguments, and what it does in one line for the overview
+// ("simulate help"). A hidden subcommand is left out of the overview.
 type subcommand struct {
+	name    string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	summary string
 	hidden  bool
 }
 
-// subcommands maps a subcommand name to its implementation; files of this
-// package add theirs in init. "run" is the default.
-var subcommands = map[string]subcommand{}
+// subcommands is every subcommand, in the overview's order; "run" is the
+// default.
+var subcommands = []subcommand{
+	{name: "run", run: runSim,
+		summary: "listers and buyers under each strategy, beside the book's tables (the default)"},
+	{name: "explore", run: runExplore,
+		summary: "search the schedules of a lock's (or the market's) clients for the failure of a property"},
+	{name: "faults", run: runFaults,
+		summary: "the market and its locks under injected faults: pauses, stalls, kills, failover"},
+	{name: "gallery", run: runGallery,
+		summary: "each flawed lock recipe's failure reproduced in the market, then its fix"},
+	{name: "report", run: reportCmd,
+		summary: "render a saved results.json again: table, markdown, CSV, JSON, charts"},
+	{name: "window", run: windowCmd,
+		summary: "sweep the round trip: bought/s and WATCH retries against it, beside the model e^(-λw)"},
+	{name: "faults-client", run: runFaultsClient, hidden: true},
+}
+
+// lookup returns the subcommand called name.
+func lookup(name string) (subcommand, bool) {
+	i := slices.IndexFunc(subcommands, func(c subcommand) bool { return c.name == name })
+	if i < 0 {
+		return subcommand{}, false
+	}
+	return subcommands[i], true
+}
 
 // errUsage marks a command-line mistake: the message was printed, exit 2.
 var errUsage = errors.New("usage error")
@@ -104,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
 	}
-	cmd, ok := subcommands[name]
+	cmd, ok := lookup(name)
 	if !ok {
 		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\nrun 'simulate -h' for usage\n",
 			name, strings.Join(visible(), ", "))
@@ -121,13 +144,12 @@ build that records it where go build cannot, as under -buildvcs=false),
 then the Go release and the platform. It takes no flags.
 `
 
-// visible lists the subcommands of the overview: "run" (the default),
-// then the others by name.
+// visible lists the subcommands of the overview.
 func visible() []string {
-	names := []string{"run"}
-	for _, name := range slices.Sorted(maps.Keys(subcommands)) {
-		if name != "run" && !subcommands[name].hidden {
-			names = append(names, name)
+	var names []string
+	for _, c := range subcommands {
+		if !c.hidden {
+			names = append(names, c.name)
 		}
 	}
 	return names
@@ -138,8 +160,10 @@ func overview(w io.Writer) {
 	fmt.Fprint(w, "usage: simulate [SUBCOMMAND] [flags]\n\n"+
 		"Runs the market's strategies against Redis and reports the book's tables beside\n"+
 		"its own measurements. Without a subcommand, runs \"run\".\n\nSubcommands:\n")
-	for _, name := range visible() {
-		fmt.Fprintf(w, "  %-8s %s\n", name, subcommands[name].summary)
+	for _, c := range subcommands {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		}
 	}
 	fmt.Fprintf(w, "  %-8s %s\n", "help", "this list; 'simulate help SUBCOMMAND' (or 'simulate SUBCOMMAND -h') for its flags")
 	fmt.Fprintf(w, "  %-8s %s\n", "version", "the program's version (the commit it was built from, when known)")
@@ -152,7 +176,7 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		overview(stdout)
 		return nil
 	}
-	cmd, ok := subcommands[args[0]]
+	cmd, ok := lookup(args[0])
 	if len(args) > 1 || !ok || cmd.hidden {
 		fmt.Fprintf(stderr, "simulate help: want one subcommand of %s, got %q\n", strings.Join(visible(), ", "), args)
 		return errUsage

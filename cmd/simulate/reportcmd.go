@@ -12,11 +12,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
-func init() {
-	subcommands["report"] = subcommand{run: reportCmd,
-		summary: "render a saved results.json again: table, markdown, CSV, JSON, charts"}
-}
-
 // reportCmd is "simulate report": render a saved results.json again, in
 // any format and with fresh charts, without measuring anything.
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

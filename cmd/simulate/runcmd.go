@@ -20,11 +20,6 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-func init() {
-	subcommands["run"] = subcommand{run: runSim,
-		summary: "listers and buyers under each strategy, beside the book's tables (the default)"}
-}
-
 // maxDuration bounds -duration: a day per cell is already absurd.
 const maxDuration = 24 * time.Hour
 

@@ -21,11 +21,6 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-func init() {
-	subcommands["window"] = subcommand{run: windowCmd,
-		summary: "sweep the round trip: bought/s and WATCH retries against it, beside the model e^(-λw)"}
-}
-
 // windowOptions are the parsed flags of "simulate window".
 type windowOptions struct {
 	redis      string
