@@ -200,7 +200,10 @@ func (m *Manager) Start(ctx context.Context, client string, req jobs.ExploreRequ
 	if err != nil {
 		return "", nil, err
 	}
-	id, s, err := m.store.Add(client, func() (*session, error) { return open(ctx, tg) })
+	id, s, err := m.store.Add(client, func() (*session, error) {
+		s, err := open(ctx, tg)
+		return s, scriptStopped(err)
+	})
 	switch {
 	case errors.Is(err, ErrBusy):
 		return "", nil, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
@@ -220,6 +223,10 @@ func (m *Manager) Start(ctx context.Context, client string, req jobs.ExploreRequ
 // target is the explorer's target for req.
 func target(req jobs.ExploreRequest) (*explore.Target, error) {
 	switch {
+	case req.Lua != nil && (req.Recipe != nil || req.Strategy != nil || req.Fixed || req.Fencing):
+		return nil, invalid("lua goes alone: give a recipe, a strategy or lua")
+	case req.Lua != nil:
+		return luaTarget(req.Lua)
 	case req.Recipe != nil && req.Strategy != nil:
 		return nil, invalid("give either recipe or strategy, not both")
 	case req.Strategy != nil:
@@ -436,7 +443,7 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (an
 		}
 		snap, f, err := s.cut(ctx, append(base, a))
 		if err != nil {
-			return err
+			return scriptStopped(err)
 		}
 		s.mu.Lock()
 		s.actions, s.steps, s.notes = append(base, a), snap.Steps, snap.Notes
@@ -569,7 +576,11 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	case errors.Is(err, explore.ErrNothingToFind):
 		note = "every property the target is checked for is broken already in these steps: undo to look for another way"
 	case err != nil:
-		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, elapsed, err.Error() })
+		msg := err.Error()
+		if i := strings.Index(msg, stopMark); i >= 0 {
+			msg = msg[i:]
+		}
+		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, elapsed, msg })
 		return
 	case res.Counterexample() != nil:
 		state = FindFound

@@ -64,6 +64,24 @@ type ExploreRequest struct {
 	Strategy *string `json:"strategy"`
 	Fencing  bool    `json:"fencing"`
 	Fixed    bool    `json:"fixed"`
+	// Lua is a lock of one's own, as Lua scripts, instead of a recipe or
+	// a strategy.
+	Lua *LuaLock `json:"lua"`
+}
+
+// LuaLock is a lock written as Lua scripts in the explorer's convention
+// (KEYS[1] the lock key, ARGV[1] the owner's token, ARGV[2] the lease in
+// ms; acquire and extend answer 1 or 0, release 1 when it deleted the
+// lock): acquire and release, extend optional; or a read-write lock's
+// four scripts.
+type LuaLock struct {
+	Acquire      string `json:"acquire"`
+	Release      string `json:"release"`
+	Extend       string `json:"extend"`
+	ReadAcquire  string `json:"read_acquire"`
+	ReadRelease  string `json:"read_release"`
+	WriteAcquire string `json:"write_acquire"`
+	WriteRelease string `json:"write_release"`
 }
 
 // NewID returns a short random ID for a run.
