@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/explore"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
+	"github.com/lockmarket/lockmarket/internal/service/jobs"
 )
 
 // A lock of one's own, as a student pastes it: the take is right, but the
