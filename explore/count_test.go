@@ -191,7 +191,10 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 		fixed bool
 	}{{"1", false}, {"1", true}, {"4", false}, {"6", false}}
 	if race.Enabled {
-		cases = cases[:3] // recipe 6 in the full run without -race
+		cases = []struct {
+			n     string
+			fixed bool
+		}{{"1", false}, {"1", true}} // recipes 4 and 6 in the full run without -race
 	}
 	for _, tc := range cases {
 		{
