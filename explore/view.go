@@ -104,6 +104,7 @@ type narrator struct {
 	reads    []access
 	writes   []access
 	released map[int]string
+	extended map[int]string // step -> client whose extension answered a success
 }
 
 // access is a read or a write of the protected resource.
@@ -118,7 +119,7 @@ func (e *Explorer) narrate(s *schedule) *narrator {
 	n := &narrator{e: e, s: s, names: map[string]string{}, count: map[string]int{}, owner: map[string]string{},
 		lastTake: map[string]int{}, read: map[string]string{}, wrote: map[string]string{}, token: map[string]string{},
 		fence: map[string]string{}, watching: map[string]bool{}, byStep: map[int][]cmdView{}, took: map[int]string{}, expired: map[int][]string{},
-		released: map[int]string{}}
+		released: map[int]string{}, extended: map[int]string{}}
 	for _, r := range s.cmdLog {
 		for j, args := range r.args {
 			args = virtualArgs(e.factor, args)
@@ -382,6 +383,10 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 			}
 			return fmt.Sprintf("%s: the lock is held, so %s did not get it", n.name(cv.value), who), false
 		case rediscmd.Lease:
+			n.extended[i] = who
+			if o := n.owner[l.Key]; o != "" && o != who {
+				return fmt.Sprintf("%s extended the lease on %s, but the lock is %s's", who, n.short(l.Key), o), false
+			}
 			return fmt.Sprintf("%s extended its lease on %s", who, n.short(l.Key)), false
 		case rediscmd.Delete, rediscmd.Release:
 			tok := n.token[who]
@@ -479,26 +484,30 @@ func (n *narrator) sayScript(i int, who string, cv cmdView) string {
 			tok = n.name(argv[0])
 		}
 		n.token[who] = tok
-		return fmt.Sprintf("%s answered 1: %s now holds the lock, with token %s", sn, who, tok)
+		return fmt.Sprintf("%s's %s answered 1: %s now holds the lock, with token %s", who, sn, who, tok)
 	case onLock && strings.Contains(sn, "acquire"):
-		return fmt.Sprintf("%s answered %s: the lock is held, so %s did not get it", sn, cv.value, who)
+		return fmt.Sprintf("%s's %s answered %s: the lock is held, so %s did not get it", who, sn, cv.value, who)
 	case onLock && strings.Contains(sn, "release") && ok:
 		holder := n.owner[keys[0]]
 		delete(n.owner, keys[0])
 		n.released[i] = who
 		n.token[who] = ""
 		if holder != "" && holder != who {
-			return fmt.Sprintf("%s answered 1: %s released the lock, but it was %s's", sn, who, holder)
+			return fmt.Sprintf("%s's %s answered 1: %s released the lock, but it was %s's", who, sn, who, holder)
 		}
-		return fmt.Sprintf("%s answered 1: %s released the lock", sn, who)
+		return fmt.Sprintf("%s's %s answered 1: %s released the lock", who, sn, who)
 	case onLock && strings.Contains(sn, "release"):
 		n.token[who] = ""
-		return fmt.Sprintf("%s answered %s: the lock was no longer %s's, so nothing was released", sn, cv.value, who)
+		return fmt.Sprintf("%s's %s answered %s: the lock was no longer %s's, so nothing was released", who, sn, cv.value, who)
 	case onLock && strings.Contains(sn, "extend"):
-		if ok {
-			return fmt.Sprintf("%s answered 1: %s's lease runs again from now", sn, who)
+		if !ok {
+			return fmt.Sprintf("%s's %s answered %s: %s no longer holds the lock, so its lease was not extended", who, sn, cv.value, who)
 		}
-		return fmt.Sprintf("%s answered %s: %s no longer holds the lock, so its lease was not extended", sn, cv.value, who)
+		n.extended[i] = who
+		if o := n.owner[keys[0]]; o != "" && o != who {
+			return fmt.Sprintf("%s's %s answered 1: %s believes its lease runs again from now, but the lock is %s's", who, sn, who, o)
+		}
+		return fmt.Sprintf("%s's %s answered 1: %s's lease runs again from now", who, sn, who)
 	}
 	return fmt.Sprintf("%s ran %s: it answered %s", who, sn, rediscmd.Clip(n.name(cv.value), 40))
 }
@@ -627,6 +636,8 @@ func (n *narrator) lockStory(links map[int]string, c string, end int) {
 			links[i] = c + " paused"
 		case n.released[i] == c:
 			links[i] = c + " released the lock"
+		case n.extended[i] == c:
+			links[i] = strings.TrimSuffix(n.notes[i].Say, ".")
 		}
 	}
 }
@@ -669,6 +680,9 @@ func (n *narrator) generic(v Violation) []ChainLink {
 		if w.step <= v.Step {
 			links[w.step] = n.notes[w.step].Say
 		}
+	}
+	if v.Step >= 0 && v.Step < len(n.notes) {
+		links[v.Step] = strings.TrimSuffix(n.notes[v.Step].Say, ".") + ": " + v.Property + " broke here"
 	}
 	return sorted(links)
 }

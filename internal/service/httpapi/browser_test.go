@@ -448,8 +448,28 @@ func TestBrowserExplorer(t *testing.T) {
 	if n := p.count(lit); n != 1 {
 		t.Fatalf("%d steps lit for mutual_exclusion, want 1", n)
 	}
-	if got := p.text(lit); !strings.HasPrefix(got, "SET") || !strings.Contains(got, "mutual_exclusion") {
-		t.Errorf("the lit step reads %q, want B's SET", got)
+	if got := p.text(lit + " .cmd"); !strings.HasPrefix(got, "SET") {
+		t.Errorf("the lit step's command reads %q, want a SET", got)
+	}
+	if got := p.text(lit + " .say"); !strings.Contains(got, "both believe they hold the lock") {
+		t.Errorf("the lit step says %q", got)
+	}
+	// Each client's column: the token it holds, by a name that stays,
+	// and that it believes it holds the lock; the step in words; the
+	// causal chain, lit in order, naming the clients.
+	for _, c := range []string{"A", "B"} {
+		if n := p.count(fmt.Sprintf(`.client-view[data-client=%q][data-token="%s#1"][data-believes="true"]`, c, c)); n != 1 {
+			t.Errorf("client %s's column does not show it holding %s#1: %q", c, c, p.text(fmt.Sprintf(`.client-view[data-client=%q]`, c)))
+		}
+	}
+	if got := p.text(`#explore-lanes .lab-step[data-step="2"] .say`); got != "(nil): A finds the lock free." {
+		t.Errorf("A's GET says %q", got)
+	}
+	if n := p.count(`#explore-lanes .lab-step.chain`); n < 3 {
+		t.Errorf("%d steps in the causal chain, want the takes and the reads", n)
+	}
+	if got := p.text(`#explore-verdict .chain-why`); !strings.Contains(got, "B took the lock") || !strings.Contains(got, "A took the lock") {
+		t.Errorf("the causal chain reads %q", got)
 	}
 	if got := p.text(`#explore-lanes .lab-step[data-step="5"]`); p.count(`#explore-lanes .lab-step[data-step="5"][data-client="B"].marked`) != 1 {
 		t.Errorf("step 6 (%q) is not B's, lit", got)
@@ -495,6 +515,12 @@ func TestBrowserExplorer(t *testing.T) {
 	if got := p.text(`#explore-verdict`); !strings.Contains(got, "Step 3 of 5: nothing broken yet") {
 		t.Errorf("verdict at step 3: %q", got)
 	}
+	if n := p.count(`.client-view[data-believes="true"]`); n != 0 {
+		t.Errorf("at step 3, %d clients believe they hold the lock, want none", n)
+	}
+	if n := p.count(`#explore-lanes .lab-step.chain`); n != 0 {
+		t.Errorf("at step 3, %d steps lit as a causal chain, want none", n)
+	}
 	if got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("#explore-slider").getAttribute("aria-valuetext")`)); err != nil || got != "3 of 5 steps" {
 		t.Errorf("the slider's text value: %q (%v), want \"3 of 5 steps\"", got, err)
 	}
@@ -524,6 +550,11 @@ func TestBrowserExplorer(t *testing.T) {
 	if got := p.text(`#explore-verdict`); !strings.Contains(got, "resource broke") {
 		t.Errorf("verdict %q", got)
 	}
+	// Its causal chain names the client whose lease ran out and the
+	// write that lost an update.
+	if got := p.text(`#explore-verdict .chain-why`); !strings.Contains(got, "'s lease ran out") || !strings.Contains(got, "over it") {
+		t.Errorf("recipe 6's causal chain reads %q", got)
+	}
 	if os.Getenv(screenshotEnv) != "" {
 		shootTab(p, "#explore-panel", "demo-explore-find.png")
 	}
@@ -544,11 +575,52 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Errorf("the fenced recipe 6: %q", got)
 	}
 	t.Logf("fenced recipe 6: %s", p.text(`#explore-verdict`))
+
+	// Your own lock: an example loaded with one click, as a student
+	// would paste it: the extension renews whatever lock it finds. The
+	// search finds two holders at once, and plays it with its chain.
+	startLua := func(example string) {
+		t.Helper()
+		p.do("your own lock: "+example,
+			chromedp.Evaluate[chromedp.Void](`void (document.querySelector("#explore-session").dataset.steps = "")`),
+			chromedp.SetValue(chromedp.CSS(`#explore-target`), "lua:"),
+			chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
+			chromedp.Click(chromedp.CSS(fmt.Sprintf(`#explore-lua button[data-example=%q]`, example))),
+			chromedp.Click(chromedp.CSS(`#explore-start`)))
+		p.wait("the session of "+example, `document.querySelector("#explore-session").dataset.steps === "0"`, 30*time.Second)
+	}
+	startLua("extend renews anyone's lock")
+	if got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("#explore-lua-extend").value`)); err != nil ||
+		!strings.Contains(got, "PEXPIRE") {
+		t.Fatalf("the example's extend: %q (%v)", got, err)
+	}
+	p.do("find a bug in the pasted lock", chromedp.Click(chromedp.CSS(`#explore-find`)))
+	p.wait("the pasted lock's counterexample", `["mutual_exclusion", "liveness", "none", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	if got := p.text(`#explore-verdict`); !strings.Contains(got, "mutual exclusion broke") || p.count(`#explore-verdict .chain-why li`) < 2 {
+		t.Errorf("the pasted lock: verdict %q", got)
+	}
+	if os.Getenv(screenshotEnv) != "" {
+		shootTab(p, "#explore-panel", "demo-explore-lua.png")
+	}
+	// A loop that never ends is stopped by its bound, with a message in
+	// the panel; the page and the service go on.
+	startLua("a loop that never ends")
+	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
+	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.do("A's acquire", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="run"][data-client="A"]`)))
+	p.wait("the loop's message", `!document.querySelector("#explore-error").hidden`, 30*time.Second)
+	if got := p.text(`#explore-error`); !strings.Contains(got, "stopped after 10000 loop turns and function calls in acquire") {
+		t.Errorf("the loop's message: %q", got)
+	}
+	startLua("correct")
 }
 
 // shootTab writes a screenshot of sel beside LOCKMARKET_SCREENSHOT.
 func shootTab(p *tab, sel, name string) {
 	p.t.Helper()
+	// The causal chain lights its steps one after the other: the picture
+	// shows them all lit.
+	p.do("finish the animations", chromedp.Evaluate[chromedp.Void](`void document.getAnimations().forEach((a) => a.finish())`))
 	shot, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	if err != nil {
 		p.t.Fatalf("screenshot of %s: %v", sel, err)

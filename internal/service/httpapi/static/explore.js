@@ -53,7 +53,8 @@ async function loadExploreTargets() {
       ...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` })));
     const strategies = el("optgroup", { label: "the market's strategies (buy one listing)" },
       ...["watch", "coarse", "fine", "lua"].map((s) => el("option", { value: "strategy:" + s, text: `strategy ${s}` })));
-    sel.replaceChildren(recipes, strategies);
+    const own = el("optgroup", { label: "your own lock" }, el("option", { value: "lua:", text: "your own lock, in Lua" }));
+    sel.replaceChildren(recipes, strategies, own);
     sel.value = "recipe:1";
     sel.dataset.ready = "true";
   } catch (e) {
@@ -64,7 +65,67 @@ async function loadExploreTargets() {
 function exploreRequest() {
   const [kind, name] = $("#explore-target").value.split(":");
   const fix = $("#explore-fixed").checked;
+  if (kind === "lua") {
+    const lua = {};
+    for (const op of luaOps) {
+      const v = $(`#explore-lua-${op}`).value;
+      if (v.trim() !== "") lua[op] = v;
+    }
+    return { lua };
+  }
   return kind === "strategy" ? { strategy: name, fencing: fix } : { recipe: name, fixed: fix };
+}
+
+// Your own lock: Lua scripts in the explorer's convention, pasted or
+// loaded from an example with one click. They run only on the session's
+// own embedded server, bounded (docs/lab.md).
+const luaOps = ["acquire", "release", "extend"];
+const luaExamples = {
+  "extend renews anyone's lock": {
+    acquire: "-- take the lock if it is free, with a lease\nif redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n  return 1\nend\nreturn 0",
+    release: "-- delete the lock only if it still holds our token\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend\nreturn 0",
+    extend: "-- BUG: renews the lease without asking whose lock it is\nreturn redis.call('PEXPIRE', KEYS[1], ARGV[2])",
+  },
+  "no lease: a crash blocks everyone": {
+    acquire: "-- BUG: no expiry, so a holder that crashes keeps the lock for ever\nif redis.call('SET', KEYS[1], ARGV[1], 'NX') then\n  return 1\nend\nreturn 0",
+    release: "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend\nreturn 0",
+    extend: "",
+  },
+  "correct": {
+    acquire: "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n  return 1\nend\nreturn 0",
+    release: "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend\nreturn 0",
+    extend: "-- renew only our own lease\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nend\nreturn 0",
+  },
+  "a loop that never ends": {
+    acquire: "while true do end",
+    release: "return 0",
+    extend: "",
+  },
+};
+
+// buildLuaPanel adds the panel where a lock's Lua is pasted, under the
+// explorer's form; it shows while "your own lock" is chosen.
+function buildLuaPanel() {
+  const boxes = luaOps.map((op) => el("label", { class: "lua-script" },
+    el("span", { text: op + (op === "extend" ? " (optional: called once inside the critical section)" : "") }),
+    el("textarea", { id: `explore-lua-${op}`, rows: 5, spellcheck: false, "aria-label": `your lock's ${op} script (Lua)` })));
+  const examples = Object.keys(luaExamples).map((name) => el("button", {
+    type: "button", class: "lua-example", "data-example": name, text: name,
+    onclick: () => { for (const op of luaOps) $(`#explore-lua-${op}`).value = luaExamples[name][op]; },
+  }));
+  const panel = el("div", { id: "explore-lua", class: "explore-lua", hidden: true },
+    el("p", { class: "muted", text: "Your own lock, as Lua: KEYS[1] is the lock key, ARGV[1] the owner's token, ARGV[2] the " +
+      "lease in ms; acquire and extend answer 1 (done) or 0, release 1 when it deleted the lock. It runs only on this " +
+      "session's own embedded server, each script bounded (4 KiB, 10,000 loop turns and calls)." }),
+    el("div", { class: "buttons" }, el("span", { class: "muted", text: "load an example:" }), ...examples),
+    el("div", { class: "lua-scripts" }, ...boxes));
+  $("#explore-form").after(panel);
+  $("#explore-target").addEventListener("change", () => {
+    const lua = $("#explore-target").value.startsWith("lua:");
+    panel.hidden = !lua;
+    $("#explore-fixed").disabled = lua;
+    if (lua) $("#explore-fixed").checked = false;
+  });
 }
 
 // exploreError shows an error in the explorer's panel, where the person
@@ -327,10 +388,17 @@ function renderVerdict(st, fr, k) {
   const verdict = $("#explore-verdict");
   if (explore.playing || explore.finding) return;
   const vs = fr.violations || [];
+  const refused = (st.notes || []).slice(0, k).map((n, i) => ({ n, i })).filter((x) => x.n.fence_refused);
   if (vs.length > 0) {
     verdict.className = "verdict bad";
     const found = k === st.steps.length && explore.found ? " " + explore.found : "";
-    verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || v.property}. ${v.message}`).join(" ") + found));
+    verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || v.property}. ${v.message}`).join(" ") + found),
+      ...(fr.chains || []).map(chainList));
+  } else if (refused.length > 0) {
+    verdict.className = "verdict fenced";
+    const steps = refused.map((x) => x.i + 1).join(", ");
+    verdict.replaceChildren(`The fence stopped it: at step ${steps} a client whose lease had run out tried to write, and the ` +
+      `fence refused the write (amber), so no update was lost. ` + (fr.complete ? "Every client is done; no property broke." : ""));
   } else if (fr.complete) {
     verdict.className = "verdict ok";
     verdict.textContent = "Every client is done; no property broke.";
@@ -338,6 +406,15 @@ function renderVerdict(st, fr, k) {
     verdict.className = "verdict";
     verdict.textContent = k < st.steps.length ? `Step ${k} of ${st.steps.length}: nothing broken yet.` : "";
   }
+}
+
+// chainList is a broken property's causal chain: the steps that led to
+// it, in order, each naming its client; the lanes light the same steps.
+function chainList(c) {
+  return el("div", { class: "chain-why", "data-property": c.property },
+    el("b", { text: `Why (${c.property}): the steps that led to it, in order` }),
+    el("ol", {}, ...c.links.map((l) => el("li", { "data-step": String(l.step) },
+      el("span", { class: "muted", text: `step ${l.step + 1}: ` }), ...keyNodes(l.text)))));
 }
 
 function renderActions(st, fr) {
@@ -358,8 +435,10 @@ function renderActions(st, fr) {
     disabled: busy, text: a.kind === "tick" ? tickLabel(a, fr) : actionLabel(a),
     onclick: () => act(a).catch(() => {}),
   });
+  const views = new Map((fr.views || []).map((v) => [v.client, v]));
   const boxes = [...byClient].map(([c, acts]) => el("div", { class: "explore-client", "data-client": c },
     el("h4", { text: `client ${c}` }),
+    views.has(c) ? clientView(views.get(c), fr) : null,
     acts.length === 0 ? el("span", { class: "gone", text: clientGone(st, c) })
       : el("div", { class: "buttons" }, ...acts.map(button))));
   if (shared.length > 0) {
@@ -367,6 +446,37 @@ function renderActions(st, fr) {
       el("h4", { text: "time (leases run out on this clock)" }), el("div", { class: "buttons" }, ...shared.map(button))));
   }
   $("#explore-actions").replaceChildren(...boxes);
+}
+
+// clientView is what a client knows and believes in the slider's frame:
+// its status, the token it holds, whether it believes it holds the lock,
+// its lease as a bar running down on the virtual clock, what it read and
+// wrote.
+function clientView(v, fr) {
+  const rows = [];
+  const believes = v.believes_held;
+  const live = believes && (v.lease_until_ms < 0 || v.lease_until_ms > fr.clock_ms);
+  rows.push(el("div", { class: "cv-status", "data-believes": String(believes) },
+    el("b", { text: v.status }),
+    believes ? ` · believes it holds the lock with token ${v.token || "?"}` + (v.fence ? `, fence ${v.fence}` : "") : " · holds nothing"));
+  if (believes) {
+    let left = 1;
+    let text = "lease: no expiry";
+    if (v.lease_until_ms >= 0) {
+      left = Math.max(0, Math.min(1, (v.lease_until_ms - fr.clock_ms) / v.lease_ms));
+      text = live ? `lease: ${fmtClock(v.lease_until_ms - fr.clock_ms)} left (until ${fmtClock(v.lease_until_ms)})`
+        : `lease ran out at ${fmtClock(v.lease_until_ms)}: ${v.client} does not know`;
+    }
+    rows.push(el("div", { class: "cv-lease" + (live ? "" : " gone"), "data-left": left.toFixed(3) },
+      el("div", { class: "cv-bar", role: "img", "aria-label": text }, el("span", { style: `width: ${(left * 100).toFixed(1)}%` })),
+      el("span", { text })));
+  }
+  if (v.status === "paused" && v.paused_until_ms) {
+    rows.push(el("div", { class: "cv-line", text: v.paused_until_ms < 0 ? "paused for good" : `paused until ${fmtClock(v.paused_until_ms)}` }));
+  }
+  rows.push(el("div", { class: "cv-line" }, "read: ", v.read ? el("code", { text: v.read }) : "nothing yet"));
+  if (v.wrote) rows.push(el("div", { class: "cv-line" }, "wrote: ", el("code", { text: v.wrote })));
+  return el("div", { class: "client-view", "data-client": v.client, "data-token": v.token || "", "data-believes": String(believes) }, ...rows);
 }
 
 function clientGone(st, c) {
@@ -384,17 +494,27 @@ function renderLanes(st, upto) {
   lanes.style.gridTemplateColumns = `90px repeat(${clients.length}, minmax(0, 1fr))`;
   const broke = new Map();
   for (const v of st.violations || []) broke.set(v.step, v);
+  const fr = st.frames[upto];
+  const chain = new Map();
+  for (const c of (fr && fr.chains) || []) c.links.forEach((l, n) => chain.set(l.step, n + 1));
+  const notes = st.notes || [];
   const cells = [el("div", { class: "lab-head muted", text: "clock" }),
     ...clients.map((c) => el("div", { class: "lab-head", text: `client ${c}` }))];
   st.steps.forEach((s, i) => {
     const v = broke.get(i) || (s.violation ? { property: s.violation, message: "" } : null);
     const col = s.action.kind === "tick" ? -1 : clients.indexOf(s.action.client);
     let cls = "lab-step" + (s.action.kind === "tick" ? " tick" : s.action.kind === "run" || s.action.kind === "start" ? "" : " fault");
+    const note = notes[i];
     if (v) cls += " marked";
+    else if (note && note.fence_refused) cls += " refused";
+    if (chain.has(i) && i < upto) cls += " chain";
     if (i >= upto) cls += " future";
     const body = el("div", { class: cls, "data-step": String(i), "data-kind": s.action.kind, "data-client": s.action.client || "",
-      "data-property": v ? v.property : "" },
-      el("span", {}, ...keyNodes(s.text)),
+      "data-property": v ? v.property : "", "data-chain": chain.has(i) && i < upto ? String(chain.get(i)) : "",
+      style: chain.has(i) ? `--chain-delay: ${(chain.get(i) - 1) * 0.3}s` : "" },
+      chain.has(i) && i < upto ? el("span", { class: "chain-no", "aria-hidden": "true", text: String(chain.get(i)) }) : null,
+      el("span", { class: "say" }, ...keyNodes(note ? note.say : s.text)),
+      note ? el("span", { class: "cmd" }, ...keyNodes(s.text)) : null,
       v ? el("span", { class: "why" }, `!! ${v.property}` + (v.message ? `: ${v.message}` : "")) : null);
     cells.push(el("div", { class: "lab-time muted", text: fmtClock(s.clock_ms) }));
     if (col < 0) {
@@ -448,4 +568,5 @@ $("#explore-find").addEventListener("click", findBug);
 $("#explore-cancel").addEventListener("click", cancelFind);
 $("#explore-slider").addEventListener("input", scrub);
 setInterval(keepAlive, explore.keepAliveMS);
+buildLuaPanel();
 loadExploreTargets();
