@@ -29,6 +29,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestMain reports the tests skipped for want of a real server.
@@ -529,7 +530,7 @@ func TestRoundTripTable(t *testing.T) {
 	}
 	b := redistest.Mini(t)
 	ctx := context.Background()
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		for _, s := range market.Strategies {
 			key := string(f) + "/" + string(s)
 			w, ok := want[key]

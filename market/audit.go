@@ -9,6 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/watchtx"
+
+	"github.com/lockmarket/lockmarket/market/internal/plug"
 )
 
 // Violations counts broken invariants by kind. A correct strategy shows
@@ -110,7 +112,7 @@ func (m *Market) Audit(ctx context.Context) (Report, error) {
 func (rep *Report) checkState(snap snapshot) {
 	places := newPlaces(snap.created, rep)
 	for _, member := range snap.listings {
-		item, _, _ := SplitMember(member)
+		item, _, _ := plug.SplitMember(member)
 		places.put(item, "the market")
 	}
 	var sum int64

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestAuditCatchesEachKind tampers with a market behind its back, one
@@ -31,10 +32,10 @@ func TestAuditCatchesEachKind(t *testing.T) {
 			c.SAdd(ctx, k.Inventory("buyer"), "gem")
 		}, market.Violations{ItemMisplaced: 1}},
 		{"item lost", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
-			c.ZRem(ctx, k.Market(), market.Member("gem", "seller"))
+			c.ZRem(ctx, k.Market(), markettrace.Member("gem", "seller"))
 		}, market.Violations{ItemMisplaced: 1}},
 		{"sold at a price it was not listed at", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
-			c.ZAdd(ctx, k.Market(), redis.Z{Score: 20, Member: market.Member("gem", "seller")})
+			c.ZAdd(ctx, k.Market(), redis.Z{Score: 20, Member: markettrace.Member("gem", "seller")})
 			if _, err := m.Purchase(ctx, market.Lua, "buyer", "seller", "gem", 20); err != nil {
 				panic(err)
 			}
@@ -46,13 +47,13 @@ func TestAuditCatchesEachKind(t *testing.T) {
 			if _, err := m.CreateUser(ctx, "buyer2", "Buyer 2", 100); err != nil {
 				panic(err)
 			}
-			c.ZAdd(ctx, k.Market(), redis.Z{Score: 10, Member: market.Member("gem", "seller")})
+			c.ZAdd(ctx, k.Market(), redis.Z{Score: 10, Member: markettrace.Member("gem", "seller")})
 			if _, err := m.Purchase(ctx, market.Lua, "buyer2", "seller", "gem", 10); err != nil {
 				panic(err)
 			}
 		}, market.Violations{ItemMisplaced: 1, NotPaidOnce: 1}},
 		{"receipt without payment", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
-			c.ZRem(ctx, k.Market(), market.Member("gem", "seller"))
+			c.ZRem(ctx, k.Market(), markettrace.Member("gem", "seller"))
 			c.SAdd(ctx, k.Inventory("buyer"), "gem")
 			c.XAdd(ctx, &redis.XAddArgs{Stream: k.Sales(), Values: []any{"buyer", "buyer", "seller", "seller", "item", "gem", "price", 10, "op", ""}})
 		}, market.Violations{NotPaidOnce: 2}},
@@ -108,7 +109,7 @@ func TestAuditFromStateAlone(t *testing.T) {
 			t.Fatalf("later audit %+v %v (ledger %v), want clean from state", rep.Violations, rep.Details, rep.LedgerChecked)
 		}
 		// cup0 sold again to bob, as a lock lost mid-purchase would.
-		b.Client.ZAdd(ctx, seller.Keys().Market(), redis.Z{Score: 10, Member: market.Member("cup0", "sam")})
+		b.Client.ZAdd(ctx, seller.Keys().Market(), redis.Z{Score: 10, Member: markettrace.Member("cup0", "sam")})
 		if _, err := later.Purchase(ctx, market.Lua, "bob", "sam", "cup0", 10); err != nil {
 			t.Fatal(err)
 		}

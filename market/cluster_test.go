@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestStrategiesOnCluster runs every strategy in both client forms on a
@@ -26,7 +27,7 @@ func TestStrategiesOnCluster(t *testing.T) {
 	c, _ := redistest.Cluster(t, 3)
 
 	// Pick market names that land on all three masters.
-	want := len(market.Strategies) * len(market.ClientForms)
+	want := len(market.Strategies) * len(markettrace.ClientForms)
 	owners := map[string]string{}
 	var names []string
 	for i := 0; len(names) < want && i < 1000; i++ {
@@ -45,7 +46,7 @@ func TestStrategiesOnCluster(t *testing.T) {
 	}
 
 	i := 0
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		for _, s := range market.Strategies {
 			name := names[i]
 			i++
@@ -56,9 +57,9 @@ func TestStrategiesOnCluster(t *testing.T) {
 
 // clusterRace lists one item on market name and lets 20 buyers race for
 // it: exactly one wins.
-func clusterRace(t *testing.T, c *redis.ClusterClient, name string, f market.ClientForm, s market.Strategy) {
+func clusterRace(t *testing.T, c *redis.ClusterClient, name string, f markettrace.ClientForm, s market.Strategy) {
 	ctx := context.Background()
-	m, err := newMarket(c, name, market.WithClient(f))
+	m, err := newMarket(c, name, markettrace.WithClient(f))
 	must(t, err)
 	if _, err := m.CreateUser(ctx, "seller", "seller", 0); err != nil {
 		t.Fatal(err)

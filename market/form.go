@@ -2,65 +2,13 @@ package market
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/market/internal/plug"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
-
-// ClientForm is how a strategy's commands are grouped into round trips.
-// Both forms run the same reads, checks and writes (op.go) and keep every
-// audited invariant; they differ in how long an operation takes, and so
-// in how long a WATCH stays exposed to conflicting writes.
-type ClientForm string
-
-// The client forms.
-const (
-	// LeanClient pipelines: the WATCH (or the lock's acquisition) travels
-	// with the reads, the release of a lock inside the commit's MULTI/EXEC.
-	// An uncontended List or Purchase costs two round trips (Lua one).
-	LeanClient ClientForm = "lean"
-	// BookClient sends what the book's listings send, one command per
-	// round trip, in their order: WATCH, then each read, then
-	// MULTI...EXEC (listings 4.5 and 4.6); under Coarse and Fine, the
-	// lock is taken in round trips of its own before, and released after
-	// the commit, around the lock-guarded purchase of 6.2.3/6.2.4 with
-	// its listing's bugs fixed
-	// (the reads are sent after the WATCH, not through a pipeline that has
-	// already run, and the buyer's and seller's "funds" fields are
-	// incremented). What this market does beyond the book (a listing
-	// count, a purchase's receipt, the seller's credit bound, operation
-	// IDs) travels with the book's commands and adds no round trip. Lua is
-	// one script per operation in both forms. The book's own lock with
-	// timeout (6.2.5: SETNX, then EXPIRE, a TTL check and a 1 ms sleep
-	// after each failed attempt; released by WATCH, GET, MULTI DEL EXEC)
-	// is one of the flawed recipes, so the market does not take it
-	// itself: the simulator supplies it with WithLockFunc. Without a
-	// LockFunc the book form takes the default locking.Mutex, unpipelined.
-	BookClient ClientForm = "book"
-)
-
-// ClientForms lists the forms, the default first.
-var ClientForms = []ClientForm{LeanClient, BookClient}
-
-// ParseClientForm parses a client form's name.
-func ParseClientForm(s string) (ClientForm, error) {
-	for _, f := range ClientForms {
-		if string(f) == s {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("%w: unknown client form %q (want lean or book)", ErrInvalid, s)
-}
-
-// WithClient sets the client form of every operation (default
-// LeanClient).
-func WithClient(f ClientForm) Option { return func(m *Market) { m.form = f } }
-
-// ClientForm is the market's client form.
-func (m *Market) ClientForm() ClientForm { return m.form }
 
 // readSteps are o's read steps, each queueing the commands of one round
 // trip of the book's listings on the pipeline it is given.
@@ -85,7 +33,7 @@ func (m *Market) watchAndRead(ctx context.Context, tx *redis.Tx, keys []string, 
 	if w != nil {
 		w.sent = time.Now()
 	}
-	if m.form == BookClient {
+	if m.plug.Form == plug.Book {
 		if len(keys) > 0 {
 			if err := tx.Watch(ctx, keys...).Err(); err != nil {
 				return err

@@ -1,6 +1,10 @@
 package market
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lockmarket/lockmarket/market/internal/plug"
+)
 
 // Keys names the Redis keys of one market (book layout, behind {NAME}).
 type Keys struct{ name, prefix string }
@@ -22,7 +26,7 @@ func (k Keys) MarketLock() string { return k.prefix + "lock:market:" }
 
 // ItemLock is the fine-grained lock of one listing.
 func (k Keys) ItemLock(item, seller string) string {
-	return k.prefix + "lock:item:" + Member(item, seller)
+	return k.prefix + "lock:item:" + member(item, seller)
 }
 
 // UserIDs is the SET of all user IDs (kept for the audit and the API).
@@ -50,13 +54,8 @@ func (k Keys) Op(id string) string { return k.prefix + "op:" + id }
 // Prefix is the common prefix, "{NAME}:".
 func (k Keys) Prefix() string { return k.prefix }
 
-// Member is the listing member of item sold by seller: "ITEM.SELLER".
-func Member(item, seller string) string { return item + "." + seller }
-
-// SplitMember splits "ITEM.SELLER".
-func SplitMember(member string) (item, seller string, ok bool) {
-	return strings.Cut(member, ".")
-}
+// member is the listing member of item sold by seller: "ITEM.SELLER".
+func member(item, seller string) string { return plug.Member(item, seller) }
 
 // Pattern is the SCAN pattern that matches every key of the market, and
 // only those: "{NAME}:*" with the glob characters of NAME escaped (IDs

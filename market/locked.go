@@ -10,42 +10,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/market/internal/plug"
 	"github.com/lockmarket/lockmarket/watchtx"
 )
-
-// Lease is one hold of the lock a Coarse or Fine operation runs under, as
-// returned by a LockFunc.
-type Lease struct {
-	// Token is the value stored at the lock's key while this lease holds
-	// the lock; empty if the lock stores none (then WithFencing cannot
-	// check it).
-	Token string
-	// Waits is how many attempts failed before the lock was taken.
-	Waits int
-	// Release gives the lock back; it returns locking.ErrNotHeld if the
-	// lease had been lost. Nil means there is nothing to release.
-	Release func(ctx context.Context) error
-}
-
-// LockFunc takes the lock on key with a lease of ttl, waiting until ctx
-// ends; it returns an error wrapping locking.ErrNotAcquired when it gave
-// up.
-type LockFunc func(ctx context.Context, key string, ttl time.Duration) (Lease, error)
-
-// WithLockFunc makes the Coarse and Fine strategies take their locks with
-// f instead of the default locking.Mutex, e.g. to run the market under one
-// of the flawed recipes of package internal/failure/flawed and watch what breaks.
-// The operation is otherwise the same; only the default mutex can send its
-// acquisition with the reads and its release with the commit, so f costs
-// the round trips of its own commands.
-func WithLockFunc(f LockFunc) Option { return func(m *Market) { m.lockFunc = f } }
 
 // WithFencing makes the Coarse and Fine strategies commit only while their
 // lock is still theirs: the commit's transaction also WATCHes the lock key
 // and first checks that it still holds the lease's token, so a holder that
 // was paused past its lease (and perhaps replaced by another) has its
 // write refused with locking.ErrLockLost instead of applying it beside the
-// new holder's. A LockFunc whose lease has no token cannot be fenced: the
+// new holder's. A markettrace.LockFunc whose lease has no token cannot be fenced: the
 // operation then fails with ErrInvalid, having released the lock and
 // applied nothing.
 func WithFencing() Option { return func(m *Market) { m.fencing = true } }
@@ -74,17 +48,17 @@ func (m *Market) lockKey(s Strategy, item, seller string) string {
 
 // takeLock takes the lock on key: by default a locking.Mutex, whose first
 // attempt travels with the commands first queues (the WATCH and the
-// reads); with WithLockFunc, the market's LockFunc.
+// reads); with markettrace.WithLockFunc, the lock function it gives.
 func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first func(p redis.Pipeliner)) (hold, error) {
-	if m.lockFunc != nil {
-		l, err := m.lockFunc(ctx, key, m.lockTTL)
+	if m.plug.Lock != nil {
+		l, err := m.plug.Lock(ctx, key, m.lockTTL)
 		if err != nil {
 			return hold{}, err
 		}
 		return hold{token: l.Token, waits: l.Waits, release: l.Release}, nil
 	}
 	mu := locking.NewMutex(m.rdb, key, m.lockTTL, locking.WithBackoff(m.backoff))
-	if m.form == BookClient {
+	if m.plug.Form == plug.Book {
 		// The book form sends the acquisition on its own and the release
 		// after the commit.
 		l, err := mu.Acquire(ctx)
@@ -110,9 +84,9 @@ func (m *Market) takeLock(ctx context.Context, tx *redis.Tx, key string, first f
 // in the commit's, so an uncontended operation costs two round trips, and
 // the commit and the release apply together: if EXEC is aborted the
 // release did not run either, and the lock is still held for the retry. In
-// the book form (ClientForm) the lock is taken on its own, the WATCH and
+// the book form (markettrace.ClientForm) the lock is taken on its own, the WATCH and
 // each read are round trips of their own, and the lock is released after
-// the commit: with the book's lock (supplied by WithLockFunc), seven round
+// the commit: with the book's lock (supplied by markettrace.WithLockFunc), seven round
 // trips for an uncontended listing, nine for a purchase.
 func (m *Market) runLocked(ctx context.Context, s Strategy, name, key string, o op, cost *Cost, watch ...string) error {
 	r := &lockedOp{m: m, key: key, watch: watch, o: o, cost: cost}

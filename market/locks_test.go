@@ -10,6 +10,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 type clientKey struct{}
@@ -19,7 +20,7 @@ type clientKey struct{}
 // listing, then resumes the first: unfenced, both purchases commit (the
 // item is sold twice); fenced, the first is refused with ErrLockLost.
 func TestFencingRefusesCommitAfterLeaseExpiry(t *testing.T) {
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		for _, s := range []market.Strategy{market.Coarse, market.Fine} {
 			for _, fenced := range []bool{false, true} {
 				name := fmt.Sprintf("%s/%s/unfenced", f, s)
@@ -34,11 +35,11 @@ func TestFencingRefusesCommitAfterLeaseExpiry(t *testing.T) {
 	}
 }
 
-func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm, s market.Strategy, fenced bool) {
+func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f markettrace.ClientForm, s market.Strategy, fenced bool) {
 	ctx := context.Background()
 	var m *market.Market
 	paused := false
-	hook := func(ctx context.Context, _ market.Strategy, op string) {
+	hook := func(ctx context.Context, _, op string) {
 		if ctx.Value(clientKey{}) != "alice" || paused || op != "purchase" {
 			return
 		}
@@ -53,7 +54,7 @@ func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm,
 			t.Errorf("bob: %v", err)
 		}
 	}
-	opts := []market.Option{market.WithLockTTL(5 * time.Second), market.WithClient(f)}
+	opts := []market.Option{market.WithLockTTL(5 * time.Second), markettrace.WithClient(f)}
 	if fenced {
 		opts = append(opts, market.WithFencing())
 	}
@@ -64,7 +65,7 @@ func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm,
 	user(t, m, "alice", 100)
 	user(t, m, "bob", 100)
 	listed(t, m, s, "sam", "sword", 10)
-	actx := market.WithTrace(context.WithValue(ctx, clientKey{}, "alice"), &market.Trace{BeforeCommit: hook})
+	actx := markettrace.WithTrace(context.WithValue(ctx, clientKey{}, "alice"), &markettrace.Trace{BeforeCommit: hook})
 	cost, err := m.Purchase(actx, s, "alice", "sam", "sword", 10)
 	rep, aerr := m.Audit(ctx)
 	must(t, aerr)
@@ -83,12 +84,12 @@ func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f market.ClientForm,
 }
 
 func TestFencedStrategiesWorkNormally(t *testing.T) {
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		for _, s := range []market.Strategy{market.Coarse, market.Fine} {
 			t.Run(string(f)+"/"+string(s), func(t *testing.T) {
 				redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 					ctx := context.Background()
-					m, err := newMarket(b.Client, "fenced", market.WithFencing(), market.WithClient(f))
+					m, err := newMarket(b.Client, "fenced", market.WithFencing(), markettrace.WithClient(f))
 					must(t, err)
 					user(t, m, "sam", 0)
 					user(t, m, "ann", 100)
@@ -111,11 +112,11 @@ func TestLockFuncReplacesTheMutex(t *testing.T) {
 		ctx := context.Background()
 		var keys []string
 		released := 0
-		lf := func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
+		lf := func(ctx context.Context, key string, ttl time.Duration) (markettrace.Lease, error) {
 			keys = append(keys, key)
-			return market.Lease{Waits: 2, Release: func(context.Context) error { released++; return nil }}, nil
+			return markettrace.Lease{Waits: 2, Release: func(context.Context) error { released++; return nil }}, nil
 		}
-		m, err := newMarket(b.Client, "lf", market.WithLockFunc(lf))
+		m, err := newMarket(b.Client, "lf", markettrace.WithLockFunc(lf))
 		must(t, err)
 		user(t, m, "sam", 0)
 		user(t, m, "ann", 100)

@@ -97,7 +97,7 @@ func (m *Market) listLua(ctx context.Context, o *listOp) error {
 	beforeCommit(ctx, Lua, "list")
 	k := m.keys
 	res, err := listScript.Run(ctx, m.rdb, []string{k.Inventory(o.seller), k.Market(), k.Listed(), k.Op(o.rec.id)},
-		o.item, Member(o.item, o.seller), o.price, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
+		o.item, member(o.item, o.seller), o.price, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (m *Market) purchaseLua(ctx context.Context, o *purchaseOp) error {
 	k := m.keys
 	res, err := purchaseScript.Run(ctx, m.rdb,
 		[]string{k.Market(), k.User(o.buyer), k.User(o.seller), k.Inventory(o.buyer), k.Sales(), k.Op(o.rec.id)},
-		Member(o.item, o.seller), o.item, o.price, o.buyer, o.seller, o.rec.id, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
+		member(o.item, o.seller), o.item, o.price, o.buyer, o.seller, o.rec.id, o.rec.scriptValue(), o.rec.ttl.Milliseconds()).Text()
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@
 // (WATCH/MULTI/EXEC), locked.go (Coarse and Fine, under a locking.Mutex or
 // a LockFunc) and lua.go (one script per operation). The reads, checks and
 // writes they share are in op.go. Each runs in one of two client forms
-// (form.go, WithClient): lean, which pipelines, and book, which sends the
+// (form.go, markettrace.WithClient): lean, which pipelines, and book, which sends the
 // book's listings one command per round trip. Audit
 // (audit.go) checks the invariants the strategies must keep.
 //
@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/market/internal/plug"
 )
 
 // Bounds on amounts. Every user's funds are at most the market's total
@@ -125,10 +126,9 @@ type Market struct {
 	backoff     locking.Backoff
 	backoffSet  bool
 	ledger      *Ledger
-	lockFunc    LockFunc
 	fencing     bool
 	opTTL       time.Duration
-	form        ClientForm
+	plug        plug.Settings
 }
 
 // Option configures a Market.
@@ -146,7 +146,7 @@ func WithTimeouts(list, purchase time.Duration) Option {
 
 // WithBackoff sets how the lock strategies wait between lock attempts.
 // It applies only to the default locking.Mutex: New refuses it beside
-// WithLockFunc, whose lock waits as it will.
+// markettrace.WithLockFunc, whose lock waits as it will.
 func WithBackoff(b locking.Backoff) Option {
 	return func(m *Market) { m.backoff, m.backoffSet = b, true }
 }
@@ -171,7 +171,7 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	m := &Market{
 		rdb: rdb, name: name, keys: NewKeys(name),
 		lockTTL: 10 * time.Second, listTimeout: 5 * time.Second, buyTimeout: 10 * time.Second,
-		backoff: locking.DefaultBackoff, opTTL: 24 * time.Hour, form: LeanClient,
+		backoff: locking.DefaultBackoff, opTTL: 24 * time.Hour, plug: plug.Settings{Form: plug.Lean, Redis: rdb},
 	}
 	for _, o := range opts {
 		o(m)
@@ -185,11 +185,11 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 	if m.listTimeout < time.Millisecond || m.buyTimeout < time.Millisecond {
 		return nil, fmt.Errorf("%w: timeouts %v and %v must be at least 1ms", ErrInvalid, m.listTimeout, m.buyTimeout)
 	}
-	if m.backoffSet && m.lockFunc != nil {
+	if m.backoffSet && m.plug.Lock != nil {
 		return nil, fmt.Errorf("%w: WithBackoff applies to the default mutex, not to a LockFunc", ErrInvalid)
 	}
-	if _, err := ParseClientForm(string(m.form)); err != nil {
-		return nil, err
+	if m.plug.Form != plug.Lean && m.plug.Form != plug.Book {
+		return nil, fmt.Errorf("%w: unknown client form %q (want lean or book)", ErrInvalid, m.plug.Form)
 	}
 	return m, nil
 }
@@ -208,9 +208,9 @@ func (m *Market) Ping(ctx context.Context) error {
 	return nil
 }
 
-// PoolStats are the statistics of the market's connection pool to Redis
-// (nil when its client keeps none).
-func (m *Market) PoolStats() *redis.PoolStats { return m.rdb.PoolStats() }
+// The tools' options (package markettrace) reach a market's plug-in
+// points through plug.Of.
+func init() { plug.Of = func(m any) *plug.Settings { return &m.(*Market).plug } }
 
 // Ledger is the record of acknowledged operations the audit checks, or nil
 // when the Market was made without WithLedger.

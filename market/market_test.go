@@ -14,21 +14,22 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // forEach runs fn for every strategy in every client form on both
 // backends, each on a fresh market.
 func forEach(t *testing.T, fn func(t *testing.T, b *redistest.Backend, m *market.Market, s market.Strategy)) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		for _, f := range market.ClientForms {
+		for _, f := range markettrace.ClientForms {
 			for _, s := range market.Strategies {
 				t.Run(string(f)+"/"+string(s), func(t *testing.T) {
-					m, err := newMarket(b.Client, "t"+string(f)+string(s), market.WithClient(f))
+					m, err := newMarket(b.Client, "t"+string(f)+string(s), markettrace.WithClient(f))
 					if err != nil {
 						t.Fatal(err)
 					}
-					if m.ClientForm() != f {
-						t.Fatalf("client form %q, want %q", m.ClientForm(), f)
+					if markettrace.ClientFormOf(m) != f {
+						t.Fatalf("client form %q, want %q", markettrace.ClientFormOf(m), f)
 					}
 					fn(t, b, m, s)
 				})
@@ -90,7 +91,7 @@ func TestPurchaseMovesMoneyAndItem(t *testing.T) {
 			t.Fatalf("listings = %v (total %d)", ls, total)
 		}
 		execs := 0
-		tctx := market.WithTrace(ctx, &market.Trace{Exec: func(time.Duration) { execs++ }})
+		tctx := markettrace.WithTrace(ctx, &markettrace.Trace{Exec: func(time.Duration) { execs++ }})
 		cost, err := m.Purchase(tctx, s, "Frank", "Bill", "ItemM", 35)
 		must(t, err)
 		if cost.Retries != 0 || cost.LockWaits != 0 || cost.Wait <= 0 {
@@ -242,7 +243,7 @@ func TestInvalidInputNeverReachesRedis(t *testing.T) {
 		if _, err := market.New(c, "bad.name"); !errors.Is(err, market.ErrInvalid) {
 			t.Errorf("market name with a dot: %v", err)
 		}
-		if _, err := market.New(c, "m", market.WithClient("python")); !errors.Is(err, market.ErrInvalid) {
+		if _, err := market.New(c, "m", markettrace.WithClient("python")); !errors.Is(err, market.ErrInvalid) {
 			t.Errorf("unknown client form: %v", err)
 		}
 		if n := hook.n.Load(); n != 0 {
@@ -433,17 +434,17 @@ func TestConcurrentMixedWorkloadAuditsClean(t *testing.T) {
 // listing that lands between its WATCH and its EXEC.
 func TestWatchRetriesRiseWithConcurrentListings(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		t.Run(string(f), func(t *testing.T) { watchRetriesRise(t, f) })
 	}
 }
 
-func watchRetriesRise(t *testing.T, f market.ClientForm) {
+func watchRetriesRise(t *testing.T, f markettrace.ClientForm) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		retries := func(listers int) int {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			m, _ := newMarket(b.Client, fmt.Sprintf("w%d", listers), market.WithClient(f))
+			m, _ := newMarket(b.Client, fmt.Sprintf("w%d", listers), markettrace.WithClient(f))
 			user(t, m, "buyer", market.MaxFunds)
 			user(t, m, "stock", 0)
 			const items = 60

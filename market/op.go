@@ -21,7 +21,7 @@ import (
 // the book's listings, in their order: it calls step once per round trip
 // with a function that queues that round trip's commands. The lean client
 // form sends every step in one pipeline, the book form each step in a
-// round trip of its own (see ClientForm). Reads the book does not have
+// round trip of its own (see markettrace.ClientForm). Reads the book does not have
 // travel with the book's last one, so they cost the book form no round
 // trip. The replies, errors included, are read by check.
 type op interface {
@@ -156,7 +156,7 @@ func (o *listOp) check() error {
 
 func (o *listOp) write(ctx context.Context, p redis.Pipeliner) {
 	k := o.keys
-	p.ZAdd(ctx, k.Market(), redis.Z{Score: float64(o.price), Member: Member(o.item, o.seller)})
+	p.ZAdd(ctx, k.Market(), redis.Z{Score: float64(o.price), Member: member(o.item, o.seller)})
 	p.SRem(ctx, k.Inventory(o.seller), o.item)
 	p.HIncrBy(ctx, k.Listed(), o.item, 1)
 	o.rec.write(ctx, p)
@@ -183,7 +183,7 @@ type purchaseOp struct {
 func (o *purchaseOp) read(ctx context.Context, step func(queue func(p redis.Pipeliner))) {
 	k := o.keys
 	step(func(p redis.Pipeliner) {
-		o.score = p.ZScore(ctx, k.Market(), Member(o.item, o.seller))
+		o.score = p.ZScore(ctx, k.Market(), member(o.item, o.seller))
 	})
 	step(func(p redis.Pipeliner) {
 		o.funds = p.HGet(ctx, k.User(o.buyer), "funds")
@@ -262,7 +262,7 @@ func (o *purchaseOp) write(ctx context.Context, p redis.Pipeliner) {
 	p.HIncrBy(ctx, k.User(o.seller), "funds", o.price)
 	p.HIncrBy(ctx, k.User(o.buyer), "funds", -o.price)
 	p.SAdd(ctx, k.Inventory(o.buyer), o.item)
-	p.ZRem(ctx, k.Market(), Member(o.item, o.seller))
+	p.ZRem(ctx, k.Market(), member(o.item, o.seller))
 	p.XAdd(ctx, &redis.XAddArgs{Stream: k.Sales(), Values: receiptFields(o.buyer, o.seller, o.item, o.price, o.rec.id)})
 	o.rec.write(ctx, p)
 }

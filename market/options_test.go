@@ -10,13 +10,16 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestNewRefusesOptions checks that an option that cannot apply is refused
 // when the market is made, not ignored.
 func TestNewRefusesOptions(t *testing.T) {
 	b := redistest.Mini(t)
-	lock := func(context.Context, string, time.Duration) (market.Lease, error) { return market.Lease{}, nil }
+	lock := func(context.Context, string, time.Duration) (markettrace.Lease, error) {
+		return markettrace.Lease{}, nil
+	}
 	for _, tc := range []struct {
 		name string
 		opts []market.Option
@@ -25,8 +28,8 @@ func TestNewRefusesOptions(t *testing.T) {
 		{"operation TTL below 1ms", []market.Option{market.WithOpTTL(0)}},
 		{"list timeout below 1ms", []market.Option{market.WithTimeouts(0, time.Second)}},
 		{"purchase timeout negative", []market.Option{market.WithTimeouts(time.Second, -time.Second)}},
-		{"backoff beside a LockFunc", []market.Option{market.WithLockFunc(lock), market.WithBackoff(locking.DefaultBackoff)}},
-		{"unknown client form", []market.Option{market.WithClient("fast")}},
+		{"backoff beside a LockFunc", []market.Option{markettrace.WithLockFunc(lock), market.WithBackoff(locking.DefaultBackoff)}},
+		{"unknown client form", []market.Option{markettrace.WithClient("fast")}},
 	} {
 		if _, err := market.New(b.Client, "opts", tc.opts...); !errors.Is(err, market.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", tc.name, err)
@@ -46,10 +49,10 @@ func TestFencingRefusesALeaseWithoutToken(t *testing.T) {
 	b := redistest.Mini(t)
 	ctx := context.Background()
 	released := 0
-	lock := func(context.Context, string, time.Duration) (market.Lease, error) {
-		return market.Lease{Release: func(context.Context) error { released++; return nil }}, nil
+	lock := func(context.Context, string, time.Duration) (markettrace.Lease, error) {
+		return markettrace.Lease{Release: func(context.Context) error { released++; return nil }}, nil
 	}
-	m, err := newMarket(b.Client, "tokenless", market.WithLockFunc(lock), market.WithFencing())
+	m, err := newMarket(b.Client, "tokenless", markettrace.WithLockFunc(lock), market.WithFencing())
 	must(t, err)
 	user(t, m, "ann", 100)
 	user(t, m, "sam", 0)

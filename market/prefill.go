@@ -59,7 +59,7 @@ func (m *Market) CreateListings(ctx context.Context, seller string, items []stri
 			return fmt.Errorf("%w: item %s appears twice", ErrInvalid, item)
 		}
 		seen[item] = true
-		args = append(args, item, Member(item, seller), prices[i])
+		args = append(args, item, member(item, seller), prices[i])
 	}
 	k := m.keys
 	res, err := createListingsScript.Run(ctx, m.rdb, []string{k.User(seller), k.Items(), k.Market(), k.Listed()}, args...).Text()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestRefusedCommit makes Redis refuse the writes of a commit (OOM: over
@@ -19,12 +20,14 @@ import (
 // that writes nothing to Redis here, so that the commit is their first
 // write.
 func TestRefusedCommit(t *testing.T) {
-	nop := func(context.Context, string, time.Duration) (market.Lease, error) { return market.Lease{}, nil }
+	nop := func(context.Context, string, time.Duration) (markettrace.Lease, error) {
+		return markettrace.Lease{}, nil
+	}
 	for _, s := range []market.Strategy{market.Watch, market.Coarse, market.Fine} {
 		t.Run(string(s), func(t *testing.T) {
 			b := redistest.Real(t)
 			ctx := context.Background()
-			m, err := newMarket(b.Client, "oom", market.WithLockFunc(nop))
+			m, err := newMarket(b.Client, "oom", markettrace.WithLockFunc(nop))
 			must(t, err)
 			user(t, m, "ann", 100)
 			user(t, m, "sam", 0)

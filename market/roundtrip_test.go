@@ -12,13 +12,14 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // roundTrips is the number of round trips of one uncontended, successful
 // operation, by client form and strategy. They are exact, so they are
 // asserted: a change that adds a round trip to a hot path fails here.
-var roundTrips = map[market.ClientForm]map[market.Strategy]struct{ list, purchase int64 }{
-	market.LeanClient: {
+var roundTrips = map[markettrace.ClientForm]map[market.Strategy]struct{ list, purchase int64 }{
+	markettrace.LeanClient: {
 		market.Watch:  {list: 2, purchase: 2},
 		market.Coarse: {list: 2, purchase: 2},
 		market.Fine:   {list: 2, purchase: 2},
@@ -27,7 +28,7 @@ var roundTrips = map[market.ClientForm]map[market.Strategy]struct{ list, purchas
 	// The book's listings: WATCH, each read, MULTI...EXEC (4.5, 4.6);
 	// under a lock, SETNX and EXPIRE before, WATCH, GET and MULTI DEL EXEC
 	// after (6.2.3-6.2.5).
-	market.BookClient: {
+	markettrace.BookClient: {
 		market.Watch:  {list: 3, purchase: 4},
 		market.Coarse: {list: 7, purchase: 9},
 		market.Fine:   {list: 7, purchase: 9},
@@ -44,8 +45,8 @@ var roundTrips = map[market.ClientForm]map[market.Strategy]struct{ list, purchas
 // ID: HGET, XINFO) with their last read, so the book form's round trips are the book's ("set+nx" is
 // SET key value NX, which is SETNX; "set+ex+nx" the default lease lock,
 // whose 10 s TTL go-redis sends in seconds).
-var sequences = map[market.ClientForm]map[market.Strategy]struct{ list, purchase []string }{
-	market.LeanClient: {
+var sequences = map[markettrace.ClientForm]map[market.Strategy]struct{ list, purchase []string }{
+	markettrace.LeanClient: {
 		market.Watch: {
 			list:     []string{"watch sismember type type type hget", "multi zadd srem hincrby exec"},
 			purchase: []string{"watch zscore hget hget type type type type type xinfo", "multi hincrby hincrby sadd zrem xadd exec"},
@@ -56,7 +57,7 @@ var sequences = map[market.ClientForm]map[market.Strategy]struct{ list, purchase
 		},
 		market.Lua: {list: []string{"evalsha"}, purchase: []string{"evalsha"}},
 	},
-	market.BookClient: {
+	markettrace.BookClient: {
 		market.Watch: {
 			list:     []string{"watch", "sismember type type type hget", "multi zadd srem hincrby exec"},
 			purchase: []string{"watch", "zscore", "hget hget type type type type type xinfo", "multi hincrby hincrby sadd zrem xadd exec"},
@@ -72,7 +73,7 @@ var sequences = map[market.ClientForm]map[market.Strategy]struct{ list, purchase
 }
 
 func init() {
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		sequences[f][market.Fine] = sequences[f][market.Coarse]
 	}
 }
@@ -122,7 +123,7 @@ func (r *recorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 func TestRoundTripsPerOperation(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	for _, f := range market.ClientForms {
+	for _, f := range markettrace.ClientForms {
 		for _, s := range market.Strategies {
 			t.Run(string(f)+"/"+string(s), func(t *testing.T) {
 				c := redis.NewClient(&redis.Options{Addr: b.Addr()})

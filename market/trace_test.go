@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestTrace checks which hooks each strategy calls, and that a trace
@@ -22,14 +23,14 @@ func TestTrace(t *testing.T) {
 	user(t, m, "seller", 0)
 	for _, s := range market.Strategies {
 		var calls []string
-		outer := market.WithTrace(ctx, &market.Trace{
-			BeforeCommit: func(_ context.Context, s market.Strategy, op string) {
+		outer := markettrace.WithTrace(ctx, &markettrace.Trace{
+			BeforeCommit: func(_ context.Context, s, op string) {
 				calls = append(calls, fmt.Sprintf("outer %s %s", s, op))
 			},
 			Exec: func(time.Duration) { calls = append(calls, "outer exec") },
 		})
-		inner := market.WithTrace(outer, &market.Trace{
-			BeforeCommit: func(_ context.Context, s market.Strategy, op string) {
+		inner := markettrace.WithTrace(outer, &markettrace.Trace{
+			BeforeCommit: func(_ context.Context, s, op string) {
 				calls = append(calls, fmt.Sprintf("inner %s %s", s, op))
 			},
 		})

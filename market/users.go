@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/market/internal/plug"
 )
 
 // User is a user with its funds and inventory.
@@ -152,7 +154,7 @@ func (m *Market) Listings(ctx context.Context, offset, limit int64) ([]Listing, 
 	out := []Listing{}
 	if zs != nil {
 		for _, z := range zs.Val() {
-			item, seller, _ := SplitMember(z.Member.(string))
+			item, seller, _ := plug.SplitMember(z.Member.(string))
 			out = append(out, Listing{Item: item, Seller: seller, Price: int64(z.Score)})
 		}
 	}

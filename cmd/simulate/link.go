@@ -11,7 +11,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/bookform"
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // maxRTT bounds -rtt: beyond a second per round trip a cell measures
@@ -84,7 +84,7 @@ func (l *link) Close() {
 
 // runCell runs one cell of the simulator through l, on a client of its
 // own sized for the cell's workers, its markets in client form.
-func (l *link) runCell(ctx context.Context, form market.ClientForm, cfg sim.Config) (sim.Result, error) {
+func (l *link) runCell(ctx context.Context, form markettrace.ClientForm, cfg sim.Config) (sim.Result, error) {
 	workers := max(cfg.Markets, 1) * (cfg.Scenario.Listers + cfg.Scenario.Buyers)
 	client := redisconn.SizedClient(l.client, workers+4, l.hooks...)
 	if client != l.client {
@@ -97,8 +97,8 @@ func (l *link) runCell(ctx context.Context, form market.ClientForm, cfg sim.Conf
 // link declares -client, -rtt, -jitter and -profile, and the check that
 // applies the profile to those of the others not given and sets form,
 // rtt and jitter.
-func (f *cmdFlags) link(form *market.ClientForm, rtt, jitter *time.Duration, profile *string) {
-	client := f.String("client", string(market.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
+func (f *cmdFlags) link(form *markettrace.ClientForm, rtt, jitter *time.Duration, profile *string) {
+	client := f.String("client", string(markettrace.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
 	f.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", maxRTT))
 	f.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/redis/netdelay)", maxRTT))
 	f.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+profileHelp()+"; those flags given as well override it")
@@ -119,7 +119,7 @@ func (f *cmdFlags) link(form *market.ClientForm, rtt, jitter *time.Duration, pro
 			}
 		}
 		var err error
-		if *form, err = market.ParseClientForm(*client); err != nil {
+		if *form, err = markettrace.ParseClientForm(*client); err != nil {
 			return fmt.Errorf("-client %q: want lean or book", *client)
 		}
 		if *rtt < 0 || *rtt > maxRTT {

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // profile is a named preset of run flags; flags given on the command line
 // override it.
 type profile struct {
-	client market.ClientForm
+	client markettrace.ClientForm
 	rtt    time.Duration
 	jitter time.Duration
 	// why is the one-line reason printed by -h.
@@ -43,7 +43,7 @@ type profile struct {
 // one closest to the book's ratios of those that met every target, 1x1
 // included.
 var profiles = map[string]profile{
-	"book": {client: market.BookClient, rtt: time.Millisecond, jitter: 250 * time.Microsecond,
+	"book": {client: markettrace.BookClient, rtt: time.Millisecond, jitter: 250 * time.Microsecond,
 		why: "the book's command sequences, each round trip 1 ms longer plus an exponential jitter of mean 250µs (results/book-profile)"},
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 func TestParseRunFlags(t *testing.T) {
@@ -96,15 +97,15 @@ func TestParseRunFlags(t *testing.T) {
 		}
 		tests := []struct {
 			args        []string
-			client      market.ClientForm
+			client      markettrace.ClientForm
 			rtt, jitter time.Duration
 		}{
-			{nil, market.LeanClient, 0, 0},
+			{nil, markettrace.LeanClient, 0, 0},
 			{[]string{"-profile", "book"}, book.client, book.rtt, book.jitter},
 			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0, book.jitter},
 			{[]string{"-profile", "book", "-jitter", "0"}, book.client, book.rtt, 0},
-			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, market.LeanClient, 2 * time.Millisecond, book.jitter},
-			{[]string{"-jitter", "1ms"}, market.LeanClient, 0, time.Millisecond},
+			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, markettrace.LeanClient, 2 * time.Millisecond, book.jitter},
+			{[]string{"-jitter", "1ms"}, markettrace.LeanClient, 0, time.Millisecond},
 		}
 		for _, tc := range tests {
 			o, err := parseRunFlags(tc.args, &bytes.Buffer{})

@@ -18,6 +18,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // maxDuration bounds -duration: a day per cell is already absurd.
@@ -39,7 +40,7 @@ type runOptions struct {
 	out        string
 	markets    int
 	prefill    int
-	client     market.ClientForm
+	client     markettrace.ClientForm
 	rtt        time.Duration
 	jitter     time.Duration
 	profile    string

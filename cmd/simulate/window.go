@@ -19,6 +19,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // windowOptions are the parsed flags of "simulate window".
@@ -26,7 +27,7 @@ type windowOptions struct {
 	redis      string
 	scenario   sim.Scenario
 	rtts       []time.Duration
-	clients    []market.ClientForm
+	clients    []markettrace.ClientForm
 	strategies []market.Strategy
 	duration   time.Duration
 	seed       uint64
@@ -80,8 +81,8 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 			return d, nil
 		})
 	listFlag(f, &o.clients, "clients", "lean,book", "comma-separated client forms: lean, book",
-		"client form", func(v string) (market.ClientForm, error) {
-			form, err := market.ParseClientForm(v)
+		"client form", func(v string) (markettrace.ClientForm, error) {
+			form, err := markettrace.ParseClientForm(v)
 			if err != nil {
 				return "", fmt.Errorf("unknown client form %q (want lean or book)", v)
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 func TestParseWindowFlags(t *testing.T) {
@@ -60,7 +60,7 @@ func TestParseWindowFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(o.rtts) != 2 || o.rtts[0] != time.Millisecond || o.rtts[1] != 0 ||
-		len(o.clients) != 2 || o.clients[0] != market.BookClient || o.scenario.String() != "5x5" || len(o.strategies) != 4 {
+		len(o.clients) != 2 || o.clients[0] != markettrace.BookClient || o.scenario.String() != "5x5" || len(o.strategies) != 4 {
 		t.Errorf("options = %+v", o)
 	}
 }

@@ -28,7 +28,7 @@ type Document struct {
 	// Interrupted is set when the run was stopped before its last cell.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Client is the client form every cell used: lean or book (see
-	// market.ClientForm).
+	// markettrace.ClientForm).
 	Client string `json:"client"`
 	// Profile is the -profile the run used, if any.
 	Profile string `json:"profile,omitempty"`

@@ -22,7 +22,7 @@ type Conflict struct {
 	// per market.
 	WriteRate float64
 	// Window is w: the mean conflict window of the purchases' EXECs
-	// (market.Trace.Exec).
+	// (markettrace.Trace.Exec).
 	Window time.Duration
 	// Execs is how many EXECs the purchases sent; Aborted how many of
 	// them WATCH aborted (the retries).

@@ -184,7 +184,7 @@ type Result struct {
 	Retries, LockWaits int64
 	// Execs and Window are the EXECs the Watch strategy sent for all
 	// Purchase calls and the sum of their conflict windows, as the
-	// market's trace reports them (market.Trace.Exec; see Conflict).
+	// market's trace reports them (markettrace.Trace.Exec; see Conflict).
 	Execs  int64
 	Window time.Duration
 	// LockLost counts operations whose lock lease expired while held.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // live holds the counters workers update while running.
@@ -135,7 +136,7 @@ func (o ops) Purchase(ctx context.Context, l market.Listing) error {
 		w.failed.Contended++
 	default:
 		w.failed.Other++
-		w.noteErr(fmt.Errorf("purchase %s: %w", market.Member(l.Item, l.Seller), err))
+		w.noteErr(fmt.Errorf("purchase %s: %w", markettrace.Member(l.Item, l.Seller), err))
 	}
 	return err
 }
@@ -143,7 +144,7 @@ func (o ops) Purchase(ctx context.Context, l market.Listing) error {
 // traced returns ctx with a trace that counts the worker's EXECs and
 // their conflict windows.
 func (w *worker) traced(ctx context.Context) context.Context {
-	return market.WithTrace(ctx, &market.Trace{Exec: func(window time.Duration) {
+	return markettrace.WithTrace(ctx, &markettrace.Trace{Exec: func(window time.Duration) {
 		w.execs++
 		w.window += window
 	}})

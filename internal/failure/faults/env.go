@@ -15,6 +15,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // startServer starts a private redis-server with extra arguments.
@@ -68,21 +69,21 @@ func marketOptions(v Variant, cfg Config, rdb redisClient, extra ...market.Optio
 		opts = append(opts, fencingOption())
 	}
 	if watchdog {
-		opts = append(opts, market.WithLockFunc(watchdogLock(rdb)))
+		opts = append(opts, markettrace.WithLockFunc(watchdogLock(rdb)))
 	}
 	return append(opts, extra...), s, nil
 }
 
 // watchdogLock is a market lock whose lease a watchdog goroutine renews
 // (locking.KeepAlive) until it is released.
-func watchdogLock(rdb redisClient) market.LockFunc {
-	return func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
+func watchdogLock(rdb redisClient) markettrace.LockFunc {
+	return func(ctx context.Context, key string, ttl time.Duration) (markettrace.Lease, error) {
 		l, err := locking.NewMutex(rdb, key, ttl).Acquire(ctx)
 		if err != nil {
-			return market.Lease{}, err
+			return markettrace.Lease{}, err
 		}
 		_, stop := locking.KeepAlive(context.WithoutCancel(ctx), l, ttl)
-		return market.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(ctx context.Context) error {
+		return markettrace.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(ctx context.Context) error {
 			stop()
 			return l.Release(ctx)
 		}}, nil

@@ -28,6 +28,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // Env is the Redis the scenarios run on.
@@ -390,14 +391,14 @@ func (e *event) wait(ctx context.Context) error {
 
 // recipeLock adapts a flawed recipe to the market's LockFunc. pause, if
 // set, runs just before the lock is released.
-func recipeLock(newLock func(key string, ttl time.Duration) flawed.Lock, pause func(ctx context.Context)) market.LockFunc {
-	return func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
+func recipeLock(newLock func(key string, ttl time.Duration) flawed.Lock, pause func(ctx context.Context)) markettrace.LockFunc {
+	return func(ctx context.Context, key string, ttl time.Duration) (markettrace.Lease, error) {
 		l := newLock(key, ttl)
 		token, waits, err := flawed.Acquire(ctx, l, locking.DefaultBackoff)
 		if err != nil {
-			return market.Lease{}, err
+			return markettrace.Lease{}, err
 		}
-		return market.Lease{Token: token, Waits: waits, Release: func(rctx context.Context) error {
+		return markettrace.Lease{Token: token, Waits: waits, Release: func(rctx context.Context) error {
 			if pause != nil {
 				pause(rctx)
 			}
@@ -408,13 +409,13 @@ func recipeLock(newLock func(key string, ttl time.Duration) flawed.Lock, pause f
 
 // mutexLock is the correct locking.Mutex as a LockFunc, with a pause just
 // before its release.
-func mutexLock(rdb redis.UniversalClient, pause func(ctx context.Context)) market.LockFunc {
-	return func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
+func mutexLock(rdb redis.UniversalClient, pause func(ctx context.Context)) markettrace.LockFunc {
+	return func(ctx context.Context, key string, ttl time.Duration) (markettrace.Lease, error) {
 		l, err := locking.NewMutex(rdb, key, ttl).Acquire(ctx)
 		if err != nil {
-			return market.Lease{}, err
+			return markettrace.Lease{}, err
 		}
-		return market.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(rctx context.Context) error {
+		return markettrace.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(rctx context.Context) error {
 			if pause != nil {
 				pause(rctx)
 			}

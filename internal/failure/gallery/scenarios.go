@@ -13,6 +13,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // Scenarios returns the gallery, in the order of the recipes.
@@ -171,10 +172,10 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 			waitB(ctx, "paused between its GET (the lock was free) and its SET")
 			return nil
 		}
-		mA, errA = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
+		mA, errA = w.market(patient, markettrace.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
 			return &flawed.GetThenSet{RDB: w.rdb, Key: key, Hook: hookA}
 		}, nil)))
-		mB, errB = w.market(patient, market.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
+		mB, errB = w.market(patient, markettrace.WithLockFunc(recipeLock(func(key string, _ time.Duration) flawed.Lock {
 			return &flawed.GetThenSet{RDB: w.rdb, Key: key}
 		}, nil)))
 		mB = mB.stoppingAt(func(ctx context.Context, _, _ string) { waitA(ctx) })
@@ -250,7 +251,7 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 		w.crash(ctx, key, "crashes between SETNX and EXPIRE")
 		return flawed.ErrCrashed
 	}
-	lockFunc := func(h flawed.Hook) market.LockFunc {
+	lockFunc := func(h flawed.Hook) markettrace.LockFunc {
 		return recipeLock(func(key string, ttl time.Duration) flawed.Lock { return newLock(key, ttl, h) }, nil)
 	}
 	// dan takes the lock and dies holding it.
@@ -271,7 +272,7 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 	}
 	var opts []market.Option
 	if !fixed {
-		opts = append(opts, market.WithLockFunc(lockFunc(nil)))
+		opts = append(opts, markettrace.WithLockFunc(lockFunc(nil)))
 	}
 	m, err := w.market(impatient, opts...)
 	if err != nil {
@@ -333,7 +334,7 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 			return &flawed.SetPXThenDel{RDB: w.rdb, Key: key, TTL: ttl}
 		}
 	}
-	var lockA, lockOthers market.LockFunc
+	var lockA, lockOthers markettrace.LockFunc
 	switch {
 	case fixed:
 		lockA, lockOthers = mutexLock(w.rdb, pauseA), mutexLock(w.rdb, nil)
@@ -343,9 +344,9 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 	default:
 		lockA, lockOthers = recipeLock(newRecipe(nil), pauseA), recipeLock(newRecipe(nil), nil)
 	}
-	mA, errA := w.market(patient, market.WithLockFunc(lockA))
-	mB, errB := w.market(patient, market.WithLockFunc(lockOthers))
-	mC, errC := w.market(impatient, market.WithLockFunc(lockOthers))
+	mA, errA := w.market(patient, markettrace.WithLockFunc(lockA))
+	mB, errB := w.market(patient, markettrace.WithLockFunc(lockOthers))
+	mC, errC := w.market(impatient, markettrace.WithLockFunc(lockOthers))
 	if err := errors.Join(errA, errB, errC); err != nil {
 		return o, err
 	}
@@ -410,7 +411,7 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	w.rec.Lanes(laneA, laneB)
 	var opts []market.Option
 	if newLock != nil {
-		opts = append(opts, market.WithLockFunc(recipeLock(newLock, nil)))
+		opts = append(opts, markettrace.WithLockFunc(recipeLock(newLock, nil)))
 	}
 	if fixed {
 		opts = append(opts, market.WithFencing())

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // Setup is what existed before the recorded operations: every user's
@@ -45,7 +46,7 @@ func (s State) Places() map[string][]string {
 		}
 	}
 	for member, price := range s.Listings {
-		item, seller, _ := market.SplitMember(member)
+		item, seller, _ := markettrace.SplitMember(member)
 		out[item] = append(out[item], placeMkt(seller, price))
 	}
 	for _, p := range out {

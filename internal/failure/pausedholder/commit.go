@@ -4,13 +4,13 @@ package pausedholder
 // just before each commit (for the lock strategies, while the lock is
 // held), and a run that wants to pause a client there puts its hook in
 // that client's context with WithBeforeCommit, a shorthand for a
-// market.Trace. It is a tool for demonstrating failures (the gallery, the
+// markettrace.Trace. It is a tool for demonstrating failures (the gallery, the
 // fault runs, tests), not part of using the market.
 
 import (
 	"context"
 
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // Hook is called with the operation's context, its strategy ("watch",
@@ -23,7 +23,5 @@ func WithBeforeCommit(ctx context.Context, h Hook) context.Context {
 	if h == nil {
 		return ctx
 	}
-	return market.WithTrace(ctx, &market.Trace{BeforeCommit: func(ctx context.Context, s market.Strategy, op string) {
-		h(ctx, string(s), op)
-	}})
+	return markettrace.WithTrace(ctx, &markettrace.Trace{BeforeCommit: h})
 }

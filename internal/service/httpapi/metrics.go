@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // metrics are the service's Prometheus metrics, on a private registry.
@@ -144,8 +145,14 @@ func methodLabel(method string) string {
 	return "other"
 }
 
-// pooler has a Redis connection pool (a *market.Market, a client).
+// pooler has a Redis connection pool (a client, a marketPool).
 type pooler interface{ PoolStats() *redis.PoolStats }
+
+// marketPool is the connection pool of a market.
+type marketPool struct{ m *market.Market }
+
+// PoolStats are the statistics of the market's pool.
+func (p marketPool) PoolStats() *redis.PoolStats { return markettrace.PoolStats(p.m) }
 
 // poolCollector exports the Redis client's connection pool statistics.
 type poolCollector struct {

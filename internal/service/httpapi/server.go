@@ -184,7 +184,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Explore != nil {
 		collectable = append(collectable, cfg.Explore)
 	}
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Market, collectable...); err != nil {
+	if s.metrics, err = newMetrics(cfg.Registry, marketPool{cfg.Market}, collectable...); err != nil {
 		return nil, err
 	}
 	if err := s.routes(); err != nil {

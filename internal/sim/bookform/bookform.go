@@ -1,7 +1,7 @@
 // Package bookform supplies the lock of the book's client form: a market
-// made with market.WithClient(market.BookClient) sends the book's command
+// made with markettrace.WithClient(markettrace.BookClient) sends the book's command
 // sequences one per round trip, and under Coarse and Fine it takes the
-// lock the simulator gives it through market.WithLockFunc. Lock is the
+// lock the simulator gives it through markettrace.WithLockFunc. Lock is the
 // book's acquire_lock_with_timeout (section 6.2.5), which is one of the
 // flawed recipes (internal/failure/flawed.BookTimeout): it is supplied from here,
 // by the tools that reproduce the book's figures, and never by the
@@ -17,6 +17,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // LockPoll is how long the book's lock sleeps between attempts
@@ -26,30 +27,30 @@ import (
 const LockPoll = time.Millisecond
 
 // Options returns the market options of client form f on rdb: the form
-// and, for market.BookClient, the book's lock (Lock), so that Coarse and
+// and, for markettrace.BookClient, the book's lock (Lock), so that Coarse and
 // Fine run as the book's listings 6.2.3-6.2.5 do.
-func Options(rdb redis.UniversalClient, f market.ClientForm) []market.Option {
-	opts := []market.Option{market.WithClient(f)}
-	if f == market.BookClient {
-		opts = append(opts, market.WithLockFunc(Lock(rdb)))
+func Options(rdb redis.UniversalClient, f markettrace.ClientForm) []market.Option {
+	opts := []market.Option{markettrace.WithClient(f)}
+	if f == markettrace.BookClient {
+		opts = append(opts, markettrace.WithLockFunc(Lock(rdb)))
 	}
 	return opts
 }
 
 // Lock is the book's acquire_lock_with_timeout (section 6.2.5) as a
-// market.LockFunc: the recipe is internal/failure/flawed.BookTimeout (SETNX a
+// markettrace.LockFunc: the recipe is internal/failure/flawed.BookTimeout (SETNX a
 // random token, then EXPIRE in whole seconds; after a failed attempt,
 // TTL, and EXPIRE when the lock has no expiry), retried by flawed.Acquire
 // every LockPoll until ctx ends; the release is BookTimeout's WATCH, GET,
 // MULTI DEL EXEC.
-func Lock(rdb redis.UniversalClient) market.LockFunc {
-	return func(ctx context.Context, key string, ttl time.Duration) (market.Lease, error) {
+func Lock(rdb redis.UniversalClient) markettrace.LockFunc {
+	return func(ctx context.Context, key string, ttl time.Duration) (markettrace.Lease, error) {
 		l := &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
 		token, waits, err := flawed.Acquire(ctx, givingBack{l}, poll(LockPoll))
 		if err != nil {
-			return market.Lease{}, err
+			return markettrace.Lease{}, err
 		}
-		return market.Lease{Token: token, Waits: waits, Release: func(ctx context.Context) error {
+		return markettrace.Lease{Token: token, Waits: waits, Release: func(ctx context.Context) error {
 			return l.Release(ctx, token)
 		}}, nil
 	}

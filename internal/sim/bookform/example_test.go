@@ -8,11 +8,12 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // ExampleOptions runs the book's command sequences with the book's lock:
 // the same purchase as the lean form, paid for in more round trips
-// (counted here by a go-redis hook; see market.ClientForm).
+// (counted here by a go-redis hook; see markettrace.ClientForm).
 func ExampleOptions() {
 	rdb, stop := redistest.Embedded()
 	defer stop()
@@ -20,7 +21,7 @@ func ExampleOptions() {
 	trips := &roundtrip.Counter{}
 	rdb.AddHook(trips)
 
-	m, _ := market.New(rdb, "shop", bookform.Options(rdb, market.BookClient)...)
+	m, _ := market.New(rdb, "shop", bookform.Options(rdb, markettrace.BookClient)...)
 	m.CreateUser(ctx, "sam", "Sam", 0)
 	m.CreateUser(ctx, "ann", "Ann", 100)
 	for _, s := range market.Strategies {
