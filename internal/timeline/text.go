@@ -164,17 +164,7 @@ func (t Timeline) Text(w io.Writer, width int, verbose bool) error {
 		if !ok {
 			continue
 		}
-		text := s.Text
-		if s.Times > 1 {
-			text += fmt.Sprintf(" (×%d)", s.Times)
-		}
-		mark := ""
-		switch {
-		case s.Violation != "":
-			mark = MarkViolation
-		case s.Kind == CommitRefused:
-			mark = MarkRefused
-		}
+		mark, text := stepLabel(s)
 		switch s.Kind {
 		case PauseStart:
 			paused[s.Client] = true
@@ -201,6 +191,29 @@ func (t Timeline) Text(w io.Writer, width int, verbose bool) error {
 			holding[s.Client] = max(holding[s.Client]-1, 0)
 		}
 	}
+	writeTrailer(&b, findings, t.Verdict, width, markW)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// stepLabel is what a lane shows of s, and the mark of its row.
+func stepLabel(s Step) (mark, text string) {
+	text = s.Text
+	if s.Times > 1 {
+		text += fmt.Sprintf(" (×%d)", s.Times)
+	}
+	switch {
+	case s.Violation != "":
+		mark = MarkViolation
+	case s.Kind == CommitRefused:
+		mark = MarkRefused
+	}
+	return mark, text
+}
+
+// writeTrailer writes what follows the lanes: the checker's findings, each
+// marked when it is a violation, then the verdict.
+func writeTrailer(b *strings.Builder, findings []Step, verdict string, width, markW int) {
 	if len(findings) > 0 {
 		b.WriteString("\n")
 		for _, f := range findings {
@@ -212,18 +225,16 @@ func (t Timeline) Text(w io.Writer, width int, verbose bool) error {
 				if j > 0 {
 					mark = "  "
 				}
-				fmt.Fprintf(&b, "%-*s%s\n", markW, mark, l)
+				fmt.Fprintf(b, "%-*s%s\n", markW, mark, l)
 			}
 		}
 	}
-	if t.Verdict != "" {
+	if verdict != "" {
 		b.WriteString("\n")
-		for _, l := range wrap(t.Verdict, width) {
+		for _, l := range wrap(verdict, width) {
 			b.WriteString(l + "\n")
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // pad fills s with spaces to n characters.
