@@ -50,6 +50,8 @@ type StepNote struct {
 	// FenceRefused is set on a step where a fenced write was refused: the
 	// fence stopped a client that no longer held the lock.
 	FenceRefused bool `json:"fence_refused,omitempty"`
+	// Text is the step's own text with every token by its name.
+	Text string `json:"text"`
 }
 
 // Chain is the causal chain of a broken property: the steps that led to
@@ -132,6 +134,7 @@ func (e *Explorer) narrate(s *schedule) *narrator {
 	n.notes = make([]StepNote, len(s.steps))
 	for i, st := range s.steps {
 		n.notes[i] = n.say(i, st)
+		n.notes[i].Text = n.name(st.Text)
 	}
 	return n
 }
@@ -279,7 +282,7 @@ func (n *narrator) sayRun(i int, st Step) StepNote {
 			for i, k := range keys {
 				keys[i] = n.short(k)
 			}
-			parts = append(parts, fmt.Sprintf("%s watches %s: its transaction will be refused if the key changes before it commits",
+			parts = append(parts, fmt.Sprintf("%s watches %s, so its transaction will be refused if the key changes before it commits",
 				who, strings.Join(keys, ", ")))
 			continue
 		case "multi", "discard":

@@ -576,6 +576,27 @@ func TestBrowserExplorer(t *testing.T) {
 	}
 	t.Logf("fenced recipe 6: %s", p.text(`#explore-verdict`))
 
+	// The fix stepped by hand: B takes the lock and pauses past its
+	// lease, A takes it and writes, B wakes and its fenced write is
+	// refused: amber, and the verdict says the fence stopped it.
+	startSession("6", true)
+	for i, sel := range []string{`[data-kind="start"][data-client="B"]`, `[data-kind="run"][data-client="B"]`,
+		`[data-kind="pause"][data-client="B"][data-length="long"]`, `[data-kind="tick"]`, `[data-kind="start"][data-client="A"]`,
+		`[data-kind="run"][data-client="A"]`, `[data-kind="run"][data-client="A"]`, `[data-kind="run"][data-client="A"]`,
+		`[data-kind="run"][data-client="A"]`, `[data-kind="run"][data-client="B"]`, `[data-kind="run"][data-client="B"]`} {
+		p.do(fmt.Sprintf("step %d: %s", i+1, sel), chromedp.Click(chromedp.CSS(`#explore-actions button`+sel)))
+		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1), 30*time.Second)
+	}
+	if n := p.count(`#explore-lanes .lab-step.refused[data-client="B"]`); n != 1 {
+		t.Errorf("%d of B's steps amber, want its refused write", n)
+	}
+	if got := p.text(`#explore-verdict.fenced`); !strings.Contains(got, "The fence stopped it") {
+		t.Errorf("the verdict of the fenced write: %q", got)
+	}
+	if os.Getenv(screenshotEnv) != "" {
+		shootTab(p, "#explore-panel", "demo-explore-fenced.png")
+	}
+
 	// Your own lock: an example loaded with one click, as a student
 	// would paste it: the extension renews whatever lock it finds. The
 	// search finds two holders at once, and plays it with its chain.

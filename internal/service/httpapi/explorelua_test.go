@@ -27,6 +27,7 @@ func TestExploreLua(t *testing.T) {
 		!strings.Contains(string(r.body), "line:2") {
 		t.Errorf("Lua that does not parse: %d %s", r.status, r.body)
 	}
+	t.Logf("Lua that does not parse: %s", r.body)
 	r = serve(h, "POST", "/api/explore/sessions", `{"lua":{"acquire":"return 1","release":"return 1"},"recipe":"1"}`)
 	if r.status != 400 {
 		t.Errorf("lua with a recipe: %d %s", r.status, r.body)

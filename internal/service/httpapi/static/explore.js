@@ -396,8 +396,8 @@ function renderVerdict(st, fr, k) {
       ...(fr.chains || []).map(chainList));
   } else if (refused.length > 0) {
     verdict.className = "verdict fenced";
-    const steps = refused.map((x) => x.i + 1).join(", ");
-    verdict.replaceChildren(`The fence stopped it: at step ${steps} a client whose lease had run out tried to write, and the ` +
+    const who = refused.map((x) => `at step ${x.i + 1}, ${st.steps[x.i].action.client}`).join("; ");
+    verdict.replaceChildren(`The fence stopped it: ${who}, whose hold had ended, tried to write, and the ` +
       `fence refused the write (amber), so no update was lost. ` + (fr.complete ? "Every client is done; no property broke." : ""));
   } else if (fr.complete) {
     verdict.className = "verdict ok";
@@ -431,7 +431,7 @@ function renderActions(st, fr) {
   const busy = explore.playing || explore.finding;
   const button = (a) => el("button", {
     type: "button", class: a.kind === "run" || a.kind === "start" ? "run" : a.kind === "tick" ? "tick" : "fault",
-    "data-kind": a.kind, "data-client": a.client || "", "data-command": a.command || "",
+    "data-kind": a.kind, "data-client": a.client || "", "data-command": a.command || "", "data-length": a.length || "",
     disabled: busy, text: a.kind === "tick" ? tickLabel(a, fr) : actionLabel(a),
     onclick: () => act(a).catch(() => {}),
   });
@@ -514,7 +514,7 @@ function renderLanes(st, upto) {
       style: chain.has(i) ? `--chain-delay: ${(chain.get(i) - 1) * 0.3}s` : "" },
       chain.has(i) && i < upto ? el("span", { class: "chain-no", "aria-hidden": "true", text: String(chain.get(i)) }) : null,
       el("span", { class: "say" }, ...keyNodes(note ? note.say : s.text)),
-      note ? el("span", { class: "cmd" }, ...keyNodes(s.text)) : null,
+      note ? el("span", { class: "cmd" }, ...keyNodes(note.text || s.text)) : null,
       v ? el("span", { class: "why" }, `!! ${v.property}` + (v.message ? `: ${v.message}` : "")) : null);
     cells.push(el("div", { class: "lab-time muted", text: fmtClock(s.clock_ms) }));
     if (col < 0) {
