@@ -17,7 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/service/jobs"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
@@ -57,11 +59,16 @@ type Status struct {
 	// RTTMS is the round trip added to every command (0: none), through a
 	// delay proxy in the service (internal/redis/netdelay); MeasuredRTTMS the
 	// PING median through the rush's clients, measured before it starts.
-	RTTMS         float64          `json:"rtt_ms"`
-	MeasuredRTTMS float64          `json:"measured_rtt_ms"`
-	Redis         string           `json:"redis"`
-	Error         string           `json:"error,omitempty"`
-	Strategies    []StrategyStatus `json:"strategies"`
+	RTTMS         float64 `json:"rtt_ms"`
+	MeasuredRTTMS float64 `json:"measured_rtt_ms"`
+	Redis         string  `json:"redis"`
+	// LoadStart and LoadEnd are the machine's load when the rush started
+	// and when it ended (absent where the OS reports none, LoadEnd while
+	// it runs): on a busy machine one rush's figures move from run to run.
+	LoadStart  *report.Load     `json:"load_start,omitempty"`
+	LoadEnd    *report.Load     `json:"load_end,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Strategies []StrategyStatus `json:"strategies"`
 }
 
 // StrategyStatus is one strategy's run in its own fresh market.
@@ -191,6 +198,8 @@ func (r *Runner) Start(cfg jobs.RushConfig) (any, error) {
 	st := Status{ID: id, State: jobs.StateRunning, Buyers: cfg.Buyers, Listers: cfg.Listers,
 		DurationMS: latency.Milliseconds(cfg.Duration), StrategyDurationMS: latency.Milliseconds(per),
 		RTTMS: latency.Milliseconds(cfg.RTT), Redis: r.redis}
+	load := probe.ReadLoad()
+	st.LoadStart = report.NewLoad(load, probe.Load{})
 	for _, strat := range cfg.Strategies {
 		st.Strategies = append(st.Strategies, StrategyStatus{Strategy: strat, State: jobs.StatePending,
 			Market: fmt.Sprintf("rush-%s-%s", id, strat), Series: []Point{}})
@@ -203,7 +212,7 @@ func (r *Runner) Start(cfg jobs.RushConfig) (any, error) {
 		defer r.wg.Done()
 		defer close(done)
 		defer cancel()
-		r.run(ctx, cfg, per)
+		r.run(ctx, cfg, per, load)
 	}()
 	r.log.Info("rush started", slog.String("id", id), slog.Int("buyers", cfg.Buyers),
 		slog.Float64("duration_ms", latency.Milliseconds(cfg.Duration)))
@@ -234,7 +243,8 @@ func (r *Runner) Cancel(ctx context.Context) (any, error) {
 // run runs each strategy in turn with sim.Run: a fresh market, the
 // listers refilling it, the buyers buying among the cheapest listings;
 // with a round trip, every client's connections go through a delay proxy.
-func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration) {
+// load is the machine's load at the start, from which the end's is told.
+func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration, load probe.Load) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+rushGrace)
 	defer cancel()
 	final, failure := jobs.StateDone, ""
@@ -331,6 +341,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 	r.mu.Lock()
 	r.running = false
 	r.status.State, r.status.Error = final, failure
+	r.status.LoadEnd = report.NewLoad(probe.ReadLoad(), load)
 	for i := range r.status.Strategies {
 		if x := &r.status.Strategies[i]; x.State == jobs.StatePending {
 			x.State = final // never started: the rush failed or was cancelled first

@@ -275,6 +275,7 @@ const refreshMS = 3000;
 let refreshTimer = null;
 let refreshes = 0;
 function refreshNow() {
+  if (document.hidden) return; // a tab in the background asks for nothing, and catches up when shown
   refreshes++;
   refresh();
   health();
@@ -284,7 +285,24 @@ function setRefreshInterval(msv) {
   refreshTimer = setInterval(refreshNow, msv);
 }
 
+// Projector mode: larger text, timelines and chart, for a room; kept in
+// this browser's storage.
+const projectorKey = "lockmarket.projector";
+
+function setProjector(on) {
+  document.documentElement.classList.toggle("projector", on);
+  $("#projector").setAttribute("aria-pressed", String(on));
+  try {
+    localStorage.setItem(projectorKey, on ? "on" : "off");
+  } catch (e) { /* storage refused: the mode lasts for this page */ }
+}
+
 async function start() {
+  let projector = false;
+  try { projector = localStorage.getItem(projectorKey) === "on"; } catch (e) { /* no storage */ }
+  setProjector(projector);
+  $("#projector").addEventListener("click", () => setProjector(!document.documentElement.classList.contains("projector")));
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshNow(); });
   for (const b of document.querySelectorAll("#strategy button")) {
     b.addEventListener("click", () => setStrategy(b.dataset.strategy));
   }
