@@ -135,8 +135,7 @@ func TestConfigRefused(t *testing.T) {
 // TestJitterThroughProxy pings through two proxies of the same fixed
 // round trip, one with jitter, taking turns: the jittered one's round
 // trips are never shorter than the fixed part, and on average longer by
-// about the jitter's mean. The bounds are loose (half to twice the mean,
-// plus 2 ms for a loaded machine's wake-ups), as for the fixed delay.
+// at least half the jitter's mean.
 func TestJitterThroughProxy(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
@@ -177,11 +176,17 @@ func TestJitterThroughProxy(t *testing.T) {
 			*s.sum += d
 		}
 	}
-	added := (sumWith - sumWithout) / n
-	t.Logf("mean %v without jitter, %v with exp(mean %v): %v added; p90 %v and %v",
-		sumWithout/n, sumWith/n, jitter, added, without.Quantile(0.9), with.Quantile(0.9))
-	if added < jitter/2 || added > 2*jitter+2*time.Millisecond {
-		t.Errorf("jitter added %v on average, want between %v and %v", added, jitter/2, 2*jitter+2*time.Millisecond)
+	t.Logf("mean %v without jitter, %v with exp(mean %v); p90 %v and %v",
+		sumWithout/n, sumWith/n, jitter, without.Quantile(0.9), with.Quantile(0.9))
+	// A busy machine only lengthens a round trip, so only lower bounds
+	// are checked here: with the jitter (its draws fixed by the seed, a
+	// mean of 200 exponential draws of mean 2 ms, whose spread is 0.14
+	// ms), the round trips last the fixed part and at least half the
+	// jitter's mean more, on average. That the jitter adds no more than
+	// its draws is the sampler's own test (TestSampler), which needs no
+	// clock.
+	if mean := sumWith / n; mean < rtt+jitter/2 {
+		t.Errorf("jittered round trips %v on average, want at least %v", mean, rtt+jitter/2)
 	}
 }
 
