@@ -104,7 +104,7 @@ func (e *Explorer) Close() error {
 		l.Close()
 	}
 	e.lanes = nil
-	err := resetScript.Run(context.Background(), e.rdb, nil, e.ns+"*").Err()
+	err := resetScript.Run(context.Background(), e.rdb, nil, nsPattern(e.ns)).Err()
 	if nerr := e.closeNodes(); err == nil {
 		err = nerr
 	}
@@ -138,7 +138,7 @@ func (e *Explorer) Prefix() string { return e.ns }
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = time.Now().Truncate(time.Millisecond)
-	at, err := resetScript.Run(ctx, e.rdb, nil, e.ns+"*").Int64()
+	at, err := resetScript.Run(ctx, e.rdb, nil, nsPattern(e.ns)).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}

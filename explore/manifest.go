@@ -100,6 +100,10 @@ type op struct {
 	steps  []*opStep
 	ok     []okValue
 	refuse []okValue // strict only: the answers that mean refused
+	// anyOK is "ok": "any": a release or extension whose reply tells its
+	// caller nothing (it returns nothing, or its answer is ignored): every
+	// reply counts as done, and ownership does not judge it.
+	anyOK bool
 }
 
 type scriptRef struct {
@@ -107,10 +111,16 @@ type scriptRef struct {
 	source string
 }
 
+// opStep is one round trip of an op: a command (cmd), or a script
+// (script, keys, args) run with one EVALSHA.
 type opStep struct {
-	cmd  []tmpl
-	save string
-	cond *cond
+	cmd    []tmpl
+	script *scriptRef
+	sc     *redis.Script // the script, once the recipe is a target
+	keys   []tmpl
+	args   []tmpl
+	save   string
+	cond   *cond
 }
 
 // cond is a step's "if": eq or ne of two operands, or nil of one.
@@ -537,49 +547,28 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 	if !obj.has("ok") {
 		return nil, badField(join(field, "ok"), "missing: the replies that mean success")
 	}
-	oks, err := obj.list("ok")
-	if err != nil {
-		return nil, err
-	}
-	if o.ok, err = parseOK(join(field, "ok"), oks); err != nil {
-		return nil, err
-	}
-	if obj.has("script") {
-		file, err := obj.str("script", "")
+	var word string
+	if strictUnmarshal(obj.fields["ok"], &word) == nil {
+		if word != "any" {
+			return nil, badField(join(field, "ok"), "%q: want a list of the replies that mean success, or \"any\"", word)
+		}
+		if !strings.HasSuffix(name, "release") && name != "extend" {
+			return nil, badField(join(field, "ok"), "\"any\" is for a release or extend whose reply says nothing; "+
+				"an %s must say whether it took the lock", name)
+		}
+		o.anyOK = true
+	} else {
+		oks, err := obj.list("ok")
 		if err != nil {
+			return nil, badField(join(field, "ok"), "want a list of the replies that mean success, or \"any\"")
+		}
+		if o.ok, err = parseOK(join(field, "ok"), oks); err != nil {
 			return nil, err
 		}
-		if file == "" {
-			return nil, badField(join(field, "script"), "empty: want a Lua file in the recipe's directory")
-		}
-		src, err := read(file)
-		if err != nil {
-			return nil, badField(join(field, "script"), "%v", err)
-		}
-		o.script = &scriptRef{file: file, source: src}
-		for _, part := range []struct {
-			name string
-			into *[]tmpl
-		}{{"keys", &o.keys}, {"args", &o.args}} {
-			l, err := obj.list(part.name)
-			if err != nil {
-				return nil, err
-			}
-			for i, raw := range l {
-				f := fmt.Sprintf("%s.%s[%d]", field, part.name, i)
-				s, err := scalarString(f, raw)
-				if err != nil {
-					return nil, err
-				}
-				if part.name == "keys" && s == "" {
-					return nil, badField(f, "empty key")
-				}
-				t, err := parseTmpl(f, s, builtinPlaceholders)
-				if err != nil {
-					return nil, err
-				}
-				*part.into = append(*part.into, t)
-			}
+	}
+	if obj.has("script") {
+		if o.script, o.keys, o.args, err = parseScript(field, obj, read, builtinPlaceholders); err != nil {
+			return nil, err
 		}
 		return o, nil
 	}
@@ -598,7 +587,7 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 	known := slices.Clone(builtinPlaceholders)
 	for i, raw := range steps {
 		f := fmt.Sprintf("%s.steps[%d]", field, i)
-		so, err := readObject(f, raw, "cmd", "save", "if")
+		so, err := readObject(f, raw, "cmd", "script", "keys", "args", "save", "if")
 		if err != nil {
 			return nil, err
 		}
@@ -609,12 +598,30 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 				return nil, err
 			}
 		}
+		switch {
+		case so.has("script") && so.has("cmd"):
+			return nil, badField(f, "give cmd or script, not both")
+		case so.has("script"):
+			if st.script, st.keys, st.args, err = parseScript(f, so, read, known); err != nil {
+				return nil, err
+			}
+		case so.has("keys") || so.has("args"):
+			return nil, badField(f, "keys and args go with script; a command names its keys in cmd")
+		}
+		if st.script != nil {
+			if st.save, known, err = parseSave(f, so, known); err != nil {
+				return nil, err
+			}
+			o.steps = append(o.steps, st)
+			continue
+		}
 		cmd, err := so.list("cmd")
 		if err != nil {
 			return nil, err
 		}
 		if len(cmd) == 0 {
-			return nil, badField(join(f, "cmd"), "missing: want the command and its arguments, as [\"GET\", \"${lock}\"]")
+			return nil, badField(join(f, "cmd"), "missing: want the command and its arguments, as [\"GET\", \"${lock}\"], "+
+				"or a script (\"script\": FILE, with keys and args)")
 		}
 		for j, raw := range cmd {
 			cf := fmt.Sprintf("%s.cmd[%d]", f, j)
@@ -635,28 +642,82 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 					return nil, badField(cf, "%s is %s, which steps cannot send (use a script)", name, why)
 				}
 				if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
-					return nil, badField(cf, "%s in a step: give the op a script instead", name)
+					return nil, badField(cf, "%s in a step: give the step a script instead (\"script\": FILE, with keys and args)", name)
 				}
 			}
 			st.cmd = append(st.cmd, t)
 		}
-		if so.has("save") {
-			if st.save, err = so.str("save", ""); err != nil {
-				return nil, err
-			}
-			switch {
-			case !saveNameRE.MatchString(st.save):
-				return nil, badField(join(f, "save"), "%q: want a name of letters, digits and _", st.save)
-			case slices.Contains(builtinPlaceholders, st.save):
-				return nil, badField(join(f, "save"), "%q is a placeholder of its own", st.save)
-			}
-			if !slices.Contains(known, st.save) {
-				known = append(known, st.save)
-			}
+		if st.save, known, err = parseSave(f, so, known); err != nil {
+			return nil, err
 		}
 		o.steps = append(o.steps, st)
 	}
 	return o, nil
+}
+
+// parseScript reads the script of an op or a step (field): its file,
+// read from the recipe's directory, and its keys and args, templates over
+// the placeholders known there.
+func parseScript(field string, obj *object, read func(string) (string, error), known []string) (*scriptRef, []tmpl, []tmpl, error) {
+	file, err := obj.str("script", "")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if file == "" {
+		return nil, nil, nil, badField(join(field, "script"), "empty: want a Lua file in the recipe's directory")
+	}
+	src, err := read(file)
+	if err != nil {
+		return nil, nil, nil, badField(join(field, "script"), "%v", err)
+	}
+	var keys, args []tmpl
+	for _, part := range []struct {
+		name string
+		into *[]tmpl
+	}{{"keys", &keys}, {"args", &args}} {
+		l, err := obj.list(part.name)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for i, raw := range l {
+			f := fmt.Sprintf("%s.%s[%d]", field, part.name, i)
+			s, err := scalarString(f, raw)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if part.name == "keys" && s == "" {
+				return nil, nil, nil, badField(f, "empty key")
+			}
+			t, err := parseTmpl(f, s, known)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			*part.into = append(*part.into, t)
+		}
+	}
+	return &scriptRef{file: file, source: src}, keys, args, nil
+}
+
+// parseSave reads a step's save, and returns the placeholders known to
+// the steps after it.
+func parseSave(field string, so *object, known []string) (string, []string, error) {
+	if !so.has("save") {
+		return "", known, nil
+	}
+	save, err := so.str("save", "")
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case !saveNameRE.MatchString(save):
+		return "", nil, badField(join(field, "save"), "%q: want a name of letters, digits and _", save)
+	case slices.Contains(builtinPlaceholders, save):
+		return "", nil, badField(join(field, "save"), "%q is a placeholder of its own", save)
+	}
+	if !slices.Contains(known, save) {
+		known = append(known, save)
+	}
+	return save, known, nil
 }
 
 func parseCond(field string, raw json.RawMessage, known []string) (*cond, error) {

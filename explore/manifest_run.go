@@ -83,6 +83,12 @@ func (r *recipe) target() *Target {
 			o.sc = redis.NewScript(o.script.source)
 			registerScript(filepath.Base(o.script.file), o.sc)
 		}
+		for _, st := range o.steps {
+			if st.script != nil && st.sc == nil {
+				st.sc = redis.NewScript(st.script.source)
+				registerScript(filepath.Base(st.script.file), st.sc)
+			}
+		}
 	}
 	t := &Target{Name: r.name, About: r.about(), Clients: 2, rw: r.rw, extend: r.ops["extend"] != nil,
 		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks}
@@ -94,46 +100,7 @@ func (r *recipe) target() *Target {
 		return &recipeLocker{r: r, rdb: rdb, c: c, clk: clock{c}, key: lockKey(ns), ttl: m.TTL, owner: ownerName(c.name)}
 	}
 	t.liveness = r.liveness
-	if r.outsideNamespace() {
-		t.setup = clearOutside
-	}
 	return t
-}
-
-// outsideNamespace reports whether some template puts ${lock} inside a
-// longer string that does not begin with it ("lock-signal:${lock}"): a
-// key outside the namespace, which the reset between schedules does not
-// reach.
-func (r *recipe) outsideNamespace() bool {
-	out := func(ts []tmpl) bool {
-		return slices.ContainsFunc(ts, func(t tmpl) bool { return t.uses(phLock) && t.parts[0].name != phLock })
-	}
-	for _, o := range r.ops {
-		if out(o.keys) || out(o.args) {
-			return true
-		}
-		for _, st := range o.steps {
-			if out(st.cmd) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// clearOutside deletes, before each schedule, the keys that name the
-// namespace's lock without beginning with the namespace.
-func clearOutside(ctx context.Context, rdb redis.UniversalClient, ns string) error {
-	tag := strings.Trim(ns, "{}:")
-	keys, err := rdb.Keys(ctx, "*"+tag+"*").Result()
-	if err != nil {
-		return err
-	}
-	keys = slices.DeleteFunc(keys, func(k string) bool { return strings.HasPrefix(k, ns) })
-	if len(keys) == 0 {
-		return nil
-	}
-	return rdb.Del(ctx, keys...).Err()
 }
 
 // ownerName is a client's ${client}.
@@ -158,6 +125,17 @@ func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string)
 			continue
 		}
 		for i, st := range o.steps {
+			if st.script != nil {
+				if err := rdb.ScriptLoad(ctx, st.script.source).Err(); err != nil {
+					var rerr redis.Error
+					if !errors.As(err, &rerr) {
+						return err
+					}
+					return &manifestError{field: fmt.Sprintf("ops.%s.steps[%d].script", o.name, i),
+						msg: fmt.Sprintf("%s does not load: %v", st.script.file, err), also: ErrBadScript}
+				}
+				continue
+			}
 			name := st.cmd[0].raw
 			v, err := rdb.Do(ctx, "COMMAND", "INFO", name).Slice()
 			if err != nil {
@@ -269,7 +247,7 @@ func (o *op) usesNow() bool {
 		}
 	}
 	for _, st := range o.steps {
-		for _, t := range st.cmd {
+		for _, t := range slices.Concat(st.cmd, st.keys, st.args) {
 			if t.uses(phNowMS) {
 				return true
 			}
@@ -291,12 +269,21 @@ type commander interface {
 // a template needs it. It returns the op's reply: that of its script, or
 // of its last step that ran; nil for a nil reply.
 func (l *recipeLocker) run(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration) (any, error) {
-	v, _, err := l.runKeys(ctx, rdb, w, o, token, now)
+	v, _, err := l.runKeys(ctx, rdb, w, o, token, now, nil)
 	return v, err
 }
 
 // runKeys is run, and also returns the keys the commands that ran named.
-func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration) (any, []string, error) {
+// wrote, if not nil, is called once, after the first step that may write
+// (a script, or a command that writes) has answered.
+func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration,
+	wrote func()) (any, []string, error) {
+	once := func() {
+		if wrote != nil {
+			wrote()
+			wrote = nil
+		}
+	}
 	t := time.Duration(0)
 	if o.usesNow() {
 		t = now()
@@ -316,6 +303,7 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 		}
 		v, err := o.sc.Run(ctx, rdb, keys, args...).Result()
 		v, err = l.reply(o, -1, v, err)
+		once()
 		return v, keys, err
 	}
 	var reply any
@@ -325,6 +313,27 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(w, now()), 10)}
 		}
 		if st.cond != nil && !st.cond.holds(vars) {
+			continue
+		}
+		if st.script != nil {
+			keys := make([]string, len(st.keys))
+			for j, k := range st.keys {
+				keys[j] = k.expand(vars).s
+			}
+			args := make([]any, len(st.args))
+			for j, a := range st.args {
+				args[j] = a.expand(vars).s
+			}
+			named = append(named, keys...)
+			v, err := st.sc.Run(ctx, rdb, keys, args...).Result()
+			if v, err = l.reply(o, i, v, err); err != nil {
+				return nil, nil, err
+			}
+			once()
+			reply = v
+			if st.save != "" {
+				vars[st.save] = valueOf(v)
+			}
 			continue
 		}
 		args := make([]any, len(st.cmd))
@@ -337,6 +346,9 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 		v, err := rdb.Do(ctx, args...).Result()
 		if v, err = l.reply(o, i, v, err); err != nil {
 			return nil, nil, err
+		}
+		if commandWrites(texts) {
+			once()
 		}
 		reply = v
 		if st.save != "" {
@@ -369,6 +381,9 @@ func (o *op) where(i int) string {
 	}
 	if i < 0 {
 		return "ops." + o.name
+	}
+	if st := o.steps[i]; st.script != nil {
+		return fmt.Sprintf("ops.%s.steps[%d] (%s)", o.name, i, filepath.Base(st.script.file))
 	}
 	return fmt.Sprintf("ops.%s.steps[%d] (%s)", o.name, i, strings.ToUpper(o.steps[i].cmd[0].raw))
 }
@@ -428,7 +443,7 @@ func matches(v any, vals []okValue) bool {
 // judge says whether a reply of op o means success; under the strict
 // convention, a reply that is neither success nor refusal is an error.
 func (l *recipeLocker) judge(o *op, v any) (bool, error) {
-	if matches(v, o.ok) {
+	if o.anyOK || matches(v, o.ok) {
 		return true, nil
 	}
 	if l.r.strict && !matches(v, o.refuse) {
@@ -446,7 +461,7 @@ func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 		token, nested = l.outer.token, true
 	}
 	sent := l.now()
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, token, l.now)
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, token, l.now, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -479,7 +494,8 @@ func (h *recipeHeld) release(ctx context.Context) error {
 	if !h.nested {
 		l.outer = nil
 	}
-	v, err := l.run(ctx, l.rdb, l.c.w, o, h.token, l.now)
+	var at *holdState
+	v, _, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now, func() { at = h.state() })
 	if err != nil {
 		return err
 	}
@@ -490,7 +506,7 @@ func (h *recipeHeld) release(ctx context.Context) error {
 	if !ok {
 		return locking.ErrNotHeld
 	}
-	h.owned(o, v)
+	h.owned(o, v, at)
 	return nil
 }
 
@@ -501,7 +517,8 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 		return nil
 	}
 	sent := l.now()
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now)
+	var at *holdState
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now, func() { at = h.state() })
 	if err != nil {
 		return err
 	}
@@ -512,7 +529,7 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 	if !ok {
 		return locking.ErrNotHeld
 	}
-	h.owned(o, v)
+	h.owned(o, v, at)
 	w := l.c.w
 	w.mu.Lock()
 	h.lease.sent = sent
@@ -523,13 +540,45 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 
 func (h *recipeHeld) end() time.Duration { return h.lease.sent + h.l.ttl }
 
+// holdState is what ends a hold, as it stood when an op's first write
+// answered: how many times each key the hold named had run out, and each
+// client's count of holds taken. What happens after that write (another
+// client takes the lock the op's own write let go of) does not end the
+// hold the op is about.
+type holdState struct {
+	expired map[string]int
+	got     []int
+}
+
+// state is the hold's holdState now.
+func (h *recipeHeld) state() *holdState {
+	w := h.l.c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := &holdState{expired: map[string]int{}}
+	for k := range h.lease.seen {
+		st.expired[k] = expiries(w, k)
+	}
+	for _, c := range w.clients {
+		st.got = append(st.got, c.got)
+	}
+	return st
+}
+
 // owned checks a release or extension answered v, a success: the hold
 // must not have ended, by the lease of a key its take or last extension
 // named running out since, or by another client's conflicting take since
-// it began. Otherwise it records an ownership violation. (A read hold
-// whose own lease has run out while the key lives on, lengthened by
-// another reader, has not ended: the lock still keeps writers out.)
-func (h *recipeHeld) owned(o *op, v any) {
+// it began, before the op's first write answered (at; nil: now).
+// Otherwise it records an ownership violation. (A read hold whose own
+// lease has run out while the key lives on, lengthened by another
+// reader, has not ended: the lock still keeps writers out.)
+func (h *recipeHeld) owned(o *op, v any, at *holdState) {
+	if o.anyOK {
+		return // the reply claims nothing
+	}
+	if at == nil {
+		at = h.state()
+	}
 	l := h.l
 	w := l.c.w
 	w.mu.Lock()
@@ -537,7 +586,7 @@ func (h *recipeHeld) owned(o *op, v any) {
 	var why string
 	keys := slices.Sorted(maps.Keys(h.lease.seen))
 	for _, k := range keys {
-		if expiries(w, k) > h.lease.seen[k] {
+		if at.expired[k] > h.lease.seen[k] {
 			why = "its lease had run out (" + w.t.short(k) + " expired)"
 			break
 		}
@@ -546,7 +595,7 @@ func (h *recipeHeld) owned(o *op, v any) {
 		last := len(w.clients) - 1
 		for i, c := range w.clients {
 			conflict := !l.r.rw || h.write || i == last
-			if c != l.c && conflict && i < len(h.lease.gotAt) && c.got > h.lease.gotAt[i] {
+			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) && at.got[i] > h.lease.gotAt[i] {
 				why = c.name + " had taken the lock since"
 				break
 			}
@@ -629,7 +678,7 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 		return nil, nil
 	}
 	// Every key in the namespace, and every key the recipe named outside it.
-	all, err := e.rdb.Keys(ctx, e.ns+"*").Result()
+	all, err := e.rdb.Keys(ctx, nsPattern(e.ns)).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -740,12 +789,17 @@ func (r *recipe) stepOf(args []string) string {
 			if o.sc != nil && (args[1] == o.sc.Hash() || args[1] == o.script.source) {
 				return o.where(-1)
 			}
+			for i, st := range o.steps {
+				if st.sc != nil && (args[1] == st.sc.Hash() || args[1] == st.script.source) {
+					return o.where(i)
+				}
+			}
 		}
 		return "EVAL " + rediscmd.ScriptName(args[1])
 	}
 	for _, o := range r.sortedOps() {
 		for i, st := range o.steps {
-			if strings.EqualFold(st.cmd[0].raw, name) {
+			if st.script == nil && strings.EqualFold(st.cmd[0].raw, name) {
 				return o.where(i)
 			}
 		}

@@ -97,7 +97,7 @@ func (e *Explorer) resetNodes(ctx context.Context) error {
 	}
 	e.nodeResetAt = e.nodeResetAt[:0]
 	for i, c := range e.target.nodeSet.ctl {
-		at, err := resetScript.Run(ctx, c, nil, e.ns+"*").Int64()
+		at, err := resetScript.Run(ctx, c, nil, nsPattern(e.ns)).Int64()
 		if err != nil {
 			return fmt.Errorf("node %s (database %d): %w", nodeName(i), c.Options().DB, err)
 		}
@@ -197,7 +197,7 @@ func (w *world) touch(p *parked) {
 // lost.
 func restartNode(ctx context.Context, e *Explorer, w *world, s *schedule, a Action) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
-		return dropScript.Run(ctx, ctl, nil, e.ns+"*").StringSlice()
+		return dropScript.Run(ctx, ctl, nil, nsPattern(e.ns)).StringSlice()
 	})
 	if err != nil {
 		return "", err

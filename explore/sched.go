@@ -635,7 +635,7 @@ type tickResult struct {
 // advance, µs; -1 for none to give back) or, for the keys written since
 // (those of node, "" for the one server), since their write.
 func runTick(ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64, written map[string]window, node string) (tickResult, error) {
-	args := []any{ns + "*", d.Microseconds(), last}
+	args := []any{nsPattern(ns), d.Microseconds(), last}
 	for k, win := range written {
 		if key, n := splitNode(k); n == node {
 			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())

@@ -679,6 +679,12 @@ var Recipes = []string{"1", "2", "3", "4", "5", "6", "9", "11"}
 
 func lockKey(ns string) string { return ns + lockName }
 
+// nsPattern matches every key of namespace ns: those that begin with it,
+// and those that name one of its keys inside a longer string (a recipe's
+// "lock-signal:${lock}" or "{${lock}}:rwlock_timeout"). Its leases follow
+// the virtual clock, and each schedule starts without them.
+func nsPattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
+
 func oneLockKey(ns string) []string { return []string{lockKey(ns)} }
 
 // Recipe returns gallery recipe n (1, 2, 3, 4, 5, 6, 9 or 11), or its fix.
