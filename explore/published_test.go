@@ -2,8 +2,10 @@ package explore_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,6 +132,17 @@ return 0`})
 	}
 	if len(res.Violations) > 0 || !res.Exhaustive {
 		t.Errorf("violations %v, exhaustive %v; want none, exhaustively", res.Violations, res.Exhaustive)
+	}
+	// A step's script that does not load is refused, naming the step.
+	bad := writeRecipe(t, `{"ops": {"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX"]}], "ok": ["OK"]},
+  "release": {"steps": [{"script": "del.lua", "keys": ["${lock}"]}], "ok": [1]}}}`,
+		map[string]string{"del.lua": "return redis.call("})
+	if tg, err = explore.LoadRecipe(bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := explore.New(ctx, b.Client, tg, m); !errors.Is(err, explore.ErrManifest) ||
+		!strings.HasPrefix(err.Error(), "recipe.json: ops.release.steps[0].script: del.lua does not load") {
+		t.Errorf("a step's script that does not parse: %v", err)
 	}
 }
 
