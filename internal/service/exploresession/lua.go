@@ -19,7 +19,7 @@ import (
 // (while, for, repeat), of every function's body and before every goto,
 // and a script that reaches MaxScriptTurns in one run stops with an error
 // that names the bound. A lock's script takes a few turns; a script that
-// loops forever stops within milliseconds, and its session's step or
+// loops forever stops at its bound, and its session's step or
 // search answers with the message.
 const (
 	// MaxScriptBytes bounds each script's source.
