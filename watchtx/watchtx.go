@@ -34,11 +34,19 @@ type Options struct {
 // Run returns how many attempts were aborted by a conflict (the "retries")
 // and fn's final error. On a context error it returns ctx.Err() wrapped.
 func Run(ctx context.Context, c redis.UniversalClient, opts Options, fn func(tx *redis.Tx) error, keys ...string) (retries int, err error) {
+	return retry(ctx, opts, func() error { return c.Watch(ctx, fn, keys...) })
+}
+
+// retry is the one loop of Run and RunPiped: it calls attempt until it
+// returns without redis.TxFailedErr, the retries are used up, or ctx ends,
+// and returns how many attempts were aborted by a conflict and the last
+// error (ctx.Err() wrapped when ctx ended first).
+func retry(ctx context.Context, opts Options, attempt func() error) (retries int, err error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return retries, fmt.Errorf("watchtx: after %d retries: %w", retries, err)
 		}
-		err = c.Watch(ctx, fn, keys...)
+		err = attempt()
 		if !errors.Is(err, redis.TxFailedErr) {
 			return retries, err
 		}
@@ -114,19 +122,9 @@ func conn(ctx context.Context, c redis.UniversalClient, key string, fn func(tx *
 // Compared with Run, this saves the round trip of a WATCH sent on its own.
 func RunPiped(ctx context.Context, c redis.UniversalClient, opts Options, key string, fn func(tx *redis.Tx) error) (retries int, err error) {
 	err = conn(ctx, c, key, func(tx *redis.Tx) error {
-		for {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("watchtx: after %d retries: %w", retries, err)
-			}
-			err := fn(tx)
-			if !errors.Is(err, redis.TxFailedErr) {
-				return err
-			}
-			retries++
-			if opts.MaxRetries > 0 && retries >= opts.MaxRetries {
-				return ErrTooManyRetries
-			}
-		}
+		var err error
+		retries, err = retry(ctx, opts, func() error { return fn(tx) })
+		return err
 	})
 	return retries, err
 }
