@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,7 +70,16 @@ const chartFacts = `((sel) => {
 // note where the run was short or the machine busy.
 func TestBrowserRoom(t *testing.T) {
 	t.Parallel() // a browser and a service of its own
+	// With LOCKMARKET_SCREENSHOT set, it runs on redis-server the rushes
+	// the page suggests (50 buyers, 10 s), and writes the screenshots of
+	// projector mode and of the comparison beside that file.
+	shots := os.Getenv(screenshotEnv) != ""
 	b := redistest.Mini(t)
+	buyers, listers, seconds := "20", "2", "2"
+	if shots {
+		b = redistest.Real(t)
+		buyers, listers, seconds = "50", "5", "10"
+	}
 	ctx := context.Background()
 	m, err := market.New(b.Client, "market")
 	if err != nil {
@@ -88,9 +99,9 @@ func TestBrowserRoom(t *testing.T) {
 
 	for i, rtt := range []string{"0", "2"} {
 		p.do("run a rush at "+rtt+" ms",
-			chromedp.SetValue(chromedp.CSS(`#rush-buyers`), "20"),
-			chromedp.SetValue(chromedp.CSS(`#rush-listers`), "2"),
-			chromedp.SetValue(chromedp.CSS(`#rush-seconds`), "2"),
+			chromedp.SetValue(chromedp.CSS(`#rush-buyers`), buyers),
+			chromedp.SetValue(chromedp.CSS(`#rush-listers`), listers),
+			chromedp.SetValue(chromedp.CSS(`#rush-seconds`), seconds),
 			chromedp.SetValue(chromedp.CSS(`#rush-rtt`), rtt),
 			chromedp.Click(chromedp.CSS(`#rush-run`)))
 		p.wait("the rush to end", fmt.Sprintf(`document.querySelectorAll("#rush-compare-runs .compare-run").length === %d`, i+1), 2*time.Minute)
@@ -145,6 +156,9 @@ func TestBrowserRoom(t *testing.T) {
 	if got := p.text(`#rush-compare-runs`); !strings.Contains(got, "A: 0 ms added") || !strings.Contains(got, "B: 2 ms added") {
 		t.Errorf("the kept rushes are titled %q", got)
 	}
+	if shots {
+		shootTab(p, "#rush-compare", "demo-rush-compare.png")
+	}
 
 	// The reading and the noise note, on this rush's figures as measured
 	// and as they would be on redis-server, shorter or longer, on a busy
@@ -155,7 +169,7 @@ func TestBrowserRoom(t *testing.T) {
 		notReading   []string
 		noise        string
 	}{
-		{name: "miniredis", change: ``, reading: []string{"illustrative only"}, notReading: []string{"bought the most", "cannot tell"}},
+		{name: "miniredis", change: `st.redis = "miniredis";`, reading: []string{"illustrative only"}, notReading: []string{"bought the most", "cannot tell"}},
 		{name: "short", change: `st.redis = "redis-server"; st.strategy_duration_ms = 2500;`, noise: "each strategy ran only 2.5 s"},
 		{name: "busy", change: `st.redis = "redis-server"; st.strategy_duration_ms = 10000; st.load_start = {load_avg_1m: 9.5, cpus: 2}; st.load_end = {load_avg_1m: 4.1, cpus: 2};`,
 			noise: "load average 9.5 at the start, 4.1 at the end, on 2 CPUs"},
@@ -232,6 +246,17 @@ func TestBrowserRoom(t *testing.T) {
 		}
 		if fit[0] < 0 || fit[1] > fit[2] {
 			t.Errorf("at %dx%d the chart starts at %.0f px and its reading ends at %.0f px, beyond the %.0f px window", w, h, fit[0], fit[1], fit[2])
+		}
+		if shots {
+			shot, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(filepath.Dir(os.Getenv(screenshotEnv)), fmt.Sprintf("demo-projector-%d.png", w))
+			if err := os.WriteFile(path, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", path)
 		}
 	}
 

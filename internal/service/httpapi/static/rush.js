@@ -69,7 +69,7 @@ function rushYMax(rushes) {
 function drawRushChart(svg, st, opts) {
   const o = { W: 1200, H: 420, FS: 24, title: "purchases per second, each strategy from its own start", ...opts };
   const { W, H, FS } = o;
-  const L = FS * 4, R = FS * 6.5, T = o.title ? FS * 2.3 : FS, B = FS * 2.4;
+  const L = FS * 3.6, R = FS * (o.title ? 6.5 : 6.2), T = o.title ? FS * 2.3 : FS, B = FS * 2.4;
   const xMax = Math.max(st.strategy_duration_ms || 1000, 1) / 1000;
   const yTicks = ticks(o.yMax || rushYMax([st]), 4);
   const xTicks = ticks(xMax, W > 900 ? 5 : 4).filter((t) => t <= xMax * 1.0001);
@@ -263,8 +263,8 @@ const rushShortMS = 5000;
 // rushNoise is the note that goes with a rush's figures where they are
 // noisy: the strategies ran one after the other, for a short time, or on
 // a busy machine (a load average above its CPUs at the start or the
-// end). "" when none of that holds.
-function rushNoise(st) {
+// end). "" when none of that holds; short, only the reasons.
+function rushNoise(st, short) {
   if (st.state === "running" || st.state === "idle" || st.redis === "miniredis") return "";
   const why = [];
   if (st.strategy_duration_ms < rushShortMS) {
@@ -275,6 +275,7 @@ function rushNoise(st) {
     why.push(`the machine was busy (load average ${dec1(a.load_avg_1m)} at the start, ${dec1(b.load_avg_1m)} at the end, on ${a.cpus} CPUs)`);
   }
   if (why.length === 0) return "";
+  if (short) return `Noisy: ${why.join(", and ")}.`;
   return `Noisy: ${why.join(", and ")}. The strategies ran one after the other, so a change in the machine's load ` +
     "hits one and not another: run it again, for longer, before trusting a difference " +
     "(simulate run -rounds measures them in turns).";
@@ -331,7 +332,7 @@ function renderComparison() {
   $("#rush-compare-runs").replaceChildren(...list.map((st, i) => {
     const svg = svgEl("svg", { class: "compare-chart", role: "img",
       "aria-label": `${rushTitle(st, i)}: purchases per second of each strategy over its run` });
-    drawRushChart(svg, st, { W: 800, H: 430, FS: 34, yMax, title: "" });
+    drawRushChart(svg, st, { W: 800, H: 460, FS: 34, yMax, title: "" });
     return el("figure", { class: "compare-run", "data-rush": st.id },
       el("figcaption", {},
         el("b", { text: rushTitle(st, i) }),
@@ -342,7 +343,7 @@ function renderComparison() {
             renderComparison();
           } })),
       svg,
-      el("p", { class: "compare-note", text: rushNoise(st) || "" }));
+      el("p", { class: "compare-note", text: rushNoise(st, true) }));
   }));
   drawTotals($("#rush-totals"), list);
 }
@@ -378,8 +379,8 @@ function drawTotals(svg, list) {
         s ? fmt(v) : "not run"));
       yy += bar + gapIn;
     });
-    parts.push(marker(sty.marker, 18, (y0 + yy - gapIn) / 2, FS / 4, sty.color));
-    parts.push(svgEl("text", { x: 34, y: (y0 + yy - gapIn) / 2 + FS / 3, "font-size": FS * 1.05, "font-weight": 700, fill: "#1f2933" }, name));
+    parts.push(marker(sty.marker, 20, (y0 + yy - gapIn) / 2, FS / 2.6, sty.color));
+    parts.push(svgEl("text", { x: 42, y: (y0 + yy - gapIn) / 2 + FS / 3, "font-size": FS * 1.05, "font-weight": 700, fill: "#1f2933" }, name));
     yy += gapOut;
   }
   svg.replaceChildren(...parts);
