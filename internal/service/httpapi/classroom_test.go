@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,12 +24,16 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 )
 
-// classSize is how many students TestBrowserClass seats; classAtOnce how
-// many of them load their page or step their session at the same moment
-// (the browser and the service share the machine's CPUs).
+// classEnv sets how many students TestBrowserClass seats: 40 for the
+// room the page is built for (LOCKMARKET_CLASS=40); without it,
+// classDefault, which the full run affords beside the other tests on a
+// shared 2-core machine. classAtOnce is how many of them load their page
+// or step their session at the same moment (the browser and the service
+// share the machine's CPUs).
 const (
-	classSize   = 40
-	classAtOnce = 4
+	classEnv     = "LOCKMARKET_CLASS"
+	classDefault = 8
+	classAtOnce  = 4
 	// classIdle ends a session unread for this long; the seated pages
 	// read theirs every classKeepAlive.
 	classIdle      = 30 * time.Second
@@ -93,20 +98,30 @@ const studentSteps = `(async () => {
 	};
 })()`
 
-// TestBrowserClass seats a class of 40 in one headless Chromium: 40
-// browser contexts (as separate as 40 incognito windows, each with its
-// own storage) each load the page of a service that has an admin token,
+// TestBrowserClass seats a class in one headless Chromium (classEnv: 40
+// with LOCKMARKET_CLASS=40): as many browser contexts (as separate as
+// incognito windows, each with its own storage) each load the page of a service that has an admin token,
 // start a session of recipe 1 without the token, and step it to the
 // mutual exclusion violation on B's SET. None is refused, none is asked
-// for the token or sends one, all 40 sessions are open at once, and
+// for the token or sends one, all the sessions are open at once, and
 // closing each tab ends its session on the server. The students load and
 // step a few at a time (classAtOnce), in phone-sized windows (the least
 // to draw), and every wait is on the page or the server reaching a state,
 // never on a duration, so the outcome does not depend on the machine's
-// speed or load: a slower machine only takes longer. All 40 come from one address (loopback), so the service allows
-// 40 sessions per client; a room has one address per student.
+// speed or load: a slower machine only takes longer. All come from one
+// address (loopback), so the service allows as many sessions per client;
+// a room has one address per student.
 func TestBrowserClass(t *testing.T) {
-	t.Parallel() // a browser and a service of its own
+	redistest.SkipShort(t, redistest.NeedBrowser) // a browser per class: the full run has it
+	t.Parallel()                                  // a browser and a service of its own
+	classSize := classDefault
+	if v := os.Getenv(classEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			t.Fatalf("%s=%q: want a class of 1 to 100", classEnv, v)
+		}
+		classSize = n
+	}
 	bin := chromium()
 	if bin == "" {
 		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
