@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/locking/attempt"
 	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
@@ -196,7 +197,7 @@ func (m *Mutex) Acquire(ctx context.Context) (*Lock, error) {
 	return m.attempts(ctx, func(ctx context.Context, _ int) (*Lock, error) { return m.TryAcquire(ctx) })
 }
 
-// attempts makes attempt n with try until one succeeds (lease.Attempts),
+// attempts makes attempt n with try until one succeeds (attempt.Loop),
 // waiting after each refusal for the backoff interval or, with wake-ups,
 // a release (awaitTurn).
 func (m *Mutex) attempts(ctx context.Context, try func(ctx context.Context, n int) (*Lock, error)) (*Lock, error) {
@@ -206,7 +207,7 @@ func (m *Mutex) attempts(ctx context.Context, try func(ctx context.Context, n in
 			w.leave()
 		}
 	}()
-	l, waits, err := lease.Attempts(ctx, lease.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
+	l, waits, err := attempt.Loop(ctx, attempt.Retry{Key: m.key, NotAcquired: ErrNotAcquired,
 		Wait: func(ctx context.Context, n int) error { return m.awaitTurn(ctx, &w, n) }}, try)
 	if err != nil {
 		return nil, err
@@ -217,10 +218,10 @@ func (m *Mutex) attempts(ctx context.Context, try func(ctx context.Context, n in
 
 // retry calls try until it succeeds, fails with an error other than
 // ErrNotAcquired, or ctx ends while it waits delay(n) after failed attempt
-// n (from 0) on ctx's clock (lease.Attempts). It returns the hold and how
+// n (from 0) on ctx's clock (attempt.Loop). It returns the hold and how
 // many attempts failed first.
 func retry[H any](ctx context.Context, key string, delay func(n int) time.Duration, try func(context.Context) (H, error)) (H, int, error) {
-	return lease.Attempts(ctx, lease.Retry{Key: key, NotAcquired: ErrNotAcquired,
+	return attempt.Loop(ctx, attempt.Retry{Key: key, NotAcquired: ErrNotAcquired,
 		Wait: func(ctx context.Context, n int) error { return ClockFrom(ctx).Sleep(ctx, delay(n)) }},
 		func(ctx context.Context, _ int) (H, error) { return try(ctx) })
 }

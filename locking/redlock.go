@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/locking/attempt"
 	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
@@ -160,7 +161,7 @@ func (r *RedlockMutex) TryAcquire(ctx context.Context) (*RedlockLock, error) {
 // quorum unreachable, until it succeeds or ctx ends; the error then wraps
 // the last attempt's error and the context's.
 func (r *RedlockMutex) Acquire(ctx context.Context) (*RedlockLock, error) {
-	h, waits, err := lease.Attempts(ctx, lease.Retry{Key: r.key, NotAcquired: ErrNotAcquired,
+	h, waits, err := attempt.Loop(ctx, attempt.Retry{Key: r.key, NotAcquired: ErrNotAcquired,
 		Refused: func(err error) bool { return errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrQuorumUnreachable) },
 		Wait:    r.backoff.Wait},
 		func(ctx context.Context, _ int) (*RedlockLock, error) { return r.TryAcquire(ctx) })

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/attempt"
 	"github.com/lockmarket/lockmarket/locking/internal/lease"
 )
 
@@ -362,7 +363,7 @@ func (m *Mutex) wait(ctx context.Context, token string, sent time.Time, server t
 // endedWhileWaiting marks an attempt's error as locking.ErrNotAcquired
 // when it failed because ctx ended.
 func endedWhileWaiting(ctx context.Context, err error) error {
-	return lease.EndedWhileWaiting(ctx, err, locking.ErrNotAcquired)
+	return attempt.EndedWhileWaiting(ctx, err, locking.ErrNotAcquired)
 }
 
 // leaveTimeout bounds the clean-up a waiter runs when it gives up.

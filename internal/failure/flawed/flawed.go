@@ -21,7 +21,6 @@ package flawed
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -29,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/attempt"
 )
 
 // The vulnerable points at which recipes call their Hook.
@@ -73,26 +73,16 @@ type Waiter interface {
 
 // Acquire retries l.TryAcquire, waiting with w after each refusal, until
 // it succeeds or ctx ends; it returns the token and how many attempts
-// failed first. It gives up as package locking's kinds do: an error other
-// than a refusal ends it (marked locking.ErrNotAcquired when ctx had
-// ended), and so does a wait that fails.
+// failed first. It gives up as package locking's kinds do (attempt.Loop):
+// an error other than a refusal ends it (marked locking.ErrNotAcquired
+// when ctx had ended), and so does a wait that fails.
 func Acquire(ctx context.Context, l Lock, w Waiter) (string, int, error) {
-	for n := 0; ; n++ {
-		token, err := l.TryAcquire(ctx)
-		if err == nil {
-			return token, n, nil
-		}
-		if !errors.Is(err, locking.ErrNotAcquired) {
-			if ctx.Err() != nil {
-				// The attempt failed because the wait ended during it.
-				return "", n, fmt.Errorf("%w: %w", locking.ErrNotAcquired, err)
-			}
-			return "", n, err
-		}
-		if werr := w.Wait(ctx, n); werr != nil {
-			return "", n, fmt.Errorf("%w: after %d attempts: %w", err, n+1, werr)
-		}
+	token, waits, err := attempt.Loop(ctx, attempt.Retry{NotAcquired: locking.ErrNotAcquired, Wait: w.Wait},
+		func(ctx context.Context, _ int) (string, error) { return l.TryAcquire(ctx) })
+	if err != nil {
+		return "", waits, err
 	}
+	return token, waits, nil
 }
 
 // GetThenSet is recipe 1: GET the key and, if it is empty, SET it.

@@ -1,8 +1,6 @@
 package lease_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -30,30 +28,5 @@ func TestCheckTTL(t *testing.T) {
 		if err := lease.CheckTTL(tc.ttl); (err == nil) != tc.ok {
 			t.Errorf("CheckTTL(%v) = %v; want ok %v", tc.ttl, err, tc.ok)
 		}
-	}
-}
-
-func TestEndedWhileWaiting(t *testing.T) {
-	notAcquired := errors.New("not acquired")
-	network := errors.New("i/o timeout")
-	ended, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, tc := range []struct {
-		name            string
-		ctx             context.Context
-		err             error
-		wantNotAcquired bool
-	}{
-		{"live context: the error as it is", context.Background(), network, false},
-		{"ended context: a give-up", ended, network, true},
-		{"already a give-up", ended, notAcquired, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := lease.EndedWhileWaiting(tc.ctx, tc.err, notAcquired)
-			if !errors.Is(got, tc.err) || errors.Is(got, notAcquired) != tc.wantNotAcquired {
-				t.Fatalf("%v: wraps the error %v, not acquired %v; want true, %v",
-					got, errors.Is(got, tc.err), errors.Is(got, notAcquired), tc.wantNotAcquired)
-			}
-		})
 	}
 }

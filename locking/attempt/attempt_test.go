@@ -1,0 +1,108 @@
+package attempt_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lockmarket/lockmarket/locking/attempt"
+)
+
+var (
+	notAcquired = errors.New("not acquired")
+	network     = errors.New("i/o timeout")
+	tooLong     = errors.New("waited too long")
+)
+
+func TestLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		errs      []error // the attempts' errors, in order; then success
+		waitFails int     // the wait after this attempt fails (-1: none)
+		key       string
+		wantWaits int
+		wantErr   []error
+		wantText  string
+	}{
+		{"first attempt", nil, -1, "", 0, nil, ""},
+		{"after two refusals", []error{notAcquired, notAcquired}, -1, "", 2, nil, ""},
+		{"an error that is no refusal", []error{notAcquired, network}, -1, "", 1, []error{network}, ""},
+		{"a wait that fails, with the key", []error{notAcquired, notAcquired}, 1, "lock:a", 1,
+			[]error{notAcquired, tooLong}, "lock:a after 2 attempts"},
+		{"a wait that fails, without a key", []error{notAcquired}, 0, "", 0,
+			[]error{notAcquired, tooLong}, ": after 1 attempts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := attempt.Retry{Key: tc.key, NotAcquired: notAcquired,
+				Wait: func(_ context.Context, n int) error {
+					if n == tc.waitFails {
+						return tooLong
+					}
+					return nil
+				}}
+			token, waits, err := attempt.Loop(context.Background(), r, func(_ context.Context, n int) (string, error) {
+				if n < len(tc.errs) {
+					return "", tc.errs[n]
+				}
+				return "token", nil
+			})
+			if waits != tc.wantWaits {
+				t.Errorf("%d attempts failed first, want %d", waits, tc.wantWaits)
+			}
+			if tc.wantErr == nil {
+				if err != nil || token != "token" {
+					t.Fatalf("got %q, %v; want the token", token, err)
+				}
+				return
+			}
+			for _, want := range tc.wantErr {
+				if !errors.Is(err, want) {
+					t.Errorf("error %v does not wrap %v", err, want)
+				}
+			}
+			if !strings.Contains(err.Error(), tc.wantText) {
+				t.Errorf("error %q does not say %q", err, tc.wantText)
+			}
+		})
+	}
+}
+
+func TestLoopRefused(t *testing.T) {
+	taken := errors.New("taken")
+	r := attempt.Retry{NotAcquired: notAcquired,
+		Refused: func(err error) bool { return errors.Is(err, taken) },
+		Wait:    func(context.Context, int) error { return nil }}
+	_, waits, err := attempt.Loop(context.Background(), r, func(_ context.Context, n int) (int, error) {
+		if n < 3 {
+			return 0, taken
+		}
+		return n, nil
+	})
+	if err != nil || waits != 3 {
+		t.Fatalf("got %d waits, %v; want 3 waits and the lock", waits, err)
+	}
+}
+
+func TestEndedWhileWaiting(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name            string
+		ctx             context.Context
+		err             error
+		wantNotAcquired bool
+	}{
+		{"live context: the error as it is", context.Background(), network, false},
+		{"ended context: a give-up", ended, network, true},
+		{"already a give-up", ended, notAcquired, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := attempt.EndedWhileWaiting(tc.ctx, tc.err, notAcquired)
+			if !errors.Is(got, tc.err) || errors.Is(got, notAcquired) != tc.wantNotAcquired {
+				t.Fatalf("%v: wraps the error %v, not acquired %v; want true, %v",
+					got, errors.Is(got, tc.err), errors.Is(got, notAcquired), tc.wantNotAcquired)
+			}
+		})
+	}
+}
