@@ -14,13 +14,28 @@ go build -o $bin ./cmd/simulate
 # The output directory: $OUT, else results/cluster itself (the committed run).
 out=${OUT:-results/cluster}
 mkdir -p "$out"
-# Three free ports in a row, and their cluster bus ports.
-base=$(free_port 3)
 dir=$(mktemp -d)
 uptime >> $out/load.txt
 
+# wait_for TRIES CMD...: runs CMD every 0.1 s until it succeeds, at most
+# TRIES times; fails (and so ends the script) if it never does.
+wait_for() {
+	tries=$1; shift
+	until "$@" >/dev/null 2>&1; do
+		tries=$((tries - 1))
+		if [ "$tries" -le 0 ]; then
+			echo "cluster/run.sh: gave up waiting for: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 start_cluster() { # $1 = masters
 	n=$1; addrs=""
+	# Free ports in a row, and their cluster bus ports, chosen just before
+	# the servers start.
+	base=$(free_port "$n")
 	for i in $(seq 0 $((n - 1))); do
 		p=$((base + i))
 		mkdir -p $dir/$p
@@ -30,7 +45,7 @@ start_cluster() { # $1 = masters
 		addrs="$addrs 127.0.0.1:$p"
 	done
 	for i in $(seq 0 $((n - 1))); do
-		until redis-cli -p $((base + i)) ping >/dev/null 2>&1; do sleep 0.1; done
+		wait_for 300 redis-cli -p $((base + i)) ping
 	done
 	if [ "$n" -ge 3 ]; then
 		redis-cli --cluster create $addrs --cluster-replicas 0 --cluster-yes >/dev/null
@@ -41,7 +56,7 @@ start_cluster() { # $1 = masters
 		done
 	fi
 	for i in $(seq 0 $((n - 1))); do
-		until redis-cli -p $((base + i)) cluster info | grep -q cluster_state:ok; do sleep 0.1; done
+		wait_for 600 sh -c "redis-cli -p $((base + i)) cluster info | grep -q cluster_state:ok"
 	done
 	CLUSTER=$(echo $addrs | tr ' ' ',')
 	# One address alone would mean one plain server to simulate's -redis;
@@ -55,6 +70,9 @@ stop_cluster() { # $1 = masters
 	sleep 0.5
 	rm -rf $dir/*
 }
+
+# A run that stops early (a failure, Ctrl-C) shuts its servers down too.
+trap 'if [ -n "${base:-}" ]; then stop_cluster "${n:-3}"; fi' EXIT
 
 for n in ${*:-1 2 3}; do
 	strategies=fine,lua
