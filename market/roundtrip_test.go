@@ -2,8 +2,7 @@ package market_test
 
 import (
 	"context"
-	"strings"
-	"sync"
+	"slices"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -78,48 +77,6 @@ func init() {
 	}
 }
 
-// recorder is a go-redis hook that records the command names of each
-// round trip.
-type recorder struct {
-	mu    sync.Mutex
-	trips []string
-}
-
-func (r *recorder) add(cmds ...redis.Cmder) {
-	names := make([]string, len(cmds))
-	for i, c := range cmds {
-		names[i] = c.Name()
-		if c.Name() == "set" {
-			// SET's options say which lock it is: "set+nx" is SETNX.
-			for _, a := range c.Args()[3:] {
-				if w, ok := a.(string); ok {
-					names[i] += "+" + strings.ToLower(w)
-				}
-			}
-		}
-	}
-	r.mu.Lock()
-	r.trips = append(r.trips, strings.Join(names, " "))
-	r.mu.Unlock()
-}
-
-// take returns the round trips recorded since the last call.
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := r.trips
-	r.trips = nil
-	return t
-}
-
-func (r *recorder) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *recorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { r.add(cmd); return next(ctx, cmd) }
-}
-func (r *recorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { r.add(cmds...); return next(ctx, cmds) }
-}
-
 func TestRoundTripsPerOperation(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
@@ -128,10 +85,8 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			t.Run(string(f)+"/"+string(s), func(t *testing.T) {
 				c := redis.NewClient(&redis.Options{Addr: b.Addr()})
 				defer c.Close()
-				counter := &roundtrip.Counter{}
-				rec := &recorder{}
+				counter := &roundtrip.Counter{Record: true}
 				c.AddHook(counter)
-				c.AddHook(rec)
 				m, err := newMarket(c, "rt"+string(f)+string(s), bookform.Options(c, f)...)
 				must(t, err)
 				user(t, m, "buyer", 1000)
@@ -144,18 +99,18 @@ func TestRoundTripsPerOperation(t *testing.T) {
 				must(t, m.GrantItem(ctx, "seller", "item"))
 
 				before := counter.Load()
-				rec.take()
+				counter.Take()
 				if _, err := m.List(ctx, s, "seller", "item", 5); err != nil {
 					t.Fatal(err)
 				}
 				list := counter.Load().Sub(before)
-				listSeq := rec.take()
+				listSeq := counter.Take()
 				before = counter.Load()
 				if _, err := m.Purchase(ctx, s, "buyer", "seller", "item", 5); err != nil {
 					t.Fatal(err)
 				}
 				buy := counter.Load().Sub(before)
-				buySeq := rec.take()
+				buySeq := counter.Take()
 				t.Logf("%s/%-6s list: %d round trips (%d commands) %q; purchase: %d round trips (%d commands) %q",
 					f, s, list.RoundTrips, list.Commands, listSeq, buy.RoundTrips, buy.Commands, buySeq)
 				want := roundTrips[f][s]
@@ -163,26 +118,14 @@ func TestRoundTripsPerOperation(t *testing.T) {
 					t.Errorf("round trips list=%d purchase=%d, want %d and %d", list.RoundTrips, buy.RoundTrips, want.list, want.purchase)
 				}
 				seq := sequences[f][s]
-				if !slicesEqual(listSeq, seq.list) {
+				if !slices.Equal(listSeq, seq.list) {
 					t.Errorf("list sent %q, want %q", listSeq, seq.list)
 				}
-				if !slicesEqual(buySeq, seq.purchase) {
+				if !slices.Equal(buySeq, seq.purchase) {
 					t.Errorf("purchase sent %q, want %q", buySeq, seq.purchase)
 				}
 				audit(t, m)
 			})
 		}
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

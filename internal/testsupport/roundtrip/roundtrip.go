@@ -1,10 +1,13 @@
 // Package roundtrip counts the network round trips and commands a go-redis
-// client sends, so the cost of each market operation can be measured
-// exactly instead of timed.
+// client sends, and can record which commands each round trip carried, so
+// the cost of each market operation can be measured exactly instead of
+// timed.
 package roundtrip
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -14,7 +17,14 @@ import (
 // pipeline (or MULTI/EXEC transaction) of any length is one round trip.
 // Add it with client.AddHook(counter). It is safe for concurrent use.
 type Counter struct {
+	// Record keeps the command names of each round trip, for Take. Set it
+	// before adding the hook.
+	Record bool
+
 	trips, cmds atomic.Int64
+
+	mu  sync.Mutex
+	log []string
 }
 
 // Counts is a snapshot of a Counter.
@@ -41,6 +51,7 @@ func (c *Counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.trips.Add(1)
 		c.cmds.Add(1)
+		c.record(cmd)
 		return next(ctx, cmd)
 	}
 }
@@ -50,6 +61,40 @@ func (c *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.trips.Add(1)
 		c.cmds.Add(int64(len(cmds)))
+		c.record(cmds...)
 		return next(ctx, cmds)
 	}
+}
+
+// record logs one round trip's command names, joined by spaces, when
+// Record is set. A SET carries its options ("set+nx" is SETNX, "set+ex+nx"
+// a lease lock), which say which lock it is.
+func (c *Counter) record(cmds ...redis.Cmder) {
+	if !c.Record {
+		return
+	}
+	names := make([]string, len(cmds))
+	for i, cmd := range cmds {
+		names[i] = cmd.Name()
+		if cmd.Name() == "set" && len(cmd.Args()) > 3 {
+			for _, a := range cmd.Args()[3:] {
+				if w, ok := a.(string); ok {
+					names[i] += "+" + strings.ToLower(w)
+				}
+			}
+		}
+	}
+	c.mu.Lock()
+	c.log = append(c.log, strings.Join(names, " "))
+	c.mu.Unlock()
+}
+
+// Take returns the round trips recorded since the last call (Record), one
+// string per round trip, its command names in order.
+func (c *Counter) Take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.log
+	c.log = nil
+	return t
 }
