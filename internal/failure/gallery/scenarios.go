@@ -508,61 +508,87 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		w.result(laneWriter, "purchase of atlas", err)
 		return err
 	}
-	rwKey := k.Prefix() + "rw"
+	c := rwClients{r1ctx: r1ctx, r2ctx: r2ctx, wctx: wctx, key: k.Prefix() + "rw", read: read, buy: buy}
+	run := seedRWFlawed
 	if fixed {
-		rw := locking.NewRWMutex(rdb, rwKey, lease)
-		r1, err := rw.AcquireRead(r1ctx)
-		if err != nil {
-			return o, err
-		}
-		w.rec.Add(laneR1, timeline.Acquire, "takes a read hold of its own")
-		r2, err := rw.AcquireRead(r2ctx)
-		if err != nil {
-			return o, err
-		}
-		w.rec.Add(laneR2, timeline.Acquire, "takes a read hold of its own")
-		if err := read(r2ctx, laneR2, nil); err != nil {
-			return o, err
-		}
-		if err := r2.Release(r2ctx); err != nil {
-			return o, err
-		}
-		w.rec.Add(laneR2, timeline.Release, "releases its own read hold")
-		err = read(r1ctx, laneR1, func() error {
-			actx, cancel := context.WithTimeout(wctx, impatient)
-			defer cancel()
-			h, err := rw.AcquireWrite(actx)
-			if errors.Is(err, locking.ErrNotAcquired) {
-				w.rec.Add(laneWriter, timeline.AcquireFailed, "write lock refused while reader 1 reads: gives up after %v", impatient)
-				return nil // the writer waits its turn (here: gives up)
-			}
-			if err != nil {
-				return err
-			}
-			w.rec.AddViolation(laneWriter, timeline.Acquire, "a writer admitted while reader 1 reads", "takes the write lock")
-			defer h.Release(wctx)
-			return buy()
-		})
-		if err != nil {
-			return o, err
-		}
-		if err := r1.Release(r1ctx); err != nil {
-			return o, err
-		}
-		w.rec.Add(laneR1, timeline.Release, "releases its own read hold")
-		// Now the writer gets in.
-		h, err := rw.AcquireWrite(wctx)
-		if err != nil {
-			return o, fmt.Errorf("writer after the readers: %w", err)
-		}
-		w.rec.Add(laneWriter, timeline.Acquire, "takes the write lock (no reader left)")
-		if err := buy(); err != nil {
-			return o, err
-		}
-		h.Release(wctx)
-		w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
-		return o, o.audit(ctx, w.setup)
+		run = seedRWFixed
 	}
+	if err := run(w, c); err != nil {
+		return o, err
+	}
+	return o, o.audit(ctx, w.setup)
+}
+
+// rwClients is what the read-write scenario's clients share: each one's
+// context, the lock's key, a reader's two reads and the writer's purchase.
+type rwClients struct {
+	r1ctx, r2ctx, wctx context.Context
+	key                string
+	read               func(ctx context.Context, reader string, between func() error) error
+	buy                func() error
+}
+
+// seedRWFixed runs the read-write scenario with locking.RWMutex.
+func seedRWFixed(w *world, c rwClients) error {
+	r1ctx, r2ctx, wctx, read, buy := c.r1ctx, c.r2ctx, c.wctx, c.read, c.buy
+	rw := locking.NewRWMutex(w.rdb, c.key, lease)
+	r1, err := rw.AcquireRead(r1ctx)
+	if err != nil {
+		return err
+	}
+	w.rec.Add(laneR1, timeline.Acquire, "takes a read hold of its own")
+	r2, err := rw.AcquireRead(r2ctx)
+	if err != nil {
+		return err
+	}
+	w.rec.Add(laneR2, timeline.Acquire, "takes a read hold of its own")
+	if err := read(r2ctx, laneR2, nil); err != nil {
+		return err
+	}
+	if err := r2.Release(r2ctx); err != nil {
+		return err
+	}
+	w.rec.Add(laneR2, timeline.Release, "releases its own read hold")
+	err = read(r1ctx, laneR1, func() error {
+		actx, cancel := context.WithTimeout(wctx, impatient)
+		defer cancel()
+		h, err := rw.AcquireWrite(actx)
+		if errors.Is(err, locking.ErrNotAcquired) {
+			w.rec.Add(laneWriter, timeline.AcquireFailed, "write lock refused while reader 1 reads: gives up after %v", impatient)
+			return nil // the writer waits its turn (here: gives up)
+		}
+		if err != nil {
+			return err
+		}
+		w.rec.AddViolation(laneWriter, timeline.Acquire, "a writer admitted while reader 1 reads", "takes the write lock")
+		defer h.Release(wctx)
+		return buy()
+	})
+	if err != nil {
+		return err
+	}
+	if err := r1.Release(r1ctx); err != nil {
+		return err
+	}
+	w.rec.Add(laneR1, timeline.Release, "releases its own read hold")
+	// Now the writer gets in.
+	h, err := rw.AcquireWrite(wctx)
+	if err != nil {
+		return fmt.Errorf("writer after the readers: %w", err)
+	}
+	w.rec.Add(laneWriter, timeline.Acquire, "takes the write lock (no reader left)")
+	if err := buy(); err != nil {
+		return err
+	}
+	h.Release(wctx)
+	w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
+	return nil
+}
+
+// seedRWFlawed runs the read-write scenario with the seed article's lock
+// (flawed.SeedRWLock).
+func seedRWFlawed(w *world, c rwClients) error {
+	r1ctx, r2ctx, wctx, read, buy := c.r1ctx, c.r2ctx, c.wctx, c.read, c.buy
 	// Each client has its own clock; one millisecond apart is enough for
 	// the seed's timestamps to differ.
 	clock := time.Now()
@@ -573,22 +599,22 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		clock = clock.Add(time.Millisecond)
 		return clock
 	}
-	l := &flawed.SeedRWLock{RDB: rdb, Key: rwKey, KeyTTL: lease, ReadTTL: lease, WriteTTL: lease, Now: tick}
+	l := &flawed.SeedRWLock{RDB: w.rdb, Key: c.key, KeyTTL: lease, ReadTTL: lease, WriteTTL: lease, Now: tick}
 	r1, err := l.TryAcquireRead(r1ctx)
 	if err != nil {
-		return o, err
+		return err
 	}
 	w.rec.Add(laneR1, timeline.Acquire, "takes a read hold: the one read field of the lock")
 	r2, err := l.TryAcquireRead(r2ctx)
 	if err != nil {
-		return o, err
+		return err
 	}
 	w.rec.Add(laneR2, timeline.Acquire, "takes a read hold: overwrites the one read field")
 	if err := read(r2ctx, laneR2, nil); err != nil {
-		return o, err
+		return err
 	}
 	if err := l.ReleaseRead(r2ctx, r2); err != nil {
-		return o, err
+		return err
 	}
 	w.rec.Add(laneR2, timeline.Release, "releases: deletes the one read field, reader 1's hold with it")
 	err = read(r1ctx, laneR1, func() error {
@@ -608,9 +634,9 @@ func runSeedRW(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		return buy()
 	})
 	if err != nil {
-		return o, err
+		return err
 	}
 	l.ReleaseRead(r1ctx, r1)
 	w.rec.Add(laneR1, timeline.Release, "releases its read hold (already gone)")
-	return o, o.audit(ctx, w.setup)
+	return nil
 }
