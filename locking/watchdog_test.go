@@ -28,7 +28,9 @@ func TestWatchdogKeepsLockForSeveralTTLs(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		const ttl = 600 * time.Millisecond
+		// A lease long enough that a busy machine still sees each renewal
+		// (the remaining lease is above 80% for a fifth of it, 400 ms).
+		const ttl = 2 * time.Second
 		m := locking.NewMutex(b.Client, "lock:dog", ttl)
 		h, work, err := m.AcquireKeepAlive(ctx)
 		if err != nil {
@@ -38,7 +40,7 @@ func TestWatchdogKeepsLockForSeveralTTLs(t *testing.T) {
 		// round wait until the watchdog has renewed (the remaining lease is
 		// back above 80%), so each round starts from a fresh lease.
 		for round := range 6 {
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(30 * time.Second)
 			for b.Client.PTTL(ctx, "lock:dog").Val() < ttl*8/10 {
 				if time.Now().After(deadline) {
 					t.Fatalf("round %d: no renewal seen (pttl %v)", round, b.Client.PTTL(ctx, "lock:dog").Val())
@@ -204,11 +206,11 @@ func TestKeepAliveCancelsBeforeTheLeaseEnds(t *testing.T) {
 		// The drift allowance is also the time the test has, after the
 		// cancellation, to resume the server and read the key: a loaded
 		// machine needs more than the default's 52 ms of a 5 s lease.
-		{"server stopped", 5 * time.Second, []locking.KeepAliveOption{locking.WithDrift(time.Second)}, func(t *testing.T, b *redistest.Backend, _ *gate) func() {
+		{"server stopped", 5 * time.Second, []locking.KeepAliveOption{locking.WithDrift(2 * time.Second)}, func(t *testing.T, b *redistest.Backend, _ *gate) func() {
 			must(t, b.Server.Signal(syscall.SIGSTOP))
 			return func() { b.Server.Signal(syscall.SIGCONT) }
 		}},
-		{"replies held back, wider drift", time.Second, []locking.KeepAliveOption{locking.WithDrift(300 * time.Millisecond)}, func(t *testing.T, b *redistest.Backend, g *gate) func() {
+		{"replies held back, wider drift", 5 * time.Second, []locking.KeepAliveOption{locking.WithDrift(2 * time.Second)}, func(t *testing.T, b *redistest.Backend, g *gate) func() {
 			g.close()
 			return g.open
 		}},
