@@ -10,9 +10,9 @@ import (
 )
 
 var (
-	notAcquired = errors.New("not acquired")
-	network     = errors.New("i/o timeout")
-	tooLong     = errors.New("waited too long")
+	errNotAcquired = errors.New("not acquired")
+	errNetwork     = errors.New("i/o timeout")
+	errTooLong     = errors.New("waited too long")
 )
 
 func TestLoop(t *testing.T) {
@@ -26,18 +26,18 @@ func TestLoop(t *testing.T) {
 		wantText  string
 	}{
 		{"first attempt", nil, -1, "", 0, nil, ""},
-		{"after two refusals", []error{notAcquired, notAcquired}, -1, "", 2, nil, ""},
-		{"an error that is no refusal", []error{notAcquired, network}, -1, "", 1, []error{network}, ""},
-		{"a wait that fails, with the key", []error{notAcquired, notAcquired}, 1, "lock:a", 1,
-			[]error{notAcquired, tooLong}, "lock:a after 2 attempts"},
-		{"a wait that fails, without a key", []error{notAcquired}, 0, "", 0,
-			[]error{notAcquired, tooLong}, ": after 1 attempts"},
+		{"after two refusals", []error{errNotAcquired, errNotAcquired}, -1, "", 2, nil, ""},
+		{"an error that is no refusal", []error{errNotAcquired, errNetwork}, -1, "", 1, []error{errNetwork}, ""},
+		{"a wait that fails, with the key", []error{errNotAcquired, errNotAcquired}, 1, "lock:a", 1,
+			[]error{errNotAcquired, errTooLong}, "lock:a after 2 attempts"},
+		{"a wait that fails, without a key", []error{errNotAcquired}, 0, "", 0,
+			[]error{errNotAcquired, errTooLong}, ": after 1 attempts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := attempt.Retry{Key: tc.key, NotAcquired: notAcquired,
+			r := attempt.Retry{Key: tc.key, NotAcquired: errNotAcquired,
 				Wait: func(_ context.Context, n int) error {
 					if n == tc.waitFails {
-						return tooLong
+						return errTooLong
 					}
 					return nil
 				}}
@@ -70,7 +70,7 @@ func TestLoop(t *testing.T) {
 
 func TestLoopRefused(t *testing.T) {
 	taken := errors.New("taken")
-	r := attempt.Retry{NotAcquired: notAcquired,
+	r := attempt.Retry{NotAcquired: errNotAcquired,
 		Refused: func(err error) bool { return errors.Is(err, taken) },
 		Wait:    func(context.Context, int) error { return nil }}
 	_, waits, err := attempt.Loop(context.Background(), r, func(_ context.Context, n int) (int, error) {
@@ -93,15 +93,15 @@ func TestEndedWhileWaiting(t *testing.T) {
 		err             error
 		wantNotAcquired bool
 	}{
-		{"live context: the error as it is", context.Background(), network, false},
-		{"ended context: a give-up", ended, network, true},
-		{"already a give-up", ended, notAcquired, true},
+		{"live context: the error as it is", context.Background(), errNetwork, false},
+		{"ended context: a give-up", ended, errNetwork, true},
+		{"already a give-up", ended, errNotAcquired, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := attempt.EndedWhileWaiting(tc.ctx, tc.err, notAcquired)
-			if !errors.Is(got, tc.err) || errors.Is(got, notAcquired) != tc.wantNotAcquired {
+			got := attempt.EndedWhileWaiting(tc.ctx, tc.err, errNotAcquired)
+			if !errors.Is(got, tc.err) || errors.Is(got, errNotAcquired) != tc.wantNotAcquired {
 				t.Fatalf("%v: wraps the error %v, not acquired %v; want true, %v",
-					got, errors.Is(got, tc.err), errors.Is(got, notAcquired), tc.wantNotAcquired)
+					got, errors.Is(got, tc.err), errors.Is(got, errNotAcquired), tc.wantNotAcquired)
 			}
 		})
 	}
