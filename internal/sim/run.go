@@ -2,8 +2,10 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -339,7 +341,7 @@ func (r *Result) merge(tallies []*worker) {
 // several markets).
 func (r *Result) audit(ctx context.Context, markets []*market.Market) error {
 	for _, m := range markets {
-		rep, err := m.Audit(ctx)
+		rep, err := auditMarket(ctx, m)
 		if err != nil {
 			return fmt.Errorf("audit market %s: %w", m.Name(), err)
 		}
@@ -358,4 +360,21 @@ func (r *Result) audit(ctx context.Context, markets []*market.Market) error {
 		}
 	}
 	return nil
+}
+
+// auditTries is how many times a market's audit is asked for while its
+// reply times out: the audit only reads, and a busy machine can hold a
+// large market's reply (a prefilled one's) past the client's read
+// timeout.
+const auditTries = 3
+
+// auditMarket audits m, asking again when the reply timed out.
+func auditMarket(ctx context.Context, m *market.Market) (market.Report, error) {
+	var ne net.Error
+	for try := 1; ; try++ {
+		rep, err := m.Audit(ctx)
+		if err == nil || try == auditTries || ctx.Err() != nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return rep, err
+		}
+	}
 }
