@@ -177,6 +177,7 @@ type modelJSON struct {
 	TTLsMS     []int64  `json:"ttls_ms,omitempty"`
 	RenewMS    int64    `json:"renew_every_ms,omitempty"`
 	RetryMS    int64    `json:"retry_ms"`
+	MaxDelayMS int64    `json:"max_delay_ms,omitempty"`
 	ShortMS    int64    `json:"pause_short_ms"`
 	LongMS     int64    `json:"pause_long_ms"`
 }
@@ -184,7 +185,8 @@ type modelJSON struct {
 func (m Model) json() modelJSON {
 	j := modelJSON{Clients: m.Clients, Iterations: m.Iterations, Attempts: m.Attempts, Faults: m.Faults,
 		Ticks: m.Ticks, Steps: m.Steps, FaultKinds: slices.Clip(append([]string{}, m.FaultKinds...)),
-		TTLMS: m.TTL.Milliseconds(), RenewMS: m.RenewEvery.Milliseconds(), RetryMS: m.Retry.Milliseconds()}
+		TTLMS: m.TTL.Milliseconds(), RenewMS: m.RenewEvery.Milliseconds(), RetryMS: m.Retry.Milliseconds(),
+		MaxDelayMS: m.MaxDelay.Milliseconds()}
 	if d, ok := m.pauseLength(Short); ok {
 		j.ShortMS = d.Milliseconds()
 	}
@@ -241,7 +243,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 	m := Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
 		Faults: j.Model.Faults, Ticks: j.Model.Ticks, Steps: j.Model.Steps, FaultKinds: j.Model.FaultKinds,
-		Jump: ms(j.Model.JumpMS), TTL: ms(j.Model.TTLMS), RenewEvery: ms(j.Model.RenewMS), Retry: ms(j.Model.RetryMS)}
+		Jump: ms(j.Model.JumpMS), TTL: ms(j.Model.TTLMS), RenewEvery: ms(j.Model.RenewMS), Retry: ms(j.Model.RetryMS),
+		MaxDelay: ms(j.Model.MaxDelayMS)}
 	for _, n := range j.Model.TTLsMS {
 		m.TTLs = append(m.TTLs, ms(n))
 	}

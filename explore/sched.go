@@ -196,7 +196,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (
 		return nil, err
 	}
 	w := &world{t: e.target, epoch: e.epoch, factor: e.factor, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
-		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}}
+		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}, maxDelay: e.model.MaxDelay}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
 	}
@@ -379,6 +379,11 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 		}
 	}
 	sort.SliceStable(tickChoices, func(i, j int) bool { return tickChoices[i].At < tickChoices[j].At })
+	if by, ok := w.deliverBy(m); ok {
+		// The network's delay is bounded: the clock waits for the
+		// commands in flight that would otherwise land too late.
+		tickChoices = slices.DeleteFunc(tickChoices, func(c choice) bool { return c.At > by })
+	}
 	if ticks >= m.Ticks {
 		tickChoices = nil
 	}
@@ -390,6 +395,27 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 		return out
 	}
 	return append(out, w.enabledFaults(m)...)
+}
+
+// deliverBy is the time by which the commands in flight must have run
+// under m.MaxDelay, and false when nothing bounds the clock: delays are
+// unbounded, or no command is in flight. A command is in flight when
+// its client may send it now (neither paused, crashed nor past its
+// steps); a paused client has not sent its command yet. w.mu is held.
+func (w *world) deliverBy(m Model) (time.Duration, bool) {
+	if m.MaxDelay <= 0 {
+		return 0, false
+	}
+	by, ok := time.Duration(0), false
+	for _, p := range w.parked {
+		if p.c.paused || p.c.crashed || p.c.steps >= m.Steps {
+			continue
+		}
+		if t := p.since + m.MaxDelay; !ok || t < by {
+			by, ok = t, true
+		}
+	}
+	return by, ok
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
@@ -543,6 +569,11 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	for _, c := range w.clients {
 		if c.paused && c.pausedUntil >= 0 && c.pausedUntil <= w.now {
 			c.paused = false
+			for _, p := range w.parked {
+				if p.c == c {
+					p.since = w.now // sent when the pause ends
+				}
+			}
 		}
 	}
 	for _, s := range slices.Clone(w.sleepers) {

@@ -62,6 +62,15 @@ type Model struct {
 	// Jump is how far a node's clock jumps forward (FaultClockJump); 0
 	// for the default, one lease (Resolve).
 	Jump time.Duration `json:"-"`
+	// MaxDelay, when set, bounds the network's delay in virtual time: a
+	// command sent (parked by a client that is neither paused nor
+	// crashed) runs before the clock passes MaxDelay after its sending,
+	// as on a network whose delays are bounded. A pause before a command
+	// is sent is a pause, not a delay: the bound counts from the pause's
+	// end. 0, the default, bounds nothing: a command may land any time
+	// later, as on an asynchronous network, where only fencing keeps a
+	// write in flight from landing after the lease that allowed it.
+	MaxDelay time.Duration `json:"-"`
 }
 
 // DefaultModel is the model of a target unless told otherwise: the

@@ -92,6 +92,9 @@ type parked struct {
 	desc  string
 	reply string
 	go_   chan error
+	// since is when it was sent on the virtual clock: when it was
+	// parked, or when its client's pause ended (Model.MaxDelay).
+	since time.Duration
 }
 
 // sleeper is a goroutine waiting on a client's clock.
@@ -157,6 +160,9 @@ type world struct {
 	nodeFalls []string
 	tokens    map[string]string
 	opaque    bool
+	// maxDelay is the model's MaxDelay: how long a command may stay in
+	// flight on the virtual clock, 0 for ever.
+	maxDelay time.Duration
 	// sleepAs, when set, is how long every sleep of a client lasts (in
 	// virtual time), whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
@@ -320,7 +326,7 @@ func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*par
 		// states that differ in it must not look alike (fingerprint).
 		c.log = append(c.log, "sent at "+strconv.FormatInt(int64(w.now), 10))
 	}
-	p := &parked{c: c, seq: w.seq, cmds: cmds, go_: make(chan error, 1)}
+	p := &parked{c: c, seq: w.seq, cmds: cmds, go_: make(chan error, 1), since: w.now}
 	p.keys, p.write = footprint(cmds)
 	for _, k := range p.keys {
 		if w.t.isLock(k) {
@@ -641,7 +647,11 @@ func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 		var waits []string
 		for _, p := range w.parked {
 			if p.c == c {
-				waits = append(waits, "parked "+p.desc)
+				wait := "parked " + p.desc
+				if w.maxDelay > 0 {
+					wait += " since " + strconv.FormatInt(int64(p.since), 10)
+				}
+				waits = append(waits, wait)
 			}
 		}
 		for _, s := range w.sleepers {

@@ -134,7 +134,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		files[name] = f.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
 	}
 	var faults, bound, check string
-	var ttl, jump, renew time.Duration
+	var ttl, jump, renew, delay time.Duration
 	var ttls string
 	f.redis(&o.redis, "the explorer needs one server, not a cluster")
 	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
@@ -153,6 +153,8 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		"its last (default: -ttl for every client)")
 	f.DurationVar(&renew, "renew-every", 0, "each holder extends its hold every `D` of virtual time while it holds "+
 		"it, as a watchdog does, instead of once (a target with an extension)")
+	f.DurationVar(&delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
+		"time (default: unbounded, a command may land any time later)")
 	f.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
 	f.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
@@ -268,6 +270,10 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 		}
 	}
 	o.model.RenewEvery = renew
+	if delay < 0 || delay > 0 && delay < time.Millisecond {
+		return bad("-max-delay %v: want 1ms or more (0: unbounded)", delay)
+	}
+	o.model.MaxDelay = delay
 	fk, err := explore.ParseFaults(faults)
 	if err != nil {
 		return bad("-faults: %v", err)
@@ -521,6 +527,9 @@ func writeExploreModel(b *bytes.Buffer, res *explore.Result) {
 	}
 	if m.RenewEvery > 0 {
 		lease += fmt.Sprintf(", renewed every %v", m.RenewEvery)
+	}
+	if m.MaxDelay > 0 {
+		lease += fmt.Sprintf(", commands land within %v", m.MaxDelay)
 	}
 	line(fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per section, "+
 		"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, retry %v, pauses short %v / "+

@@ -57,6 +57,9 @@ func TestExploreFlags(t *testing.T) {
 		{"bad ttls", []string{"-recipe", "1", "-ttls", "10s,soon"}, `-ttls "10s,soon"`},
 		{"short lease in ttls", []string{"-recipe", "1", "-ttls", "10s,10ms"}, "ttls: lease 10ms"},
 		{"negative renewal", []string{"-recipe", "1", "-renew-every", "-1s"}, "renew every -1s"},
+		{"bounded delay", []string{"-watchdog", "-max-delay", "100ms"}, ""},
+		{"negative delay", []string{"-watchdog", "-max-delay", "-1s"}, "-max-delay -1s"},
+		{"tiny delay", []string{"-watchdog", "-max-delay", "1us"}, "-max-delay 1µs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
