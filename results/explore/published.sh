@@ -4,10 +4,12 @@
 # run (exit status, the search's first line, the verdict).
 # Usage: sh results/explore/published.sh > results/explore/published.txt
 set -u
-go build -o /tmp/simulate-published ./cmd/simulate || exit 2
+sim=$(mktemp -d)
+trap 'rm -rf "$sim"' EXIT
+go build -o "$sim/simulate" ./cmd/simulate || exit 2
 echo "start $(date -u +%FT%H:%MZ) commit $(git rev-parse --short HEAD) load $(uptime | sed 's/.*average: //')"
 while IFS='|' read -r name flags; do
-  out=$(/tmp/simulate-published explore -recipe-dir "explore/testdata/published/$name" $flags 2>&1)
+  out=$("$sim/simulate" explore -recipe-dir "explore/testdata/published/$name" $flags 2>&1)
   rc=$?
   search=$(echo "$out" | grep -E '^search:' | head -1 | cut -c1-60)
   verdict=$(echo "$out" | grep -E '^(No violation|mutual_exclusion: |liveness: |ownership: |resource: )' |

@@ -13,8 +13,9 @@
 # reproduced; `uptime` before each run gives the load it ran at.
 set -u
 sim=$(mktemp)
-go build -o "$sim" ./cmd/simulate || exit 1
 out=$(mktemp)
+trap 'rm -f "$sim" "$out"' EXIT
+go build -o "$sim" ./cmd/simulate || exit 1
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) cores"
 $sim version 2>/dev/null | head -1
 run() {

@@ -3,7 +3,7 @@
 # core beside it, started and killed here. Each line: the command, its exit
 # status, what it reports, and the load (uptime) when it started.
 # Usage: results/explore/verdict-load.sh SIMULATE OUTDIR STREAM...
-# (STREAM: flawed, fixed, watchdog, watchdog-first or budget; the streams
+# (STREAM: flawed, fixed, watchdog, watchdog-first, watchdog-bounded or budget; the streams
 # run at once, each into OUTDIR/STREAM.txt)
 set -u
 sim=$1
@@ -40,6 +40,9 @@ stream() {
 		;;
 	watchdog)
 		for i in 1 2 3 4 5; do run -watchdog -faults pause-short,crash; done
+		;;
+	watchdog-bounded)
+		for i in 1 2 3 4 5; do run -watchdog -faults pause-short,crash -max-delay 1s; done
 		;;
 	watchdog-first)
 		for i in 1 2 3 4 5; do run -watchdog -faults pause-short,crash -first; done

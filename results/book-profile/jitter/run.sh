@@ -7,9 +7,14 @@
 # own private redis-server.
 set -eu
 command -v jq >/dev/null || { echo "$0: needs jq (Debian: apt-get install jq)" >&2; exit 2; }
-bin=$(mktemp -d)/simulate
-go build -o $bin ./cmd/simulate
-out=results/book-profile/jitter
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bin=$tmp/simulate
+go build -ldflags "-X github.com/lockmarket/lockmarket/internal/report/output.Commit=$(git rev-parse --short=12 HEAD)" \
+	-o $bin ./cmd/simulate
+# The output directory: $OUT, else results/book-profile/jitter itself (the committed run).
+out=${OUT:-results/book-profile/jitter}
+mkdir -p "$out"
 : > $out/load.txt
 : > $out/targets.txt
 for j in 0 250us 500us 1ms; do

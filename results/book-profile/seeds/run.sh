@@ -6,9 +6,14 @@
 # private redis-server.
 set -eu
 command -v jq >/dev/null || { echo "$0: needs jq (Debian: apt-get install jq)" >&2; exit 2; }
-bin=$(mktemp -d)/simulate
-go build -o $bin ./cmd/simulate
-out=results/book-profile/seeds
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bin=$tmp/simulate
+go build -ldflags "-X github.com/lockmarket/lockmarket/internal/report/output.Commit=$(git rev-parse --short=12 HEAD)" \
+	-o $bin ./cmd/simulate
+# The output directory: $OUT, else results/book-profile/seeds itself (the committed run).
+out=${OUT:-results/book-profile/seeds}
+mkdir -p "$out"
 : > $out/load.txt
 : > $out/targets.txt
 for seed in 1 2 3; do
