@@ -683,8 +683,9 @@ func (k clock) now() time.Duration {
 
 // --- the targets ---
 
-// Recipes lists the numbers of the gallery's recipes.
-var Recipes = []string{"1", "2", "3", "4", "5", "6", "9", "11"}
+// Recipes lists the IDs of the recipes Recipe takes: the catalogue's
+// (flawed.Recipes), in its order.
+var Recipes = flawed.RecipeIDs()
 
 func lockKey(ns string) string { return ns + lockName }
 
@@ -701,6 +702,9 @@ func oneLockKey(ns string) []string { return []string{lockKey(ns)} }
 // critical section's write is fenced (it commits only while the lock key
 // holds the writer's token, Lock.Held); of 9, locking.RWMutex.
 func Recipe(n string, fixed bool) (*Target, error) {
+	if _, err := flawed.RecipeByID(n); err != nil {
+		return nil, fmt.Errorf("unknown recipe %q (known: %s)", n, strings.Join(Recipes, ", "))
+	}
 	if fixed {
 		return recipeFix(n)
 	}
@@ -769,7 +773,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 		t.Checks = Properties
 		return t, nil
 	}
-	return nil, fmt.Errorf("unknown recipe %q (known: %s)", n, strings.Join(Recipes, ", "))
+	return nil, fmt.Errorf("recipe %s of the catalogue has no target", n)
 }
 
 func recipeFix(n string) (*Target, error) {

@@ -72,14 +72,9 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 func galleryNumbers() []string {
 	var out []string
 	for _, s := range gallery.Scenarios() {
-		out = append(out, recipeNumber(s.Recipe))
+		out = append(out, s.Recipe.ID)
 	}
 	return out
-}
-
-func recipeNumber(recipe string) string {
-	n, _, _ := strings.Cut(recipe, " ")
-	return n
 }
 
 // galleryDoc is the JSON output.
@@ -107,10 +102,10 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	prog := newProgress(stderr)
 	var cells []cell
 	for _, s := range gallery.Scenarios() {
-		if len(o.recipes) > 0 && !slices.Contains(o.recipes, recipeNumber(s.Recipe)) {
+		if len(o.recipes) > 0 && !slices.Contains(o.recipes, s.Recipe.ID) {
 			continue
 		}
-		cells = append(cells, cell{label: s.Recipe, run: func(ctx context.Context) (string, bool, error) {
+		cells = append(cells, cell{label: s.Recipe.String(), run: func(ctx context.Context) (string, bool, error) {
 			row, err := s.Run(ctx, env)
 			if err != nil {
 				return "", false, err
@@ -136,7 +131,7 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.out != "" && len(doc.Rows) > 0 {
 		recipes := make([]string, len(doc.Rows))
 		for i, row := range doc.Rows {
-			recipes[i] = recipeNumber(row.Recipe)
+			recipes[i] = row.Recipe.ID
 		}
 		fmt.Fprintf(stderr, "simulate gallery: wrote %d files into %s: recipe-N.txt, recipe-N-flawed.svg and recipe-N-fixed.svg for N in %s\n",
 			3*len(doc.Rows), o.out, strings.Join(recipes, ", "))
@@ -154,7 +149,7 @@ var galleryColumns = []string{"recipe", "fault", "consequence", "violations", "f
 var galleryNumeric = []bool{false, false, false, true, false, true}
 
 func galleryCells(r gallery.Row) []string {
-	return []string{r.Recipe, r.Fault, r.Consequence, strconv.Itoa(r.Violations), r.FixedBy, strconv.Itoa(r.FixedViolations)}
+	return []string{r.Recipe.String(), r.Fault, r.Consequence, strconv.Itoa(r.Violations), r.FixedBy, strconv.Itoa(r.FixedViolations)}
 }
 
 // The default table fits output.Width columns: the fault is left to -wide,
@@ -172,7 +167,7 @@ const (
 
 func galleryNarrowCells(r gallery.Row) []string {
 	return []string{
-		output.Wrap(r.Recipe, galleryRecipeWidth), output.Wrap(r.Consequence, galleryConsequenceWidth),
+		output.Wrap(r.Recipe.String(), galleryRecipeWidth), output.Wrap(r.Consequence, galleryConsequenceWidth),
 		report.Thousands(int64(r.Violations)), output.Wrap(r.FixedBy, galleryFixedByWidth),
 		report.Thousands(int64(r.FixedViolations)),
 	}

@@ -63,7 +63,7 @@ func TestGalleryRunsAndReports(t *testing.T) {
 		if err := writeGallery(&out, format, true, doc); err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range append(galleryColumns, doc.Rows[0].Recipe, doc.Rows[2].FixedBy) {
+		for _, want := range append(galleryColumns, doc.Rows[0].Recipe.String(), doc.Rows[2].FixedBy) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out.String())
 			}
@@ -80,7 +80,7 @@ func TestGalleryRunsAndReports(t *testing.T) {
 		want = append(want, strings.Fields(c)...)
 	}
 	for _, r := range doc.Rows {
-		want = append(want, strings.Fields(r.Recipe+" "+r.Consequence+" "+r.FixedBy)...)
+		want = append(want, strings.Fields(r.Recipe.String()+" "+r.Consequence+" "+r.FixedBy)...)
 	}
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {

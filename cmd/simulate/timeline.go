@@ -21,26 +21,24 @@ const timelineWidth = 100
 // printGalleryTimeline runs recipe n (its number) flawed and fixed and
 // prints both timelines.
 func printGalleryTimeline(ctx context.Context, env gallery.Env, n string, verbose bool, w io.Writer) error {
-	for _, s := range gallery.Scenarios() {
-		if recipeNumber(s.Recipe) != n {
-			continue
-		}
-		fmt.Fprintf(w, "Recipe %s\nFault: %s\n\n", s.Recipe, s.Fault)
-		for _, fixed := range []bool{false, true} {
-			tl, err := s.RunOne(ctx, env, fixed)
-			if err != nil {
-				return err
-			}
-			if fixed {
-				fmt.Fprintln(w)
-			}
-			if err := tl.Text(w, timelineWidth, verbose); err != nil {
-				return err
-			}
-		}
-		return nil
+	s, err := gallery.ScenarioOf(n)
+	if err != nil {
+		return fmt.Errorf("no recipe %q", n)
 	}
-	return fmt.Errorf("no recipe %q", n)
+	fmt.Fprintf(w, "Recipe %s\nFault: %s\n\n", s.Recipe, s.Fault)
+	for _, fixed := range []bool{false, true} {
+		tl, err := s.RunOne(ctx, env, fixed)
+		if err != nil {
+			return err
+		}
+		if fixed {
+			fmt.Fprintln(w)
+		}
+		if err := tl.Text(w, timelineWidth, verbose); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // faultTrace is a pause fault and a strategy to trace.
@@ -85,7 +83,7 @@ func writeGalleryTimelines(dir string, row gallery.Row) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	n := recipeNumber(row.Recipe)
+	n := row.Recipe.ID
 	var txt bytes.Buffer
 	fmt.Fprintf(&txt, "Recipe %s\nFault: %s\n\n", row.Recipe, row.Fault)
 	for _, tl := range []struct {

@@ -3,7 +3,6 @@ package gallery_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/lockmarket/lockmarket/explore"
@@ -26,7 +25,7 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 		"5": explore.MutualExclusion, "6": explore.Resource, "9": explore.MutualExclusion, "11": explore.Resource,
 	}
 	for _, s := range gallery.Scenarios() {
-		n, _, _ := strings.Cut(s.Recipe, " ")
+		n := s.Recipe.ID
 		t.Run(n, func(t *testing.T) {
 			tg, err := explore.Recipe(n, false)
 			if err != nil {

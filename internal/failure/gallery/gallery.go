@@ -83,12 +83,13 @@ func (e Env) expire(ctx context.Context, key string) (bool, error) {
 // Row is the outcome of one scenario: the flawed recipe under its fault,
 // and the fix under the same fault.
 type Row struct {
-	Recipe          string `json:"recipe"`
-	Fault           string `json:"fault"`
-	Consequence     string `json:"consequence"`
-	Violations      int    `json:"violations"`
-	FixedBy         string `json:"fixed_by"`
-	FixedViolations int    `json:"fixed_violations"`
+	// Recipe is the recipe, written in JSON as "ID NAME".
+	Recipe          flawed.Recipe `json:"recipe"`
+	Fault           string        `json:"fault"`
+	Consequence     string        `json:"consequence"`
+	Violations      int           `json:"violations"`
+	FixedBy         string        `json:"fixed_by"`
+	FixedViolations int           `json:"fixed_violations"`
 	// Details describes what the flawed run broke (first few findings).
 	Details []string `json:"details,omitempty"`
 	// FixedDetails describes anything the fixed run broke (nothing, if the
@@ -100,10 +101,12 @@ type Row struct {
 	FixedTimeline timeline.Timeline `json:"-"`
 }
 
-// Scenario is one recipe's demonstration.
+// Scenario is one recipe's demonstration: the fault injected, its
+// consequence, and the recipe that fixes it.
 type Scenario struct {
-	Recipe, Fault, Consequence, FixedBy string
-	run                                 func(ctx context.Context, w *world, fixed bool) (outcome, error)
+	Recipe                      flawed.Recipe
+	Fault, Consequence, FixedBy string
+	run                         runFunc
 }
 
 type outcome struct {
@@ -190,7 +193,7 @@ func (s Scenario) runOne(ctx context.Context, env Env, fixed bool) (outcome, tim
 	if o.violations == 0 {
 		w.rec.Finding(false, "no violation: the audit is clean")
 	}
-	return o, w.rec.Finish("recipe "+s.Recipe, Variant(fixed), s.verdict(fixed, o), o.violations), nil
+	return o, w.rec.Finish("recipe "+s.Recipe.String(), Variant(fixed), s.verdict(fixed, o), o.violations), nil
 }
 
 // verdict says in words what one run of the scenario showed.
@@ -422,6 +425,24 @@ func mutexLock(rdb redis.UniversalClient, pause func(ctx context.Context)) marke
 			return l.Release(rctx)
 		}}, nil
 	}
+}
+
+// buy is a purchase a client of a scenario makes, as lane: buyer buys
+// seller's item at price.
+type buy struct {
+	lane, buyer, seller, item string
+	price                     int64
+}
+
+// start makes purchase b with m under strategy s in a goroutine of wg,
+// and records its answer in b.lane; it returns an event fired when the
+// purchase has returned, and where its error will be.
+func (w *world) start(ctx context.Context, wg *sync.WaitGroup, m trader, s market.Strategy, b buy) (*event, *error) {
+	return client(wg, func() error {
+		_, err := m.Purchase(w.as(ctx, b.lane), s, b.buyer, b.seller, b.item, b.price)
+		w.result(b.lane, "purchase of "+b.item, err)
+		return err
+	})
 }
 
 // client runs op in a goroutine and returns an event fired when it ends,

@@ -2,8 +2,11 @@ package gallery_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -17,7 +20,7 @@ func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
 	redistest.RunParallel(t, func(t *testing.T, b *redistest.Backend) {
 		env := gallery.Env{Client: b.Client, Mini: b.Mini}
 		for _, s := range gallery.Scenarios() {
-			t.Run(s.Recipe, func(t *testing.T) {
+			t.Run(s.Recipe.String(), func(t *testing.T) {
 				row, err := s.Run(context.Background(), env)
 				if err != nil {
 					t.Fatal(err)
@@ -37,6 +40,24 @@ func TestEveryFlawShowsAndEveryFixHolds(t *testing.T) {
 			t.Errorf("%d keys left behind", n)
 		}
 	})
+}
+
+// TestScenariosFollowTheCatalogue: the gallery stages every recipe of the
+// catalogue, in its order, and finds each by its ID.
+func TestScenariosFollowTheCatalogue(t *testing.T) {
+	var ids []string
+	for _, s := range gallery.Scenarios() {
+		ids = append(ids, s.Recipe.ID)
+		if got, err := gallery.ScenarioOf(s.Recipe.ID); err != nil || got.Recipe != s.Recipe {
+			t.Errorf("ScenarioOf(%q) = %v, %v", s.Recipe.ID, got.Recipe, err)
+		}
+	}
+	if want := flawed.RecipeIDs(); !slices.Equal(ids, want) {
+		t.Errorf("the gallery stages recipes %v, the catalogue lists %v", ids, want)
+	}
+	if _, err := gallery.ScenarioOf("7"); !errors.Is(err, flawed.ErrUnknownRecipe) {
+		t.Errorf("ScenarioOf(7): %v, want flawed.ErrUnknownRecipe", err)
+	}
 }
 
 // TestGalleryOnRedisCluster runs the gallery on a three-master cluster,

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -16,84 +18,85 @@ import (
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
-// Scenarios returns the gallery, in the order of the recipes.
+// Scenarios returns the gallery, one scenario per recipe of
+// flawed.Recipes, in their order: the fault injected, its consequence,
+// and the recipe that fixes it.
 func Scenarios() []Scenario {
 	return []Scenario{
-		{
-			Recipe:      "1 GET then SET",
-			Fault:       "buyer A paused between its GET (empty) and its SET while buyer B takes the lock",
-			Consequence: "both buyers hold the listing's lock: the item is sold twice",
-			FixedBy:     "6 SET NX PX + token script (locking.Mutex)",
-			run:         runGetThenSet,
-		},
-		{
-			Recipe:      "2 SETNX, no expiry",
-			Fault:       "the holder crashes before its DEL",
-			Consequence: "lock held forever: every later purchase is blocked",
-			FixedBy:     "6 locking.Mutex (the lease runs out)",
-			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
-				return runCrashedHolder(ctx, w, fixed, func(key string, ttl time.Duration, _ flawed.Hook) flawed.Lock {
-					return &flawed.SetNX{RDB: w.rdb, Key: key}
-				})
-			},
-		},
-		{
-			Recipe:      "3 SETNX then EXPIRE",
-			Fault:       "the holder crashes between SETNX and EXPIRE",
-			Consequence: "lock left without expiry: every later purchase is blocked",
-			FixedBy:     "6 locking.Mutex (SET NX PX: no gap)",
-			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
-				return runCrashedHolder(ctx, w, fixed, func(key string, ttl time.Duration, h flawed.Hook) flawed.Lock {
-					return &flawed.SetNXThenExpire{RDB: w.rdb, Key: key, TTL: ttl, Hook: h}
-				})
-			},
-		},
-		{
-			Recipe:      "4 SET NX PX + DEL",
-			Fault:       "holder A paused past its lease, then DELs the key while B holds it",
-			Consequence: "a third buyer is admitted beside B: an item is sold twice",
-			FixedBy:     "6 locking.Mutex (release only with the holder's token)",
-			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
-				return runStaleRelease(ctx, w, fixed, false)
-			},
-		},
-		{
-			Recipe:      "5 GET, compare, DEL",
-			Fault:       "holder A paused between its compare and its DEL, past its lease",
-			Consequence: "A's DEL frees B's lock: a third buyer is admitted, an item is sold twice",
-			FixedBy:     "6 locking.Mutex (compare and DEL in one script)",
-			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
-				return runStaleRelease(ctx, w, fixed, true)
-			},
-		},
-		{
-			Recipe:      "6 SET NX PX + token script",
-			Fault:       "holder A paused past its lease before its commit; B takes the lock and buys",
-			Consequence: "A still commits after B: the item is sold twice",
-			FixedBy:     "6 + fencing (market.WithFencing: the commit WATCHes the lock key)",
-			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
-				return runLeaseExpiry(ctx, w, fixed, nil)
-			},
-		},
-		{
-			Recipe:      "9 seed read-write lock",
-			Fault:       "two readers; the second releases while the first still reads",
-			Consequence: "a writer commits inside a read: the reader sees money that does not add up",
-			FixedBy:     "locking.RWMutex (one hold per reader)",
-			run:         runSeedRW,
-		},
-		{
-			Recipe:      "11 book lock with timeout",
-			Fault:       "holder A paused past its timeout before its commit; B takes the lock and buys",
-			Consequence: "A still commits after B: the item is sold twice",
-			FixedBy:     "11 + fencing (market.WithFencing)",
-			run: func(ctx context.Context, w *world, fixed bool) (outcome, error) {
-				return runLeaseExpiry(ctx, w, fixed, func(key string, ttl time.Duration) flawed.Lock {
-					return &flawed.BookTimeout{RDB: w.rdb, Key: key, TTL: ttl}
-				})
-			},
-		},
+		{byID("1"), "buyer A paused between its GET (empty) and its SET while buyer B takes the lock", "both buyers hold the listing's lock: the item is sold twice", "6 SET NX PX + token script (locking.Mutex)", runGetThenSet},
+		{byID("2"), "the holder crashes before its DEL", "lock held forever: every later purchase is blocked", "6 locking.Mutex (the lease runs out)", crashedHolder(setNX)},
+		{byID("3"), "the holder crashes between SETNX and EXPIRE", "lock left without expiry: every later purchase is blocked", "6 locking.Mutex (SET NX PX: no gap)", crashedHolder(setNXThenExpire)},
+		{byID("4"), "holder A paused past its lease, then DELs the key while B holds it", "a third buyer is admitted beside B: an item is sold twice", "6 locking.Mutex (release only with the holder's token)", staleRelease(false)},
+		{byID("5"), "holder A paused between its compare and its DEL, past its lease", "A's DEL frees B's lock: a third buyer is admitted, an item is sold twice", "6 locking.Mutex (compare and DEL in one script)", staleRelease(true)},
+		{byID("6"), "holder A paused past its lease before its commit; B takes the lock and buys", "A still commits after B: the item is sold twice", "6 + fencing (market.WithFencing: the commit WATCHes the lock key)", leaseExpiry(nil)},
+		{byID("9"), "two readers; the second releases while the first still reads", "a writer commits inside a read: the reader sees money that does not add up", "locking.RWMutex (one hold per reader)", runSeedRW},
+		{byID("11"), "holder A paused past its timeout before its commit; B takes the lock and buys", "A still commits after B: the item is sold twice", "11 + fencing (market.WithFencing)", leaseExpiry(bookTimeout)},
 	}
+}
+
+// byID is the recipe of the catalogue whose ID is id; the gallery names
+// only recipes the catalogue has (TestScenariosFollowTheCatalogue).
+func byID(id string) flawed.Recipe {
+	r, err := flawed.RecipeByID(id)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// ScenarioOf returns the scenario of recipe id (a flawed.Recipe's ID); an
+// error wrapping flawed.ErrUnknownRecipe when the gallery has none.
+func ScenarioOf(id string) (Scenario, error) {
+	for _, s := range Scenarios() {
+		if s.Recipe.ID == id {
+			return s, nil
+		}
+	}
+	_, err := flawed.RecipeByID(id)
+	if err == nil {
+		err = fmt.Errorf("%w: the gallery has no scenario for recipe %s", flawed.ErrUnknownRecipe, id)
+	}
+	return Scenario{}, err
+}
+
+// newLock makes a flawed recipe's lock on key for the scenarios of
+// several recipes; h, if the recipe takes one, is its Hook.
+type newLock func(rdb redis.UniversalClient, key string, ttl time.Duration, h flawed.Hook) flawed.Lock
+
+// runFunc runs one scenario once, with the flawed recipe or its fix.
+type runFunc func(ctx context.Context, w *world, fixed bool) (outcome, error)
+
+// crashedHolder is runCrashedHolder with the recipe nl.
+func crashedHolder(nl newLock) runFunc {
+	return func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+		return runCrashedHolder(ctx, w, fixed, nl)
+	}
+}
+
+// staleRelease is runStaleRelease, paused in the release when inRelease.
+func staleRelease(inRelease bool) runFunc {
+	return func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+		return runStaleRelease(ctx, w, fixed, inRelease)
+	}
+}
+
+// leaseExpiry is runLeaseExpiry with the recipe nl (nil: locking.Mutex).
+func leaseExpiry(nl newLock) runFunc {
+	return func(ctx context.Context, w *world, fixed bool) (outcome, error) {
+		return runLeaseExpiry(ctx, w, fixed, nl)
+	}
+}
+
+func setNX(rdb redis.UniversalClient, key string, _ time.Duration, _ flawed.Hook) flawed.Lock {
+	return &flawed.SetNX{RDB: rdb, Key: key}
+}
+
+func setNXThenExpire(rdb redis.UniversalClient, key string, ttl time.Duration, h flawed.Hook) flawed.Lock {
+	return &flawed.SetNXThenExpire{RDB: rdb, Key: key, TTL: ttl, Hook: h}
+}
+
+func bookTimeout(rdb redis.UniversalClient, key string, ttl time.Duration, h flawed.Hook) flawed.Lock {
+	return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl, Hook: h}
 }
 
 // hookErrs collects errors from inside hooks, which cannot return them.
@@ -184,19 +187,11 @@ func runGetThenSet(ctx context.Context, w *world, fixed bool) (outcome, error) {
 		return o, err
 	}
 	var wg sync.WaitGroup
-	aDone, aErr := client(&wg, func() error {
-		_, err := mA.Purchase(w.as(ctx, laneA), market.Fine, "ann", "sam", "relic", 100)
-		w.result(laneA, "purchase of relic", err)
-		return err
-	})
+	aDone, aErr := w.start(ctx, &wg, mA, market.Fine, buy{laneA, "ann", "sam", "relic", 100})
 	if err := aAtGap.wait(ctx); err != nil {
 		return o, err
 	}
-	bDone, bErr := client(&wg, func() error {
-		_, err := mB.Purchase(w.as(ctx, laneB), market.Fine, "bob", "sam", "relic", 100)
-		w.result(laneB, "purchase of relic", err)
-		return err
-	})
+	bDone, bErr := w.start(ctx, &wg, mB, market.Fine, buy{laneB, "bob", "sam", "relic", 100})
 	go func() { bDone.wait(ctx); bAtGap.fire() }() // B giving up also lets A go on
 	wg.Wait()
 	for _, err := range []error{*aErr, *bErr} {
@@ -229,7 +224,7 @@ func (w *world) crash(ctx context.Context, key, why string) {
 // releases; with a hook, it crashes at the hook's point). The lease, if
 // any, then runs out, and three buyers each try to buy their own listing.
 // Each one blocked while its listing was there is a violation.
-func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(key string, ttl time.Duration, h flawed.Hook) flawed.Lock) (outcome, error) {
+func runCrashedHolder(ctx context.Context, w *world, fixed bool, nl newLock) (outcome, error) {
 	var o outcome
 	buyers := []string{"ann", "bob", "cat"}
 	lanes := []string{laneA, laneB, laneC}
@@ -252,7 +247,7 @@ func runCrashedHolder(ctx context.Context, w *world, fixed bool, newLock func(ke
 		return flawed.ErrCrashed
 	}
 	lockFunc := func(h flawed.Hook) markettrace.LockFunc {
-		return recipeLock(func(key string, ttl time.Duration) flawed.Lock { return newLock(key, ttl, h) }, nil)
+		return recipeLock(func(key string, ttl time.Duration) flawed.Lock { return nl(w.rdb, key, ttl, h) }, nil)
 	}
 	// dan takes the lock and dies holding it.
 	dctx := w.as(ctx, laneD)
@@ -358,29 +353,17 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 		resume()
 	})
 	var wg sync.WaitGroup
-	aDone, aErr := client(&wg, func() error {
-		_, err := mA.Purchase(w.as(ctx, laneA), market.Coarse, "ann", "sam", "ring", 50)
-		w.result(laneA, "purchase of ring", err)
-		return err
-	})
+	aDone, aErr := w.start(ctx, &wg, mA, market.Coarse, buy{laneA, "ann", "sam", "ring", 50})
 	if err := aPaused.wait(ctx); err != nil {
 		return o, err
 	}
-	bDone, bErr := client(&wg, func() error {
-		_, err := mB.Purchase(w.as(ctx, laneB), market.Coarse, "bob", "sam", "crown", 100)
-		w.result(laneB, "purchase of crown", err)
-		return err
-	})
+	bDone, bErr := w.start(ctx, &wg, mB, market.Coarse, buy{laneB, "bob", "sam", "crown", 100})
 	go func() { bDone.wait(ctx); bAtCommit.fire() }()
 	if err := aDone.wait(ctx); err != nil {
 		return o, err
 	}
 	var cErr *error
-	cDone, cErr = client(&wg, func() error {
-		_, err := mC.Purchase(w.as(ctx, laneC), market.Coarse, "cat", "sam", "crown", 100)
-		w.result(laneC, "purchase of crown", err)
-		return err
-	})
+	cDone, cErr = w.start(ctx, &wg, mC, market.Coarse, buy{laneC, "cat", "sam", "crown", 100})
 	cStarted.fire()
 	wg.Wait()
 	for _, err := range []error{*aErr, *bErr, *cErr} {
@@ -398,8 +381,8 @@ func runStaleRelease(ctx context.Context, w *world, fixed, inRelease bool) (outc
 // A holds the listing's lock and has checked the listing and its funds;
 // just before its commit it stops, and its lease is made to run out. B
 // takes the lock, buys the same listing and releases. Then A goes on and
-// commits. newLock nil means the correct locking.Mutex.
-func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key string, ttl time.Duration) flawed.Lock) (outcome, error) {
+// commits. nl nil means the correct locking.Mutex.
+func runLeaseExpiry(ctx context.Context, w *world, fixed bool, nl newLock) (outcome, error) {
 	var o outcome
 	cast := pausedholder.Cast{Seller: "sam", Holder: "ann", Rival: "bob", Item: "idol", Price: 100}
 	if err := w.users(ctx, cast.Funds()); err != nil {
@@ -410,8 +393,10 @@ func runLeaseExpiry(ctx context.Context, w *world, fixed bool, newLock func(key 
 	}
 	w.rec.Lanes(laneA, laneB)
 	var opts []market.Option
-	if newLock != nil {
-		opts = append(opts, markettrace.WithLockFunc(recipeLock(newLock, nil)))
+	if nl != nil {
+		opts = append(opts, markettrace.WithLockFunc(recipeLock(func(key string, ttl time.Duration) flawed.Lock {
+			return nl(w.rdb, key, ttl, nil)
+		}, nil)))
 	}
 	if fixed {
 		opts = append(opts, market.WithFencing())
@@ -528,59 +513,107 @@ type rwClients struct {
 	buy                func() error
 }
 
-// seedRWFixed runs the read-write scenario with locking.RWMutex.
-func seedRWFixed(w *world, c rwClients) error {
-	r1ctx, r2ctx, wctx, read, buy := c.r1ctx, c.r2ctx, c.wctx, c.read, c.buy
-	rw := locking.NewRWMutex(w.rdb, c.key, lease)
-	r1, err := rw.AcquireRead(r1ctx)
+// rwLock is the read-write scenario's lock as its clients drive it, and
+// what the timeline records of the steps where one lock differs from the
+// other.
+type rwLock struct {
+	// read takes a read hold; write takes the write hold, or returns
+	// locking.ErrNotAcquired when it is refused. Each returns the hold's
+	// release.
+	read, write func(ctx context.Context) (release func(ctx context.Context) error, err error)
+	// took1 and took2 are reader 1's and reader 2's acquisitions,
+	// released2 reader 2's release, refused the writer's refusal and
+	// released1 reader 1's release.
+	took1, took2, released2, refused, released1 string
+}
+
+// runRW runs the clients of the read-write scenario with l: two readers
+// take read holds, the second reads and releases; the first reads the
+// buyer's funds, then the writer tries to take the write lock and, if it
+// gets it, buys; the first reader reads the seller's funds and releases.
+func runRW(w *world, c rwClients, l rwLock) error {
+	r1, err := l.read(c.r1ctx)
 	if err != nil {
 		return err
 	}
-	w.rec.Add(laneR1, timeline.Acquire, "takes a read hold of its own")
-	r2, err := rw.AcquireRead(r2ctx)
+	w.rec.Add(laneR1, timeline.Acquire, "%s", l.took1)
+	r2, err := l.read(c.r2ctx)
 	if err != nil {
 		return err
 	}
-	w.rec.Add(laneR2, timeline.Acquire, "takes a read hold of its own")
-	if err := read(r2ctx, laneR2, nil); err != nil {
+	w.rec.Add(laneR2, timeline.Acquire, "%s", l.took2)
+	if err := c.read(c.r2ctx, laneR2, nil); err != nil {
 		return err
 	}
-	if err := r2.Release(r2ctx); err != nil {
+	if err := r2(c.r2ctx); err != nil {
 		return err
 	}
-	w.rec.Add(laneR2, timeline.Release, "releases its own read hold")
-	err = read(r1ctx, laneR1, func() error {
-		actx, cancel := context.WithTimeout(wctx, impatient)
-		defer cancel()
-		h, err := rw.AcquireWrite(actx)
+	w.rec.Add(laneR2, timeline.Release, "%s", l.released2)
+	err = c.read(c.r1ctx, laneR1, func() error {
+		release, err := l.write(c.wctx)
 		if errors.Is(err, locking.ErrNotAcquired) {
-			w.rec.Add(laneWriter, timeline.AcquireFailed, "write lock refused while reader 1 reads: gives up after %v", impatient)
+			w.rec.Add(laneWriter, timeline.AcquireFailed, "%s", l.refused)
 			return nil // the writer waits its turn (here: gives up)
 		}
 		if err != nil {
 			return err
 		}
 		w.rec.AddViolation(laneWriter, timeline.Acquire, "a writer admitted while reader 1 reads", "takes the write lock")
-		defer h.Release(wctx)
-		return buy()
+		defer func() {
+			release(c.wctx)
+			w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
+		}()
+		return c.buy()
 	})
 	if err != nil {
 		return err
 	}
-	if err := r1.Release(r1ctx); err != nil {
+	if err := r1(c.r1ctx); err != nil {
 		return err
 	}
-	w.rec.Add(laneR1, timeline.Release, "releases its own read hold")
+	w.rec.Add(laneR1, timeline.Release, "%s", l.released1)
+	return nil
+}
+
+// seedRWFixed runs the read-write scenario with locking.RWMutex, whose
+// writer, refused while reader 1 reads, gets in once the readers are
+// gone.
+func seedRWFixed(w *world, c rwClients) error {
+	rw := locking.NewRWMutex(w.rdb, c.key, lease)
+	err := runRW(w, c, rwLock{
+		read: func(ctx context.Context) (func(ctx context.Context) error, error) {
+			h, err := rw.AcquireRead(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return h.Release, nil
+		},
+		write: func(ctx context.Context) (func(ctx context.Context) error, error) {
+			actx, cancel := context.WithTimeout(ctx, impatient)
+			defer cancel()
+			h, err := rw.AcquireWrite(actx)
+			if err != nil {
+				return nil, err
+			}
+			return h.Release, nil
+		},
+		took1: "takes a read hold of its own", took2: "takes a read hold of its own",
+		released2: "releases its own read hold", released1: "releases its own read hold",
+		refused: fmt.Sprintf("write lock refused while reader 1 reads: gives up after %v", impatient),
+	})
+	if err != nil {
+		return err
+	}
 	// Now the writer gets in.
-	h, err := rw.AcquireWrite(wctx)
+	h, err := rw.AcquireWrite(c.wctx)
 	if err != nil {
 		return fmt.Errorf("writer after the readers: %w", err)
 	}
 	w.rec.Add(laneWriter, timeline.Acquire, "takes the write lock (no reader left)")
-	if err := buy(); err != nil {
+	if err := c.buy(); err != nil {
 		return err
 	}
-	h.Release(wctx)
+	h.Release(c.wctx)
 	w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
 	return nil
 }
@@ -588,7 +621,6 @@ func seedRWFixed(w *world, c rwClients) error {
 // seedRWFlawed runs the read-write scenario with the seed article's lock
 // (flawed.SeedRWLock).
 func seedRWFlawed(w *world, c rwClients) error {
-	r1ctx, r2ctx, wctx, read, buy := c.r1ctx, c.r2ctx, c.wctx, c.read, c.buy
 	// Each client has its own clock; one millisecond apart is enough for
 	// the seed's timestamps to differ.
 	clock := time.Now()
@@ -600,43 +632,21 @@ func seedRWFlawed(w *world, c rwClients) error {
 		return clock
 	}
 	l := &flawed.SeedRWLock{RDB: w.rdb, Key: c.key, KeyTTL: lease, ReadTTL: lease, WriteTTL: lease, Now: tick}
-	r1, err := l.TryAcquireRead(r1ctx)
-	if err != nil {
-		return err
-	}
-	w.rec.Add(laneR1, timeline.Acquire, "takes a read hold: the one read field of the lock")
-	r2, err := l.TryAcquireRead(r2ctx)
-	if err != nil {
-		return err
-	}
-	w.rec.Add(laneR2, timeline.Acquire, "takes a read hold: overwrites the one read field")
-	if err := read(r2ctx, laneR2, nil); err != nil {
-		return err
-	}
-	if err := l.ReleaseRead(r2ctx, r2); err != nil {
-		return err
-	}
-	w.rec.Add(laneR2, timeline.Release, "releases: deletes the one read field, reader 1's hold with it")
-	err = read(r1ctx, laneR1, func() error {
-		v, err := l.TryAcquireWrite(wctx)
-		if errors.Is(err, locking.ErrNotAcquired) {
-			w.rec.Add(laneWriter, timeline.AcquireFailed, "write lock refused while reader 1 reads")
-			return nil
+	hold := func(acquire func(context.Context) (string, error), release func(context.Context, string) error) func(ctx context.Context) (func(ctx context.Context) error, error) {
+		return func(ctx context.Context) (func(ctx context.Context) error, error) {
+			v, err := acquire(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { return release(ctx, v) }, nil
 		}
-		if err != nil {
-			return err
-		}
-		w.rec.AddViolation(laneWriter, timeline.Acquire, "a writer admitted while reader 1 reads", "takes the write lock")
-		defer func() {
-			l.ReleaseWrite(wctx, v)
-			w.rec.Add(laneWriter, timeline.Release, "releases the write lock")
-		}()
-		return buy()
+	}
+	return runRW(w, c, rwLock{
+		read: hold(l.TryAcquireRead, l.ReleaseRead), write: hold(l.TryAcquireWrite, l.ReleaseWrite),
+		took1:     "takes a read hold: the one read field of the lock",
+		took2:     "takes a read hold: overwrites the one read field",
+		released2: "releases: deletes the one read field, reader 1's hold with it",
+		refused:   "write lock refused while reader 1 reads",
+		released1: "releases its read hold (already gone)",
 	})
-	if err != nil {
-		return err
-	}
-	l.ReleaseRead(r1ctx, r1)
-	w.rec.Add(laneR1, timeline.Release, "releases its read hold (already gone)")
-	return nil
 }

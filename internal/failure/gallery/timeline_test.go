@@ -170,8 +170,7 @@ var characteristic = map[string]struct{ flawed, fixed []tl.Pattern }{
 // run and none marked in the fix.
 func checkTimelines(t *testing.T, row gallery.Row) {
 	t.Helper()
-	n, _, _ := strings.Cut(row.Recipe, " ")
-	want, ok := characteristic[n]
+	want, ok := characteristic[row.Recipe.ID]
 	if !ok {
 		t.Fatalf("no characteristic steps for recipe %s", row.Recipe)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,7 +81,7 @@ func TestLabLeavesServedMarket(t *testing.T) {
 		}
 	})
 	for _, sc := range gallery.Scenarios() {
-		n, _, _ := strings.Cut(sc.Recipe, " ")
+		n := sc.Recipe.ID
 		r := serve(srv.Handler(), "POST", "/api/lab/runs", `{"recipe":"`+n+`"}`)
 		if r.status != http.StatusAccepted {
 			t.Fatalf("recipe %s: %d %s", n, r.status, r.body)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
+	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/service/jobs"
@@ -169,8 +170,7 @@ func (l *Runner) Scenarios() any {
 	}
 	var recipes []recipe
 	for _, sc := range gallery.Scenarios() {
-		n, name, _ := strings.Cut(sc.Recipe, " ")
-		recipes = append(recipes, recipe{n, name, sc.Fault, sc.Consequence, sc.FixedBy})
+		recipes = append(recipes, recipe{sc.Recipe.ID, sc.Recipe.Name, sc.Fault, sc.Consequence, sc.FixedBy})
 	}
 	_, err := redisserver.Binary()
 	var strategies []string
@@ -207,19 +207,11 @@ func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
 	case req.Recipe != nil && (req.Fault != nil || req.Strategy != nil):
 		return "", nil, invalid("give either recipe, or fault and strategy, not both")
 	case req.Recipe != nil:
-		var known []string
-		found := false
-		for _, x := range gallery.Scenarios() {
-			n, _, _ := strings.Cut(x.Recipe, " ")
-			known = append(known, n)
-			if n == *req.Recipe {
-				sc, found = x, true
-			}
+		var err error
+		if sc, err = gallery.ScenarioOf(*req.Recipe); err != nil {
+			return "", nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(flawed.RecipeIDs(), ", "))
 		}
-		if !found {
-			return "", nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(known, ", "))
-		}
-		run.Kind, run.Recipe, run.Description = labRecipe, sc.Recipe, sc.Fault
+		run.Kind, run.Recipe, run.Description = labRecipe, sc.Recipe.String(), sc.Fault
 		run.Runs = []Variant{{Name: gallery.Variant(false), State: jobs.StatePending}, {Name: gallery.Variant(true), State: jobs.StatePending}}
 	case req.Fault != nil || req.Strategy != nil:
 		for _, f := range []struct {
