@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/locktrace"
 )
 
 // Dilation is the factor between the explorer's virtual time and the
@@ -100,8 +100,8 @@ func virtualArgs(f int64, args []string) []string {
 	case "setex", "expire":
 		conv(2, time.Second)
 	case "eval", "evalsha":
-		switch locking.ScriptName(out[1]) {
-		case locking.ScriptAcquireFenced, locking.ScriptExtend:
+		switch locktrace.ScriptName(out[1]) {
+		case locktrace.ScriptAcquireFenced, locktrace.ScriptExtend:
 			// The keys, then ARGV[1] the token and ARGV[2] the TTL in ms.
 			if n, err := strconv.Atoi(out[2]); err == nil && n >= 0 && 3+n+1 < len(out) {
 				conv(3+n+1, time.Millisecond)

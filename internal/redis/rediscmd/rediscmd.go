@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/locktrace"
 )
 
 // Unknown stands, among a command's keys, for keys it does not name (a
@@ -122,7 +122,7 @@ func sha(source string) string {
 // scripts, or the name it was registered with, or "script" and the first
 // eight digits of its SHA1.
 func ScriptName(shaOrSource string) string {
-	if n := locking.ScriptName(shaOrSource); n != "" {
+	if n := locktrace.ScriptName(shaOrSource); n != "" {
 		return n
 	}
 	scriptMu.Lock()
@@ -328,18 +328,18 @@ func ReadLock(args []string, value, errText string, isLock func(key string) bool
 		}
 		script := ScriptName(args[1])
 		switch {
-		case script == locking.ScriptRelease || script == locking.ScriptReleasePublish:
+		case script == locktrace.ScriptRelease || script == locktrace.ScriptReleasePublish:
 			return Lock{Op: Release, Key: keys[0], How: "release script", Done: value == "1"}, true
 		case len(argv) < 2:
 			return Lock{}, false
-		case script == locking.ScriptAcquireFenced:
+		case script == locktrace.ScriptAcquireFenced:
 			n, _ := strconv.ParseInt(argv[1], 10, 64)
 			l = Lock{Op: AcquireFailed, Key: keys[0], How: "script", Token: argv[0], TTL: time.Duration(n) * time.Millisecond}
 			if value != "0" && value != "" {
 				l.Op, l.Fence = Acquire, value
 			}
 			return l, true
-		case script == locking.ScriptExtend && value == "1":
+		case script == locktrace.ScriptExtend && value == "1":
 			n, _ := strconv.ParseInt(argv[1], 10, 64)
 			return Lock{Op: Lease, Key: keys[0], How: "extend script", TTL: time.Duration(n) * time.Millisecond}, true
 		}

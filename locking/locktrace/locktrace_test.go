@@ -1,4 +1,4 @@
-package locking_test
+package locktrace_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
+	"github.com/lockmarket/lockmarket/locking/locktrace"
 )
 
 // scriptLog records the first argument (SHA1 or source) of every EVALSHA
@@ -50,15 +51,15 @@ func TestScriptName(t *testing.T) {
 	}
 	var names []string
 	for _, s := range log.scripts {
-		if n := locking.ScriptName(s); n != "" && (len(names) == 0 || names[len(names)-1] != n) {
+		if n := locktrace.ScriptName(s); n != "" && (len(names) == 0 || names[len(names)-1] != n) {
 			names = append(names, n)
 		}
 	}
-	want := []string{locking.ScriptAcquireFenced, locking.ScriptExtend, locking.ScriptRelease}
+	want := []string{locktrace.ScriptAcquireFenced, locktrace.ScriptExtend, locktrace.ScriptRelease}
 	if len(names) != len(want) || names[0] != want[0] || names[1] != want[1] || names[2] != want[2] {
 		t.Errorf("scripts named %q (sent %d), want %q", names, len(log.scripts), want)
 	}
-	if n := locking.ScriptName("return 1"); n != "" {
+	if n := locktrace.ScriptName("return 1"); n != "" {
 		t.Errorf("another script is named %q", n)
 	}
 }
