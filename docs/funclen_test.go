@@ -38,7 +38,6 @@ var longYet = map[string]string{
 	"explore/market.go:Strategy":                "the market target's workload in one literal",
 	"explore/render.go:timeline":                "the explorer's timeline, changing with its result shape",
 	"explore/search/dfs.go:dfs":                 "the depth-first search's loop with sleep sets and the cache",
-	"internal/timeline/svg.go:SVG":              "the SVG rendering's lanes, marks and legend",
 }
 
 // TestFunctionLength reads every non-test Go file of the module (bench/

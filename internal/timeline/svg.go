@@ -44,6 +44,23 @@ type svgRow struct {
 	y, h  float64
 }
 
+// svgDrawing is a timeline being drawn: its geometry, its rows, and the
+// layers the steps write into (back to front: bg, bars, fg, then foot
+// below the lanes).
+type svgDrawing struct {
+	t        Timeline
+	title    string
+	lane     map[string]int
+	laneW    float64 // one client's column
+	textW    float64 // the text beside a lease bar
+	headY    float64 // the top of the lane heads
+	bottom   float64 // below the last row
+	rows     []svgRow
+	findings []Step // the checkers' findings, drawn below the lanes
+
+	bg, bars, fg, foot strings.Builder
+}
+
 // SVG draws t as swimlanes: one column per client, time going down, a
 // step per row. A bar beside a lane shows a lock held (blue while its lease
 // runs, violet without expiry, amber once the lease ran out while the
@@ -51,39 +68,42 @@ type svgRow struct {
 // unsafe steps are red and refused commits amber, commits green. The
 // checkers' findings and the verdict follow.
 func (t Timeline) SVG(w io.Writer) error {
+	d := newSVGDrawing(t)
+	d.laneHeads()
+	d.leasesAndPauses()
+	d.steps()
+	height := d.footer()
+	_, err := io.WriteString(w, d.document(height))
+	return err
+}
+
+// newSVGDrawing lays t out: the lanes' width, and each step's row with
+// its text wrapped to the lane.
+func newSVGDrawing(t Timeline) *svgDrawing {
 	n := max(len(t.Clients), 1)
-	lane := map[string]int{}
+	d := &svgDrawing{t: t, title: t.Title, lane: map[string]int{}}
 	for i, c := range t.Clients {
-		lane[c] = i
+		d.lane[c] = i
 	}
-	laneW := float64(svgWidth-2*svgMargin-svgTimeW) / float64(n)
-	textW := laneW - svgBarW - svgBarGap - 8
-	chars := int(textW / svgCharW)
-
-	var b strings.Builder
-	y := float64(svgMargin)
-	title := t.Title
+	d.laneW = float64(svgWidth-2*svgMargin-svgTimeW) / float64(n)
+	d.textW = d.laneW - svgBarW - svgBarGap - 8
 	if t.Variant != "" {
-		title += " — " + t.Variant
+		d.title += " — " + t.Variant
 	}
-	y += 18
-	header := fmt.Sprintf(`<text x="%d" y="%.0f" font-size="16" font-weight="600" fill="%s">%s</text>`+"\n",
-		svgMargin, y, colInk, esc(title))
-	y += 12
+	d.headY = float64(svgMargin) + 18 + 12
+	d.layRows(d.headY + svgHeaderH + svgLine - 2) // the first row's baseline
+	return d
+}
 
-	// Lane heads.
-	laneX := func(i int) float64 { return svgMargin + svgTimeW + float64(i)*laneW }
-	headY := y
-	y += svgHeaderH + svgLine - 2 // the first row's baseline
-
-	// Rows.
-	var rows []svgRow
-	var findings []Step
-	for _, s := range t.Steps(false) {
-		i, ok := lane[s.Client]
+// layRows places each step of a client in its lane from baseline y down,
+// and keeps the findings, which belong to no lane, for the footer.
+func (d *svgDrawing) layRows(y float64) {
+	chars := int(d.textW / svgCharW)
+	for _, s := range d.t.Steps(false) {
+		i, ok := d.lane[s.Client]
 		if !ok {
 			if s.Kind == Finding {
-				findings = append(findings, s)
+				d.findings = append(d.findings, s)
 			}
 			continue
 		}
@@ -96,202 +116,249 @@ func (t Timeline) SVG(w io.Writer) error {
 			lines = append(lines, wrap("!! "+s.Violation, chars)...)
 		}
 		h := float64(len(lines))*svgLine + svgRowGap
-		rows = append(rows, svgRow{Step: s, lane: i, lines: lines, y: y, h: h})
+		d.rows = append(d.rows, svgRow{Step: s, lane: i, lines: lines, y: y, h: h})
 		y += h
 	}
-	bottom := y + 4
+	d.bottom = y + 4
+}
 
-	var bg, bars, fg strings.Builder
-	// Lane separators and heads.
-	for i, c := range t.Clients {
-		x := laneX(i)
-		fmt.Fprintf(&bg, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"/>`+"\n",
-			x+2, headY, laneW-4, bottom-headY, []string{"#f8fafc", "#f1f5f9"}[i%2])
-		fmt.Fprintf(&fg, `<text x="%.1f" y="%.0f" font-size="13" font-weight="600" fill="%s">%s</text>`+"\n",
-			x+svgBarW+svgBarGap+4, headY+17, colInk, esc(c))
-	}
-	fmt.Fprintf(&fg, `<text x="%d" y="%.0f" font-size="11" fill="%s">ms</text>`+"\n", svgMargin, headY+17, colMuted)
+// laneX is the left edge of lane i.
+func (d *svgDrawing) laneX(i int) float64 { return svgMargin + svgTimeW + float64(i)*d.laneW }
 
-	// Pauses and crashes: hatched bands.
-	type open struct {
-		y     float64
-		crash bool
+// laneHeads draws each lane's background and the client's name atop it.
+func (d *svgDrawing) laneHeads() {
+	for i, c := range d.t.Clients {
+		x := d.laneX(i)
+		fmt.Fprintf(&d.bg, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"/>`+"\n",
+			x+2, d.headY, d.laneW-4, d.bottom-d.headY, []string{"#f8fafc", "#f1f5f9"}[i%2])
+		fmt.Fprintf(&d.fg, `<text x="%.1f" y="%.0f" font-size="13" font-weight="600" fill="%s">%s</text>`+"\n",
+			x+svgBarW+svgBarGap+4, d.headY+17, colInk, esc(c))
 	}
-	paused := map[int]open{}
-	band := func(i int, from, to float64, crash bool) {
-		fill := "url(#pause)"
-		if crash {
-			fill = "url(#crash)"
-		}
-		fmt.Fprintf(&bg, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",
-			laneX(i)+2, from, laneW-4, to-from, fill)
+	fmt.Fprintf(&d.fg, `<text x="%d" y="%.0f" font-size="11" fill="%s">ms</text>`+"\n", svgMargin, d.headY+17, colMuted)
+}
+
+// band draws a pause (or, after a crash, a darker band) over lane i.
+func (d *svgDrawing) band(i int, from, to float64, crash bool) {
+	fill := "url(#pause)"
+	if crash {
+		fill = "url(#crash)"
 	}
-	// Leases: bars beside the lane.
-	type held struct {
-		y      float64
-		col    string
-		expiry bool
+	fmt.Fprintf(&d.bg, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",
+		d.laneX(i)+2, from, d.laneW-4, to-from, fill)
+}
+
+// bar draws a lock held beside lane i, at least 2 pixels long.
+func (d *svgDrawing) bar(i int, from, to float64, col string) {
+	if to-from < 2 {
+		to = from + 2
 	}
-	holding := map[int]*held{}
-	bar := func(i int, from, to float64, col string) {
-		if to-from < 2 {
-			to = from + 2
-		}
-		fmt.Fprintf(&bars, `<rect x="%.1f" y="%.1f" width="%d" height="%.1f" rx="2" fill="%s"/>`+"\n",
-			laneX(i)+4, from, svgBarW, to-from, col)
-	}
-	for _, r := range rows {
+	fmt.Fprintf(&d.bars, `<rect x="%.1f" y="%.1f" width="%d" height="%.1f" rx="2" fill="%s"/>`+"\n",
+		d.laneX(i)+4, from, svgBarW, to-from, col)
+}
+
+// svgPause is a pause or crash still open, from y down.
+type svgPause struct {
+	y     float64
+	crash bool
+}
+
+// svgHold is a hold still open, from y down, drawn in col.
+type svgHold struct {
+	y   float64
+	col string
+}
+
+// leasesAndPauses draws the hatched bands of pauses and crashes and the
+// bars of the holds, each from the row that opens it to the row that
+// closes it (or to the bottom).
+func (d *svgDrawing) leasesAndPauses() {
+	paused := map[int]svgPause{}
+	holding := map[int]*svgHold{}
+	for _, r := range d.rows {
 		top := r.y - svgLine + 3
 		switch r.Kind {
 		case PauseStart:
-			paused[r.lane] = open{y: top}
+			paused[r.lane] = svgPause{y: top}
 		case Crash:
-			paused[r.lane] = open{y: top, crash: true}
+			paused[r.lane] = svgPause{y: top, crash: true}
 		case PauseEnd:
 			if p, ok := paused[r.lane]; ok {
-				band(r.lane, p.y, top, p.crash)
+				d.band(r.lane, p.y, top, p.crash)
 				delete(paused, r.lane)
 			}
-		case Acquire:
-			col := colLease
-			if strings.Contains(r.Detail, "no expiry") {
-				col = colNoExpiry
-			}
-			if h := holding[r.lane]; h != nil {
-				bar(r.lane, h.y, top, h.col)
-			}
-			holding[r.lane] = &held{y: top, col: col, expiry: col == colLease}
-		case LeaseStart:
-			if h := holding[r.lane]; h != nil {
-				bar(r.lane, h.y, top, h.col)
-				holding[r.lane] = &held{y: top, col: colLease, expiry: true}
-			}
-		case LeaseExpired:
-			if h := holding[r.lane]; h != nil {
-				bar(r.lane, h.y, top, h.col)
-				holding[r.lane] = &held{y: top, col: colGone}
-			}
-		case Release:
-			if h := holding[r.lane]; h != nil {
-				bar(r.lane, h.y, r.y+4, h.col)
-				delete(holding, r.lane)
-			}
-		case Result:
-			// The operation is over: a lease that ran out is no longer
-			// acted on.
-			if h := holding[r.lane]; h != nil && h.col == colGone {
-				bar(r.lane, h.y, top, h.col)
-				delete(holding, r.lane)
-			}
+		default:
+			d.hold(holding, r, top)
 		}
 	}
 	for i, p := range paused {
-		band(i, p.y, bottom, p.crash)
+		d.band(i, p.y, d.bottom, p.crash)
 	}
 	for i, h := range holding {
-		bar(i, h.y, bottom, h.col)
+		d.bar(i, h.y, d.bottom, h.col)
 	}
+}
 
-	// Steps.
-	for _, r := range rows {
-		x := laneX(r.lane) + svgBarW + svgBarGap + 4
-		top := r.y - svgLine + 3
-		h := float64(len(r.lines))*svgLine + 2
-		col := colInk
-		weight := ""
-		switch {
-		case r.Violation != "":
-			fmt.Fprintf(&bg, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="4" fill="%s" stroke="%s"/>`+"\n",
-				x-3, top, textW+6, h, colBadBg, colBad)
-			fmt.Fprintf(&fg, `<text x="%d" y="%.1f" font-size="13" font-weight="700" fill="%s">!!</text>`+"\n",
-				svgMargin+svgTimeW-22, r.y, colBad)
-			col, weight = colBad, ` font-weight="600"`
-		case r.Kind == CommitRefused:
-			fmt.Fprintf(&bg, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="4" fill="%s" stroke="%s"/>`+"\n",
-				x-3, top, textW+6, h, colRefBg, colRefused)
-			fmt.Fprintf(&fg, `<text x="%d" y="%.1f" font-size="13" font-weight="700" fill="%s">✗</text>`+"\n",
-				svgMargin+svgTimeW-20, r.y, colRefused)
-			col, weight = colRefused, ` font-weight="600"`
-		case r.Kind == Commit:
-			col, weight = colCommit, ` font-weight="600"`
-		case r.Kind == PauseStart || r.Kind == PauseEnd || r.Kind == Crash || r.Kind == LeaseExpired:
-			col = colMuted
+// hold follows row r's effect on its lane's hold: a take opens one (ending
+// any open before it), a lease's start or end changes its colour, a
+// release closes it, and an operation's result closes a hold whose lease
+// ran out.
+func (d *svgDrawing) hold(holding map[int]*svgHold, r svgRow, top float64) {
+	h := holding[r.lane]
+	switch r.Kind {
+	case Acquire:
+		col := colLease
+		if strings.Contains(r.Detail, "no expiry") {
+			col = colNoExpiry
 		}
-		fmt.Fprintf(&fg, `<text x="%d" y="%.1f" font-size="11" fill="%s">%.1f</text>`+"\n",
+		if h != nil {
+			d.bar(r.lane, h.y, top, h.col)
+		}
+		holding[r.lane] = &svgHold{y: top, col: col}
+	case LeaseStart:
+		if h != nil {
+			d.bar(r.lane, h.y, top, h.col)
+			holding[r.lane] = &svgHold{y: top, col: colLease}
+		}
+	case LeaseExpired:
+		if h != nil {
+			d.bar(r.lane, h.y, top, h.col)
+			holding[r.lane] = &svgHold{y: top, col: colGone}
+		}
+	case Release:
+		if h != nil {
+			d.bar(r.lane, h.y, r.y+4, h.col)
+			delete(holding, r.lane)
+		}
+	case Result:
+		// The operation is over: a lease that ran out is no longer
+		// acted on.
+		if h != nil && h.col == colGone {
+			d.bar(r.lane, h.y, top, h.col)
+			delete(holding, r.lane)
+		}
+	}
+}
+
+// steps writes each row: its time, its text, and the mark of an unsafe
+// step or a refused commit.
+func (d *svgDrawing) steps() {
+	for _, r := range d.rows {
+		x := d.laneX(r.lane) + svgBarW + svgBarGap + 4
+		col, weight := d.mark(r, x)
+		fmt.Fprintf(&d.fg, `<text x="%d" y="%.1f" font-size="11" fill="%s">%.1f</text>`+"\n",
 			svgMargin, r.y, colMuted, float64(r.At)/float64(time.Millisecond))
-		fmt.Fprintf(&fg, `<text x="%.1f" y="%.1f" font-size="11" fill="%s"%s>`, x, r.y, col, weight)
+		fmt.Fprintf(&d.fg, `<text x="%.1f" y="%.1f" font-size="11" fill="%s"%s>`, x, r.y, col, weight)
 		for j, l := range r.lines {
 			dy := 0
 			if j > 0 {
 				dy = svgLine
 			}
-			fmt.Fprintf(&fg, `<tspan x="%.1f" dy="%d">%s</tspan>`, x, dy, esc(l))
+			fmt.Fprintf(&d.fg, `<tspan x="%.1f" dy="%d">%s</tspan>`, x, dy, esc(l))
 		}
-		fg.WriteString("</text>\n")
+		d.fg.WriteString("</text>\n")
 	}
+}
 
-	// Findings and verdict.
-	y = bottom + 22
-	var foot strings.Builder
+// mark draws the box and sign of an unsafe step or a refused commit
+// whose text starts at x, and returns the colour and weight of r's text.
+func (d *svgDrawing) mark(r svgRow, x float64) (col, weight string) {
+	box := func(fill, stroke, sign string, signX int) {
+		top := r.y - svgLine + 3
+		h := float64(len(r.lines))*svgLine + 2
+		fmt.Fprintf(&d.bg, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="4" fill="%s" stroke="%s"/>`+"\n",
+			x-3, top, d.textW+6, h, fill, stroke)
+		fmt.Fprintf(&d.fg, `<text x="%d" y="%.1f" font-size="13" font-weight="700" fill="%s">%s</text>`+"\n",
+			signX, r.y, stroke, sign)
+	}
+	const bold = ` font-weight="600"`
+	switch {
+	case r.Violation != "":
+		box(colBadBg, colBad, "!!", svgMargin+svgTimeW-22)
+		return colBad, bold
+	case r.Kind == CommitRefused:
+		box(colRefBg, colRefused, "✗", svgMargin+svgTimeW-20)
+		return colRefused, bold
+	case r.Kind == Commit:
+		return colCommit, bold
+	case r.Kind == PauseStart || r.Kind == PauseEnd || r.Kind == Crash || r.Kind == LeaseExpired:
+		return colMuted, ""
+	}
+	return colInk, ""
+}
+
+// footer writes the findings, the verdict and the legend below the lanes,
+// and returns the drawing's height.
+func (d *svgDrawing) footer() float64 {
+	y := d.bottom + 22
 	fullW := float64(svgWidth - 2*svgMargin)
 	full := int(fullW / svgCharW)
-	for _, f := range findings {
+	for _, f := range d.findings {
 		col := colMuted
 		prefix := "checker: "
 		if f.Violation != "" {
 			col, prefix = colBad, "!! checker: "
 		}
 		for _, l := range wrap(prefix+f.Text, full) {
-			fmt.Fprintf(&foot, `<text x="%d" y="%.0f" font-size="11" fill="%s">%s</text>`+"\n", svgMargin, y, col, esc(l))
+			fmt.Fprintf(&d.foot, `<text x="%d" y="%.0f" font-size="11" fill="%s">%s</text>`+"\n", svgMargin, y, col, esc(l))
 			y += svgLine
 		}
 	}
-	if t.Verdict != "" {
+	if d.t.Verdict != "" {
 		y += 6
-		for _, l := range wrap(t.Verdict, full) {
-			fmt.Fprintf(&foot, `<text x="%d" y="%.0f" font-size="12" font-weight="600" fill="%s">%s</text>`+"\n",
+		for _, l := range wrap(d.t.Verdict, full) {
+			fmt.Fprintf(&d.foot, `<text x="%d" y="%.0f" font-size="12" font-weight="600" fill="%s">%s</text>`+"\n",
 				svgMargin, y, colInk, esc(l))
 			y += svgLine + 2
 		}
 	}
 	y += 8
-	legendY := y
+	d.legend(y)
+	return y + svgMargin
+}
+
+// legend writes the key to the bars' colours and the bands at baseline y.
+func (d *svgDrawing) legend(y float64) {
 	legend := []struct{ col, text string }{
 		{colLease, "lease running"}, {colNoExpiry, "lock without expiry"}, {colGone, "lease ran out, holder still acting"},
 	}
 	lx := float64(svgMargin)
 	for _, l := range legend {
-		fmt.Fprintf(&foot, `<rect x="%.0f" y="%.0f" width="%d" height="12" rx="2" fill="%s"/>`, lx, legendY-10, svgBarW, l.col)
-		fmt.Fprintf(&foot, `<text x="%.0f" y="%.0f" font-size="11" fill="%s">%s</text>`+"\n", lx+svgBarW+5, legendY, colMuted, esc(l.text))
+		fmt.Fprintf(&d.foot, `<rect x="%.0f" y="%.0f" width="%d" height="12" rx="2" fill="%s"/>`, lx, y-10, svgBarW, l.col)
+		fmt.Fprintf(&d.foot, `<text x="%.0f" y="%.0f" font-size="11" fill="%s">%s</text>`+"\n", lx+svgBarW+5, y, colMuted, esc(l.text))
 		lx += svgBarW + 5 + float64(len(l.text))*svgCharW + 18
 	}
-	fmt.Fprintf(&foot, `<rect x="%.0f" y="%.0f" width="14" height="12" fill="url(#pause)"/>`, lx, legendY-10)
-	fmt.Fprintf(&foot, `<text x="%.0f" y="%.0f" font-size="11" fill="%s">paused</text>`+"\n", lx+19, legendY, colMuted)
+	fmt.Fprintf(&d.foot, `<rect x="%.0f" y="%.0f" width="14" height="12" fill="url(#pause)"/>`, lx, y-10)
+	fmt.Fprintf(&d.foot, `<text x="%.0f" y="%.0f" font-size="11" fill="%s">paused</text>`+"\n", lx+19, y, colMuted)
 	lx += 19 + 6*svgCharW + 18
-	fmt.Fprintf(&foot, `<rect x="%.0f" y="%.0f" width="14" height="12" fill="url(#crash)"/>`, lx, legendY-10)
-	fmt.Fprintf(&foot, `<text x="%.0f" y="%.0f" font-size="11" fill="%s">crashed</text>`+"\n", lx+19, legendY, colMuted)
-	height := legendY + svgMargin
+	fmt.Fprintf(&d.foot, `<rect x="%.0f" y="%.0f" width="14" height="12" fill="url(#crash)"/>`, lx, y-10)
+	fmt.Fprintf(&d.foot, `<text x="%.0f" y="%.0f" font-size="11" fill="%s">crashed</text>`+"\n", lx+19, y, colMuted)
+}
 
+// document puts the layers together in one SVG document of the height
+// given: the title, the patterns of the bands, the layers back to front,
+// a rule, and the footer.
+func (d *svgDrawing) document(height float64) string {
+	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" `+
 		`font-family="ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace">`+"\n",
 		svgWidth, height, svgWidth, height)
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))
+	fmt.Fprintf(&b, "<title>%s</title>\n", esc(d.title))
 	b.WriteString(`<defs>
 <pattern id="pause" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#eef2f7"/><line x1="0" y1="0" x2="0" y2="8" stroke="#d3dbe5" stroke-width="3"/></pattern>
 <pattern id="crash" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#e2e8f0"/><line x1="0" y1="0" x2="0" y2="8" stroke="#94a3b8" stroke-width="4"/></pattern>
 </defs>
 `)
 	fmt.Fprintf(&b, `<rect width="%d" height="%.0f" fill="#ffffff"/>`+"\n", svgWidth, height)
-	b.WriteString(header)
-	b.WriteString(bg.String())
-	b.WriteString(bars.String())
-	b.WriteString(fg.String())
+	fmt.Fprintf(&b, `<text x="%d" y="%.0f" font-size="16" font-weight="600" fill="%s">%s</text>`+"\n",
+		svgMargin, float64(svgMargin)+18, colInk, esc(d.title))
+	b.WriteString(d.bg.String())
+	b.WriteString(d.bars.String())
+	b.WriteString(d.fg.String())
 	fmt.Fprintf(&b, `<line x1="%d" y1="%.0f" x2="%d" y2="%.0f" stroke="%s"/>`+"\n",
-		svgMargin, bottom+6, svgWidth-svgMargin, bottom+6, colLine)
-	b.WriteString(foot.String())
+		svgMargin, d.bottom+6, svgWidth-svgMargin, d.bottom+6, colLine)
+	b.WriteString(d.foot.String())
 	b.WriteString("</svg>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 func esc(s string) string { return html.EscapeString(s) }
