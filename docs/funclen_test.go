@@ -34,10 +34,6 @@ var longYet = map[string]string{
 	"cmd/simulate/faults.go:runFaults":          "the fault table's loop and its report",
 	"cmd/simulate/runcmd.go:runSim":             "the cells' loop and the document's writing",
 	"cmd/simulate/window.go:windowCmd":          "the sweep's set-up and its cells, changing now",
-	"explore/manifest.go:parseOp":               "one case per field of a manifest's op",
-	"explore/market.go:Strategy":                "the market target's workload in one literal",
-	"explore/render.go:timeline":                "the explorer's timeline, changing with its result shape",
-	"explore/search/dfs.go:dfs":                 "the depth-first search's loop with sleep sets and the cache",
 }
 
 // TestFunctionLength reads every non-test Go file of the module (bench/

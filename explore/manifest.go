@@ -532,6 +532,8 @@ var blocked = map[string]string{
 	"SELECT": "a change of database", "QUIT": "the end of the connection", "RESET": "the end of the connection",
 }
 
+// parseOp reads op name of a manifest (field): a script, or steps sent one
+// round trip at a time, and the replies that mean success.
 func parseOp(field, name string, raw json.RawMessage, read func(string) (string, error)) (*op, error) {
 	obj, err := readObject(field, raw, "script", "keys", "args", "steps", "ok")
 	if err != nil {
@@ -544,27 +546,8 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 	case !obj.has("script") && !obj.has("steps"):
 		return nil, badField(field, "give script (one EVALSHA) or steps (commands one round trip at a time)")
 	}
-	if !obj.has("ok") {
-		return nil, badField(join(field, "ok"), "missing: the replies that mean success")
-	}
-	var word string
-	if strictUnmarshal(obj.fields["ok"], &word) == nil {
-		if word != "any" {
-			return nil, badField(join(field, "ok"), "%q: want a list of the replies that mean success, or \"any\"", word)
-		}
-		if !strings.HasSuffix(name, "release") && name != "extend" {
-			return nil, badField(join(field, "ok"), "\"any\" is for a release or extend whose reply says nothing; "+
-				"an %s must say whether it took the lock", name)
-		}
-		o.anyOK = true
-	} else {
-		oks, err := obj.list("ok")
-		if err != nil {
-			return nil, badField(join(field, "ok"), "want a list of the replies that mean success, or \"any\"")
-		}
-		if o.ok, err = parseOK(join(field, "ok"), oks); err != nil {
-			return nil, err
-		}
+	if err := parseOpOK(field, obj, o); err != nil {
+		return nil, err
 	}
 	if obj.has("script") {
 		if o.script, o.keys, o.args, err = parseScript(field, obj, read, builtinPlaceholders); err != nil {
@@ -577,6 +560,42 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 			return nil, badField(join(field, k), "goes with script; a step names its keys in cmd")
 		}
 	}
+	if o.steps, err = parseSteps(field, obj, read); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// parseOpOK reads the "ok" of op o (field): a list of the replies that
+// mean success, or "any" for a release or extension whose reply says
+// nothing.
+func parseOpOK(field string, obj *object, o *op) error {
+	if !obj.has("ok") {
+		return badField(join(field, "ok"), "missing: the replies that mean success")
+	}
+	var word string
+	if strictUnmarshal(obj.fields["ok"], &word) == nil {
+		if word != "any" {
+			return badField(join(field, "ok"), "%q: want a list of the replies that mean success, or \"any\"", word)
+		}
+		if !strings.HasSuffix(o.name, "release") && o.name != "extend" {
+			return badField(join(field, "ok"), "\"any\" is for a release or extend whose reply says nothing; "+
+				"an %s must say whether it took the lock", o.name)
+		}
+		o.anyOK = true
+		return nil
+	}
+	oks, err := obj.list("ok")
+	if err != nil {
+		return badField(join(field, "ok"), "want a list of the replies that mean success, or \"any\"")
+	}
+	o.ok, err = parseOK(join(field, "ok"), oks)
+	return err
+}
+
+// parseSteps reads the steps of an op (field), in order: each may use the
+// placeholders the steps before it saved.
+func parseSteps(field string, obj *object, read func(string) (string, error)) ([]*opStep, error) {
 	steps, err := obj.list("steps")
 	if err != nil {
 		return nil, err
@@ -585,74 +604,99 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 		return nil, badField(join(field, "steps"), "empty: want at least one step")
 	}
 	known := slices.Clone(builtinPlaceholders)
+	var out []*opStep
 	for i, raw := range steps {
-		f := fmt.Sprintf("%s.steps[%d]", field, i)
-		so, err := readObject(f, raw, "cmd", "script", "keys", "args", "save", "if")
-		if err != nil {
+		var st *opStep
+		if st, known, err = parseStep(fmt.Sprintf("%s.steps[%d]", field, i), raw, read, known); err != nil {
 			return nil, err
 		}
-		st := &opStep{}
-		// The condition sees the saves of earlier steps only.
-		if so.has("if") {
-			if st.cond, err = parseCond(join(f, "if"), so.fields["if"], known); err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case so.has("script") && so.has("cmd"):
-			return nil, badField(f, "give cmd or script, not both")
-		case so.has("script"):
-			if st.script, st.keys, st.args, err = parseScript(f, so, read, known); err != nil {
-				return nil, err
-			}
-		case so.has("keys") || so.has("args"):
-			return nil, badField(f, "keys and args go with script; a command names its keys in cmd")
-		}
-		if st.script != nil {
-			if st.save, known, err = parseSave(f, so, known); err != nil {
-				return nil, err
-			}
-			o.steps = append(o.steps, st)
-			continue
-		}
-		cmd, err := so.list("cmd")
-		if err != nil {
-			return nil, err
-		}
-		if len(cmd) == 0 {
-			return nil, badField(join(f, "cmd"), "missing: want the command and its arguments, as [\"GET\", \"${lock}\"], "+
-				"or a script (\"script\": FILE, with keys and args)")
-		}
-		for j, raw := range cmd {
-			cf := fmt.Sprintf("%s.cmd[%d]", f, j)
-			s, err := scalarString(cf, raw)
-			if err != nil {
-				return nil, err
-			}
-			t, err := parseTmpl(cf, s, known)
-			if err != nil {
-				return nil, err
-			}
-			if j == 0 {
-				if len(t.parts) != 1 || t.parts[0].lit == "" {
-					return nil, badField(cf, "%q: want a command name, not a placeholder", s)
-				}
-				name := strings.ToUpper(s)
-				if why, ok := blocked[name]; ok {
-					return nil, badField(cf, "%s is %s, which steps cannot send (use a script)", name, why)
-				}
-				if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
-					return nil, badField(cf, "%s in a step: give the step a script instead (\"script\": FILE, with keys and args)", name)
-				}
-			}
-			st.cmd = append(st.cmd, t)
-		}
-		if st.save, known, err = parseSave(f, so, known); err != nil {
-			return nil, err
-		}
-		o.steps = append(o.steps, st)
+		out = append(out, st)
 	}
-	return o, nil
+	return out, nil
+}
+
+// parseStep reads one step (field f): its condition, its command or
+// script, and what it saves. known are the placeholders it may use; it
+// returns them with its own saves added.
+func parseStep(f string, raw json.RawMessage, read func(string) (string, error), known []string) (*opStep, []string, error) {
+	so, err := readObject(f, raw, "cmd", "script", "keys", "args", "save", "if")
+	if err != nil {
+		return nil, nil, err
+	}
+	st := &opStep{}
+	// The condition sees the saves of earlier steps only.
+	if so.has("if") {
+		if st.cond, err = parseCond(join(f, "if"), so.fields["if"], known); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch {
+	case so.has("script") && so.has("cmd"):
+		return nil, nil, badField(f, "give cmd or script, not both")
+	case so.has("script"):
+		if st.script, st.keys, st.args, err = parseScript(f, so, read, known); err != nil {
+			return nil, nil, err
+		}
+	case so.has("keys") || so.has("args"):
+		return nil, nil, badField(f, "keys and args go with script; a command names its keys in cmd")
+	}
+	if st.script == nil {
+		if st.cmd, err = parseStepCmd(f, so, known); err != nil {
+			return nil, nil, err
+		}
+	}
+	if st.save, known, err = parseSave(f, so, known); err != nil {
+		return nil, nil, err
+	}
+	return st, known, nil
+}
+
+// parseStepCmd reads a step's command (field f): a command name a step may
+// send, then its arguments, templates over the placeholders known.
+func parseStepCmd(f string, so *object, known []string) ([]tmpl, error) {
+	cmd, err := so.list("cmd")
+	if err != nil {
+		return nil, err
+	}
+	if len(cmd) == 0 {
+		return nil, badField(join(f, "cmd"), "missing: want the command and its arguments, as [\"GET\", \"${lock}\"], "+
+			"or a script (\"script\": FILE, with keys and args)")
+	}
+	var out []tmpl
+	for j, raw := range cmd {
+		cf := fmt.Sprintf("%s.cmd[%d]", f, j)
+		s, err := scalarString(cf, raw)
+		if err != nil {
+			return nil, err
+		}
+		t, err := parseTmpl(cf, s, known)
+		if err != nil {
+			return nil, err
+		}
+		if j == 0 {
+			if err := checkStepCommand(cf, s, t); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// checkStepCommand refuses a command name (field cf) that is a
+// placeholder, that steps cannot send, or that runs a script.
+func checkStepCommand(cf, s string, t tmpl) error {
+	if len(t.parts) != 1 || t.parts[0].lit == "" {
+		return badField(cf, "%q: want a command name, not a placeholder", s)
+	}
+	name := strings.ToUpper(s)
+	if why, ok := blocked[name]; ok {
+		return badField(cf, "%s is %s, which steps cannot send (use a script)", name, why)
+	}
+	if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
+		return badField(cf, "%s in a step: give the step a script instead (\"script\": FILE, with keys and args)", name)
+	}
+	return nil
 }
 
 // parseScript reads the script of an op or a step (field): its file,

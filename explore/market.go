@@ -48,13 +48,6 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		name += " fenced"
 		about += ", with market.WithFencing"
 	}
-	opts := func(w *world, m Model) []market.Option {
-		o := []market.Option{market.WithLockTTL(w.dilate(m.TTL)), market.WithTimeouts(time.Hour, time.Hour)}
-		if fencing {
-			o = append(o, market.WithFencing())
-		}
-		return o
-	}
 	t := &Target{Name: name, About: about + " (A and B buy the same listing; C lists another item)",
 		Property: property, Clients: 3, Checks: []string{Resource}, steadySleeps: true}
 	if s == market.Coarse || s == market.Fine {
@@ -63,113 +56,134 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		t.Checks = []string{MutualExclusion, Resource}
 		t.inferHolds = true
 	}
-	t.setup = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
-		mk, err := market.New(rdb, marketName(ns))
-		if err != nil {
-			return err
-		}
-		for _, u := range []string{marketSeller, clientName(0), clientName(1)} {
-			funds := int64(buyerFunds)
-			if u == marketSeller {
-				funds = 0
-			}
-			if _, err := mk.CreateUser(ctx, u, "user "+u, funds); err != nil {
-				return err
-			}
-		}
-		for _, it := range []string{marketSword, marketShield} {
-			if err := mk.GrantItem(ctx, marketSeller, it); err != nil {
-				return err
-			}
-		}
-		_, err = mk.List(ctx, market.Lua, marketSeller, marketSword, swordPrice)
+	t.setup = setupMarket
+	t.run = func(ctx context.Context, c *client, m Model) error { return tradeInMarket(ctx, c, m, s, fencing) }
+	t.end = marketViolations
+	t.resource = marketResource
+	return t, nil
+}
+
+// setupMarket creates the market of namespace ns: the seller and the two
+// buyers, the seller's sword and shield, and the sword listed.
+func setupMarket(ctx context.Context, rdb redis.UniversalClient, ns string) error {
+	mk, err := market.New(rdb, marketName(ns))
+	if err != nil {
 		return err
 	}
-	t.run = func(ctx context.Context, c *client, m Model) error {
-		mk, err := market.New(c.rdb, marketName(c.w.t.ns), opts(c.w, m)...)
-		if err != nil {
+	for _, u := range []string{marketSeller, clientName(0), clientName(1)} {
+		funds := int64(buyerFunds)
+		if u == marketSeller {
+			funds = 0
+		}
+		if _, err := mk.CreateUser(ctx, u, "user "+u, funds); err != nil {
 			return err
 		}
-		if err := (clock{c}).awaitStart(ctx); err != nil {
-			return err
-		}
-		c.w.mu.Lock()
-		c.wanted = true
-		c.w.mu.Unlock()
-		if c.idx == 2 {
-			_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
-		} else {
-			_, err = mk.Purchase(ctx, s, c.name, marketSeller, marketSword, swordPrice)
-		}
-		switch {
-		case err == nil:
-			c.w.mu.Lock()
-			c.completed++
-			c.w.mu.Unlock()
-		case refused(err):
-			// The market said no (the listing was sold, the lock was
-			// lost): an answer, not a failure.
-		default:
-			return err
-		}
-		c.w.mu.Lock()
-		c.done = true
-		c.w.mu.Unlock()
-		return nil
 	}
-	t.end = func(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
-		var out []Violation
-		w.mu.Lock()
-		var bought []string
-		for _, c := range w.clients {
-			if c.idx < 2 && c.completed > 0 {
-				bought = append(bought, c.name)
-			}
+	for _, it := range []string{marketSword, marketShield} {
+		if err := mk.GrantItem(ctx, marketSeller, it); err != nil {
+			return err
 		}
-		w.mu.Unlock()
-		if len(bought) > 1 {
-			out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
-				"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "))})
-		}
-		mk, err := market.New(e.rdb, marketName(e.ns))
-		if err != nil {
-			return nil, err
-		}
-		rep, err := mk.Audit(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if rep.Total() > 0 && len(out) == 0 {
-			out = append(out, Violation{Property: Resource, Message: "audit: " + e.target.short(strings.Join(rep.Details, "; "))})
-		} else if rep.Total() > 0 {
-			out[0].Message += "; audit: " + e.target.short(strings.Join(rep.Details, "; "))
-		}
-		return out, nil
 	}
-	t.resource = func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error) {
-		mk, err := market.New(rdb, marketName(ns))
+	_, err = mk.List(ctx, market.Lua, marketSeller, marketSword, swordPrice)
+	return err
+}
+
+// tradeInMarket is client c's part under strategy s: the third client
+// lists the shield, the others buy the sword. The market's lease is the
+// model's TTL (dilated), its timeouts an hour.
+func tradeInMarket(ctx context.Context, c *client, m Model, s market.Strategy, fencing bool) error {
+	opts := []market.Option{market.WithLockTTL(c.w.dilate(m.TTL)), market.WithTimeouts(time.Hour, time.Hour)}
+	if fencing {
+		opts = append(opts, market.WithFencing())
+	}
+	mk, err := market.New(c.rdb, marketName(c.w.t.ns), opts...)
+	if err != nil {
+		return err
+	}
+	if err := (clock{c}).awaitStart(ctx); err != nil {
+		return err
+	}
+	c.w.mu.Lock()
+	c.wanted = true
+	c.w.mu.Unlock()
+	if c.idx == 2 {
+		_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
+	} else {
+		_, err = mk.Purchase(ctx, s, c.name, marketSeller, marketSword, swordPrice)
+	}
+	switch {
+	case err == nil:
+		c.w.mu.Lock()
+		c.completed++
+		c.w.mu.Unlock()
+	case refused(err):
+		// The market said no (the listing was sold, the lock was
+		// lost): an answer, not a failure.
+	default:
+		return err
+	}
+	c.w.mu.Lock()
+	c.done = true
+	c.w.mu.Unlock()
+	return nil
+}
+
+// marketViolations is what broke the resource at the end of a schedule:
+// the sword bought by both buyers, and what the market's audit found.
+func marketViolations(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
+	var out []Violation
+	w.mu.Lock()
+	var bought []string
+	for _, c := range w.clients {
+		if c.idx < 2 && c.completed > 0 {
+			bought = append(bought, c.name)
+		}
+	}
+	w.mu.Unlock()
+	if len(bought) > 1 {
+		out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
+			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "))})
+	}
+	mk, err := market.New(e.rdb, marketName(e.ns))
+	if err != nil {
+		return nil, err
+	}
+	rep, err := mk.Audit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Total() > 0 && len(out) == 0 {
+		out = append(out, Violation{Property: Resource, Message: "audit: " + e.target.short(strings.Join(rep.Details, "; "))})
+	} else if rep.Total() > 0 {
+		out[0].Message += "; audit: " + e.target.short(strings.Join(rep.Details, "; "))
+	}
+	return out, nil
+}
+
+// marketResource describes the market of namespace ns as it stands: what
+// is listed, and each user's funds and items.
+func marketResource(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error) {
+	mk, err := market.New(rdb, marketName(ns))
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, u := range []string{clientName(0), clientName(1), marketSeller} {
+		usr, err := mk.GetUser(ctx, u)
 		if err != nil {
 			return "", err
 		}
-		var parts []string
-		for _, u := range []string{clientName(0), clientName(1), marketSeller} {
-			usr, err := mk.GetUser(ctx, u)
-			if err != nil {
-				return "", err
-			}
-			parts = append(parts, fmt.Sprintf("%s: funds %d, items [%s]", u, usr.Funds, strings.Join(usr.Inventory, " ")))
-		}
-		ls, _, err := mk.Listings(ctx, 0, 10)
-		if err != nil {
-			return "", err
-		}
-		var listed []string
-		for _, l := range ls {
-			listed = append(listed, fmt.Sprintf("%s at %d", l.Item, l.Price))
-		}
-		return "listed [" + strings.Join(listed, ", ") + "]; " + strings.Join(parts, "; "), nil
+		parts = append(parts, fmt.Sprintf("%s: funds %d, items [%s]", u, usr.Funds, strings.Join(usr.Inventory, " ")))
 	}
-	return t, nil
+	ls, _, err := mk.Listings(ctx, 0, 10)
+	if err != nil {
+		return "", err
+	}
+	var listed []string
+	for _, l := range ls {
+		listed = append(listed, fmt.Sprintf("%s at %d", l.Item, l.Price))
+	}
+	return "listed [" + strings.Join(listed, ", ") + "]; " + strings.Join(parts, "; "), nil
 }
 
 // marketName is the market whose keys are the namespace's: a market's

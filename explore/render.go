@@ -30,122 +30,16 @@ func (e *Explorer) Record(ctx context.Context, actions []Action) (timeline.Timel
 
 // timeline builds the timeline of a schedule that ran.
 func (e *Explorer) timeline(s *schedule) timeline.Timeline {
-	var events []timeline.Event
-	seq := 0
-	add := func(ev timeline.Event) int {
-		seq++
-		ev.Seq = seq
-		events = append(events, ev)
-		return seq
-	}
-	byStep := map[int][]cmdRecord{}
-	for _, r := range s.cmdLog {
-		byStep[r.step] = append(byStep[r.step], r)
-	}
-	expired := map[time.Duration][]string{}
-	for _, x := range s.expired {
-		expired[x.at] = append(expired[x.at], x.keys...)
-	}
-	batch := 0
-	pauseEnds := map[string]time.Duration{} // client -> end of its pause
-	jumped := map[string]bool{}             // nodes whose clock jumped
+	b := newTimelineBuilder(e, s)
 	for i, st := range s.steps {
-		at := time.Duration(st.ClockMS) * time.Millisecond
-		switch st.Action.Kind {
-		case Run:
-			if !strings.Contains(st.Action.Command, "lock:") {
-				// The renderers leave out commands on anything but a
-				// lock; the critical section's are the point here.
-				add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Result, Detail: e.target.short(st.Text)})
-				break
-			}
-			node := commandNode(st.Action.Command)
-			for _, r := range byStep[i] {
-				if node != "" {
-					// The same key on two nodes is two locks.
-					all := make([][]string, len(r.args))
-					for j, args := range r.args {
-						all[j] = nodeArgs(e.ns, node, args)
-					}
-					r.args = all
-				}
-				b := 0
-				if len(r.args) > 1 {
-					batch++
-					b = batch
-				}
-				refs := make([]int, len(r.args))
-				for j, args := range r.args {
-					args = virtualArgs(e.factor, args)
-					refs[j] = add(timeline.Event{Client: r.client, At: at, Kind: timeline.Command, Batch: b, Args: args,
-						Detail: e.target.showArgs(args)})
-				}
-				for j := range r.args {
-					detail := e.target.short(r.values[j])
-					if r.errs[j] != "" {
-						detail = "error: " + e.target.short(r.errs[j])
-					}
-					add(timeline.Event{Client: r.client, At: at, Kind: timeline.Reply, Batch: b, Ref: refs[j],
-						Value: r.values[j], Err: r.errs[j], Detail: rediscmd.Clip(detail, 48)})
-				}
-			}
-		case Tick:
-			for _, c := range slices.Sorted(maps.Keys(pauseEnds)) {
-				if end := pauseEnds[c]; end <= st.Action.At {
-					add(timeline.Event{Client: c, At: end, Kind: timeline.PauseEnd, Detail: "goes on at " + fmtAt(end)})
-					delete(pauseEnds, c)
-				}
-			}
-			for _, k := range expired[at] {
-				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k,
-					Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At))})
-			}
-			// A lease on a node whose clock jumped runs out before its
-			// TTL says: the timeline cannot read it from the commands.
-			to := st.Action.At
-			for _, k := range expired[to] {
-				if _, n := splitNode(k); jumped[n] {
-					add(timeline.Event{At: to, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: fmt.Sprintf(
-						"lease on %s ran out at %s, early: %s's clock jumped", k, fmtAt(st.Action.At), n)})
-				}
-			}
-		case Pause:
-			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
-			if d, ok := e.model.pauseLength(st.Action.Length); ok && d >= 0 {
-				pauseEnds[st.Action.Client] = at + d
-			}
-		case Crash:
-			add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
-		case Restart, Jump:
-			if st.Action.Kind == Jump {
-				jumped[st.Action.Node] = true
-			}
-			// The node has a lane of its own; the leases it lost end in
-			// their holders' lanes.
-			add(timeline.Event{Client: st.Action.Node, At: at, Kind: timeline.Result, Detail: st.Text})
-			for _, k := range s.lost[i] {
-				how := st.Action.Node + " restarts empty: " + k + " is lost"
-				if st.Action.Kind == Jump {
-					how = fmt.Sprintf("%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, e.model.Jump, k)
-				}
-				add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: e.ns + k, Detail: how})
-			}
-		}
-		if st.Violation != "" {
-			for _, v := range s.violations {
-				if v.Step == i {
-					add(timeline.Event{Client: timeline.Checker, At: at, Kind: timeline.Finding, Violation: v.Property,
-						Detail: v.Property + ": " + v.Message})
-				}
-			}
-		}
+		b.step(i, st)
 	}
 	if len(s.violations) == 0 {
-		add(timeline.Event{Client: timeline.Checker, At: s.end, Kind: timeline.Finding, Detail: "no violation"})
+		b.add(timeline.Event{Client: timeline.Checker, At: s.end, Kind: timeline.Finding, Detail: "no violation"})
 	}
 	rec := timeline.NewRecorderAt(e.ns, time.Now().Add(-s.end))
 	rec.Lanes(append(slices.Clone(s.clients), struck(s)...)...)
-	rec.Merge(events)
+	rec.Merge(b.events)
 	verdict := "No violation."
 	if len(s.violations) > 0 {
 		var ps []string
@@ -155,6 +49,157 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		verdict = "Broken: " + strings.Join(ps, ", ") + " (times are virtual)."
 	}
 	return rec.Finish(e.target.Name, "explored schedule", verdict, len(s.violations))
+}
+
+// timelineBuilder turns a schedule's steps into timeline events, in order.
+type timelineBuilder struct {
+	e      *Explorer
+	s      *schedule
+	events []timeline.Event
+	seq    int // the last event's number
+	batch  int // the last pipeline's or transaction's number
+
+	byStep    map[int][]cmdRecord        // the commands each step sent
+	expired   map[time.Duration][]string // the keys that ran out at each time
+	pauseEnds map[string]time.Duration   // client -> end of its pause
+	jumped    map[string]bool            // nodes whose clock jumped
+}
+
+func newTimelineBuilder(e *Explorer, s *schedule) *timelineBuilder {
+	b := &timelineBuilder{e: e, s: s, byStep: map[int][]cmdRecord{}, expired: map[time.Duration][]string{},
+		pauseEnds: map[string]time.Duration{}, jumped: map[string]bool{}}
+	for _, r := range s.cmdLog {
+		b.byStep[r.step] = append(b.byStep[r.step], r)
+	}
+	for _, x := range s.expired {
+		b.expired[x.at] = append(b.expired[x.at], x.keys...)
+	}
+	return b
+}
+
+// add numbers ev, appends it and returns its number.
+func (b *timelineBuilder) add(ev timeline.Event) int {
+	b.seq++
+	ev.Seq = b.seq
+	b.events = append(b.events, ev)
+	return b.seq
+}
+
+// step adds the events of step i, then the violations found at it.
+func (b *timelineBuilder) step(i int, st Step) {
+	at := time.Duration(st.ClockMS) * time.Millisecond
+	switch st.Action.Kind {
+	case Run:
+		b.run(i, st, at)
+	case Tick:
+		b.tick(st, at)
+	case Pause:
+		b.add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
+		if d, ok := b.e.model.pauseLength(st.Action.Length); ok && d >= 0 {
+			b.pauseEnds[st.Action.Client] = at + d
+		}
+	case Crash:
+		b.add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
+	case Restart, Jump:
+		b.nodeFault(i, st, at)
+	}
+	if st.Violation != "" {
+		for _, v := range b.s.violations {
+			if v.Step == i {
+				b.add(timeline.Event{Client: timeline.Checker, At: at, Kind: timeline.Finding, Violation: v.Property,
+					Detail: v.Property + ": " + v.Message})
+			}
+		}
+	}
+}
+
+// run adds the commands step i sent and their replies; a step on anything
+// but a lock is one result.
+func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
+	e := b.e
+	if !strings.Contains(st.Action.Command, "lock:") {
+		// The renderers leave out commands on anything but a
+		// lock; the critical section's are the point here.
+		b.add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Result, Detail: e.target.short(st.Text)})
+		return
+	}
+	node := commandNode(st.Action.Command)
+	for _, r := range b.byStep[i] {
+		if node != "" {
+			// The same key on two nodes is two locks.
+			all := make([][]string, len(r.args))
+			for j, args := range r.args {
+				all[j] = nodeArgs(e.ns, node, args)
+			}
+			r.args = all
+		}
+		b.sent(r, at)
+	}
+}
+
+// sent adds the commands of one round trip, numbered as a batch when there
+// are several, and then their replies.
+func (b *timelineBuilder) sent(r cmdRecord, at time.Duration) {
+	e := b.e
+	batch := 0
+	if len(r.args) > 1 {
+		b.batch++
+		batch = b.batch
+	}
+	refs := make([]int, len(r.args))
+	for j, args := range r.args {
+		args = virtualArgs(e.factor, args)
+		refs[j] = b.add(timeline.Event{Client: r.client, At: at, Kind: timeline.Command, Batch: batch, Args: args,
+			Detail: e.target.showArgs(args)})
+	}
+	for j := range r.args {
+		detail := e.target.short(r.values[j])
+		if r.errs[j] != "" {
+			detail = "error: " + e.target.short(r.errs[j])
+		}
+		b.add(timeline.Event{Client: r.client, At: at, Kind: timeline.Reply, Batch: batch, Ref: refs[j],
+			Value: r.values[j], Err: r.errs[j], Detail: rediscmd.Clip(detail, 48)})
+	}
+}
+
+// tick adds the pauses that ended by the tick's time and the leases that
+// ran out at it.
+func (b *timelineBuilder) tick(st Step, at time.Duration) {
+	for _, c := range slices.Sorted(maps.Keys(b.pauseEnds)) {
+		if end := b.pauseEnds[c]; end <= st.Action.At {
+			b.add(timeline.Event{Client: c, At: end, Kind: timeline.PauseEnd, Detail: "goes on at " + fmtAt(end)})
+			delete(b.pauseEnds, c)
+		}
+	}
+	for _, k := range b.expired[at] {
+		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.ns + k,
+			Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At))})
+	}
+	// A lease on a node whose clock jumped runs out before its
+	// TTL says: the timeline cannot read it from the commands.
+	to := st.Action.At
+	for _, k := range b.expired[to] {
+		if _, n := splitNode(k); b.jumped[n] {
+			b.add(timeline.Event{At: to, Kind: timeline.LeaseExpired, Key: b.e.ns + k, Detail: fmt.Sprintf(
+				"lease on %s ran out at %s, early: %s's clock jumped", k, fmtAt(st.Action.At), n)})
+		}
+	}
+}
+
+// nodeFault adds a node's restart or clock jump, in the node's own lane,
+// and the leases it lost, in their holders' lanes.
+func (b *timelineBuilder) nodeFault(i int, st Step, at time.Duration) {
+	if st.Action.Kind == Jump {
+		b.jumped[st.Action.Node] = true
+	}
+	b.add(timeline.Event{Client: st.Action.Node, At: at, Kind: timeline.Result, Detail: st.Text})
+	for _, k := range b.s.lost[i] {
+		how := st.Action.Node + " restarts empty: " + k + " is lost"
+		if st.Action.Kind == Jump {
+			how = fmt.Sprintf("%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, b.e.model.Jump, k)
+		}
+		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.ns + k, Detail: how})
+	}
 }
 
 // showArgs renders a command for reading: keys without the namespace,

@@ -67,191 +67,255 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 // untried subtree nearest the root (donate), as a lone dfs would search
 // it: the same sleep set, and the same schedules.
 func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], split func(task[C, K]), share *pool[C, K]) (bool, error) {
-	var stack []*node[C]
-	contains := func(cs []C, a C) bool {
-		k := sys.Key(a)
-		return slices.ContainsFunc(cs, func(c C) bool { return sys.Key(c) == k })
-	}
-	next := func(n *node[C]) (C, bool) {
-		for _, c := range n.enabled {
-			if !contains(n.sleep, c) && !contains(n.done, c) && !contains(n.given, c) {
-				return c, true
-			}
-		}
-		var zero C
-		return zero, false
-	}
-	// below is the weight of the position after the last decision on the
-	// stack.
-	below := func() *big.Rat {
-		if len(stack) == 0 {
-			return t.weight
-		}
-		n := stack[len(stack)-1]
-		return new(big.Rat).Mul(n.weight, big.NewRat(1, int64(len(n.enabled))))
-	}
-	// donate hands share the first untried child of the decision nearest
-	// the root that has one, and counts it given (skipped here). Its
-	// sleep set is the one dfs alone gives it when its turn comes: what
-	// the decision has asleep or done by then (every child before it,
-	// the one being searched and those given too) that commutes with it.
-	donate := func() bool {
-		for k, n := range stack {
-			for _, c := range n.enabled {
-				if contains(n.sleep, c) || contains(n.done, c) || contains(n.given, c) || sys.Key(c) == sys.Key(n.chosen) {
-					continue
-				}
-				path := slices.Clone(t.prefix)
-				for _, m := range stack[:k] {
-					path = append(path, sys.Key(m.chosen))
-				}
-				path = append(path, sys.Key(c))
-				var sleep []C
-				if s.o.Sleep {
-					for _, b := range append(append(append(slices.Clone(n.sleep), n.done...), n.chosen), n.given...) {
-						if sys.Independent(c, b) {
-							sleep = append(sleep, b)
-						}
-					}
-				}
-				n.given = append(n.given, c)
-				share.put(task[C, K]{prefix: path, sleep: sleep,
-					weight: new(big.Rat).Mul(n.weight, big.NewRat(1, int64(len(n.enabled))))})
-				return true
-			}
-		}
-		return false
-	}
-	covered := true
+	w := &walk[C, K]{s: s, sys: sys, t: t, split: split, share: share, covered: true,
+		visited: map[Fingerprint][][]C{}}
 	void := 0 // runs in a row that were void
-	// visited holds, for each state reached, the sleep sets it was
-	// reached with: a state reached again with a sleep set that holds one
-	// of them has nothing left to explore.
-	visited := map[Fingerprint][][]C{}
-	subset := func(a, b []C) bool {
-		for _, x := range a {
-			if !contains(b, x) {
-				return false
-			}
-		}
-		return true
-	}
 	for {
-		plan := slices.Clone(t.prefix)
-		for _, n := range stack {
-			plan = append(plan, sys.Key(n.chosen))
-		}
-		var handed []task[C, K]
-		var seen []Fingerprint // states this run added to visited
-		depth0 := len(stack)
-		credit := new(big.Rat) // the weight this run covers
-		r, _, err := runOnce(ctx, sys, plan, func(d Decision[C]) (int, bool) {
-			n := &node[C]{enabled: d.Enabled, weight: below()}
-			switch {
-			case !s.o.Sleep:
-			case len(stack) == 0:
-				n.sleep = t.sleep
-			default:
-				p := stack[len(stack)-1]
-				for _, b := range append(slices.Clone(p.sleep), p.done...) {
-					if sys.Independent(p.chosen, b) {
-						n.sleep = append(n.sleep, b)
-					}
-				}
-			}
-			if s.o.Cache && d.State != nil {
-				if key, ok := d.State(); ok {
-					for _, z := range visited[key] {
-						if subset(z, n.sleep) {
-							credit.Add(credit, n.weight)
-							return 0, false // explored from this state already
-						}
-					}
-					visited[key] = append(visited[key], slices.Clone(n.sleep))
-					seen = append(seen, key)
-				}
-			}
-			if split != nil && len(stack) == SplitDepth {
-				path := slices.Clone(t.prefix)
-				for _, m := range stack {
-					path = append(path, sys.Key(m.chosen))
-				}
-				handed = append(handed, task[C, K]{prefix: path, sleep: n.sleep, weight: n.weight})
-				return 0, false
-			}
-			asleep := 0
-			for _, c := range n.enabled {
-				if contains(n.sleep, c) {
-					asleep++
-				}
-			}
-			if asleep > 0 {
-				credit.Add(credit, new(big.Rat).Mul(n.weight, big.NewRat(int64(asleep), int64(len(n.enabled)))))
-			}
-			c, ok := next(n)
-			if !ok {
-				return 0, false // every continuation covered in another order
-			}
-			n.chosen = c
-			stack = append(stack, n)
-			k := sys.Key(c)
-			return slices.IndexFunc(d.Enabled, func(x C) bool { return sys.Key(x) == k }), true
-		})
+		run := &walkRun[C, K]{depth0: len(w.stack), credit: new(big.Rat)}
+		r, _, err := runOnce(ctx, sys, w.plan(), func(d Decision[C]) (int, bool) { return w.decide(d, run) })
 		if errors.Is(err, ErrRetry) {
 			// Run it again, as if this run had not happened.
-			stack = stack[:depth0]
-			for _, key := range seen {
-				visited[key] = visited[key][:len(visited[key])-1]
-			}
+			w.undo(run)
 			if void++; void >= MaxRetries {
 				return false, errors.Join(ErrRetries, err)
 			}
 			continue
 		}
 		void = 0
-		for _, h := range handed {
-			split(h)
-		}
-		switch {
-		case errors.Is(err, ErrNotEnabled):
-			// The replay of a path went another way than its first run:
-			// the system did something its choices do not order. The
-			// subtree is skipped, and the search is not exhaustive.
-			s.mu.Lock()
-			s.diverged++
-			s.mu.Unlock()
-			covered = false
-		case err != nil:
+		if err := w.settle(r, err, run); err != nil {
 			return false, err
-		case handed == nil:
-			if r.Complete {
-				credit.Add(credit, below())
-			}
-			s.mu.Lock()
-			s.covered.Add(&s.covered, credit)
-			s.mu.Unlock()
-			s.record(r)
 		}
 		if s.stop() {
 			return false, nil
 		}
-		// Backtrack to the deepest decision with an alternative left.
-		for len(stack) > 0 {
-			n := stack[len(stack)-1]
-			n.done = append(append(n.done, n.chosen), n.given...)
-			n.given = nil
-			if c, ok := next(n); ok {
-				n.chosen = c
-				break
-			}
-			stack = stack[:len(stack)-1]
+		if !w.backtrack() {
+			return w.covered, nil
 		}
-		if len(stack) == 0 {
-			return covered, nil
-		}
-		for share != nil && share.hungry() && donate() {
+		for share != nil && share.hungry() && w.donate() {
 		}
 	}
+}
+
+// walk is the state of one depth-first search (dfs): the decisions of the
+// schedule being run, and the states reached so far.
+type walk[C any, K comparable] struct {
+	s     *Search[C, K]
+	sys   System[C, K]
+	t     task[C, K]
+	split func(task[C, K])
+	share *pool[C, K]
+
+	stack   []*node[C]
+	covered bool // no subtree was skipped
+	// visited holds, for each state reached, the sleep sets it was
+	// reached with: a state reached again with a sleep set that holds one
+	// of them has nothing left to explore.
+	visited map[Fingerprint][][]C
+}
+
+// walkRun is what one run of a schedule in a walk added.
+type walkRun[C any, K comparable] struct {
+	handed []task[C, K]  // the subtrees handed to split
+	seen   []Fingerprint // states this run added to visited
+	depth0 int           // the stack's depth before the run
+	credit *big.Rat      // the weight this run covers
+}
+
+// contains tells whether cs holds a choice with a's key.
+func (w *walk[C, K]) contains(cs []C, a C) bool {
+	k := w.sys.Key(a)
+	return slices.ContainsFunc(cs, func(c C) bool { return w.sys.Key(c) == k })
+}
+
+// subset tells whether every choice of a is in b.
+func (w *walk[C, K]) subset(a, b []C) bool {
+	for _, x := range a {
+		if !w.contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// next is n's first child neither asleep, done nor given away.
+func (w *walk[C, K]) next(n *node[C]) (C, bool) {
+	for _, c := range n.enabled {
+		if !w.contains(n.sleep, c) && !w.contains(n.done, c) && !w.contains(n.given, c) {
+			return c, true
+		}
+	}
+	var zero C
+	return zero, false
+}
+
+// below is the weight of the position after the last decision on the
+// stack.
+func (w *walk[C, K]) below() *big.Rat {
+	if len(w.stack) == 0 {
+		return w.t.weight
+	}
+	n := w.stack[len(w.stack)-1]
+	return new(big.Rat).Mul(n.weight, big.NewRat(1, int64(len(n.enabled))))
+}
+
+// path is the task's prefix followed by the choices of the first depth
+// decisions on the stack.
+func (w *walk[C, K]) path(depth int) []K {
+	path := slices.Clone(w.t.prefix)
+	for _, m := range w.stack[:depth] {
+		path = append(path, w.sys.Key(m.chosen))
+	}
+	return path
+}
+
+// plan is the schedule to run next: the decisions on the stack.
+func (w *walk[C, K]) plan() []K { return w.path(len(w.stack)) }
+
+// donate hands share the first untried child of the decision nearest
+// the root that has one, and counts it given (skipped here). Its
+// sleep set is the one dfs alone gives it when its turn comes: what
+// the decision has asleep or done by then (every child before it,
+// the one being searched and those given too) that commutes with it.
+func (w *walk[C, K]) donate() bool {
+	sys := w.sys
+	for k, n := range w.stack {
+		for _, c := range n.enabled {
+			if w.contains(n.sleep, c) || w.contains(n.done, c) || w.contains(n.given, c) || sys.Key(c) == sys.Key(n.chosen) {
+				continue
+			}
+			path := append(w.path(k), sys.Key(c))
+			var sleep []C
+			if w.s.o.Sleep {
+				for _, b := range append(append(append(slices.Clone(n.sleep), n.done...), n.chosen), n.given...) {
+					if sys.Independent(c, b) {
+						sleep = append(sleep, b)
+					}
+				}
+			}
+			n.given = append(n.given, c)
+			w.share.put(task[C, K]{prefix: path, sleep: sleep,
+				weight: new(big.Rat).Mul(n.weight, big.NewRat(1, int64(len(n.enabled))))})
+			return true
+		}
+	}
+	return false
+}
+
+// decide takes decision d of the run: it returns the index of the child
+// to take, or false to end the run there (a state explored already, a
+// subtree handed to split, every child asleep).
+func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
+	n := &node[C]{enabled: d.Enabled, weight: w.below(), sleep: w.sleepSet()}
+	if w.s.o.Cache && d.State != nil {
+		if key, ok := d.State(); ok {
+			for _, z := range w.visited[key] {
+				if w.subset(z, n.sleep) {
+					run.credit.Add(run.credit, n.weight)
+					return 0, false // explored from this state already
+				}
+			}
+			w.visited[key] = append(w.visited[key], slices.Clone(n.sleep))
+			run.seen = append(run.seen, key)
+		}
+	}
+	if w.split != nil && len(w.stack) == SplitDepth {
+		run.handed = append(run.handed, task[C, K]{prefix: w.plan(), sleep: n.sleep, weight: n.weight})
+		return 0, false
+	}
+	asleep := 0
+	for _, c := range n.enabled {
+		if w.contains(n.sleep, c) {
+			asleep++
+		}
+	}
+	if asleep > 0 {
+		run.credit.Add(run.credit, new(big.Rat).Mul(n.weight, big.NewRat(int64(asleep), int64(len(n.enabled)))))
+	}
+	c, ok := w.next(n)
+	if !ok {
+		return 0, false // every continuation covered in another order
+	}
+	n.chosen = c
+	w.stack = append(w.stack, n)
+	k := w.sys.Key(c)
+	return slices.IndexFunc(d.Enabled, func(x C) bool { return w.sys.Key(x) == k }), true
+}
+
+// sleepSet is the sleep set of the next decision: the task's at the root,
+// below it what the decision before has asleep or done that commutes with
+// its choice (none without sleep sets).
+func (w *walk[C, K]) sleepSet() []C {
+	switch {
+	case !w.s.o.Sleep:
+		return nil
+	case len(w.stack) == 0:
+		return w.t.sleep
+	}
+	var sleep []C
+	p := w.stack[len(w.stack)-1]
+	for _, b := range append(slices.Clone(p.sleep), p.done...) {
+		if w.sys.Independent(p.chosen, b) {
+			sleep = append(sleep, b)
+		}
+	}
+	return sleep
+}
+
+// undo forgets a run that is to be run again: its decisions and the states
+// it visited.
+func (w *walk[C, K]) undo(run *walkRun[C, K]) {
+	w.stack = w.stack[:run.depth0]
+	for _, key := range run.seen {
+		w.visited[key] = w.visited[key][:len(w.visited[key])-1]
+	}
+}
+
+// settle takes stock of a run that ended with err: it hands its subtrees
+// to split, and counts what it covered and records it, or notes that it
+// diverged (then the search is not exhaustive). It returns err when the
+// search cannot go on.
+func (w *walk[C, K]) settle(r *Run[K], err error, run *walkRun[C, K]) error {
+	s := w.s
+	for _, h := range run.handed {
+		w.split(h)
+	}
+	switch {
+	case errors.Is(err, ErrNotEnabled):
+		// The replay of a path went another way than its first run:
+		// the system did something its choices do not order. The
+		// subtree is skipped, and the search is not exhaustive.
+		s.mu.Lock()
+		s.diverged++
+		s.mu.Unlock()
+		w.covered = false
+	case err != nil:
+		return err
+	case run.handed == nil:
+		if r.Complete {
+			run.credit.Add(run.credit, w.below())
+		}
+		s.mu.Lock()
+		s.covered.Add(&s.covered, run.credit)
+		s.mu.Unlock()
+		s.record(r)
+	}
+	return nil
+}
+
+// backtrack moves to the deepest decision with an alternative left and
+// chooses it. It returns false when there is none: the walk is over.
+func (w *walk[C, K]) backtrack() bool {
+	for len(w.stack) > 0 {
+		n := w.stack[len(w.stack)-1]
+		n.done = append(append(n.done, n.chosen), n.given...)
+		n.given = nil
+		if c, ok := w.next(n); ok {
+			n.chosen = c
+			return true
+		}
+		w.stack = w.stack[:len(w.stack)-1]
+	}
+	return false
 }
 
 // parallel runs every schedule of root, as dfs does, on every worker: the
