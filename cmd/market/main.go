@@ -115,96 +115,29 @@ const (
 // run is the whole program: it parses args, connects to Redis, serves
 // until ctx ends and then shuts down gracefully. Logs go to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("market", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	redisSpec := fs.String("redis", "auto", `Redis: "auto", a redis:// URL, or cluster nodes host:port,host:port`)
-	strategy := fs.String("strategy", string(market.Fine), "default strategy: watch, coarse, fine or lua")
-	name := fs.String("name", "market", "market name (the keys' hash tag)")
-	seed := fs.Bool("seed-demo", false, "create demo users, items and listings (skips what exists)")
-	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
-	bodyLimit := fs.Int64("body-limit", httpapi.DefaultBodyLimit, "largest request body in bytes")
-	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "how long to wait for requests in flight at shutdown")
-	version := fs.Bool("version", false, "print the version and exit")
-	opTTL := fs.Duration("idempotency-ttl", 24*time.Hour, "how long an Idempotency-Key is remembered (at least 1ms)")
-	adminToken := fs.String("admin-token", "", "token the routes that change the service require as "+
-		"\"Authorization: Bearer TOKEN\" (default $"+envAdminToken+"); required on a non-loopback -addr")
-	auditCooldown := fs.Duration("audit-cooldown", httpapi.DefaultAuditCooldown,
-		"least pause between two audits (also at least 19 times the last audit's duration)")
-	classroom := fs.Bool("classroom", false, "listen on this machine's network address (the port of -addr) "+
-		"with a generated admin token, and print the URL students open and the teacher's token")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
-		fs.PrintDefaults()
-	}
-	// A mistake stays one line (main adds where the usage is).
-	err := output.ParseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
+	c, err := parseConfig(args, stderr)
+	if err != nil {
 		return err
 	}
-	if err != nil {
-		return usageError{err}
-	}
-	if *version {
+	if c.version {
 		fmt.Fprintln(stdout, output.VersionLine("market"))
 		return nil
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
-	}
-	st, err := market.ParseStrategy(*strategy)
-	if err != nil {
-		return usageError{fmt.Errorf("-strategy %q: unknown strategy (want one of %s)", *strategy, strategyNames())}
-	}
-	if err := market.ValidID("market name", *name); err != nil {
-		return usageError{fmt.Errorf("-name %q: a market name is 1 to 64 of A-Z a-z 0-9 _ -", *name)}
-	}
-	if *bodyLimit < 1 {
-		return usageError{fmt.Errorf("-body-limit %d must be at least 1", *bodyLimit)}
-	}
-	if *opTTL < time.Millisecond {
-		return usageError{fmt.Errorf("-idempotency-ttl %v must be at least 1ms", *opTTL)}
-	}
-	if *auditCooldown <= 0 {
-		return usageError{fmt.Errorf("-audit-cooldown %v must be positive", *auditCooldown)}
-	}
-	if *adminToken == "" {
-		*adminToken = os.Getenv(envAdminToken)
-	}
-	var room *classroomStart
-	if *classroom {
-		if room, err = newClassroom(*addr, *adminToken); err != nil {
-			return usageError{err}
-		}
-		*addr, *adminToken = room.addr, room.token
-	}
-	loopback, err := loopbackAddr(*addr)
-	if err != nil {
-		return usageError{err}
-	}
-	if !loopback && *adminToken == "" {
-		return usageError{fmt.Errorf("-addr %s is not a loopback address: anyone who can reach it could change "+
-			"the service; set an admin token with -admin-token or %s, or listen on 127.0.0.1", *addr, envAdminToken)}
-	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
-	if *logJSON {
+	if c.logJSON {
 		handler = slog.NewJSONHandler(stderr, nil)
 	}
 	log := slog.New(handler)
 
 	// Take the port before anything else, so that a port in use is said
 	// at once and leaves Redis and the market untouched.
-	ln, err := net.Listen("tcp", *addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return usageError{fmt.Errorf("-addr %s: the port is in use (another program listens there); "+
-			"use -addr with another port, e.g. -addr %s", *addr, nextPort(*addr))}
-	}
+	ln, err := listen(c.addr)
 	if err != nil {
-		return usageError{fmt.Errorf("-addr %s: %w", *addr, err)}
+		return err
 	}
 	defer ln.Close() // closed by the server once it serves; this covers the errors before
 
-	conn, err := redisconn.Open(ctx, *redisSpec, stderr)
+	conn, err := redisconn.Open(ctx, c.redisSpec, stderr)
 	if errors.Is(err, redisconn.ErrSpec) {
 		return usageError{err}
 	}
@@ -216,28 +149,54 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Warn("closing Redis", slog.Any("err", err))
 		}
 	}()
-	m, err := market.New(conn.Client, *name, market.WithOpTTL(*opTTL))
+	srv, err := newService(ctx, c, conn, log)
 	if err != nil {
 		return err
 	}
-	if *seed {
-		rep, err := demo.Seed(ctx, m, st)
+	return serve(ctx, c, ln, srv, log, conn.Mode, stdout)
+}
+
+// listen takes the port of addr; a port in use says which to try instead.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, usageError{fmt.Errorf("-addr %s: the port is in use (another program listens there); "+
+			"use -addr with another port, e.g. -addr %s", addr, nextPort(addr))}
+	}
+	if err != nil {
+		return nil, usageError{fmt.Errorf("-addr %s: %w", addr, err)}
+	}
+	return ln, nil
+}
+
+// newService opens the market on conn, seeds it when asked, and builds
+// the HTTP service around it.
+func newService(ctx context.Context, c *config, conn *redisconn.Conn, log *slog.Logger) (*httpapi.Server, error) {
+	m, err := market.New(conn.Client, c.name, market.WithOpTTL(c.opTTL))
+	if err != nil {
+		return nil, err
+	}
+	if c.seed {
+		rep, err := demo.Seed(ctx, m, c.strategy)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		log.Info("demo data", slog.Int("users", rep.Users), slog.Int("items", rep.Items), slog.Int("listings", rep.Listings))
 	}
-	srv, err := httpapi.New(httpapi.Config{
-		Market: m, Strategy: st, Logger: log, BodyLimit: *bodyLimit, AuditCooldown: *auditCooldown,
+	return httpapi.New(httpapi.Config{
+		Market: m, Strategy: c.strategy, Logger: log, BodyLimit: c.bodyLimit, AuditCooldown: c.auditCooldown,
 		Env:        conn.Env(),
 		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
 		Lab:        lab.New(conn.Client, conn.Mini, log),
 		Explore:    exploresession.NewManager(),
-		AdminToken: *adminToken, LoopbackHosts: loopback,
+		AdminToken: c.adminToken, LoopbackHosts: c.loopback,
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// serve serves srv on ln until ctx ends or the server fails, then shuts
+// it down: the requests in flight and srv's background work get
+// c.shutdown to end. mode is the Redis's, for the log.
+func serve(ctx context.Context, c *config, ln net.Listener, srv *httpapi.Server, log *slog.Logger, mode string, stdout io.Writer) error {
 	// Close stops a rush or lab run in progress and waits for it; at
 	// shutdown it runs beside the HTTP server's, within the same timeout.
 	jobsDone := make(chan struct{})
@@ -257,36 +216,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	url := "http://" + ln.Addr().String() + "/"
-	log.Info("serving", slog.String("url", url), slog.String("market", *name),
-		slog.String("strategy", string(st)), slog.String("redis", conn.Mode))
-	fmt.Fprintf(stdout, "market: serving %s (demo page at %s)\n", *name, url)
-	switch {
-	case room != nil:
-		room.print(stdout, ln.Addr())
-	case loopback && *adminToken == "":
-		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes take no token (same-origin requests only)\n")
-	case loopback:
-		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes require the admin token\n")
-	default:
-		fmt.Fprintf(stdout, "market: listening on %s, reachable from other machines; the admin routes require the admin token\n", ln.Addr())
-	}
+	log.Info("serving", slog.String("url", url), slog.String("market", c.name),
+		slog.String("strategy", string(c.strategy)), slog.String("redis", mode))
+	announce(stdout, c, ln.Addr(), url)
 
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", slog.Float64("timeout_s", latency.Seconds(*shutdown)))
-	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
+	log.Info("shutting down", slog.Float64("timeout_s", latency.Seconds(c.shutdown)))
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdown)
 	defer cancel()
 	closeJobs()
-	err = hs.Shutdown(sctx)
-	if err != nil {
+	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("requests still in flight; closing", slog.Any("err", err))
 		hs.Close()
 	}
@@ -301,4 +249,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// announce says on stdout where the service is served and who may change
+// it.
+func announce(stdout io.Writer, c *config, addr net.Addr, url string) {
+	fmt.Fprintf(stdout, "market: serving %s (demo page at %s)\n", c.name, url)
+	switch {
+	case c.room != nil:
+		c.room.print(stdout, addr)
+	case c.loopback && c.adminToken == "":
+		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes take no token (same-origin requests only)\n")
+	case c.loopback:
+		fmt.Fprintf(stdout, "market: listening on loopback only; the admin routes require the admin token\n")
+	default:
+		fmt.Fprintf(stdout, "market: listening on %s, reachable from other machines; the admin routes require the admin token\n", addr)
+	}
 }
