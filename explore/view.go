@@ -3,11 +3,11 @@ package explore
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 // ClientView is one client as a person stepping a schedule sees it: what
@@ -184,25 +184,7 @@ func (n *narrator) name(s string) string {
 
 func (n *narrator) short(k string) string { return n.e.target.short(k) }
 
-func at(ms int64) string { return thousands(ms) + " ms" }
-
-// thousands writes a number of milliseconds with thousands separators.
-func thousands(ms int64) string {
-	s := strconv.FormatInt(ms, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func at(ms int64) string { return output.Thousands(ms) + " ms" }
 
 // say is step i in words.
 func (n *narrator) say(i int, st Step) StepNote {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 )
 
@@ -68,13 +68,13 @@ func checkBounds(scenarios []sim.Scenario, markets, prefill int) error {
 	if workers > maxCellWorkers {
 		return fmt.Errorf("%s runs %s workers in a cell, beyond the %s one cell may run (each holds a Redis "+
 			"connection, and Redis accepts 10,000 clients by default): use fewer listers, buyers or -markets",
-			what, report.Thousands(int64(workers)), report.Thousands(maxCellWorkers))
+			what, output.Thousands(int64(workers)), output.Thousands(maxCellWorkers))
 	}
 	need := int64(workers)*workerBytes + int64(markets)*int64(prefill)*listingBytes
 	if avail, ok := probe.AvailableMemory(); ok && need > avail {
 		return fmt.Errorf("%s with -prefill %s needs about %s of memory (%s per worker, %d bytes per listing), "+
 			"more than the %s this machine has available: use fewer workers, markets or a smaller -prefill",
-			what, report.Thousands(int64(prefill)), gib(need), kib(workerBytes), listingBytes, gib(avail))
+			what, output.Thousands(int64(prefill)), gib(need), kib(workerBytes), listingBytes, gib(avail))
 	}
 	return nil
 }

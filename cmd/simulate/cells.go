@@ -164,8 +164,8 @@ func (p *progress) update(c sim.Counters) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprint(p.w, "\r\033[K"+fit(fmt.Sprintf("%s %5.1fs  listed %s  bought %s  failed %s  retries %s",
-		p.label, c.Elapsed.Seconds(), report.Thousands(c.Listed), report.Thousands(c.Bought),
-		report.Thousands(c.Failed), report.Thousands(c.Retries)), output.Width))
+		p.label, c.Elapsed.Seconds(), output.Thousands(c.Listed), output.Thousands(c.Bought),
+		output.Thousands(c.Failed), output.Thousands(c.Retries)), output.Width))
 }
 
 // note prints a line of the running cell's own (a trial's outcome, say)
@@ -276,8 +276,8 @@ func rowSummary(r report.Row) string {
 	}
 	// The fields least needed go last: fit drops them on a narrow line.
 	return fmt.Sprintf("bought %s (%s/s)  %s  retries %s  failed %s  listed %s",
-		report.Thousands(r.Bought), report.Thousands(int64(math.Round(r.BoughtPerS))), audit,
-		report.Thousands(r.Retries), report.Thousands(r.FailedPurchases), report.Thousands(r.Listed))
+		output.Thousands(r.Bought), output.Thousands(int64(math.Round(r.BoughtPerS))), audit,
+		output.Thousands(r.Retries), output.Thousands(r.FailedPurchases), output.Thousands(r.Listed))
 }
 
 // cellCount is n cells, in words: "1 cell", "12 cells".

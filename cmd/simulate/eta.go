@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 // eta says how long the rest of a job should take, at the mean pace of
@@ -38,7 +38,7 @@ func (p *progress) prefill(done, total int) {
 	now := time.Now()
 	elapsed := now.Sub(p.began)
 	line := fmt.Sprintf("%s prefill %s of %s listings (%d%%), %v", p.label,
-		report.Thousands(int64(done)), report.Thousands(int64(total)), 100*done/max(total, 1), roundDuration(elapsed))
+		output.Thousands(int64(done)), output.Thousands(int64(total)), 100*done/max(total, 1), roundDuration(elapsed))
 	if left := eta(elapsed, done, total); left != "" {
 		line += ", " + left
 	}

@@ -168,8 +168,8 @@ const (
 func galleryNarrowCells(r gallery.Row) []string {
 	return []string{
 		output.Wrap(r.Recipe.String(), galleryRecipeWidth), output.Wrap(r.Consequence, galleryConsequenceWidth),
-		report.Thousands(int64(r.Violations)), output.Wrap(r.FixedBy, galleryFixedByWidth),
-		report.Thousands(int64(r.FixedViolations)),
+		output.Thousands(int64(r.Violations)), output.Wrap(r.FixedBy, galleryFixedByWidth),
+		output.Thousands(int64(r.FixedViolations)),
 	}
 }
 

@@ -21,14 +21,6 @@ func TestPublished(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	for in, want := range map[int64]string{0: "0", 12: "12", 1234: "1,234", 123456: "123,456", 1234567: "1,234,567", -4321: "-4,321"} {
-		if got := Thousands(in); got != want {
-			t.Errorf("Thousands(%d) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestFmtFigure(t *testing.T) {
 	tests := []struct {
 		f    book.Figure

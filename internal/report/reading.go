@@ -313,7 +313,7 @@ func count(v float64) string {
 	if v < 10 {
 		return trimZeros(fmt.Sprintf("%.1f", v))
 	}
-	return Thousands(int64(math.Round(v)))
+	return output.Thousands(int64(math.Round(v)))
 }
 
 // pct formats a probability as a percentage with two significant digits.

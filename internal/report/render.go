@@ -99,15 +99,15 @@ func cells(r Row, durationS float64) []string {
 	return []string{
 		r.Scenario,
 		r.Strategy,
-		withBook(Thousands(r.Listed), b.listed),
-		withBook(Thousands(r.Bought), b.bought),
-		Thousands(r.FailedPurchases),
-		withBook(Thousands(r.Retries), b.retries),
+		withBook(output.Thousands(r.Listed), b.listed),
+		withBook(output.Thousands(r.Bought), b.bought),
+		output.Thousands(r.FailedPurchases),
+		withBook(output.Thousands(r.Retries), b.retries),
 		rpp,
 		withBook(fmtMs(r.AvgWaitMs, r.Bought), b.avgWait),
 		fmtMs(r.P50WaitMs, r.Bought),
 		fmtMs(r.P99WaitMs, r.Bought),
-		Thousands(int64(math.Round(r.OpsPerS))),
+		output.Thousands(int64(math.Round(r.OpsPerS))),
 		strings.TrimSuffix(r.boughtRange(), "/s"),
 		auditText(r),
 	}
@@ -125,13 +125,13 @@ func narrowCells(r Row, durationS float64) [][]string {
 	out := [][]string{{
 		r.Scenario,
 		r.Strategy,
-		Thousands(r.Listed),
-		Thousands(r.Bought),
-		Thousands(r.FailedPurchases),
-		Thousands(r.Retries),
+		output.Thousands(r.Listed),
+		output.Thousands(r.Bought),
+		output.Thousands(r.FailedPurchases),
+		output.Thousands(r.Retries),
 		fmtMs(r.AvgWaitMs, r.Bought),
 		fmtMs(r.P99WaitMs, r.Bought),
-		Thousands(int64(math.Round(r.OpsPerS))),
+		output.Thousands(int64(math.Round(r.OpsPerS))),
 		audit,
 	}}
 	if b, ok := r.bookFigures(durationS); ok {
@@ -175,7 +175,7 @@ func fmtRatio(v float64) string {
 	case v < 100:
 		return fmt.Sprintf("%.1f", v)
 	default:
-		return Thousands(int64(math.Round(v)))
+		return output.Thousands(int64(math.Round(v)))
 	}
 }
 
@@ -373,14 +373,14 @@ func resourceCells(r Row) []string {
 		return dash(n > 0 && b > 0, fmt.Sprintf("%.0f", float64(b)/float64(n)))
 	}
 	return []string{
-		r.Scenario, r.Strategy, strconv.Itoa(max(r.Markets, 1)), Thousands(int64(r.Prefill)),
+		r.Scenario, r.Strategy, strconv.Itoa(max(r.Markets, 1)), output.Thousands(int64(r.Prefill)),
 		dash(r.Prefill > 0, fmt.Sprintf("%.1fs", r.PrefillS)),
 		dash(r.RedisUsedMemoryBytes > 0, mib(r.RedisUsedMemoryBytes)),
 		dash(r.BytesPerListing > 0, fmt.Sprintf("%.0f", r.BytesPerListing)),
 		perListing(r.MarketZSetBytes),
 		dash(r.ClientRSSBytes > 0, mib(r.ClientRSSBytes)),
 		pct(r.ClientCPUS), pct(r.RedisCPUS),
-		dash(r.RedisCommands > 0, Thousands(int64(math.Round(r.RedisCommandsPerS())))),
+		dash(r.RedisCommands > 0, output.Thousands(int64(math.Round(r.RedisCommandsPerS())))),
 	}
 }
 

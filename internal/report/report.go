@@ -167,7 +167,7 @@ func (r Row) Label() string {
 		l += fmt.Sprintf(" x%d markets", r.Markets)
 	}
 	if r.Prefill > 0 {
-		l += " +" + Thousands(int64(r.Prefill))
+		l += " +" + output.Thousands(int64(r.Prefill))
 	}
 	return l
 }

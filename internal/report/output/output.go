@@ -1,7 +1,7 @@
 // Package output holds the conventions every output of the commands and
 // the service follows: one environment block (Env) in every JSON document,
-// text that fits a terminal of Width columns (Wrap, Widest), and the
-// program's version.
+// text that fits a terminal of Width columns (Wrap, Widest), numbers with
+// thousands separators (Thousands), and the program's version.
 //
 // JSON keys are snake_case. A duration is a number whose key ends in its
 // unit, "_ms" or "_s" (latency.Milliseconds, latency.Seconds), never a Go
@@ -13,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -177,4 +178,22 @@ func Widest(text string) int {
 		w = max(w, utf8.RuneCountInString(strings.TrimRight(line, "\r\n")))
 	}
 	return w
+}
+
+// Thousands formats n with commas between groups of three digits.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

@@ -64,6 +64,14 @@ func TestWrap(t *testing.T) {
 	}
 }
 
+func TestThousands(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 12: "12", 1234: "1,234", 123456: "123,456", 1234567: "1,234,567", -4321: "-4,321"} {
+		if got := Thousands(in); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestWidest(t *testing.T) {
 	if got := Widest("ab\n│ µs │\nabcd\n"); got != 6 {
 		t.Errorf("Widest = %d, want 6", got)
