@@ -30,9 +30,6 @@ var coreDirs = []string{"cmd", "market", "locking", "watchtx"}
 var longYet = map[string]string{
 	"cmd/simulate/explore.go:parseExploreFlags": "the explorer's flags, changing with the explorer; parsing moves into explore",
 	"cmd/simulate/explore.go:runExplore":        "the explorer's reporting, changing with the explorer",
-	"cmd/simulate/faults.go:runFaults":          "the fault table's loop and its report",
-	"cmd/simulate/runcmd.go:runSim":             "the cells' loop and the document's writing",
-	"cmd/simulate/window.go:windowCmd":          "the sweep's set-up and its cells, changing now",
 }
 
 // TestFunctionLength reads every non-test Go file of the module (bench/

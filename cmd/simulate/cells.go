@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
@@ -104,6 +105,29 @@ func (r cellsRun) err(measured int) error {
 		return fmt.Errorf("interrupted after %d of %d cells", measured, r.total/max(r.slices, 1))
 	}
 	return nil
+}
+
+// end says on stderr, for the subcommand called name, the machine's load
+// at the end of the run (against load0, the load at its start) and how
+// the run ended (report), and returns that load.
+func (r cellsRun) end(stderr io.Writer, name string, load0 probe.Load, measured int) *report.Load {
+	load := report.NewLoad(probe.ReadLoad(), load0)
+	fmt.Fprintln(stderr, output.Wrap(name+": at the end: "+load.String(), output.Width))
+	r.report(stderr, name, measured)
+	return load
+}
+
+// verdict is the error a run of the market's cells ends with: runErr (a
+// cell failed), else errViolations when the audits found violations
+// (their count, then detail), else err's.
+func (r cellsRun) verdict(runErr error, violations int, detail string, measured int) error {
+	switch {
+	case runErr != nil:
+		return runErr
+	case violations > 0:
+		return fmt.Errorf("%w: %d in all%s", errViolations, violations, detail)
+	}
+	return r.err(measured)
 }
 
 // progress reports a subcommand's cells on stderr: a live line on a

@@ -178,21 +178,42 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return printFaultTimeline(ctx, *o.trace, o.cfg, o.verbose, stdout)
 	}
-	pause := o.cfg.Pause
-	if pause == 0 {
-		pause = faults.DefaultPause(o.cfg.LockTTL)
-	}
-	doc := faultsDoc{
-		Env:       output.NewEnv(redisconn.ModeRedisServer, redisVersion(bin)),
-		Trials:    o.cfg.Trials,
-		LockTTLMs: latency.Milliseconds(o.cfg.LockTTL), PauseMs: latency.Milliseconds(pause), ReadTimeoutMs: latency.Milliseconds(o.cfg.ReadTimeout),
-		DurationS: latency.Seconds(o.cfg.Duration),
-		Seed:      o.cfg.Seed,
-	}
+	doc := newFaultsDoc(o.cfg, redisVersion(bin))
 	prog := newProgress(stderr)
 	if o.verbose {
 		o.cfg.Log = prog.notes()
 	}
+	cr, err := eachCell(ctx, prog, faultCells(o, &doc, prog))
+	if err != nil {
+		return err
+	}
+	cr.report(stderr, "simulate faults", len(doc.Rows))
+	if err := renderFaults(stdout, o.format, o.wide, doc); err != nil {
+		return err
+	}
+	return faultsVerdict(doc, cr)
+}
+
+// newFaultsDoc is the document of a run of cfg, without its rows, on
+// redis-server version.
+func newFaultsDoc(cfg faults.Config, version string) faultsDoc {
+	pause := cfg.Pause
+	if pause == 0 {
+		pause = faults.DefaultPause(cfg.LockTTL)
+	}
+	return faultsDoc{
+		Env:       output.NewEnv(redisconn.ModeRedisServer, version),
+		Trials:    cfg.Trials,
+		LockTTLMs: latency.Milliseconds(cfg.LockTTL), PauseMs: latency.Milliseconds(pause), ReadTimeoutMs: latency.Milliseconds(cfg.ReadTimeout),
+		DurationS: latency.Seconds(cfg.Duration),
+		Seed:      cfg.Seed,
+	}
+}
+
+// faultCells are the cells of the run, a fault and a strategy each; each
+// adds its row to doc, an error included, and with -v its details to
+// prog.
+func faultCells(o faultsOptions, doc *faultsDoc, prog *progress) []cell {
 	var cells []cell
 	for _, f := range o.faults {
 		for _, v := range f.Variants() {
@@ -219,14 +240,13 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}})
 		}
 	}
-	cr, err := eachCell(ctx, prog, cells)
-	if err != nil {
-		return err
-	}
-	cr.report(stderr, "simulate faults", len(doc.Rows))
-	if err := renderFaults(stdout, o.format, o.wide, doc); err != nil {
-		return err
-	}
+	return cells
+}
+
+// faultsVerdict is the run's outcome: errUnexpected when a strategy that
+// should keep every guarantee did not, errCellsNotRun when some cells
+// could not run, else nil.
+func faultsVerdict(doc faultsDoc, cr cellsRun) error {
 	var bad, failed []string
 	for _, r := range doc.Rows {
 		if expectCorrect(r.Fault, r.Variant) && r.Violations() > 0 {

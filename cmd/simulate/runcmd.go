@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
@@ -116,112 +114,41 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer ln.Close()
 
 	load0 := probe.ReadLoad()
-	doc := report.Document{
-		Env:             conn.Env(),
-		DurationS:       o.duration.Seconds(),
-		Illustrative:    conn.Illustrative(),
-		Seed:            o.seed,
-		Pick:            o.pick,
-		Client:          string(o.client),
-		Profile:         o.profile,
-		RTTMs:           latency.Milliseconds(ln.measured),
-		RTTConfiguredMs: latency.Milliseconds(ln.delay.RTT),
-		JitterMs:        latency.Milliseconds(ln.delay.Jitter),
-		Rounds:          o.rounds,
-		LoadStart:       report.NewLoad(load0, probe.Load{}),
-		Rows:            []report.Row{},
-	}
-	runID := uuid.NewString()[:8]
-	prog := newProgress(stderr)
-	// Each cell (a scenario under a strategy) is measured in o.rounds
-	// slices; a scenario's slices run round by round, every strategy once
-	// a round, the first strategy of a round rotating.
-	type measured struct {
-		res    sim.Result
-		slices []report.Slice
-	}
-	acc := make([][]measured, len(o.scenarios))
-	slice := o.duration / time.Duration(o.rounds)
-	var cells []cell
-	for si, sc := range o.scenarios {
-		acc[si] = make([]measured, len(o.strategies))
-		for round := range o.rounds {
-			for k := range o.strategies {
-				sti := (k + si + round) % len(o.strategies)
-				st, m := o.strategies[sti], &acc[si][sti]
-				label := fmt.Sprintf("%-6s %-6s", sc, st)
-				if o.rounds > 1 {
-					label += fmt.Sprintf(" %d/%d", round+1, o.rounds)
-				}
-				cells = append(cells, cell{label: label, run: func(ctx context.Context) (string, bool, error) {
-					if o.prefill > 0 {
-						// Start each cell's RSS figure from what it needs,
-						// not from the previous cell's leftovers.
-						debug.FreeOSMemory()
-					}
-					res, err := ln.runCell(ctx, o.client, sim.Config{
-						Scenario: sc, Strategy: st, Duration: slice, Seed: o.seed, Pick: o.pick,
-						Name:     fmt.Sprintf("sim-%s-%s-%s-%d", runID, sc, st, round+1),
-						Progress: prog.update, PrefillProgress: prog.prefill,
-						Markets: o.markets, Prefill: o.prefill,
-					})
-					if err != nil {
-						return "", false, err
-					}
-					m.slices = append(m.slices, report.SliceOf(round+1, res))
-					if len(m.slices) == 1 {
-						m.res = res
-					} else {
-						m.res.Add(res)
-					}
-					if res.FirstError != "" {
-						prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
-					}
-					return rowSummary(report.FromResult(res)), res.Interrupted, nil
-				}})
-			}
-		}
-	}
+	doc := newRunDoc(o, conn, ln, load0)
+	p := &simPlan{o: o, ln: ln, prog: newProgress(stderr), runID: uuid.NewString()[:8],
+		slice: o.duration / time.Duration(o.rounds)}
+	cells := p.cells()
 	fmt.Fprintln(stderr, output.Wrap("simulate: at the start: "+doc.LoadStart.String(), output.Width))
 	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: %s of %v each%s (about %v); %s",
-		cellCount(len(o.scenarios)*len(o.strategies)), o.duration, sliceText(o.rounds, slice),
+		cellCount(len(o.scenarios)*len(o.strategies)), o.duration, sliceText(o.rounds, p.slice),
 		time.Duration(len(o.scenarios)*len(o.strategies))*o.duration, report.LinkText(doc)), output.Width))
-	cr, runErr := eachCell(ctx, prog, cells)
+	cr, runErr := eachCell(ctx, p.prog, cells)
 	cr.slices = o.rounds
 	doc.Interrupted = cr.interrupted
-	for si := range acc {
-		for _, m := range acc[si] {
-			if len(m.slices) == 0 {
-				continue
-			}
-			row := report.FromResult(m.res)
-			row.SetSlices(m.slices)
-			row.Interrupted = row.Interrupted || len(m.slices) < o.rounds
-			doc.Rows = append(doc.Rows, row)
-		}
-	}
-	doc.LoadEnd = report.NewLoad(probe.ReadLoad(), load0)
-	fmt.Fprintln(stderr, output.Wrap("simulate: at the end: "+doc.LoadEnd.String(), output.Width))
-	cr.report(stderr, "simulate", len(doc.Rows))
+	doc.Rows = append(doc.Rows, p.rows()...)
+	doc.LoadEnd = cr.end(stderr, "simulate", load0, len(doc.Rows))
 	if len(doc.Rows) > 0 {
-		if err := report.Render(stdout, o.format, doc, o.wide); err != nil {
+		if err := writeRun(o, doc, stdout, stderr); err != nil {
 			return err
 		}
-		if o.out != "" {
-			files, err := report.WriteAll(o.out, doc)
-			if err != nil {
-				return fmt.Errorf("-out %s: %w", o.out, err)
-			}
-			fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), o.out), output.Width))
-		}
 	}
-	switch {
-	case runErr != nil:
-		return runErr
-	case doc.Violations() > 0:
-		return fmt.Errorf("%w: %d in all (see the audit column)", errViolations, doc.Violations())
+	return cr.verdict(runErr, doc.Violations(), " (see the audit column)", len(doc.Rows))
+}
+
+// writeRun prints doc in o's format, and with -out writes its files.
+func writeRun(o runOptions, doc report.Document, stdout, stderr io.Writer) error {
+	if err := report.Render(stdout, o.format, doc, o.wide); err != nil {
+		return err
 	}
-	return cr.err(len(doc.Rows))
+	if o.out == "" {
+		return nil
+	}
+	files, err := report.WriteAll(o.out, doc)
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", o.out, err)
+	}
+	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), o.out), output.Width))
+	return nil
 }
 
 // sliceText says how a cell's time is sliced, "" for one slice.

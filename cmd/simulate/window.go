@@ -123,62 +123,77 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Pick:         o.pick,
 		Points:       []report.Point{},
 	}
-	var ln *link // the link of the round trip of the running cell
-	defer func() {
-		if ln != nil {
-			ln.Close()
-		}
-	}()
-	runID := uuid.NewString()[:8]
-	prog := newProgress(stderr)
-	var cells []cell
-	for _, rtt := range o.rtts {
-		for _, form := range o.clients {
-			for _, st := range o.strategies {
-				cells = append(cells, cell{label: fmt.Sprintf("rtt %-6v %-4s %-6s", rtt, form, st), run: func(ctx context.Context) (string, bool, error) {
-					var err error
-					if ln, err = linkFor(ctx, conn, ln, rtt); err != nil {
-						return "", false, err
-					}
-					res, err := ln.runCell(ctx, form, sim.Config{
-						Scenario: o.scenario, Strategy: st, Duration: o.duration, Seed: o.seed, Pick: o.pick,
-						Name:     fmt.Sprintf("win-%s-%d-%s-%s", runID, rtt.Microseconds(), form, st),
-						Progress: prog.update,
-					})
-					if err != nil {
-						return "", false, err
-					}
-					row := report.FromResult(res)
-					sw.Points = append(sw.Points, report.Point{Client: string(form),
-						RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(ln.measured), Row: row})
-					if res.FirstError != "" {
-						prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
-					}
-					return rowSummary(row), res.Interrupted, nil
-				}})
-			}
-		}
-	}
+	p := &sweepPlan{o: o, conn: conn, sw: &sw, prog: newProgress(stderr), runID: uuid.NewString()[:8]}
+	defer p.close()
+	cells := p.cells()
 	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", cellCount(len(cells)), o.duration,
 		time.Duration(len(cells))*o.duration)
 	fmt.Fprintln(stderr, output.Wrap("simulate window: at the start: "+sw.LoadStart.String(), output.Width))
-	cr, runErr := eachCell(ctx, prog, cells)
+	cr, runErr := eachCell(ctx, p.prog, cells)
 	sw.Interrupted = cr.interrupted
-	sw.LoadEnd = report.NewLoad(probe.ReadLoad(), load0)
-	fmt.Fprintln(stderr, output.Wrap("simulate window: at the end: "+sw.LoadEnd.String(), output.Width))
-	cr.report(stderr, "simulate window", len(sw.Points))
+	sw.LoadEnd = cr.end(stderr, "simulate window", load0, len(sw.Points))
 	if len(sw.Points) > 0 {
 		if err := writeSweep(o, sw, stdout, stderr); err != nil {
 			return err
 		}
 	}
-	switch {
-	case runErr != nil:
-		return runErr
-	case sw.Violations() > 0:
-		return fmt.Errorf("%w: %d in all", errViolations, sw.Violations())
+	return cr.verdict(runErr, sw.Violations(), "", len(sw.Points))
+}
+
+// sweepPlan is the cells of a sweep, which add their points to sw.
+type sweepPlan struct {
+	o     windowOptions
+	conn  *redisconn.Conn
+	sw    *report.Sweep
+	prog  *progress
+	runID string
+	ln    *link // the link of the round trip of the running cell
+}
+
+// close closes the last cell's link.
+func (p *sweepPlan) close() {
+	if p.ln != nil {
+		p.ln.Close()
 	}
-	return cr.err(len(sw.Points))
+}
+
+// cells lists the cells, by round trip, client form and strategy.
+func (p *sweepPlan) cells() []cell {
+	var cells []cell
+	for _, rtt := range p.o.rtts {
+		for _, form := range p.o.clients {
+			for _, st := range p.o.strategies {
+				cells = append(cells, p.cell(rtt, form, st))
+			}
+		}
+	}
+	return cells
+}
+
+// cell runs strategy st with client form over a link of round trip rtt.
+func (p *sweepPlan) cell(rtt time.Duration, form markettrace.ClientForm, st market.Strategy) cell {
+	o := p.o
+	return cell{label: fmt.Sprintf("rtt %-6v %-4s %-6s", rtt, form, st), run: func(ctx context.Context) (string, bool, error) {
+		var err error
+		if p.ln, err = linkFor(ctx, p.conn, p.ln, rtt); err != nil {
+			return "", false, err
+		}
+		res, err := p.ln.runCell(ctx, form, sim.Config{
+			Scenario: o.scenario, Strategy: st, Duration: o.duration, Seed: o.seed, Pick: o.pick,
+			Name:     fmt.Sprintf("win-%s-%d-%s-%s", p.runID, rtt.Microseconds(), form, st),
+			Progress: p.prog.update,
+		})
+		if err != nil {
+			return "", false, err
+		}
+		row := report.FromResult(res)
+		p.sw.Points = append(p.sw.Points, report.Point{Client: string(form),
+			RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(p.ln.measured), Row: row})
+		if res.FirstError != "" {
+			p.prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
+		}
+		return rowSummary(row), res.Interrupted, nil
+	}}
 }
 
 // linkFor returns the link to conn's server(s) with round trip rtt,
