@@ -23,13 +23,55 @@ const (
 	ChartBookMeanWait = "book_vs_ours_wait.svg"
 )
 
-// writeSVG writes the drawing of c into the file at path.
-func writeSVG(path string, c interface{ SVG(io.Writer) error }) error {
-	var b bytes.Buffer
-	if err := c.SVG(&b); err != nil {
-		return err
+// namedChart is a chart and the name of the file it is written to.
+type namedChart struct {
+	name string
+	svg  interface{ SVG(io.Writer) error }
+}
+
+// writeCharts writes each chart into its file in dir and returns the
+// names of the files written.
+func writeCharts(dir string, charts []namedChart) ([]string, error) {
+	var files []string
+	for _, c := range charts {
+		var b bytes.Buffer
+		err := c.svg.SVG(&b)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, c.name), b.Bytes(), 0o644)
+		}
+		if err != nil {
+			return files, fmt.Errorf("chart %s: %w", c.name, err)
+		}
+		files = append(files, c.name)
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return files, nil
+}
+
+// writeDocuments writes base.md, base.csv and base.json into dir, each
+// rendered in its format (markdown, csv, json) by render, and returns the
+// names of the files written.
+func writeDocuments(dir, base string, render func(w io.Writer, format string) error) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range []struct{ name, format string }{
+		{base + ".md", "markdown"}, {base + ".csv", "csv"}, {base + ".json", "json"},
+	} {
+		out, err := os.Create(filepath.Join(dir, f.name))
+		if err != nil {
+			return files, err
+		}
+		err = render(out, f.format)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return files, fmt.Errorf("%s: %w", f.name, err)
+		}
+		files = append(files, f.name)
+	}
+	return files, nil
 }
 
 // Charts writes the SVG charts of doc into dir and returns the file names
@@ -71,15 +113,11 @@ func Charts(dir string, doc Document) ([]string, error) {
 	if doc.Illustrative {
 		sub = " (miniredis: illustrative only)"
 	}
-	type file struct {
-		name string
-		bars chart.Bars
-	}
-	perScenario := func(name, title, yLabel string, metric func(Row) float64) file {
-		return file{name, chart.Bars{Title: title + sub, XLabel: byScenario, YLabel: yLabel,
+	perScenario := func(name, title, yLabel string, metric func(Row) float64) namedChart {
+		return namedChart{name, chart.Bars{Title: title + sub, XLabel: byScenario, YLabel: yLabel,
 			Groups: scenarios, Series: byStrategy(metric)}}
 	}
-	charts := []file{
+	charts := []namedChart{
 		perScenario(ChartBought, "Items bought per second", "bought / s", func(r Row) float64 { return r.BoughtPerS }),
 		perScenario(ChartRetries, "WATCH retries per item bought", "retries / purchase", func(r Row) float64 {
 			if r.RetriesPerPurchase == nil {
@@ -103,46 +141,25 @@ func Charts(dir string, doc Document) ([]string, error) {
 		bookWait = append(bookWait, r.Book.AvgWaitMs)
 	}
 	if len(cells) > 0 {
-		beside := func(name, title, yLabel string, ours, book []float64) file {
-			return file{name, chart.Bars{Title: title + sub, XLabel: "scenario and strategy", YLabel: yLabel,
+		beside := func(name, title, yLabel string, ours, book []float64) namedChart {
+			return namedChart{name, chart.Bars{Title: title + sub, XLabel: "scenario and strategy", YLabel: yLabel,
 				Groups: cells, Series: []chart.Series{{Name: "ours", Values: ours}, {Name: "book", Values: book}}}}
 		}
 		charts = append(charts,
 			beside(ChartBookBought, "Bought per second, ours and the book's", "bought / s", oursBought, bookBought),
 			beside(ChartBookMeanWait, "Mean wait per purchase, ours and the book's", "ms", oursWait, bookWait))
 	}
-	var files []string
-	for _, c := range charts {
-		if err := writeSVG(filepath.Join(dir, c.name), c.bars); err != nil {
-			return files, fmt.Errorf("chart %s: %w", c.name, err)
-		}
-		files = append(files, c.name)
-	}
-	return files, nil
+	return writeCharts(dir, charts)
 }
 
 // WriteAll writes results.md, results.csv, results.json and the charts of
 // doc into dir, and returns the names of the files written.
 func WriteAll(dir string, doc Document) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, f := range []struct{ name, format string }{
-		{"results.md", "markdown"}, {"results.csv", "csv"}, {"results.json", "json"},
-	} {
-		out, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return files, err
-		}
-		err = Render(out, f.format, doc, false)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return files, fmt.Errorf("%s: %w", f.name, err)
-		}
-		files = append(files, f.name)
+	files, err := writeDocuments(dir, "results", func(w io.Writer, format string) error {
+		return Render(w, format, doc, false)
+	})
+	if err != nil {
+		return files, err
 	}
 	charts, err := Charts(dir, doc)
 	return append(files, charts...), err

@@ -299,7 +299,7 @@ func TestWriteAll(t *testing.T) {
 	for name, vals := range map[string][]float64{"zeros": {0, 0}, "spread": {0, 0.5, 20000}} {
 		g := chart.Bars{Title: "t", XLabel: "x", YLabel: "y", Groups: []string{"a", "b"},
 			Series: []chart.Series{{Name: "s", Values: vals[:2]}, {Name: "u", Values: vals[len(vals)-2:]}}}
-		if err := writeSVG(filepath.Join(dir, name+".svg"), g); err != nil {
+		if _, err := writeCharts(dir, []namedChart{{name + ".svg", g}}); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

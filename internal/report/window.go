@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -304,50 +303,26 @@ func SweepCharts(dir string, s Sweep) ([]string, error) {
 			bought = append(bought, l)
 		}
 	}
-	var files []string
-	charts := []struct {
-		name  string
-		lines chart.Lines
-	}{
-		{ChartWindowRetries, chart.Lines{Title: "WATCH retries per item bought" + sub, XLabel: xLabel,
-			YLabel: "retries / purchase", Lines: retries, LogY: true}},
-		{ChartWindowBought, chart.Lines{Title: "Items bought per second" + sub, XLabel: xLabel,
-			YLabel: "bought / s", Lines: bought, LogY: true}},
+	var charts []namedChart
+	if len(retries) > 0 {
+		charts = append(charts, namedChart{ChartWindowRetries, chart.Lines{Title: "WATCH retries per item bought" + sub,
+			XLabel: xLabel, YLabel: "retries / purchase", Lines: retries, LogY: true}})
 	}
-	for _, c := range charts {
-		if len(c.lines.Lines) == 0 {
-			continue
-		}
-		if err := writeSVG(filepath.Join(dir, c.name), c.lines); err != nil {
-			return files, fmt.Errorf("chart %s: %w", c.name, err)
-		}
-		files = append(files, c.name)
+	if len(bought) > 0 {
+		charts = append(charts, namedChart{ChartWindowBought, chart.Lines{Title: "Items bought per second" + sub,
+			XLabel: xLabel, YLabel: "bought / s", Lines: bought, LogY: true}})
 	}
-	return files, nil
+	return writeCharts(dir, charts)
 }
 
 // WriteSweep writes window.md, window.csv, window.json and the charts of
 // s into dir, and returns the names of the files written.
 func WriteSweep(dir string, s Sweep) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, f := range []struct{ name, format string }{
-		{"window.md", "markdown"}, {"window.csv", "csv"}, {"window.json", "json"},
-	} {
-		out, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return files, err
-		}
-		err = RenderSweep(out, f.format, s)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return files, fmt.Errorf("%s: %w", f.name, err)
-		}
-		files = append(files, f.name)
+	files, err := writeDocuments(dir, "window", func(w io.Writer, format string) error {
+		return RenderSweep(w, format, s)
+	})
+	if err != nil {
+		return files, err
 	}
 	charts, err := SweepCharts(dir, s)
 	return append(files, charts...), err
