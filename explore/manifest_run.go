@@ -494,20 +494,8 @@ func (h *recipeHeld) release(ctx context.Context) error {
 	if !h.nested {
 		l.outer = nil
 	}
-	var at *holdState
-	v, _, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now, func() { at = h.state() })
-	if err != nil {
-		return err
-	}
-	ok, err := l.judge(o, v)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return locking.ErrNotHeld
-	}
-	h.owned(o, v, at)
-	return nil
+	_, err := h.runHeld(ctx, o)
+	return err
 }
 
 func (h *recipeHeld) extend(ctx context.Context) error {
@@ -517,25 +505,38 @@ func (h *recipeHeld) extend(ctx context.Context) error {
 		return nil
 	}
 	sent := l.now()
-	var at *holdState
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now, func() { at = h.state() })
+	keys, err := h.runHeld(ctx, o)
 	if err != nil {
 		return err
 	}
-	ok, err := l.judge(o, v)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return locking.ErrNotHeld
-	}
-	h.owned(o, v, at)
 	w := l.c.w
 	w.mu.Lock()
 	h.lease.sent = sent
 	h.lease.note(w, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
 	w.mu.Unlock()
 	return nil
+}
+
+// runHeld runs op o (a release or an extension) of hold h and judges its
+// reply: locking.ErrNotHeld when it says the hold was not the caller's.
+// It checks the reply against the hold as it stood when o's first write
+// answered (owned), and returns the keys o named.
+func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
+	l := h.l
+	var at *holdState
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, h.token, l.now, func() { at = h.state() })
+	if err != nil {
+		return nil, err
+	}
+	ok, err := l.judge(o, v)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, locking.ErrNotHeld
+	}
+	h.owned(o, v, at)
+	return keys, nil
 }
 
 func (h *recipeHeld) end() time.Duration { return h.lease.sent + h.l.ttl }
