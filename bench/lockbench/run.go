@@ -190,7 +190,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	var lastErr atomic.Value
 	var inside atomic.Int32
 
-	cpu0, conns0, err := serverStats(ctx, r.Admin)
+	cpu0, conns0, err := ServerStats(ctx, r.Admin)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	elapsed := time.Since(start)
 	go1 := processCPU()
 	runtime.ReadMemStats(&ms1)
-	cpu1, conns1, err := serverStats(ctx, r.Admin)
+	cpu1, conns1, err := ServerStats(ctx, r.Admin)
 	if err != nil {
 		return err
 	}
@@ -332,9 +332,10 @@ type workerStats struct {
 	maxWait  time.Duration
 }
 
-// serverStats returns used_cpu_user + used_cpu_sys of the server, in
-// seconds, and total_connections_received.
-func serverStats(ctx context.Context, admin *redis.Client) (cpu float64, conns int64, err error) {
+// ServerStats returns the server's CPU time, used_cpu_user +
+// used_cpu_sys in seconds, and total_connections_received, read from
+// INFO through admin.
+func ServerStats(ctx context.Context, admin *redis.Client) (cpu float64, conns int64, err error) {
 	info, err := admin.Info(ctx, "cpu", "stats").Result()
 	if err != nil {
 		return 0, 0, fmt.Errorf("INFO: %w", err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/bench/lockbench"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/locking/queue"
 )
@@ -52,7 +53,7 @@ func run() error {
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		return err
 	}
-	cpu0, err := serverCPU(ctx, rdb)
+	cpu0, _, err := lockbench.ServerStats(ctx, rdb)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func run() error {
 		return err
 	}
 	elapsed := time.Since(start)
-	cpu1, err := serverCPU(ctx, rdb)
+	cpu1, _, err := lockbench.ServerStats(ctx, rdb)
 	if err != nil {
 		return err
 	}
@@ -117,24 +118,4 @@ func loop(ctx context.Context, m *queue.Mutex, g int, d time.Duration, n *atomic
 	wg.Wait()
 	close(errs)
 	return <-errs
-}
-
-// serverCPU is the server's used_cpu_user + used_cpu_sys in seconds.
-func serverCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
-	info, err := rdb.Info(ctx, "cpu").Result()
-	if err != nil {
-		return 0, err
-	}
-	var cpu float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return 0, err
-			}
-			cpu += f
-		}
-	}
-	return cpu, nil
 }
