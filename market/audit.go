@@ -70,10 +70,11 @@ func (r *Report) note(format string, args ...any) {
 //     inventory);
 //  4. every sale was paid exactly once: each user's funds equal their
 //     starting funds plus their sales minus their purchases, as the
-//     receipts of Keys.Sales record them, and no item was sold more times
-//     than it was listed (Keys.Listed). With a Ledger (WithLedger), the
-//     sales this Market acknowledged are checked too: each at the price it
-//     was listed at, and none missing (Report.LedgerChecked).
+//     receipts record them, and no item was sold more times than it was
+//     listed (markettrace.Keys has the keys of both). With a Ledger
+//     (WithLedger), the sales this Market acknowledged are checked too:
+//     each at the price it was listed at, and none missing
+//     (Report.LedgerChecked).
 //
 // The snapshot is one MULTI/EXEC of reads (Redis serves nothing else while
 // it runs: its cost grows with the number of users, items and listings)

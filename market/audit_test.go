@@ -18,29 +18,29 @@ import (
 func TestAuditCatchesEachKind(t *testing.T) {
 	cases := []struct {
 		name   string
-		tamper func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market)
+		tamper func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market)
 		want   market.Violations
 	}{
-		{"money created", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"money created", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.HIncrBy(ctx, k.User("seller"), "funds", 5)
 		}, market.Violations{MoneyNotConserved: 1, NotPaidOnce: 1}},
-		{"negative funds", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"negative funds", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.HIncrBy(ctx, k.User("buyer"), "funds", -1000)
 			c.HIncrBy(ctx, k.User("seller"), "funds", 1000)
 		}, market.Violations{NegativeFunds: 1, NotPaidOnce: 2}},
-		{"item in two places", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"item in two places", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.SAdd(ctx, k.Inventory("buyer"), "gem")
 		}, market.Violations{ItemMisplaced: 1}},
-		{"item lost", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"item lost", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.ZRem(ctx, k.Market(), markettrace.Member("gem", "seller"))
 		}, market.Violations{ItemMisplaced: 1}},
-		{"sold at a price it was not listed at", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"sold at a price it was not listed at", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.ZAdd(ctx, k.Market(), redis.Z{Score: 20, Member: markettrace.Member("gem", "seller")})
 			if _, err := m.Purchase(ctx, market.Lua, "buyer", "seller", "gem", 20); err != nil {
 				panic(err)
 			}
 		}, market.Violations{NotPaidOnce: 1}},
-		{"sold twice", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"sold twice", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			if _, err := m.Purchase(ctx, market.Lua, "buyer", "seller", "gem", 10); err != nil {
 				panic(err)
 			}
@@ -52,12 +52,12 @@ func TestAuditCatchesEachKind(t *testing.T) {
 				panic(err)
 			}
 		}, market.Violations{ItemMisplaced: 1, NotPaidOnce: 1}},
-		{"receipt without payment", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"receipt without payment", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.ZRem(ctx, k.Market(), markettrace.Member("gem", "seller"))
 			c.SAdd(ctx, k.Inventory("buyer"), "gem")
 			c.XAdd(ctx, &redis.XAddArgs{Stream: k.Sales(), Values: []any{"buyer", "buyer", "seller", "seller", "item", "gem", "price", 10, "op", ""}})
 		}, market.Violations{NotPaidOnce: 2}},
-		{"funds beyond int64 in sum", func(ctx context.Context, c *redis.Client, k market.Keys, m *market.Market) {
+		{"funds beyond int64 in sum", func(ctx context.Context, c *redis.Client, k markettrace.Keys, m *market.Market) {
 			c.HSet(ctx, k.User("buyer"), "funds", int64(math.MaxInt64-10))
 			c.HSet(ctx, k.User("seller"), "funds", int64(math.MaxInt64-10))
 		}, market.Violations{MoneyNotConserved: 1, NotPaidOnce: 2}},
@@ -72,7 +72,7 @@ func TestAuditCatchesEachKind(t *testing.T) {
 				user(t, m, "seller", 0)
 				listed(t, m, market.Lua, "seller", "gem", 10)
 				audit(t, m)
-				c.tamper(ctx, b.Client, m.Keys(), m)
+				c.tamper(ctx, b.Client, markettrace.KeysOf(m), m)
 				rep, err := m.Audit(ctx)
 				must(t, err)
 				if rep.Violations != c.want {
@@ -109,7 +109,7 @@ func TestAuditFromStateAlone(t *testing.T) {
 			t.Fatalf("later audit %+v %v (ledger %v), want clean from state", rep.Violations, rep.Details, rep.LedgerChecked)
 		}
 		// cup0 sold again to bob, as a lock lost mid-purchase would.
-		b.Client.ZAdd(ctx, seller.Keys().Market(), redis.Z{Score: 10, Member: markettrace.Member("cup0", "sam")})
+		b.Client.ZAdd(ctx, markettrace.KeysOf(seller).Market(), redis.Z{Score: 10, Member: markettrace.Member("cup0", "sam")})
 		if _, err := later.Purchase(ctx, market.Lua, "bob", "sam", "cup0", 10); err != nil {
 			t.Fatal(err)
 		}

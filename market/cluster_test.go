@@ -32,7 +32,7 @@ func TestStrategiesOnCluster(t *testing.T) {
 	var names []string
 	for i := 0; len(names) < want && i < 1000; i++ {
 		name := fmt.Sprintf("shard%d", i)
-		addr := masterOf(t, c, market.NewKeys(name).Market())
+		addr := masterOf(t, c, markettrace.NewKeys(name).Market())
 		if len(owners) < 3 && owners[addr] != "" {
 			continue
 		}

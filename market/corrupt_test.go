@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // maxStreamID is the last ID a stream can hold: an XADD after it fails.
@@ -25,46 +26,46 @@ func TestNoPartialWriteOnWrongTypes(t *testing.T) {
 	type corruption struct {
 		name string
 		list bool // corrupts what a listing writes, else a purchase
-		set  func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error
+		set  func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error
 	}
 	corruptions := []corruption{
-		{"buyer inventory a string", false, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"buyer inventory a string", false, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.Inventory("ann"), "x", 0).Err()
 		}},
-		{"sales a string", false, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"sales a string", false, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.Sales(), "x", 0).Err()
 		}},
-		{"sales at the last ID", false, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"sales at the last ID", false, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Sales(), ID: maxStreamID, Values: []any{"x", "y"}}).Err()
 		}},
-		{"buyer a string", false, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"buyer a string", false, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.User("ann"), "x", 0).Err()
 		}},
-		{"seller a string", false, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"seller a string", false, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.User("sam"), "x", 0).Err()
 		}},
-		{"market a string", false, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"market a string", false, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.Market(), "x", 0).Err()
 		}},
-		{"listed counts a string", true, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"listed counts a string", true, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.Listed(), "x", 0).Err()
 		}},
-		{"listed count at its limit", true, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"listed count at its limit", true, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.HSet(ctx, k.Listed(), "pen", "9223372036854775807").Err()
 		}},
-		{"listed count not a number", true, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"listed count not a number", true, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.HSet(ctx, k.Listed(), "pen", "many").Err()
 		}},
-		{"market a string (list)", true, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"market a string (list)", true, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.Market(), "x", 0).Err()
 		}},
-		{"seller inventory a string", true, func(ctx context.Context, rdb redis.UniversalClient, k market.Keys) error {
+		{"seller inventory a string", true, func(ctx context.Context, rdb redis.UniversalClient, k markettrace.Keys) error {
 			return rdb.Set(ctx, k.Inventory("sam"), "x", 0).Err()
 		}},
 	}
 	forEach(t, func(t *testing.T, b *redistest.Backend, m *market.Market, s market.Strategy) {
 		ctx := context.Background()
-		k := m.Keys()
+		k := markettrace.KeysOf(m)
 		for _, c := range corruptions {
 			must(t, b.Client.FlushAll(ctx).Err())
 			user(t, m, "sam", 0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestOpIDAppliesOnce: under every strategy, a repeat of a List or a
@@ -53,7 +54,7 @@ func TestOpIDAppliesOnce(t *testing.T) {
 				if _, err := m.Purchase(ctx, s, "ann", "sam", "cup", 30, market.OpID("bad.id")); !errors.Is(err, market.ErrInvalid) {
 					t.Fatalf("invalid ID: %v, want ErrInvalid", err)
 				}
-				if ttl := b.Client.PTTL(ctx, m.Keys().Op("buy-1")).Val(); ttl <= 0 || ttl > time.Hour {
+				if ttl := b.Client.PTTL(ctx, markettrace.KeysOf(m).Op("buy-1")).Val(); ttl <= 0 || ttl > time.Hour {
 					t.Fatalf("record TTL %v, want within 1h", ttl)
 				}
 				audit(t, m)
@@ -119,7 +120,7 @@ func TestNoPartialPurchaseOnOutOfBandState(t *testing.T) {
 				user(t, m, "sam", 0)
 				user(t, m, "ann", 100)
 				listed(t, m, s, "sam", "cup", 10)
-				k := m.Keys()
+				k := markettrace.KeysOf(m)
 				for _, funds := range []string{fmt.Sprint(int64(math.MaxInt64 - 5)), "lots"} {
 					must(t, b.Client.HSet(ctx, k.User("sam"), "funds", funds).Err())
 					_, err = m.Purchase(ctx, s, "ann", "sam", "cup", 10)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestDeleteRemovesOnlyItsMarket: Delete removes every key of its market,
@@ -23,7 +24,7 @@ func TestDeleteRemovesOnlyItsMarket(t *testing.T) {
 			listed(t, m, market.Fine, "sam", "cup", 3)
 			_, err = m.Purchase(ctx, market.Fine, "ann", "sam", "cup", 3)
 			must(t, err)
-			must(t, b.Client.Set(ctx, m.Keys().MarketLock(), "x", 0).Err())
+			must(t, b.Client.Set(ctx, markettrace.KeysOf(m).MarketLock(), "x", 0).Err())
 			ms = append(ms, m)
 		}
 		count := func(m *market.Market) int {
@@ -65,7 +66,7 @@ func TestAuditWithoutLedger(t *testing.T) {
 			t.Fatalf("audit %+v ledger checked %v; want clean and not checked", rep.Violations, rep.LedgerChecked)
 		}
 		// The state checks still run: money created out of band is found.
-		must(t, b.Client.HIncrBy(ctx, m.Keys().User("ann"), "funds", 1).Err())
+		must(t, b.Client.HIncrBy(ctx, markettrace.KeysOf(m).User("ann"), "funds", 1).Err())
 		rep, err = m.Audit(ctx)
 		must(t, err)
 		if rep.MoneyNotConserved != 1 {

@@ -44,9 +44,9 @@ func fencingAfterExpiry(t *testing.T, b *redistest.Backend, f markettrace.Client
 			return
 		}
 		paused = true // alice stalls here, past her lease
-		lock := m.Keys().MarketLock()
+		lock := markettrace.KeysOf(m).MarketLock()
 		if s == market.Fine {
-			lock = m.Keys().ItemLock("sword", "sam")
+			lock = markettrace.KeysOf(m).ItemLock("sword", "sam")
 		}
 		b.Expire(t, lock)
 		bctx := context.WithValue(context.Background(), clientKey{}, "bob")
@@ -123,7 +123,7 @@ func TestLockFuncReplacesTheMutex(t *testing.T) {
 		listed(t, m, market.Fine, "sam", "bow", 5)
 		cost, err := m.Purchase(ctx, market.Coarse, "ann", "sam", "bow", 5)
 		must(t, err)
-		want := []string{m.Keys().ItemLock("bow", "sam"), m.Keys().MarketLock()}
+		want := []string{markettrace.KeysOf(m).ItemLock("bow", "sam"), markettrace.KeysOf(m).MarketLock()}
 		if len(keys) != 2 || keys[0] != want[0] || keys[1] != want[1] || released != 2 || cost.LockWaits != 2 {
 			t.Fatalf("keys %v released %d waits %d; want %v, 2, 2", keys, released, cost.LockWaits, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestLostReleaseDoesNotBlockCoarse kills redis-server (fsync-always
@@ -31,6 +32,6 @@ func TestLostReleaseDoesNotBlockCoarse(t *testing.T) {
 	must(t, b.Server.Restart(context.Background()))
 	if _, err := m.Purchase(context.Background(), market.Coarse, "ann", "sam", "pen", 10); err != nil {
 		t.Fatalf("the purchase after the restart: %v (lock %s, TTL %v)", err,
-			m.Keys().MarketLock(), b.Client.PTTL(context.Background(), m.Keys().MarketLock()).Val())
+			markettrace.KeysOf(m).MarketLock(), b.Client.PTTL(context.Background(), markettrace.KeysOf(m).MarketLock()).Val())
 	}
 }

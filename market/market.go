@@ -12,8 +12,10 @@
 // (audit.go) checks the invariants the strategies must keep.
 //
 // All keys of one market share the hash tag {NAME}, so that transactions
-// and scripts work on Redis Cluster and markets spread over its shards;
-// Keys is the one place that knows the layout.
+// and scripts work on Redis Cluster and markets spread over its shards
+// (Keys: their prefix and pattern). The layout of the keys is written in
+// one place, which package market/markettrace gives the tools that read
+// the state directly (markettrace.Keys).
 package market
 
 import (
@@ -118,7 +120,7 @@ func clip(s string) string {
 type Market struct {
 	rdb  redis.UniversalClient
 	name string
-	keys Keys
+	keys plug.Keys
 
 	lockTTL     time.Duration
 	listTimeout time.Duration
@@ -169,7 +171,7 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 		return nil, err
 	}
 	m := &Market{
-		rdb: rdb, name: name, keys: NewKeys(name),
+		rdb: rdb, name: name, keys: plug.NewKeys(name),
 		lockTTL: 10 * time.Second, listTimeout: 5 * time.Second, buyTimeout: 10 * time.Second,
 		backoff: locking.DefaultBackoff, opTTL: 24 * time.Hour, plug: plug.Settings{Form: plug.Lean, Redis: rdb},
 	}
@@ -198,7 +200,7 @@ func New(rdb redis.UniversalClient, name string, opts ...Option) (*Market, error
 func (m *Market) Name() string { return m.name }
 
 // Keys returns the market's key names.
-func (m *Market) Keys() Keys { return m.keys }
+func (m *Market) Keys() Keys { return Keys{m.keys} }
 
 // Ping reports whether the market's Redis answers: nil if it does.
 func (m *Market) Ping(ctx context.Context) error {

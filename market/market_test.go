@@ -116,7 +116,7 @@ func TestPurchaseMovesMoneyAndItem(t *testing.T) {
 			t.Fatalf("listing still there")
 		}
 		// Locks are released.
-		if n := b.Client.Exists(ctx, m.Keys().MarketLock(), m.Keys().ItemLock("ItemM", "Bill")).Val(); n != 0 {
+		if n := b.Client.Exists(ctx, markettrace.KeysOf(m).MarketLock(), markettrace.KeysOf(m).ItemLock("ItemM", "Bill")).Val(); n != 0 {
 			t.Fatalf("%d locks left behind", n)
 		}
 		audit(t, m)

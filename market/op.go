@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/market/internal/plug"
 )
 
 // An op is the reads, checks and writes of one List or Purchase, the part
@@ -34,7 +36,7 @@ type op interface {
 // OpID): read with the operation's other reads, checked first, and
 // written with its writes, so a repeat finds it and applies nothing.
 type opRecord struct {
-	keys   Keys
+	keys   plug.Keys
 	id     string // "" when the operation has none
 	ttl    time.Duration
 	what   string // the operation and its arguments, e.g. "purchase ann sam cup 10"
@@ -106,7 +108,7 @@ func (replayed) Error() string { return "market: operation applied before" }
 
 // listOp moves item from seller's inventory to the market at price.
 type listOp struct {
-	keys         Keys
+	keys         plug.Keys
 	seller, item string
 	price        int64
 	rec          opRecord
@@ -165,7 +167,7 @@ func (o *listOp) write(ctx context.Context, p redis.Pipeliner) {
 // purchaseOp moves price from buyer to seller and item from the market to
 // buyer's inventory.
 type purchaseOp struct {
-	keys                Keys
+	keys                plug.Keys
 	buyer, seller, item string
 	price               int64
 	rec                 opRecord
@@ -316,7 +318,8 @@ func (t *keyTypes) of(key string) string {
 	return ""
 }
 
-// receiptFields is a sale receipt as stored in Keys.Sales.
+// receiptFields is a sale receipt as stored in the stream of receipts
+// (keys.Sales).
 func receiptFields(buyer, seller, item string, price int64, op string) []any {
 	return []any{"buyer", buyer, "seller", seller, "item", item, "price", price, "op", op}
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Receipt is the record of one sale, as the purchase wrote it in
-// Keys.Sales.
+// Receipt is the record of one sale, as the purchase wrote it in the
+// market's stream of receipts (markettrace.Keys.Sales).
 type Receipt struct {
 	// ID is the stream entry's ID: the server's time of the sale in ms,
 	// and a sequence number.

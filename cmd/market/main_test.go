@@ -20,7 +20,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's and the test's
@@ -115,7 +115,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("purchase: %d", res.StatusCode)
 		}
 		// -idempotency-ttl is the lifetime of the key's record.
-		ttl, err := b.Client.PTTL(context.Background(), market.NewKeys("demo").Op("run-1")).Result()
+		ttl, err := b.Client.PTTL(context.Background(), markettrace.NewKeys("demo").Op("run-1")).Result()
 		if err != nil || ttl <= 80*time.Minute || ttl > 90*time.Minute {
 			t.Errorf("the Idempotency-Key is kept for %v (%v); want 90m", ttl, err)
 		}

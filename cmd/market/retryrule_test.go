@@ -15,7 +15,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // answer is one attempt's answer: its status (0: no answer) and error code.
@@ -156,7 +156,7 @@ func TestRetryRuleUnderRedisKill(t *testing.T) {
 
 	// What Redis holds: an operation applied iff its record exists (written
 	// with its writes); receipts and listed counts show a double.
-	k := market.NewKeys(name)
+	k := markettrace.NewKeys(name)
 	rctx := context.Background()
 	receipts := map[string]int{}
 	msgs, err := b.Client.XRange(rctx, k.Sales(), "-", "+").Result()

@@ -16,6 +16,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/sim/workload"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // Run runs one cell: it creates the market's users, starts the workers,
@@ -141,7 +142,7 @@ func openMarkets(ctx context.Context, cfg Config) (names []string, markets, work
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if n, err := setup.Exists(ctx, m.Keys().UserIDs(), m.Keys().Market()).Result(); err != nil {
+		if n, err := setup.Exists(ctx, markettrace.KeysOf(m).UserIDs(), markettrace.KeysOf(m).Market()).Result(); err != nil {
 			return nil, nil, nil, err
 		} else if n > 0 {
 			return nil, nil, nil, fmt.Errorf("%w: market %s already has keys", ErrConfig, name)
@@ -210,8 +211,8 @@ func prefillMarkets(ctx context.Context, cfg Config, markets []*market.Market, r
 	}
 	res.PrefillTime = time.Since(began)
 	for _, m := range markets {
-		res.MarketBytes += probe.KeyMemory(ctx, cfg.Client, m.Keys().Market())
-		res.ItemsBytes += probe.KeyMemory(ctx, cfg.Client, m.Keys().Items())
+		res.MarketBytes += probe.KeyMemory(ctx, cfg.Client, markettrace.KeysOf(m).Market())
+		res.ItemsBytes += probe.KeyMemory(ctx, cfg.Client, markettrace.KeysOf(m).Items())
 	}
 	return nil
 }

@@ -2,7 +2,8 @@
 // or read from it, in the manner of net/http/httptrace: hooks an
 // operation calls as it runs (Trace), how its commands are grouped into
 // round trips (ClientForm), the lock its Coarse and Fine strategies take
-// (LockFunc), a listing's member, the statistics of its connection pool.
+// (LockFunc), a listing's member, the statistics of its connection pool,
+// the name of each of its keys (Keys).
 // A simulator, a fault run or a test uses them; nothing needs them to use
 // the market.
 package markettrace

@@ -345,7 +345,7 @@ func (t trader) Purchase(ctx context.Context, s market.Strategy, buyer, seller, 
 	return t.Market.Purchase(pausedholder.WithBeforeCommit(ctx, t.stop), s, buyer, seller, item, price)
 }
 
-func (w *world) keys() market.Keys { return market.NewKeys(w.name) }
+func (w *world) keys() markettrace.Keys { return markettrace.NewKeys(w.name) }
 
 // users creates users with funds; items are granted to and listed by the
 // first user of each pair item -> price.

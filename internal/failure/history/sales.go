@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // Sale names a sale as its receipt records it.
@@ -29,10 +29,10 @@ func saleOf(op Op) Sale {
 // variable so that a test can read in small chunks).
 var readSalesChunk int64 = 10_000
 
-// ReadSales reads every receipt of market name (its market.Keys.Sales
+// ReadSales reads every receipt of market name (its markettrace.Keys.Sales
 // stream) and counts them per sale.
 func ReadSales(ctx context.Context, rdb redis.Cmdable, name string) (map[Sale]int, error) {
-	key := market.NewKeys(name).Sales()
+	key := markettrace.NewKeys(name).Sales()
 	out := map[Sale]int{}
 	start := "-"
 	for {

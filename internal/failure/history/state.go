@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
@@ -65,7 +64,7 @@ func placeMkt(seller string, price int64) string {
 // the market called name, directly from its keys (the layout documented
 // for the market, not the market's own code).
 func ReadState(ctx context.Context, rdb redis.UniversalClient, name string, users []string) (State, error) {
-	k := market.NewKeys(name)
+	k := markettrace.NewKeys(name)
 	st := State{Funds: map[string]int64{}, Inventory: map[string][]string{}, Listings: map[string]int64{}}
 	funds := make([]*redis.StringCmd, len(users))
 	invs := make([]*redis.StringSliceCmd, len(users))

@@ -10,6 +10,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -71,7 +72,7 @@ func TestTrial(t *testing.T) {
 				a, err := pausedholder.Trial{
 					Holder: pausedholder.NewHookHolder(m, tc.s, cast, "stops", 0),
 					Lapse: func(context.Context) error {
-						b.Expire(t, m.Keys().ItemLock(cast.Item, cast.Seller))
+						b.Expire(t, markettrace.KeysOf(m).ItemLock(cast.Item, cast.Seller))
 						lapsed = true
 						return nil
 					},

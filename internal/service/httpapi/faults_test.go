@@ -18,6 +18,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // faultReadTimeout is the read timeout of the fault tests' Redis client:
@@ -160,7 +161,7 @@ func TestUnknownOutcome(t *testing.T) {
 			}
 			// The commit reached Redis before the stall, and applies now.
 			waitFor(t, "the stalled purchase applied", func() bool {
-				return f.b.Client.Exists(context.Background(), f.m.Keys().Op("carol-sword")).Val() == 1
+				return f.b.Client.Exists(context.Background(), markettrace.KeysOf(f.m).Op("carol-sword")).Val() == 1
 			})
 			for range 2 {
 				r := request(context.Background(), h, "POST", path, body, withKey("carol-sword")...)
@@ -208,7 +209,7 @@ func TestAuditAfterUnknownOutcome(t *testing.T) {
 			}
 			bg := context.Background()
 			waitFor(t, "the stalled purchase applied", func() bool {
-				return f.b.Client.SIsMember(bg, f.m.Keys().Inventory("carol"), "sword").Val()
+				return f.b.Client.SIsMember(bg, markettrace.KeysOf(f.m).Inventory("carol"), "sword").Val()
 			})
 			_, second := f.process(t)
 			for i, srv := range []*Server{f.srv, second} {
@@ -219,10 +220,10 @@ func TestAuditAfterUnknownOutcome(t *testing.T) {
 			}
 			// Give carol her 50 back and take it from alice, out of band:
 			// money is conserved, but the sale is no longer paid.
-			if err := f.b.Client.HIncrBy(bg, f.m.Keys().User("carol"), "funds", 50).Err(); err != nil {
+			if err := f.b.Client.HIncrBy(bg, markettrace.KeysOf(f.m).User("carol"), "funds", 50).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.b.Client.HIncrBy(bg, f.m.Keys().User("alice"), "funds", -50).Err(); err != nil {
+			if err := f.b.Client.HIncrBy(bg, markettrace.KeysOf(f.m).User("alice"), "funds", -50).Err(); err != nil {
 				t.Fatal(err)
 			}
 			_, third := f.process(t)

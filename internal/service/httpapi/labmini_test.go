@@ -13,6 +13,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/service/lab"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // TestLabLeavesServedMarket runs every lab recipe on a service whose
@@ -26,7 +27,7 @@ func TestLabLeavesServedMarket(t *testing.T) {
 	b := redistest.Mini(t)
 	srv, f := newJobsServer(t, b)
 	ctx := context.Background()
-	k := f.m.Keys()
+	k := markettrace.KeysOf(f.m)
 	if _, err := f.m.Purchase(ctx, market.Fine, "carol", "alice", "sword", 50, market.OpID("kept")); err != nil {
 		t.Fatal(err)
 	}
