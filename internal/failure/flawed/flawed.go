@@ -128,9 +128,14 @@ type SetNX struct {
 }
 
 // TryAcquire implements Lock.
-func (l *SetNX) TryAcquire(ctx context.Context) (string, error) {
+func (l *SetNX) TryAcquire(ctx context.Context) (string, error) { return setNX(ctx, l.RDB, l.Key, 0) }
+
+// setNX sets key to a fresh token, with a lease of ttl (0: none), if it
+// does not exist, and returns the token; locking.ErrNotAcquired if it
+// exists.
+func setNX(ctx context.Context, rdb redis.UniversalClient, key string, ttl time.Duration) (string, error) {
 	token := uuid.NewString()
-	ok, err := l.RDB.SetNX(ctx, l.Key, token, 0).Result()
+	ok, err := rdb.SetNX(ctx, key, token, ttl).Result()
 	if err != nil {
 		return "", err
 	}
@@ -159,13 +164,9 @@ type SetNXThenExpire struct {
 
 // TryAcquire implements Lock.
 func (l *SetNXThenExpire) TryAcquire(ctx context.Context) (string, error) {
-	token := uuid.NewString()
-	ok, err := l.RDB.SetNX(ctx, l.Key, token, 0).Result()
+	token, err := setNX(ctx, l.RDB, l.Key, 0)
 	if err != nil {
 		return "", err
-	}
-	if !ok {
-		return "", locking.ErrNotAcquired
 	}
 	if err := l.Hook.at(ctx, AfterSetNX); err != nil {
 		return "", err
@@ -193,15 +194,7 @@ type SetPXThenDel struct {
 
 // TryAcquire implements Lock.
 func (l *SetPXThenDel) TryAcquire(ctx context.Context) (string, error) {
-	token := uuid.NewString()
-	ok, err := l.RDB.SetNX(ctx, l.Key, token, l.TTL).Result()
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", locking.ErrNotAcquired
-	}
-	return token, nil
+	return setNX(ctx, l.RDB, l.Key, l.TTL)
 }
 
 // Release deletes the key, whoever holds it.
@@ -225,7 +218,7 @@ type CompareThenDel struct {
 
 // TryAcquire implements Lock.
 func (l *CompareThenDel) TryAcquire(ctx context.Context) (string, error) {
-	return (&SetPXThenDel{RDB: l.RDB, Key: l.Key, TTL: l.TTL}).TryAcquire(ctx)
+	return setNX(ctx, l.RDB, l.Key, l.TTL)
 }
 
 // Release deletes the key if, when read, it held token.
@@ -268,16 +261,15 @@ func (l *BookTimeout) seconds() time.Duration {
 
 // TryAcquire implements Lock.
 func (l *BookTimeout) TryAcquire(ctx context.Context) (string, error) {
-	token := uuid.NewString()
-	ok, err := l.RDB.SetNX(ctx, l.Key, token, 0).Result()
-	if err != nil {
-		return "", err
-	}
-	if ok {
+	token, err := setNX(ctx, l.RDB, l.Key, 0)
+	if err == nil {
 		if err := l.Hook.at(ctx, AfterSetNX); err != nil {
 			return "", err
 		}
 		return token, l.RDB.Expire(ctx, l.Key, l.seconds()).Err()
+	}
+	if !errors.Is(err, locking.ErrNotAcquired) {
+		return "", err
 	}
 	if ttl, err := l.RDB.TTL(ctx, l.Key).Result(); err == nil && ttl == -1 {
 		l.RDB.Expire(ctx, l.Key, l.seconds())
