@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -126,16 +126,46 @@ type exploreOptions struct {
 	verbose  bool
 }
 
+// exploreFlags are the flags of "simulate explore" that parseExploreFlags
+// reads into exploreOptions after the flag package has parsed them.
+type exploreFlags struct {
+	files                      map[string]*string // the Lua scripts, by flag name
+	faults, bound, check, ttls string
+	ttl, jump, renew, delay    time.Duration
+}
+
+// luaFlags are the flags of the Lua scripts, in order.
+var luaFlags = []string{"acquire", "release", "extend", "read-acquire", "read-release", "write-acquire", "write-release"}
+
 func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) {
 	f := newCmdFlags("simulate explore", exploreUsage, exploreExample, stderr)
 	var o exploreOptions
-	files := map[string]*string{}
-	for _, name := range []string{"acquire", "release", "extend", "read-acquire", "read-release", "write-acquire", "write-release"} {
-		files[name] = f.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
+	fl := exploreFlags{files: map[string]*string{}}
+	for _, name := range luaFlags {
+		fl.files[name] = f.String(name, "", "Lua `FILE`: the "+strings.ReplaceAll(name, "-", " ")+" script")
 	}
-	var faults, bound, check string
-	var ttl, jump, renew, delay time.Duration
-	var ttls string
+	defineExploreTargetFlags(f, &o, &fl)
+	defineExploreSearchFlags(f, &o, &fl)
+	if err := f.parse(args); err != nil {
+		return o, err
+	}
+	if o.budget < 0 {
+		return o, f.bad("-budget %v: want 0 (none) or more", o.budget)
+	}
+	if o.workers < 1 || o.workers > maxWorkers {
+		return o, f.bad("-workers %d: want 1 to %d", o.workers, maxWorkers)
+	}
+	for _, step := range []func(*cmdFlags, exploreFlags) error{o.readTarget, o.readModel, o.readSearch} {
+		if err := step(f, fl); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// defineExploreTargetFlags defines the flags that say what is explored
+// and within which model.
+func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) {
 	f.redis(&o.redis, "the explorer needs one server, not a cluster")
 	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
 	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
@@ -145,21 +175,26 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	f.BoolVar(&o.redlock, "redlock", false, "explore locking.RedlockMutex over several nodes, no fencing")
 	f.IntVar(&o.nodes, "nodes", 0, fmt.Sprintf("with -redlock: `N` nodes, 1 to %d: logical databases 1 to N of the server "+
 		"(default %d)", explore.MaxNodes, explore.DefaultNodes))
-	f.DurationVar(&jump, "jump", 0, "with -faults clock-jump: how far a node's clock jumps forward (default: one lease)")
+	f.DurationVar(&fl.jump, "jump", 0, "with -faults clock-jump: how far a node's clock jumps forward (default: one lease)")
 	f.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
-	f.DurationVar(&ttl, "ttl", 10*time.Second, "the lease (virtual time; 1s to 10m)")
+	f.DurationVar(&fl.ttl, "ttl", 10*time.Second, "the lease (virtual time; 1s to 10m)")
 	f.StringVar(&o.dir, "recipe-dir", "", "explore the recipe in `DIR`: DIR/recipe.json says how each operation is called")
-	f.StringVar(&ttls, "ttls", "", "a lease per client, in order, as `D,D,...` (10s,3s); clients past the list take "+
+	f.StringVar(&fl.ttls, "ttls", "", "a lease per client, in order, as `D,D,...` (10s,3s); clients past the list take "+
 		"its last (default: -ttl for every client)")
-	f.DurationVar(&renew, "renew-every", 0, "each holder extends its hold every `D` of virtual time while it holds "+
+	f.DurationVar(&fl.renew, "renew-every", 0, "each holder extends its hold every `D` of virtual time while it holds "+
 		"it, as a watchdog does, instead of once (a target with an extension)")
-	f.DurationVar(&delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
+	f.DurationVar(&fl.delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
 		"time (default: unbounded, a command may land any time later)")
-	f.StringVar(&faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
-	f.StringVar(&bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
+	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
+	f.StringVar(&fl.bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
-	f.StringVar(&check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
+}
+
+// defineExploreSearchFlags defines the flags that say how the search
+// runs and what it prints.
+func defineExploreSearchFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) {
+	f.StringVar(&fl.check, "check", "", "properties to check, comma-separated, or all (default: the target's)")
 	f.StringVar(&o.mode, "mode", "exhaustive", "exhaustive (every schedule within the bounds), random (random walks) or pct (random priorities)")
 	f.seed(&o.seed, "the random and pct modes' schedules")
 	f.IntVar(&o.runs, "schedules", 2000, "random and pct modes: how many schedules")
@@ -172,155 +207,162 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	f.format(&o.format, "table", "json")
 	f.out(&o.out, "each counterexample's timeline (SVG and text)")
 	f.verbose(&o.verbose, "each counterexample's steps as well as its timeline")
-	if err := f.parse(args); err != nil {
-		return o, err
-	}
-	bad := func(format string, a ...any) (exploreOptions, error) {
-		return o, f.bad(format, a...)
-	}
-	if o.budget < 0 {
-		return bad("-budget %v: want 0 (none) or more", o.budget)
-	}
-	if o.workers < 1 || o.workers > maxWorkers {
-		return bad("-workers %d: want 1 to %d", o.workers, maxWorkers)
-	}
+}
+
+// readTarget checks that exactly one target is given, and reads it: the
+// Lua scripts' files, the manifest of -recipe-dir, the flags that go with
+// one target only.
+func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	targets := 0
 	if o.recipe != "" {
 		targets++
 		if !slices.Contains(explore.Recipes, o.recipe) {
-			return bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
+			return f.bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
 		}
 	}
 	if o.strategy != "" {
 		targets++
 		if _, err := market.ParseStrategy(o.strategy); err != nil {
-			return bad("-strategy %q: want one of watch, coarse, fine, lua", o.strategy)
+			return f.bad("-strategy %q: want one of watch, coarse, fine, lua", o.strategy)
 		}
 	}
-	if o.watchdog {
-		targets++
+	lua, err := o.readLua(f, fl.files)
+	if err != nil {
+		return err
 	}
-	if o.redlock {
-		targets++
-	}
-	lua := false
-	for name, p := range files {
-		if *p == "" {
-			continue
+	for _, given := range []bool{o.watchdog, o.redlock, lua, o.dir != ""} {
+		if given {
+			targets++
 		}
-		lua = true
-		b, err := os.ReadFile(*p)
-		if err != nil {
-			return bad("-%s: %v", name, err)
-		}
-		scripts := map[string]*explore.Script{
-			"acquire": &o.lua.Acquire, "release": &o.lua.Release, "extend": &o.lua.Extend,
-			"read-acquire": &o.lua.ReadAcquire, "read-release": &o.lua.ReadRelease,
-			"write-acquire": &o.lua.WriteAcquire, "write-release": &o.lua.WriteRelease,
-		}
-		*scripts[name] = explore.Script{Name: *p, Source: string(b)}
-	}
-	if lua {
-		targets++
-	}
-	if o.dir != "" {
-		targets++
 	}
 	if targets != 1 {
-		return bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
+		return f.bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
 	}
 	if o.dir != "" {
 		t, err := explore.LoadRecipe(o.dir)
 		if err != nil {
 			// One line, naming the field.
-			fmt.Fprintf(stderr, "simulate explore: %v\n", err)
-			return o, fmt.Errorf("%w: %v", errUsage, err)
+			fmt.Fprintf(f.stderr, "simulate explore: %v\n", err)
+			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 		o.manifest = t
 	}
+	return o.checkTargetFlags(f)
+}
+
+// readLua reads the Lua scripts named by their flags, and reports whether
+// any was given.
+func (o *exploreOptions) readLua(f *cmdFlags, files map[string]*string) (bool, error) {
+	scripts := map[string]*explore.Script{
+		"acquire": &o.lua.Acquire, "release": &o.lua.Release, "extend": &o.lua.Extend,
+		"read-acquire": &o.lua.ReadAcquire, "read-release": &o.lua.ReadRelease,
+		"write-acquire": &o.lua.WriteAcquire, "write-release": &o.lua.WriteRelease,
+	}
+	lua := false
+	for _, name := range luaFlags {
+		p := *files[name]
+		if p == "" {
+			continue
+		}
+		lua = true
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return false, f.bad("-%s: %v", name, err)
+		}
+		*scripts[name] = explore.Script{Name: p, Source: string(b)}
+	}
+	return lua, nil
+}
+
+// checkTargetFlags refuses the flags that go with another target, and
+// sets -nodes's default.
+func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 	if o.fixed && o.recipe == "" {
-		return bad("-fixed goes with -recipe")
+		return f.bad("-fixed goes with -recipe")
 	}
 	if o.fencing && o.strategy == "" {
-		return bad("-fencing goes with -strategy")
+		return f.bad("-fencing goes with -strategy")
 	}
 	if o.nodes != 0 && !o.redlock {
-		return bad("-nodes goes with -redlock")
+		return f.bad("-nodes goes with -redlock")
 	}
 	if o.redlock && o.nodes == 0 {
 		o.nodes = explore.DefaultNodes
 	}
 	if o.redlock && (o.nodes < 1 || o.nodes > explore.MaxNodes) {
-		return bad("-nodes %d: must be 1 to %d", o.nodes, explore.MaxNodes)
+		return f.bad("-nodes %d: must be 1 to %d", o.nodes, explore.MaxNodes)
 	}
+	return nil
+}
+
+// readModel reads the model: the leases, their renewal, the network's
+// delay, the faults and the bounds.
+func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 	o.model = explore.DefaultModel()
-	o.model.TTL = ttl
-	if ttls != "" {
-		for d := range strings.SplitSeq(ttls, ",") {
-			v, err := time.ParseDuration(strings.TrimSpace(d))
-			if err != nil {
-				return bad("-ttls %q: want leases such as 10s,3s", ttls)
-			}
-			o.model.TTLs = append(o.model.TTLs, v)
+	o.model.TTL = fl.ttl
+	if fl.ttls != "" {
+		ttls, err := explore.ParseLeases(fl.ttls)
+		if err != nil {
+			return f.bad("-ttls %q: want leases such as 10s,3s", fl.ttls)
 		}
+		o.model.TTLs = ttls
 		if !f.set("ttl") {
 			// Pauses are measured against the longest lease: a long one
 			// outlasts every lease.
 			o.model.TTL = slices.Max(o.model.TTLs)
 		}
 	}
-	o.model.RenewEvery = renew
-	if delay < 0 || delay > 0 && delay < time.Millisecond {
-		return bad("-max-delay %v: want 1ms or more (0: unbounded)", delay)
+	o.model.RenewEvery = fl.renew
+	if fl.delay < 0 || fl.delay > 0 && fl.delay < time.Millisecond {
+		return f.bad("-max-delay %v: want 1ms or more (0: unbounded)", fl.delay)
 	}
-	o.model.MaxDelay = delay
-	fk, err := explore.ParseFaults(faults)
+	o.model.MaxDelay = fl.delay
+	if err := o.readFaults(f, fl); err != nil {
+		return err
+	}
+	switch err := explore.ParseBounds(fl.bound, &o.model); {
+	case errors.Is(err, explore.ErrBoundForm):
+		return f.bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", fl.bound)
+	case err != nil:
+		return f.bad("-bound: %v", err)
+	}
+	return nil
+}
+
+// readFaults reads the faults that may strike, and the clock jump's
+// length.
+func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
+	fk, err := explore.ParseFaults(fl.faults)
 	if err != nil {
-		return bad("-faults: %v", err)
+		return f.bad("-faults: %v", err)
 	}
 	o.model.FaultKinds = fk
 	if len(fk) == 0 {
 		o.model.Faults = 0
 	}
 	if (slices.Contains(fk, explore.FaultNodeRestart) || slices.Contains(fk, explore.FaultClockJump)) && !o.redlock {
-		return bad("-faults: %s and %s strike a node: they go with -redlock", explore.FaultNodeRestart, explore.FaultClockJump)
+		return f.bad("-faults: %s and %s strike a node: they go with -redlock", explore.FaultNodeRestart, explore.FaultClockJump)
 	}
-	if jump != 0 && !slices.Contains(fk, explore.FaultClockJump) {
-		return bad("-jump goes with -faults clock-jump")
+	if fl.jump != 0 && !slices.Contains(fk, explore.FaultClockJump) {
+		return f.bad("-jump goes with -faults clock-jump")
 	}
-	o.model.Jump = jump
-	if bound != "" {
-		for kv := range strings.SplitSeq(bound, ",") {
-			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			n, err := strconv.Atoi(v)
-			if !ok || err != nil {
-				return bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", bound)
-			}
-			bounds := map[string]*int{"iterations": &o.model.Iterations, "attempts": &o.model.Attempts,
-				"faults": &o.model.Faults, "ticks": &o.model.Ticks, "steps": &o.model.Steps}
-			field, known := bounds[k]
-			if !known {
-				return bad("-bound: unknown bound %q (want iterations, attempts, faults, ticks, steps)", k)
-			}
-			*field = n
-		}
+	o.model.Jump = fl.jump
+	return nil
+}
+
+// readSearch reads the properties to check and the search's mode, and
+// checks the model with the clients given.
+func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
+	check, err := explore.ParseProperties(fl.check)
+	if err != nil {
+		return f.bad("-check: %v", err)
 	}
-	if check != "" && check != "all" {
-		for p := range strings.SplitSeq(check, ",") {
-			p = strings.TrimSpace(p)
-			if !slices.Contains(explore.Properties, p) {
-				return bad("-check: unknown property %q (want %s)", p, strings.Join(explore.Properties, ", "))
-			}
-			o.check = append(o.check, p)
-		}
-	} else if check == "all" {
-		o.check = explore.Properties
-	}
+	o.check = check
 	if o.mode != "exhaustive" && o.mode != "random" && o.mode != "pct" {
-		return bad("-mode %q: want exhaustive, random or pct", o.mode)
+		return f.bad("-mode %q: want exhaustive, random or pct", o.mode)
 	}
 	if o.depth < 1 || o.depth > 10 {
-		return bad("-depth %d: want 1 to 10", o.depth)
+		return f.bad("-depth %d: want 1 to 10", o.depth)
 	}
 	if o.clients != 0 {
 		o.model.Clients = o.clients
@@ -328,34 +370,21 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	probe := o.model
 	probe.Clients = max(probe.Clients, 2)
 	if err := probe.Validate(); err != nil {
-		return bad("%v", err)
+		return f.bad("%v", err)
 	}
-	return o, nil
+	return nil
 }
 
 // errExploreFound is returned when the search found a violation (exit 1).
 var errExploreFound = errors.New("a property was found broken")
 
+// runExplore is "simulate explore".
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseExploreFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	var t *explore.Target
-	switch {
-	case o.recipe != "":
-		t, err = explore.Recipe(o.recipe, o.fixed)
-	case o.strategy != "":
-		t, err = explore.Strategy(market.Strategy(o.strategy), o.fencing)
-	case o.watchdog:
-		t = explore.Watchdog()
-	case o.redlock:
-		t, err = explore.Redlock(o.nodes)
-	case o.manifest != nil:
-		t = o.manifest
-	default:
-		t, err = explore.Lua(o.lua)
-	}
+	t, err := o.target()
 	if err != nil {
 		return usagef(stderr, "simulate explore", "%v", err)
 	}
@@ -368,33 +397,15 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer conn.Close()
-	base, ok := conn.Client.(*redis.Client)
-	if !ok {
-		return usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
-	}
-	e, err := explore.New(ctx, base, t, o.model)
-	if errors.Is(err, explore.ErrManifest) {
-		fmt.Fprintf(stderr, "simulate explore: %v\n", err)
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if errors.Is(err, explore.ErrBadScript) {
-		return usagef(stderr, "simulate explore", "%v", err)
-	}
+	e, err := newExplorer(ctx, conn, t, o.model, stderr)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	opts := explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
-		Workers: o.workers, Budget: o.budget,
-		Progress: func(p explore.Progress) {
-			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
-				orNone(p.Found))
-		}}
-	opts.StopAtFirst = o.first
 	if exploreStarting != nil {
 		exploreStarting()
 	}
-	res, err := e.Explore(ctx, opts)
+	res, err := e.Explore(ctx, o.searchOptions(stderr))
 	if errors.Is(err, explore.ErrTarget) {
 		return usagef(stderr, "simulate explore", "%v", err)
 	}
@@ -409,7 +420,64 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// few seconds at most: the result is printed whatever stopped it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportBound)
 	defer cancel()
-	env := conn.Env()
+	if err := writeExploreResult(ctx, e, res, o, conn.Env(), stdout, stderr); err != nil {
+		return err
+	}
+	if len(res.Violations) > 0 {
+		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
+	}
+	return nil
+}
+
+// target is the target the flags name.
+func (o *exploreOptions) target() (*explore.Target, error) {
+	switch {
+	case o.recipe != "":
+		return explore.Recipe(o.recipe, o.fixed)
+	case o.strategy != "":
+		return explore.Strategy(market.Strategy(o.strategy), o.fencing)
+	case o.watchdog:
+		return explore.Watchdog(), nil
+	case o.redlock:
+		return explore.Redlock(o.nodes)
+	case o.manifest != nil:
+		return o.manifest, nil
+	}
+	return explore.Lua(o.lua)
+}
+
+// newExplorer is the explorer of t within model m on conn's server; a
+// cluster, a manifest that cannot be used or a script that does not
+// parse is a usage error.
+func newExplorer(ctx context.Context, conn *redisconn.Conn, t *explore.Target, m explore.Model, stderr io.Writer) (*explore.Explorer, error) {
+	base, ok := conn.Client.(*redis.Client)
+	if !ok {
+		return nil, usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
+	}
+	e, err := explore.New(ctx, base, t, m)
+	if errors.Is(err, explore.ErrManifest) {
+		fmt.Fprintf(stderr, "simulate explore: %v\n", err)
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if errors.Is(err, explore.ErrBadScript) {
+		return nil, usagef(stderr, "simulate explore", "%v", err)
+	}
+	return e, err
+}
+
+// searchOptions are the search's options, with a progress line on stderr.
+func (o *exploreOptions) searchOptions(stderr io.Writer) explore.Options {
+	return explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
+		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first,
+		Progress: func(p explore.Progress) {
+			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
+				orNone(p.Found))
+		}}
+}
+
+// writeExploreResult writes, with -out, the counterexamples' timelines
+// into their folder, and then res on stdout in o's format.
+func writeExploreResult(ctx context.Context, e *explore.Explorer, res *explore.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		files, err := writeExploreTimelines(ctx, e, o.out, res)
 		if err != nil {
@@ -422,16 +490,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate explore: wrote %s into %s", wrote, o.out), output.Width))
 	}
 	if o.format == "json" {
-		if err := writeExploreJSON(stdout, res, env); err != nil {
-			return err
-		}
-	} else if err := writeExploreTable(stdout, res, env, o.verbose); err != nil {
-		return err
+		return writeExploreJSON(stdout, res, env)
 	}
-	if len(res.Violations) > 0 {
-		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
-	}
-	return nil
+	return writeExploreTable(stdout, res, env, o.verbose)
 }
 
 // reportBound is how long writing the timelines of a search's findings
