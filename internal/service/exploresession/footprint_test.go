@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
 )
 
 // footprint is the process's live heap, goroutines and open files.
@@ -32,11 +32,11 @@ func TestSixtySessions(t *testing.T) {
 	defer m.Close()
 	heap0, g0, f0 := footprint()
 	for i := range n {
-		id, st, err := m.Start(ctx, fmt.Sprintf("192.0.2.%d", i), jobs.ExploreRequest{Recipe: ptr("1")})
+		id, st, err := m.Start(ctx, fmt.Sprintf("192.0.2.%d", i), api.ExploreRequest{Recipe: ptr("1")})
 		if err != nil {
 			t.Fatalf("session %d: %v", i+1, err)
 		}
-		s := st.(exploresession.State)
+		s := st
 		for _, want := range []struct{ kind, client string }{
 			{"start", "A"}, {"start", "B"}, {"run", "A"}, {"run", "B"}, {"run", "A"}, {"run", "B"},
 		} {
@@ -50,7 +50,7 @@ func TestSixtySessions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("session %d: %v", i+1, err)
 			}
-			s = got.(exploresession.State)
+			s = got
 		}
 		if len(s.Violations) != 1 {
 			t.Fatalf("session %d after 6 steps: violations %+v", i+1, s.Violations)

@@ -9,7 +9,7 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/lockmarket/lockmarket/explore"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
 // Bounds of a lock given as Lua (a session's request). The scripts run on
@@ -37,7 +37,7 @@ const stopMark = "lockmarket: script stopped"
 // luaTarget is the target of a lock given as Lua: each script parsed
 // (one that does not parse is refused with the parser's message) and
 // bounded.
-func luaTarget(l *jobs.LuaLock) (*explore.Target, error) {
+func luaTarget(l *api.LuaLock) (*explore.Target, error) {
 	given := map[string]string{"acquire": l.Acquire, "release": l.Release, "extend": l.Extend,
 		"read_acquire": l.ReadAcquire, "read_release": l.ReadRelease, "write_acquire": l.WriteAcquire,
 		"write_release": l.WriteRelease}
@@ -49,18 +49,18 @@ func luaTarget(l *jobs.LuaLock) (*explore.Target, error) {
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return nil, invalid("lua: give acquire and release (extend optional), or read_acquire, read_release, " +
+		return nil, api.Invalidf("lua: give acquire and release (extend optional), or read_acquire, read_release, " +
 			"write_acquire and write_release")
 	}
 	scripts := map[string]explore.Script{}
 	for _, name := range names {
 		src := given[name]
 		if len(src) > MaxScriptBytes {
-			return nil, invalid("lua.%s: %d bytes, at most %d", name, len(src), MaxScriptBytes)
+			return nil, api.Invalidf("lua.%s: %d bytes, at most %d", name, len(src), MaxScriptBytes)
 		}
 		b, err := bound(name, src)
 		if err != nil {
-			return nil, invalid("lua.%s does not parse: %s", name, strings.Join(strings.Fields(err.Error()), " "))
+			return nil, api.Invalidf("lua.%s does not parse: %s", name, strings.Join(strings.Fields(err.Error()), " "))
 		}
 		scripts[name] = explore.Script{Name: name + ".lua", Source: b}
 	}
@@ -73,7 +73,7 @@ func luaTarget(l *jobs.LuaLock) (*explore.Target, error) {
 		msg := strings.NewReplacer("-read-acquire", "read_acquire", "-read-release", "read_release",
 			"-write-acquire", "write_acquire", "-write-release", "write_release", "-acquire", "acquire",
 			"-release", "release", "-extend", "extend").Replace(err.Error())
-		return nil, invalid("lua: %s", msg)
+		return nil, api.Invalidf("lua: %s", msg)
 	}
 	return tg, nil
 }
@@ -158,10 +158,10 @@ func scriptStopped(err error) error {
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, stopMark); i >= 0 {
-		return invalid("%s", msg[i:])
+		return api.Invalidf("%s", msg[i:])
 	}
 	if errors.Is(err, explore.ErrConvention) || errors.Is(err, explore.ErrBadScript) {
-		return invalid("%v", err)
+		return api.Invalidf("%v", err)
 	}
 	return err
 }

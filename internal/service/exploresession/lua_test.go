@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
 )
 
 // A lock of one's own, as a student pastes it: the take is right, but the
@@ -23,7 +23,7 @@ return 0`
 )
 
 // stepTo takes the first enabled action of kind for client.
-func stepTo(t *testing.T, m *exploresession.Manager, id string, st exploresession.State, kind, client string) (exploresession.State, error) {
+func stepTo(t *testing.T, m *exploresession.Manager, id string, st api.ExploreState, kind, client string) (api.ExploreState, error) {
 	t.Helper()
 	for _, a := range st.Enabled {
 		if a.Kind == kind && a.Client == client {
@@ -32,7 +32,7 @@ func stepTo(t *testing.T, m *exploresession.Manager, id string, st exploresessio
 			if err != nil {
 				return st, err
 			}
-			return got.(exploresession.State), nil
+			return got, nil
 		}
 	}
 	t.Fatalf("no %s of %s among %v", kind, client, st.Enabled)
@@ -48,24 +48,24 @@ func TestLuaSessions(t *testing.T) {
 	ctx := context.Background()
 	m := exploresession.New(exploresession.Config{})
 	defer m.Close()
-	for _, l := range []jobs.LuaLock{
+	for _, l := range []api.LuaLock{
 		{Acquire: "return (", Release: pastedRelease},
 		{Acquire: pastedAcquire},
 		{},
 		{Acquire: pastedAcquire, Release: pastedRelease, ReadAcquire: pastedAcquire},
 		{Acquire: strings.Repeat("-- a comment\n", 400), Release: pastedRelease},
 	} {
-		_, _, err := m.Start(ctx, "c", jobs.ExploreRequest{Lua: &l})
-		if !errors.Is(err, jobs.ErrInvalid) {
+		_, _, err := m.Start(ctx, "c", api.ExploreRequest{Lua: &l})
+		if !errors.Is(err, api.ErrInvalid) {
 			t.Errorf("Start(%.30q...): %v, want ErrInvalid", l.Acquire, err)
 		}
 	}
-	if _, _, err := m.Start(ctx, "c", jobs.ExploreRequest{Lua: &jobs.LuaLock{Acquire: "local a = 1\nlocal x = = 1", Release: "return 0"}}); err == nil ||
+	if _, _, err := m.Start(ctx, "c", api.ExploreRequest{Lua: &api.LuaLock{Acquire: "local a = 1\nlocal x = = 1", Release: "return 0"}}); err == nil ||
 		!strings.Contains(err.Error(), "lua.acquire does not parse") || !strings.Contains(err.Error(), "line:2") {
 		t.Errorf("a script that does not parse: %v, want its line named", err)
 	}
 
-	id, _, err := m.Start(ctx, "c", jobs.ExploreRequest{Lua: &jobs.LuaLock{Acquire: pastedAcquire, Release: pastedRelease,
+	id, _, err := m.Start(ctx, "c", api.ExploreRequest{Lua: &api.LuaLock{Acquire: pastedAcquire, Release: pastedRelease,
 		Extend: pastedExtend}})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestLuaSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := waitFind(t, m, id).Find
-	if fs.State != exploresession.FindFound || fs.Result.Counterexample() == nil ||
+	if fs.State != api.FindFound || fs.Result.Counterexample() == nil ||
 		fs.Result.Counterexample().Property != explore.MutualExclusion {
 		t.Fatalf("the pasted lock: %+v, want mutual exclusion broken", fs)
 	}
@@ -86,16 +86,16 @@ func TestLuaSessions(t *testing.T) {
 		{"return #string.rep('x', 1e9)", "string.rep of more than"},
 		{"local ok = pcall(function() while true do end end) while true do end", "after 10000 loop turns"},
 	} {
-		id, got, err := m.Start(ctx, "c", jobs.ExploreRequest{Lua: &jobs.LuaLock{Acquire: tc.acquire, Release: pastedRelease}})
+		id, got, err := m.Start(ctx, "c", api.ExploreRequest{Lua: &api.LuaLock{Acquire: tc.acquire, Release: pastedRelease}})
 		if err != nil {
 			t.Fatalf("%q: %v", tc.acquire, err)
 		}
-		st, err := stepTo(t, m, id, got.(exploresession.State), explore.Start, "A")
+		st, err := stepTo(t, m, id, got, explore.Start, "A")
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = stepTo(t, m, id, st, explore.Run, "A")
-		if !errors.Is(err, jobs.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, api.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want ErrInvalid saying %q", tc.acquire, err, tc.want)
 		}
 		if _, err := m.State(ctx, id); err != nil {

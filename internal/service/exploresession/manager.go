@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/explore"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -109,96 +109,24 @@ type session struct {
 	notes   []explore.StepNote
 	clients []string
 	// frames[k] is the state after k actions.
-	frames []Frame
+	frames []api.ExploreFrame
 	find   *finder
-}
-
-// Frame is a session's state after some steps: where the slider of the
-// page's history shows it.
-type Frame struct {
-	ClockMS int64            `json:"clock_ms"`
-	Holders []explore.Holder `json:"holders"`
-	// Enabled is the actions that may come next from this frame.
-	Enabled    []explore.Action    `json:"enabled"`
-	Violations []explore.Violation `json:"violations"`
-	Complete   bool                `json:"complete"`
-	// Views is each client as it stands: what it read, the token it
-	// holds, whether it believes it holds the lock, its lease.
-	Views []explore.ClientView `json:"views"`
-	// Chains is the causal chain of each violation.
-	Chains []explore.Chain `json:"chains"`
-	// Resource is the protected resource (the shared counter the
-	// clients' critical sections increment, or the market's listing) as
-	// it stands, "" before the first write.
-	Resource string `json:"resource"`
-}
-
-// State is a session's state as the HTTP service answers it: the current
-// frame's fields at the top, every frame of the history in Frames, and
-// the session's search for a counterexample, if one was asked for since
-// the last step.
-type State struct {
-	// Target and About say what is explored; Model the bounds of a
-	// search, in words.
-	Target string `json:"target"`
-	About  string `json:"about"`
-	Model  string `json:"model"`
-	*explore.Snapshot
-	Resource string      `json:"resource"`
-	Frames   []Frame     `json:"frames"`
-	Find     *FindStatus `json:"find"`
-}
-
-// The states of a find.
-const (
-	FindRunning   = "running"
-	FindFound     = "found"
-	FindNone      = "none"
-	FindCancelled = "cancelled"
-	FindFailed    = "failed"
-)
-
-// FindStatus is a session's search for a counterexample: running, or
-// ended (found one, found none, cancelled, or failed with Error).
-type FindStatus struct {
-	State string `json:"state"`
-	// FromStep is the step it searches from: the continuations of the
-	// first FromStep actions.
-	FromStep int `json:"from_step"`
-	// Waiting is set while it waits for a CPU (Config.Searches run at
-	// once).
-	Waiting bool `json:"waiting"`
-	// Schedules is how many complete schedules it ran so far (counted
-	// every few seconds while it runs); ElapsedMS how long it has
-	// searched, BudgetMS how long it may.
-	Schedules int     `json:"schedules"`
-	ElapsedMS float64 `json:"elapsed_ms"`
-	BudgetMS  int64   `json:"budget_ms"`
-	Error     string  `json:"error,omitempty"`
-	// Note says why nothing was found when the search was cut short or
-	// had nothing left to look for.
-	Note string `json:"note,omitempty"`
-	// Result is what it found, once it has ended (but not when cancelled
-	// or when there was nothing to look for): the explorer's result, as
-	// the command line prints it, whose counterexample starts with the
-	// FromStep steps searched from.
-	Result *explore.Result `json:"result,omitempty"`
 }
 
 // finder is a search running in the background.
 type finder struct {
-	status FindStatus // guarded by session.mu
-	start  time.Time  // when it got a CPU
+	status api.FindStatus // guarded by session.mu
+	start  time.Time      // when it got a CPU
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 // Start makes a session of req's target for client (the remote address
 // the request came from).
-func (m *Manager) Start(ctx context.Context, client string, req jobs.ExploreRequest) (string, any, error) {
+func (m *Manager) Start(ctx context.Context, client string, req api.ExploreRequest) (string, api.ExploreState, error) {
 	tg, err := target(req)
 	if err != nil {
-		return "", nil, err
+		return "", api.ExploreState{}, err
 	}
 	id, s, err := m.store.Add(client, func() (*session, error) {
 		s, err := open(ctx, tg)
@@ -206,57 +134,53 @@ func (m *Manager) Start(ctx context.Context, client string, req jobs.ExploreRequ
 	})
 	switch {
 	case errors.Is(err, ErrBusy):
-		return "", nil, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
-			"(a tab closed ends its own, an unused one ends after %v)", jobs.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
+		return "", api.ExploreState{}, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
+			"(a tab closed ends its own, an unused one ends after %v)", api.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClientBusy):
-		return "", nil, fmt.Errorf("%w: your address holds %d sessions, as many as one may; close another tab's session, "+
-			"or wait %v for an unused one to end", jobs.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
+		return "", api.ExploreState{}, fmt.Errorf("%w: your address holds %d sessions, as many as one may; close another tab's session, "+
+			"or wait %v for an unused one to end", api.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClosed):
-		return "", nil, jobs.ErrClosed
+		return "", api.ExploreState{}, api.ErrClosed
 	case err != nil:
-		return "", nil, err
+		return "", api.ExploreState{}, err
 	}
 	m.stats.started()
 	return id, s.state(), nil
 }
 
 // target is the explorer's target for req.
-func target(req jobs.ExploreRequest) (*explore.Target, error) {
+func target(req api.ExploreRequest) (*explore.Target, error) {
 	switch {
 	case req.Lua != nil && (req.Recipe != nil || req.Strategy != nil || req.Fixed || req.Fencing):
-		return nil, invalid("lua goes alone: give a recipe, a strategy or lua")
+		return nil, api.Invalidf("lua goes alone: give a recipe, a strategy or lua")
 	case req.Lua != nil:
 		return luaTarget(req.Lua)
 	case req.Recipe != nil && req.Strategy != nil:
-		return nil, invalid("give either recipe or strategy, not both")
+		return nil, api.Invalidf("give either recipe or strategy, not both")
 	case req.Strategy != nil:
 		if req.Fixed {
-			return nil, invalid("fixed goes with recipe; a strategy takes fencing")
+			return nil, api.Invalidf("fixed goes with recipe; a strategy takes fencing")
 		}
 		st, err := market.ParseStrategy(*req.Strategy)
 		if err != nil {
-			return nil, invalid("strategy %q: want one of watch, coarse, fine, lua", *req.Strategy)
+			return nil, api.Invalidf("strategy %q: want one of watch, coarse, fine, lua", *req.Strategy)
 		}
 		tg, err := explore.Strategy(st, req.Fencing)
 		if err != nil {
-			return nil, invalid("%v", err)
+			return nil, api.Invalidf("%v", err)
 		}
 		return tg, nil
 	case req.Recipe == nil:
-		return nil, invalid("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes, ", "))
+		return nil, api.Invalidf("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes, ", "))
 	}
 	if !slices.Contains(explore.Recipes, *req.Recipe) {
-		return nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(explore.Recipes, ", "))
+		return nil, api.Invalidf("recipe %q: want one of %s", *req.Recipe, strings.Join(explore.Recipes, ", "))
 	}
 	tg, err := explore.Recipe(*req.Recipe, req.Fencing || req.Fixed)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, api.Invalidf("%v", err)
 	}
 	return tg, nil
-}
-
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", jobs.ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 // open starts a server and an explorer of tg on it, at the start of a
@@ -284,18 +208,18 @@ func open(ctx context.Context, tg *explore.Target) (*session, error) {
 		s.Close()
 		return nil, err
 	}
-	s.clients, s.steps, s.notes, s.frames = snap.Clients, snap.Steps, snap.Notes, []Frame{f}
+	s.clients, s.steps, s.notes, s.frames = snap.Clients, snap.Steps, snap.Notes, []api.ExploreFrame{f}
 	return s, nil
 }
 
 // cut runs actions on the session's explorer and reads the frame they
 // lead to. No search may be running.
-func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, Frame, error) {
+func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, api.ExploreFrame, error) {
 	snap, err := s.e.Cut(ctx, actions)
 	if err != nil {
-		return nil, Frame{}, err
+		return nil, api.ExploreFrame{}, err
 	}
-	f := Frame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
+	f := api.ExploreFrame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
 		Complete: snap.Complete, Views: snap.Views, Chains: snap.Chains}
 	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
 		f.Resource = "counter = " + v
@@ -323,22 +247,22 @@ func (s *session) Close() error {
 }
 
 // state is the session's state. s.mu is not held.
-func (s *session) state() State {
+func (s *session) state() api.ExploreState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stateLocked()
 }
 
-func (s *session) stateLocked() State {
+func (s *session) stateLocked() api.ExploreState {
 	cur := s.frames[len(s.frames)-1]
-	st := State{Target: s.e.Target().Name, About: s.e.Target().About, Model: s.model,
+	st := api.ExploreState{Target: s.e.Target().Name, About: s.e.Target().About, Model: s.model,
 		Snapshot: &explore.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
 			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete, Notes: s.notes, Views: cur.Views,
 			Chains: cur.Chains},
 		Resource: cur.Resource, Frames: slices.Clone(s.frames)}
 	if f := s.find; f != nil {
 		fs := f.status
-		if fs.State == FindRunning && !fs.Waiting {
+		if fs.State == api.StateRunning && !fs.Waiting {
 			fs.ElapsedMS = ms(time.Since(f.start))
 		}
 		st.Find = &fs
@@ -349,10 +273,10 @@ func (s *session) stateLocked() State {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // searching reports whether a search runs on the session. s.mu is held.
-func (s *session) searching() bool { return s.find != nil && s.find.status.State == FindRunning }
+func (s *session) searching() bool { return s.find != nil && s.find.status.State == api.StateRunning }
 
 var errSearching = fmt.Errorf("%w: a search for a counterexample is running on this session: cancel it "+
-	"(DELETE .../find) or wait for it to end", jobs.ErrBusy)
+	"(DELETE .../find) or wait for it to end", api.ErrBusy)
 
 // do runs f on session id, mapping the store's errors to the service's.
 func (m *Manager) do(id string, f func(*session) error) error {
@@ -362,19 +286,19 @@ func (m *Manager) do(id string, f func(*session) error) error {
 func (m *Manager) storeErr(id string, err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return fmt.Errorf("%w: no explorer session %q (sessions end after %v unused)", jobs.ErrNotFound, id, m.cfg.IdleTimeout)
+		return fmt.Errorf("%w: no explorer session %q (sessions end after %v unused)", api.ErrNotFound, id, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClosed):
-		return jobs.ErrClosed
+		return api.ErrClosed
 	}
 	return err
 }
 
 // State is session id's state. It does not wait for a step or a search
 // in progress.
-func (m *Manager) State(_ context.Context, id string) (any, error) {
+func (m *Manager) State(_ context.Context, id string) (api.ExploreState, error) {
 	s, err := m.store.Get(id)
 	if err != nil {
-		return nil, m.storeErr(id, err)
+		return api.ExploreState{}, m.storeErr(id, err)
 	}
 	return s.state(), nil
 }
@@ -412,14 +336,14 @@ func parseStep(body []byte) (stepRequest, error) {
 
 // Step takes an action, which must be one of the enabled actions of the
 // step it branches from (the last one, or from_step).
-func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (any, error) {
+func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (api.ExploreState, error) {
 	req, err := parseStep(body)
 	if err != nil {
-		return nil, invalid("an action is an object as the state's enabled list gives it, with from_step to branch "+
+		return api.ExploreState{}, api.Invalidf("an action is an object as the state's enabled list gives it, with from_step to branch "+
 			"from an earlier step: %v", err)
 	}
 	a := req.Action
-	var st State
+	var st api.ExploreState
 	err = m.do(id, func(s *session) error {
 		s.mu.Lock()
 		from, err := s.fromLocked(req.FromStep)
@@ -437,9 +361,9 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (an
 			return errSearching
 		case !slices.ContainsFunc(en, a.Same):
 			if len(en) == 0 {
-				return invalid("%s is not enabled: the schedule is complete at step %d (undo, or start another session)", a, from)
+				return api.Invalidf("%s is not enabled: the schedule is complete at step %d (undo, or start another session)", a, from)
 			}
-			return invalid("%s is not enabled at step %d; the enabled actions are: %s", a, from, actionList(en))
+			return api.Invalidf("%s is not enabled at step %d; the enabled actions are: %s", a, from, actionList(en))
 		}
 		snap, f, err := s.cut(ctx, append(base, a))
 		if err != nil {
@@ -465,7 +389,7 @@ func (s *session) fromLocked(from *int) (int, error) {
 		return len(s.actions), nil
 	}
 	if *from < 0 || *from > len(s.actions) {
-		return 0, invalid("from_step %d: the history has steps 0 to %d", *from, len(s.actions))
+		return 0, api.Invalidf("from_step %d: the history has steps 0 to %d", *from, len(s.actions))
 	}
 	return *from, nil
 }
@@ -479,8 +403,8 @@ func actionList(as []explore.Action) string {
 }
 
 // Undo takes the last action back.
-func (m *Manager) Undo(_ context.Context, id string) (any, error) {
-	var st State
+func (m *Manager) Undo(_ context.Context, id string) (api.ExploreState, error) {
+	var st api.ExploreState
 	err := m.do(id, func(s *session) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -488,7 +412,7 @@ func (m *Manager) Undo(_ context.Context, id string) (any, error) {
 		case s.searching():
 			return errSearching
 		case len(s.actions) == 0:
-			return invalid("nothing to undo: no step taken yet")
+			return api.Invalidf("nothing to undo: no step taken yet")
 		}
 		n := len(s.actions) - 1
 		// A replay of a prefix takes the same steps as the longer
@@ -512,16 +436,16 @@ type findRequest struct {
 // property, in the background; the session's state reports it. A
 // session runs one search at a time, and Config.Searches run at once in
 // all (the others wait for a CPU).
-func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (any, error) {
+func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (api.ExploreState, error) {
 	var req findRequest
 	if len(bytes.TrimSpace(body)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return nil, invalid("a find takes {} or {\"from_step\": N}: %v", err)
+			return api.ExploreState{}, api.Invalidf("a find takes {} or {\"from_step\": N}: %v", err)
 		}
 	}
-	var st State
+	var st api.ExploreState
 	err := m.do(id, func(s *session) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -530,11 +454,11 @@ func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (any,
 		case err != nil:
 			return err
 		case s.searching():
-			return fmt.Errorf("%w: a search is running on this session already", jobs.ErrBusy)
+			return fmt.Errorf("%w: a search is running on this session already", api.ErrBusy)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		f := &finder{cancel: cancel, done: make(chan struct{}),
-			status: FindStatus{State: FindRunning, FromStep: from, Waiting: true, BudgetMS: m.cfg.FindBudget.Milliseconds()}}
+			status: api.FindStatus{State: api.StateRunning, FromStep: from, Waiting: true, BudgetMS: m.cfg.FindBudget.Milliseconds()}}
 		s.find = f
 		prefix := slices.Clone(s.actions[:from])
 		go m.run(ctx, s, f, prefix)
@@ -549,7 +473,7 @@ func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (any,
 func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explore.Action) {
 	defer close(f.done)
 	defer f.cancel()
-	set := func(fn func(*FindStatus)) {
+	set := func(fn func(*api.FindStatus)) {
 		s.mu.Lock()
 		fn(&f.status)
 		s.mu.Unlock()
@@ -558,20 +482,20 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	case m.search <- struct{}{}:
 		defer func() { <-m.search }()
 	case <-ctx.Done():
-		set(func(fs *FindStatus) { fs.State, fs.Waiting = FindCancelled, false })
+		set(func(fs *api.FindStatus) { fs.State, fs.Waiting = api.StateCancelled, false })
 		return
 	}
 	s.mu.Lock()
 	f.start, f.status.Waiting = time.Now(), false
 	s.mu.Unlock()
 	res, err := s.e.FindFrom(ctx, prefix, explore.Options{Budget: m.cfg.FindBudget, Progress: func(p explore.Progress) {
-		set(func(fs *FindStatus) { fs.Schedules = p.Schedules })
+		set(func(fs *api.FindStatus) { fs.Schedules = p.Schedules })
 	}})
 	elapsed := ms(time.Since(f.start))
-	state, note := FindNone, ""
+	state, note := api.FindNone, ""
 	switch {
 	case ctx.Err() != nil:
-		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS = FindCancelled, elapsed })
+		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS = api.StateCancelled, elapsed })
 		return
 	case errors.Is(err, explore.ErrNothingToFind):
 		note = "every property the target is checked for is broken already in these steps: undo to look for another way"
@@ -580,15 +504,15 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 		if i := strings.Index(msg, stopMark); i >= 0 {
 			msg = msg[i:]
 		}
-		set(func(fs *FindStatus) { fs.State, fs.ElapsedMS, fs.Error = FindFailed, elapsed, msg })
+		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS, fs.Error = api.StateFailed, elapsed, msg })
 		return
 	case res.Counterexample() != nil:
-		state = FindFound
+		state = api.FindFound
 	case res.Stopped != "":
 		note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", m.cfg.FindBudget)
 	}
-	m.stats.searched(state == FindFound)
-	set(func(fs *FindStatus) {
+	m.stats.searched(state == api.FindFound)
+	set(func(fs *api.FindStatus) {
 		fs.State, fs.ElapsedMS, fs.Note, fs.Result = state, elapsed, note, res
 		if res != nil {
 			fs.Schedules = res.Schedules
@@ -598,16 +522,16 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 
 // CancelFind cancels session id's search, waits for it to stop, and
 // returns the state; a search that has ended already is left as it is.
-func (m *Manager) CancelFind(_ context.Context, id string) (any, error) {
+func (m *Manager) CancelFind(_ context.Context, id string) (api.ExploreState, error) {
 	s, err := m.store.Get(id)
 	if err != nil {
-		return nil, m.storeErr(id, err)
+		return api.ExploreState{}, m.storeErr(id, err)
 	}
 	s.mu.Lock()
 	f := s.find
 	s.mu.Unlock()
 	if f == nil {
-		return nil, fmt.Errorf("%w: no search on session %q since its last step", jobs.ErrNotFound, id)
+		return api.ExploreState{}, fmt.Errorf("%w: no search on session %q since its last step", api.ErrNotFound, id)
 	}
 	f.cancel()
 	<-f.done
@@ -617,7 +541,7 @@ func (m *Manager) CancelFind(_ context.Context, id string) (any, error) {
 // Remove ends session id, and its search if one runs.
 func (m *Manager) Remove(id string) error {
 	if err := m.store.Remove(id); err != nil {
-		return fmt.Errorf("%w: no explorer session %q", jobs.ErrNotFound, id)
+		return fmt.Errorf("%w: no explorer session %q", api.ErrNotFound, id)
 	}
 	return nil
 }

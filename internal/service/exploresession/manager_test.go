@@ -9,15 +9,15 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
 )
 
 func ptr(v string) *string { return &v }
 
 // waitFind reads session id until its search has ended, and returns the
 // last state.
-func waitFind(t *testing.T, m *exploresession.Manager, id string) exploresession.State {
+func waitFind(t *testing.T, m *exploresession.Manager, id string) api.ExploreState {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -25,11 +25,11 @@ func waitFind(t *testing.T, m *exploresession.Manager, id string) exploresession
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := got.(exploresession.State)
+		st := got
 		if st.Find == nil {
 			t.Fatal("no find in the state")
 		}
-		if st.Find.State != exploresession.FindRunning {
+		if st.Find.State != api.StateRunning {
 			return st
 		}
 		if time.Now().After(deadline) {
@@ -47,19 +47,19 @@ func TestStrategySessions(t *testing.T) {
 	// within minutes, and finds the double sale well before.
 	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
 	defer m.Close()
-	for _, req := range []jobs.ExploreRequest{
+	for _, req := range []api.ExploreRequest{
 		{Strategy: ptr("nope")},
 		{Strategy: ptr("fine"), Fixed: true},
 	} {
-		if _, _, err := m.Start(ctx, "c", req); !errors.Is(err, jobs.ErrInvalid) {
+		if _, _, err := m.Start(ctx, "c", req); !errors.Is(err, api.ErrInvalid) {
 			t.Errorf("Start(%q, fixed %v): %v, want ErrInvalid", *req.Strategy, req.Fixed, err)
 		}
 	}
-	id, st, err := m.Start(ctx, "c", jobs.ExploreRequest{Strategy: ptr("fine")})
+	id, st, err := m.Start(ctx, "c", api.ExploreRequest{Strategy: ptr("fine")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := st.(exploresession.State)
+	state := st
 	if state.Target != "strategy fine" || len(state.Clients) != 3 || len(state.Enabled) == 0 ||
 		!strings.Contains(state.Resource, "listed [sword at 10]") {
 		t.Fatalf("at the start: %+v", state)
@@ -68,7 +68,7 @@ func TestStrategySessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := waitFind(t, m, id).Find
-	if fs.State != exploresession.FindFound || fs.Result == nil || fs.Result.Counterexample().Property != explore.Resource ||
+	if fs.State != api.FindFound || fs.Result == nil || fs.Result.Counterexample().Property != explore.Resource ||
 		!strings.Contains(fs.Result.Counterexample().Message, "sold twice") {
 		t.Fatalf("find: %+v, want the sword sold twice", fs)
 	}
@@ -84,7 +84,7 @@ func TestFindJob(t *testing.T) {
 	// One CPU for searches: the second session's search waits for it.
 	m := exploresession.New(exploresession.Config{Searches: 1})
 	defer m.Close()
-	id, st, err := m.Start(ctx, "c", jobs.ExploreRequest{Recipe: ptr("6"), Fixed: true})
+	id, st, err := m.Start(ctx, "c", api.ExploreRequest{Recipe: ptr("6"), Fixed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,24 +92,24 @@ func TestFindJob(t *testing.T) {
 	if _, err := m.Find(ctx, id, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Find(ctx, id, nil); !errors.Is(err, jobs.ErrBusy) {
+	if _, err := m.Find(ctx, id, nil); !errors.Is(err, api.ErrBusy) {
 		t.Errorf("a second search on one session: %v, want ErrBusy", err)
 	}
-	a, _ := json.Marshal(st.(exploresession.State).Enabled[0])
-	if _, err := m.Step(ctx, id, a); !errors.Is(err, jobs.ErrBusy) {
+	a, _ := json.Marshal(st.Enabled[0])
+	if _, err := m.Step(ctx, id, a); !errors.Is(err, api.ErrBusy) {
 		t.Errorf("a step while the search runs: %v, want ErrBusy", err)
 	}
 	got, err := m.State(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := got.(exploresession.State).Find; fs == nil || fs.State != exploresession.FindRunning || fs.BudgetMS <= 0 {
+	if fs := got.Find; fs == nil || fs.State != api.StateRunning || fs.BudgetMS <= 0 {
 		t.Fatalf("the state while searching: find %+v", fs)
 	}
 
 	// Another session's search waits for the one CPU; removing its
 	// session while it waits ends it.
-	id2, _, err := m.Start(ctx, "c", jobs.ExploreRequest{Recipe: ptr("1")})
+	id2, _, err := m.Start(ctx, "c", api.ExploreRequest{Recipe: ptr("1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestFindJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := got.(exploresession.State).Find; !fs.Waiting {
+	if fs := got.Find; !fs.Waiting {
 		t.Errorf("the second search, one CPU busy: %+v, want waiting", fs)
 	}
 	if err := m.Remove(id2); err != nil {
@@ -128,7 +128,7 @@ func TestFindJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := got.(exploresession.State).Find; fs.State != exploresession.FindCancelled && fs.State != exploresession.FindNone {
+	if fs := got.Find; fs.State != api.StateCancelled && fs.State != api.FindNone {
 		t.Fatalf("after cancel: %+v", fs)
 	}
 	if _, err := m.Step(ctx, id, a); err != nil {
@@ -137,18 +137,18 @@ func TestFindJob(t *testing.T) {
 
 	// Recipe 1 stepped to step 3, scrubbed back to step 2: a search from
 	// step 2 plays its continuation from there.
-	id3, st3, err := m.Start(ctx, "c", jobs.ExploreRequest{Recipe: ptr("1")})
+	id3, st3, err := m.Start(ctx, "c", api.ExploreRequest{Recipe: ptr("1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3 := st3.(exploresession.State)
+	s3 := st3
 	for range 3 {
 		a, _ := json.Marshal(s3.Enabled[0])
 		got, err := m.Step(ctx, id3, a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s3 = got.(exploresession.State)
+		s3 = got
 	}
 	if len(s3.Frames) != 4 || len(s3.Steps) != 3 {
 		t.Fatalf("after 3 steps: %d frames, %d steps", len(s3.Frames), len(s3.Steps))
@@ -157,7 +157,7 @@ func TestFindJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := waitFind(t, m, id3).Find
-	if fs.State != exploresession.FindFound || fs.FromStep != 2 || len(fs.Result.Counterexample().Actions) <= fs.FromStep {
+	if fs.State != api.FindFound || fs.FromStep != 2 || len(fs.Result.Counterexample().Actions) <= fs.FromStep {
 		t.Fatalf("search from step 2: %+v", fs)
 	}
 	// Its first action branches off step 2, discarding step 3.
@@ -167,10 +167,10 @@ func TestFindJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := got.(exploresession.State); len(s.Steps) != 3 || len(s.Frames) != 4 || s.Find != nil {
+	if s := got; len(s.Steps) != 3 || len(s.Frames) != 4 || s.Find != nil {
 		t.Fatalf("after branching from step 2: %d steps, %d frames, find %+v", len(s.Steps), len(s.Frames), s.Find)
 	}
-	if _, err := m.Find(ctx, id3, []byte(`{"from_step":9}`)); !errors.Is(err, jobs.ErrInvalid) {
+	if _, err := m.Find(ctx, id3, []byte(`{"from_step":9}`)); !errors.Is(err, api.ErrInvalid) {
 		t.Errorf("from_step beyond the history: %v", err)
 	}
 	// A search removed with its session.
@@ -180,7 +180,7 @@ func TestFindJob(t *testing.T) {
 	if err := m.Remove(id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.State(ctx, id); !errors.Is(err, jobs.ErrNotFound) {
+	if _, err := m.State(ctx, id); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("state after remove: %v", err)
 	}
 }

@@ -13,32 +13,32 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
 // Explore keeps the lab's explorer sessions: each one a schedule of a lock
 // recipe's (or a strategy's) real code that a person drives step by step,
-// on a Redis of the session's own. Its answers are JSON values.
+// on a Redis of the session's own.
 type Explore interface {
 	// Start makes a session for req on behalf of client (the remote
 	// address) and returns its ID and first state; it fails with an error
-	// wrapping jobs.ErrInvalid for a request it cannot explore,
-	// jobs.ErrBusy when it holds as many sessions as it may (in all or
-	// for this client), and jobs.ErrClosed after Close.
-	Start(ctx context.Context, client string, req jobs.ExploreRequest) (id string, state any, err error)
+	// wrapping api.ErrInvalid for a request it cannot explore,
+	// api.ErrBusy when it holds as many sessions as it may (in all or
+	// for this client), and api.ErrClosed after Close.
+	Start(ctx context.Context, client string, req api.ExploreRequest) (id string, state api.ExploreState, err error)
 	// State is session id's state; it does not wait for a search.
-	State(ctx context.Context, id string) (state any, err error)
+	State(ctx context.Context, id string) (api.ExploreState, error)
 	// Step takes an action, one of the enabled actions of the step it
 	// branches from, as JSON, and returns the new state; an action that
-	// is not enabled wraps jobs.ErrInvalid.
-	Step(ctx context.Context, id string, action json.RawMessage) (state any, err error)
+	// is not enabled wraps api.ErrInvalid.
+	Step(ctx context.Context, id string, action json.RawMessage) (api.ExploreState, error)
 	// Undo takes the last step back and returns the state before it.
-	Undo(ctx context.Context, id string) (state any, err error)
+	Undo(ctx context.Context, id string) (api.ExploreState, error)
 	// Find starts a search in the background for a continuation that
 	// breaks a property and returns the state, which reports the search.
-	Find(ctx context.Context, id string, req json.RawMessage) (state any, err error)
+	Find(ctx context.Context, id string, req json.RawMessage) (api.ExploreState, error)
 	// CancelFind stops session id's search and returns the state.
-	CancelFind(ctx context.Context, id string) (state any, err error)
+	CancelFind(ctx context.Context, id string) (api.ExploreState, error)
 	// Remove ends session id.
 	Remove(id string) error
 	// Close ends every session.
@@ -102,19 +102,13 @@ func (q *queue) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// exploreAnswer is the JSON of a session's state with its ID.
-type exploreAnswer struct {
-	ID    string `json:"id"`
-	State any    `json:"state"`
-}
-
 // startExplore is POST /api/explore/sessions: 201 with the session's ID
 // and first state.
 func (s *Server) startExplore(c echo.Context) error {
 	if s.cfg.Explore == nil {
 		return unavailable("explorer")
 	}
-	var req jobs.ExploreRequest
+	var req api.ExploreRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -127,7 +121,7 @@ func (s *Server) startExplore(c echo.Context) error {
 		return exploreError(err)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/explore/sessions/"+id)
-	return c.JSON(http.StatusCreated, exploreAnswer{ID: id, State: st})
+	return c.JSON(http.StatusCreated, api.ExploreSession{ID: id, State: st})
 }
 
 // exploreState is GET /api/explore/sessions/:id: the session's state.
@@ -216,8 +210,8 @@ func (s *Server) exploreCancelFind(c echo.Context) error {
 
 // exploreError is the answer for a refused explorer request.
 func exploreError(err error) error {
-	if errors.Is(err, jobs.ErrBusy) {
-		return &Error{Status: http.StatusConflict, Code: CodeBusy, Message: strings.TrimPrefix(err.Error(), jobs.ErrBusy.Error()+": "), Err: err}
+	if errors.Is(err, api.ErrBusy) {
+		return &Error{Status: http.StatusConflict, Code: CodeBusy, Message: strings.TrimPrefix(err.Error(), api.ErrBusy.Error()+": "), Err: err}
 	}
 	return jobError("explorer session", err)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -149,7 +150,7 @@ func TestExploreSessions(t *testing.T) {
 	}
 	jsonkeys.Check(t, "find", r.body)
 	found := waitFind(t, h, id6)
-	if found.State != exploresession.FindFound || found.Result == nil || found.Result.Counterexample() == nil ||
+	if found.State != api.FindFound || found.Result == nil || found.Result.Counterexample() == nil ||
 		found.Result.Counterexample().Property != explore.Resource || !found.Result.Counterexample().Reproduced ||
 		len(found.Result.Counterexample().Actions) <= found.FromStep || found.Result.Model.Clients == 0 {
 		t.Fatalf("find on recipe 6: %+v", found)
@@ -209,19 +210,19 @@ func TestExploreSessions(t *testing.T) {
 }
 
 // waitFind polls session id until its search has ended.
-func waitFind(t *testing.T, h http.Handler, id string) exploresession.FindStatus {
+func waitFind(t *testing.T, h http.Handler, id string) api.FindStatus {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		r := serve(h, "GET", "/api/explore/sessions/"+id, "")
 		var st struct {
-			Find *exploresession.FindStatus `json:"find"`
+			Find *api.FindStatus `json:"find"`
 		}
 		r.decode(t, &st)
 		if r.status != http.StatusOK || st.Find == nil {
 			t.Fatalf("GET the session: %d %s", r.status, r.body)
 		}
-		if st.Find.State != exploresession.FindRunning {
+		if st.Find.State != api.StateRunning {
 			jsonkeys.Check(t, "session", r.body)
 			return *st.Find
 		}

@@ -10,25 +10,26 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/market"
 )
 
 // The service's background work, the rush and the lab runs, is run by
 // packages of its own (internal/service/rush, internal/service/lab) behind the two small
-// interfaces below, so that this package keeps to HTTP and depends on
-// neither the simulator nor the fault runs. Their answers are JSON values.
+// interfaces below, so that this package keeps to HTTP: it runs no
+// simulation and no fault itself. The interfaces take and return the
+// types of internal/service/api, the routes' JSON contract.
 
 // Rush runs the rush of POST /api/rush in the background, one at a time.
 type Rush interface {
 	// Start starts a rush and returns its status; it fails with
-	// jobs.ErrBusy while one runs and with jobs.ErrClosed after Close.
-	Start(cfg jobs.RushConfig) (status any, err error)
+	// api.ErrBusy while one runs and with api.ErrClosed after Close.
+	Start(cfg api.RushConfig) (api.RushStatus, error)
 	// Status is the last rush's status, live while it runs.
-	Status() any
+	Status() api.RushStatus
 	// Cancel stops the running rush, waits for it to end and returns its
 	// final status.
-	Cancel(ctx context.Context) (status any, err error)
+	Cancel(ctx context.Context) (api.RushStatus, error)
 	// Close stops the running rush and waits for it.
 	Close()
 }
@@ -37,13 +38,13 @@ type Rush interface {
 // a time, and keeps the last ones.
 type Lab interface {
 	// Scenarios is what the lab can run.
-	Scenarios() any
-	// Start starts the run req asks for; it fails with an error wrapping
-	// jobs.ErrInvalid for a request the lab cannot run, jobs.ErrBusy
-	// while a run is running and jobs.ErrClosed after Close.
-	Start(req jobs.LabRequest) (id string, run any, err error)
+	Scenarios() api.LabScenarios
+	// Start starts the run req asks for and returns it; it fails with an
+	// error wrapping api.ErrInvalid for a request the lab cannot run,
+	// api.ErrBusy while a run is running and api.ErrClosed after Close.
+	Start(req api.LabRequest) (api.LabRun, error)
 	// Run is the run called id, if it is kept.
-	Run(id string) (run any, ok bool)
+	Run(id string) (run api.LabRun, ok bool)
 	// Close stops the running run and waits for it.
 	Close()
 }
@@ -90,13 +91,13 @@ func closed() *Error {
 // jobError is the answer for a refused start of a job of the kind what.
 func jobError(what string, err error) error {
 	switch {
-	case errors.Is(err, jobs.ErrBusy):
+	case errors.Is(err, api.ErrBusy):
 		return busy(what)
-	case errors.Is(err, jobs.ErrClosed):
+	case errors.Is(err, api.ErrClosed):
 		return closed()
-	case errors.Is(err, jobs.ErrInvalid):
+	case errors.Is(err, api.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: err.Error(), Err: err}
-	case errors.Is(err, jobs.ErrNotFound):
+	case errors.Is(err, api.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error(), Err: err}
 	}
 	return err
@@ -118,19 +119,11 @@ func (s *Server) jobRoutes(api *echo.Group) {
 	s.exploreRoutes(api)
 }
 
-type rushRequest struct {
-	Buyers     *int64   `json:"buyers"`
-	Listers    *int64   `json:"listers"`
-	DurationMS *int64   `json:"duration_ms"`
-	Strategies []string `json:"strategies"`
-	RTTMS      *float64 `json:"rtt_ms"`
-}
-
-func parseRush(req rushRequest) (jobs.RushConfig, error) {
+func parseRush(req api.RushRequest) (api.RushConfig, error) {
 	if err := missing(num("buyers", req.Buyers), num("duration_ms", req.DurationMS)); err != nil {
-		return jobs.RushConfig{}, err
+		return api.RushConfig{}, err
 	}
-	cfg := jobs.RushConfig{Buyers: int(*req.Buyers), Listers: DefaultRushListers}
+	cfg := api.RushConfig{Buyers: int(*req.Buyers), Listers: DefaultRushListers}
 	if *req.Buyers < 1 || *req.Buyers > MaxRushBuyers {
 		return cfg, invalid("buyers must be between 1 and %d", MaxRushBuyers)
 	}
@@ -174,7 +167,7 @@ func (s *Server) startRush(c echo.Context) error {
 	if s.cfg.Rush == nil {
 		return unavailable("rush")
 	}
-	var req rushRequest
+	var req api.RushRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -227,15 +220,15 @@ func (s *Server) startLab(c echo.Context) error {
 	if s.cfg.Lab == nil {
 		return unavailable("lab")
 	}
-	var req jobs.LabRequest
+	var req api.LabRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	id, run, err := s.cfg.Lab.Start(req)
+	run, err := s.cfg.Lab.Start(req)
 	if err != nil {
 		return jobError("lab run", err)
 	}
-	c.Response().Header().Set(echo.HeaderLocation, "/api/lab/runs/"+id)
+	c.Response().Header().Set(echo.HeaderLocation, "/api/lab/runs/"+run.ID)
 	return c.JSON(http.StatusAccepted, run)
 }
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
 	"github.com/lockmarket/lockmarket/internal/service/lab"
 	rushrun "github.com/lockmarket/lockmarket/internal/service/rush"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
@@ -51,7 +51,7 @@ func waitForJob(t *testing.T, h http.Handler, path string, v any) {
 			State string `json:"state"`
 		}
 		r.decode(t, &st)
-		if st.State != jobs.StateRunning {
+		if st.State != api.StateRunning {
 			r.decode(t, v)
 			jsonkeys.Check(t, path, r.body)
 			return
@@ -90,9 +90,9 @@ func TestRushRefused(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
 		}
 	}
-	var st rushrun.Status
+	var st api.RushStatus
 	serve(srv.Handler(), "GET", "/api/rush", "").decode(t, &st)
-	if st.State != jobs.StateIdle || len(st.Strategies) != 0 {
+	if st.State != api.StateIdle || len(st.Strategies) != 0 {
 		t.Errorf("before any rush: %+v", st)
 	}
 	if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
@@ -122,9 +122,9 @@ func TestRush(t *testing.T) {
 		if r.status != http.StatusAccepted || r.header.Get("Location") != "/api/rush" {
 			t.Fatalf("start: %d %s", r.status, r.body)
 		}
-		var st rushrun.Status
+		var st api.RushStatus
 		waitForJob(t, srv.Handler(), "/api/rush", &st)
-		if st.State != jobs.StateDone || st.Buyers != 8 || st.Listers != 2 || st.StrategyDurationMS != 500 || len(st.Strategies) != 2 {
+		if st.State != api.StateDone || st.Buyers != 8 || st.Listers != 2 || st.StrategyDurationMS != 500 || len(st.Strategies) != 2 {
 			t.Fatalf("rush: %+v", st)
 		}
 		// The round trip added is one the clients see: the delay proxy
@@ -133,7 +133,7 @@ func TestRush(t *testing.T) {
 			t.Errorf("round trip %v ms asked, %v ms measured", st.RTTMS, st.MeasuredRTTMS)
 		}
 		for _, s := range st.Strategies {
-			if s.State != jobs.StateDone || s.Bought == 0 || s.Listed < s.Bought || s.WaitSamples != uint64(s.Bought) ||
+			if s.State != api.StateDone || s.Bought == 0 || s.Listed < s.Bought || s.WaitSamples != uint64(s.Bought) ||
 				s.P99WaitMS < s.P50WaitMS || s.AuditViolations != 0 || s.Failures == nil || len(s.Series) == 0 ||
 				!strings.HasPrefix(s.Market, "rush-"+st.ID+"-") {
 				t.Errorf("%s: %+v", s.Strategy, s)
@@ -173,7 +173,7 @@ func TestRush(t *testing.T) {
 		}
 		r = serve(srv.Handler(), "DELETE", "/api/rush", "")
 		r.decode(t, &st)
-		if r.status != 200 || st.State != jobs.StateCancelled || st.Strategies[1].State != jobs.StateCancelled {
+		if r.status != 200 || st.State != api.StateCancelled || st.Strategies[1].State != api.StateCancelled {
 			t.Errorf("cancel: %d %s", r.status, r.body)
 		}
 		if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
@@ -191,9 +191,9 @@ func TestCloseStopsRush(t *testing.T) {
 		t.Fatalf("start: %d %s", r.status, r.body)
 	}
 	srv.Close()
-	var st rushrun.Status
+	var st api.RushStatus
 	serve(srv.Handler(), "GET", "/api/rush", "").decode(t, &st)
-	if st.State != jobs.StateCancelled {
+	if st.State != api.StateCancelled {
 		t.Errorf("after Close: %s", st.State)
 	}
 	if r := serve(srv.Handler(), "POST", "/api/rush", `{"buyers":2,"duration_ms":1000}`); r.status != 503 {
@@ -243,17 +243,17 @@ func TestLab(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		srv, f := newJobsServer(t, b)
 		before := redistest.Snapshot(t, f.rdb)
-		run := func(body string) lab.Run {
+		run := func(body string) api.LabRun {
 			t.Helper()
 			r := serve(srv.Handler(), "POST", "/api/lab/runs", body)
-			var started lab.Run
+			var started api.LabRun
 			r.decode(t, &started)
 			if r.status != http.StatusAccepted || r.header.Get("Location") != "/api/lab/runs/"+started.ID {
 				t.Fatalf("%s: %d %s", body, r.status, r.body)
 			}
-			var done lab.Run
+			var done api.LabRun
 			waitForJob(t, srv.Handler(), "/api/lab/runs/"+started.ID, &done)
-			if done.State != jobs.StateDone {
+			if done.State != api.StateDone {
 				t.Fatalf("%s: %+v", body, done)
 			}
 			return done

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
-	"github.com/lockmarket/lockmarket/internal/service/lab"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
@@ -87,10 +86,10 @@ func TestLabLeavesServedMarket(t *testing.T) {
 		if r.status != http.StatusAccepted {
 			t.Fatalf("recipe %s: %d %s", n, r.status, r.body)
 		}
-		var run lab.Run
+		var run api.LabRun
 		r.decode(t, &run)
 		waitForJob(t, srv.Handler(), "/api/lab/runs/"+run.ID, &run)
-		if run.State != jobs.StateDone {
+		if run.State != api.StateDone {
 			t.Fatalf("recipe %s: %s %s", n, run.State, run.Error)
 		}
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
@@ -49,50 +49,12 @@ const (
 	labFault  = "fault"
 )
 
-// Run is the answer of GET /api/lab/runs/:id.
-type Run struct {
-	ID       string `json:"id"`
-	State    string `json:"state"`
-	Kind     string `json:"kind"`
-	Recipe   string `json:"recipe,omitempty"`
-	Fault    string `json:"fault,omitempty"`
-	Strategy string `json:"strategy,omitempty"`
-	// Description says what is injected, in words.
-	Description string `json:"description"`
-	// Runs are the scenario and then its fix (none when the strategy is
-	// already safe), each with its timeline once done.
-	Runs      []Variant `json:"runs"`
-	ElapsedMS float64   `json:"elapsed_ms"`
-	Error     string    `json:"error,omitempty"`
-}
-
-type Variant struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
-	// Timeline is every event recorded; Steps the same read step by step
-	// (timeline.Steps: no commands but those on a lock, each command with
-	// its reply, repeats counted), as the page draws it.
-	Timeline   *timeline.Timeline `json:"timeline,omitempty"`
-	Steps      []Step             `json:"steps,omitempty"`
-	Verdict    string             `json:"verdict,omitempty"`
-	Violations int                `json:"violations"`
-}
-
-// Step is a timeline.Step as JSON.
-type Step struct {
-	Seq       int           `json:"seq"`
-	Client    string        `json:"client"`
-	AtMS      float64       `json:"at_ms"`
-	Kind      timeline.Kind `json:"kind"`
-	Text      string        `json:"text"`
-	Times     int           `json:"times"`
-	Violation string        `json:"violation,omitempty"`
-}
-
-func Steps(tl timeline.Timeline) []Step {
-	var out []Step
+// steps is tl read step by step, as a lab run's variant gives it.
+func steps(tl timeline.Timeline) []api.LabStep {
+	var out []api.LabStep
 	for _, s := range tl.Steps(false) {
-		out = append(out, Step{s.Seq, s.Client, latency.Milliseconds(s.At), s.Kind, s.Text, s.Times, s.Violation})
+		out = append(out, api.LabStep{Seq: s.Seq, Client: s.Client, AtMS: latency.Milliseconds(s.At), Kind: s.Kind,
+			Text: s.Text, Times: s.Times, Violation: s.Violation})
 	}
 	return out
 }
@@ -110,7 +72,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	running bool
-	runs    []*Run // newest last
+	runs    []*api.LabRun // newest last
 	// variants counts the variants run, by name and verdict (metrics.go).
 	variants map[variantKey]int
 }
@@ -134,13 +96,8 @@ func (l *Runner) Close() {
 	l.wg.Wait()
 }
 
-// Run returns the lab run id (a Run), if it is one of the last kept.
-func (l *Runner) Run(id string) (any, bool) {
-	r, ok := l.find(id)
-	return r, ok
-}
-
-func (l *Runner) find(id string) (Run, bool) {
+// Run returns the lab run id, if it is one of the last kept.
+func (l *Runner) Run(id string) (api.LabRun, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range l.runs {
@@ -150,36 +107,25 @@ func (l *Runner) find(id string) (Run, bool) {
 			return c, true
 		}
 	}
-	return Run{}, false
+	return api.LabRun{}, false
 }
 
 // Scenarios is what the lab can run (GET /api/lab/scenarios).
-func (l *Runner) Scenarios() any {
-	type recipe struct {
-		Recipe      string `json:"recipe"`
-		Name        string `json:"name"`
-		Fault       string `json:"fault"`
-		Consequence string `json:"consequence"`
-		FixedBy     string `json:"fixed_by"`
-	}
-	type fault struct {
-		Fault       string   `json:"fault"`
-		Description string   `json:"description"`
-		Strategies  []string `json:"strategies"`
-		Available   bool     `json:"available"`
-	}
-	var recipes []recipe
+func (l *Runner) Scenarios() api.LabScenarios {
+	var recipes []api.LabRecipe
 	for _, sc := range gallery.Scenarios() {
-		recipes = append(recipes, recipe{sc.Recipe.ID, sc.Recipe.Name, sc.Fault, sc.Consequence, sc.FixedBy})
+		recipes = append(recipes, api.LabRecipe{Recipe: sc.Recipe.ID, Name: sc.Recipe.Name, Fault: sc.Fault,
+			Consequence: sc.Consequence, FixedBy: sc.FixedBy})
 	}
 	_, err := redisserver.Binary()
 	var strategies []string
 	for _, v := range faults.Pause.Variants() {
 		strategies = append(strategies, string(v))
 	}
-	return map[string]any{
-		"recipes": recipes,
-		"faults":  []fault{{string(faults.Pause), faults.Pause.Describe(), strategies, err == nil}},
+	return api.LabScenarios{
+		Faults: []api.LabFault{{Fault: string(faults.Pause), Description: faults.Pause.Describe(),
+			Strategies: strategies, Available: err == nil}},
+		Recipes: recipes,
 	}
 }
 
@@ -195,60 +141,61 @@ func labFix(v faults.Variant) faults.Variant {
 	return ""
 }
 
-// Start starts the lab run req asks for in the background and returns its
-// ID and the Run; Run(id) follows it. It fails with an error wrapping
-// jobs.ErrInvalid when req names no run the lab has, jobs.ErrBusy while
-// another run is running and jobs.ErrClosed after Close.
-func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
-	run := Run{ID: jobs.NewID(), State: jobs.StateRunning}
+// Start starts the lab run req asks for in the background and returns
+// it; Run(run.ID) follows it. It fails with an error wrapping
+// api.ErrInvalid when req names no run the lab has, api.ErrBusy while
+// another run is running and api.ErrClosed after Close.
+func (l *Runner) Start(req api.LabRequest) (api.LabRun, error) {
+	run := api.LabRun{ID: api.NewID(), State: api.StateRunning}
 	var sc gallery.Scenario
 	var v faults.Variant
 	switch {
 	case req.Recipe != nil && (req.Fault != nil || req.Strategy != nil):
-		return "", nil, invalid("give either recipe, or fault and strategy, not both")
+		return api.LabRun{}, api.Invalidf("give either recipe, or fault and strategy, not both")
 	case req.Recipe != nil:
 		var err error
 		if sc, err = gallery.ScenarioOf(*req.Recipe); err != nil {
-			return "", nil, invalid("recipe %q: want one of %s", *req.Recipe, strings.Join(flawed.RecipeIDs(), ", "))
+			return api.LabRun{}, api.Invalidf("recipe %q: want one of %s", *req.Recipe, strings.Join(flawed.RecipeIDs(), ", "))
 		}
 		run.Kind, run.Recipe, run.Description = labRecipe, sc.Recipe.String(), sc.Fault
-		run.Runs = []Variant{{Name: gallery.Variant(false), State: jobs.StatePending}, {Name: gallery.Variant(true), State: jobs.StatePending}}
+		run.Runs = []api.LabVariant{{Name: gallery.Variant(false), State: api.StatePending},
+			{Name: gallery.Variant(true), State: api.StatePending}}
 	case req.Fault != nil || req.Strategy != nil:
 		for _, f := range []struct {
 			name string
 			v    *string
 		}{{"fault", req.Fault}, {"strategy", req.Strategy}} {
 			if f.v == nil {
-				return "", nil, invalid("field %q is required", f.name)
+				return api.LabRun{}, api.Invalidf("field %q is required", f.name)
 			}
 		}
 		if *req.Fault != string(faults.Pause) {
-			return "", nil, invalid("fault %q: the lab runs %q", *req.Fault, faults.Pause)
+			return api.LabRun{}, api.Invalidf("fault %q: the lab runs %q", *req.Fault, faults.Pause)
 		}
 		v = faults.Variant(*req.Strategy)
 		if !slices.Contains(faults.Pause.Variants(), v) {
-			return "", nil, invalid("strategy %q does not run under %s: want one of %v", v, faults.Pause, faults.Pause.Variants())
+			return api.LabRun{}, api.Invalidf("strategy %q does not run under %s: want one of %v", v, faults.Pause, faults.Pause.Variants())
 		}
 		if _, err := redisserver.Binary(); err != nil {
-			return "", nil, invalid("the %s fault needs a redis-server binary on the server's PATH", faults.Pause)
+			return api.LabRun{}, api.Invalidf("the %s fault needs a redis-server binary on the server's PATH", faults.Pause)
 		}
 		run.Kind, run.Fault, run.Strategy, run.Description = labFault, *req.Fault, string(v), faults.Pause.Describe()
-		run.Runs = []Variant{{Name: string(v), State: jobs.StatePending}}
+		run.Runs = []api.LabVariant{{Name: string(v), State: api.StatePending}}
 		if fix := labFix(v); fix != "" {
-			run.Runs = append(run.Runs, Variant{Name: string(fix), State: jobs.StatePending})
+			run.Runs = append(run.Runs, api.LabVariant{Name: string(fix), State: api.StatePending})
 		}
 	default:
-		return "", nil, invalid("give recipe, or fault and strategy")
+		return api.LabRun{}, api.Invalidf("give recipe, or fault and strategy")
 	}
 
 	l.mu.Lock()
 	if l.running {
 		l.mu.Unlock()
-		return "", nil, jobs.ErrBusy
+		return api.LabRun{}, api.ErrBusy
 	}
 	if l.ctx.Err() != nil {
 		l.mu.Unlock()
-		return "", nil, jobs.ErrClosed
+		return api.LabRun{}, api.ErrClosed
 	}
 	l.running = true
 	l.runs = append(l.runs, &run)
@@ -266,16 +213,11 @@ func (l *Runner) Start(req jobs.LabRequest) (string, any, error) {
 		l.run(ctx, &run, sc, v)
 	}()
 	l.log.Info("lab run started", slog.String("id", run.ID), slog.String("kind", run.Kind))
-	return run.ID, answer, nil
-}
-
-// invalid is an error wrapping jobs.ErrInvalid.
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", jobs.ErrInvalid, fmt.Sprintf(format, args...))
+	return answer, nil
 }
 
 // run runs each variant of a lab run in turn.
-func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v faults.Variant) {
+func (l *Runner) run(ctx context.Context, run *api.LabRun, sc gallery.Scenario, v faults.Variant) {
 	start := time.Now()
 	set := func(f func()) {
 		l.mu.Lock()
@@ -283,16 +225,16 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 		f()
 		run.ElapsedMS = latency.Milliseconds(time.Since(start))
 	}
-	state, failure := jobs.StateDone, ""
+	state, failure := api.StateDone, ""
 	env, closeEnv, err := l.env()
 	if err != nil {
 		l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
-		set(func() { run.State, run.Error, l.running = jobs.StateFailed, err.Error(), false })
+		set(func() { run.State, run.Error, l.running = api.StateFailed, err.Error(), false })
 		return
 	}
 	defer closeEnv()
 	for i := range run.Runs {
-		set(func() { run.Runs[i].State = jobs.StateRunning })
+		set(func() { run.Runs[i].State = api.StateRunning })
 		var tl timeline.Timeline
 		var err error
 		if run.Kind == labRecipe {
@@ -304,16 +246,16 @@ func (l *Runner) run(ctx context.Context, run *Run, sc gallery.Scenario, v fault
 		if err != nil {
 			l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
 			set(func() {
-				run.Runs[i].State = jobs.StateFailed
+				run.Runs[i].State = api.StateFailed
 				l.count(run.Runs[i].Name, verdictFailed)
 			})
-			state, failure = jobs.StateFailed, err.Error()
+			state, failure = api.StateFailed, err.Error()
 			break
 		}
 		set(func() {
-			run.Runs[i].State = jobs.StateDone
+			run.Runs[i].State = api.StateDone
 			run.Runs[i].Timeline = &tl
-			run.Runs[i].Steps = Steps(tl)
+			run.Runs[i].Steps = steps(tl)
 			run.Runs[i].Verdict = labVerdict(tl)
 			run.Runs[i].Violations = tl.Violations
 			l.count(run.Runs[i].Name, verdictOf(tl.Violations))

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -20,17 +20,17 @@ func TestStartRefused(t *testing.T) {
 	recipe, other := "6", "7"
 	for _, tc := range []struct {
 		name string
-		req  jobs.LabRequest
+		req  api.LabRequest
 		want error
 	}{
-		{"unknown recipe", jobs.LabRequest{Recipe: &other}, jobs.ErrInvalid},
-		{"empty", jobs.LabRequest{}, jobs.ErrInvalid},
-		{"busy", jobs.LabRequest{Recipe: &recipe}, jobs.ErrBusy},
+		{"unknown recipe", api.LabRequest{Recipe: &other}, api.ErrInvalid},
+		{"empty", api.LabRequest{}, api.ErrInvalid},
+		{"busy", api.LabRequest{Recipe: &recipe}, api.ErrBusy},
 	} {
 		l.mu.Lock()
 		l.running = tc.name == "busy"
 		l.mu.Unlock()
-		if _, _, err := l.Start(tc.req); !errors.Is(err, tc.want) {
+		if _, err := l.Start(tc.req); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
@@ -38,7 +38,7 @@ func TestStartRefused(t *testing.T) {
 	l.running = false
 	l.mu.Unlock()
 	l.Close()
-	if _, _, err := l.Start(jobs.LabRequest{Recipe: &recipe}); !errors.Is(err, jobs.ErrClosed) {
+	if _, err := l.Start(api.LabRequest{Recipe: &recipe}); !errors.Is(err, api.ErrClosed) {
 		t.Errorf("after Close: %v", err)
 	}
 }

@@ -3,7 +3,7 @@ package rush
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
 // The last rush's figures as Prometheus gauges, one series per strategy,
@@ -41,16 +41,16 @@ func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
 func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 	st := r.snapshot()
 	running := 0.0
-	if st.State == jobs.StateRunning {
+	if st.State == api.StateRunning {
 		running = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descRunning, prometheus.GaugeValue, running)
-	if st.State == jobs.StateIdle {
+	if st.State == api.StateIdle {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descRTT, prometheus.GaugeValue, st.MeasuredRTTMS/1000)
 	for _, s := range st.Strategies {
-		if s.State == jobs.StatePending {
+		if s.State == api.StatePending {
 			continue
 		}
 		l := string(s.Strategy)

@@ -20,10 +20,9 @@ import (
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report"
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
-	"github.com/lockmarket/lockmarket/market"
 )
 
 // How a rush is measured.
@@ -44,74 +43,6 @@ const (
 	rushGrace = 15 * time.Second
 )
 
-// Status is the answer of GET /api/rush: the last rush, live while it
-// runs.
-type Status struct {
-	ID    string `json:"id,omitempty"`
-	State string `json:"state"`
-	// Buyers and Listers run in each strategy's market.
-	Buyers  int `json:"buyers"`
-	Listers int `json:"listers"`
-	// DurationMS is the whole rush; each strategy runs for
-	// StrategyDurationMS of it, one after the other.
-	DurationMS         float64 `json:"duration_ms"`
-	StrategyDurationMS float64 `json:"strategy_duration_ms"`
-	// RTTMS is the round trip added to every command (0: none), through a
-	// delay proxy in the service (internal/redis/netdelay); MeasuredRTTMS the
-	// PING median through the rush's clients, measured before it starts.
-	RTTMS         float64 `json:"rtt_ms"`
-	MeasuredRTTMS float64 `json:"measured_rtt_ms"`
-	Redis         string  `json:"redis"`
-	// LoadStart and LoadEnd are the machine's load when the rush started
-	// and when it ended (absent where the OS reports none, LoadEnd while
-	// it runs): on a busy machine one rush's figures move from run to run.
-	LoadStart  *report.Load     `json:"load_start,omitempty"`
-	LoadEnd    *report.Load     `json:"load_end,omitempty"`
-	Error      string           `json:"error,omitempty"`
-	Strategies []StrategyStatus `json:"strategies"`
-}
-
-// StrategyStatus is one strategy's run in its own fresh market.
-type StrategyStatus struct {
-	Strategy  market.Strategy `json:"strategy"`
-	State     string          `json:"state"`
-	Market    string          `json:"market"`
-	ElapsedMS float64         `json:"elapsed_ms"`
-	Listed    int64           `json:"listed"`
-	Bought    int64           `json:"bought"`
-	// Failed counts purchases that did not buy (the listing was gone, the
-	// lock or transaction could not be had in time, ...).
-	Failed int64 `json:"failed"`
-	// LostToAnotherBuyer counts the failed purchases whose listing another
-	// buyer had bought (or the lister repriced) first: the market working,
-	// not an error. Until the strategy is done, when the failures are told
-	// apart, it is every failed purchase.
-	LostToAnotherBuyer int64   `json:"lost_to_another_buyer"`
-	PurchasesPerS      float64 `json:"purchases_per_s"`
-	// Retries are EXECs aborted by WATCH during purchases; LockWaits
-	// failed lock attempts before a purchase held its lock.
-	Retries              int64   `json:"retries"`
-	RetriesPerPurchase   float64 `json:"retries_per_purchase"`
-	LockWaits            int64   `json:"lock_waits"`
-	LockWaitsPerPurchase float64 `json:"lock_waits_per_purchase"`
-	// WaitSamples is how many successful purchases the wait figures are
-	// taken from.
-	WaitSamples uint64  `json:"wait_samples"`
-	MeanWaitMS  float64 `json:"mean_wait_ms"`
-	P50WaitMS   float64 `json:"p50_wait_ms"`
-	P99WaitMS   float64 `json:"p99_wait_ms"`
-	// Failures and AuditViolations are known once the strategy is done.
-	Failures        *sim.Failures `json:"failures,omitempty"`
-	AuditViolations int           `json:"audit_violations"`
-	// Series is purchases per second over time, one point per interval.
-	Series []Point `json:"series"`
-}
-
-type Point struct {
-	TMS           float64 `json:"t_ms"`
-	PurchasesPerS float64 `json:"purchases_per_s"`
-}
-
 // Runner runs one rush at a time in the background; Close stops it.
 type Runner struct {
 	rdb   redis.UniversalClient
@@ -125,7 +56,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	running bool
-	status  Status
+	status  api.RushStatus
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -151,58 +82,58 @@ func (r *Runner) Close() {
 }
 
 // snapshot returns a copy of the status, safe to encode.
-func (r *Runner) snapshot() Status {
+func (r *Runner) snapshot() api.RushStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.snapshotLocked()
 }
 
 // snapshotLocked is snapshot with r.mu held.
-func (r *Runner) snapshotLocked() Status {
+func (r *Runner) snapshotLocked() api.RushStatus {
 	st := r.status
 	if st.State == "" {
-		st.State = jobs.StateIdle
+		st.State = api.StateIdle
 	}
 	st.Strategies = slices.Clone(st.Strategies)
 	for i := range st.Strategies {
 		st.Strategies[i].Series = slices.Clone(st.Strategies[i].Series)
 	}
 	if st.Strategies == nil {
-		st.Strategies = []StrategyStatus{}
+		st.Strategies = []api.RushStrategy{}
 	}
 	return st
 }
 
 // update changes strategy i's figures under the lock.
-func (r *Runner) update(i int, f func(s *StrategyStatus)) {
+func (r *Runner) update(i int, f func(s *api.RushStrategy)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(&r.status.Strategies[i])
 }
 
-// Start starts a rush of cfg in the background and returns its Status;
-// it fails with jobs.ErrBusy while another rush runs and with
-// jobs.ErrClosed after Close. Each strategy runs in a fresh market of its
+// Start starts a rush of cfg in the background and returns its status;
+// it fails with api.ErrBusy while another rush runs and with
+// api.ErrClosed after Close. Each strategy runs in a fresh market of its
 // own for an equal part of cfg.Duration.
-func (r *Runner) Start(cfg jobs.RushConfig) (any, error) {
+func (r *Runner) Start(cfg api.RushConfig) (api.RushStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.running {
-		return nil, jobs.ErrBusy
+		return api.RushStatus{}, api.ErrBusy
 	}
 	if r.ctx.Err() != nil {
-		return nil, jobs.ErrClosed
+		return api.RushStatus{}, api.ErrClosed
 	}
-	id := jobs.NewID()
+	id := api.NewID()
 	per := cfg.Duration / time.Duration(len(cfg.Strategies))
-	st := Status{ID: id, State: jobs.StateRunning, Buyers: cfg.Buyers, Listers: cfg.Listers,
+	st := api.RushStatus{ID: id, State: api.StateRunning, Buyers: cfg.Buyers, Listers: cfg.Listers,
 		DurationMS: latency.Milliseconds(cfg.Duration), StrategyDurationMS: latency.Milliseconds(per),
 		RTTMS: latency.Milliseconds(cfg.RTT), Redis: r.redis}
 	load := probe.ReadLoad()
 	st.LoadStart = report.NewLoad(load, probe.Load{})
 	for _, strat := range cfg.Strategies {
-		st.Strategies = append(st.Strategies, StrategyStatus{Strategy: strat, State: jobs.StatePending,
-			Market: fmt.Sprintf("rush-%s-%s", id, strat), Series: []Point{}})
+		st.Strategies = append(st.Strategies, api.RushStrategy{Strategy: strat, State: api.StatePending,
+			Market: fmt.Sprintf("rush-%s-%s", id, strat), Series: []api.RushPoint{}})
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.running, r.status, r.cancel, r.done = true, st, cancel, make(chan struct{})
@@ -219,13 +150,13 @@ func (r *Runner) Start(cfg jobs.RushConfig) (any, error) {
 	return r.snapshotLocked(), nil
 }
 
-// Status is the last rush's Status ("state": "idle" before the first).
-func (r *Runner) Status() any { return r.snapshot() }
+// Status is the last rush's status ("state": "idle" before the first).
+func (r *Runner) Status() api.RushStatus { return r.snapshot() }
 
 // Cancel stops the running rush (its operations in flight finish, its
-// markets are audited and deleted) and returns its final Status; without
-// a running rush, the last Status.
-func (r *Runner) Cancel(ctx context.Context) (any, error) {
+// markets are audited and deleted) and returns its final status; without
+// a running rush, the last status.
+func (r *Runner) Cancel(ctx context.Context) (api.RushStatus, error) {
 	r.mu.Lock()
 	running, cancel, done := r.running, r.cancel, r.done
 	r.mu.Unlock()
@@ -234,7 +165,7 @@ func (r *Runner) Cancel(ctx context.Context) (any, error) {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return api.RushStatus{}, ctx.Err()
 		}
 	}
 	return r.snapshot(), nil
@@ -244,17 +175,17 @@ func (r *Runner) Cancel(ctx context.Context) (any, error) {
 // listers refilling it, the buyers buying among the cheapest listings;
 // with a round trip, every client's connections go through a delay proxy.
 // load is the machine's load at the start, from which the end's is told.
-func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration, load probe.Load) {
+func (r *Runner) run(ctx context.Context, cfg api.RushConfig, per time.Duration, load probe.Load) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+rushGrace)
 	defer cancel()
-	final, failure := jobs.StateDone, ""
+	final, failure := api.StateDone, ""
 	fail := func(err error) {
 		if ctx.Err() != nil {
-			final = jobs.StateCancelled // stopped, not failed
+			final = api.StateCancelled // stopped, not failed
 			return
 		}
 		r.log.Warn("rush failed", slog.Any("err", err))
-		final, failure = jobs.StateFailed, err.Error()
+		final, failure = api.StateFailed, err.Error()
 	}
 	var hooks []redis.Hook
 	if r.mini {
@@ -287,11 +218,11 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 	}
 	for i, strat := range cfg.Strategies {
 		if ctx.Err() != nil {
-			r.update(i, func(x *StrategyStatus) { x.State = jobs.StateCancelled })
-			final = jobs.StateCancelled
+			r.update(i, func(x *api.RushStrategy) { x.State = api.StateCancelled })
+			final = api.StateCancelled
 			continue
 		}
-		r.update(i, func(x *StrategyStatus) { x.State = jobs.StateRunning })
+		r.update(i, func(x *api.RushStrategy) { x.State = api.StateRunning })
 		var last sim.Counters
 		name := r.snapshot().Strategies[i].Market
 		res, err := sim.Run(ctx, sim.Config{
@@ -306,33 +237,33 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 					rate = float64(c.Bought-last.Bought) / dt.Seconds()
 				}
 				last = c
-				r.update(i, func(x *StrategyStatus) {
-					x.live(c)
+				r.update(i, func(x *api.RushStrategy) {
+					live(x, c)
 					if len(x.Series) < rushSeriesMaxPoints {
-						x.Series = append(x.Series, Point{TMS: latency.Milliseconds(c.Elapsed), PurchasesPerS: rate})
+						x.Series = append(x.Series, api.RushPoint{TMS: latency.Milliseconds(c.Elapsed), PurchasesPerS: rate})
 					}
 				})
 			},
 		})
 		if err != nil {
-			r.update(i, func(x *StrategyStatus) { x.State = jobs.StateFailed })
+			r.update(i, func(x *api.RushStrategy) { x.State = api.StateFailed })
 			fail(fmt.Errorf("%s: %w", strat, err))
 			break
 		}
-		r.update(i, func(x *StrategyStatus) {
-			x.live(sim.Counters{Elapsed: res.Elapsed, Listed: res.Listed, Bought: res.Bought,
+		r.update(i, func(x *api.RushStrategy) {
+			live(x, sim.Counters{Elapsed: res.Elapsed, Listed: res.Listed, Bought: res.Bought,
 				Failed: res.Failed.Total(), Retries: res.Retries, LockWaits: res.LockWaits, Wait: res.Wait})
 			f := res.Failed
 			x.Failures = &f
 			x.LostToAnotherBuyer = f.ListingNotFound + f.PriceChanged
 			x.AuditViolations = res.Audit.Total()
-			x.State = jobs.StateDone
+			x.State = api.StateDone
 			if res.Interrupted {
-				x.State = jobs.StateCancelled
+				x.State = api.StateCancelled
 			}
 		})
 		if res.Interrupted {
-			final = jobs.StateCancelled
+			final = api.StateCancelled
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && failure == "" {
@@ -343,7 +274,7 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 	r.status.State, r.status.Error = final, failure
 	r.status.LoadEnd = report.NewLoad(probe.ReadLoad(), load)
 	for i := range r.status.Strategies {
-		if x := &r.status.Strategies[i]; x.State == jobs.StatePending {
+		if x := &r.status.Strategies[i]; x.State == api.StatePending {
 			x.State = final // never started: the rush failed or was cancelled first
 		}
 	}
@@ -351,8 +282,8 @@ func (r *Runner) run(ctx context.Context, cfg jobs.RushConfig, per time.Duration
 	r.log.Info("rush ended", slog.String("state", final))
 }
 
-// live sets the figures from a cell's counters.
-func (x *StrategyStatus) live(c sim.Counters) {
+// live sets x's figures from a cell's counters.
+func live(x *api.RushStrategy, c sim.Counters) {
 	x.ElapsedMS = latency.Milliseconds(c.Elapsed)
 	x.Listed, x.Bought, x.Failed, x.Retries, x.LockWaits = c.Listed, c.Bought, c.Failed, c.Retries, c.LockWaits
 	x.LostToAnotherBuyer = c.Failed

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/service/jobs"
+	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -26,12 +26,12 @@ func TestRushSamples(t *testing.T) {
 }
 
 // wait polls r until its rush is no longer running (at most a minute).
-func wait(t *testing.T, r *Runner) Status {
+func wait(t *testing.T, r *Runner) api.RushStatus {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		st := r.snapshot()
-		if st.State != jobs.StateRunning {
+		if st.State != api.StateRunning {
 			return st
 		}
 		if time.Now().After(deadline) {
@@ -55,7 +55,7 @@ func TestRushBounded(t *testing.T) {
 	r := New(b.Client, false, "redis-server", nil)
 	defer r.Close()
 	start := time.Now()
-	if _, err := r.Start(jobs.RushConfig{Buyers: 20, Listers: 5, Duration: time.Second,
+	if _, err := r.Start(api.RushConfig{Buyers: 20, Listers: 5, Duration: time.Second,
 		RTT: 500 * time.Millisecond, Strategies: []market.Strategy{market.Lua}}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,16 +68,16 @@ func TestRushBounded(t *testing.T) {
 	}
 	t.Logf("1 s rush at 500 ms round trip: %s, %.0f ms measured round trip", st.State, st.MeasuredRTTMS)
 
-	if _, err := r.Start(jobs.RushConfig{Buyers: 50, Listers: 5, Duration: time.Minute,
+	if _, err := r.Start(api.RushConfig{Buyers: 50, Listers: 5, Duration: time.Minute,
 		RTT: 100 * time.Millisecond, Strategies: []market.Strategy{market.Watch}}); err != nil {
 		t.Fatal(err)
 	}
-	for r.snapshot().Strategies[0].State != jobs.StateRunning {
+	for r.snapshot().Strategies[0].State != api.StateRunning {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond) // operations in flight through the delay
 	r.Close()
-	if st := r.snapshot(); st.State != jobs.StateCancelled {
+	if st := r.snapshot(); st.State != api.StateCancelled {
 		t.Errorf("after Close: %s", st.State)
 	}
 }

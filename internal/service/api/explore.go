@@ -1,0 +1,109 @@
+package api
+
+import "github.com/lockmarket/lockmarket/explore"
+
+// ExploreRequest is the body of POST /api/explore/sessions: a recipe of
+// the gallery, flawed or fixed (Fixed, or Fencing: the fix of 6 and 11 is
+// the fenced write), or one of the market's strategies, with or without a
+// fenced write.
+type ExploreRequest struct {
+	Recipe   *string `json:"recipe"`
+	Strategy *string `json:"strategy"`
+	Fencing  bool    `json:"fencing"`
+	Fixed    bool    `json:"fixed"`
+	// Lua is a lock of one's own, as Lua scripts, instead of a recipe or
+	// a strategy.
+	Lua *LuaLock `json:"lua"`
+}
+
+// LuaLock is a lock written as Lua scripts in the explorer's convention
+// (KEYS[1] the lock key, ARGV[1] the owner's token, ARGV[2] the lease in
+// ms; acquire and extend answer 1 or 0, release 1 when it deleted the
+// lock): acquire and release, extend optional; or a read-write lock's
+// four scripts.
+type LuaLock struct {
+	Acquire      string `json:"acquire"`
+	Release      string `json:"release"`
+	Extend       string `json:"extend"`
+	ReadAcquire  string `json:"read_acquire"`
+	ReadRelease  string `json:"read_release"`
+	WriteAcquire string `json:"write_acquire"`
+	WriteRelease string `json:"write_release"`
+}
+
+// ExploreSession is the answer of POST /api/explore/sessions: the new
+// session's ID and its first state.
+type ExploreSession struct {
+	ID    string       `json:"id"`
+	State ExploreState `json:"state"`
+}
+
+// ExploreState is an explorer session's state, the answer of its other
+// routes: the current frame's fields at the top, every frame of the
+// history in Frames, and the session's search for a counterexample, if
+// one was asked for since the last step.
+type ExploreState struct {
+	// Target and About say what is explored; Model the bounds of a
+	// search, in words.
+	Target string `json:"target"`
+	About  string `json:"about"`
+	Model  string `json:"model"`
+	*explore.Snapshot
+	Resource string         `json:"resource"`
+	Frames   []ExploreFrame `json:"frames"`
+	Find     *FindStatus    `json:"find"`
+}
+
+// ExploreFrame is a session's state after some steps: where the slider of
+// the page's history shows it.
+type ExploreFrame struct {
+	ClockMS int64            `json:"clock_ms"`
+	Holders []explore.Holder `json:"holders"`
+	// Enabled is the actions that may come next from this frame.
+	Enabled    []explore.Action    `json:"enabled"`
+	Violations []explore.Violation `json:"violations"`
+	Complete   bool                `json:"complete"`
+	// Views is each client as it stands: what it read, the token it
+	// holds, whether it believes it holds the lock, its lease.
+	Views []explore.ClientView `json:"views"`
+	// Chains is the causal chain of each violation.
+	Chains []explore.Chain `json:"chains"`
+	// Resource is the protected resource (the shared counter the
+	// clients' critical sections increment, or the market's listing) as
+	// it stands, "" before the first write.
+	Resource string `json:"resource"`
+}
+
+// The states a search ends in beside StateCancelled and StateFailed; it
+// is StateRunning until then.
+const (
+	FindFound = "found" // a counterexample
+	FindNone  = "none"  // none within the search
+)
+
+// FindStatus is a session's search for a counterexample: running, or
+// ended (found one, found none, cancelled, or failed with Error).
+type FindStatus struct {
+	State string `json:"state"`
+	// FromStep is the step it searches from: the continuations of the
+	// first FromStep actions.
+	FromStep int `json:"from_step"`
+	// Waiting is set while it waits for a CPU (the searches that run at
+	// once are bounded).
+	Waiting bool `json:"waiting"`
+	// Schedules is how many complete schedules it ran so far (counted
+	// every few seconds while it runs); ElapsedMS how long it has
+	// searched, BudgetMS how long it may.
+	Schedules int     `json:"schedules"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+	BudgetMS  int64   `json:"budget_ms"`
+	Error     string  `json:"error,omitempty"`
+	// Note says why nothing was found when the search was cut short or
+	// had nothing left to look for.
+	Note string `json:"note,omitempty"`
+	// Result is what it found, once it has ended (but not when cancelled
+	// or when there was nothing to look for): the explorer's result, as
+	// the command line prints it, whose counterexample starts with the
+	// FromStep steps searched from.
+	Result *explore.Result `json:"result,omitempty"`
+}
