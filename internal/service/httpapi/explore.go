@@ -64,12 +64,12 @@ const (
 func (s *Server) exploreRoutes(api *echo.Group) {
 	q := &queue{slots: make(chan struct{}, exploreConcurrent), maxBody: exploreBodyLimit}
 	api.POST("/explore/sessions", s.startExplore, q.middleware)
-	api.GET("/explore/sessions/:id", s.exploreState)
+	api.GET("/explore/sessions/:id", s.onSession(http.StatusOK, sessionState))
 	api.DELETE("/explore/sessions/:id", s.removeExplore)
-	api.POST("/explore/sessions/:id/steps", s.exploreStep, q.middleware)
-	api.POST("/explore/sessions/:id/undo", s.exploreUndo, q.middleware)
-	api.POST("/explore/sessions/:id/find", s.exploreFind, q.middleware)
-	api.DELETE("/explore/sessions/:id/find", s.exploreCancelFind)
+	api.POST("/explore/sessions/:id/steps", s.onSession(http.StatusOK, sessionStep), q.middleware)
+	api.POST("/explore/sessions/:id/undo", s.onSession(http.StatusOK, sessionUndo), q.middleware)
+	api.POST("/explore/sessions/:id/find", s.onSession(http.StatusAccepted, sessionFind), q.middleware)
+	api.DELETE("/explore/sessions/:id/find", s.onSession(http.StatusOK, sessionCancelFind))
 }
 
 // queue bounds the explorer's requests: a larger body than maxBody is
@@ -124,16 +124,22 @@ func (s *Server) startExplore(c echo.Context) error {
 	return c.JSON(http.StatusCreated, api.ExploreSession{ID: id, State: st})
 }
 
-// exploreState is GET /api/explore/sessions/:id: the session's state.
-func (s *Server) exploreState(c echo.Context) error {
-	if s.cfg.Explore == nil {
-		return unavailable("explorer")
+// sessionOp is what a route does on the session of its :id, and the
+// session's state after it, which is the route's answer.
+type sessionOp func(c echo.Context, e Explore) (api.ExploreState, error)
+
+// onSession is the handler of a route that answers op's state with status.
+func (s *Server) onSession(status int, op sessionOp) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Explore == nil {
+			return unavailable("explorer")
+		}
+		st, err := op(c, s.cfg.Explore)
+		if err != nil {
+			return exploreError(err)
+		}
+		return c.JSON(status, st)
 	}
-	st, err := s.cfg.Explore.State(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return exploreError(err)
-	}
-	return c.JSON(http.StatusOK, st)
 }
 
 // removeExplore is DELETE /api/explore/sessions/:id: 204 once it is gone.
@@ -147,65 +153,42 @@ func (s *Server) removeExplore(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// exploreStep is POST /api/explore/sessions/:id/steps with one of the
+// sessionState is GET /api/explore/sessions/:id: the session's state.
+func sessionState(c echo.Context, e Explore) (api.ExploreState, error) {
+	return e.State(c.Request().Context(), c.Param("id"))
+}
+
+// sessionStep is POST /api/explore/sessions/:id/steps with one of the
 // state's enabled actions: 200 and the new state.
-func (s *Server) exploreStep(c echo.Context) error {
-	if s.cfg.Explore == nil {
-		return unavailable("explorer")
-	}
+func sessionStep(c echo.Context, e Explore) (api.ExploreState, error) {
 	var action json.RawMessage
 	if err := decodeJSON(c, &action); err != nil {
-		return err
+		return api.ExploreState{}, err
 	}
-	st, err := s.cfg.Explore.Step(c.Request().Context(), c.Param("id"), action)
-	if err != nil {
-		return exploreError(err)
-	}
-	return c.JSON(http.StatusOK, st)
+	return e.Step(c.Request().Context(), c.Param("id"), action)
 }
 
-// exploreUndo is POST /api/explore/sessions/:id/undo: 200 and the state
+// sessionUndo is POST /api/explore/sessions/:id/undo: 200 and the state
 // before the last step.
-func (s *Server) exploreUndo(c echo.Context) error {
-	if s.cfg.Explore == nil {
-		return unavailable("explorer")
-	}
-	st, err := s.cfg.Explore.Undo(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return exploreError(err)
-	}
-	return c.JSON(http.StatusOK, st)
+func sessionUndo(c echo.Context, e Explore) (api.ExploreState, error) {
+	return e.Undo(c.Request().Context(), c.Param("id"))
 }
 
-// exploreFind is POST /api/explore/sessions/:id/find, with {} or
+// sessionFind is POST /api/explore/sessions/:id/find, with {} or
 // {"from_step": N}: 202 at once, with the state, whose find reports the
 // search as it runs (GET the session to follow it).
-func (s *Server) exploreFind(c echo.Context) error {
-	if s.cfg.Explore == nil {
-		return unavailable("explorer")
-	}
+func sessionFind(c echo.Context, e Explore) (api.ExploreState, error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return err
+		return api.ExploreState{}, err
 	}
-	st, err := s.cfg.Explore.Find(c.Request().Context(), c.Param("id"), body)
-	if err != nil {
-		return exploreError(err)
-	}
-	return c.JSON(http.StatusAccepted, st)
+	return e.Find(c.Request().Context(), c.Param("id"), body)
 }
 
-// exploreCancelFind is DELETE /api/explore/sessions/:id/find: 200 with the
+// sessionCancelFind is DELETE /api/explore/sessions/:id/find: 200 with the
 // state once the search has stopped.
-func (s *Server) exploreCancelFind(c echo.Context) error {
-	if s.cfg.Explore == nil {
-		return unavailable("explorer")
-	}
-	st, err := s.cfg.Explore.CancelFind(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return exploreError(err)
-	}
-	return c.JSON(http.StatusOK, st)
+func sessionCancelFind(c echo.Context, e Explore) (api.ExploreState, error) {
+	return e.CancelFind(c.Request().Context(), c.Param("id"))
 }
 
 // exploreError is the answer for a refused explorer request.

@@ -35,51 +35,28 @@ type metrics struct {
 // them (e.g. a Server made before on the same registry).
 func newMetrics(reg prometheus.Registerer, pool pooler, jobs ...any) (*metrics, error) {
 	countBuckets := []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500}
+	waitBuckets := prometheus.ExponentialBuckets(0.0001, 2.5, 14)
 	m := &metrics{
-		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lockmarket_purchases_total",
-			Help: "Purchases by strategy and outcome (ok or an error code).",
-		}, []string{"strategy", "outcome"}),
-		listings: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lockmarket_listings_total",
-			Help: "Listings by strategy and outcome (ok or an error code).",
-		}, []string{"strategy", "outcome"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lockmarket_retries_total",
-			Help: "EXEC attempts aborted by WATCH, summed over operations.",
-		}, []string{"op", "strategy"}),
-		lockWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lockmarket_lock_waits_total",
-			Help: "Failed lock acquisition attempts before the lock was held, summed over operations.",
-		}, []string{"op", "strategy"}),
-		lockLost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lockmarket_lock_lost_total",
-			Help: "Operations whose lock lease had expired by the time they released it.",
-		}, []string{"op", "strategy"}),
-		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lockmarket_operation_wait_seconds",
-			Help:    "Wall time of successful operations, lock waits and retries included.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
-		}, []string{"op", "strategy"}),
-		retryHist: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lockmarket_purchase_retries",
-			Help:    "EXEC attempts aborted by WATCH per purchase.",
-			Buckets: countBuckets,
-		}, []string{"strategy"}),
-		waitHist: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lockmarket_purchase_lock_waits",
-			Help:    "Failed lock acquisition attempts per purchase.",
-			Buckets: countBuckets,
-		}, []string{"strategy"}),
-		gateWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lockmarket_strategy_gate_wait_seconds",
-			Help:    "Time operations waited for operations of another strategy to drain.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
-		}, []string{"strategy"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lockmarket_http_requests_total",
-			Help: "HTTP requests by method, route and status.",
-		}, []string{"method", "route", "status"}),
+		purchases: counterVec("lockmarket_purchases_total",
+			"Purchases by strategy and outcome (ok or an error code).", "strategy", "outcome"),
+		listings: counterVec("lockmarket_listings_total",
+			"Listings by strategy and outcome (ok or an error code).", "strategy", "outcome"),
+		retries: counterVec("lockmarket_retries_total",
+			"EXEC attempts aborted by WATCH, summed over operations.", "op", "strategy"),
+		lockWaits: counterVec("lockmarket_lock_waits_total",
+			"Failed lock acquisition attempts before the lock was held, summed over operations.", "op", "strategy"),
+		lockLost: counterVec("lockmarket_lock_lost_total",
+			"Operations whose lock lease had expired by the time they released it.", "op", "strategy"),
+		wait: histogramVec("lockmarket_operation_wait_seconds",
+			"Wall time of successful operations, lock waits and retries included.", waitBuckets, "op", "strategy"),
+		retryHist: histogramVec("lockmarket_purchase_retries",
+			"EXEC attempts aborted by WATCH per purchase.", countBuckets, "strategy"),
+		waitHist: histogramVec("lockmarket_purchase_lock_waits",
+			"Failed lock acquisition attempts per purchase.", countBuckets, "strategy"),
+		gateWait: histogramVec("lockmarket_strategy_gate_wait_seconds",
+			"Time operations waited for operations of another strategy to drain.", waitBuckets, "strategy"),
+		requests: counterVec("lockmarket_http_requests_total",
+			"HTTP requests by method, route and status.", "method", "route", "status"),
 	}
 	cs := []prometheus.Collector{m.purchases, m.listings, m.retries, m.lockWaits, m.lockLost, m.wait, m.retryHist,
 		m.waitHist, m.gateWait, m.requests, newPoolCollector(pool),
@@ -98,6 +75,17 @@ func newMetrics(reg prometheus.Registerer, pool pooler, jobs ...any) (*metrics, 
 		}
 	}
 	return m, nil
+}
+
+// counterVec is a vector of counters called name, labelled by labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// histogramVec is a vector of histograms called name, with buckets,
+// labelled by labels.
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }
 
 // observe records one list or purchase.
