@@ -4,12 +4,13 @@
 // concurrency-control strategies (see Strategy).
 //
 // Each strategy has one implementation, in a file of its own: watch.go
-// (WATCH/MULTI/EXEC), locked.go (Coarse and Fine, under a locking.Mutex or
-// a LockFunc) and lua.go (one script per operation). The reads, checks and
-// writes they share are in op.go. Each runs in one of two client forms
-// (form.go, markettrace.WithClient): lean, which pipelines, and book, which sends the
-// book's listings one command per round trip. Audit
-// (audit.go) checks the invariants the strategies must keep.
+// (WATCH/MULTI/EXEC), locked.go (Coarse and Fine, under a locking.Mutex,
+// or the lock function a tool plugs in with markettrace.WithLockFunc) and
+// lua.go (one script per operation). The reads, checks and writes they
+// share are in op.go. Each runs in one of two client forms (form.go,
+// markettrace.WithClient): lean, which pipelines, and book, which sends the
+// book's listings one command per round trip. Audit (audit.go) checks the
+// invariants the strategies must keep.
 //
 // All keys of one market share the hash tag {NAME}, so that transactions
 // and scripts work on Redis Cluster and markets spread over its shards
