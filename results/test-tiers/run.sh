@@ -9,7 +9,8 @@
 # timing one run in every DIR in turn (so that two trees compared see the
 # same load), each run between two `uptime` lines, since the load of other
 # work on the machine moves the times. A run that fails says so ("Command
-# exited with non-zero status").
+# exited with non-zero status") and names the tests and packages that
+# failed.
 flags=${FLAGS:--short -count=1}
 runs=$1
 shift
@@ -25,9 +26,10 @@ while [ "$i" -lt "$runs" ]; do
 	for d in "$@"; do
 		echo "load: $(uptime)"
 		(cd "$d" && /usr/bin/time -o "$t" -f "$d: go test $flags ./...: %e s wall, %U s user, %S s sys" \
-			go test $flags ./... > /dev/null 2>&1)
+			go test $flags ./... > "$t.log" 2>&1)
 		cat "$t"
+		grep -E '^(--- FAIL|FAIL)' "$t.log"
 	done
 done
 echo "load: $(uptime)"
-rm -f "$t"
+rm -f "$t" "$t.log"
