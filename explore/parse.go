@@ -60,7 +60,7 @@ func ParseProperties(s string) ([]string, error) {
 	case "":
 		return nil, nil
 	case "all":
-		return Properties, nil
+		return slices.Clone(Properties), nil // the caller's to change
 	}
 	var out []string
 	for p := range strings.SplitSeq(s, ",") {

@@ -81,3 +81,17 @@ func TestParseProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePropertiesAllIsACopy: the list "all" gives is the caller's,
+// so changing it leaves explore.Properties as it was.
+func TestParsePropertiesAllIsACopy(t *testing.T) {
+	want := slices.Clone(explore.Properties)
+	got, err := explore.ParseProperties("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got[0] = "changed"
+	if !slices.Equal(explore.Properties, want) {
+		t.Errorf("explore.Properties is %v after changing ParseProperties' answer, want %v", explore.Properties, want)
+	}
+}
