@@ -212,7 +212,20 @@ func (m Model) MarshalJSON() ([]byte, error) { return json.Marshal(m.json()) }
 // seconds (elapsed_s, budget_s) and the model's in milliseconds, the
 // counterexample to show first (Counterexample) beside every violation,
 // and the note on how time is kept.
-func (r *Result) MarshalJSON() ([]byte, error) {
+func (r *Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.JSON()) }
+
+// ResultJSON is a Result as its JSON has it (MarshalJSON), as a value
+// encoding/json writes as the result's keys: a document that adds keys of
+// its own, after the result's, embeds it.
+//
+//	json.Marshal(struct {
+//		explore.ResultJSON
+//		Host string `json:"host"`
+//	}{res.JSON(), host})
+type ResultJSON struct{ resultJSON }
+
+// JSON is the result as MarshalJSON writes it, to embed in a document.
+func (r *Result) JSON() ResultJSON {
 	j := resultJSON{Target: r.Target, About: r.About, Property: r.property, Mode: r.Mode, Model: r.Model.json(),
 		Checked: nonNil(r.Checked), Schedules: r.Schedules, Pruned: r.Pruned, Coverage: r.Coverage,
 		Diverged: r.Diverged, Reruns: r.Reruns, Exhaustive: r.Exhaustive, Stopped: r.Stopped,
@@ -223,7 +236,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Mode == "random" || r.Mode == "pct" {
 		j.Seed = &r.Seed
 	}
-	return json.Marshal(j)
+	return ResultJSON{j}
 }
 
 func nonNil[T any](s []T) []T {

@@ -518,196 +518,33 @@ func propertiesOf(fs []explore.Found) []string {
 	return out
 }
 
-// writeExploreJSON writes res's JSON (explore.Result.MarshalJSON) with
-// the environment block (redis, machine) beside its keys, as every
-// document of the commands has it.
+// exploreDoc is the document -format json writes: the result's keys
+// (explore.Result.MarshalJSON), then the environment block (redis,
+// machine), as every document of the commands has it.
+type exploreDoc struct {
+	explore.ResultJSON
+	output.Env
+}
+
 func writeExploreJSON(w io.Writer, res *explore.Result, env output.Env) error {
-	r, err := json.Marshal(res)
+	b, err := json.MarshalIndent(exploreDoc{res.JSON(), env}, "", "  ")
 	if err != nil {
 		return err
 	}
-	e, err := json.Marshal(env)
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	out.Write(r[:len(r)-1])
-	out.WriteByte(',')
-	out.Write(e[1:])
-	var b bytes.Buffer
-	if err := json.Indent(&b, out.Bytes(), "", "  "); err != nil {
-		return err
-	}
-	b.WriteByte('\n')
-	_, err = w.Write(b.Bytes())
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 
+// writeExploreTable writes res for a person, with the Redis it ran on
+// after the search's line.
 func writeExploreTable(w io.Writer, res *explore.Result, env output.Env, verbose bool) error {
-	var b bytes.Buffer
-	writeExploreModel(&b, res)
-	writeExploreSearch(&b, res)
-	fmt.Fprintf(&b, "redis: %s\n", env.Redis)
-	writeExploreFindings(&b, res)
-	if c := res.Counterexample(); c != nil {
-		if err := writeExploreCounter(&b, c, verbose); err != nil {
-			return err
-		}
+	if err := res.WriteSummary(w); err != nil {
+		return err
 	}
-	fmt.Fprintf(&b, "\n%s\n", output.Wrap(res.Note(), output.Width))
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// writeExploreModel writes what was explored and within which bounds.
-func writeExploreModel(b *bytes.Buffer, res *explore.Result) {
-	line := func(s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
-	line(fmt.Sprintf("explore: %s — %s", res.Target, res.About))
-	m := res.Model
-	faults := "no faults"
-	if m.Faults > 0 && len(m.FaultKinds) > 0 {
-		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
+	if _, err := fmt.Fprintf(w, "redis: %s\n", env.Redis); err != nil {
+		return err
 	}
-	nodes := ""
-	switch n := res.Nodes(); {
-	case n == 1:
-		nodes = " on 1 node"
-	case n > 1:
-		nodes = fmt.Sprintf(" on %d nodes", n)
-	}
-	if slices.Contains(m.FaultKinds, explore.FaultClockJump) {
-		faults += fmt.Sprintf(" (a clock jumps %v)", m.Jump)
-	}
-	lease := fmt.Sprintf("lease %v", m.TTL)
-	if len(m.TTLs) > 0 {
-		var ls []string
-		for i := range m.Clients {
-			ls = append(ls, fmt.Sprintf("%c %v", 'A'+i, m.TTLs[min(i, len(m.TTLs)-1)]))
-		}
-		lease = "leases " + strings.Join(ls, ", ")
-	}
-	if m.RenewEvery > 0 {
-		lease += fmt.Sprintf(", renewed every %v", m.RenewEvery)
-	}
-	if m.MaxDelay > 0 {
-		lease += fmt.Sprintf(", commands land within %v", m.MaxDelay)
-	}
-	line(fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per section, "+
-		"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, retry %v, pauses short %v / "+
-		"long %v / forever (virtual time)", m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks,
-		lease, m.Retry, m.TTL/2, m.TTL*3/2))
-	line("checked: " + strings.Join(res.Checked, ", "))
-}
-
-// writeExploreSearch writes how far the search went, and why it stopped
-// when it was cut short.
-func writeExploreSearch(b *bytes.Buffer, res *explore.Result) {
-	line := func(s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
-	cover := "yes, every schedule within the bounds"
-	if !res.Exhaustive {
-		cover = "no"
-		switch {
-		case res.Stopped != "":
-			cover = "no (cut short: " + res.Stopped + ")"
-		case res.Mode == "exhaustive":
-			cover = "no (stopped early)"
-		}
-	}
-	line(fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
-		"coverage %s of the tree; exhaustive: %s", res.Mode, res.Schedules, res.Pruned, res.Elapsed.Seconds(),
-		res.SchedulesPerSecond(), coverText(res.Coverage), cover))
-	switch res.Stopped {
-	case explore.StoppedBudget:
-		line(fmt.Sprintf("The search was cut short: its budget of %v ran out. What it found so far follows; the "+
-			"schedules it did not run may break more.", res.Budget))
-	case explore.StoppedInterrupted:
-		line("The search was cut short: it was interrupted. What it found so far follows; the schedules it did " +
-			"not run may break more.")
-	}
-	if res.Diverged > 0 {
-		line(fmt.Sprintf("%d replays did not follow their prefix (the code did something the scheduler does not "+
-			"order)", res.Diverged))
-	}
-	if res.Reruns > 0 {
-		line(fmt.Sprintf("%d runs were run again: the machine stalled longer than a lease's margin (the lease ran "+
-			"out on the server's real time)", res.Reruns))
-	}
-}
-
-// coverText writes a fraction of the tree as a percentage that says 100%
-// only when it is all of it, and more than 0% when it is any of it.
-func coverText(f float64) string {
-	switch p := f * 100; {
-	case f >= 1:
-		return "100%"
-	case p >= 99.9:
-		return ">99.9%"
-	case f > 0 && p < 0.1:
-		return "<0.1%"
-	default:
-		return fmt.Sprintf("%.1f%%", p)
-	}
-}
-
-// writeExploreFindings writes the violations and the unsteady findings.
-func writeExploreFindings(b *bytes.Buffer, res *explore.Result) {
-	line := func(s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
-	switch {
-	case len(res.Violations) == 0 && res.Stopped != "":
-		fmt.Fprintf(b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(res.Checked, ", "))
-	case len(res.Violations) == 0:
-		fmt.Fprintf(b, "\nNo violation of %s.\n", strings.Join(res.Checked, ", "))
-	default:
-		fmt.Fprintln(b, "\nviolations:")
-		for _, v := range res.Violations {
-			line(fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, len(v.Steps)))
-		}
-	}
-	if len(res.Unsteady) == 0 {
-		return
-	}
-	fmt.Fprintln(b)
-	line("unsteady (found by the search, but not broken again when its schedule was replayed on a fresh " +
-		"server, twice; not counted as a violation):")
-	for _, u := range res.Unsteady {
-		line(fmt.Sprintf("  %s: %s (%d steps; %s)", u.Property, u.Message, len(u.Steps), u.ReplayNote))
-		var acts []string
-		for _, a := range u.Actions {
-			acts = append(acts, a.String())
-		}
-		line("  schedule: " + strings.Join(acts, "; "))
-	}
-}
-
-// writeExploreCounter writes the counterexample to show first, step by
-// step (verbose, or when its replay left no timeline) and as a timeline.
-func writeExploreCounter(b *bytes.Buffer, main *explore.Found, verbose bool) error {
-	repro := "reproduced on redis-server " + main.Server
-	if main.Server == "" {
-		repro = "reproduced: " + main.ReplayNote
-	}
-	if !main.Reproduced {
-		repro = "NOT reproduced on a fresh redis-server: " + main.ReplayNote
-	}
-	fmt.Fprintf(b, "\ncounterexample (%s, %d steps; %s):\n", main.Property, len(main.Steps), repro)
-	if verbose || main.Replay.Events == nil {
-		for i, s := range main.Steps {
-			mark := ""
-			if s.Violation != "" {
-				mark = "  !! " + s.Violation
-			}
-			text := s.Text
-			if s.Action.Kind == explore.Run {
-				text = s.Action.Client + ": " + text
-			}
-			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, explore.FmtMS(s.ClockMS), text, mark)
-		}
-	}
-	if main.Replay.Events == nil {
-		return nil
-	}
-	fmt.Fprintln(b)
-	return main.Replay.Text(b, timelineWidth, false)
+	return res.WriteFindings(w, verbose)
 }
 
 // writeExploreTimelines writes each counterexample's timeline as SVG and

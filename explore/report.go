@@ -1,0 +1,198 @@
+package explore
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/lockmarket/lockmarket/internal/report/output"
+)
+
+// WriteSummary writes, for a person, what was explored and within which
+// bounds, the properties checked, and how far the search went: the
+// first lines of the report "simulate explore" prints, each wrapped to
+// 100 columns. WriteFindings writes the rest.
+func (r *Result) WriteSummary(w io.Writer) error {
+	var b bytes.Buffer
+	r.writeModel(&b)
+	r.writeSearch(&b)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteFindings writes, for a person, the properties broken and the
+// unsteady findings, then the counterexample to show first
+// (Counterexample) as its timeline, and the note on how time is kept.
+// The counterexample's steps are written too when verbose is set, or
+// when its replay left no timeline.
+func (r *Result) WriteFindings(w io.Writer, verbose bool) error {
+	var b bytes.Buffer
+	r.writeFindings(&b)
+	if c := r.Counterexample(); c != nil {
+		if err := c.writeText(&b, verbose); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(&b, "\n%s\n", output.Wrap(r.Note(), output.Width))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeLine writes s wrapped to the report's width.
+func writeLine(b *bytes.Buffer, s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
+
+// writeModel writes what was explored and within which bounds.
+func (r *Result) writeModel(b *bytes.Buffer) {
+	writeLine(b, fmt.Sprintf("explore: %s — %s", r.Target, r.About))
+	m := r.Model
+	faults := "no faults"
+	if m.Faults > 0 && len(m.FaultKinds) > 0 {
+		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
+	}
+	nodes := ""
+	switch n := r.nodes; {
+	case n == 1:
+		nodes = " on 1 node"
+	case n > 1:
+		nodes = fmt.Sprintf(" on %d nodes", n)
+	}
+	if slices.Contains(m.FaultKinds, FaultClockJump) {
+		faults += fmt.Sprintf(" (a clock jumps %v)", m.Jump)
+	}
+	writeLine(b, fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per section, "+
+		"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, retry %v, pauses short %v / "+
+		"long %v / forever (virtual time)", m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks,
+		m.leaseText(), m.Retry, m.TTL/2, m.TTL*3/2))
+	writeLine(b, "checked: "+strings.Join(r.Checked, ", "))
+}
+
+// leaseText says the model's leases, their renewal and the network's
+// delay.
+func (m Model) leaseText() string {
+	lease := fmt.Sprintf("lease %v", m.TTL)
+	if len(m.TTLs) > 0 {
+		var ls []string
+		for i := range m.Clients {
+			ls = append(ls, fmt.Sprintf("%c %v", 'A'+i, m.TTLs[min(i, len(m.TTLs)-1)]))
+		}
+		lease = "leases " + strings.Join(ls, ", ")
+	}
+	if m.RenewEvery > 0 {
+		lease += fmt.Sprintf(", renewed every %v", m.RenewEvery)
+	}
+	if m.MaxDelay > 0 {
+		lease += fmt.Sprintf(", commands land within %v", m.MaxDelay)
+	}
+	return lease
+}
+
+// writeSearch writes how far the search went, and why it stopped when it
+// was cut short.
+func (r *Result) writeSearch(b *bytes.Buffer) {
+	cover := "yes, every schedule within the bounds"
+	if !r.Exhaustive {
+		cover = "no"
+		switch {
+		case r.Stopped != "":
+			cover = "no (cut short: " + r.Stopped + ")"
+		case r.Mode == "exhaustive":
+			cover = "no (stopped early)"
+		}
+	}
+	writeLine(b, fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
+		"coverage %s of the tree; exhaustive: %s", r.Mode, r.Schedules, r.Pruned, r.Elapsed.Seconds(),
+		r.SchedulesPerSecond(), coverText(r.Coverage), cover))
+	switch r.Stopped {
+	case StoppedBudget:
+		writeLine(b, fmt.Sprintf("The search was cut short: its budget of %v ran out. What it found so far follows; the "+
+			"schedules it did not run may break more.", r.Budget))
+	case StoppedInterrupted:
+		writeLine(b, "The search was cut short: it was interrupted. What it found so far follows; the schedules it did "+
+			"not run may break more.")
+	}
+	if r.Diverged > 0 {
+		writeLine(b, fmt.Sprintf("%d replays did not follow their prefix (the code did something the scheduler does not "+
+			"order)", r.Diverged))
+	}
+	if r.Reruns > 0 {
+		writeLine(b, fmt.Sprintf("%d runs were run again: the machine stalled longer than a lease's margin (the lease ran "+
+			"out on the server's real time)", r.Reruns))
+	}
+}
+
+// coverText writes a fraction of the tree as a percentage that says 100%
+// only when it is all of it, and more than 0% when it is any of it.
+func coverText(f float64) string {
+	switch p := f * 100; {
+	case f >= 1:
+		return "100%"
+	case p >= 99.9:
+		return ">99.9%"
+	case f > 0 && p < 0.1:
+		return "<0.1%"
+	default:
+		return fmt.Sprintf("%.1f%%", p)
+	}
+}
+
+// writeFindings writes the violations and the unsteady findings.
+func (r *Result) writeFindings(b *bytes.Buffer) {
+	switch {
+	case len(r.Violations) == 0 && r.Stopped != "":
+		fmt.Fprintf(b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(r.Checked, ", "))
+	case len(r.Violations) == 0:
+		fmt.Fprintf(b, "\nNo violation of %s.\n", strings.Join(r.Checked, ", "))
+	default:
+		fmt.Fprintln(b, "\nviolations:")
+		for _, v := range r.Violations {
+			writeLine(b, fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, len(v.Steps)))
+		}
+	}
+	if len(r.Unsteady) == 0 {
+		return
+	}
+	fmt.Fprintln(b)
+	writeLine(b, "unsteady (found by the search, but not broken again when its schedule was replayed on a fresh "+
+		"server, twice; not counted as a violation):")
+	for _, u := range r.Unsteady {
+		writeLine(b, fmt.Sprintf("  %s: %s (%d steps; %s)", u.Property, u.Message, len(u.Steps), u.ReplayNote))
+		var acts []string
+		for _, a := range u.Actions {
+			acts = append(acts, a.String())
+		}
+		writeLine(b, "  schedule: "+strings.Join(acts, "; "))
+	}
+}
+
+// writeText writes the counterexample step by step (verbose, or when its
+// replay left no timeline) and as a timeline.
+func (f *Found) writeText(b *bytes.Buffer, verbose bool) error {
+	repro := "reproduced on redis-server " + f.Server
+	if f.Server == "" {
+		repro = "reproduced: " + f.ReplayNote
+	}
+	if !f.Reproduced {
+		repro = "NOT reproduced on a fresh redis-server: " + f.ReplayNote
+	}
+	fmt.Fprintf(b, "\ncounterexample (%s, %d steps; %s):\n", f.Property, len(f.Steps), repro)
+	if verbose || f.Replay.Events == nil {
+		for i, s := range f.Steps {
+			mark := ""
+			if s.Violation != "" {
+				mark = "  !! " + s.Violation
+			}
+			text := s.Text
+			if s.Action.Kind == Run {
+				text = s.Action.Client + ": " + text
+			}
+			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, fmtMS(s.ClockMS), text, mark)
+		}
+	}
+	if f.Replay.Events == nil {
+		return nil
+	}
+	fmt.Fprintln(b)
+	return f.Replay.Text(b, output.Width, false)
+}

@@ -1,0 +1,60 @@
+package explore
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCoverText: a coverage says 100% only when it is the whole tree,
+// and more than 0% when it is any of it.
+func TestCoverText(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{{1, "100%"}, {0.9999, ">99.9%"}, {0.5, "50.0%"}, {0.00001, "<0.1%"}, {0, "0.0%"}}
+	for _, tt := range tests {
+		if got := coverText(tt.f); got != tt.want {
+			t.Errorf("coverText(%v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}
+
+// TestWriteFindings: the findings name each violation, the unsteady ones
+// with their schedule, and the counterexample with its steps and how its
+// replay went, when there is no timeline to show.
+func TestWriteFindings(t *testing.T) {
+	steps := []Step{{Action: Action{Kind: Start, Client: "A"}, Text: "A starts"},
+		{Action: Action{Kind: Run, Client: "B"}, ClockMS: 5000, Text: "SET lock", Violation: MutualExclusion}}
+	broken := Found{Violation: Violation{Property: MutualExclusion, Message: "A and B hold the lock"}, Steps: steps,
+		Actions: []Action{{Kind: Start, Client: "A"}}, ReplayNote: "the replay did not break mutual_exclusion"}
+	unsteady := broken
+	unsteady.Property = Resource
+	tests := []struct {
+		name string
+		res  Result
+		want []string
+	}{
+		{"nothing, cut short", Result{Checked: []string{Resource}, Stopped: StoppedBudget},
+			[]string{"No violation of resource found before the search was cut short."}},
+		{"a violation not reproduced", Result{Checked: []string{MutualExclusion}, Violations: []Found{broken}},
+			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
+				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh redis-server: the replay did not",
+				"  2  t=5s      B: SET lock  !! mutual_exclusion"}},
+		{"unsteady", Result{Checked: []string{Resource}, Unsteady: []Found{unsteady}},
+			[]string{"No violation of resource.", "resource: A and B hold the lock (2 steps; the replay did not",
+				"schedule: A starts"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := tt.res.WriteFindings(&b, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
