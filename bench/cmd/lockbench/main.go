@@ -10,8 +10,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -20,57 +20,71 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/bench/internal/cli"
 	"github.com/lockmarket/lockmarket/bench/lockbench"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench:", err)
-		os.Exit(1)
-	}
+func main() { cli.Main("lockbench", run) }
+
+// options are lockbench's flags, read.
+type options struct {
+	duration, uDuration, ttl time.Duration
+	contended, uncontended   []int // goroutine counts of the cells
+	rounds, ceilingN         int
+	configs                  []lockbench.Config
+	format                   string
+	wide                     bool
+	cpuProfile, jsonOut      string
 }
 
-func run() error {
-	var (
-		duration   = flag.Duration("duration", 10*time.Second, "time of each config in each contended cell (one key)")
-		clients    = flag.String("clients", "1,2,5,10", "goroutine counts sharing one key (contended cells)")
-		uDuration  = flag.Duration("uncontended-duration", 3*time.Second, "time of each config in each uncontended cell")
-		uClients   = flag.String("uncontended", "1,16", "goroutine counts of the uncontended cells, each goroutine on its own key")
-		rounds     = flag.Int("rounds", 2, "slices each config's time in a cell is split into, interleaved with the other configs")
-		configs    = flag.String("configs", "", "comma-separated configs to run (default all): "+configNames())
-		ttl        = flag.Duration("ttl", 10*time.Second, "lease of every hold")
-		format     = flag.String("format", "table", "output: table, markdown or json")
-		wide       = flag.Bool("wide", false, "table: every column (wider than 100 columns)")
-		ceilingN   = flag.Int("ceiling-requests", 100000, "requests per redis-benchmark run (0 skips the ceiling)")
-		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the lock measurements to this file")
-		jsonOut    = flag.String("json", "", "also write the report as JSON to this file")
-	)
-	flag.Parse()
-	if *format != "table" && *format != "markdown" && *format != "json" {
-		return fmt.Errorf("unknown -format %q (want table, markdown or json)", *format)
+// parseFlags reads lockbench's flags; a mistake is a cli usage error.
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "time of each config in each contended cell (one key)")
+	clients := fs.String("clients", "1,2,5,10", "goroutine counts sharing one key (contended cells)")
+	fs.DurationVar(&o.uDuration, "uncontended-duration", 3*time.Second, "time of each config in each uncontended cell")
+	uClients := fs.String("uncontended", "1,16", "goroutine counts of the uncontended cells, each goroutine on its own key")
+	fs.IntVar(&o.rounds, "rounds", 2, "slices each config's time in a cell is split into, interleaved with the other configs")
+	configs := fs.String("configs", "", "comma-separated configs to run (default all): "+configNames())
+	fs.DurationVar(&o.ttl, "ttl", 10*time.Second, "lease of every hold")
+	fs.StringVar(&o.format, "format", "table", "output: table, markdown or json")
+	fs.BoolVar(&o.wide, "wide", false, "table: every column (wider than 100 columns)")
+	fs.IntVar(&o.ceilingN, "ceiling-requests", 100000, "requests per redis-benchmark run (0 skips the ceiling)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the lock measurements to this file")
+	fs.StringVar(&o.jsonOut, "json", "", "also write the report as JSON to this file")
+	if err := cli.Parse(fs, args); err != nil {
+		return o, err
 	}
-	contended, err := parseInts(*clients)
-	if err != nil {
-		return fmt.Errorf("-clients: %w", err)
+	if o.format != "table" && o.format != "markdown" && o.format != "json" {
+		return o, cli.Usagef("unknown -format %q (want table, markdown or json)", o.format)
 	}
-	uncontended, err := parseInts(*uClients)
-	if err != nil {
-		return fmt.Errorf("-uncontended: %w", err)
+	var err error
+	if o.contended, err = parseInts(*clients); err != nil {
+		return o, cli.Usagef("-clients: %v", err)
+	}
+	if o.uncontended, err = parseInts(*uClients); err != nil {
+		return o, cli.Usagef("-uncontended: %v", err)
 	}
 	var names []string
 	if *configs != "" {
 		names = strings.Split(*configs, ",")
 	}
-	cfgs, err := lockbench.SelectConfigs(names)
+	if o.configs, err = lockbench.SelectConfigs(names); err != nil {
+		return o, cli.Usagef("-configs %q: want some of %s", *configs, configNames())
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	srv, err := redisserver.Start(ctx, redisserver.Options{})
 	if err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
@@ -78,70 +92,78 @@ func run() error {
 	defer srv.Stop()
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer admin.Close()
-	fmt.Fprintf(os.Stderr, "lockbench: private redis-server on %s\n", srv.Addr())
+	fmt.Fprintf(stderr, "lockbench: private redis-server on %s\n", srv.Addr())
 
 	rep := &lockbench.Report{
-		Command: strings.Join(os.Args, " "),
-		Configs: cfgs,
+		Command: strings.Join(append([]string{"lockbench"}, args...), " "),
+		Configs: o.configs,
 		Env:     output.NewEnv(redisconn.ModeRedisServer, redisserver.Version(ctx, admin)),
 	}
-	r := &lockbench.Runner{Addr: srv.Addr(), TTL: *ttl, Admin: admin}
+	r := &lockbench.Runner{Addr: srv.Addr(), TTL: o.ttl, Admin: admin}
 	defer r.Close()
-	opts := lockbench.Options{
-		Configs:               cfgs,
-		UncontendedGoroutines: uncontended, UncontendedDuration: *uDuration,
-		ContendedGoroutines: contended, ContendedDuration: *duration,
-		Rounds: *rounds, Progress: os.Stderr,
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
-	rep.Results, err = r.RunAll(ctx, opts)
-	if *cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
-	if err != nil {
+	if rep.Results, err = measure(ctx, r, o, stderr); err != nil {
 		return err
 	}
-	if *ceilingN > 0 {
-		counts := union(uncontended, contended)
-		fmt.Fprintf(os.Stderr, "lockbench: ceiling with redis-benchmark at %v clients\n", counts)
-		rep.Ceilings, err = lockbench.MeasureCeiling(ctx, "127.0.0.1", srv.Port(), counts, *ceilingN)
+	if o.ceilingN > 0 {
+		counts := union(o.uncontended, o.contended)
+		fmt.Fprintf(stderr, "lockbench: ceiling with redis-benchmark at %v clients\n", counts)
+		rep.Ceilings, err = lockbench.MeasureCeiling(ctx, "127.0.0.1", srv.Port(), counts, o.ceilingN)
 		if errors.Is(err, lockbench.ErrNoRedisBenchmark) {
-			fmt.Fprintln(os.Stderr, "lockbench: redis-benchmark not on PATH; ceiling skipped")
+			fmt.Fprintln(stderr, "lockbench: redis-benchmark not on PATH; ceiling skipped")
 		} else if err != nil {
 			return err
 		}
 	}
 	rep.Build()
-	if *jsonOut != "" {
-		f, err := os.Create(*jsonOut)
-		if err != nil {
-			return err
-		}
-		if err := rep.WriteJSON(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+	if o.jsonOut != "" {
+		if err := writeJSONFile(o.jsonOut, rep); err != nil {
 			return err
 		}
 	}
-	switch *format {
+	switch o.format {
 	case "json":
-		return rep.WriteJSON(os.Stdout)
+		return rep.WriteJSON(stdout)
 	case "markdown":
-		return rep.WriteMarkdown(os.Stdout)
+		return rep.WriteMarkdown(stdout)
 	default:
-		return rep.WriteText(os.Stdout, *wide)
+		return rep.WriteText(stdout, o.wide)
 	}
+}
+
+// measure runs every config's cells, under a CPU profile with
+// -cpuprofile.
+func measure(ctx context.Context, r *lockbench.Runner, o options, progress io.Writer) ([]*lockbench.Result, error) {
+	opts := lockbench.Options{
+		Configs:               o.configs,
+		UncontendedGoroutines: o.uncontended, UncontendedDuration: o.uDuration,
+		ContendedGoroutines: o.contended, ContendedDuration: o.duration,
+		Rounds: o.rounds, Progress: progress,
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return r.RunAll(ctx, opts)
+}
+
+// writeJSONFile writes rep as JSON into the file called name.
+func writeJSONFile(name string, rep *lockbench.Report) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func configNames() string {

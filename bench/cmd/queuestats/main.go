@@ -12,7 +12,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,23 +21,25 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/bench/internal/cli"
 	"github.com/lockmarket/lockmarket/bench/lockbench"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/locking/queue"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "queuestats:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("queuestats", run) }
 
-func run() error {
-	goroutines := flag.Int("goroutines", 10, "goroutines sharing one key")
-	duration := flag.Duration("duration", 5*time.Second, "length of the measurement")
-	flag.Parse()
-	ctx := context.Background()
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("queuestats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	goroutines := fs.Int("goroutines", 10, "goroutines sharing one key")
+	duration := fs.Duration("duration", 5*time.Second, "length of the measurement")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *goroutines < 1 || *duration <= 0 {
+		return cli.Usagef("-goroutines %d -duration %v: want 1 or more, and a positive duration", *goroutines, *duration)
+	}
 	srv, err := redisserver.Start(ctx, redisserver.Options{})
 	if err != nil {
 		return err
@@ -68,13 +70,20 @@ func run() error {
 		return err
 	}
 	acq := float64(n.Load())
-	fmt.Printf("goroutines %d, %.0f acquisitions/s, redis-server CPU %.0f%% of a core, %.1f µs per acquisition\n",
+	fmt.Fprintf(stdout, "goroutines %d, %.0f acquisitions/s, redis-server CPU %.0f%% of a core, %.1f µs per acquisition\n",
 		*goroutines, acq/elapsed.Seconds(), 100*(cpu1-cpu0)/elapsed.Seconds(), 1e6*(cpu1-cpu0)/acq)
 	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-12s %14s %16s %14s\n", "command", "calls/acq", "µs per call", "µs per acq")
+	writeCommandStats(stdout, info, acq)
+	return nil
+}
+
+// writeCommandStats writes, from INFO commandstats, each command's calls
+// and microseconds per acquisition (acq acquisitions).
+func writeCommandStats(w io.Writer, info string, acq float64) {
+	fmt.Fprintf(w, "%-12s %14s %16s %14s\n", "command", "calls/acq", "µs per call", "µs per acq")
 	for _, line := range strings.Split(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") || strings.Contains(name, "config") || strings.Contains(name, "info") {
@@ -85,9 +94,8 @@ func run() error {
 			k, v, _ := strings.Cut(kv, "=")
 			f[k], _ = strconv.ParseFloat(v, 64)
 		}
-		fmt.Printf("%-12s %14.2f %16.2f %14.2f\n", strings.TrimPrefix(name, "cmdstat_"), f["calls"]/acq, f["usec_per_call"], f["usec"]/acq)
+		fmt.Fprintf(w, "%-12s %14.2f %16.2f %14.2f\n", strings.TrimPrefix(name, "cmdstat_"), f["calls"]/acq, f["usec_per_call"], f["usec"]/acq)
 	}
-	return nil
 }
 
 // loop has g goroutines acquire and release m for d, counting in n.
