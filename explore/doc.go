@@ -27,7 +27,9 @@
 // (a lock without expiry that no live client holds keeps a client
 // waiting). The shortest counterexample found is shortened further
 // (shrink), can be replayed on a fresh redis-server (Reproduce) and
-// rendered as a timeline (Explorer.Record).
+// rendered as a timeline (Explorer.Record). A search's Result is written
+// for a person by Result.WriteSummary and Result.WriteFindings, and as
+// JSON by its MarshalJSON (Result.JSON to embed it in a document).
 //
 // Strategy makes a target of the market (package market): its real List
 // and Purchase, two buyers on one listing, the resource checked by its

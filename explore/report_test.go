@@ -46,6 +46,37 @@ func ExampleResult_WriteFindings() {
 	// time. Constants in the code under test (a 1 ms backoff) shrink by as much. Times shown are virtual.
 }
 
+// A document of a command of your own: the result's keys, then the
+// command's. Printed here are its keys, in order.
+func ExampleResult_JSON() {
+	res := &explore.Result{Target: "my mutex", Model: explore.DefaultModel(), Mode: "exhaustive"}
+	b, err := json.Marshal(struct {
+		explore.ResultJSON
+		Host string `json:"host"`
+	}{res.JSON(), "ci-1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.Token() // {
+	for i := 1; dec.More(); i++ {
+		key, _ := dec.Token()
+		var value json.RawMessage
+		dec.Decode(&value)
+		sep := " "
+		if i%5 == 0 {
+			sep = "\n"
+		}
+		fmt.Print(key, sep)
+	}
+	// Output:
+	// target about mode model checked
+	// schedules pruned coverage diverged reruns
+	// exhaustive stopped elapsed_s schedules_per_s dilation
+	// violations counterexample unsteady note host
+}
+
 // TestResultJSONEmbedded: a document that embeds a result's JSON has the
 // result's keys, in the same order and the same bytes as its
 // MarshalJSON, followed by the document's own.
