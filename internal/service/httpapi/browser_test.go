@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
-	"github.com/lockmarket/lockmarket/internal/service/demo"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -51,20 +49,8 @@ func TestBrowser(t *testing.T) {
 		if err := b.Client.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		m, err := market.New(b.Client, "market", market.WithLedger(market.NewLedger()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
-			t.Fatal(err)
-		}
-		srv, err := New(withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		ts := httptest.NewServer(srv.Handler())
-		defer ts.Close()
+		m := demoMarket(t, b, market.WithLedger(market.NewLedger()))
+		srv, ts := demoServer(t, withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
 
 		actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 			chromedp.ExecPath(bin),
@@ -401,21 +387,8 @@ func (p *tab) count(sel string) int {
 func TestBrowserExplorer(t *testing.T) {
 	t.Parallel() // a browser and a service of its own
 	b := redistest.Mini(t)
-	ctx := context.Background()
-	m, err := market.New(b.Client, "market", market.WithLedger(market.NewLedger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	m := demoMarket(t, b, market.WithLedger(market.NewLedger()))
+	_, ts := demoServer(t, withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
 	p := newTab(t, ts.URL)
 
 	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)

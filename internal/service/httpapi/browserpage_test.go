@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
-	"github.com/lockmarket/lockmarket/internal/service/demo"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -39,21 +37,8 @@ const unnamedControls = `(() => {
 func TestBrowserPage(t *testing.T) {
 	t.Parallel() // a browser and a service of its own
 	b := redistest.Mini(t)
-	ctx := context.Background()
-	m, err := market.New(b.Client, "market", market.WithLedger(market.NewLedger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	m := demoMarket(t, b, market.WithLedger(market.NewLedger()))
+	_, ts := demoServer(t, withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
 	p := newTab(t, ts.URL)
 
 	// A price typed into Alice's card survives the refreshes, focus
@@ -64,7 +49,7 @@ func TestBrowserPage(t *testing.T) {
 	p.do("type a price", chromedp.Click(chromedp.CSS(`#user-alice input.price`)),
 		chromedp.SendKeys(chromedp.CSS(`#user-alice input.price`), "123"))
 	p.do("refresh faster", chromedp.Evaluate[chromedp.Void](`void (window.refreshesBefore = refreshes, setRefreshInterval(50))`))
-	if err := m.GrantItem(ctx, "alice", "quill"); err != nil {
+	if err := m.GrantItem(context.Background(), "alice", "quill"); err != nil {
 		t.Fatal(err)
 	}
 	p.wait("40 refreshes and Alice's new item", `refreshes - window.refreshesBefore >= 40 && document.querySelector('#user-alice .chip[data-item="quill"]') !== null`, time.Minute)

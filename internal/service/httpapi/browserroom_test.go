@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,9 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
-	"github.com/lockmarket/lockmarket/internal/service/demo"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
-	"github.com/lockmarket/lockmarket/market"
 )
 
 // smallText lists the visible text of the page drawn smaller than its
@@ -80,21 +76,7 @@ func TestBrowserRoom(t *testing.T) {
 		b = redistest.Real(t)
 		buyers, listers, seconds = "50", "5", "10"
 	}
-	ctx := context.Background()
-	m, err := market.New(b.Client, "market")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	_, ts := demoServer(t, withJobs(Config{Market: demoMarket(t, b), Env: output.NewEnv(b.Name, "")}, b))
 	p := newTab(t, ts.URL)
 
 	for i, rtt := range []string{"0", "2"} {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/lockmarket/lockmarket/internal/service/demo"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -27,20 +25,7 @@ func TestBrowserAdminToken(t *testing.T) {
 	}
 	b := redistest.Mini(t)
 	ctx := context.Background()
-	m, err := market.New(b.Client, "market")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Market: m, AdminToken: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	srv, ts := demoServer(t, Config{Market: demoMarket(t, b), AdminToken: "s3cret"})
 
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,

@@ -18,10 +18,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/lockmarket/lockmarket/internal/service/demo"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
-	"github.com/lockmarket/lockmarket/market"
 )
 
 // classEnv sets how many students TestBrowserClass seats: 40 for the
@@ -128,13 +126,7 @@ func TestBrowserClass(t *testing.T) {
 	}
 	b := redistest.Mini(t)
 	ctx := context.Background()
-	m, err := market.New(b.Client, "market")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, m, market.Fine); err != nil {
-		t.Fatal(err)
-	}
+	m := demoMarket(t, b)
 	cfg := withJobs(Config{Market: m, AdminToken: "the-teachers-own"}, b)
 	cfg.Explore.Close()
 	// The idle timer is shorter than the page's (5 minutes), and the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/service/demo"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -134,4 +135,34 @@ func containsLine(text, line string) bool {
 		}
 	}
 	return false
+}
+
+// demoMarket is a market named "market" on b, seeded as the demo seeds
+// it (demo.Seed, listings under the fine lock).
+func demoMarket(t *testing.T, b *redistest.Backend, opts ...market.Option) *market.Market {
+	t.Helper()
+	m, err := market.New(b.Client, "market", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(context.Background(), m, market.Fine); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// demoServer is the service of cfg and a test HTTP server in front of it;
+// both are closed when the test ends.
+func demoServer(t *testing.T, cfg Config) (*Server, *httptest.Server) {
+	t.Helper()
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+	})
+	return srv, ts
 }
