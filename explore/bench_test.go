@@ -55,7 +55,7 @@ func benchAll(b *testing.B, fixed bool) {
 					targets = append(targets, tg)
 				}
 				if fixed {
-					targets = append(targets, explore.Watchdog())
+					targets = append(targets, explore.Watchdog(false))
 				}
 				for _, tg := range targets {
 					mm := m

@@ -19,7 +19,7 @@ func TestMaxDelay(t *testing.T) {
 	m := explore.DefaultModel()
 	m.FaultKinds = []string{explore.FaultPauseShort, explore.FaultCrash}
 	m.MaxDelay = time.Second
-	res, broken := search(t, b.Client, explore.Watchdog(), m, explore.Options{})
+	res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
 		t.Errorf("watchdog, delays within 1s: broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
 			broken, res.Exhaustive, res.Schedules)
@@ -39,7 +39,7 @@ func TestMaxDelay(t *testing.T) {
 		return // 3,000 schedules to the violation: the full run without -race has them
 	}
 	m.MaxDelay = 0
-	_, broken = search(t, b.Client, explore.Watchdog(), m, explore.Options{StopAtFirst: true})
+	_, broken = search(t, b.Client, explore.Watchdog(false), m, explore.Options{StopAtFirst: true})
 	if !slices.Equal(broken, []string{explore.Resource}) {
 		t.Errorf("watchdog, delays unbounded: broken %v, want resource (a write in flight past the lease)", broken)
 	}

@@ -103,7 +103,7 @@ func TestWatchdogStalled(t *testing.T) {
 	const stall, near = 150 * time.Millisecond, 200 * time.Millisecond
 	run := func(factor int64, stalls int) (*Result, int) {
 		t.Helper()
-		e, err := New(ctx, b.Client, Watchdog(), m)
+		e, err := New(ctx, b.Client, Watchdog(false), m)
 		if err != nil {
 			t.Fatal(err)
 		}

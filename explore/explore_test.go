@@ -96,13 +96,31 @@ func TestWatchdog(t *testing.T) {
 		m.FaultKinds = []string{explore.FaultCrash} // the full run without -race has the short pause
 	}
 	m.Ticks = 2
-	if res, broken := search(t, b.Client, explore.Watchdog(), m, explore.Options{}); len(broken) > 0 || !res.Exhaustive {
+	if res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{}); len(broken) > 0 || !res.Exhaustive {
 		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}
 	m.FaultKinds = []string{explore.FaultPauseLong}
-	_, broken := search(t, b.Client, explore.Watchdog(), m, explore.Options{StopAtFirst: true})
+	_, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{StopAtFirst: true})
 	if !slices.Equal(broken, []string{explore.Resource}) {
 		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
+	}
+}
+
+// TestWatchdogFenced: the same search (pct, one seed) that finds the
+// watchdog's write landing after its lease under long pauses finds
+// nothing once the write is fenced: the late write is refused.
+func TestWatchdogFenced(t *testing.T) {
+	b := redistest.Real(t)
+	m := lean()
+	m.FaultKinds = []string{explore.FaultPauseLong}
+	m.Ticks = 2
+	o := explore.Options{Mode: "pct", Seed: 1, Schedules: 200}
+	if _, broken := search(t, b.Client, explore.Watchdog(false), m, o); !slices.Equal(broken, []string{explore.Resource}) {
+		t.Fatalf("watchdog without fencing: broken %v, want resource (else this search shows nothing)", broken)
+	}
+	res, broken := search(t, b.Client, explore.Watchdog(true), m, o)
+	if len(broken) > 0 || res.Schedules != 200 {
+		t.Errorf("watchdog fenced: broken %v in %d schedules; want nothing in 200", broken, res.Schedules)
 	}
 }
 

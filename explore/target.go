@@ -821,11 +821,21 @@ func mutexTarget(name, about, property string, fenced bool) *Target {
 }
 
 // Watchdog returns locking.Mutex whose holds are renewed by a watchdog
-// (locking.KeepAlive, every ttl/3, with its drift allowance), without
-// fencing: it holds under pauses shorter than the lease less the renewal
-// interval and drift, and breaks the resource under longer ones.
-func Watchdog() *Target {
-	t := mutexTarget("watchdog", "locking.Mutex renewed by locking.KeepAlive, no fencing", Resource, false)
+// (locking.KeepAlive, every ttl/3, with its drift allowance). Without
+// fencing it holds under pauses shorter than the lease less the renewal
+// interval and drift, on a network whose delays are bounded below that
+// too (Model.MaxDelay), and breaks the resource under longer ones: a
+// write sent while the lease ran can land after it ended. With fencing,
+// the critical section's write commits only while the lock key still
+// holds the writer's token (Lock.Held under WATCH), as locking.KeepAlive's
+// documentation asks, and a late write is refused.
+func Watchdog(fencing bool) *Target {
+	t := mutexTarget("watchdog", "locking.Mutex renewed by locking.KeepAlive, no fencing", Resource, fencing)
+	if fencing {
+		t.Name = "watchdog fenced"
+		t.About = "locking.Mutex renewed by locking.KeepAlive, the write fenced (it commits only while the lock key " +
+			"holds the writer's token: Lock.Held under WATCH)"
+	}
 	t.watchdog = true
 	return t
 }

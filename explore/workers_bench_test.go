@@ -34,7 +34,7 @@ func BenchmarkWorkers(b *testing.B) {
 		make func() (*explore.Target, error)
 		m    explore.Model
 	}{
-		{"watchdog", func() (*explore.Target, error) { return explore.Watchdog(), nil }, watchdog},
+		{"watchdog", func() (*explore.Target, error) { return explore.Watchdog(false), nil }, watchdog},
 		{"fine-fenced", func() (*explore.Target, error) { return explore.Strategy(market.Fine, true) }, fine},
 	}
 	for _, tc := range targets {

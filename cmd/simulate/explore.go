@@ -26,7 +26,7 @@ import (
 // own to the one server.
 const maxWorkers = 64
 
-const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog
+const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S [-fencing] | -watchdog [-fencing]
                         | -redlock [-nodes N] | -acquire F -release F [-extend F]
                         | -read-acquire F -read-release F -write-acquire F -write-release F
                         | -recipe-dir DIR) [flags]
@@ -88,6 +88,7 @@ Examples:
   simulate explore -recipe 4
   simulate explore -recipe 6 -fixed -format json
   simulate explore -watchdog -faults pause-short
+  simulate explore -watchdog -fencing -faults pause-long -budget 1m
   simulate explore -strategy fine -first
   simulate explore -strategy fine -budget 20s
   simulate explore -strategy fine -fencing -clients 2
@@ -170,8 +171,10 @@ func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
 	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
 	f.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
-	f.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing)")
-	f.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing")
+	f.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing); "+
+		"with -watchdog: the write commits only while the lock key holds the writer's token")
+	f.BoolVar(&o.watchdog, "watchdog", false, "explore locking.Mutex renewed by a watchdog (locking.KeepAlive), no fencing "+
+		"unless -fencing")
 	f.BoolVar(&o.redlock, "redlock", false, "explore locking.RedlockMutex over several nodes, no fencing")
 	f.IntVar(&o.nodes, "nodes", 0, fmt.Sprintf("with -redlock: `N` nodes, 1 to %d: logical databases 1 to N of the server "+
 		"(default %d)", explore.MaxNodes, explore.DefaultNodes))
@@ -280,8 +283,8 @@ func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 	if o.fixed && o.recipe == "" {
 		return f.bad("-fixed goes with -recipe")
 	}
-	if o.fencing && o.strategy == "" {
-		return f.bad("-fencing goes with -strategy")
+	if o.fencing && o.strategy == "" && !o.watchdog {
+		return f.bad("-fencing goes with -strategy or -watchdog")
 	}
 	if o.nodes != 0 && !o.redlock {
 		return f.bad("-nodes goes with -redlock")
@@ -437,7 +440,7 @@ func (o *exploreOptions) target() (*explore.Target, error) {
 	case o.strategy != "":
 		return explore.Strategy(market.Strategy(o.strategy), o.fencing)
 	case o.watchdog:
-		return explore.Watchdog(), nil
+		return explore.Watchdog(o.fencing), nil
 	case o.redlock:
 		return explore.Redlock(o.nodes)
 	case o.manifest != nil:

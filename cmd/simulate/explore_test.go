@@ -40,6 +40,7 @@ func TestExploreFlags(t *testing.T) {
 		{"unknown strategy", []string{"-strategy", "finest"}, `-strategy "finest"`},
 		{"strategy and recipe", []string{"-strategy", "fine", "-recipe", "6"}, "exactly one target"},
 		{"fencing alone", []string{"-recipe", "6", "-fencing"}, "-fencing goes with -strategy"},
+		{"watchdog fenced", []string{"-watchdog", "-fencing", "-faults", "pause-long"}, ""},
 		{"redlock", []string{"-redlock", "-nodes", "5", "-faults", "node-restart,clock-jump,crash", "-jump", "5s"}, ""},
 		{"redlock and watchdog", []string{"-redlock", "-watchdog"}, "exactly one target"},
 		{"nodes alone", []string{"-recipe", "1", "-nodes", "3"}, "-nodes goes with -redlock"},

@@ -132,7 +132,7 @@ func TestTraceVirtual(t *testing.T) {
 		// A's commit waits while the clock passes four renewal
 		// intervals: the lease she took ran to 3 s, the watchdog's
 		// renewals carry it past; B tries at 4 s and fails.
-		{"watchdog/worker-held", explore.Watchdog(), []move{startA, acquireA, readA,
+		{"watchdog/worker-held", explore.Watchdog(false), []move{startA, acquireA, readA,
 			tick, renewA, tick, renewA, tick, renewA, tick, renewA, startB, acquireB}, []tl.Pattern{
 			{Client: "A", Kind: tl.Acquire},
 			{Client: "A", Kind: tl.LeaseStart, Detail: "extend"},
@@ -147,7 +147,7 @@ func TestTraceVirtual(t *testing.T) {
 		}, false, true},
 		// The whole process paused for half a lease, its watchdog with
 		// it: the lease still runs, B waits.
-		{"watchdog/process-paused-short", explore.Watchdog(), []move{startA, acquireA, readA,
+		{"watchdog/process-paused-short", explore.Watchdog(false), []move{startA, acquireA, readA,
 			{explore.Pause, "A", explore.Short}, startB, acquireB}, []tl.Pattern{
 			{Client: "A", Kind: tl.Acquire},
 			{Client: "A", Kind: tl.PauseStart},
@@ -156,7 +156,7 @@ func TestTraceVirtual(t *testing.T) {
 			noViolation,
 		}, false, true},
 		// Paused past the lease, the watchdog frozen too: sold twice.
-		{"watchdog/process-paused-long", explore.Watchdog(), pastLease, soldTwice, true, false},
+		{"watchdog/process-paused-long", explore.Watchdog(false), pastLease, soldTwice, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := explore.DefaultModel()
