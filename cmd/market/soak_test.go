@@ -114,8 +114,13 @@ func TestSoak(t *testing.T) {
 	if res.explorations["found"] == 0 {
 		t.Errorf("no explorer session found its counterexample beside the clients: %v", res.explorations)
 	}
-	if res.rushes["done"] == 0 {
-		t.Errorf("no rush ran to its end beside the clients: %v", res.rushes)
+	// A rush slowed by the faults (a stalled or restarted Redis) and by
+	// the machine's load may reach the time bound the service sets it,
+	// which ends it as documented: how many end done depends on the
+	// machine's speed, so either end counts as a rush that ran beside the
+	// clients. One that failed, or never started, does not.
+	if res.rushes["done"]+res.rushes[rushAtBound] == 0 {
+		t.Errorf("no rush ran beside the clients to its end or to its time bound: %v", res.rushes)
 	}
 	s := res.sales
 	if s.Ok == 0 {
@@ -335,10 +340,15 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	return res
 }
 
+// rushAtBound is the count soakRushes keeps of the rushes the service
+// stopped at their time bound.
+const rushAtBound = "at_time_bound"
+
 // soakRushes runs one short rush after another until the run's deadline
 // (each 2 s, 20 buyers, under lua then fine, so that the served market
 // keeps most of the machine) and counts them by final state, and by state
-// and the start of their error (the strategy that failed).
+// and the start of their error (the strategy that failed, or that the
+// rush was stopped at its time bound).
 func soakRushes(l *loader) map[string]int {
 	counts := map[string]int{}
 	w := &loadWorker{l: l, id: -1, user: "rush"}
@@ -360,6 +370,9 @@ func soakRushes(l *loader) map[string]int {
 				continue
 			}
 			counts[rs.State]++
+			if strings.HasPrefix(rs.Error, "stopped at the rush's time bound") {
+				counts[rushAtBound]++
+			}
 			if rs.Error != "" {
 				why, _, _ := strings.Cut(rs.Error, ":")
 				counts[rs.State+" ("+why+")"]++
