@@ -141,9 +141,11 @@ func coverText(f float64) string {
 func (r *Result) writeFindings(b *bytes.Buffer) {
 	switch {
 	case len(r.Violations) == 0 && r.Stopped != "":
-		fmt.Fprintf(b, "\nNo violation of %s found before the search was cut short.\n", strings.Join(r.Checked, ", "))
+		b.WriteString("\n")
+		writeLine(b, fmt.Sprintf("No violation of %s found before the search was cut short.", strings.Join(r.Checked, ", ")))
 	case len(r.Violations) == 0:
-		fmt.Fprintf(b, "\nNo violation of %s.\n", strings.Join(r.Checked, ", "))
+		b.WriteString("\n")
+		writeLine(b, fmt.Sprintf("No violation of %s.", strings.Join(r.Checked, ", ")))
 	default:
 		fmt.Fprintln(b, "\nviolations:")
 		for _, v := range r.Violations {

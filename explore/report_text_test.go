@@ -3,6 +3,8 @@ package explore
 import (
 	"strings"
 	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 // TestCoverText: a coverage says 100% only when it is the whole tree,
@@ -56,5 +58,22 @@ func TestWriteFindings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteFindingsWidth: with every property checked, the line that
+// says none was broken fits the report's width, whether or not the
+// search was cut short.
+func TestWriteFindingsWidth(t *testing.T) {
+	for _, stopped := range []string{"", StoppedBudget} {
+		var b strings.Builder
+		if err := (&Result{Checked: Properties, Stopped: stopped}).WriteFindings(&b, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if n := len([]rune(l)); n > output.Width {
+				t.Errorf("stopped %q: a line of %d columns, more than %d: %q", stopped, n, output.Width, l)
+			}
+		}
 	}
 }
