@@ -120,7 +120,7 @@ func TestLoad(t *testing.T) {
 			if res.audit.Total != 0 {
 				t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
 			}
-			if res.hist.Total() != 0 {
+			if res.hist.Anomalies.Total() != 0 {
 				t.Errorf("history: %+v %q", res.hist.Anomalies, res.hist.Details)
 			}
 			if res.hist.Ok == 0 {
@@ -184,7 +184,7 @@ func TestLoadRedisDown(t *testing.T) {
 	if res.hist.Unknown == 0 && res.audit.Total != 0 {
 		t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
 	}
-	if res.hist.Total() != 0 {
+	if res.hist.Anomalies.Total() != 0 {
 		t.Errorf("history: %+v %q", res.hist.Anomalies, res.hist.Details)
 	}
 }
@@ -214,7 +214,7 @@ func loadReport(t *testing.T, st string, clients int, d time.Duration, res loadR
 		st, clients, d, res.requests, float64(res.requests)/res.elapsed.Seconds(),
 		latency.Milliseconds(pct(0.50)), latency.Milliseconds(pct(0.99)), latency.Milliseconds(pct(1)),
 		res.hist.Attempted, res.hist.Ok, res.hist.Failed, res.hist.Unknown,
-		res.audit.Total, res.hist.Total(), res.nUnexpected, res.gaveUp, res.unavailable, res.resent, sb.String())
+		res.audit.Total, res.hist.Anomalies.Total(), res.nUnexpected, res.gaveUp, res.unavailable, res.resent, sb.String())
 }
 
 func runLoad(t *testing.T, spec loadSpec) loadResult {

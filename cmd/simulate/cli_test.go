@@ -101,7 +101,7 @@ func TestDefaultTablesFit(t *testing.T) {
 			fdoc.Rows = append(fdoc.Rows, faults.Result{Fault: f, Variant: v, Trials: 1000,
 				Counts:   history.Counts{Attempted: big, Ok: big, Failed: big, Unknown: big},
 				Audit:    market.Violations{MoneyNotConserved: 1000, NegativeFunds: big, ItemMisplaced: big},
-				History:  history.Anomalies{NotLinearizable: big, SoldTwice: big, LostSales: big, FundsMismatch: big},
+				History:  history.Anomalies{history.NotLinearizable: big, history.SoldTwice: big, history.LostSales: big, history.FundsMismatch: big},
 				LockLost: big, DoubleHolders: big, StaleWrites: big,
 				Retried: big, Resolved: big, Lost: big, Duplicated: big, RefusedApplied: big})
 		}

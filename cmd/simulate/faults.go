@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
+	"github.com/lockmarket/lockmarket/internal/failure/history"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report"
@@ -335,7 +336,7 @@ func faultsCSVCells(r faults.Result) []string {
 	a, h := r.Audit, r.History
 	return []string{string(r.Fault), string(r.Variant), n(r.Trials), n(r.Attempted), n(r.Ok), n(r.Failed), n(r.Unknown),
 		n(r.Retried), n(r.Resolved), n(a.MoneyNotConserved), n(a.NegativeFunds), n(a.ItemMisplaced), n(a.NotPaidOnce),
-		n(h.NotLinearizable), n(h.SoldTwice), n(h.LostSales), n(h.FundsMismatch), n(r.Undecided),
+		n(h[history.NotLinearizable]), n(h[history.SoldTwice]), n(h[history.LostSales]), n(h[history.FundsMismatch]), n(r.Undecided),
 		n(r.LockLost), n(r.DoubleHolders), n(r.StaleWrites), n(r.Lost), n(r.Duplicated), n(r.RefusedApplied), n(r.Violations()),
 		r.Error}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
+	"github.com/lockmarket/lockmarket/internal/failure/history"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -71,8 +72,8 @@ func TestFaultsCommand(t *testing.T) {
 				t.Errorf("watch: %d violations", r.Violations())
 			}
 		case "fine":
-			if r.History.SoldTwice != 1 {
-				t.Errorf("fine: sold twice %d, want 1", r.History.SoldTwice)
+			if r.History[history.SoldTwice] != 1 {
+				t.Errorf("fine: sold twice %d, want 1", r.History[history.SoldTwice])
 			}
 		default:
 			t.Errorf("unexpected strategy %q", r.Variant)

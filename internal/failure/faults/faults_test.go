@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/failure/history"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -114,7 +115,7 @@ func TestPause(t *testing.T) {
 					// that bob waits on the virtual clock. Here only what
 					// no speed changes: money moved in whole purchases.
 					t.Logf("%d violations, %d locks lost", res.Violations(), res.LockLost)
-					if res.Audit.MoneyNotConserved+res.History.FundsMismatch != 0 {
+					if res.Audit.MoneyNotConserved+res.History[history.FundsMismatch] != 0 {
 						t.Errorf("a purchase applied partially: %q", res.Details)
 					}
 					return
@@ -127,15 +128,15 @@ func TestPause(t *testing.T) {
 				}
 				// Unfenced lease lock, or a renewed one whose watchdog was
 				// frozen with its process: alice's commit lands after bob's.
-				if res.History.SoldTwice != cfg.Trials || res.Audit.ItemMisplaced != cfg.Trials {
+				if res.History[history.SoldTwice] != cfg.Trials || res.Audit.ItemMisplaced != cfg.Trials {
 					t.Errorf("sold twice %d, misplaced %d, want %d each (the double sale must show): %q",
-						res.History.SoldTwice, res.Audit.ItemMisplaced, cfg.Trials, res.Details)
+						res.History[history.SoldTwice], res.Audit.ItemMisplaced, cfg.Trials, res.Details)
 				}
 				if res.LockLost != cfg.Trials {
 					t.Errorf("locks lost %d, want %d", res.LockLost, cfg.Trials)
 				}
 				// Even then, money moved in whole purchases.
-				if res.Audit.MoneyNotConserved+res.History.FundsMismatch != 0 {
+				if res.Audit.MoneyNotConserved+res.History[history.FundsMismatch] != 0 {
 					t.Errorf("a purchase applied partially: %q", res.Details)
 				}
 			})
@@ -159,7 +160,7 @@ func TestWorkloadFaults(t *testing.T) {
 				if res.Ok == 0 {
 					t.Errorf("nothing acknowledged: %+v", res.Counts)
 				}
-				if res.Audit.MoneyNotConserved+res.Audit.NegativeFunds+res.History.FundsMismatch != 0 {
+				if res.Audit.MoneyNotConserved+res.Audit.NegativeFunds+res.History[history.FundsMismatch] != 0 {
 					t.Errorf("a purchase applied partially: %+v %+v %q", res.Audit, res.History, res.Details)
 				}
 				if correct(v) && res.Violations() != 0 {

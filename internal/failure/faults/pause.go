@@ -151,7 +151,7 @@ func pauseTrial(ctx context.Context, addr string, v Variant, cfg Config, trial i
 		*trace = finishTrace(rec, res.Fault, v, hist, audit, counted)
 	}
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: alice %s%s (lock lost %v), bob %s%s: audit %d, history %d violations\n",
-		res.Fault, v, trial, o, errText(errA), outA.LockLost, outB, errText(errB), counted.Total(), hist.Total())
+		res.Fault, v, trial, o, errText(errA), outA.LockLost, outB, errText(errB), counted.Total(), hist.Anomalies.Total())
 	return nil
 }
 

@@ -46,7 +46,7 @@ func Trace(ctx context.Context, f Fault, v Variant, cfg Config) (timeline.Timeli
 // finishTrace adds the checkers' findings of a trial to rec and finishes
 // its timeline.
 func finishTrace(rec *timeline.Recorder, f Fault, v Variant, hist history.Report, audit market.Report, counted market.Violations) timeline.Timeline {
-	n := counted.Total() + hist.Total()
+	n := counted.Total() + hist.Anomalies.Total()
 	for _, d := range hist.Details {
 		rec.Finding(true, "history: %s", d)
 	}

@@ -147,7 +147,7 @@ func workloadTrial(ctx context.Context, srv *redisserver.Server, f Fault, v Vari
 	counted := res.addTrial(hist, audit)
 	rs.add(res)
 	fmt.Fprintf(cfg.Log, "%s %s trial %d: %d ops (%d ok, %d failed, %d unknown; %d retried, %d resolved): audit %d, history %d violations\n",
-		f, v, trial, hist.Attempted, hist.Ok, hist.Failed, hist.Unknown, rs.retried.Load(), rs.resolved.Load(), counted.Total(), hist.Total())
+		f, v, trial, hist.Attempted, hist.Ok, hist.Failed, hist.Unknown, rs.retried.Load(), rs.resolved.Load(), counted.Total(), hist.Anomalies.Total())
 	return nil
 }
 

@@ -1,52 +1,111 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 )
 
-// Anomalies counts what the history checkers found in a recorded
-// history, by kind. A correct run shows zero of each. They are not
-// market.Violations, the invariants an audit reads from one state of the
-// market: an anomaly is read from what the clients were told against
-// what happened (a sale acknowledged and lost, a double sale whose money
-// still adds up), which no single state shows.
-type Anomalies struct {
-	// NotLinearizable counts items whose operations, with the final state,
+// Anomaly is a kind of anomaly the history checkers find. A correct run
+// shows none of any kind. Anomalies are not market.Violations, the
+// invariants an audit reads from one state of the market: an anomaly is
+// read from what the clients were told against what happened (a sale
+// acknowledged and lost, a double sale whose money still adds up), which
+// no single state shows.
+type Anomaly int
+
+// The kinds of anomaly, in the order Anomalies lists them.
+const (
+	// NotLinearizable: an item whose operations, with the final state,
 	// have no linearization against the one-item model (porcupine).
-	NotLinearizable int `json:"not_linearizable"`
-	// SoldTwice counts purchases that happened beyond the listings they
-	// could have bought (one listing bought by two buyers counts 1).
-	SoldTwice int `json:"sold_twice"`
-	// LostSales counts acknowledged purchases whose item is not in the
+	NotLinearizable Anomaly = iota
+	// SoldTwice: a purchase that happened beyond the listings it could
+	// have bought (one listing bought by two buyers counts 1).
+	SoldTwice
+	// LostSales: an acknowledged purchase whose item is not in the
 	// buyer's inventory at the end.
-	LostSales int `json:"lost_sales"`
-	// FundsMismatch counts users whose final funds are not their starting
+	LostSales
+	// FundsMismatch: a user whose final funds are not their starting
 	// funds plus the credits and minus the debits of the purchases that
 	// happened (a debit without its credit, a purchase applied partially).
-	FundsMismatch int `json:"funds_mismatch"`
+	FundsMismatch
+
+	numAnomalies
+)
+
+// anomalyNames are the kinds' names, as JSON keys and CSV columns.
+var anomalyNames = [numAnomalies]string{"not_linearizable", "sold_twice", "lost_sales", "funds_mismatch"}
+
+// String is the kind's name in JSON and CSV ("sold_twice").
+func (a Anomaly) String() string {
+	if a < 0 || a >= numAnomalies {
+		return "anomaly(" + strconv.Itoa(int(a)) + ")"
+	}
+	return anomalyNames[a]
 }
 
-// Total is the sum of all kinds.
-func (v Anomalies) Total() int {
-	return v.NotLinearizable + v.SoldTwice + v.LostSales + v.FundsMismatch
+// Anomalies counts anomalies by kind: a[SoldTwice] is the number of
+// purchases sold twice. It is written in JSON as an object keyed by the
+// kinds' names, in their order.
+type Anomalies [numAnomalies]int
+
+// Total is the number of anomalies of every kind.
+func (a Anomalies) Total() int {
+	var n int
+	for _, c := range a {
+		n += c
+	}
+	return n
 }
 
-// Add adds o to v.
-func (v *Anomalies) Add(o Anomalies) {
-	v.NotLinearizable += o.NotLinearizable
-	v.SoldTwice += o.SoldTwice
-	v.LostSales += o.LostSales
-	v.FundsMismatch += o.FundsMismatch
+// Add adds o's counts to a's.
+func (a *Anomalies) Add(o Anomalies) {
+	for k, c := range o {
+		a[k] += c
+	}
+}
+
+// MarshalJSON writes a as {"not_linearizable":0,"sold_twice":1,...}.
+func (a Anomalies) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for k, c := range a {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, anomalyNames[k])
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(c), 10)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes. A key that names no kind
+// is an error; a kind left out counts zero.
+func (a *Anomalies) UnmarshalJSON(b []byte) error {
+	var m map[string]int
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*a = Anomalies{}
+	for name, c := range m {
+		k := slices.Index(anomalyNames[:], name)
+		if k < 0 {
+			return fmt.Errorf("history: %q names no kind of anomaly", name)
+		}
+		a[k] = c
+	}
+	return nil
 }
 
 // Report is the outcome of Check.
 type Report struct {
-	Anomalies
+	// Anomalies counts what the checkers found, by kind.
+	Anomalies Anomalies `json:"anomalies"`
 	Counts
 	// Undecided counts items porcupine could not decide in its time.
 	Undecided int `json:"undecided"`
@@ -58,7 +117,9 @@ type Report struct {
 	Details []string `json:"details,omitempty"`
 }
 
-func (r *Report) note(format string, args ...any) {
+// found counts n anomalies of kind a and describes them.
+func (r *Report) found(a Anomaly, n int, format string, args ...any) {
+	r.Anomalies[a] += n
 	if len(r.Details) < 20 {
 		r.Details = append(r.Details, fmt.Sprintf(format, args...))
 	}
@@ -179,8 +240,7 @@ func checkLinearizable(rep *Report, setup Setup, ops []Op, final State) {
 	for _, it := range items {
 		owner, known := setup.Owner[it]
 		if !known {
-			rep.NotLinearizable++
-			rep.note("item %s was operated on but not created at set-up", it)
+			rep.found(NotLinearizable, 1, "item %s was operated on but not created at set-up", it)
 			continue
 		}
 		hist := make([]porcupine.Operation, 0, len(byItem[it])+1)
@@ -210,8 +270,7 @@ func checkLinearizable(rep *Report, setup Setup, ops []Op, final State) {
 		}
 		switch porcupine.CheckOperationsTimeout(model.ToModel(), hist, left) {
 		case porcupine.Illegal:
-			rep.NotLinearizable++
-			rep.note("item %s: no linearization of %s ending in %v", it, describe(byItem[it]), places[it])
+			rep.found(NotLinearizable, 1, "item %s: no linearization of %s ending in %v", it, describe(byItem[it]), places[it])
 		case porcupine.Unknown:
 			rep.Undecided++
 		}
@@ -301,8 +360,7 @@ func checkMoney(rep *Report, setup Setup, ops []Op, final State) {
 			}
 		} else {
 			for _, o := range happened {
-				rep.LostSales++
-				rep.note("acknowledged %s, but %s does not hold %s", o, o.Buyer, o.Item)
+				rep.found(LostSales, 1, "acknowledged %s, but %s does not hold %s", o, o.Buyer, o.Item)
 			}
 		}
 		for _, o := range happened {
@@ -318,8 +376,7 @@ func checkMoney(rep *Report, setup Setup, ops []Op, final State) {
 	slices.Sort(items)
 	for _, it := range items {
 		if extra := purchases[it] - listings[it]; extra > 0 {
-			rep.SoldTwice += extra
-			rep.note("item %s bought %d times, listed at most %d times", it, purchases[it], listings[it])
+			rep.found(SoldTwice, extra, "item %s bought %d times, listed at most %d times", it, purchases[it], listings[it])
 		}
 	}
 	users := make([]string, 0, len(want))
@@ -333,13 +390,11 @@ func checkMoney(rep *Report, setup Setup, ops []Op, final State) {
 		}
 		got, ok := final.Funds[u]
 		if !ok {
-			rep.FundsMismatch++
-			rep.note("user %s is missing at the end", u)
+			rep.found(FundsMismatch, 1, "user %s is missing at the end", u)
 			continue
 		}
 		if got != want[u] {
-			rep.FundsMismatch++
-			rep.note("user %s has %d, the purchases that happened leave %d", u, got, want[u])
+			rep.found(FundsMismatch, 1, "user %s has %d, the purchases that happened leave %d", u, got, want[u])
 		}
 	}
 }

@@ -222,7 +222,7 @@ func TestRecordedMarket(t *testing.T) {
 					t.Fatal(err)
 				}
 				rep := Check(setup, rec.Ops(), final)
-				if rep.Total() != 0 {
+				if rep.Anomalies.Total() != 0 {
 					t.Errorf("violations %+v: %q", rep.Anomalies, rep.Details)
 				}
 				if rep.Ok != 2 || rep.Failed != 2 || rep.Unknown != 0 {
