@@ -316,6 +316,7 @@ func (w *world) settle() error {
 		}
 		select {
 		case <-w.signal:
+			timer.Reset(StuckAfter) // progress: the wait starts again
 		case <-timer.C:
 			return ErrStuck
 		}
@@ -807,6 +808,7 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *schedule, check bool
 		}
 		select {
 		case <-w.signal:
+			deadline.Reset(StuckAfter) // progress: the wait starts again
 		case <-deadline.C:
 			return ErrStuck
 		}

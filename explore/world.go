@@ -36,8 +36,10 @@ var errOutside = fmt.Errorf("explore: command outside the scheduler: %w", redis.
 // timer outside locking.Clock).
 var ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
 
-// StuckAfter is how long the scheduler waits, in real time, for every
-// client to reach a point it controls.
+// StuckAfter is how long the scheduler waits, in real time, with no
+// client moving (sending a command, going to sleep on its clock,
+// finishing), before it calls the schedule stuck. A slow machine moves
+// slowly but moves; a blocked client does not move at all.
 var StuckAfter = 10 * time.Second
 
 // client is one client of one schedule.

@@ -1,0 +1,47 @@
+package explore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// TestStuck: a client that blocks where the scheduler cannot see it (on
+// a channel) makes the search end with ErrStuck, not hang, and not a
+// verdict. The block lasts until the test ends, so the outcome does not
+// depend on how fast the machine is, only on StuckAfter passing.
+func TestStuck(t *testing.T) {
+	rdb, stop := redistest.Embedded()
+	defer stop()
+	old := explore.StuckAfter
+	explore.StuckAfter = 200 * time.Millisecond
+	defer func() { explore.StuckAfter = old }()
+
+	never := make(chan struct{})
+	defer close(never)
+	target := &explore.Target{
+		Name: "blocks on a channel",
+		Client: func(ctx context.Context, c *explore.Client) error {
+			if err := c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err(); err != nil {
+				return err
+			}
+			if c.Name() == "B" {
+				select {
+				case <-never:
+				case <-ctx.Done():
+				}
+			}
+			return nil
+		},
+	}
+	m := explore.DefaultModel()
+	m.FaultKinds = nil
+	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Model: &m})
+	if !errors.Is(err, explore.ErrStuck) {
+		t.Fatalf("err = %v, want ErrStuck", err)
+	}
+}
