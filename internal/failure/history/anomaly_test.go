@@ -53,8 +53,8 @@ func TestAnomalies(t *testing.T) {
 func TestAnomaliesUnmarshalErrors(t *testing.T) {
 	for _, in := range []string{`{"sold_thrice":1}`, `{"sold_twice":"1"}`, `[1,2]`} {
 		a := Anomalies{LostSales: 7}
-		if err := json.Unmarshal([]byte(in), &a); err == nil {
-			t.Errorf("%s: no error, got %v", in, a)
+		if err := json.Unmarshal([]byte(in), &a); err == nil || a != (Anomalies{LostSales: 7}) {
+			t.Errorf("%s: %v, %v; want an error and a unchanged", in, a, err)
 		}
 	}
 	a := Anomalies{LostSales: 7}

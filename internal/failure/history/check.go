@@ -38,10 +38,10 @@ const (
 	numAnomalies
 )
 
-// anomalyNames are the kinds' names, as JSON keys and CSV columns.
+// anomalyNames are the kinds' names: their JSON keys.
 var anomalyNames = [numAnomalies]string{"not_linearizable", "sold_twice", "lost_sales", "funds_mismatch"}
 
-// String is the kind's name in JSON and CSV ("sold_twice").
+// String is the kind's name, its JSON key ("sold_twice").
 func (a Anomaly) String() string {
 	if a < 0 || a >= numAnomalies {
 		return "anomaly(" + strconv.Itoa(int(a)) + ")"
@@ -85,20 +85,21 @@ func (a Anomalies) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes. A key that names no kind
-// is an error; a kind left out counts zero.
+// is an error, and leaves a as it was; a kind left out counts zero.
 func (a *Anomalies) UnmarshalJSON(b []byte) error {
 	var m map[string]int
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	*a = Anomalies{}
+	var out Anomalies
 	for name, c := range m {
 		k := slices.Index(anomalyNames[:], name)
 		if k < 0 {
 			return fmt.Errorf("history: %q names no kind of anomaly", name)
 		}
-		a[k] = c
+		out[k] = c
 	}
+	*a = out
 	return nil
 }
 
