@@ -59,10 +59,11 @@ func (c *Client) Lease() time.Duration { return c.c.w.dilate(c.m.TTL) }
 func (c *Client) Now() time.Time { return clock{c.c}.Now() }
 
 // Sleep waits for d on the client's clock (d/Dilation of virtual time),
-// or until ctx ends: the scheduler decides when the clock gets there. A real time.Sleep (or a timer, or a
-// channel another client writes to) blocks outside the scheduler's view:
-// the leases on the server run down in real time meanwhile, and the
-// schedule is reported as stuck (ErrStuck) if it lasts StuckAfter.
+// or until ctx ends: the scheduler decides when the clock gets there. A
+// real time.Sleep (or a timer, or a channel another client writes to)
+// blocks outside the scheduler's view: the leases on the server run down
+// in real time meanwhile, and the schedule is reported as stuck
+// (ErrStuck) if no client moves for StuckAfter.
 func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
 	return clock{c.c}.Sleep(ctx, d)
 }
