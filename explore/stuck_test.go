@@ -13,7 +13,8 @@ import (
 // TestStuck: a client that blocks where the scheduler cannot see it (on
 // a channel) makes the search end with ErrStuck, not hang, and not a
 // verdict. The block lasts until the test ends, so the outcome does not
-// depend on how fast the machine is, only on StuckAfter passing.
+// depend on how fast the machine is, only on StuckAfter passing. It sets
+// a package variable, so it must not run in parallel with another test.
 func TestStuck(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()

@@ -830,12 +830,12 @@ func mutexTarget(name, about, property string, fenced bool) *Target {
 // holds the writer's token (Lock.Held under WATCH), as locking.KeepAlive's
 // documentation asks, and a late write is refused.
 func Watchdog(fencing bool) *Target {
-	t := mutexTarget("watchdog", "locking.Mutex renewed by locking.KeepAlive, no fencing", Resource, fencing)
+	name, about := "watchdog", "locking.Mutex renewed by locking.KeepAlive, no fencing"
 	if fencing {
-		t.Name = "watchdog fenced"
-		t.About = "locking.Mutex renewed by locking.KeepAlive, the write fenced (it commits only while the lock key " +
-			"holds the writer's token: Lock.Held under WATCH)"
+		name, about = "watchdog fenced", "locking.Mutex renewed by locking.KeepAlive, the write fenced (it commits "+
+			"only while the lock key holds the writer's token: Lock.Held under WATCH)"
 	}
+	t := mutexTarget(name, about, Resource, fencing)
 	t.watchdog = true
 	return t
 }
