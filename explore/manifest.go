@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -409,29 +411,148 @@ func LoadRecipe(dir string) (*Target, error) {
 	return r.target(), nil
 }
 
+// The limits on what a recipe directory may hold: a manifest, or a script,
+// larger than its limit is refused before it is read, as is an op of more
+// steps than MaxOpSteps.
+const (
+	// MaxManifestBytes is the largest recipe.json read.
+	MaxManifestBytes = 1 << 20
+	// MaxScriptBytes is the largest Lua file read.
+	MaxScriptBytes = 1 << 20
+	// MaxOpSteps is the most steps an op may have.
+	MaxOpSteps = 64
+)
+
+// ErrFile is returned for a file that is not read: not a regular file
+// (a FIFO, a device, a directory), outside the recipe's directory once
+// its links are followed, or over its size limit. Its message names the
+// file and the limit.
+var ErrFile = errors.New("explore: file not read")
+
+// fileError is an ErrFile whose message is its own.
+type fileError struct{ msg string }
+
+func (e *fileError) Error() string { return e.msg }
+func (e *fileError) Unwrap() error { return ErrFile }
+
+func badFile(format string, a ...any) error { return &fileError{fmt.Sprintf(format, a...)} }
+
 func readRecipe(dir string) (*recipe, error) {
-	path := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(path)
+	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, &manifestError{msg: fmt.Sprintf("no %s in %s", ManifestFile, dir)}
 		}
 		return nil, &manifestError{msg: err.Error()}
 	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, &manifestError{msg: err.Error()}
+	}
+	b, err := readInside(root, ManifestFile, "manifest", MaxManifestBytes)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &manifestError{msg: fmt.Sprintf("no %s in %s", ManifestFile, dir)}
+		}
+		me := &manifestError{msg: err.Error()}
+		if errors.Is(err, ErrFile) {
+			me.also = ErrFile
+		}
+		return nil, me
+	}
 	return parseRecipe(b, filepath.Base(filepath.Clean(dir)), func(name string) (string, error) {
-		p := name
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, name)
+		src, err := readInside(root, name, "script", MaxScriptBytes)
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("no file %s", filepath.Join(dir, name))
 		}
-		src, err := os.ReadFile(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return "", fmt.Errorf("no file %s", p)
-			}
-			return "", err
-		}
-		return string(src), nil
+		return string(src), err
 	})
+}
+
+// readInside reads file name of directory root (absolute, its links
+// followed): a regular file that, its links followed too, lies inside
+// root, of at most limit bytes (what names the limit). A FIFO or a device
+// is refused before it is opened, and opened without blocking, so that
+// one swapped in meanwhile cannot hang the read either.
+func readInside(root, name, what string, limit int64) ([]byte, error) {
+	if filepath.IsAbs(name) || !filepath.IsLocal(name) {
+		return nil, badFile("%s: not a file in the recipe's directory (give a path relative to it, without ..)", name)
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(root, name))
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(root, p); err != nil || !filepath.IsLocal(rel) {
+		return nil, badFile("%s leads to %s, outside the recipe's directory", name, p)
+	}
+	return readRegular(p, name, what, limit)
+}
+
+// ReadScript reads a Lua file named on the command line: a regular file
+// of at most MaxScriptBytes (ErrFile otherwise).
+func ReadScript(path string) (string, error) {
+	b, err := readRegular(path, path, "script", MaxScriptBytes)
+	return string(b), err
+}
+
+// readRegular reads path (shown as name), a regular file of at most limit
+// bytes.
+func readRegular(path, name, what string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(fi, name, what, limit); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regular(fi, name, what, limit); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, tooBig(name, what, limit)
+	}
+	return b, nil
+}
+
+// regular refuses a file that is not regular, or larger than limit.
+func regular(fi os.FileInfo, name, what string, limit int64) error {
+	if !fi.Mode().IsRegular() {
+		return badFile("%s is not a regular file (%s)", name, fileKind(fi.Mode()))
+	}
+	if fi.Size() > limit {
+		return tooBig(name, what, limit)
+	}
+	return nil
+}
+
+func tooBig(name, what string, limit int64) error {
+	return badFile("%s is larger than the limit of %d KiB for a %s", name, limit>>10, what)
+}
+
+// fileKind names the kind of a file that is not regular.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 // parseRecipe reads a manifest; read returns a script file's source.
@@ -603,6 +724,9 @@ func parseSteps(field string, obj *object, read func(string) (string, error)) ([
 	if len(steps) == 0 {
 		return nil, badField(join(field, "steps"), "empty: want at least one step")
 	}
+	if len(steps) > MaxOpSteps {
+		return nil, badField(join(field, "steps"), "%d steps, more than the limit of %d steps per op", len(steps), MaxOpSteps)
+	}
 	known := slices.Clone(builtinPlaceholders)
 	var out []*opStep
 	for i, raw := range steps {
@@ -680,6 +804,19 @@ func parseStepCmd(f string, so *object, known []string) ([]tmpl, error) {
 		}
 		out = append(out, t)
 	}
+	raws := make([]string, len(out))
+	for i, t := range out {
+		raws[i] = t.raw
+	}
+	idx, ok := keyIndexes(raws)
+	if !ok {
+		return nil, badField(fmt.Sprintf("%s.cmd[1]", f), "want the number of keys that follow")
+	}
+	for _, i := range idx {
+		if err := checkKey(fmt.Sprintf("%s.cmd[%d]", f, i), out[i]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -696,7 +833,117 @@ func checkStepCommand(cf, s string, t tmpl) error {
 	if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
 		return badField(cf, "%s in a step: give the step a script instead (\"script\": FILE, with keys and args)", name)
 	}
+	if _, ok := dataCommands[name]; !ok {
+		return badField(cf, "%s is not a data command: a step may send only commands on keys (GET, SET, DEL, "+
+			"PEXPIRE, HSET, ... ; see docs/explorer.md), never one that changes the server", name)
+	}
 	return nil
+}
+
+// dataCommands are the commands a step may send, with where their keys
+// stand: commands on the keys they name, and a few that name none and
+// change nothing (PING, TIME). Anything else, above all what changes the
+// server or keys other than its own (SHUTDOWN, CONFIG, DEBUG, FLUSHALL,
+// SCRIPT, FUNCTION, MODULE, ACL, REPLICAOF, CLIENT, SAVE, MIGRATE,
+// SELECT, SWAPDB, MOVE, KEYS), is refused when the manifest is read.
+var dataCommands = map[string]keySpec{}
+
+// keySpec says which arguments of a command are keys.
+type keySpec int
+
+const (
+	keysNone     keySpec = iota + 1
+	keyFirst             // args[1]
+	keysAll              // args[1:]
+	keysTwo              // args[1:3]
+	keysPairs            // args[1], args[3], ...
+	keysNumbered         // args[1] is how many keys follow it
+)
+
+func init() {
+	for spec, names := range map[keySpec][]string{
+		keyFirst: {
+			// strings
+			"GET", "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "APPEND", "STRLEN", "INCR",
+			"INCRBY", "INCRBYFLOAT", "DECR", "DECRBY", "GETRANGE", "SETRANGE", "SUBSTR",
+			// keys
+			"TYPE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "EXPIRETIME", "PEXPIRETIME", "TTL", "PTTL", "PERSIST",
+			// hashes
+			"HGET", "HSET", "HSETNX", "HMSET", "HMGET", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS", "HGETALL",
+			"HINCRBY", "HINCRBYFLOAT", "HSTRLEN", "HRANDFIELD", "HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT",
+			"HTTL", "HPTTL", "HPERSIST", "HEXPIRETIME", "HPEXPIRETIME", "HGETDEL", "HGETEX", "HSETEX",
+			// lists
+			"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LLEN", "LRANGE", "LINDEX", "LSET", "LREM", "LTRIM",
+			"LINSERT", "LPOS",
+			// sets
+			"SADD", "SREM", "SISMEMBER", "SMISMEMBER", "SMEMBERS", "SCARD", "SPOP", "SRANDMEMBER",
+			// sorted sets
+			"ZADD", "ZREM", "ZSCORE", "ZMSCORE", "ZINCRBY", "ZCARD", "ZCOUNT", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE",
+			"ZREVRANGEBYSCORE", "ZRANK", "ZREVRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZPOPMIN", "ZPOPMAX",
+			"ZLEXCOUNT", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREMRANGEBYLEX", "ZRANDMEMBER",
+			// bits, counters, streams (without blocking)
+			"SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "PFADD", "XADD", "XLEN", "XRANGE", "XREVRANGE", "XDEL", "XTRIM",
+		},
+		keysAll:      {"DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "SINTER", "SUNION", "SDIFF", "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "PFCOUNT"},
+		keysTwo:      {"RENAME", "RENAMENX", "SMOVE", "RPOPLPUSH", "LMOVE", "ZRANGESTORE", "LCS"},
+		keysPairs:    {"MSET", "MSETNX"},
+		keysNumbered: {"LMPOP", "ZMPOP", "SINTERCARD"},
+		keysNone:     {"PING", "ECHO", "TIME", "PUBLISH", "SPUBLISH"},
+	} {
+		for _, n := range names {
+			dataCommands[n] = spec
+		}
+	}
+}
+
+// keyIndexes is where a data command's keys stand among its arguments
+// (args[0] its name); ok is false when its count of keys is not a number
+// within them.
+func keyIndexes(args []string) (idx []int, ok bool) {
+	switch dataCommands[strings.ToUpper(args[0])] {
+	case keyFirst:
+		if len(args) > 1 {
+			idx = []int{1}
+		}
+	case keysAll:
+		for i := 1; i < len(args); i++ {
+			idx = append(idx, i)
+		}
+	case keysTwo:
+		for i := 1; i < min(3, len(args)); i++ {
+			idx = append(idx, i)
+		}
+	case keysPairs:
+		for i := 1; i < len(args); i += 2 {
+			idx = append(idx, i)
+		}
+	case keysNumbered:
+		if len(args) < 2 {
+			return nil, true
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 || 2+n > len(args) {
+			return nil, false
+		}
+		for i := 2; i < 2+n; i++ {
+			idx = append(idx, i)
+		}
+	}
+	return idx, true
+}
+
+// checkKey refuses a key template (field f) not made from ${lock}: every
+// key an op names must lie in the namespace the explorer resets and runs
+// the clock down in. A key made from a saved reply is checked when it is
+// sent.
+func checkKey(f string, t tmpl) error {
+	for _, p := range t.parts {
+		if p.lit == "" && (p.name == phLock || !slices.Contains(builtinPlaceholders, p.name)) {
+			return nil
+		}
+	}
+	return badField(f, "key %q is not made from ${lock}: every key an op names must be in the explored namespace, "+
+		"as \"${lock}\" or \"${lock}:owner\" are", t.raw)
 }
 
 // parseScript reads the script of an op or a step (field): its file,
@@ -735,6 +982,11 @@ func parseScript(field string, obj *object, read func(string) (string, error), k
 			t, err := parseTmpl(f, s, known)
 			if err != nil {
 				return nil, nil, nil, err
+			}
+			if part.name == "keys" {
+				if err := checkKey(f, t); err != nil {
+					return nil, nil, nil, err
+				}
 			}
 			*part.into = append(*part.into, t)
 		}

@@ -301,6 +301,9 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 		for i, a := range o.args {
 			args[i] = a.expand(vars).s
 		}
+		if err := outsideNS(w, o.where(-1), keys); err != nil {
+			return nil, nil, err
+		}
 		v, err := o.sc.Run(ctx, rdb, keys, args...).Result()
 		v, err = l.reply(o, -1, v, err)
 		once()
@@ -324,6 +327,9 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 			for j, a := range st.args {
 				args[j] = a.expand(vars).s
 			}
+			if err := outsideNS(w, o.where(i), keys); err != nil {
+				return nil, nil, err
+			}
 			named = append(named, keys...)
 			v, err := st.sc.Run(ctx, rdb, keys, args...).Result()
 			if v, err = l.reply(o, i, v, err); err != nil {
@@ -342,6 +348,14 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 			texts[j] = a.expand(vars).s
 			args[j] = texts[j]
 		}
+		idx, _ := keyIndexes(texts)
+		var keys []string
+		for _, j := range idx {
+			keys = append(keys, texts[j])
+		}
+		if err := outsideNS(w, o.where(i), keys); err != nil {
+			return nil, nil, err
+		}
 		named = append(named, commandKeys(texts)...)
 		v, err := rdb.Do(ctx, args...).Result()
 		if v, err = l.reply(o, i, v, err); err != nil {
@@ -356,6 +370,23 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 		}
 	}
 	return reply, named, nil
+}
+
+// ErrOutside is returned for a command of a recipe on a key outside the
+// explored namespace: one the explorer neither resets between schedules
+// nor runs down with its clock, so that a search over it proves nothing.
+var ErrOutside = errors.New("explore: a key outside the explored namespace")
+
+// outsideNS refuses, before it is sent, a command of op (where) on a key
+// outside w's namespace, naming the key.
+func outsideNS(w *world, where string, keys []string) error {
+	id := strings.Trim(w.t.ns, "{}:")
+	for _, k := range keys {
+		if !strings.Contains(k, id) {
+			return fmt.Errorf("%w: %s: key %q (make every key from ${lock})", ErrOutside, where, k)
+		}
+	}
+	return nil
 }
 
 // reply reads a command's answer: redis.Nil is nil; a Redis error is an

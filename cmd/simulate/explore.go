@@ -268,11 +268,11 @@ func (o *exploreOptions) readLua(f *cmdFlags, files map[string]*string) (bool, e
 			continue
 		}
 		lua = true
-		b, err := os.ReadFile(p)
+		src, err := explore.ReadScript(p)
 		if err != nil {
 			return false, f.bad("-%s: %v", name, err)
 		}
-		*scripts[name] = explore.Script{Name: p, Source: string(b)}
+		*scripts[name] = explore.Script{Name: p, Source: src}
 	}
 	return lua, nil
 }

@@ -129,8 +129,8 @@ func TestExploreExitStatus(t *testing.T) {
 }
 
 // TestExploreManifestError: a manifest that cannot be used exits 2 with
-// one line naming the field, before any server is reached; one the
-// server refuses names its field too.
+// one line naming the field, before any server is reached; a command no
+// step may send (one the server does not know, here) names its field too.
 func TestExploreManifestError(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "recipe.json"), []byte(`{"ops": {

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+)
+
+// TestExploreRecipeDirHostile: "simulate explore -recipe-dir" on a
+// directory made to hurt the process or the server exits 2 within 5 s,
+// naming the file or the field, and the server still answers PING with
+// nothing written.
+func TestExploreRecipeDirHostile(t *testing.T) {
+	b := redistest.Real(t)
+	rdb := b.NewClient(t)
+	ctx := context.Background()
+	manifest := func(dir, s string) {
+		if err := os.WriteFile(filepath.Join(dir, "recipe.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := `{"ops": {
+  "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]},
+  "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`
+	withScript := func(prep func(p string) error) string {
+		dir := t.TempDir()
+		manifest(dir, good)
+		if err := prep(filepath.Join(dir, "acquire.lua")); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	outside := filepath.Join(t.TempDir(), "x.lua")
+	os.WriteFile(outside, []byte("return 1"), 0o644)
+	withStep := func(cmd string) string {
+		dir := t.TempDir()
+		manifest(dir, `{"ops": {"acquire": {"steps": [{"cmd": ["SET", "${lock}", "1", "NX"]}], "ok": ["OK"]},
+  "release": {"steps": [{"cmd": `+cmd+`}], "ok": [1]}}}`)
+		return dir
+	}
+	million := t.TempDir()
+	manifest(million, `{"ops": {"acquire": {"steps": [`+strings.Repeat(`{"cmd": ["GET", "${lock}"]},`, 999_999)+
+		`{"cmd": ["GET", "${lock}"]}], "ok": [1]}, "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`)
+	for _, tc := range []struct{ name, dir, want string }{
+		{"link to /dev/zero", withScript(func(p string) error { return os.Symlink("/dev/zero", p) }),
+			"ops.acquire.script: acquire.lua leads to /dev/zero, outside the recipe's directory"},
+		{"FIFO", withScript(func(p string) error { return syscall.Mkfifo(p, 0o644) }),
+			"ops.acquire.script: acquire.lua is not a regular file (a FIFO)"},
+		{"link outside", withScript(func(p string) error { return os.Symlink(outside, p) }),
+			"ops.acquire.script: acquire.lua leads to " + outside},
+		{"300 MB", withScript(func(p string) error {
+			f, err := os.Create(p)
+			if err == nil {
+				err = f.Truncate(300 << 20)
+				f.Close()
+			}
+			return err
+		}), "ops.acquire.script: acquire.lua is larger than the limit of 1024 KiB for a script"},
+		{"a million steps", million, "recipe.json: recipe.json is larger than the limit of 1024 KiB for a manifest"},
+		{"SHUTDOWN", withStep(`["SHUTDOWN", "NOSAVE"]`), "ops.release.steps[0].cmd[0]: SHUTDOWN is not a data command"},
+		{"CONFIG SET", withStep(`["CONFIG", "SET", "maxmemory", "1"]`),
+			"ops.release.steps[0].cmd[0]: CONFIG is not a data command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			err := run(ctx, []string{"explore", "-redis", "redis://" + b.Addr(), "-recipe-dir", tc.dir}, &stdout, &stderr)
+			took := time.Since(start)
+			if code := exitCode(err); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d (%v), stderr %q; want 2 naming %q", code, err, stderr.String(), tc.want)
+			}
+			if took > 5*time.Second {
+				t.Errorf("took %v; want at most 5 s", took)
+			}
+			if err := rdb.Ping(ctx).Err(); err != nil {
+				t.Fatalf("the server no longer answers PING: %v", err)
+			}
+			if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 0 {
+				t.Errorf("the server holds %d keys (%v); want none written", n, err)
+			}
+		})
+	}
+	if v, err := rdb.ConfigGet(ctx, "maxmemory").Result(); err != nil || v["maxmemory"] != "0" {
+		t.Errorf("maxmemory %v (%v): the server's configuration changed", v, err)
+	}
+}
