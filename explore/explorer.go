@@ -46,6 +46,8 @@ type Explorer struct {
 	base  *redis.Client
 	orig  *Target
 	lanes []*Explorer
+	// act is what the complete schedules of the current search saw.
+	act activity
 }
 
 // New returns an explorer of t under model m on the Redis base talks to.
@@ -241,6 +243,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	}
 	reruns0 := reruns()
 	defer func() { res.Reruns = int(reruns() - reruns0) }()
+	for _, x := range append([]*Explorer{e}, e.lanes...) {
+		x.act.reset()
+	}
 	if o.Mode != "random" && o.Mode != "pct" {
 		res.Mode = "exhaustive"
 	}
@@ -315,6 +320,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	r := s.Result()
+	report(res, e.target, append([]*Explorer{e}, e.lanes...))
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
 	res.Exhaustive, res.Coverage = r.Exhaustive, r.Coverage
 	var fs []Found
@@ -373,6 +379,9 @@ func (s system) Run(ctx context.Context, choose search.Chooser[choice]) (search.
 	sc, err := s.e.runOnce(ctx, choose)
 	if sc == nil {
 		return search.Outcome{}, err
+	}
+	if err == nil && sc.complete {
+		s.e.act.tally(sc.world)
 	}
 	return search.Outcome{Complete: sc.complete, Violations: sc.violations, Data: sc}, err
 }

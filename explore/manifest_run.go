@@ -91,7 +91,7 @@ func (r *recipe) target() *Target {
 		}
 	}
 	t := &Target{Name: r.name, About: r.about(), Clients: 2, rw: r.rw, extend: r.ops["extend"] != nil,
-		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks}
+		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks, recipe: r}
 	if r.rw {
 		t.Clients = 3
 	}
@@ -500,12 +500,13 @@ func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, locking.ErrNotAcquired
-	}
 	w := l.c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.countOp(o, v, ok)
+	if !ok {
+		return nil, locking.ErrNotAcquired
+	}
 	if nested {
 		// A take that succeeds grants the lease anew, nested or not: if
 		// the first hold had ended meanwhile, this take began a new one.
@@ -563,6 +564,10 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	w := l.c.w
+	w.mu.Lock()
+	w.countOp(o, v, ok)
+	w.mu.Unlock()
 	if !ok {
 		return nil, locking.ErrNotHeld
 	}

@@ -112,6 +112,7 @@ func (r *Result) writeSearch(b *bytes.Buffer) {
 		writeLine(b, "The search was cut short: it was interrupted. What it found so far follows; the schedules it did "+
 			"not run may break more.")
 	}
+	writeLine(b, r.activityText())
 	if r.Diverged > 0 {
 		writeLine(b, fmt.Sprintf("%d replays did not follow their prefix (the code did something the scheduler does not "+
 			"order)", r.Diverged))
@@ -139,7 +140,11 @@ func coverText(f float64) string {
 
 // writeFindings writes the violations and the unsteady findings.
 func (r *Result) writeFindings(b *bytes.Buffer) {
+	vacuous := r.Vacuous()
 	switch {
+	case vacuous != nil:
+		b.WriteString("\n")
+		writeLine(b, fmt.Sprintf("No verdict: %s.", strings.TrimPrefix(vacuous.Error(), ErrVacuous.Error()+": ")))
 	case len(r.Violations) == 0 && r.Stopped != "":
 		b.WriteString("\n")
 		writeLine(b, fmt.Sprintf("No violation of %s found before the search was cut short.", strings.Join(r.Checked, ", ")))

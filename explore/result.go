@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -64,7 +65,13 @@ type Result struct {
 	// code that does something the scheduler does not order). They are
 	// not violations.
 	Unsteady []Found
+	// Held is the number of complete schedules in which a client held
+	// the lock; Ops is, for a recipe, how often each of its operations
+	// was called in them and succeeded (Vacuous reads both).
+	Held int
+	Ops  []OpCount
 
+	vacuity  bool   // the target is a recipe, whose verdicts Vacuous judges
 	property string // the target's own property, for Counterexample
 	nodes    int    // the target's nodes (Redlock), 0 for one server
 }
@@ -149,6 +156,9 @@ type resultJSON struct {
 	Pruned         int       `json:"pruned"`
 	Coverage       float64   `json:"coverage"`
 	Diverged       int       `json:"diverged"`
+	Held           int       `json:"schedules_with_holder"`
+	Ops            []OpCount `json:"ops,omitempty"`
+	Vacuous        string    `json:"vacuous,omitempty"`
 	Reruns         int       `json:"reruns"`
 	Exhaustive     bool      `json:"exhaustive"`
 	Stopped        string    `json:"stopped"`
@@ -231,7 +241,10 @@ func (r *Result) JSON() ResultJSON {
 		Diverged: r.Diverged, Reruns: r.Reruns, Exhaustive: r.Exhaustive, Stopped: r.Stopped,
 		BudgetS: r.Budget.Seconds(), ElapsedS: r.Elapsed.Seconds(), SchedulesPerS: r.SchedulesPerSecond(),
 		Dilation: Dilation, Violations: nonNil(r.Violations), Counterexample: r.Counterexample(),
-		Unsteady: nonNil(r.Unsteady), Note: r.Note()}
+		Unsteady: nonNil(r.Unsteady), Note: r.Note(), Held: r.Held, Ops: r.Ops}
+	if err := r.Vacuous(); err != nil {
+		j.Vacuous = strings.TrimPrefix(err.Error(), ErrVacuous.Error()+": ")
+	}
 	j.Model.Nodes = r.nodes
 	if r.Mode == "random" || r.Mode == "pct" {
 		j.Seed = &r.Seed
@@ -264,7 +277,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	*r = Result{Target: j.Target, About: j.About, Model: m, Checked: j.Checked, Mode: j.Mode,
 		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged, Reruns: j.Reruns,
 		Exhaustive: j.Exhaustive, Stopped: j.Stopped, Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
-		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property, nodes: j.Model.Nodes}
+		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property, nodes: j.Model.Nodes,
+		Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil}
 	if j.Seed != nil {
 		r.Seed = *j.Seed
 	}

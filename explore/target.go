@@ -190,6 +190,8 @@ type Target struct {
 	lockKeys func(ns string) []string
 	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
 
+	// recipe is the manifest (or Lua scripts) the target runs, if any.
+	recipe *recipe
 	// reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	reentrant bool

@@ -137,6 +137,8 @@ type world struct {
 	// owned is the ownership violations the clients' replies showed
 	// (recipeHeld.owned).
 	owned []Violation
+	// ops is, for a recipe, each op's calls and replies (countOp).
+	ops map[string]*opTally
 	// For the leases' real run-down: when the clock last advanced (the
 	// server's time, µs, as the tick read it, on the one server and on
 	// each node; and this process's time when it sent the tick), how

@@ -426,6 +426,12 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := writeExploreResult(ctx, e, res, o, conn.Env(), stdout, stderr); err != nil {
 		return err
 	}
+	if err := res.Vacuous(); err != nil {
+		// Nothing the search was about happened: its verdict proves
+		// nothing, and the manifest is to blame (exit 2).
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
