@@ -233,6 +233,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if check == nil {
 		check = e.target.Checks
 	}
+	if e.target.recipe == nil {
+		// Only a recipe says which lease its holder asks for.
+		check = slices.DeleteFunc(slices.Clone(check), func(p string) bool { return p == Lease })
+	}
 	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check,
 		Budget: o.Budget, property: e.target.Property, nodes: e.target.nodes}
 	reruns := func() (n int64) {

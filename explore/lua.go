@@ -3,6 +3,7 @@ package explore
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 )
 
 // ErrBadScript is returned for a Lua script that Redis does not accept
@@ -68,7 +69,7 @@ func Lua(r LuaRecipe) (*Target, error) {
 			args: []tmpl{{raw: "${token}", parts: []tmplPart{{name: phToken}}}, {raw: "${ttl}", parts: []tmplPart{{name: phTTL}}}},
 			ok:   []okValue{{kind: okInt, i: 1}}, refuse: []okValue{{kind: okInt, i: 0}, {kind: okNil}}}
 	}
-	rec := &recipe{rw: rw, strict: true, checks: lockChecks, ops: map[string]*op{}}
+	rec := &recipe{rw: rw, strict: true, checks: append(slices.Clone(lockChecks), Lease), ops: map[string]*op{}}
 	add := func(name string, s Script) {
 		if o := mk(name, s); o != nil {
 			rec.ops[name] = o

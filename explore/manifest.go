@@ -570,7 +570,7 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 	if err != nil {
 		return nil, err
 	}
-	r := &recipe{ops: map[string]*op{}, checks: []string{MutualExclusion, Liveness, Ownership}}
+	r := &recipe{ops: map[string]*op{}, checks: []string{MutualExclusion, Liveness, Ownership, Lease}}
 	if r.name, err = top.str("name", defName); err != nil {
 		return nil, err
 	}

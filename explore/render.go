@@ -216,6 +216,11 @@ type Reproduction struct {
 	Server string `json:"server,omitempty"`
 	// Note says why it was not reproduced, if it was not.
 	Note string `json:"note,omitempty"`
+	// NotReplayed is true when the replay could not finish (the server
+	// could not start, ran out of its memory, the replay outlasted
+	// ReplayBound, the code failed on it): the replay says nothing either
+	// way, and a violation the search found stays one.
+	NotReplayed bool `json:"not_replayed,omitempty"`
 	// Timeline is the replay, for the renderers.
 	Timeline timeline.Timeline `json:"-"`
 }
@@ -230,34 +235,70 @@ func Reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, 
 	return r, err
 }
 
+// The bounds of a replay's server: its memory (maxmemory, noeviction: a
+// write past it fails), and how long a replay may take.
+const replayMaxMemory = "256mb"
+
+// ReplayBound is how long a replay on a fresh server may take before it
+// is given up as not replayed.
+var ReplayBound = 60 * time.Second
+
+var errReplayBound = errors.New("the replay took longer than its bound")
+
 // reproduce is Reproduce, which says redisserver.ErrNoBinary when there
 // is no redis-server to start.
 func reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, error) {
-	srv, err := redisserver.Start(ctx, redisserver.Options{})
+	srv, err := redisserver.Start(ctx, redisserver.Options{Args: []string{
+		"--maxmemory", replayMaxMemory, "--maxmemory-policy", "noeviction"}})
 	if err != nil {
-		return Reproduction{}, err
+		if errors.Is(err, redisserver.ErrNoBinary) || ctx.Err() != nil {
+			return Reproduction{}, err
+		}
+		return notReplayed("", err), nil
 	}
 	defer srv.Stop()
+	rctx, cancel := context.WithTimeoutCause(ctx, ReplayBound, errReplayBound)
+	defer cancel()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true})
 	defer rdb.Close()
-	version := redisserver.Version(ctx, rdb)
-	e, err := New(ctx, rdb, t, m)
-	if err != nil {
-		return Reproduction{}, err
-	}
-	defer e.Close()
-	tl, vs, err := e.Record(ctx, f.Actions)
+	version := redisserver.Version(rctx, rdb)
+	e, err := New(rctx, rdb, t, m)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Reproduction{}, err
 		}
+		return notReplayed(version, replayCause(rctx, err)), nil
+	}
+	defer e.Close()
+	tl, vs, err := e.Record(rctx, f.Actions)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Reproduction{}, err
+	case errors.Is(err, ErrNotEnabled), errors.Is(err, ErrUnsteady):
 		return Reproduction{Server: version, Note: err.Error()}, nil
+	case err != nil:
+		return notReplayed(version, replayCause(rctx, err)), nil
 	}
 	r := Reproduction{Server: version, Timeline: tl, Reproduced: brokeAgain(vs, f.Property)}
 	if !r.Reproduced {
 		r.Note = "the replay did not break " + f.Property
 	}
 	return r, nil
+}
+
+// notReplayed is the Reproduction of a replay on server version that
+// could not finish, for err.
+func notReplayed(version string, err error) Reproduction {
+	return Reproduction{Server: version, NotReplayed: true, Note: "not replayed: " + err.Error()}
+}
+
+// replayCause is why a replay under ctx failed with err: its bound, if
+// that is what ended it.
+func replayCause(ctx context.Context, err error) error {
+	if c := context.Cause(ctx); errors.Is(c, errReplayBound) {
+		return fmt.Errorf("%w (%v)", c, ReplayBound)
+	}
+	return err
 }
 
 // brokeAgain reports whether vs breaks property.

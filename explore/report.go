@@ -180,7 +180,10 @@ func (f *Found) writeText(b *bytes.Buffer, verbose bool) error {
 	if f.Server == "" {
 		repro = "reproduced: " + f.ReplayNote
 	}
-	if !f.Reproduced {
+	switch {
+	case f.NotReplayed:
+		repro = f.ReplayNote
+	case !f.Reproduced:
 		repro = "NOT reproduced on a fresh redis-server: " + f.ReplayNote
 	}
 	fmt.Fprintf(b, "\ncounterexample (%s, %d steps; %s):\n", f.Property, len(f.Steps), repro)

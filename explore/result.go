@@ -91,6 +91,9 @@ type Found struct {
 	Reproduced bool   `json:"reproduced"`
 	Server     string `json:"redis_server,omitempty"`
 	ReplayNote string `json:"replay_note,omitempty"`
+	// NotReplayed is true when the replay could not finish (ReplayNote
+	// says why): the violation stands as the search found it.
+	NotReplayed bool `json:"not_replayed,omitempty"`
 	// Replay is the replay's timeline, for the renderers.
 	Replay timeline.Timeline `json:"-"`
 }

@@ -151,8 +151,8 @@ const (
 )
 
 // Properties lists the properties in the order they are reported
-// (Ownership is in manifest_run.go).
-var Properties = []string{MutualExclusion, Resource, Liveness, Ownership}
+// (Ownership is in manifest_run.go, Lease in lease.go).
+var Properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
 
 // schedule is one run of the target's clients under the scheduler.
 type schedule struct {
@@ -261,6 +261,9 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, choose sear
 		if depth > 0 {
 			w.checkHolders(s)
 			w.checkOwnership(s)
+			if err := e.checkLease(ctx, w, s); err != nil {
+				return err
+			}
 		}
 		if w.failed() {
 			s.complete = true

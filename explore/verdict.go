@@ -135,8 +135,9 @@ func (e *Explorer) conclude(search context.Context, res *Result, found []Found, 
 }
 
 // confirm replays f on a fresh server (Reproduce), again when it did not
-// break its property, and files it with res's Violations when it did,
-// else with its Unsteady.
+// break its property, and files it with res's Violations when it did, or
+// when its replay could not finish (NotReplayed), else with its
+// Unsteady.
 func (e *Explorer) confirm(ctx context.Context, res *Result, f Found) error {
 	var rep Reproduction
 	for range replayTries {
@@ -148,12 +149,15 @@ func (e *Explorer) confirm(ctx context.Context, res *Result, f Found) error {
 		if err != nil {
 			rep = Reproduction{Note: "the replay was cut short: " + err.Error()}
 		}
-		if rep.Reproduced || ctx.Err() != nil {
+		if rep.Reproduced || rep.NotReplayed || ctx.Err() != nil {
 			break
 		}
 	}
 	f.Reproduced, f.Server, f.ReplayNote, f.Replay = rep.Reproduced, rep.Server, rep.Note, rep.Timeline
-	if rep.Reproduced {
+	f.NotReplayed = rep.NotReplayed
+	if rep.Reproduced || rep.NotReplayed {
+		// A replay that could not finish says nothing against what the
+		// search saw: it stays a violation.
 		res.Violations = append(res.Violations, f)
 	} else {
 		res.Unsteady = append(res.Unsteady, f)
