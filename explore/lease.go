@@ -8,21 +8,23 @@ import (
 )
 
 // Lease is the property that the lock's key never outlives the lease its
-// holder asked for: after every command that writes the key ${lock}, the
-// time it has left to live is at most the longest lease a client asks for
-// (its ${ttl}, in the manifest's ttl_unit). An extension that hands
+// holder asked for: no command lengthens the time the key ${lock} has
+// left to live by more than the longest lease a client asks for (its
+// ${ttl}, in the manifest's ttl_unit). A take leaves it at most one lease;
+// an extension at most one lease more than it had left (an extension may
+// set the lease anew, or add to it, as some libraries' do). It is checked
+// after every command that writes the key. An extension that hands
 // EXPIRE milliseconds breaks it: a crashed holder then blocks everyone a
 // thousand times longer than it meant to. A key without expiry is for
 // liveness to judge. Only recipes (manifests, Lua scripts) check it.
 const Lease = "lease"
 
 // checkLease records a lease violation when the action just taken ran a
-// command that wrote the lock's key of a recipe and left it to live
-// longer than the longest lease of the model.
+// command that wrote the lock's key of a recipe and lengthened its life
+// by more than the longest lease of the model.
 func (e *Explorer) checkLease(ctx context.Context, w *world, s *schedule) error {
 	n := len(s.actions)
-	if e.target.recipe == nil || n == 0 || s.actions[n-1].Kind != Run ||
-		slices.ContainsFunc(s.violations, func(v Violation) bool { return v.Property == Lease }) {
+	if e.target.recipe == nil || n == 0 || s.actions[n-1].Kind != Run {
 		return nil
 	}
 	key := lockKey(e.ns)
@@ -36,16 +38,25 @@ func (e *Explorer) checkLease(ctx context.Context, w *world, s *schedule) error 
 	if err != nil {
 		return fmt.Errorf("explore: reading the lock's lease: %w", err)
 	}
+	// What the key had left before the command: what it had at the last
+	// read, less the virtual time since (every advance of the clock
+	// shortens it by as much).
+	before := max(0, w.leaseLeft-w.dilate(w.now-w.leaseAt).Milliseconds())
+	w.leaseLeft, w.leaseAt = max(pttl, 0), w.now
 	var longest time.Duration
 	for i := range e.model.Clients {
 		longest = max(longest, e.model.leaseOf(i))
 	}
-	if pttl <= w.dilate(longest).Milliseconds() {
+	if pttl <= before+w.dilate(longest).Milliseconds() ||
+		slices.ContainsFunc(s.violations, func(v Violation) bool { return v.Property == Lease }) {
 		return nil
 	}
 	a := s.actions[n-1]
-	msg := fmt.Sprintf("at %s, after %s's %s, the lock's key lives %s more, longer than the longest lease a "+
-		"client asked for (%v)", fmtAt(w.now), a.Client, a.Command, virtualText(pttl, w.factor), longest)
+	msg := fmt.Sprintf("at %s, %s's %s left the lock's key %s to live, longer than the longest lease a client "+
+		"asked for (%v)", fmtAt(w.now), a.Client, a.Command, virtualText(pttl, w.factor), longest)
+	if before > 0 {
+		msg += fmt.Sprintf(" past the %s it had left", virtualText(before, w.factor))
+	}
 	i := n - 1
 	s.violations = append(s.violations, Violation{Property: Lease, Message: msg, Step: i})
 	if s.steps[i].Violation == "" {

@@ -139,6 +139,11 @@ type world struct {
 	owned []Violation
 	// ops is, for a recipe, each op's calls and replies (countOp).
 	ops map[string]*opTally
+	// leaseLeft is what the lock's key had left to live (ms on the
+	// server, 0 for gone or no expiry) when checkLease last read it, at
+	// virtual time leaseAt.
+	leaseLeft int64
+	leaseAt   time.Duration
 	// For the leases' real run-down: when the clock last advanced (the
 	// server's time, µs, as the tick read it, on the one server and on
 	// each node; and this process's time when it sent the tick), how
