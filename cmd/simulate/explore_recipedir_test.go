@@ -91,3 +91,59 @@ func TestExploreRecipeDirHostile(t *testing.T) {
 		t.Errorf("maxmemory %v (%v): the server's configuration changed", v, err)
 	}
 }
+
+// TestExploreNoVacuousVerdict: a manifest whose acquire's ok never
+// matches, or whose release's ok never matches, exits 2 naming the op
+// and its ok (the search saw nothing it was about); one that names a key
+// outside the namespace exits 2 naming the key; an extension that hands
+// EXPIRE milliseconds exits 1, the lease broken.
+func TestExploreNoVacuousVerdict(t *testing.T) {
+	b := redistest.Real(t)
+	set := func(acquireOK, releaseOK, key string) string {
+		return `{"ops": {
+  "acquire": {"steps": [{"cmd": ["SET", "` + key + `", "${token}", "NX", "PX", "${ttl}"]}], "ok": ` + acquireOK + `},
+  "release": {"steps": [{"cmd": ["GET", "${lock}"], "save": "v"},
+    {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${token}"]}}], "ok": ` + releaseOK + `}}}`
+	}
+	dir := func(manifest string, files map[string]string) string {
+		d := t.TempDir()
+		files["recipe.json"] = manifest
+		for name, s := range files {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	expire := map[string]string{"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 0`}
+	leaseMS := `{"ttl_unit": "ms", "ops": {
+  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+  "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]},
+  "extend": {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]}}}`
+	for _, tc := range []struct {
+		name, dir string
+		code      int
+		want      string
+	}{
+		{"acquire never ok", dir(set(`[1]`, `[1]`, "${lock}"), map[string]string{}), 2,
+			"ops.acquire.ok [1] matched none of its"},
+		{"release never ok", dir(set(`["OK"]`, `["1"]`, "${lock}"), map[string]string{}), 2,
+			`ops.release.ok ["1"] matched none of its`},
+		{"key outside", dir(set(`["OK"]`, `[1]`, "mylock"), map[string]string{}), 2,
+			`ops.acquire.steps[0].cmd[1]: key "mylock" is not made from ${lock}`},
+		{"EXPIRE given ms", dir(leaseMS, expire), 1, "lease: at t=0s, A's EVAL extend.lua lock:L left the lock's key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"explore", "-redis", "redis://" + b.Addr(), "-recipe-dir", tc.dir,
+				"-clients", "2", "-faults", "crash", "-bound", "ticks=1,attempts=1"}, &stdout, &stderr)
+			out := strings.Join(strings.Fields(stdout.String()+stderr.String()), " ")
+			if code := exitCode(err); code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d (%v); want %d naming %q:\n%s%s", code, err, tc.code, tc.want, stdout.String(),
+					stderr.String())
+			}
+		})
+	}
+}
