@@ -51,6 +51,8 @@ twice, is reported apart as unsteady and does not count):
                     (for a recipe: any key it wrote without expiry, after every lease ran out)
   ownership         a release or extension answered as a success once the hold had ended
                     (-recipe-dir; -check adds it to the others)
+  lease             a command left the lock's key to live longer than the lease asked for
+                    (-recipe-dir and Lua scripts)
 
 With -strategy, two buyers purchase one listing while a third client lists
 another item, and resource means the market's audit found a violation (the
@@ -69,7 +71,10 @@ convention from DIR/recipe.json, a manifest that says how each operation is
 called (a script, or commands sent one round trip at a time), with what
 keys and arguments, and which replies mean success; it also checks
 ownership: a release or extension answered as a success once the hold had
-ended (see docs/explorer.md). Examples: examples/recipes/.
+ended (see docs/explorer.md). Examples: examples/recipes/. Its steps may
+send data commands on its own keys only, but its scripts run on the server
+as written: explore a recipe you did not write on the default private
+server (-redis auto), not on one others use.
 
 Time is virtual, and dilated: every duration the code and the server see
 is the virtual one times 1,000,000 (a Lua script's ARGV[2] for a 10s lease
@@ -78,7 +83,8 @@ is 10000000000), so the machine's speed cannot decide a verdict.
 writes) what it found so far, says it was cut short, and exits as below.
 Exit status: 0 no violation, 1 a violation (replayed), 2 bad input (a flag,
 a script that does not parse or answers outside the convention, a manifest
-that cannot be used).
+that cannot be used, or one whose search proved nothing: a take that never
+succeeded, a release or extension that never did).
 
 Flags:
 `
