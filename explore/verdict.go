@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -147,7 +148,7 @@ func (e *Explorer) confirm(ctx context.Context, res *Result, f Found) error {
 			return err
 		}
 		if err != nil {
-			rep = Reproduction{Note: "the replay was cut short: " + err.Error()}
+			rep = notReplayed("", fmt.Errorf("the replay was cut short: %w", err))
 		}
 		if rep.Reproduced || rep.NotReplayed || ctx.Err() != nil {
 			break
@@ -179,8 +180,11 @@ func (e *Explorer) replayFresh(ctx context.Context, f Found) (Reproduction, erro
 	defer x.Close()
 	x.factor = e.factor
 	tl, vs, err := x.Record(ctx, f.Actions)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotEnabled), errors.Is(err, ErrUnsteady):
 		return Reproduction{Note: err.Error()}, nil
+	case err != nil:
+		return notReplayed("", err), nil
 	}
 	rep = Reproduction{Timeline: tl, Note: "no redis-server on PATH: replayed in a fresh namespace of the explorer's server"}
 	rep.Reproduced = brokeAgain(vs, f.Property)
