@@ -2,7 +2,6 @@ package explore_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,13 +66,8 @@ func hostileRecipeDirs(t *testing.T) []struct{ name, dir, want string } {
 	}
 	zeroManifest := t.TempDir()
 	link("/dev/zero")(filepath.Join(zeroManifest, explore.ManifestFile))
-	million := t.TempDir()
-	f, err := os.Create(filepath.Join(million, explore.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, steps(1_000_000))
-	f.Close()
+	// A million steps, each as short as a step can be written: 3 MB.
+	million := writeRecipe(t, `{"ops": {"acquire": {"steps": [`+strings.Repeat(`{},`, 999_999)+`{}], "ok": [1]}}}`, nil)
 	return []struct{ name, dir, want string }{
 		{"script a link to /dev/zero", withScript(link("/dev/zero")),
 			"recipe.json: ops.acquire.script: acquire.lua leads to /dev/zero, outside the recipe's directory"},
