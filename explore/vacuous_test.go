@@ -108,8 +108,13 @@ func TestKeyOutside(t *testing.T) {
 
 // leaseLock is a manifest in ttl_unit unit whose acquire sets the lease
 // with acquire (a SET option: PX or EX) and whose extend renews it with
-// extend (PEXPIRE or EXPIRE), as a script.
+// extend (PEXPIRE or EXPIRE, given ARGV[2]; "add" for PEXPIRE of what is
+// left plus ARGV[2]), as a script.
 func leaseLock(unit, acquire, extend string) (string, map[string]string) {
+	call := `redis.call('` + extend + `', KEYS[1], ARGV[2])`
+	if extend == "add" {
+		call = `redis.call('PEXPIRE', KEYS[1], redis.call('PTTL', KEYS[1]) + ARGV[2])`
+	}
 	return `{"ttl_unit": "` + unit + `", "ops": {
   "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "` + acquire + `", "${ttl}"]}], "ok": ["OK"]},
   "release": {"script": "release.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1]},
@@ -117,7 +122,7 @@ func leaseLock(unit, acquire, extend string) (string, map[string]string) {
 		map[string]string{
 			"release.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`,
-			"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('` + extend + `', KEYS[1], ARGV[2]) end
+			"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return ` + call + ` end
 return 0`,
 		}
 }
@@ -126,7 +131,8 @@ return 0`,
 // milliseconds keeps the lock 1,000 times longer than its holder asked:
 // the lease property finds it (and only it), at the extension. The same
 // lock in the right units keeps it, as does one whose lease is shorter
-// than asked.
+// than asked, and one whose extension adds a lease to what is left (after
+// an advance of the clock: the retry of the client refused).
 func TestLeaseProperty(t *testing.T) {
 	b := redistest.Real(t)
 	for _, tc := range []struct {
@@ -138,6 +144,7 @@ func TestLeaseProperty(t *testing.T) {
 		{"PEXPIRE given ms", "ms", "PX", "PEXPIRE", false},
 		{"EXPIRE given s", "s", "EX", "EXPIRE", false},
 		{"PEXPIRE given s (shorter)", "s", "EX", "PEXPIRE", false},
+		{"a lease added to what is left", "ms", "PX", "add", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			manifest, files := leaseLock(tc.unit, tc.acquire, tc.extend)
@@ -146,7 +153,7 @@ func TestLeaseProperty(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := small()
-			m.FaultKinds, m.Faults = nil, 0
+			m.FaultKinds, m.Ticks = []string{explore.FaultPauseShort}, 2
 			res, broken := search(t, b.Client, tg, m, explore.Options{Check: []string{explore.Lease}})
 			if !tc.broken {
 				if len(broken) > 0 || !res.Exhaustive {
