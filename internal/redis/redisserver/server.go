@@ -34,6 +34,9 @@ func Binary() (string, error) {
 
 // Options configures a private server.
 type Options struct {
+	// Binary is the redis-server to run: a path, or a name looked up on
+	// PATH; empty means redis-server on PATH.
+	Binary string
 	// Port to listen on; 0 picks a free loopback port.
 	Port int
 	// Args are extra command-line arguments, e.g. "--cluster-enabled", "yes".
@@ -62,6 +65,11 @@ type Server struct {
 // until it answers PING. Stop it with Stop.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	bin, err := Binary()
+	if opts.Binary != "" {
+		if bin, err = exec.LookPath(opts.Binary); err != nil {
+			err = fmt.Errorf("%w: %v", ErrNoBinary, err)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

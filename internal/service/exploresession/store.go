@@ -30,6 +30,12 @@ var (
 // Closer is what a Store keeps: anything that must be closed when it goes.
 type Closer interface{ Close() error }
 
+// Aborter is a session that can stop the operation in progress on it at
+// once. The Store calls Abort, when a session has it, before it waits
+// for that operation to close the session: a removal never waits for a
+// step to end by itself.
+type Aborter interface{ Abort() }
+
 // Limits bound a Store.
 type Limits struct {
 	// Total is how many sessions the store holds at once.
@@ -259,9 +265,12 @@ func (st *Store[S]) sweepLocked() []*entry[S] {
 	return out
 }
 
-// closeEntry waits for the session's operation in progress, if any, then
-// closes it.
+// closeEntry stops the session's operation in progress, if any and if
+// the session can (Aborter), waits for it, then closes the session.
 func closeEntry[S Closer](e *entry[S]) error {
+	if a, ok := any(e.s).(Aborter); ok {
+		a.Abort()
+	}
 	e.op.Lock()
 	defer e.op.Unlock()
 	if e.gone {
