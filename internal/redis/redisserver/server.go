@@ -46,6 +46,8 @@ type Options struct {
 	Dir string
 	// Stderr receives the server's output; nil discards it.
 	Stderr *os.File
+	// Env is the server's environment; nil means the parent's.
+	Env []string
 }
 
 // Server is one running redis-server child process.
@@ -130,6 +132,7 @@ func (s *Server) start(ctx context.Context, loading bool) error {
 	args = append(args, s.opts.Args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
+	cmd.Env = s.opts.Env
 	if s.opts.Stderr != nil {
 		cmd.Stdout, cmd.Stderr = s.opts.Stderr, s.opts.Stderr
 	}

@@ -77,7 +77,9 @@ type sandbox struct {
 // startSandbox starts a sandbox from the redis-server bin (empty: the
 // one on PATH).
 func startSandbox(ctx context.Context, bin string) (*sandbox, error) {
-	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: bin, Args: sandboxArgs()})
+	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: bin, Args: sandboxArgs(),
+		// none of the service's environment (an admin token, say)
+		Env: []string{}})
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		return nil, fmt.Errorf("%w: %w: pasted Lua runs on a redis-server the service starts for each session "+
 			"(never in the service itself); install redis-server on the service's machine "+
