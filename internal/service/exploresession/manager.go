@@ -438,14 +438,36 @@ func parseStep(body []byte) (stepRequest, error) {
 		}
 		delete(fields, "from_step")
 	}
+	for name := range fields {
+		if !actionFields[name] {
+			return req, fmt.Errorf("unknown field %q", name)
+		}
+	}
 	rest, err := json.Marshal(fields)
 	if err != nil {
 		return req, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(rest))
-	dec.DisallowUnknownFields()
-	return req, dec.Decode(&req.Action)
+	return req, json.Unmarshal(rest, &req.Action)
 }
+
+// actionFields are the names of an action's fields in JSON (its
+// UnmarshalJSON takes any others silently): those of an action with
+// every field set.
+var actionFields = func() map[string]bool {
+	b, err := json.Marshal(explore.Action{Kind: "k", Client: "c", Index: 1, Command: "c", Length: "l", At: 1, Node: "n"})
+	if err != nil {
+		panic(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	names := map[string]bool{}
+	for name := range m {
+		names[name] = true
+	}
+	return names
+}()
 
 // Step takes an action, which must be one of the enabled actions of the
 // step it branches from (the last one, or from_step).

@@ -58,17 +58,22 @@ const (
 )
 
 // exploreRoutes registers the explorer's routes. They take no admin token:
-// a session runs on an embedded server of its own and never touches the
-// served Redis, so a student's browser opens one on a service a teacher
-// serves to the room; the Explore bounds them in all and per client.
+// a session runs on a server of its own (pasted Lua on a redis-server
+// started for it, never in the service) and never touches the served
+// Redis, so a student's browser opens one on a service a teacher serves
+// to the room; the Explore bounds them in all and per client.
 func (s *Server) exploreRoutes(api *echo.Group) {
 	q := &queue{slots: make(chan struct{}, exploreConcurrent), maxBody: exploreBodyLimit}
-	api.POST("/explore/sessions", s.startExplore, q.middleware)
+	for _, r := range []*echo.Route{
+		api.POST("/explore/sessions", s.startExplore, q.middleware),
+		api.POST("/explore/sessions/:id/steps", s.onSession(http.StatusOK, sessionStep), q.middleware),
+		api.POST("/explore/sessions/:id/undo", s.onSession(http.StatusOK, sessionUndo), q.middleware),
+		api.POST("/explore/sessions/:id/find", s.onSession(http.StatusAccepted, sessionFind), q.middleware),
+	} {
+		s.bodyLimits[r.Path] = q.maxBody
+	}
 	api.GET("/explore/sessions/:id", s.onSession(http.StatusOK, sessionState))
 	api.DELETE("/explore/sessions/:id", s.removeExplore)
-	api.POST("/explore/sessions/:id/steps", s.onSession(http.StatusOK, sessionStep), q.middleware)
-	api.POST("/explore/sessions/:id/undo", s.onSession(http.StatusOK, sessionUndo), q.middleware)
-	api.POST("/explore/sessions/:id/find", s.onSession(http.StatusAccepted, sessionFind), q.middleware)
 	api.DELETE("/explore/sessions/:id/find", s.onSession(http.StatusOK, sessionCancelFind))
 }
 
