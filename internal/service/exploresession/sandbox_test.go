@@ -91,42 +91,45 @@ func TestSandboxFiles(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
 	p := fmt.Sprintf("%q", path)
-	for _, src := range []string{
-		"return loadfile(" + p + ")()",
-		"return dofile(" + p + ")",
-		"return require(" + p + ")",
-		"return io.open(" + p + "):read('*a')",
-		"return io.lines(" + p + ")()",
-		"return os.getenv('LOCKMARKET_ADMIN_TOKEN')",
-		"return os.execute('cat " + path + "')",
-		"local f = loadfile(" + p + ") setfenv(f, setmetatable({}, {__index = function(_, k) error(k, 0) end})) return f()",
-		"return getfenv(0).loadfile(" + p + ")()",
-		"local s, done = 'return lo' .. 'adfile(" + path + ")()', false\n" +
-			"return load(function() if done then return nil end done = true return s end)()",
-		"return loadstring('return i' .. 'o.open(\"" + path + "\"):read(\"*a\")')()",
-		"return _G['load' .. 'file'](" + p + ")()",
-		"return rawget(_G, 'dofile')(" + p + ")",
-		"return package.loadlib(" + p + ", 'x')",
-		"return debug.getregistry()",
-		"return loadstring(string.dump(function() return 1 end))()",
-		"return redis.call('MODULE', 'LOAD', " + p + ")",
-		"return redis.call('CONFIG', 'SET', 'dir', '/')",
-		"return redis.call('EVAL', 'return 1', 0)",
-	} {
-		t.Run(src, func(t *testing.T) {
-			id := addUnchecked(t, m, "c", src)
-			defer m.Remove(id)
-			st, err := runAcquire(m, id)
-			if err == nil {
-				t.Errorf("the step answered: %+v", st.Steps)
-			}
-			b, _ := json.Marshal(st)
-			if e := fmt.Sprint(err); strings.Contains(e, secret) || strings.Contains(string(b), secret) {
-				t.Errorf("the file's contents in the answer: %v", e)
-			}
-			t.Logf("%.200v", err)
-		})
-	}
+	t.Run("scripts", func(t *testing.T) {
+		for _, src := range []string{
+			"return loadfile(" + p + ")()",
+			"return dofile(" + p + ")",
+			"return require(" + p + ")",
+			"return io.open(" + p + "):read('*a')",
+			"return io.lines(" + p + ")()",
+			"return os.getenv('LOCKMARKET_ADMIN_TOKEN')",
+			"return os.execute('cat " + path + "')",
+			"local f = loadfile(" + p + ") setfenv(f, setmetatable({}, {__index = function(_, k) error(k, 0) end})) return f()",
+			"return getfenv(0).loadfile(" + p + ")()",
+			"local s, done = 'return lo' .. 'adfile(" + path + ")()', false\n" +
+				"return load(function() if done then return nil end done = true return s end)()",
+			"return loadstring('return i' .. 'o.open(\"" + path + "\"):read(\"*a\")')()",
+			"return _G['load' .. 'file'](" + p + ")()",
+			"return rawget(_G, 'dofile')(" + p + ")",
+			"return package.loadlib(" + p + ", 'x')",
+			"return debug.getregistry()",
+			"return loadstring(string.dump(function() return 1 end))()",
+			"return redis.call('MODULE', 'LOAD', " + p + ")",
+			"return redis.call('CONFIG', 'SET', 'dir', '/')",
+			"return redis.call('EVAL', 'return 1', 0)",
+		} {
+			t.Run(src, func(t *testing.T) {
+				t.Parallel() // each on a sandbox of its own
+				id := addUnchecked(t, m, t.Name(), src)
+				defer m.Remove(id)
+				st, err := runAcquire(m, id)
+				if err == nil {
+					t.Errorf("the step answered: %+v", st.Steps)
+				}
+				b, _ := json.Marshal(st)
+				if e := fmt.Sprint(err); strings.Contains(e, secret) || strings.Contains(string(b), secret) {
+					t.Errorf("the file's contents in the answer: %v", e)
+				}
+				t.Logf("%.200v", err)
+			})
+		}
+	})
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -152,40 +155,43 @@ func TestSandboxIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := served.Server.Port()
-	for _, src := range []string{
-		// what it reads is nil, as the key is not on its server; what
-		// it writes is on its server only
-		"error('read ' .. tostring(redis.call('GET', '{other}:mark')), 0)",
-		"redis.call('SET', '{other}:mark', 'changed') error('wrote', 0)",
-		"error('found ' .. table.concat(redis.call('KEYS', '*'), ' '), 0)",
-		"redis.call('FLUSHALL') return 0",
-		"redis.call('FLUSHDB') return 0",
-		"redis.call('SELECT', 1) return 0",
-		"redis.call('SWAPDB', 0, 1) return 0",
-		"redis.call('CONFIG', 'SET', 'maxmemory', '0') return 0",
-		"redis.call('SHUTDOWN', 'NOSAVE') return 0",
-		"redis.call('DEBUG', 'SLEEP', 0) return 0",
-		fmt.Sprintf("redis.call('SET', 'x', 1) redis.call('MIGRATE', '127.0.0.1', %d, 'x', 0, 1000) return 0", port),
-		"redis.call('CLIENT', 'KILL', 'TYPE', 'normal') return 0",
-		"redis.call('ACL', 'SETUSER', 'default', 'on', '+@all') return 0",
-		"redis.call('REPLICAOF', '127.0.0.1', " + fmt.Sprint(port) + ") return 0",
-		"redis.call('SCRIPT', 'FLUSH') return 0",
-		"redis.call('FUNCTION', 'FLUSH') return 0",
-		"redis.setresp(3) redis.call('HELLO', 3) return 0",
-	} {
-		t.Run(src, func(t *testing.T) {
-			id := addUnchecked(t, m, "a", src)
-			defer m.Remove(id)
-			_, err := runAcquire(m, id)
-			if !errors.Is(err, api.ErrInvalid) || strings.Contains(err.Error(), "kept") {
-				t.Errorf("%v, want ErrInvalid, without the other session's value", err)
-			}
-			s, _ := m.store.Get(id)
-			if err := s.sb.admin.Ping(context.Background()).Err(); err != nil {
-				t.Errorf("the session's own server after it: %v", err)
-			}
-		})
-	}
+	t.Run("scripts", func(t *testing.T) {
+		for _, src := range []string{
+			// what it reads is nil, as the key is not on its server; what
+			// it writes is on its server only
+			"error('read ' .. tostring(redis.call('GET', '{other}:mark')), 0)",
+			"redis.call('SET', '{other}:mark', 'changed') error('wrote', 0)",
+			"error('found ' .. table.concat(redis.call('KEYS', '*'), ' '), 0)",
+			"redis.call('FLUSHALL') return 0",
+			"redis.call('FLUSHDB') return 0",
+			"redis.call('SELECT', 1) return 0",
+			"redis.call('SWAPDB', 0, 1) return 0",
+			"redis.call('CONFIG', 'SET', 'maxmemory', '0') return 0",
+			"redis.call('SHUTDOWN', 'NOSAVE') return 0",
+			"redis.call('DEBUG', 'SLEEP', 0) return 0",
+			fmt.Sprintf("redis.call('SET', 'x', 1) redis.call('MIGRATE', '127.0.0.1', %d, 'x', 0, 1000) return 0", port),
+			"redis.call('CLIENT', 'KILL', 'TYPE', 'normal') return 0",
+			"redis.call('ACL', 'SETUSER', 'default', 'on', '+@all') return 0",
+			"redis.call('REPLICAOF', '127.0.0.1', " + fmt.Sprint(port) + ") return 0",
+			"redis.call('SCRIPT', 'FLUSH') return 0",
+			"redis.call('FUNCTION', 'FLUSH') return 0",
+			"redis.setresp(3) redis.call('HELLO', 3) return 0",
+		} {
+			t.Run(src, func(t *testing.T) {
+				t.Parallel() // each on a sandbox of its own
+				id := addUnchecked(t, m, t.Name(), src)
+				defer m.Remove(id)
+				_, err := runAcquire(m, id)
+				if !errors.Is(err, api.ErrInvalid) || strings.Contains(err.Error(), "kept") {
+					t.Errorf("%v, want ErrInvalid, without the other session's value", err)
+				}
+				s, _ := m.store.Get(id)
+				if err := s.sb.admin.Ping(context.Background()).Err(); err != nil {
+					t.Errorf("the session's own server after it: %v", err)
+				}
+			})
+		}
+	})
 	if v, err := o.rdb.Get(context.Background(), "{other}:mark").Result(); err != nil || v != "kept" {
 		t.Errorf("the other session's key: %q, %v", v, err)
 	}
