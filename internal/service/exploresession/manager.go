@@ -261,6 +261,21 @@ func (s *session) explorer() *explore.Explorer {
 	return s.e
 }
 
+// restart starts the session's sandbox again, and an explorer on it.
+func (s *session) restart() error {
+	if err := s.sb.restart(); err != nil {
+		return err
+	}
+	if e := s.explorer(); e != nil {
+		e.Close()
+	}
+	s.rdb.Close()
+	s.rdb = s.sb.client()
+	ctx, cancel := context.WithTimeout(context.Background(), startBudget)
+	defer cancel()
+	return s.newExplorer(ctx)
+}
+
 // startBudget bounds the start of a session on a sandbox.
 const startBudget = 10 * time.Second
 
@@ -278,17 +293,14 @@ func (s *session) guardWithin(ctx context.Context, budget time.Duration, what st
 	if s.sb == nil {
 		return f(ctx)
 	}
-	restarted, err := s.sb.run(ctx, budget, f)
-	if restarted {
-		if e := s.explorer(); e != nil {
-			e.Close()
-		}
-		s.rdb.Close()
-		s.rdb = s.sb.client()
-		if rerr := s.newExplorer(context.Background()); rerr != nil && err == nil {
-			err = rerr
+	// A server killed by the last operation is started again first, out
+	// of this one's budget.
+	if s.explorer() != nil && s.sb.lost() {
+		if err := s.restart(); err != nil {
+			return err
 		}
 	}
+	err := s.sb.run(ctx, budget, f)
 	switch {
 	case errors.Is(err, errAborted):
 		return api.ErrClosed

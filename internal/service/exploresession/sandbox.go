@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -99,8 +100,13 @@ func startSandbox(ctx context.Context, bin string) (*sandbox, error) {
 }
 
 // limitHeap bounds the address space of process pid to what it maps now
-// plus SandboxHeap.
+// plus SandboxHeap, and lowers its CPU priority to the least (nice 19):
+// a script that spins until its budget takes the CPU the service and the
+// served Redis leave.
 func limitHeap(pid int) error {
+	if err := unix.Setpriority(unix.PRIO_PROCESS, pid, 19); err != nil {
+		return err
+	}
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return err
@@ -125,8 +131,10 @@ func limitHeap(pid int) error {
 
 // client is a connection pool to the sandbox for the explorer.
 func (sb *sandbox) client() *redis.Client {
-	// A server killed is refused at once: no retry, one dial.
-	return redis.NewClient(&redis.Options{Addr: sb.srv.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1})
+	// A server killed is refused at once: no retry, one dial. No read
+	// timeout: a script runs until it ends or run stops it.
+	return redis.NewClient(&redis.Options{Addr: sb.srv.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
+		ReadTimeout: -1})
 }
 
 // errOverBudget and errServerLost report an operation the sandbox cut
@@ -142,16 +150,16 @@ var (
 // any, is stopped (SCRIPT KILL), and the server itself is killed if f has
 // not returned killWait later (a script that wrote, or that spins inside
 // a C function, cannot be killed otherwise). A server killed or lost is
-// started again (empty) before run returns, unless the sandbox was
-// aborted; restarted reports it, and the error wraps errOverBudget or
-// errServerLost when f was cut short.
-func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context.Context) error) (restarted bool, err error) {
+// left for Lost to report, and restart to start again. The error wraps
+// errOverBudget or errServerLost when f was cut short, errAborted after
+// abort.
+func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context.Context) error) error {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sb.mu.Lock()
 	if sb.aborted {
 		sb.mu.Unlock()
-		return false, errAborted
+		return errAborted
 	}
 	sb.cancel = cancel
 	sb.mu.Unlock()
@@ -171,30 +179,31 @@ func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context
 		cancel()
 		sb.stop(done)
 	})
-	err = f(fctx)
+	err := f(fctx)
 	close(done)
 	wg.Wait()
 
 	sb.mu.Lock()
 	sb.cancel = nil
-	killed, aborted := sb.killed, sb.aborted
+	aborted := sb.aborted
 	sb.mu.Unlock()
-	if aborted {
-		return false, errAborted
-	}
-	lost := killed || sb.srv.Pid() == 0 || sb.admin.Ping(context.Background()).Err() != nil
-	if lost {
-		if rerr := sb.restart(); rerr != nil {
-			return false, rerr
-		}
-	}
 	switch {
+	case aborted:
+		return errAborted
 	case over:
-		return lost, fmt.Errorf("%w: %w", errOverBudget, err)
-	case lost && err != nil:
-		return lost, fmt.Errorf("%w: %w", errServerLost, err)
+		return fmt.Errorf("%w: %w", errOverBudget, err)
+	case err != nil && sb.lost():
+		return fmt.Errorf("%w: %w", errServerLost, err)
 	}
-	return lost, err
+	return err
+}
+
+// lost reports whether the server was killed, or does not answer.
+func (sb *sandbox) lost() bool {
+	sb.mu.Lock()
+	killed := sb.killed
+	sb.mu.Unlock()
+	return killed || sb.srv.Pid() == 0 || sb.admin.Ping(context.Background()).Err() != nil
 }
 
 // stop ends the script running on the sandbox: SCRIPT KILL, then, if the
@@ -214,7 +223,7 @@ func (sb *sandbox) stop(done <-chan struct{}) {
 	sb.kill()
 }
 
-// kill kills the server process at once.
+// kill kills the server process and waits for it to exit.
 func (sb *sandbox) kill() {
 	sb.mu.Lock()
 	sb.killed = true
@@ -241,22 +250,24 @@ func (sb *sandbox) restart() error {
 	return nil
 }
 
-// abort ends the operation running on the sandbox at once, if any, and
-// kills the server: Close follows.
+// abort ends the operation running on the sandbox, if any, and sends the
+// server SIGKILL, without waiting for it to exit: Close follows, and
+// waits.
 func (sb *sandbox) abort() {
 	sb.mu.Lock()
-	sb.aborted = true
+	sb.aborted, sb.killed = true, true
 	cancel := sb.cancel
 	sb.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
-	sb.kill()
+	sb.srv.Signal(syscall.SIGKILL)
 }
 
 // Close kills the server and removes its directory.
 func (sb *sandbox) Close() error {
 	sb.abort()
+	sb.srv.Kill()
 	sb.admin.Close()
 	sb.srv.Stop()
 	return nil

@@ -239,11 +239,17 @@ func TestSandboxRemoveAtOnce(t *testing.T) {
 	if err := <-stepped; err == nil {
 		t.Error("the step answered")
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the sandbox's process %d after Remove: %v", pid, err)
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the sandbox's directory after Remove: %v", err)
+	// The process was sent SIGKILL; it is reaped, and its directory
+	// removed, in the background.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		err := syscall.Kill(pid, 0)
+		_, serr := os.Stat(dir)
+		if errors.Is(err, syscall.ESRCH) && errors.Is(serr, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after Remove: the sandbox's process %d: %v; its directory: %v", pid, err, serr)
+		}
 	}
 	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > g0; {
 		if time.Now().After(deadline) {

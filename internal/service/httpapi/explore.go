@@ -47,13 +47,15 @@ type Explore interface {
 
 // Bounds of the explorer's requests: a session's request (a recipe, or the
 // Lua of a lock to explore) and an action are small. A step replays a
-// schedule on the server's CPU, so a few run at once and the others wait
-// their turn (at most exploreWait) rather than being refused: a class
-// steps together. The searches run in the background, bounded by the
-// Explore itself.
+// schedule, taking milliseconds of the server's CPU, or up to its budget
+// of wall time for pasted Lua (whose scripts spin in a sandbox at the
+// least CPU priority), so a class's worth run at once and the others
+// wait their turn (at most exploreWait) rather than being refused: a
+// class steps together. The searches run in the background, bounded by
+// the Explore itself.
 const (
 	exploreBodyLimit  = 16 << 10
-	exploreConcurrent = 8
+	exploreConcurrent = 48
 	exploreWait       = 10 * time.Second
 )
 
