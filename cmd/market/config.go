@@ -27,6 +27,7 @@ type config struct {
 	opTTL         time.Duration
 	adminToken    string
 	auditCooldown time.Duration
+	sandboxRedis  string
 
 	room     *classroomStart // how -classroom listens, or nil
 	loopback bool            // addr binds the loopback interface only
@@ -82,6 +83,8 @@ func (c *config) flagSet(stderr io.Writer, strategy *string, classroom *bool) *f
 		"\"Authorization: Bearer TOKEN\" (default $"+envAdminToken+"); required on a non-loopback -addr")
 	fs.DurationVar(&c.auditCooldown, "audit-cooldown", httpapi.DefaultAuditCooldown,
 		"least pause between two audits (also at least 19 times the last audit's duration)")
+	fs.StringVar(&c.sandboxRedis, "sandbox-redis", "redis-server", "redis-server that runs pasted Lua, "+
+		"one server per explorer session (a path, or a name on PATH); without one pasted Lua is refused")
 	fs.BoolVar(classroom, "classroom", false, "listen on this machine's network address (the port of -addr) "+
 		"with a generated admin token, and print the URL students open and the teacher's token")
 	fs.Usage = func() {

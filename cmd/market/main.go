@@ -188,7 +188,7 @@ func newService(ctx context.Context, c *config, conn *redisconn.Conn, log *slog.
 		Env:        conn.Env(),
 		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
 		Lab:        lab.New(conn.Client, conn.Mini, log),
-		Explore:    exploresession.NewManager(),
+		Explore:    exploresession.New(exploresession.Config{RedisServer: c.sandboxRedis}),
 		AdminToken: c.adminToken, LoopbackHosts: c.loopback,
 	})
 }

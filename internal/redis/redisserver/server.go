@@ -34,6 +34,9 @@ func Binary() (string, error) {
 
 // Options configures a private server.
 type Options struct {
+	// Binary is the redis-server to run: a path, or a name looked up on
+	// PATH; empty means redis-server on PATH.
+	Binary string
 	// Port to listen on; 0 picks a free loopback port.
 	Port int
 	// Args are extra command-line arguments, e.g. "--cluster-enabled", "yes".
@@ -43,6 +46,8 @@ type Options struct {
 	Dir string
 	// Stderr receives the server's output; nil discards it.
 	Stderr *os.File
+	// Env is the server's environment; nil means the parent's.
+	Env []string
 }
 
 // Server is one running redis-server child process.
@@ -62,6 +67,11 @@ type Server struct {
 // until it answers PING. Stop it with Stop.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	bin, err := Binary()
+	if opts.Binary != "" {
+		if bin, err = exec.LookPath(opts.Binary); err != nil {
+			err = fmt.Errorf("%w: %v", ErrNoBinary, err)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +132,7 @@ func (s *Server) start(ctx context.Context, loading bool) error {
 	args = append(args, s.opts.Args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
+	cmd.Env = s.opts.Env
 	if s.opts.Stderr != nil {
 		cmd.Stdout, cmd.Stderr = s.opts.Stderr, s.opts.Stderr
 	}

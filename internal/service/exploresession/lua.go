@@ -12,27 +12,20 @@ import (
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
-// Bounds of a lock given as Lua (a session's request). The scripts run on
-// the session's embedded server, whose Lua interpreter cannot be stopped
-// from outside while a script runs: so each script is bounded from inside.
-// Before it is loaded, a count is added at the top of every loop's body
-// (while, for, repeat), of every function's body and before every goto,
-// and a script that reaches MaxScriptTurns in one run stops with an error
-// that names the bound. A lock's script takes a few turns; a script that
-// loops forever stops at its bound, and its session's step or
-// search answers with the message.
-const (
-	// MaxScriptBytes bounds each script's source.
-	MaxScriptBytes = 4 << 10
-	// MaxScriptTurns bounds the loop turns and function calls of one run
-	// of a script.
-	MaxScriptTurns = 10_000
-	// MaxStringBytes bounds what string.rep may make.
-	MaxStringBytes = 1 << 20
-)
+// MaxScriptBytes bounds each script's source of a lock given as Lua (a
+// session's request). The scripts run on the session's sandbox, which
+// bounds their time and memory (sandbox.go).
+const MaxScriptBytes = 4 << 10
 
-// stopMark starts the error a bounded script stops with.
-const stopMark = "lockmarket: script stopped"
+// refused are the names a lock's script has no use for and that reach
+// past Redis's data in some Lua: a script that names one is refused before
+// it runs. Redis's own Lua, in the sandbox, has none of them but load and
+// loadstring, and a name built at run time passes this check: the
+// sandbox is the wall, this only says early and plainly what is not for
+// a lock's script.
+var refused = map[string]bool{"loadfile": true, "dofile": true, "load": true, "loadstring": true, "require": true,
+	"package": true, "module": true, "setfenv": true, "getfenv": true, "debug": true, "io": true, "os": true,
+	"newproxy": true, "string.dump": true, "_G": true}
 
 // luaTarget is the target of a lock given as Lua: each script parsed
 // (one that does not parse is refused with the parser's message) and
@@ -58,11 +51,10 @@ func luaTarget(l *api.LuaLock) (*explore.Target, error) {
 		if len(src) > MaxScriptBytes {
 			return nil, api.Invalidf("lua.%s: %d bytes, at most %d", name, len(src), MaxScriptBytes)
 		}
-		b, err := bound(name, src)
-		if err != nil {
-			return nil, api.Invalidf("lua.%s does not parse: %s", name, strings.Join(strings.Fields(err.Error()), " "))
+		if err := check(name, src); err != nil {
+			return nil, err
 		}
-		scripts[name] = explore.Script{Name: name + ".lua", Source: b}
+		scripts[name] = explore.Script{Name: name + ".lua", Source: src}
 	}
 	tg, err := explore.Lua(explore.LuaRecipe{Acquire: scripts["acquire"], Release: scripts["release"],
 		Extend: scripts["extend"], ReadAcquire: scripts["read_acquire"], ReadRelease: scripts["read_release"],
@@ -78,90 +70,57 @@ func luaTarget(l *api.LuaLock) (*explore.Target, error) {
 	return tg, nil
 }
 
-// bound is src with a count of its turns: a prologue on its first line
-// (so that the parser's and Redis's line numbers stay the user's) and a
-// call of the count where each loop turn, function call and goto begins.
-// It fails with the parser's error for a script that does not parse.
-func bound(name, src string) (string, error) {
+// check refuses a script that does not parse, with the parser's message,
+// or that names one of the refused names (a global, not a field).
+func check(name, src string) error {
 	if _, err := parse.Parse(strings.NewReader(src), name); err != nil {
-		return "", err
+		return api.Invalidf("lua.%s does not parse: %s", name, strings.Join(strings.Fields(err.Error()), " "))
 	}
-	lines := strings.SplitAfter(src, "\n")
-	// offset of the start of each line, in bytes
-	starts := make([]int, len(lines)+1)
-	for i, l := range lines {
-		starts[i+1] = starts[i] + len(l)
-	}
-	const tick = " __lm_turn() "
-	var ins []int
 	sc := parse.NewScanner(strings.NewReader(src), name)
 	lx := &parse.Lexer{}
-	inParams := false
+	var prev, prev2 int
+	var prevStr string
 	for {
 		tok, err := sc.Scan(lx)
-		if err != nil {
-			return "", err
-		}
-		if tok.Type < 0 {
-			break
+		if err != nil || tok.Type < 0 {
+			return nil
 		}
 		lx.PrevTokenType = tok.Type
-		if tok.Pos.Line < 1 || tok.Pos.Line > len(lines) {
-			return "", fmt.Errorf("line %d out of the script", tok.Pos.Line)
-		}
-		at := starts[tok.Pos.Line-1] + tok.Pos.Column - 1
+		word := ""
 		switch {
-		case tok.Type == parse.TDo || tok.Type == parse.TRepeat:
-			ins = append(ins, at+len(tok.Str))
-		case tok.Type == parse.TFunction:
-			inParams = true
-		case inParams && tok.Type == ')':
-			inParams = false
-			ins = append(ins, at+1)
-		case tok.Type == parse.TGoto:
-			ins = append(ins, at)
+		case tok.Type == parse.TIdent && prev != '.' && prev != ':':
+			word = tok.Str
+		case tok.Type == parse.TIdent && prev == '.' && prev2 == parse.TIdent:
+			word = prevStr + "." + tok.Str
 		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "local __lm_turns = 0 local function __lm_turn() __lm_turns = __lm_turns + 1 "+
-		"if __lm_turns > %d then error(%q, 0) end end "+
-		"local string = setmetatable({rep = function(s, n, ...) "+
-		"if type(n) == 'number' and n * #tostring(s) > %d then error(%q, 0) end return string.rep(s, n, ...) end}, "+
-		"{__index = string}) ",
-		MaxScriptTurns, fmt.Sprintf("%s after %d loop turns and function calls in %s: a loop that never ends? "+
-			"(the bound keeps the service responsive)", stopMark, MaxScriptTurns, name),
-		MaxStringBytes, fmt.Sprintf("%s in %s: string.rep of more than %d bytes", stopMark, name, MaxStringBytes))
-	last := 0
-	for _, at := range ins {
-		if at < last || at > len(src) {
-			return "", errors.New("the script could not be bounded")
+		if refused[word] {
+			return api.Invalidf("lua.%s line %d: %s is not for a lock's script, which reads and writes its keys "+
+				"with redis.call only; refused", name, tok.Pos.Line, word)
 		}
-		b.WriteString(src[last:at])
-		b.WriteString(tick)
-		last = at
+		if tok.Type == parse.TIdent {
+			prevStr = tok.Str
+		}
+		prev2, prev = prev, tok.Type
 	}
-	b.WriteString(src[last:])
-	out := b.String()
-	if _, err := parse.Parse(strings.NewReader(out), name); err != nil {
-		return "", fmt.Errorf("the script could not be bounded: %v", err)
-	}
-	return out, nil
 }
 
-// scriptStopped turns the error of a step or a search that ran into a
-// script's bound, or a script that answered outside the convention, into
-// a refusal of the request with its message; other errors are left as
-// they are.
+// scriptStopped turns the error of a step or a search whose script
+// failed (a bound of the sandbox included) or answered outside the
+// convention into a refusal of the request with its message; other
+// errors are left as they are.
 func scriptStopped(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	if i := strings.Index(msg, stopMark); i >= 0 {
-		return api.Invalidf("%s", msg[i:])
-	}
 	if errors.Is(err, explore.ErrConvention) || errors.Is(err, explore.ErrBadScript) {
-		return api.Invalidf("%v", err)
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "not enough memory"):
+			msg += fmt.Sprintf(" (the sandbox's bound: %d MiB of Lua heap)", SandboxHeap>>20)
+		case strings.Contains(msg, "OOM command not allowed"):
+			msg += fmt.Sprintf(" (the sandbox's bound: maxmemory %d MiB)", SandboxMaxMemory>>20)
+		}
+		return api.Invalidf("%s", msg)
 	}
 	return err
 }

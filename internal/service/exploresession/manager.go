@@ -46,13 +46,22 @@ type Config struct {
 	// Searches is how many searches run at once (default: the number of
 	// CPUs); the others wait for one to end.
 	Searches int
+	// RedisServer is the redis-server binary that runs pasted Lua, one
+	// server per session (a path, or a name looked up on PATH; empty:
+	// redis-server). Without one, pasted Lua is refused.
+	RedisServer string
+	// StepBudget bounds a step (and the start) of a session of pasted
+	// Lua (default DefaultStepBudget).
+	StepBudget time.Duration
 }
 
 // Manager keeps the lab's explorer sessions. Each session explores one
-// target (a gallery recipe, flawed or fixed, or a strategy of the market)
-// with the explorer's default model, on an embedded miniredis of its own:
-// whatever it runs, Lua included, never reaches the served Redis, and no
-// key of the served market is touched. The schedule is the session's
+// target with the explorer's default model on a server of its own, never
+// the served Redis: a gallery recipe, flawed or fixed, or a strategy of
+// the market (the project's own code) on an embedded miniredis; pasted
+// Lua on a sandbox, a redis-server started for the session and killed
+// with it (sandbox.go), so that no pasted script runs in the service's
+// process. The schedule is the session's
 // state: every step replays the chosen actions from the start, and the
 // state after each step is kept, so that the history can be shown and
 // branched from any step. A search for a counterexample runs in the
@@ -87,6 +96,9 @@ func New(cfg Config) *Manager {
 	if cfg.Searches <= 0 {
 		cfg.Searches = runtime.NumCPU()
 	}
+	if cfg.StepBudget <= 0 {
+		cfg.StepBudget = DefaultStepBudget
+	}
 	return &Manager{cfg: cfg, search: make(chan struct{}, cfg.Searches),
 		store: NewStore[*session](Limits{Total: cfg.MaxSessions, PerClient: cfg.PerClient}, cfg.IdleTimeout, nil)}
 }
@@ -97,13 +109,19 @@ func (m *Manager) Config() Config { return m.cfg }
 // session is one explorer session: its server, the explorer on it, the
 // actions chosen so far and the state after each.
 type session struct {
-	mr    *miniredis.Miniredis
-	rdb   *redis.Client
-	e     *explore.Explorer
-	model string
+	// mr is the embedded server of a recipe or a strategy, sb the
+	// sandbox of pasted Lua: one of them is set.
+	mr     *miniredis.Miniredis
+	sb     *sandbox
+	budget time.Duration
+	tg     *explore.Target
+	rdb    *redis.Client
+	model  string
 
-	// mu guards what follows: State reads it while a search runs.
+	// mu guards e (a sandbox's explorer is made again when its server
+	// is) and what follows: State reads it while a search runs.
 	mu      sync.Mutex
+	e       *explore.Explorer
 	actions []explore.Action
 	steps   []explore.Step
 	notes   []explore.StepNote
@@ -129,7 +147,19 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 		return "", api.ExploreState{}, err
 	}
 	id, s, err := m.store.Add(client, func() (*session, error) {
-		s, err := open(ctx, tg)
+		if req.Lua == nil {
+			mr, err := miniredis.Run()
+			if err != nil {
+				return nil, fmt.Errorf("exploresession: start an embedded server: %w", err)
+			}
+			s, err := open(ctx, &session{mr: mr, rdb: redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2}), tg: tg})
+			return s, scriptStopped(err)
+		}
+		sb, err := startSandbox(ctx, m.cfg.RedisServer)
+		if err != nil {
+			return nil, err
+		}
+		s, err := open(ctx, &session{sb: sb, rdb: sb.client(), tg: tg, budget: m.cfg.StepBudget})
 		return s, scriptStopped(err)
 	})
 	switch {
@@ -183,51 +213,134 @@ func target(req api.ExploreRequest) (*explore.Target, error) {
 	return tg, nil
 }
 
-// open starts a server and an explorer of tg on it, at the start of a
-// schedule.
-func open(ctx context.Context, tg *explore.Target) (*session, error) {
-	mr, err := miniredis.Run()
-	if err != nil {
-		return nil, fmt.Errorf("exploresession: start an embedded server: %w", err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2})
-	model := explore.DefaultModel()
-	model.Clients = tg.Clients
-	e, err := explore.New(ctx, rdb, tg, model)
-	if err != nil {
-		rdb.Close()
-		mr.Close()
-		return nil, err
-	}
-	mo := e.Model()
-	s := &session{mr: mr, rdb: rdb, e: e,
-		model: fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, at most %d fault (%s), a %v lease",
-			mo.Clients, mo.Attempts, mo.Faults, strings.Join(mo.FaultKinds, ", "), mo.TTL)}
-	snap, f, err := s.cut(ctx, nil)
+// open starts an explorer of s.tg on s's server, at the start of a
+// schedule; it closes s when it fails.
+func open(ctx context.Context, s *session) (*session, error) {
+	// No script of the target runs before the first step: the start is
+	// bounded as a server's start is.
+	err := s.guardWithin(ctx, startBudget, "the start", func(ctx context.Context) error {
+		if err := s.newExplorer(ctx); err != nil {
+			return err
+		}
+		snap, f, err := s.cut(ctx, nil)
+		if err != nil {
+			return err
+		}
+		s.clients, s.steps, s.notes, s.frames = snap.Clients, snap.Steps, snap.Notes, []api.ExploreFrame{f}
+		return nil
+	})
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
-	s.clients, s.steps, s.notes, s.frames = snap.Clients, snap.Steps, snap.Notes, []api.ExploreFrame{f}
+	mo := s.e.Model()
+	s.model = fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, at most %d fault (%s), a %v lease",
+		mo.Clients, mo.Attempts, mo.Faults, strings.Join(mo.FaultKinds, ", "), mo.TTL)
 	return s, nil
+}
+
+// newExplorer makes the session's explorer, on a server that has none
+// (started, or started again).
+func (s *session) newExplorer(ctx context.Context) error {
+	model := explore.DefaultModel()
+	model.Clients = s.tg.Clients
+	e, err := explore.New(ctx, s.rdb, s.tg, model)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.e = e
+	s.mu.Unlock()
+	return nil
+}
+
+// explorer is the session's explorer.
+func (s *session) explorer() *explore.Explorer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.e
+}
+
+// restart starts the session's sandbox again, and an explorer on it.
+func (s *session) restart() error {
+	if err := s.sb.restart(); err != nil {
+		return err
+	}
+	if e := s.explorer(); e != nil {
+		e.Close()
+	}
+	s.rdb.Close()
+	s.rdb = s.sb.client()
+	ctx, cancel := context.WithTimeout(context.Background(), startBudget)
+	defer cancel()
+	return s.newExplorer(ctx)
+}
+
+// startBudget bounds the start of a session on a sandbox.
+const startBudget = 10 * time.Second
+
+// guard runs f, an operation of the explorer that what names, on the
+// session's server. On a sandbox it is bounded by the session's budget
+// (a step's; budget for a search) and a script it cuts short is refused
+// with a message naming the bound; a sandbox started again gets a new
+// explorer. On the embedded server, which runs only the project's code,
+// f just runs.
+func (s *session) guard(ctx context.Context, what string, f func(context.Context) error) error {
+	return s.guardWithin(ctx, s.budget, what, f)
+}
+
+func (s *session) guardWithin(ctx context.Context, budget time.Duration, what string, f func(context.Context) error) error {
+	if s.sb == nil {
+		return f(ctx)
+	}
+	// A server killed by the last operation is started again first, out
+	// of this one's budget.
+	if s.explorer() != nil && s.sb.lost() {
+		if err := s.restart(); err != nil {
+			return err
+		}
+	}
+	err := s.sb.run(ctx, budget, f)
+	switch {
+	case errors.Is(err, errAborted):
+		return api.ErrClosed
+	case errors.Is(err, errOverBudget):
+		return api.Invalidf("%s ran past its budget of %v and was stopped (SCRIPT KILL, or the sandbox's redis-server "+
+			"killed and started again): a loop that never ends?", what, budget)
+	case errors.Is(err, errServerLost):
+		return api.Invalidf("the sandbox's redis-server stopped during %s and was started again: "+
+			"a script past the sandbox's bounds (%d MiB of Lua heap, maxmemory %d MiB)?", what,
+			SandboxHeap>>20, SandboxMaxMemory>>20)
+	}
+	return err
 }
 
 // cut runs actions on the session's explorer and reads the frame they
 // lead to. No search may be running.
 func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, api.ExploreFrame, error) {
-	snap, err := s.e.Cut(ctx, actions)
+	e := s.explorer()
+	snap, err := e.Cut(ctx, actions)
 	if err != nil {
 		return nil, api.ExploreFrame{}, err
 	}
 	f := api.ExploreFrame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
 		Complete: snap.Complete, Views: snap.Views, Chains: snap.Chains}
-	if v, err := s.mr.Get(s.e.Prefix() + "counter"); err == nil {
+	if v, err := s.rdb.Get(ctx, e.Prefix()+"counter").Result(); err == nil {
 		f.Resource = "counter = " + v
 	}
-	if v, err := s.e.Resource(ctx); err == nil && v != "" {
+	if v, err := e.Resource(ctx); err == nil && v != "" {
 		f.Resource = v
 	}
 	return snap, f, nil
+}
+
+// Abort stops at once what runs on a sandbox, if the session has one,
+// and kills its server: the Store calls it before Close, which would wait
+// for the operation in progress.
+func (s *session) Abort() {
+	if s.sb != nil {
+		s.sb.abort()
+	}
 }
 
 // Close ends the session's search, if one runs, then the session and its
@@ -235,14 +348,26 @@ func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.S
 func (s *session) Close() error {
 	s.mu.Lock()
 	f := s.find
+	e := s.e
 	s.mu.Unlock()
 	if f != nil {
 		f.cancel()
 		<-f.done
 	}
-	err := s.e.Close()
+	var err error
+	if e != nil && s.sb == nil {
+		err = e.Close()
+	} else if e != nil {
+		// the sandbox goes with its keys: no need to delete them first
+		e.Close()
+	}
 	s.rdb.Close()
-	s.mr.Close()
+	if s.mr != nil {
+		s.mr.Close()
+	}
+	if s.sb != nil {
+		s.sb.Close()
+	}
 	return err
 }
 
@@ -325,14 +450,36 @@ func parseStep(body []byte) (stepRequest, error) {
 		}
 		delete(fields, "from_step")
 	}
+	for name := range fields {
+		if !actionFields[name] {
+			return req, fmt.Errorf("unknown field %q", name)
+		}
+	}
 	rest, err := json.Marshal(fields)
 	if err != nil {
 		return req, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(rest))
-	dec.DisallowUnknownFields()
-	return req, dec.Decode(&req.Action)
+	return req, json.Unmarshal(rest, &req.Action)
 }
+
+// actionFields are the names of an action's fields in JSON (its
+// UnmarshalJSON takes any others silently): those of an action with
+// every field set.
+var actionFields = func() map[string]bool {
+	b, err := json.Marshal(explore.Action{Kind: "k", Client: "c", Index: 1, Command: "c", Length: "l", At: 1, Node: "n"})
+	if err != nil {
+		panic(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	names := map[string]bool{}
+	for name := range m {
+		names[name] = true
+	}
+	return names
+}()
 
 // Step takes an action, which must be one of the enabled actions of the
 // step it branches from (the last one, or from_step).
@@ -365,7 +512,13 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (ap
 			}
 			return api.Invalidf("%s is not enabled at step %d; the enabled actions are: %s", a, from, actionList(en))
 		}
-		snap, f, err := s.cut(ctx, append(base, a))
+		var snap *explore.Snapshot
+		var f api.ExploreFrame
+		err = s.guard(ctx, "the step", func(ctx context.Context) error {
+			var err error
+			snap, f, err = s.cut(ctx, append(base, a))
+			return err
+		})
 		if err != nil {
 			return scriptStopped(err)
 		}
@@ -488,9 +641,13 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	s.mu.Lock()
 	f.start, f.status.Waiting = time.Now(), false
 	s.mu.Unlock()
-	res, err := s.e.FindFrom(ctx, prefix, explore.Options{Budget: m.cfg.FindBudget, Progress: func(p explore.Progress) {
-		set(func(fs *api.FindStatus) { fs.Schedules = p.Schedules })
-	}})
+	var res *explore.Result
+	err := s.guardWithin(ctx, m.cfg.FindBudget+m.cfg.StepBudget, "the search", func(ctx context.Context) error {
+		var err error
+		res, err = s.explorer().FindFrom(ctx, prefix, explore.Options{Budget: m.cfg.FindBudget,
+			Progress: func(p explore.Progress) { set(func(fs *api.FindStatus) { fs.Schedules = p.Schedules }) }})
+		return err
+	})
 	elapsed := ms(time.Since(f.start))
 	state, note := api.FindNone, ""
 	switch {
@@ -500,10 +657,7 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	case errors.Is(err, explore.ErrNothingToFind):
 		note = "every property the target is checked for is broken already in these steps: undo to look for another way"
 	case err != nil:
-		msg := err.Error()
-		if i := strings.Index(msg, stopMark); i >= 0 {
-			msg = msg[i:]
-		}
+		msg := strings.TrimPrefix(scriptStopped(err).Error(), api.ErrInvalid.Error()+": ")
 		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS, fs.Error = api.StateFailed, elapsed, msg })
 		return
 	case res.Counterexample() != nil:

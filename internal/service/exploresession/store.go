@@ -30,6 +30,12 @@ var (
 // Closer is what a Store keeps: anything that must be closed when it goes.
 type Closer interface{ Close() error }
 
+// Aborter is a session that can stop the operation in progress on it at
+// once. The Store calls Abort, when a session has it, before it waits
+// for that operation to close the session, and Remove closes such a
+// session in the background: a removal never waits for a step.
+type Aborter interface{ Abort() }
+
 // Limits bound a Store.
 type Limits struct {
 	// Total is how many sessions the store holds at once.
@@ -55,6 +61,8 @@ type Store[S Closer] struct {
 
 	stop   chan struct{}
 	reaper sync.WaitGroup
+	// closing counts the sessions Remove closes in the background.
+	closing sync.WaitGroup
 }
 
 type entry[S Closer] struct {
@@ -206,15 +214,30 @@ func (st *Store[S]) Get(id string) (S, error) {
 	return e.s, nil
 }
 
-// Remove closes session id and forgets it.
+// Remove forgets session id and closes it. A session that can stop its
+// operation in progress (Aborter) is aborted, and closed in the
+// background: Remove does not wait for it (Close does). Another is
+// closed once its operation in progress, if any, has ended.
 func (st *Store[S]) Remove(id string) error {
 	st.mu.Lock()
 	e, ok := st.items[id]
 	delete(st.items, id)
+	if ok {
+		st.closing.Add(1)
+	}
 	st.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
+	if a, ok := any(e.s).(Aborter); ok {
+		a.Abort()
+		go func() {
+			defer st.closing.Done()
+			closeEntry(e)
+		}()
+		return nil
+	}
+	defer st.closing.Done()
 	return closeEntry(e)
 }
 
@@ -242,7 +265,9 @@ func (st *Store[S]) Close() error {
 	}
 	st.mu.Unlock()
 	st.reaper.Wait()
-	return closeAll(all)
+	err := closeAll(all)
+	st.closing.Wait()
+	return err
 }
 
 // sweepLocked takes the expired sessions out of the store and returns
@@ -259,9 +284,12 @@ func (st *Store[S]) sweepLocked() []*entry[S] {
 	return out
 }
 
-// closeEntry waits for the session's operation in progress, if any, then
-// closes it.
+// closeEntry stops the session's operation in progress, if any and if
+// the session can (Aborter), waits for it, then closes the session.
 func closeEntry[S Closer](e *entry[S]) error {
+	if a, ok := any(e.s).(Aborter); ok {
+		a.Abort()
+	}
 	e.op.Lock()
 	defer e.op.Unlock()
 	if e.gone {

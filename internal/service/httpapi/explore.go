@@ -47,28 +47,35 @@ type Explore interface {
 
 // Bounds of the explorer's requests: a session's request (a recipe, or the
 // Lua of a lock to explore) and an action are small. A step replays a
-// schedule on the server's CPU, so a few run at once and the others wait
-// their turn (at most exploreWait) rather than being refused: a class
-// steps together. The searches run in the background, bounded by the
-// Explore itself.
+// schedule, taking milliseconds of the server's CPU, or up to its budget
+// of wall time for pasted Lua (whose scripts spin in a sandbox at the
+// least CPU priority), so a class's worth run at once and the others
+// wait their turn (at most exploreWait) rather than being refused: a
+// class steps together. The searches run in the background, bounded by
+// the Explore itself.
 const (
 	exploreBodyLimit  = 16 << 10
-	exploreConcurrent = 8
+	exploreConcurrent = 48
 	exploreWait       = 10 * time.Second
 )
 
 // exploreRoutes registers the explorer's routes. They take no admin token:
-// a session runs on an embedded server of its own and never touches the
-// served Redis, so a student's browser opens one on a service a teacher
-// serves to the room; the Explore bounds them in all and per client.
+// a session runs on a server of its own (pasted Lua on a redis-server
+// started for it, never in the service) and never touches the served
+// Redis, so a student's browser opens one on a service a teacher serves
+// to the room; the Explore bounds them in all and per client.
 func (s *Server) exploreRoutes(api *echo.Group) {
 	q := &queue{slots: make(chan struct{}, exploreConcurrent), maxBody: exploreBodyLimit}
-	api.POST("/explore/sessions", s.startExplore, q.middleware)
+	for _, r := range []*echo.Route{
+		api.POST("/explore/sessions", s.startExplore, q.middleware),
+		api.POST("/explore/sessions/:id/steps", s.onSession(http.StatusOK, sessionStep), q.middleware),
+		api.POST("/explore/sessions/:id/undo", s.onSession(http.StatusOK, sessionUndo), q.middleware),
+		api.POST("/explore/sessions/:id/find", s.onSession(http.StatusAccepted, sessionFind), q.middleware),
+	} {
+		s.bodyLimits[r.Path] = q.maxBody
+	}
 	api.GET("/explore/sessions/:id", s.onSession(http.StatusOK, sessionState))
 	api.DELETE("/explore/sessions/:id", s.removeExplore)
-	api.POST("/explore/sessions/:id/steps", s.onSession(http.StatusOK, sessionStep), q.middleware)
-	api.POST("/explore/sessions/:id/undo", s.onSession(http.StatusOK, sessionUndo), q.middleware)
-	api.POST("/explore/sessions/:id/find", s.onSession(http.StatusAccepted, sessionFind), q.middleware)
 	api.DELETE("/explore/sessions/:id/find", s.onSession(http.StatusOK, sessionCancelFind))
 }
 

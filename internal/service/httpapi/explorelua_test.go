@@ -12,11 +12,13 @@ import (
 
 // TestExploreLua: a lock pasted as Lua through the sessions' API. Lua
 // that does not parse is 400 with the parser's message; a script that
-// loops forever is stopped by its bound: its step answers 400 saying so,
-// while another session's request, sent meanwhile, answers; the stopped
-// session answers after it. The served market's keys are untouched.
+// loops forever is stopped at its step's budget: its step answers 400
+// saying so, while another session's request, sent meanwhile, answers;
+// the stopped session answers after it. A step with a field no action
+// has is 400. The served market's keys are untouched.
 func TestExploreLua(t *testing.T) {
 	t.Parallel() // servers of its own
+	redistest.RequireServer(t)
 	b := redistest.Mini(t)
 	srv, f := newJobsServer(t, b)
 	h := srv.Handler()
@@ -61,11 +63,16 @@ func TestExploreLua(t *testing.T) {
 		t.Errorf("another session while the loop runs: %d %s", r.status, r.body)
 	}
 	wg.Wait()
-	if looped.status != 400 || !strings.Contains(string(looped.body), "stopped after 10000 loop turns and function calls in acquire") {
+	if looped.status != 400 || !strings.Contains(string(looped.body), "the step ran past its budget of 2s") {
 		t.Errorf("the loop: %d %s", looped.status, looped.body)
 	}
 	if r := serve(h, "GET", "/api/explore/sessions/"+id, ""); r.status != 200 {
 		t.Errorf("the stopped session: %d %s", r.status, r.body)
+	}
+	a := enabled(t, st, "run", "A")
+	r = step(id, a[:len(a)-1]+`,"bogus":1}`)
+	if r.status != 400 || r.code() != "invalid_request" || !strings.Contains(string(r.body), `unknown field \"bogus\"`) {
+		t.Errorf("a step with an unknown field: %d %s", r.status, r.body)
 	}
 	if after := redistest.Snapshot(t, f.rdb); !maps.Equal(before, after) {
 		t.Errorf("the sessions changed the served Redis: %d keys before, %d after", len(before), len(after))

@@ -113,7 +113,7 @@ func (s *Server) jobRoutes(api *echo.Group) {
 	api.POST("/rush", s.startRush, s.admin)
 	api.GET("/rush", s.getRush)
 	api.DELETE("/rush", s.cancelRush, s.admin)
-	api.POST("/lab/runs", s.startLab, s.admin, s.labBudget.middleware)
+	s.bodyLimits[api.POST("/lab/runs", s.startLab, s.admin, s.labBudget.middleware).Path] = labBodyLimit
 	api.GET("/lab/runs/:id", s.getLab)
 	api.GET("/lab/scenarios", s.labScenarios)
 	s.exploreRoutes(api)

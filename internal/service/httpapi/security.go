@@ -63,7 +63,8 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		if s.cfg.LoopbackHosts && !loopbackHost(req.Host) {
 			return &Error{Status: http.StatusForbidden, Code: CodeForbidden,
-				Message: "the service answers only requests addressed to a loopback host (localhost, 127.0.0.1, [::1])"}
+				Message: "the service answers only requests addressed to a loopback host (localhost, or a loopback " +
+					"address: 127.0.0.1 or any 127.x.x.x, [::1])"}
 		}
 		origin := req.Header.Get(echo.HeaderOrigin)
 		if safeMethod(req.Method) || origin == "" {

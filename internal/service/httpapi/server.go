@@ -132,6 +132,9 @@ type Server struct {
 	// labBudget bounds the lab's requests.
 	userScans, listingReads, receiptReads *rate.Limiter
 	labBudget                             *budget
+	// bodyLimits are the routes' own body limits, by route path, where
+	// they are smaller than Config.BodyLimit (limitBody names them).
+	bodyLimits map[string]int64
 
 	mu       sync.RWMutex
 	strategy market.Strategy
@@ -172,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 		audits:    auditLimiter{now: time.Now, cooldown: cfg.AuditCooldown},
 		userScans: rate.NewLimiter(UserScanRate, UserScanBurst), listingReads: rate.NewLimiter(ListingRate, ListingBurst),
 		receiptReads: rate.NewLimiter(ReceiptRate, ReceiptBurst),
-		labBudget:    newBudget("lab", labBodyLimit, 1)}
+		labBudget:    newBudget("lab", labBodyLimit, 1), bodyLimits: map[string]int64{}}
 	var err error
 	var collectable []any
 	if cfg.Rush != nil {
@@ -308,15 +311,20 @@ func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// limitBody refuses bodies over the limit: at once when Content-Length
-// says so, otherwise when reading passes the limit (http.MaxBytesReader).
+// limitBody refuses bodies over the limit, the route's own if it is
+// smaller (bodyLimits): at once when Content-Length says so, otherwise
+// when reading passes the limit (http.MaxBytesReader).
 func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if req.ContentLength > s.cfg.BodyLimit {
-			return &http.MaxBytesError{Limit: s.cfg.BodyLimit}
+		limit := s.cfg.BodyLimit
+		if l, ok := s.bodyLimits[c.Path()]; ok && l < limit {
+			limit = l
 		}
-		req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.BodyLimit)
+		if req.ContentLength > limit {
+			return &http.MaxBytesError{Limit: limit}
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 		return next(c)
 	}
 }

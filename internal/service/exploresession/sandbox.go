@@ -1,0 +1,274 @@
+package exploresession
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
+
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/service/api"
+)
+
+// Bounds of a sandbox: the redis-server that runs one session's pasted
+// Lua, and nothing else. Its Lua is Redis's own (no files, no processes,
+// globals read-only); its only user may not run the commands that change
+// the server or reach another one (see sandboxArgs); and the service
+// stops a script that runs past its step's budget.
+const (
+	// SandboxMaxMemory is the sandbox's maxmemory (noeviction): the keys a
+	// script may write.
+	SandboxMaxMemory = 8 << 20
+	// SandboxHeap is how far the sandbox's address space may grow past
+	// what it holds once started: Lua's heap, which maxmemory does not
+	// count, is within it. An allocation past it fails ("not enough
+	// memory"), and the script with it.
+	SandboxHeap = 64 << 20
+	// DefaultStepBudget bounds a step of a session of pasted Lua: the
+	// replay of its schedule, every script included.
+	DefaultStepBudget = 2 * time.Second
+	// killWait is how long a script has to end after SCRIPT KILL before
+	// the server itself is killed.
+	killWait = 500 * time.Millisecond
+)
+
+// ErrNoSandbox is returned for pasted Lua when no redis-server can be
+// started to run it.
+var ErrNoSandbox = errors.New("exploresession: no redis-server to run pasted Lua")
+
+// sandboxArgs configure a sandbox: its data bounded, one database, no
+// debug or module command, and the default user (the only one) without
+// the commands that administer the server or touch another (@admin,
+// @dangerous: CONFIG, SHUTDOWN, DEBUG, FLUSHALL, MIGRATE, CLIENT, ...),
+// nor SELECT: Redis checks these inside scripts too. KEYS, which the
+// explorer's own scripts use, is given back.
+func sandboxArgs() []string {
+	return []string{
+		"--maxmemory", strconv.Itoa(SandboxMaxMemory), "--maxmemory-policy", "noeviction",
+		"--busy-reply-threshold", "100", "--databases", "1",
+		"--enable-debug-command", "no", "--enable-module-command", "no", "--enable-protected-configs", "no",
+		"--user", "default", "on", "nopass", "~*", "&*", "+@all", "-@admin", "-@dangerous", "+keys",
+		"-select", "-swapdb",
+	}
+}
+
+// sandbox is a redis-server started for one session, with a connection
+// of the service's own to stop a script on it.
+type sandbox struct {
+	srv   *redisserver.Server
+	admin *redis.Client
+
+	mu sync.Mutex
+	// cancel ends the operation running on the sandbox, if any.
+	cancel context.CancelFunc
+	// killed: the process was killed (a script past its bound, or
+	// abort); it is restarted before the next operation unless aborted.
+	killed, aborted bool
+}
+
+// startSandbox starts a sandbox from the redis-server bin (empty: the
+// one on PATH).
+func startSandbox(ctx context.Context, bin string) (*sandbox, error) {
+	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: bin, Args: sandboxArgs(),
+		// none of the service's environment (an admin token, say)
+		Env: []string{}})
+	if errors.Is(err, redisserver.ErrNoBinary) {
+		return nil, fmt.Errorf("%w: %w: pasted Lua runs on a redis-server the service starts for each session "+
+			"(never in the service itself); install redis-server on the service's machine "+
+			"(e.g. apt-get install redis-server) and restart the service to enable it; the gallery's recipes "+
+			"and the strategies work without it", ErrNoSandbox, api.ErrInvalid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("exploresession: start a sandbox: %w", err)
+	}
+	if err := limitHeap(srv.Pid()); err != nil {
+		srv.Kill()
+		srv.Stop()
+		return nil, fmt.Errorf("exploresession: bound a sandbox's memory: %w", err)
+	}
+	return &sandbox{srv: srv, admin: redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true,
+		MaxRetries: -1, PoolSize: 1, DialTimeout: killWait, ReadTimeout: killWait, WriteTimeout: killWait})}, nil
+}
+
+// limitHeap bounds the address space of process pid to what it maps now
+// plus SandboxHeap, and lowers its CPU priority to the least (nice 19):
+// a script that spins until its budget takes the CPU the service and the
+// served Redis leave.
+func limitHeap(pid int) error {
+	if err := unix.Setpriority(unix.PRIO_PROCESS, pid, 19); err != nil {
+		return err
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var kib int64 = -1
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmSize:"); ok {
+			kib, err = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if kib < 0 {
+		return errors.New("no VmSize in /proc/PID/status")
+	}
+	lim := uint64(kib<<10 + SandboxHeap)
+	return unix.Prlimit(pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: lim, Max: lim}, nil)
+}
+
+// client is a connection pool to the sandbox for the explorer.
+func (sb *sandbox) client() *redis.Client {
+	// A server killed is refused at once: no retry, one dial. No read
+	// timeout: a script runs until it ends or run stops it.
+	return redis.NewClient(&redis.Options{Addr: sb.srv.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
+		ReadTimeout: -1})
+}
+
+// errOverBudget and errServerLost report an operation the sandbox cut
+// short.
+var (
+	errOverBudget = errors.New("over budget")
+	errServerLost = errors.New("sandbox server lost")
+	errAborted    = errors.New("session ended")
+)
+
+// run runs f on the sandbox, bounded by budget: once the budget has run
+// out or ctx has ended, f's context is cancelled, the script running, if
+// any, is stopped (SCRIPT KILL), and the server itself is killed if f has
+// not returned killWait later (a script that wrote, or that spins inside
+// a C function, cannot be killed otherwise). A server killed or lost is
+// left for Lost to report, and restart to start again. The error wraps
+// errOverBudget or errServerLost when f was cut short, errAborted after
+// abort.
+func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context.Context) error) error {
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sb.mu.Lock()
+	if sb.aborted {
+		sb.mu.Unlock()
+		return errAborted
+	}
+	sb.cancel = cancel
+	sb.mu.Unlock()
+	done := make(chan struct{})
+	var over bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTimer(budget)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			over = true
+		case <-fctx.Done():
+		}
+		cancel()
+		sb.stop(done)
+	})
+	err := f(fctx)
+	close(done)
+	wg.Wait()
+
+	sb.mu.Lock()
+	sb.cancel = nil
+	aborted := sb.aborted
+	sb.mu.Unlock()
+	switch {
+	case aborted:
+		return errAborted
+	case over:
+		return fmt.Errorf("%w: %w", errOverBudget, err)
+	case err != nil && sb.lost():
+		return fmt.Errorf("%w: %w", errServerLost, err)
+	}
+	return err
+}
+
+// lost reports whether the server was killed, or does not answer.
+func (sb *sandbox) lost() bool {
+	sb.mu.Lock()
+	killed := sb.killed
+	sb.mu.Unlock()
+	return killed || sb.srv.Pid() == 0 || sb.admin.Ping(context.Background()).Err() != nil
+}
+
+// stop ends the script running on the sandbox: SCRIPT KILL, then, if the
+// operation has not returned killWait later (done not closed), the
+// process.
+func (sb *sandbox) stop(done <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), killWait)
+	err := sb.admin.ScriptKill(ctx).Err()
+	cancel()
+	if err == nil || strings.HasPrefix(err.Error(), "NOTBUSY") {
+		select {
+		case <-done:
+			return
+		case <-time.After(killWait):
+		}
+	}
+	sb.kill()
+}
+
+// kill kills the server process and waits for it to exit.
+func (sb *sandbox) kill() {
+	sb.mu.Lock()
+	sb.killed = true
+	sb.mu.Unlock()
+	sb.srv.Kill()
+}
+
+// restart starts the server again, empty, on its port, bounded as at
+// first.
+func (sb *sandbox) restart() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sb.srv.Kill()
+	if err := sb.srv.Restart(ctx); err != nil {
+		return fmt.Errorf("exploresession: restart a sandbox: %w", err)
+	}
+	if err := limitHeap(sb.srv.Pid()); err != nil {
+		sb.srv.Kill()
+		return fmt.Errorf("exploresession: bound a sandbox's memory: %w", err)
+	}
+	sb.mu.Lock()
+	sb.killed = false
+	sb.mu.Unlock()
+	return nil
+}
+
+// abort ends the operation running on the sandbox, if any, and sends the
+// server SIGKILL, without waiting for it to exit: Close follows, and
+// waits.
+func (sb *sandbox) abort() {
+	sb.mu.Lock()
+	sb.aborted, sb.killed = true, true
+	cancel := sb.cancel
+	sb.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	sb.srv.Signal(syscall.SIGKILL)
+}
+
+// Close kills the server and removes its directory.
+func (sb *sandbox) Close() error {
+	sb.abort()
+	sb.srv.Kill()
+	sb.admin.Close()
+	sb.srv.Stop()
+	return nil
+}
