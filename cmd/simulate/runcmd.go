@@ -114,6 +114,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer ln.Close()
 
 	load0 := probe.ReadLoad()
+	loads := sampleLoad(load0)
 	doc := newRunDoc(o, conn, ln, load0)
 	p := &simPlan{o: o, ln: ln, prog: newProgress(stderr), runID: uuid.NewString()[:8],
 		slice: o.duration / time.Duration(o.rounds)}
@@ -126,6 +127,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cr.slices = o.rounds
 	doc.Interrupted = cr.interrupted
 	doc.Rows = append(doc.Rows, p.rows()...)
+	doc.LoadSamples, doc.LoadPeak = loads.finish(probe.ReadLoad())
+	if doc.LoadPeak != nil {
+		fmt.Fprintf(stderr, "simulate: peak load average during the run: %.2f (read every %v)\n",
+			doc.LoadPeak.Avg1m, report.LoadEvery)
+	}
 	doc.LoadEnd = cr.end(stderr, "simulate", load0, len(doc.Rows))
 	if len(doc.Rows) > 0 {
 		if err := writeRun(o, doc, stdout, stderr); err != nil {
