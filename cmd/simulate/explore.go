@@ -416,7 +416,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if res.Stopped != "" {
-		fmt.Fprintf(stderr, "explore: stopped (%s) after %d schedules, %.0f s; found: %s\n", res.Stopped, res.Schedules,
+		fmt.Fprintf(stderr, "explore: stopped (%s) after %s, %.0f s; found: %s\n", res.Stopped, output.Plural(res.Schedules, "schedule"),
 			res.Elapsed.Seconds(), orNone(propertiesOf(res.Violations)))
 	}
 	// What is left runs even once ctx has ended (a budget, Ctrl-C), for a
@@ -473,7 +473,7 @@ func (o *exploreOptions) searchOptions(stderr io.Writer) explore.Options {
 	return explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
 		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first,
 		Progress: func(p explore.Progress) {
-			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
+			fmt.Fprintf(stderr, "explore: %s, %.0f s, found: %s\n", output.Plural(p.Schedules, "schedule"), p.Elapsed.Seconds(),
 				orNone(p.Found))
 		}}
 }

@@ -82,7 +82,7 @@ type faultsOptions struct {
 func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	var b strings.Builder
 	for _, f := range faults.Faults {
-		fmt.Fprintf(&b, "  %-17s %s\n", f, f.Describe())
+		fmt.Fprintln(&b, output.Hanging(fmt.Sprintf("  %-17s ", f), f.Describe(), output.Width))
 	}
 	f := newCmdFlags("simulate faults", fmt.Sprintf(faultsUsage, b.String()), faultsExample, stderr)
 	var o faultsOptions
@@ -237,7 +237,8 @@ func faultCells(o faultsOptions, doc *faultsDoc, prog *progress) []cell {
 				if o.verbose {
 					prog.noteEach("  ", res.Details)
 				}
-				return fmt.Sprintf("%d operations, %d unknown, %d violations", res.Attempted, res.Unknown, res.Violations()), false, nil
+				return fmt.Sprintf("%s, %d unknown, %s", output.Plural(res.Attempted, "operation"), res.Unknown,
+					output.Plural(res.Violations(), "violation")), false, nil
 			}})
 		}
 	}

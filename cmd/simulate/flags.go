@@ -35,7 +35,7 @@ func newCmdFlags(name, usage, example string, stderr io.Writer) *cmdFlags {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
+		output.PrintDefaults(fs.Output(), fs)
 		fmt.Fprint(fs.Output(), example)
 	}
 	return &cmdFlags{FlagSet: fs, stderr: stderr}

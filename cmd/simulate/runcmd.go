@@ -58,10 +58,10 @@ const runExample = `
 Examples:
   simulate                                   # book scenarios, all strategies, 5s per cell
   simulate -duration 60s -out /tmp/repro     # the book's length; writes md, csv, json, svg
-  simulate -scenarios 1x1,5x5 -rounds 10     # ten 0.5s slices per cell, in turn across the strategies
+  simulate -scenarios 1x1,5x5 -rounds 10     # ten 0.5s slices per cell, in turn across strategies
   simulate -scenarios 1x1,10x10,50x50 -strategies fine,lua -format json
   simulate -scenarios 5x5 -prefill 100000     # a market already holding 10^5 listings
-  simulate -redis HOST:PORT,HOST:PORT,HOST:PORT -markets 3  # a running cluster's nodes: a market per master
+  simulate -redis HOST:PORT,HOST:PORT,HOST:PORT -markets 3  # a cluster's nodes: a market per master
   simulate -profile book -duration 60s       # the book's command sequences and round trip
   simulate -client book -rtt 1ms -scenarios 5x1 -strategies watch,fine
 `

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
@@ -205,12 +206,7 @@ func (p pairing) text() string {
 }
 
 // plural is n and the noun, "1 round", "5 rounds".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+func plural(n int, noun string) string { return output.Plural(n, noun) }
 
 // Load is the machine's load at one moment of a run.
 type Load struct {
