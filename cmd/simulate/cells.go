@@ -102,7 +102,7 @@ func (r cellsRun) report(w io.Writer, name string, measured int) {
 // after measured of its cells.
 func (r cellsRun) err(measured int) error {
 	if r.interrupted {
-		return fmt.Errorf("interrupted after %d of %d cells", measured, r.total/max(r.slices, 1))
+		return fmt.Errorf("%w after %d of %d cells", errInterrupted, measured, r.total/max(r.slices, 1))
 	}
 	return nil
 }

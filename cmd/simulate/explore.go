@@ -244,9 +244,7 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	if o.dir != "" {
 		t, err := explore.LoadRecipe(o.dir)
 		if err != nil {
-			// One line, naming the field.
-			fmt.Fprintf(f.stderr, "simulate explore: %v\n", err)
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return f.bad("%v", err) // one line naming the field, then the hint
 		}
 		o.manifest = t
 	}
@@ -429,6 +427,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
+	if res.Stopped == explore.StoppedInterrupted {
+		return fmt.Errorf("explore: %w after %s, nothing found", errInterrupted, output.Plural(res.Schedules, "schedule"))
+	}
 	return nil
 }
 
@@ -459,8 +460,7 @@ func newExplorer(ctx context.Context, conn *redisconn.Conn, t *explore.Target, m
 	}
 	e, err := explore.New(ctx, base, t, m)
 	if errors.Is(err, explore.ErrManifest) {
-		fmt.Fprintf(stderr, "simulate explore: %v\n", err)
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, usagef(stderr, "simulate explore", "%v", err)
 	}
 	if errors.Is(err, explore.ErrBadScript) {
 		return nil, usagef(stderr, "simulate explore", "%v", err)

@@ -51,8 +51,8 @@ below the table (the "error" key in JSON and CSV), and the run goes on.
 
 Exit status: 0 every cell ran and no strategy that should keep every
 guarantee showed a violation; 1 one did (whether or not other cells
-failed); 2 a bad flag; 3 no violation, but some cells could not run, the
-run was interrupted, or it could not start.
+failed); 2 a bad flag; 130 no violation, but the run was interrupted;
+3 no violation, but some cells could not run, or the run could not start.
 
 Faults:
 %s
@@ -262,7 +262,7 @@ func faultsVerdict(doc faultsDoc, cr cellsRun) error {
 		return fmt.Errorf("%w: %s", errUnexpected, strings.Join(bad, ", "))
 	}
 	if err := cr.err(len(doc.Rows)); err != nil {
-		return fmt.Errorf("%w: %w", errCellsNotRun, err)
+		return err
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%w: %d of %d: %s", errCellsNotRun, len(failed), cr.total, strings.Join(failed, ", "))
