@@ -186,7 +186,8 @@ func (f *Found) writeText(b *bytes.Buffer, verbose bool) error {
 	case !f.Reproduced:
 		repro = "NOT reproduced on a fresh redis-server: " + f.ReplayNote
 	}
-	fmt.Fprintf(b, "\ncounterexample (%s, %d steps; %s):\n", f.Property, len(f.Steps), repro)
+	b.WriteString("\n")
+	writeLine(b, fmt.Sprintf("counterexample (%s, %d steps; %s):", f.Property, len(f.Steps), repro))
 	if verbose || f.Replay.Events == nil {
 		for i, s := range f.Steps {
 			mark := ""

@@ -37,6 +37,12 @@ type config struct {
 // mistakes to stderr. A mistake is a usageError; with -version, the rest
 // is not checked.
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	if len(args) > 0 && args[0] == "version" { // as "simulate version"
+		if len(args) > 1 {
+			return nil, usageError{fmt.Errorf("version: unexpected argument %q", args[1])}
+		}
+		return &config{version: true}, nil
+	}
 	var c config
 	var strategy string
 	var classroom bool
@@ -88,8 +94,9 @@ func (c *config) flagSet(stderr io.Writer, strategy *string, classroom *bool) *f
 	fs.BoolVar(classroom, "classroom", false, "listen on this machine's network address (the port of -addr) "+
 		"with a generated admin token, and print the URL students open and the teacher's token")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: market [flags]\n\nServes the market's JSON API, /metrics and the demo page at /.\n\n")
-		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "usage: market [flags]\n       market version\n\n"+
+			"Serves the market's JSON API, /metrics and the demo page at /.\n\n")
+		output.PrintDefaults(fs.Output(), fs)
 	}
 	return fs
 }

@@ -15,7 +15,7 @@
 // on the machine's network address with a generated token, and prints the
 // URL students open and the teacher's token. SIGINT or SIGTERM
 // shuts the server down gracefully.
-// "market -version" prints the version.
+// "market version" (or "market -version") prints the version.
 package main
 
 import (
@@ -54,19 +54,25 @@ func main() {
 	// Ctrl-C ends the process without waiting for the graceful shutdown.
 	context.AfterFunc(ctx, stop)
 	redis.SetLogger(redisconn.NewLogger(os.Stderr, "market"))
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return // usage was printed
+	if code := exitCode(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr); code != 0 {
+		os.Exit(code)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "market:", err)
-		var usage usageError
-		if errors.As(err, &usage) {
-			fmt.Fprintln(os.Stderr, "run 'market -h' for usage")
-			os.Exit(2)
-		}
-		os.Exit(1)
+}
+
+// exitCode says err on stderr and returns the exit status for it: 0 for
+// none (or -h, whose usage was printed), 2 for a usage error (with where
+// the usage is), 1 for anything else.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
+	fmt.Fprintln(stderr, output.Wrap("market: "+err.Error(), output.Width))
+	var usage usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintln(stderr, "run 'market -h' for usage")
+		return 2
+	}
+	return 1
 }
 
 // usageError is a mistake in the command line: the process exits with

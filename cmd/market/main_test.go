@@ -211,12 +211,41 @@ func TestRunBadFlags(t *testing.T) {
 	}
 }
 
+// TestVersion: "market version" and "market -version" print the version
+// line and exit 0, as simulate's do; "market version x" is a usage error.
 func TestVersion(t *testing.T) {
-	var stdout bytes.Buffer
-	if err := run(context.Background(), []string{"-version"}, &stdout, io.Discard); err != nil {
-		t.Fatal(err)
+	for _, args := range [][]string{{"-version"}, {"version"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, &stdout, io.Discard)
+		if code := exitCode(err, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d, %v: %s", args, code, err, stderr.String())
+		}
+		if got := stdout.String(); got != output.VersionLine("market")+"\n" || !strings.HasPrefix(got, "market ") {
+			t.Errorf("%q printed %q", args, got)
+		}
 	}
-	if got := stdout.String(); got != output.VersionLine("market")+"\n" || !strings.HasPrefix(got, "market ") {
-		t.Errorf("-version printed %q", got)
+	err := run(context.Background(), []string{"version", "x"}, io.Discard, io.Discard)
+	if code := exitCode(err, io.Discard); code != 2 {
+		t.Errorf("version x: exit %d (%v), want 2", code, err)
+	}
+}
+
+// TestHelpAndErrorsFit: -h, and each kind of mistake with its hint line,
+// print lines of at most output.Width columns; a mistake ends with where
+// the usage is.
+func TestHelpAndErrorsFit(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-bogus"}, {"-strategy", "optimistic"}, {"-addr", "0.0.0.0:1"},
+		{"-name", strings.Repeat("x", 80)}, {"extra", "args"}} {
+		var stdout, stderr bytes.Buffer
+		code := exitCode(run(context.Background(), args, &stdout, &stderr), &stderr)
+		out := stdout.String() + stderr.String()
+		if args[0] != "-h" && (code != 2 || !strings.HasSuffix(out, "run 'market -h' for usage\n")) {
+			t.Errorf("%q: exit %d, printed %q; want 2 and the hint line", args, code, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := len([]rune(line)); n > output.Width {
+				t.Errorf("%q printed a line of %d columns:\n%s", args, n, line)
+			}
+		}
 	}
 }

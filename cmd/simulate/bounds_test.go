@@ -55,7 +55,7 @@ func TestRefusesWhatTheMachineCannotHold(t *testing.T) {
 
 // TestSIGTERMStopsARun sends SIGTERM to a run of an hour per cell once its
 // first cell has started: the program stops within 5 s, as Ctrl-C stops
-// it, with the cell measured so far and exit status 1 (interrupted).
+// it, with the cell measured so far and exit status 130 (interrupted).
 func TestSIGTERMStopsARun(t *testing.T) {
 	t.Parallel() // a server of its own
 	if testing.Short() {
@@ -110,8 +110,8 @@ func TestSIGTERMStopsARun(t *testing.T) {
 		t.Fatalf("still running 5 s after SIGTERM:\n%s", log.String())
 	}
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit: %v after %v, want status 1 (interrupted)\n%s", err, time.Since(sent), log.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v after %v, want status %d (interrupted)\n%s", err, time.Since(sent), exitInterrupted, log.String())
 	}
 	if !strings.Contains(log.String(), "interrupted") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", log.String())

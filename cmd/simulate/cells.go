@@ -102,7 +102,7 @@ func (r cellsRun) report(w io.Writer, name string, measured int) {
 // after measured of its cells.
 func (r cellsRun) err(measured int) error {
 	if r.interrupted {
-		return fmt.Errorf("interrupted after %d of %d cells", measured, r.total/max(r.slices, 1))
+		return fmt.Errorf("%w after %d of %d cells", errInterrupted, measured, r.total/max(r.slices, 1))
 	}
 	return nil
 }
@@ -296,7 +296,7 @@ func (p *progress) fail(err error) {
 func rowSummary(r report.Row) string {
 	audit := "audit ok"
 	if r.Violations > 0 {
-		audit = fmt.Sprintf("AUDIT: %d violations", r.Violations)
+		audit = "AUDIT: " + output.Plural(r.Violations, "violation")
 	}
 	// The fields least needed go last: fit drops them on a narrow line.
 	return fmt.Sprintf("bought %s (%s/s)  %s  retries %s  failed %s  listed %s",
@@ -305,9 +305,4 @@ func rowSummary(r report.Row) string {
 }
 
 // cellCount is n cells, in words: "1 cell", "12 cells".
-func cellCount(n int) string {
-	if n == 1 {
-		return "1 cell"
-	}
-	return fmt.Sprintf("%d cells", n)
-}
+func cellCount(n int) string { return output.Plural(n, "cell") }

@@ -250,9 +250,7 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	if o.dir != "" {
 		t, err := explore.LoadRecipe(o.dir)
 		if err != nil {
-			// One line, naming the field.
-			fmt.Fprintf(f.stderr, "simulate explore: %v\n", err)
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return f.bad("%v", err) // one line naming the field, then the hint
 		}
 		o.manifest = t
 	}
@@ -422,7 +420,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if res.Stopped != "" {
-		fmt.Fprintf(stderr, "explore: stopped (%s) after %d schedules, %.0f s; found: %s\n", res.Stopped, res.Schedules,
+		fmt.Fprintf(stderr, "explore: stopped (%s) after %s, %.0f s; found: %s\n", res.Stopped, output.Plural(res.Schedules, "schedule"),
 			res.Elapsed.Seconds(), orNone(propertiesOf(res.Violations)))
 	}
 	// What is left runs even once ctx has ended (a budget, Ctrl-C), for a
@@ -440,6 +438,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
+	}
+	if res.Stopped == explore.StoppedInterrupted {
+		return fmt.Errorf("explore: %w after %s, nothing found", errInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
 	return nil
 }
@@ -471,8 +472,7 @@ func newExplorer(ctx context.Context, conn *redisconn.Conn, t *explore.Target, m
 	}
 	e, err := explore.New(ctx, base, t, m)
 	if errors.Is(err, explore.ErrManifest) {
-		fmt.Fprintf(stderr, "simulate explore: %v\n", err)
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, usagef(stderr, "simulate explore", "%v", err)
 	}
 	if errors.Is(err, explore.ErrBadScript) {
 		return nil, usagef(stderr, "simulate explore", "%v", err)
@@ -485,7 +485,7 @@ func (o *exploreOptions) searchOptions(stderr io.Writer) explore.Options {
 	return explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
 		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first,
 		Progress: func(p explore.Progress) {
-			fmt.Fprintf(stderr, "explore: %d schedules, %.0f s, found: %s\n", p.Schedules, p.Elapsed.Seconds(),
+			fmt.Fprintf(stderr, "explore: %s, %.0f s, found: %s\n", output.Plural(p.Schedules, "schedule"), p.Elapsed.Seconds(),
 				orNone(p.Found))
 		}}
 }

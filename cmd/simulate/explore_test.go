@@ -140,8 +140,9 @@ func TestExploreManifestError(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"explore", "-redis", "127.0.0.1:1", "-recipe-dir", dir}, &stdout, &stderr)
 	want := "simulate explore: recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}"
-	if !errors.Is(err, errUsage) || !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
-		t.Errorf("err %v, stderr %q; want a usage error, one line beginning %q", err, stderr.String(), want)
+	if !errors.Is(err, errUsage) || !strings.HasPrefix(stderr.String(), want) ||
+		!strings.HasSuffix(stderr.String(), "\nrun 'simulate explore -h' for usage\n") {
+		t.Errorf("err %v, stderr %q; want a usage error, one line beginning %q and the hint", err, stderr.String(), want)
 	}
 	b := redistest.Real(t)
 	os.WriteFile(filepath.Join(dir, "recipe.json"), []byte(`{"ops": {
@@ -237,7 +238,7 @@ func TestExploreRedlock(t *testing.T) {
 
 // TestExploreInterrupted: a search whose context ends (Ctrl-C, SIGTERM)
 // before it found anything prints and writes what it has, says it was
-// cut short, and exits 0.
+// cut short, and exits 130, as any interrupted run that found nothing.
 func TestExploreInterrupted(t *testing.T) {
 	b := redistest.Real(t)
 	url := "redis://" + b.Addr()
@@ -248,8 +249,9 @@ func TestExploreInterrupted(t *testing.T) {
 		err := run(ctx, []string{"explore", "-redis", url, "-recipe", "4", "-fixed", "-format", format}, &stdout, &stderr)
 		exploreStarting = nil
 		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", format, err, stderr.String())
+		if !errors.Is(err, errInterrupted) || exitCode(err) != exitInterrupted {
+			t.Fatalf("%s: %v (exit %d), want interrupted (exit %d)\n%s", format, err, exitCode(err),
+				exitInterrupted, stderr.String())
 		}
 		if format == "table" {
 			if !strings.Contains(stdout.String(), "The search was cut short: it was interrupted") ||

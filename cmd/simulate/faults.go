@@ -51,8 +51,8 @@ below the table (the "error" key in JSON and CSV), and the run goes on.
 
 Exit status: 0 every cell ran and no strategy that should keep every
 guarantee showed a violation; 1 one did (whether or not other cells
-failed); 2 a bad flag; 3 no violation, but some cells could not run, the
-run was interrupted, or it could not start.
+failed); 2 a bad flag; 130 no violation, but the run was interrupted;
+3 no violation, but some cells could not run, or the run could not start.
 
 Faults:
 %s
@@ -82,7 +82,7 @@ type faultsOptions struct {
 func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	var b strings.Builder
 	for _, f := range faults.Faults {
-		fmt.Fprintf(&b, "  %-17s %s\n", f, f.Describe())
+		fmt.Fprintln(&b, output.Hanging(fmt.Sprintf("  %-17s ", f), f.Describe(), output.Width))
 	}
 	f := newCmdFlags("simulate faults", fmt.Sprintf(faultsUsage, b.String()), faultsExample, stderr)
 	var o faultsOptions
@@ -237,7 +237,8 @@ func faultCells(o faultsOptions, doc *faultsDoc, prog *progress) []cell {
 				if o.verbose {
 					prog.noteEach("  ", res.Details)
 				}
-				return fmt.Sprintf("%d operations, %d unknown, %d violations", res.Attempted, res.Unknown, res.Violations()), false, nil
+				return fmt.Sprintf("%s, %d unknown, %s", output.Plural(res.Attempted, "operation"), res.Unknown,
+					output.Plural(res.Violations(), "violation")), false, nil
 			}})
 		}
 	}
@@ -261,7 +262,7 @@ func faultsVerdict(doc faultsDoc, cr cellsRun) error {
 		return fmt.Errorf("%w: %s", errUnexpected, strings.Join(bad, ", "))
 	}
 	if err := cr.err(len(doc.Rows)); err != nil {
-		return fmt.Errorf("%w: %w", errCellsNotRun, err)
+		return err
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%w: %d of %d: %s", errCellsNotRun, len(failed), cr.total, strings.Join(failed, ", "))

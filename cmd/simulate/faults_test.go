@@ -136,6 +136,8 @@ func TestExitCode(t *testing.T) {
 		{errUsage, 2},
 		{fmt.Errorf("%w: pause/watch", errUnexpected), 1},
 		{fmt.Errorf("%w: 1 of 3: pause/lua", errCellsNotRun), 3},
+		{fmt.Errorf("%w after 2 of 12 cells", errInterrupted), exitInterrupted},
+		{fmt.Errorf("explore: %w: resource", errExploreFound), 1},
 		{errors.New("write: broken pipe"), 1},
 	} {
 		if got := exitCode(tc.err); got != tc.want {

@@ -35,7 +35,7 @@ func newCmdFlags(name, usage, example string, stderr io.Writer) *cmdFlags {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
+		output.PrintDefaults(fs.Output(), fs)
 		fmt.Fprint(fs.Output(), example)
 	}
 	return &cmdFlags{FlagSet: fs, stderr: stderr}
@@ -226,6 +226,6 @@ func openRedis(ctx context.Context, name, spec string, stderr io.Writer) (*redis
 // returns it wrapped in errUsage (exit status 2).
 func usagef(stderr io.Writer, name, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
-	fmt.Fprintf(stderr, "%s: %s\nrun '%s -h' for usage\n", name, msg, name)
+	fmt.Fprintf(stderr, "%s\nrun '%s -h' for usage\n", output.Wrap(name+": "+msg, output.Width), name)
 	return fmt.Errorf("%w: %s", errUsage, msg)
 }

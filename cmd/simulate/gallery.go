@@ -120,7 +120,7 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 					return "", false, err
 				}
 			}
-			return fmt.Sprintf("%d violations; fixed: %d", row.Violations, row.FixedViolations), false, nil
+			return fmt.Sprintf("%s; fixed: %d", output.Plural(row.Violations, "violation"), row.FixedViolations), false, nil
 		}})
 	}
 	cr, err := eachCell(ctx, prog, cells)
@@ -133,8 +133,9 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for i, row := range doc.Rows {
 			recipes[i] = row.Recipe.ID
 		}
-		fmt.Fprintf(stderr, "simulate gallery: wrote %d files into %s: recipe-N.txt, recipe-N-flawed.svg and recipe-N-fixed.svg for N in %s\n",
-			3*len(doc.Rows), o.out, strings.Join(recipes, ", "))
+		fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate gallery: wrote %d files into %s: recipe-N.txt, "+
+			"recipe-N-flawed.svg and recipe-N-fixed.svg for N in %s", 3*len(doc.Rows), o.out,
+			strings.Join(recipes, ", ")), output.Width))
 	}
 	if err := writeGallery(stdout, o.format, o.wide, doc); err != nil {
 		return err

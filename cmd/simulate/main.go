@@ -61,6 +61,14 @@ func lookup(name string) (subcommand, bool) {
 // errUsage marks a command-line mistake: the message was printed, exit 2.
 var errUsage = errors.New("usage error")
 
+// errInterrupted marks a run that Ctrl-C (SIGINT) or SIGTERM stopped
+// before its end, having printed what it measured until then and found
+// nothing broken: exit 130, as a shell reports a process SIGINT ended.
+var errInterrupted = errors.New("interrupted")
+
+// exitInterrupted is the exit status of errInterrupted.
+const exitInterrupted = 130
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -76,14 +84,18 @@ func main() {
 }
 
 // exitCode is the exit status for run's error: 0 for none (or -h), 2 for
-// a usage error, 3 when some cells of "simulate faults" could not run, 1
-// for anything else (a violation, for the subcommands that check).
+// a usage error, 130 for a run interrupted before its end that found
+// nothing broken in what it measured, 3 when some cells of "simulate
+// faults" could not run, 1 for anything else (a violation, for the
+// subcommands that check, interrupted or not).
 func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
 	case errors.Is(err, errCellsNotRun):
 		return 3
 	}

@@ -58,10 +58,10 @@ const runExample = `
 Examples:
   simulate                                   # book scenarios, all strategies, 5s per cell
   simulate -duration 60s -out /tmp/repro     # the book's length; writes md, csv, json, svg
-  simulate -scenarios 1x1,5x5 -rounds 10     # ten 0.5s slices per cell, in turn across the strategies
+  simulate -scenarios 1x1,5x5 -rounds 10     # ten 0.5s slices per cell, in turn across strategies
   simulate -scenarios 1x1,10x10,50x50 -strategies fine,lua -format json
   simulate -scenarios 5x5 -prefill 100000     # a market already holding 10^5 listings
-  simulate -redis HOST:PORT,HOST:PORT,HOST:PORT -markets 3  # a running cluster's nodes: a market per master
+  simulate -redis HOST:PORT,HOST:PORT,HOST:PORT -markets 3  # a cluster's nodes: a market per master
   simulate -profile book -duration 60s       # the book's command sequences and round trip
   simulate -client book -rtt 1ms -scenarios 5x1 -strategies watch,fine
 `
@@ -114,6 +114,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer ln.Close()
 
 	load0 := probe.ReadLoad()
+	loads := sampleLoad(load0)
 	doc := newRunDoc(o, conn, ln, load0)
 	p := &simPlan{o: o, ln: ln, prog: newProgress(stderr), runID: uuid.NewString()[:8],
 		slice: o.duration / time.Duration(o.rounds)}
@@ -126,6 +127,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cr.slices = o.rounds
 	doc.Interrupted = cr.interrupted
 	doc.Rows = append(doc.Rows, p.rows()...)
+	doc.LoadSamples, doc.LoadPeak = loads.finish(probe.ReadLoad())
+	if doc.LoadPeak != nil {
+		fmt.Fprintf(stderr, "simulate: peak load average during the run: %.2f (read every %v)\n",
+			doc.LoadPeak.Avg1m, report.LoadEvery)
+	}
 	doc.LoadEnd = cr.end(stderr, "simulate", load0, len(doc.Rows))
 	if len(doc.Rows) > 0 {
 		if err := writeRun(o, doc, stdout, stderr); err != nil {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
-// A flag error is one line, naming the subcommand, and where to find
-// that subcommand's usage, never the whole usage; a malformed -redis is
-// such an error too.
+// A flag error is one sentence naming the subcommand (wrapped to
+// output.Width columns), and where to find that subcommand's usage, never
+// the whole usage; a malformed -redis is such an error too.
 func TestFlagErrorIsOneLine(t *testing.T) {
 	for _, tc := range []struct {
 		name string // the subcommand named
@@ -38,7 +40,8 @@ func TestFlagErrorIsOneLine(t *testing.T) {
 			t.Errorf("%q: %v, want a usage error", tc.args, err)
 		}
 		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-		if len(lines) != 2 || !strings.HasPrefix(lines[0], tc.name+": ") || lines[1] != "run '"+tc.name+" -h' for usage" {
+		if len(lines) < 2 || !strings.HasPrefix(lines[0], tc.name+": ") ||
+			lines[len(lines)-1] != "run '"+tc.name+" -h' for usage" || output.Widest(stderr.String()) > output.Width {
 			t.Errorf("%q printed %q, want one line of %s and the pointer to its -h", tc.args, stderr.String(), tc.name)
 		}
 		if stdout.Len() > 0 {

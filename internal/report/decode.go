@@ -13,12 +13,14 @@ const legacyAvgWait = "avg_wait"
 // earlier versions, whose keys differed (the results/ directory keeps
 // some): a row's failures.listing_gone is now listing_not_found, and the
 // book's avg_wait is now avg_wait_ms, also in upper_bounds and in
-// published, where "14ms" is now "14".
+// published, where "14ms" is now "14". A saved verdict is dropped: the
+// reading is computed afresh from the rows, by the rule of this version.
 func Decode(data []byte) (Document, error) {
 	var doc Document
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return Document{}, err
 	}
+	doc.Verdict = nil
 	var old struct {
 		Rows []struct {
 			Failures struct {

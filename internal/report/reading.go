@@ -19,16 +19,84 @@ import (
 // strategy, when", that follows from those comparisons, and what to do
 // where the run could not tell.
 //
-// A strategy is named the winner over another only when it bought more
-// in every round the two ran (at least minRounds): the slices of a round
-// run one after the other, so a change in the machine's load hits both,
-// and a difference smaller than the spread across rounds shows as a
-// round the other won. On miniredis, which serves one command at a time
-// inside the simulator's process, the reading is the one line saying the
-// figures are illustrative, with no verdict. Lines are wrapped to
-// output.Width. A document with no cell that bought anything has no
-// reading.
+// A strategy is named the winner over another only when the 95%
+// confidence interval of the ratio of their purchases per second, over
+// the rounds the two ran (at least minRounds), lies wholly above 1: the
+// slices of a round run one after the other, so a change in the
+// machine's load hits both, and the interval narrows as rounds are added,
+// so that more rounds sharpen the verdict rather than weaken it. On
+// miniredis, which serves one command at a time inside the simulator's
+// process, the reading is the one line saying the figures are
+// illustrative, with no verdict. Lines are wrapped to output.Width. A
+// document with no cell that bought anything has no reading.
 func Reading(doc Document) []string {
+	lines, _ := read(doc)
+	return lines
+}
+
+// Verdict is a reading's conclusion in the JSON document: the verdict
+// line and, per scenario, the comparisons it rests on with their
+// intervals.
+type Verdict struct {
+	// Text is the verdict line, or the illustrative line on miniredis.
+	Text string `json:"text"`
+	// Confidence is the level of every interval, 0.95.
+	Confidence float64 `json:"confidence"`
+	// Scenarios is one entry per scenario with a purchase (none on
+	// miniredis).
+	Scenarios []ScenarioVerdict `json:"scenarios"`
+}
+
+// ScenarioVerdict is what the run says of one scenario.
+type ScenarioVerdict struct {
+	Scenario string `json:"scenario"`
+	// Winner is the strategy that bought most beyond the intervals, or
+	// empty where the run cannot tell.
+	Winner string `json:"winner,omitempty"`
+	// Comparisons pair the strategy that bought most with each other;
+	// WatchVsLock pairs WATCH with the best lock strategy, where the
+	// scenario ran both.
+	Comparisons []Comparison `json:"comparisons"`
+	WatchVsLock *Comparison  `json:"watch_vs_lock,omitempty"`
+}
+
+// Comparison is the ratio of A's purchases per second to B's over the
+// rounds both ran: its geometric mean and confidence interval, and
+// whether A is "ahead", "behind" or the run "cannot tell".
+type Comparison struct {
+	A       string  `json:"a"`
+	B       string  `json:"b"`
+	Rounds  int     `json:"rounds"`
+	Ratio   float64 `json:"ratio"`
+	RatioLo float64 `json:"ratio_lo"`
+	// RatioHi is absent when the interval is unbounded (fewer than two
+	// rounds).
+	RatioHi *float64 `json:"ratio_hi,omitempty"`
+	Result  string   `json:"result"`
+}
+
+// comparison is p as the Comparison of a with b.
+func comparison(a, b string, p pairing) Comparison {
+	c := Comparison{A: a, B: b, Rounds: p.rounds, Ratio: round3(p.ratio), RatioLo: round3(p.ciLo),
+		Result: p.result()}
+	if math.IsNaN(p.ratio) || math.IsInf(p.ratio, 0) {
+		c.Ratio = 0
+	}
+	if !math.IsInf(p.ciHi, 1) {
+		hi := round3(p.ciHi)
+		c.RatioHi = &hi
+	}
+	return c
+}
+
+// Judge is doc's verdict, nil where it has no reading.
+func Judge(doc Document) *Verdict {
+	_, v := read(doc)
+	return v
+}
+
+// read is doc's reading and its verdict.
+func read(doc Document) ([]string, *Verdict) {
 	var scenarios []string
 	byScenario := map[string][]Row{}
 	bought := false
@@ -40,13 +108,15 @@ func Reading(doc Document) []string {
 		bought = bought || r.Bought > 0
 	}
 	if !bought {
-		return nil
+		return nil, nil
 	}
 	if doc.Illustrative {
-		return wrap(IllustrativeReading)
+		return wrap(IllustrativeReading), &Verdict{Text: IllustrativeReading, Confidence: Confidence,
+			Scenarios: []ScenarioVerdict{}}
 	}
 	var lines []string
 	var v verdict
+	out := &Verdict{Confidence: Confidence, Scenarios: []ScenarioVerdict{}}
 	for _, sc := range scenarios {
 		rows := byScenario[sc]
 		best := slices.MaxFunc(rows, func(a, b Row) int { return cmpFloat(a.BoughtPerS, b.BoughtPerS) })
@@ -56,23 +126,26 @@ func Reading(doc Document) []string {
 		v.scenarios++
 		b := new(strings.Builder)
 		v.rounds = max(v.rounds, len(best.Slices))
-		scenarioSentence(b, sc, best, rows, &v)
+		sv := scenarioSentence(b, sc, best, rows, &v)
 		if w, ok := find(rows, market.Watch); ok {
 			b.WriteString(" " + watchSentence(w))
 			if lock, ok := bestLock(rows); ok {
-				v.add(sc, w, lock)
+				c := comparison(w.Strategy, lock.Strategy, v.add(sc, w, lock))
+				sv.WatchVsLock = &c
 			}
 		}
+		out.Scenarios = append(out.Scenarios, sv)
 		lines = append(lines, wrap(b.String())...)
 	}
 	if len(lines) == 0 {
-		return nil
+		return nil, nil
 	}
-	lines = append(lines, wrap(v.String())...)
+	out.Text = v.String()
+	lines = append(lines, wrap(out.Text)...)
 	if len(v.undecided)+len(v.watchUnclear) > 0 {
 		lines = append(lines, wrap(advice(doc, v.rounds))...)
 	}
-	return lines
+	return lines, out
 }
 
 // IllustrativeReading is the whole reading of a run on miniredis.
@@ -81,19 +154,27 @@ const IllustrativeReading = "miniredis serves one command at a time inside this 
 	"finds one on PATH) to compare the strategies."
 
 // scenarioSentence writes the sentence of one scenario: the strategy that
-// bought most if it did so in every round against every other, else
-// which strategies the run cannot tell apart; then each one's purchases
-// per second with their range.
-func scenarioSentence(b *strings.Builder, sc string, best Row, rows []Row, v *verdict) {
-	var close []string // the strategies the best did not beat in every round
+// bought most if the interval of its ratio to every other lies above 1
+// (with the closest of those ratios), else which strategies the run cannot
+// tell apart; then each one's purchases per second with their range. It
+// returns the scenario's part of the verdict.
+func scenarioSentence(b *strings.Builder, sc string, best Row, rows []Row, v *verdict) ScenarioVerdict {
+	sv := ScenarioVerdict{Scenario: sc, Comparisons: []Comparison{}}
+	var close []string // the strategies the best is not beyond doubt ahead of
 	var closeText []string
+	nearest, nearestText := math.Inf(1), ""
 	for _, r := range rows {
 		if r.Strategy == best.Strategy {
 			continue
 		}
-		if p := pair(best, r); !p.ahead() {
+		p := pair(best, r)
+		sv.Comparisons = append(sv.Comparisons, comparison(best.Strategy, r.Strategy, p))
+		text := fmt.Sprintf("%s/%s %s", best.Strategy, r.Strategy, p.text())
+		if !p.ahead() {
 			close = append(close, r.Strategy)
-			closeText = append(closeText, fmt.Sprintf("%s/%s %s", best.Strategy, r.Strategy, p.text()))
+			closeText = append(closeText, text)
+		} else if p.ciLo < nearest {
+			nearest, nearestText = p.ciLo, text
 		}
 	}
 	switch {
@@ -101,8 +182,8 @@ func scenarioSentence(b *strings.Builder, sc string, best Row, rows []Row, v *ve
 		fmt.Fprintf(b, "%s: %s", sc, best.Strategy)
 	case len(close) == 0:
 		v.wins = append(v.wins, best.Strategy)
-		fmt.Fprintf(b, "%s: %s bought most, in every round (%s): %s", sc, best.Strategy,
-			plural(len(best.Slices), "round"), best.Strategy)
+		sv.Winner = best.Strategy
+		fmt.Fprintf(b, "%s: %s bought most (closest: %s): %s", sc, best.Strategy, nearestText, best.Strategy)
 	default:
 		v.undecided = append(v.undecided, sc)
 		fmt.Fprintf(b, "%s: the run cannot tell %s from %s (%s): %s", sc, best.Strategy,
@@ -115,18 +196,23 @@ func scenarioSentence(b *strings.Builder, sc string, best Row, rows []Row, v *ve
 		}
 	}
 	b.WriteString(".")
+	return sv
 }
 
 // advice says what to do when the run could not tell strategies apart,
 // with the load it ran at.
 func advice(doc Document, rounds int) string {
 	more := fmt.Sprintf("-rounds %d", max(2*rounds, 5))
-	s := fmt.Sprintf("Where the run cannot tell, the difference lies within the spread across rounds: "+
+	s := fmt.Sprintf("Where the run cannot tell, the interval of the ratio still spans 1: "+
 		"measure longer (-duration %gs), in more rounds (%s), or on a quieter machine.",
 		max(2*doc.DurationS, 60), more)
 	if doc.LoadStart != nil && doc.LoadEnd != nil {
-		s += fmt.Sprintf(" This one ran at a load average of %.1f at the start and %.1f at the end, on %s.",
-			doc.LoadStart.Avg1m, doc.LoadEnd.Avg1m, plural(doc.LoadStart.CPUs, "CPU"))
+		s += fmt.Sprintf(" This one ran at a load average of %.1f at the start and %.1f at the end",
+			doc.LoadStart.Avg1m, doc.LoadEnd.Avg1m)
+		if doc.LoadPeak != nil {
+			s += fmt.Sprintf(", %.1f at its peak", doc.LoadPeak.Avg1m)
+		}
+		s += fmt.Sprintf(", on %s.", plural(doc.LoadStart.CPUs, "CPU"))
 	}
 	return s
 }
@@ -153,12 +239,12 @@ type verdict struct {
 	// scenarios counts the scenarios with a purchase; rounds is the most
 	// slices a cell of them had.
 	scenarios, rounds int
-	// wins is the strategy that bought most in every round, per scenario
+	// wins is the strategy that bought most beyond its intervals, per scenario
 	// where the run could tell; undecided the scenarios where it could
 	// not.
 	wins, undecided []string
 	// watchAhead and watchBehind are the scenarios where WATCH bought more
-	// than the best lock strategy in every round, or less, with the
+	// than the best lock strategy beyond the interval, or less, with the
 	// figures; watchUnclear those where the rounds disagree; locks the
 	// lock strategies WATCH fell behind.
 	watchAhead, watchBehind, watchUnclear, locks []string
@@ -169,8 +255,8 @@ type verdict struct {
 }
 
 // add compares a scenario's WATCH row with its best lock row, round by
-// round.
-func (v *verdict) add(sc string, w, lock Row) {
+// round, and returns the comparison.
+func (v *verdict) add(sc string, w, lock Row) pairing {
 	p := pair(w, lock)
 	fig := fmt.Sprintf("%s watch/%s %s", sc, lock.Strategy, p.text())
 	x := math.NaN()
@@ -188,11 +274,12 @@ func (v *verdict) add(sc string, w, lock Row) {
 		v.behindMin = -nanMax(-v.behindMin, -x, len(v.watchBehind) == 1)
 	default:
 		v.watchUnclear = append(v.watchUnclear, fig)
-		return
+		return p
 	}
 	if w.Conflict != nil {
 		v.exposures++
 	}
+	return p
 }
 
 // String is the verdict line.
@@ -221,10 +308,10 @@ func (v verdict) String() string {
 	switch {
 	case decided == 0:
 	case len(v.watchBehind) == 0:
-		fmt.Fprintf(&b, "WATCH beat the locks in every round where the run can tell (%s): "+
+		fmt.Fprintf(&b, "WATCH beat the locks where the run can tell (%s): "+
 			"its retries cost less than waiting for a lock", strings.Join(v.watchAhead, ", "))
 	case len(v.watchAhead) == 0:
-		fmt.Fprintf(&b, "a lock (%s) beat WATCH in every round where the run can tell (%s): "+
+		fmt.Fprintf(&b, "a lock (%s) beat WATCH where the run can tell (%s): "+
 			"at these write rates and windows, lock instead of retrying", lock, strings.Join(v.watchBehind, ", "))
 	default:
 		where := "it fell behind"

@@ -57,7 +57,7 @@ func TestReading(t *testing.T) {
 		none         bool
 	}{
 		{
-			name: "lua ahead in every round; WATCH ahead, then behind as λ·w grows",
+			name: "lua ahead beyond its intervals; WATCH ahead, then behind as λ·w grows",
 			rows: []Row{
 				sliced(one, market.Watch, 20_000, 2_000, 50*time.Microsecond, 4_200, 3_800, 4_000, 4_000, 4_000),
 				sliced(one, market.Fine, 18_000, 0, 0, 3_600, 3_500, 3_700, 3_600, 3_600),
@@ -68,29 +68,29 @@ func TestReading(t *testing.T) {
 				sliced(five, market.Lua, 60_000, 0, 0, 11_000, 10_000, 12_000, 11_000, 11_000),
 			},
 			want: []string{
-				"1x1: lua bought most, in every round (5 rounds): lua 4,000/s (3,500–4,500),",
+				"1x1: lua bought most (closest: lua/watch 1.99× (95% CI 1.82–2.19, 5 rounds)): lua 4,000/s (3,500–4,500),",
 				"watch 2,000/s (1,900–2,100), fine 1,800/s (1,750–1,850).",
 				// λ = (20,000 + 0)/10 s = 2,000/s; w = 50 µs; λ·w = 0.1.
 				"watch: 0.10 retries per purchase; 2,000 writes/s", "(λ) and a 50µs window (w) give λ·w = 0.10",
 				"expects 90% of EXECs to commit, 91% did.",
-				"5x5: lua bought most, in every round (5 rounds): lua 5,500/s (5,000–6,000)",
+				"5x5: lua bought most (closest: lua/fine 2.21× (95% CI 2.01–2.44, 5 rounds)): lua 5,500/s (5,000–6,000)",
 				// λ = (50,000 + 5,000·4/5)/10 s = 5,400/s; λ·w = 1.08.
 				"watch: 8.00 retries per purchase; 5,400 writes/s", "give λ·w = 1.08", "expects 34%", "11% did.",
 				"Verdict: lua bought most in 2 of 2 scenarios, so use it wherever the logic fits a script;",
-				"WATCH where it was ahead (1x1 watch/fine 1.08–1.17× over 5 rounds at λ·w 0.10),",
-				"a lock (fine) where λ·w grew (5x5 watch/fine 0.17–0.25× over 5 rounds at λ·w 1.08).",
+				"WATCH where it was ahead (1x1 watch/fine 1.11× (95% CI 1.07–1.15, 5 rounds) at λ·w 0.10),",
+				"a lock (fine) where λ·w grew (5x5 watch/fine 0.20× (95% CI 0.17–0.24, 5 rounds) at λ·w 1.08).",
 			},
 			not: []string{"cannot tell", "quieter"},
 		},
 		{
-			name: "a round the other won: the run cannot tell",
+			name: "an interval spanning 1: the run cannot tell",
 			rows: []Row{
 				sliced(five, market.Fine, 30_000, 0, 0, 5_000, 6_100, 5_000),
 				sliced(five, market.Lua, 60_000, 0, 0, 6_000, 6_000, 6_000),
 				sliced(five, market.Coarse, 12_000, 0, 0, 2_000, 2_000, 2_000),
 			},
 			want: []string{
-				"5x5: the run cannot tell lua from fine (lua/fine 0.98–1.20× over 3 rounds): lua 3,000/s (3,000–3,000),",
+				"5x5: the run cannot tell lua from fine (lua/fine 1.12× (95% CI 0.84–1.49, 3 rounds)): lua 3,000/s (3,000–3,000),",
 				"Verdict: the run cannot tell which strategy bought most in any scenario.",
 				"measure longer (-duration 60s), in more rounds (-rounds 6), or on a quieter machine.",
 			},
@@ -103,9 +103,9 @@ func TestReading(t *testing.T) {
 				sliced(five, market.Coarse, 12_000, 0, 0, 1_000, 1_000, 1_000),
 				sliced(five, market.Lua, 60_000, 0, 0, 6_000, 6_000, 6_000),
 			},
-			want: []string{"5x5: lua bought most, in every round (3 rounds)",
+			want: []string{"5x5: lua bought most (closest: lua/watch 6.02× (95% CI 4.69–7.73, 3 rounds))",
 				"Verdict: lua bought most in 1 of 1 scenarios, so use it wherever the logic fits a script;",
-				"the run cannot tell WATCH from the best lock in 5x5 watch/coarse 0.90–1.10× over 3 rounds",
+				"the run cannot tell WATCH from the best lock in 5x5 watch/coarse 1.00× (95% CI 0.78–1.28, 3 rounds)",
 				"in more rounds"},
 		},
 		{

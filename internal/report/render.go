@@ -170,6 +170,8 @@ func fmtRatio(v float64) string {
 	switch {
 	case v == 0:
 		return "0"
+	case math.IsInf(v, 1):
+		return "∞"
 	case v < 10:
 		return fmt.Sprintf("%.2f", v)
 	case v < 100:
@@ -225,7 +227,7 @@ func caption(doc Document, book string) string {
 	fmt.Fprintf(&b, "Redis: %s; %gs per cell%s, seed %d, pick %d; %s.", doc.Redis,
 		doc.DurationS, roundsText(doc.Rounds), doc.Seed, doc.Pick, LinkText(doc))
 	b.WriteString(book)
-	if lt := LoadText(doc.LoadStart, doc.LoadEnd); lt != "" {
+	if lt := LoadText(doc.LoadStart, doc.LoadEnd, doc.LoadPeak); lt != "" {
 		b.WriteString(" " + lt)
 	}
 	if doc.Illustrative {
@@ -529,6 +531,7 @@ func JSON(w io.Writer, doc Document) error {
 	if doc.Rows == nil {
 		doc.Rows = []Row{}
 	}
+	doc.Verdict = Judge(doc)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)

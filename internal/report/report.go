@@ -49,7 +49,15 @@ type Document struct {
 	// and when it ended (absent where the OS does not report it).
 	LoadStart *Load `json:"load_start,omitempty"`
 	LoadEnd   *Load `json:"load_end,omitempty"`
-	Rows      []Row `json:"rows"`
+	// LoadPeak is the highest 1-minute load average read during the run
+	// (every LoadEvery), and LoadSamples every reading, so that a burst
+	// between the start and the end shows.
+	LoadPeak    *Load        `json:"load_peak,omitempty"`
+	LoadSamples []LoadSample `json:"load_samples,omitempty"`
+	Rows        []Row        `json:"rows"`
+	// Verdict is the reading's conclusion, written by JSON (a document
+	// read back has it recomputed from its rows).
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // LinkText says in one line how the run's clients reached Redis.

@@ -121,7 +121,7 @@ func SweepCaption(s Sweep) string {
 		"error: model/measured − 1 (the model's retries per purchase, 1/e^(−λ·w) − 1, are in the JSON, "+
 		"the CSV and the retries chart).",
 		s.Redis, s.Scenario, s.DurationS, s.Seed, s.Pick)
-	if lt := LoadText(s.LoadStart, s.LoadEnd); lt != "" {
+	if lt := LoadText(s.LoadStart, s.LoadEnd, nil); lt != "" {
 		b.WriteString(" " + lt)
 	}
 	if s.Illustrative {

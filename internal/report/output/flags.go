@@ -3,7 +3,9 @@ package output
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"strings"
 )
 
 // ParseFlags parses args with fs, keeping a mistake to one line. The flag
@@ -22,4 +24,46 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 		usage()
 	}
 	return err
+}
+
+// flagIndent is where a flag's description starts in PrintDefaults.
+const flagIndent = "      "
+
+// PrintDefaults prints fs's flags as flag.PrintDefaults does, one flag a
+// time in name order, "  -name TYPE" and then its description with its
+// default, but indented by spaces rather than a tab and wrapped to Width
+// columns, so that a help fits the terminal it is read on.
+func PrintDefaults(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		head := "  -" + f.Name
+		if name != "" {
+			head += " " + name
+		}
+		if def := defaultText(f); def != "" {
+			usage += " (default " + def + ")"
+		}
+		fmt.Fprintln(w, head)
+		for _, line := range strings.Split(Wrap(usage, Width-len(flagIndent)), "\n") {
+			fmt.Fprintln(w, flagIndent+line)
+		}
+	})
+}
+
+// defaultText is f's default as PrintDefaults shows it: quoted for a
+// string, "" for a zero value.
+func defaultText(f *flag.Flag) string {
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+		return ""
+	}
+	if _, ok := f.Value.(interface{ IsBoolFlag() bool }); ok {
+		return f.DefValue
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isString := g.Get().(string); isString {
+			return fmt.Sprintf("%q", f.DefValue)
+		}
+	}
+	return f.DefValue
 }

@@ -10,6 +10,7 @@ package output
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -196,4 +197,22 @@ func Thousands(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// Plural is n and the noun, "1 round", "5 rounds": the noun takes an s
+// unless n is 1.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Hanging wraps text to width columns after a first line that starts with
+// lead; the lines after the first are indented by as many spaces as lead
+// is wide, so that a list of names and descriptions keeps its column.
+func Hanging(lead, text string, width int) string {
+	pad := strings.Repeat(" ", len([]rune(lead)))
+	lines := strings.Split(Wrap(text, width-len(pad)), "\n")
+	return lead + strings.Join(lines, "\n"+pad)
 }

@@ -41,7 +41,9 @@ var skips tally
 // mainCalled records that the package's TestMain went through Main.
 var mainCalled atomic.Bool
 
-// Main runs the package's tests and then prints one line that says which
+// Main runs the package's tests, saying on the terminal (talk.go) that
+// redis-server is missing, once per go command, and that a slow package
+// is still running; then it prints one line that says which
 // tests were skipped (or failed under CI=true) for want of a real server,
 // a cluster or a browser, and why. Every package whose tests use redistest
 // calls it from its TestMain:
@@ -49,7 +51,9 @@ var mainCalled atomic.Bool
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 func Main(m *testing.M) {
 	mainCalled.Store(true)
+	stop := talk()
 	code := m.Run()
+	stop()
 	if s := skips.summary(); s != "" {
 		fmt.Println(s)
 	}
