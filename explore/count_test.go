@@ -149,7 +149,7 @@ func TestRandomModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"random", "pct"} {
+	for _, mode := range []Mode{Random, PCT} {
 		var first []Action
 		for run := range 2 {
 			e, err := New(ctx, b.Client, target, DefaultModel())

@@ -76,15 +76,16 @@ func main() {
 }
 
 // exitCode is the exit status for run's error: 0 for none (or -h), 2 for
-// a usage error, 3 when some cells of "simulate faults" could not run, 1
-// for anything else (a violation, for the subcommands that check).
+// a usage error, 3 when some cells of "simulate faults" could not run or
+// an exploration was no proof (errExploreInconclusive), 1 for anything
+// else (a violation, for the subcommands that check).
 func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
-	case errors.Is(err, errCellsNotRun):
+	case errors.Is(err, errCellsNotRun), errors.Is(err, errExploreInconclusive):
 		return 3
 	}
 	return 1

@@ -102,7 +102,7 @@ func scenarioSentence(b *strings.Builder, sc string, best Row, rows []Row, v *ve
 	case len(close) == 0:
 		v.wins = append(v.wins, best.Strategy)
 		fmt.Fprintf(b, "%s: %s bought most, in every round (%s): %s", sc, best.Strategy,
-			plural(len(best.Slices), "round"), best.Strategy)
+			output.Count(len(best.Slices), "round"), best.Strategy)
 	default:
 		v.undecided = append(v.undecided, sc)
 		fmt.Fprintf(b, "%s: the run cannot tell %s from %s (%s): %s", sc, best.Strategy,
@@ -126,7 +126,7 @@ func advice(doc Document, rounds int) string {
 		max(2*doc.DurationS, 60), more)
 	if doc.LoadStart != nil && doc.LoadEnd != nil {
 		s += fmt.Sprintf(" This one ran at a load average of %.1f at the start and %.1f at the end, on %s.",
-			doc.LoadStart.Avg1m, doc.LoadEnd.Avg1m, plural(doc.LoadStart.CPUs, "CPU"))
+			doc.LoadStart.Avg1m, doc.LoadEnd.Avg1m, output.Count(doc.LoadStart.CPUs, "CPU"))
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
@@ -117,15 +118,7 @@ func (p pairing) text() string {
 	if p.hi != p.lo {
 		r = fmtRatio(p.lo) + "–" + fmtRatio(p.hi) + "×"
 	}
-	return fmt.Sprintf("%s over %s", r, plural(p.rounds, "round"))
-}
-
-// plural is n and the noun, "1 round", "5 rounds".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%s over %s", r, output.Count(p.rounds, "round"))
 }
 
 // Load is the machine's load at one moment of a run.

@@ -197,3 +197,12 @@ func Thousands(n int64) string {
 	}
 	return b.String()
 }
+
+// Count is n and the noun, in the plural unless n is 1: "1 schedule",
+// "5 schedules". The plural adds an s.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
