@@ -133,6 +133,10 @@ type Step struct {
 	ClockMS int64 `json:"clock_ms"`
 	// Text says what happened: the command and its reply, the fault.
 	Text string `json:"text"`
+	// HeldMS is, for a command, how long it was held in flight: it was
+	// sent HeldMS before ClockMS, when it landed (0: it landed as it was
+	// sent).
+	HeldMS int64 `json:"held_ms,omitempty"`
 	// Violation names the property that broke at this step, if any.
 	Violation string `json:"violation,omitempty"`
 }
@@ -456,6 +460,10 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		}
 		w.mu.Lock()
 		step.Text = p.desc + " → " + p.reply
+		if held := now - p.since; held > 0 {
+			step.HeldMS = held.Milliseconds()
+			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
+		}
 		w.mu.Unlock()
 	case Tick:
 		s.ticks++
