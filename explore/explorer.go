@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,30 @@ type Explorer struct {
 	base  *redis.Client
 	orig  *Target
 	lanes []*Explorer
+	// strays keeps, during a search, the violations of the runs that did
+	// not end by themselves (a replay that diverged, among them), which
+	// the search does not count: shared with the lanes.
+	strays *strays
+}
+
+// strays is the shortest counterexample, by property, seen in a run that
+// did not end by itself.
+type strays struct {
+	mu    sync.Mutex
+	found map[string]Found
+}
+
+// add keeps s's violations where they are the shortest of their property.
+func (st *strays) add(s *schedule) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, v := range s.violations {
+		n := min(v.Step+1, len(s.actions), len(s.steps))
+		if f, ok := st.found[v.Property]; ok && len(f.Actions) <= n {
+			continue
+		}
+		st.found[v.Property] = Found{Violation: v, Actions: slices.Clone(s.actions[:n]), Steps: slices.Clone(s.steps[:n])}
+	}
 }
 
 // New returns an explorer of t under model m on the Redis base talks to.
@@ -287,6 +312,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	}
 	reruns0 := reruns()
 	defer func() { res.Reruns = int(reruns() - reruns0) }()
+	e.strays = &strays{found: map[string]Found{}}
+	defer func() { e.strays = nil }()
 	systems := []search.System[choice, Action]{system{e}}
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -303,6 +330,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			e.lanes = append(e.lanes, l)
 		}
 		for _, l := range e.lanes[:min(len(e.lanes), o.Workers-1)] {
+			l.strays = e.strays
 			systems = append(systems, system{l})
 		}
 	}
@@ -363,6 +391,11 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	for _, p := range Properties {
 		if f, ok := r.Violations[p]; ok {
 			fs = append(fs, found(f))
+		} else if f, ok := e.strays.found[p]; ok && r.Diverged > 0 && slices.Contains(check, p) {
+			// Seen only in a run whose replay diverged: replayed like
+			// any other, it is a violation if it breaks again, else
+			// unsteady.
+			fs = append(fs, f)
 		}
 	}
 	shrink := e.shrink
@@ -415,6 +448,9 @@ func (s system) Run(ctx context.Context, choose search.Chooser[choice]) (search.
 	sc, err := s.e.runOnce(ctx, choose)
 	if sc == nil {
 		return search.Outcome{}, err
+	}
+	if !sc.complete && len(sc.violations) > 0 && s.e.strays != nil && !errors.Is(err, search.ErrRetry) {
+		s.e.strays.add(sc)
 	}
 	return search.Outcome{Complete: sc.complete, Violations: sc.violations, Data: sc}, err
 }
