@@ -749,6 +749,30 @@ func (w *world) canon(c *client, text string, sent bool) string {
 	})
 }
 
+// bigNumber matches the integers of a reply that may count a lease's time
+// left on the server (a PTTL or TTL in a script's reply, dilated).
+var bigNumber = regexp.MustCompile(`\b[0-9]{7,}\b`)
+
+// coarse is a reply with each large integer rounded to a multiple of the
+// dilation: a lease's time left, read on the server, is its virtual time
+// left dilated, less the real time that ran it down since the clock last
+// advanced; that real time (a second of it is a microsecond of virtual
+// time) must not tell two states apart. Undilated, text is left as it
+// is.
+func (w *world) coarse(text string) string {
+	f := w.factor
+	if f <= 1 {
+		return text
+	}
+	return bigNumber.ReplaceAllStringFunc(text, func(n string) string {
+		v, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return n
+		}
+		return "~" + strconv.FormatInt((v+f/2)/f, 10) + "e6"
+	})
+}
+
 // learn adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
 // virtual time (a lease's end depends on it). w.mu is held.
@@ -758,7 +782,7 @@ func (w *world) learn(p *parked, rec cmdRecord) {
 	ordered := p.write
 	for i, args := range rec.args {
 		a := w.canon(c, strings.Join(args, " "), true)
-		parts = append(parts, a+" -> "+w.canon(c, rec.values[i]+"|"+rec.errs[i], false))
+		parts = append(parts, a+" -> "+w.coarse(w.canon(c, rec.values[i]+"|"+rec.errs[i], false)))
 		if strings.EqualFold(args[0], "watch") {
 			ordered = true
 		}
