@@ -155,10 +155,11 @@ func (g goroutineState) where() string {
 // look looks at where the clients' goroutines stand, the clients having
 // not moved since stall began (real time), and credits each client that
 // waits on the wall clock with the time since: one in time.Sleep, or one
-// blocked on a channel, a select or a lock while no goroutine of any
-// client is at work (on the processor, the network, a system call). It
-// returns ErrWallClock, with what to do, once a client has waited
-// WallAfter in the schedule.
+// blocked on a channel, a select or a lock while no goroutine of a client
+// is at work (on the processor, the network, a system call) and no other
+// goroutine of the process is on the processor or waiting for it. A slow
+// machine is at work, and is not credited. look returns ErrWallClock,
+// with what to do, once a client has waited WallAfter in the search.
 func (w *world) look(stall time.Time) error {
 	gs := dumpGoroutines()
 	now := time.Now()
