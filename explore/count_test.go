@@ -149,7 +149,7 @@ func TestRandomModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"random", "pct"} {
+	for _, mode := range []Mode{Random, PCT} {
 		var first []Action
 		for run := range 2 {
 			e, err := New(ctx, b.Client, target, DefaultModel())
@@ -245,5 +245,39 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 			t.Logf("%s: broken %s; schedules without the cache, with it (and on three workers): %v", target.Name,
 				broken[0], counts)
 		}
+	}
+}
+
+// TestSameSearchSameCounts: one search, run three times on one worker,
+// visits as many schedules and cuts as many, whatever the machine's
+// timing. The watchdog's target has two goroutines per client (the
+// critical section and the watchdog) whose moves within one step
+// interleave as real time has it, and a sleep whose context may end
+// just before it or just after: neither may shape the search.
+func TestSameSearchSameCounts(t *testing.T) {
+	b := redistest.Real(t)
+	ctx := context.Background()
+	m := DefaultModel()
+	m.FaultKinds = []string{FaultCrash}
+	m.MaxDelay = time.Second
+	var counts []string
+	for range 3 {
+		e, err := New(ctx, b.Client, Watchdog(false), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Explore(ctx, Options{Workers: 1})
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Exhaustive || len(res.Violations) > 0 || res.Diverged > 0 {
+			t.Fatalf("exhaustive %v, violations %v, %d diverged; want a clean, exhaustive search", res.Exhaustive,
+				res.Violations, res.Diverged)
+		}
+		counts = append(counts, fmt.Sprintf("%d schedules (+%d pruned)", res.Schedules, res.Pruned))
+	}
+	if counts[0] != counts[1] || counts[0] != counts[2] {
+		t.Errorf("three runs of one search: %v", counts)
 	}
 }

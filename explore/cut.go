@@ -121,7 +121,7 @@ func (e *Explorer) FindFrom(ctx context.Context, prefix []Action, o Options) (*R
 	if len(o.Check) == 0 {
 		return nil, fmt.Errorf("%w: every property checked is broken already", ErrNothingToFind)
 	}
-	o.Mode, o.NoShrink, o.StopAtFirst = "exhaustive", true, true
+	o.Mode, o.NoShrink, o.StopAtFirst = Exhaustive, true, true
 	o.prefix = slices.Clone(prefix)
 	return e.Explore(ctx, o)
 }

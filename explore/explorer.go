@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,12 @@ import (
 type Explorer struct {
 	rdb     *redis.Client // the scheduler's own: resets, clock ticks, checks
 	clients []*redis.Client
+	// slots is, by client, where the hooks of its go-redis clients find
+	// the client of the schedule running.
+	slots []*slot
+	// wall is, by client, what it waited on the wall clock in the
+	// explorer's schedules.
+	wall    []*wallWait
 	target  *Target
 	model   Model
 	ns      string
@@ -48,6 +55,30 @@ type Explorer struct {
 	lanes []*Explorer
 	// act is what the complete schedules of the current search saw.
 	act activity
+	// strays keeps, during a search, the violations of the runs that did
+	// not end by themselves (a replay that diverged, among them), which
+	// the search does not count: shared with the lanes.
+	strays *strays
+}
+
+// strays is the shortest counterexample, by property, seen in a run that
+// did not end by itself.
+type strays struct {
+	mu    sync.Mutex
+	found map[string]Found
+}
+
+// add keeps s's violations where they are the shortest of their property.
+func (st *strays) add(s *schedule) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, v := range s.violations {
+		n := min(v.Step+1, len(s.actions), len(s.steps))
+		if f, ok := st.found[v.Property]; ok && len(f.Actions) <= n {
+			continue
+		}
+		st.found[v.Property] = Found{Violation: v, Actions: slices.Clone(s.actions[:n]), Steps: slices.Clone(s.steps[:n])}
+	}
 }
 
 // New returns an explorer of t under model m on the Redis base talks to.
@@ -80,8 +111,11 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		o := opts
 		o.PoolSize = 4
 		c := redis.NewClient(&o)
-		c.AddHook(hook{})
+		s := &slot{}
+		c.AddHook(hook{slot: s})
 		e.clients = append(e.clients, c)
+		e.slots = append(e.slots, s)
+		e.wall = append(e.wall, &wallWait{})
 	}
 	if err := e.openNodes(opts); err != nil {
 		e.Close()
@@ -139,7 +173,7 @@ func (e *Explorer) Prefix() string { return e.ns }
 // reset deletes the namespace's keys, so that each schedule starts from
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
-	e.epoch = time.Now().Truncate(time.Millisecond)
+	e.epoch = virtualEpoch
 	at, err := resetScript.Run(ctx, e.rdb, nil, nsPattern(e.ns)).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
@@ -156,13 +190,46 @@ func (e *Explorer) reset(ctx context.Context) error {
 	return nil
 }
 
+// virtualEpoch is the time the clients' clock reads at the start of every
+// schedule: the same in every run, so that every value made from it (a
+// lease's end written into a key, ${now_ms}) is too.
+var virtualEpoch = time.Date(2030, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Mode is how a search goes through the schedules.
+type Mode string
+
+// The modes.
+const (
+	// Exhaustive is depth-first over every schedule within the model's
+	// bounds (the default: an empty Mode).
+	Exhaustive Mode = "exhaustive"
+	// Random is Options.Schedules random walks from Options.Seed.
+	Random Mode = "random"
+	// PCT is Options.Schedules runs of probabilistic concurrency testing:
+	// random priorities, Options.Depth-1 changes of priority, from
+	// Options.Seed.
+	PCT Mode = "pct"
+)
+
+// ErrMode is returned for a Mode that is none of the modes.
+var ErrMode = errors.New("explore: unknown mode")
+
+// ParseMode reads a mode's name; "" is Exhaustive.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return Exhaustive, nil
+	case Exhaustive, Random, PCT:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w %q: want %s, %s or %s", ErrMode, s, Exhaustive, Random, PCT)
+}
+
 // Options configures a search.
 type Options struct {
-	// Mode is "exhaustive" (depth-first over every schedule within the
-	// model's bounds), "random" (Schedules random walks from Seed) or
-	// "pct" (Schedules runs of probabilistic concurrency testing: random
-	// priorities, Depth-1 changes of priority, from Seed).
-	Mode string
+	// Mode is how the search goes (Exhaustive when empty); another value
+	// is an error (ErrMode).
+	Mode Mode
 	// Seed and Schedules configure the random and pct modes.
 	Seed      uint64
 	Schedules int
@@ -237,7 +304,11 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		// Only a recipe says which lease its holder asks for.
 		check = slices.DeleteFunc(slices.Clone(check), func(p string) bool { return p == Lease })
 	}
-	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: o.Mode, Checked: check,
+	mode, err := ParseMode(string(o.Mode))
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: string(mode), Checked: check,
 		Budget: o.Budget, property: e.target.Property, nodes: e.target.nodes}
 	reruns := func() (n int64) {
 		for _, x := range append([]*Explorer{e}, e.lanes...) {
@@ -250,14 +321,13 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.act.reset()
 	}
-	if o.Mode != "random" && o.Mode != "pct" {
-		res.Mode = "exhaustive"
-	}
+	e.strays = &strays{found: map[string]Found{}}
+	defer func() { e.strays = nil }()
 	systems := []search.System[choice, Action]{system{e}}
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	if res.Mode == "exhaustive" && o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
+	if mode == Exhaustive && o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
 		for len(e.lanes) < o.Workers-1 {
 			l, err := New(ctx, e.base, e.orig, e.model)
 			if err != nil && ctx.Err() != nil {
@@ -269,6 +339,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			e.lanes = append(e.lanes, l)
 		}
 		for _, l := range e.lanes[:min(len(e.lanes), o.Workers-1)] {
+			l.strays = e.strays
 			systems = append(systems, system{l})
 		}
 	}
@@ -294,15 +365,14 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			o.Progress(Progress{Schedules: st.Schedules, Elapsed: time.Since(start), Found: found})
 		},
 	})
-	var err error
-	switch res.Mode {
-	case "random", "pct":
+	switch mode {
+	case Random, PCT:
 		res.Seed = o.Seed
 		n := o.Schedules
 		if n <= 0 {
 			n = 1000
 		}
-		if o.Mode == "pct" {
+		if mode == PCT {
 			d := o.Depth
 			if d <= 0 {
 				d = 3
@@ -331,6 +401,11 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	for _, p := range Properties {
 		if f, ok := r.Violations[p]; ok {
 			fs = append(fs, found(f))
+		} else if f, ok := e.strays.found[p]; ok && r.Diverged > 0 && slices.Contains(check, p) {
+			// Seen only in a run whose replay diverged: replayed like
+			// any other, it is a violation if it breaks again, else
+			// unsteady.
+			fs = append(fs, f)
 		}
 	}
 	shrink := e.shrink
@@ -386,6 +461,9 @@ func (s system) Run(ctx context.Context, choose search.Chooser[choice]) (search.
 	}
 	if err == nil && sc.complete {
 		s.e.act.tally(sc.world)
+	}
+	if !sc.complete && len(sc.violations) > 0 && s.e.strays != nil && !errors.Is(err, search.ErrRetry) {
+		s.e.strays.add(sc)
 	}
 	return search.Outcome{Complete: sc.complete, Violations: sc.violations, Data: sc}, err
 }

@@ -72,9 +72,10 @@ const (
 	phTTL      = "ttl"
 	phNowMS    = "now_ms"
 	phTokenLen = "token_len"
+	phCall     = "call"
 )
 
-var builtinPlaceholders = []string{phLock, phToken, phClient, phTTL, phNowMS, phTokenLen}
+var builtinPlaceholders = []string{phLock, phToken, phClient, phTTL, phNowMS, phTokenLen, phCall}
 
 // recipe is a parsed and checked manifest.
 type recipe struct {
@@ -397,8 +398,11 @@ func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
 // is an error of the target. Placeholders may stand inside longer
 // strings: ${lock}, ${token} (this hold's owner value), ${client} (the
 // client's stable name), ${ttl} (the lease in ttl_unit, ms or s),
-// ${now_ms} (the client's clock), ${token_len}, and ${NAME} for a reply
-// an earlier step of the same op saved. With reentrant, the workload
+// ${now_ms} (the client's clock), ${token_len}, ${call} (an id made
+// afresh for each call of an op, as locks that make one per release do),
+// and ${NAME} for a reply an earlier step of the same op saved. The
+// tokens and call ids are the same in every run of a schedule, so a key
+// named after one is too. With reentrant, the workload
 // takes the lock twice, nested, with the same ${client} and ${token}, and
 // releases it twice.
 //

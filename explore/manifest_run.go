@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
@@ -233,9 +232,13 @@ func (l *recipeLocker) vars(w *world, token string, now time.Duration) (map[stri
 	} else {
 		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
 	}
+	w.mu.Lock()
+	call := w.newID(l.c, idCall)
+	w.mu.Unlock()
 	return map[string]value{
 		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
 		phNowMS: {s: strconv.FormatInt(recipeNow(w, now), 10)}, phTokenLen: {s: strconv.Itoa(len(token))},
+		phCall: {s: call},
 	}, nil
 }
 
@@ -372,10 +375,10 @@ func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *
 	return reply, named, nil
 }
 
-// ErrOutside is returned for a command of a recipe on a key outside the
+// ErrKeyOutside is returned for a command of a recipe on a key outside the
 // explored namespace: one the explorer neither resets between schedules
 // nor runs down with its clock, so that a search over it proves nothing.
-var ErrOutside = errors.New("explore: a key outside the explored namespace")
+var ErrKeyOutside = errors.New("explore: a key outside the explored namespace")
 
 // outsideNS refuses, before it is sent, a command of op (where) on a key
 // outside w's namespace, naming the key.
@@ -383,7 +386,7 @@ func outsideNS(w *world, where string, keys []string) error {
 	id := strings.Trim(w.t.ns, "{}:")
 	for _, k := range keys {
 		if !strings.Contains(k, id) {
-			return fmt.Errorf("%w: %s: key %q (make every key from ${lock})", ErrOutside, where, k)
+			return fmt.Errorf("%w: %s: key %q (make every key from ${lock})", ErrKeyOutside, where, k)
 		}
 	}
 	return nil
@@ -487,9 +490,14 @@ func (l *recipeLocker) now() time.Duration { return l.clk.now() }
 
 func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 	o := l.r.acquireOp(write)
-	token, nested := uuid.NewString(), false
-	if l.r.reentrant && l.outer != nil {
-		token, nested = l.outer.token, true
+	var token string
+	nested := l.r.reentrant && l.outer != nil
+	if nested {
+		token = l.outer.token
+	} else {
+		l.c.w.mu.Lock()
+		token = l.c.w.newID(l.c, idToken)
+		l.c.w.mu.Unlock()
 	}
 	sent := l.now()
 	v, keys, err := l.runKeys(ctx, l.rdb, l.c.w, o, token, l.now, nil)
@@ -758,7 +766,10 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 	write := !r.rw || waiter.idx == m.Clients-1
 	l := &recipeLocker{r: r, rdb: e.rdb, c: waiter, key: lockKey(e.ns), ttl: m.leaseOf(waiter.idx), owner: ownerName(waiter.name)}
 	o := r.acquireOp(write)
-	v, err := l.run(ctx, e.rdb, w, o, uuid.NewString(), func() time.Duration { return now })
+	w.mu.Lock()
+	token := w.newID(waiter, idToken)
+	w.mu.Unlock()
+	v, err := l.run(ctx, e.rdb, w, o, token, func() time.Duration { return now })
 	if err != nil {
 		return nil, fmt.Errorf("%w: client %s: probing whether its %s would ever succeed: %w", ErrTarget, waiter.name, o.name, err)
 	}

@@ -74,14 +74,14 @@ func (e *Explorer) openNodes(opts redis.Options) error {
 		o.DB = opts.DB + 1 + i
 		ns.ctl = append(ns.ctl, redis.NewClient(&o))
 	}
-	for range e.model.Clients {
+	for ci := range e.model.Clients {
 		var cs []*redis.Client
 		for i := range t.nodes {
 			o := opts
 			o.DB = opts.DB + 1 + i
 			o.PoolSize = 2
 			c := redis.NewClient(&o)
-			c.AddHook(hook{node: nodeName(i)})
+			c.AddHook(hook{node: nodeName(i), slot: e.slots[ci]})
 			cs = append(cs, c)
 		}
 		ns.clients = append(ns.clients, cs)

@@ -117,6 +117,12 @@ func (b *timelineBuilder) step(i int, st Step) {
 // but a lock is one result.
 func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
 	e := b.e
+	if st.HeldMS > 0 {
+		// Held in flight: its sending shows where it happened.
+		b.add(timeline.Event{Client: st.Action.Client, At: at - time.Duration(st.HeldMS)*time.Millisecond,
+			Kind: timeline.Result, Detail: fmt.Sprintf("sends %s (held in flight until %s)", st.Action.Command,
+				fmtMS(st.ClockMS))})
+	}
 	if !strings.Contains(st.Action.Command, "lock:") {
 		// The renderers leave out commands on anything but a
 		// lock; the critical section's are the point here.

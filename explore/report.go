@@ -91,19 +91,21 @@ func (m Model) leaseText() string {
 // writeSearch writes how far the search went, and why it stopped when it
 // was cut short.
 func (r *Result) writeSearch(b *bytes.Buffer) {
-	cover := "yes, every schedule within the bounds"
+	cover := "yes, within the bounds"
 	if !r.Exhaustive {
 		cover = "no"
 		switch {
 		case r.Stopped != "":
 			cover = "no (cut short: " + r.Stopped + ")"
-		case r.Mode == "exhaustive":
+		case r.Diverged > 0:
+			cover = "no (replays diverged)"
+		case r.Mode == string(Exhaustive):
 			cover = "no (stopped early)"
 		}
 	}
-	writeLine(b, fmt.Sprintf("search: %s, %d schedules (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
-		"coverage %s of the tree; exhaustive: %s", r.Mode, r.Schedules, r.Pruned, r.Elapsed.Seconds(),
-		r.SchedulesPerSecond(), coverText(r.Coverage), cover))
+	writeLine(b, fmt.Sprintf("search: %s mode, %s (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
+		"coverage %s of the tree; every schedule searched: %s", r.Mode, output.Plural(r.Schedules, "schedule"),
+		r.Pruned, r.Elapsed.Seconds(), r.SchedulesPerSecond(), coverText(r.Coverage), cover))
 	switch r.Stopped {
 	case StoppedBudget:
 		writeLine(b, fmt.Sprintf("The search was cut short: its budget of %v ran out. What it found so far follows; the "+
@@ -114,12 +116,12 @@ func (r *Result) writeSearch(b *bytes.Buffer) {
 	}
 	writeLine(b, r.activityText())
 	if r.Diverged > 0 {
-		writeLine(b, fmt.Sprintf("%d replays did not follow their prefix (the code did something the scheduler does not "+
-			"order)", r.Diverged))
+		writeLine(b, fmt.Sprintf("%s did not follow its prefix (the code did something the scheduler does not "+
+			"order): the search is not a proof", output.Plural(r.Diverged, "replay")))
 	}
 	if r.Reruns > 0 {
-		writeLine(b, fmt.Sprintf("%d runs were run again: the machine stalled longer than a lease's margin (the lease ran "+
-			"out on the server's real time)", r.Reruns))
+		writeLine(b, fmt.Sprintf("%s run again: the machine stalled longer than a lease's margin (the lease ran "+
+			"out on the server's real time)", output.Plural(r.Reruns, "run")))
 	}
 }
 
@@ -154,7 +156,7 @@ func (r *Result) writeFindings(b *bytes.Buffer) {
 	default:
 		fmt.Fprintln(b, "\nviolations:")
 		for _, v := range r.Violations {
-			writeLine(b, fmt.Sprintf("  %s: %s (%d steps)", v.Property, v.Message, len(v.Steps)))
+			writeLine(b, fmt.Sprintf("  %s: %s (%s)", v.Property, v.Message, output.Plural(len(v.Steps), "step")))
 		}
 	}
 	if len(r.Unsteady) == 0 {
@@ -164,7 +166,8 @@ func (r *Result) writeFindings(b *bytes.Buffer) {
 	writeLine(b, "unsteady (found by the search, but not broken again when its schedule was replayed on a fresh "+
 		"server, twice; not counted as a violation):")
 	for _, u := range r.Unsteady {
-		writeLine(b, fmt.Sprintf("  %s: %s (%d steps; %s)", u.Property, u.Message, len(u.Steps), u.ReplayNote))
+		writeLine(b, fmt.Sprintf("  %s: %s (%s; %s)", u.Property, u.Message, output.Plural(len(u.Steps), "step"),
+			u.ReplayNote))
 		var acts []string
 		for _, a := range u.Actions {
 			acts = append(acts, a.String())
@@ -187,7 +190,7 @@ func (f *Found) writeText(b *bytes.Buffer, verbose bool) error {
 		repro = "NOT reproduced on a fresh redis-server: " + f.ReplayNote
 	}
 	b.WriteString("\n")
-	writeLine(b, fmt.Sprintf("counterexample (%s, %d steps; %s):", f.Property, len(f.Steps), repro))
+	writeLine(b, fmt.Sprintf("counterexample (%s, %s; %s):", f.Property, output.Plural(len(f.Steps), "step"), repro))
 	if verbose || f.Replay.Events == nil {
 		for i, s := range f.Steps {
 			mark := ""

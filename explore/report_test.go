@@ -34,8 +34,8 @@ func ExampleResult_WriteFindings() {
 	// crash, at most 3 advance(s) of the clock; lease 10s, retry 10ms, pauses short 5s / long 15s /
 	// forever (virtual time)
 	// checked: mutual_exclusion, liveness
-	// search: exhaustive, 1200 schedules (300 more cut by the reduction), 3.0 s, 500 schedules/s; coverage
-	// 100% of the tree; exhaustive: yes, every schedule within the bounds
+	// search: exhaustive mode, 1200 schedules (300 more cut by the reduction), 3.0 s, 500 schedules/s;
+	// coverage 100% of the tree; every schedule searched: yes, within the bounds
 	// redis: redis-server 7.2.4
 	//
 	// No violation of mutual_exclusion, liveness.

@@ -133,6 +133,10 @@ type Step struct {
 	ClockMS int64 `json:"clock_ms"`
 	// Text says what happened: the command and its reply, the fault.
 	Text string `json:"text"`
+	// HeldMS is, for a command, how long it was held in flight: it was
+	// sent HeldMS before ClockMS, when it landed (0: it landed as it was
+	// sent).
+	HeldMS int64 `json:"held_ms,omitempty"`
 	// Violation names the property that broke at this step, if any.
 	Violation string `json:"violation,omitempty"`
 }
@@ -196,13 +200,15 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (
 		return nil, err
 	}
 	w := &world{t: e.target, epoch: e.epoch, factor: e.factor, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
-		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}, maxDelay: e.model.MaxDelay}
+		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}, maxDelay: e.model.MaxDelay,
+		goroutines: map[uint64]gref{}, ids: map[string]int{}}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
 	}
 	for i := range e.model.Clients {
-		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i]}
+		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i], spawned: 1, wall: e.wall[i]}
 		w.clients = append(w.clients, c)
+		e.slots[i].set(c)
 	}
 	s := &schedule{world: w}
 	for _, c := range w.clients {
@@ -210,16 +216,19 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (
 	}
 	w.running, w.live = len(w.clients), len(w.clients)
 	for _, c := range w.clients {
-		cctx := context.WithValue(ctx, clientKey{}, c)
-		cctx = locking.WithClock(cctx, clock{c})
+		cctx := locking.WithClock(ctx, clock{c})
 		go func() {
 			defer w.exit()
+			w.track(c, 0)
 			err := e.target.work(cctx, c, e.model)
-			if err != nil && !errors.Is(err, redis.ErrClosed) && !errors.Is(err, context.Canceled) {
-				w.mu.Lock()
+			// Every error counts, whatever its kind, unless the client
+			// was stopped (a crash, the end of the schedule) or the
+			// search was: then its command or sleep failed on purpose.
+			w.mu.Lock()
+			if err != nil && !w.stopping && !c.crashed && ctx.Err() == nil {
 				c.failure = err
-				w.mu.Unlock()
 			}
+			w.mu.Unlock()
 		}()
 	}
 	err := e.drive(ctx, w, s, choose)
@@ -303,27 +312,16 @@ func (w *world) failed() bool {
 // command, asleep on its clock, or finished. A sleeper whose context has
 // ended is woken first.
 func (w *world) settle() error {
-	timer := time.NewTimer(StuckAfter)
-	defer timer.Stop()
-	for {
+	return w.await(func() bool {
 		w.mu.Lock()
+		defer w.mu.Unlock()
 		for _, s := range slices.Clone(w.sleepers) {
 			if err := s.ctx.Err(); err != nil {
 				w.wake(s, err)
 			}
 		}
-		idle := w.running == 0
-		w.mu.Unlock()
-		if idle {
-			return nil
-		}
-		select {
-		case <-w.signal:
-			timer.Reset(StuckAfter) // progress: the wait starts again
-		case <-timer.C:
-			return ErrStuck
-		}
-	}
+		return w.running == 0
+	})
 }
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
@@ -465,6 +463,10 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *schedule, c choice) e
 		}
 		w.mu.Lock()
 		step.Text = p.desc + " → " + p.reply
+		if held := now - p.since; held > 0 {
+			step.HeldMS = held.Milliseconds()
+			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
+		}
 		w.mu.Unlock()
 	case Tick:
 		s.ticks++
@@ -800,21 +802,12 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *schedule, check bool
 		w.wake(sl, errStopped)
 	}
 	w.mu.Unlock()
-	deadline := time.NewTimer(StuckAfter)
-	defer deadline.Stop()
-	for {
+	if err := w.awaitEnd(func() bool {
 		w.mu.Lock()
-		live := w.live
-		w.mu.Unlock()
-		if live == 0 {
-			break
-		}
-		select {
-		case <-w.signal:
-			deadline.Reset(StuckAfter) // progress: the wait starts again
-		case <-deadline.C:
-			return ErrStuck
-		}
+		defer w.mu.Unlock()
+		return w.live == 0
+	}); err != nil {
+		return err
 	}
 	s.cmdLog = w.cmdLog
 	if !check || !s.complete {

@@ -677,9 +677,10 @@ func (h *seedRWHeld) end() time.Duration           { return h.start + h.ttl }
 // now is the virtual time since the epoch.
 func (k clock) now() time.Duration {
 	w := k.c.w
+	id := goid()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	k.c.log = append(k.c.log, "now "+strconv.FormatInt(int64(w.now), 10))
+	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.now), 10))
 	return w.now
 }
 

@@ -98,8 +98,8 @@ func TestKeyOutside(t *testing.T) {
 	}
 	defer e.Close()
 	_, err = e.Explore(t.Context(), explore.Options{})
-	if !errors.Is(err, explore.ErrOutside) || !strings.Contains(err.Error(), `ops.acquire.steps[1] (SET): key "elsewhere"`) {
-		t.Errorf("got %v; want ErrOutside naming the key", err)
+	if !errors.Is(err, explore.ErrKeyOutside) || !strings.Contains(err.Error(), `ops.acquire.steps[1] (SET): key "elsewhere"`) {
+		t.Errorf("got %v; want ErrKeyOutside naming the key", err)
 	}
 	if n, err := b.Client.Exists(t.Context(), "elsewhere").Result(); err != nil || n != 0 {
 		t.Errorf("the key outside exists (%d, %v): the command was sent", n, err)

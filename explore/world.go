@@ -1,11 +1,13 @@
 package explore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,14 +28,20 @@ import (
 // whose reply it believes lost.
 var errStopped = fmt.Errorf("explore: client stopped: %w", redis.ErrClosed)
 
-// errOutside is returned for a command sent with a context that names no
-// client of the schedule: the explorer cannot order it, so it refuses it.
-var errOutside = fmt.Errorf("explore: command outside the scheduler: %w", redis.ErrClosed)
+// errNoSchedule is returned for a command sent through a client's
+// go-redis client while no schedule runs: nothing can order it.
+var errNoSchedule = errors.New("explore: command sent while no schedule runs")
+
+// ErrOutside ends a search in which a client sent a command the explorer
+// cannot hold: from a goroutine it does not know (one started with the go
+// statement rather than Client.Go), which it cannot wait for. The error
+// names the client, the command and the fix.
+var ErrOutside = errors.New("explore: a command the explorer cannot hold")
 
 // ErrStuck is returned when a client neither sent a command, slept on its
-// clock, nor finished within StuckAfter of real time: it blocked on
-// something the scheduler does not see (a channel, a lock of its own, a
-// timer outside locking.Clock).
+// clock, nor finished within StuckAfter of real time, without waiting on
+// the wall clock (ErrWallClock): it is busy, or blocked in a system call.
+// The error says where each goroutine of the clients stands.
 var ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
 
 // StuckAfter is how long the scheduler waits, in real time, with no
@@ -48,6 +56,13 @@ type client struct {
 	name string
 	idx  int
 	rdb  *redis.Client
+
+	// wall is what the client waited on the wall clock in the search
+	// (world.look): the explorer's, for its client of that name. Guarded
+	// by w.mu.
+	wall *wallWait
+	// last is its last command released and its reply, for messages.
+	last string
 
 	// Guarded by w.mu.
 	paused      bool
@@ -65,13 +80,32 @@ type client struct {
 	steps       int   // commands released
 	failure     error // an error that is not the schedule's doing
 	// log is everything the client's code has learnt since the schedule
-	// began, in order: each command's reply, each reading of the clock,
-	// each end of a sleep. Its code being deterministic, two clients
-	// with one log are in one state (world.fingerprint).
-	log []string
+	// began, in order for each of its goroutines: each command's reply,
+	// each reading of the clock, each end of a sleep. Its code being
+	// deterministic, two clients with one log are in one state
+	// (world.fingerprint). How its goroutines' entries interleave within
+	// one step depends on real time, and does not count.
+	log []logEntry
+	// spawned is how many goroutines the client has had: its own (0),
+	// then those its Go started, numbered in order.
+	spawned int
 	// sentAt is when its last command was parked, on the virtual clock:
 	// where a lease it then says it holds (Client.Holding) starts.
 	sentAt time.Duration
+}
+
+// logEntry is one entry of a client's log, with the number of the
+// goroutine it is about (-1: one the explorer does not know).
+type logEntry struct {
+	g int
+	s string
+}
+
+// gref is a goroutine of a client: the client, and its number among the
+// client's goroutines (client.spawned).
+type gref struct {
+	c *client
+	n int
 }
 
 // hold is what a client believes it holds.
@@ -93,6 +127,7 @@ type parked struct {
 	node  string // the node it goes to ("" for the one server)
 	desc  string
 	reply string
+	g     int // the number of the goroutine that sent it
 	go_   chan error
 	// since is when it was sent on the virtual clock: when it was
 	// parked, or when its client's pause ended (Model.MaxDelay).
@@ -103,6 +138,7 @@ type parked struct {
 type sleeper struct {
 	start    bool // a client waiting to begin a critical section (a Start action wakes it)
 	c        *client
+	g        int // the number of the goroutine that sleeps
 	ctx      context.Context
 	deadline time.Duration // -1: until ctx ends
 	ch       chan error
@@ -176,6 +212,16 @@ type world struct {
 	// virtual time), whatever it asked: a jittered backoff (locking.Backoff) would
 	// otherwise sleep a random time, and a replay go another way.
 	sleepAs time.Duration
+	// goroutines is the goroutines the scheduler waits for, by id: each
+	// client's own, and those its Go started.
+	goroutines map[uint64]gref
+	// fatal, once set, ends the schedule and the search with it: the
+	// clients did something the explorer cannot order (ErrOutside,
+	// ErrWallClock).
+	fatal error
+	// ids counts the values the explorer made for each client and kind
+	// (tokens, call ids), so that a replay makes the same ones.
+	ids map[string]int
 }
 
 // window is when a command ran, as far as this process can tell: after
@@ -192,12 +238,98 @@ type cmdRecord struct {
 	errs   []string
 }
 
-type clientKey struct{}
-
-func clientFrom(ctx context.Context) *client {
-	c, _ := ctx.Value(clientKey{}).(*client)
-	return c
+// slot is where the hook of a go-redis client finds the client it sends
+// for: the client of the schedule running, set by runOnce. The hook
+// knows its client from the go-redis client, not from the command's
+// context, so code that sends with a context of its own
+// (context.Background()) is held like any other.
+type slot struct {
+	mu sync.Mutex
+	c  *client
 }
+
+func (s *slot) set(c *client) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+}
+
+func (s *slot) get() *client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
+}
+
+// track counts the calling goroutine as c's goroutine number n: the
+// scheduler waits for it, and holds its commands.
+func (w *world) track(c *client, n int) {
+	id := goid()
+	w.mu.Lock()
+	w.goroutines[id] = gref{c: c, n: n}
+	w.mu.Unlock()
+}
+
+// gnum is the number among its client's goroutines of the goroutine id,
+// -1 for one the explorer does not know. w.mu is held.
+func (w *world) gnum(id uint64) int {
+	if g, ok := w.goroutines[id]; ok {
+		return g.n
+	}
+	return -1
+}
+
+// note adds an entry about goroutine g to c's log. w.mu is held.
+func (w *world) note(c *client, g int, s string) {
+	c.log = append(c.log, logEntry{g: g, s: s})
+}
+
+// goid is the calling goroutine's id, as its stack trace shows it.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i >= 0 {
+		b = b[:i]
+	}
+	n, _ := strconv.ParseUint(string(b), 10, 64)
+	return n
+}
+
+// fail ends the schedule with err (the first one given wins). w.mu is
+// held.
+func (w *world) fail(err error) {
+	if w.fatal == nil {
+		w.fatal = err
+	}
+}
+
+// fatalErr is the error that ends the schedule, if any.
+func (w *world) fatalErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fatal
+}
+
+// newID is the n-th value of kind the explorer makes for client c in
+// this schedule, shaped as a UUID (as the tokens of most locks are): the
+// same in every run of the schedule, and unlike any other client's or
+// kind's. w.mu is held.
+func (w *world) newID(c *client, kind string) string {
+	k := c.name + " " + kind
+	n := w.ids[k]
+	w.ids[k] = n + 1
+	tag := 0
+	if kind == idCall {
+		tag = 1
+	}
+	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.idx+1, tag, n+1)
+}
+
+// The kinds of value the explorer makes (world.newID).
+const (
+	idToken = "token"
+	idCall  = "call"
+)
 
 // poke tells the scheduler that something changed.
 func (w *world) poke() {
@@ -212,23 +344,25 @@ type clock struct{ c *client }
 
 func (k clock) Now() time.Time {
 	w := k.c.w
+	id := goid()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	k.c.log = append(k.c.log, "now "+strconv.FormatInt(int64(w.now), 10))
+	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.now), 10))
 	return w.at(w.now)
 }
 
 func (k clock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	w := k.c.w
+	id := goid()
 	w.mu.Lock()
 	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return errStopped
 	}
-	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
 		v := w.undilate(max(d, 0))
@@ -237,7 +371,15 @@ func (k clock) Sleep(ctx context.Context, d time.Duration) error {
 		}
 		s.deadline = w.now + v
 	}
-	k.c.log = append(k.c.log, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	w.note(k.c, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	if err := ctx.Err(); err != nil {
+		// Logged as a sleep its context's end cut short: whether the
+		// context ended just before the sleep began or just after
+		// depends on real time, not on the schedule.
+		w.note(k.c, s.g, "woke: "+err.Error())
+		w.mu.Unlock()
+		return err
+	}
 	w.sleepers = append(w.sleepers, s)
 	w.running--
 	w.mu.Unlock()
@@ -258,13 +400,14 @@ func (k clock) Sleep(ctx context.Context, d time.Duration) error {
 // the schedule, after any other client's step or advance of the clock.
 func (k clock) awaitStart(ctx context.Context) error {
 	w := k.c.w
+	id := goid()
 	w.mu.Lock()
 	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
 		return errStopped
 	}
-	s := &sleeper{c: k.c, ctx: ctx, deadline: -1, start: true, ch: make(chan error, 1)}
-	k.c.log = append(k.c.log, "await start")
+	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, start: true, ch: make(chan error, 1)}
+	w.note(k.c, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	w.running--
 	w.mu.Unlock()
@@ -274,13 +417,17 @@ func (k clock) awaitStart(ctx context.Context) error {
 
 func (k clock) Go(f func()) {
 	w := k.c.w
+	id := goid()
 	w.mu.Lock()
-	k.c.log = append(k.c.log, "go")
+	n := k.c.spawned
+	k.c.spawned++
+	w.note(k.c, w.gnum(id), "go "+strconv.Itoa(n))
 	w.running++
 	w.live++
 	w.mu.Unlock()
 	go func() {
 		defer w.exit()
+		w.track(k.c, n)
 		f()
 	}()
 }
@@ -295,7 +442,7 @@ func (w *world) wake(s *sleeper, err error) {
 	if err != nil {
 		woke += ": " + err.Error()
 	}
-	s.c.log = append(s.c.log, woke)
+	w.note(s.c, s.g, woke)
 	w.running++
 	if i := slices.Index(w.sleepers, s); i >= 0 {
 		w.sleepers = slices.Delete(w.sleepers, i, i+1)
@@ -313,15 +460,23 @@ func (w *world) exit() {
 
 // gate parks a command for node ("" for the one server) until the
 // scheduler releases it.
-func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*parked, error) {
-	c := clientFrom(ctx)
-	if c == nil || c.w != w {
-		return nil, errOutside
-	}
+func (w *world) gate(c *client, node string, cmds []redis.Cmder) (*parked, error) {
+	id := goid()
 	w.mu.Lock()
 	if w.stopping || c.crashed {
 		w.mu.Unlock()
 		return nil, errStopped
+	}
+	g := w.gnum(id)
+	if g < 0 {
+		err := fmt.Errorf("%w: client %s sent %s from a goroutine the explorer does not know (started with "+
+			"the go statement): it cannot wait for it, nor order what it sends. Start the goroutine with Client.Go "+
+			"(or the Go of the locking.Clock the client's context carries), or send from the client's own",
+			ErrOutside, c.name, w.t.describe(cmds))
+		w.fail(err)
+		w.mu.Unlock()
+		w.poke()
+		return nil, err
 	}
 	if c.freePass {
 		c.freePass = false
@@ -333,9 +488,9 @@ func (w *world) gate(ctx context.Context, node string, cmds []redis.Cmder) (*par
 	if w.t.Client != nil {
 		// A lease the client then says it holds counts from here: two
 		// states that differ in it must not look alike (fingerprint).
-		c.log = append(c.log, "sent at "+strconv.FormatInt(int64(w.now), 10))
+		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.now), 10))
 	}
-	p := &parked{c: c, seq: w.seq, cmds: cmds, go_: make(chan error, 1), since: w.now}
+	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.now}
 	p.keys, p.write = footprint(cmds)
 	for _, k := range p.keys {
 		if w.t.isLock(k) {
@@ -399,6 +554,7 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	}
 	if p != nil {
 		p.reply = w.t.short(strings.Join(replies, ", "))
+		p.c.last = p.desc + " → " + p.reply
 	}
 	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		if c := p.c; c != nil {
@@ -413,38 +569,41 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 // sent, as far as its client knows: it is on the wire, and the end of its
 // context no longer recalls it. node names the node the go-redis client
 // talks to, for a target of several nodes ("" for the one server).
-type hook struct{ node string }
+type hook struct {
+	node string
+	slot *slot
+}
 
 func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return process(ctx, h.node, []redis.Cmder{cmd}, func([]redis.Cmder) error { return next(context.WithoutCancel(ctx), cmd) })
+		return process(h.slot, h.node, []redis.Cmder{cmd}, func([]redis.Cmder) error { return next(context.WithoutCancel(ctx), cmd) })
 	}
 }
 
 func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return process(ctx, h.node, cmds, func(cmds []redis.Cmder) error { return next(context.WithoutCancel(ctx), cmds) })
+		return process(h.slot, h.node, cmds, func(cmds []redis.Cmder) error { return next(context.WithoutCancel(ctx), cmds) })
 	}
 }
 
-func process(ctx context.Context, node string, cmds []redis.Cmder, next func([]redis.Cmder) error) error {
+func process(s *slot, node string, cmds []redis.Cmder, next func([]redis.Cmder) error) error {
 	if !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return !housekeeping(c.Name()) }) {
 		return next(cmds) // a connection's own set-up, inside a released command
 	}
-	c := clientFrom(ctx)
+	c := s.get()
 	if c == nil {
 		for _, cmd := range cmds {
-			cmd.SetErr(errOutside)
+			cmd.SetErr(errNoSchedule)
 		}
-		return errOutside
+		return errNoSchedule
 	}
 	w := c.w
 	// A pipeline with housekeeping in it (UNWATCH, then the release of a
 	// lock, say) is ordered like any other: only what it does besides
 	// counts, and that must wait for its turn.
-	p, err := w.gate(ctx, node, cmds)
+	p, err := w.gate(c, node, cmds)
 	if err != nil {
 		// Never sent; an UNWATCH among it still goes, so that the
 		// connection goes back to its pool with no WATCH armed.
@@ -597,6 +756,30 @@ func (w *world) canon(c *client, text string, sent bool) string {
 	})
 }
 
+// bigNumber matches the integers of a reply that may count a lease's time
+// left on the server (a PTTL or TTL in a script's reply, dilated).
+var bigNumber = regexp.MustCompile(`\b[0-9]{7,}\b`)
+
+// coarse is a reply with each large integer rounded to a multiple of the
+// dilation: a lease's time left, read on the server, is its virtual time
+// left dilated, less the real time that ran it down since the clock last
+// advanced; that real time (a second of it is a microsecond of virtual
+// time) must not tell two states apart. Undilated, text is left as it
+// is.
+func (w *world) coarse(text string) string {
+	f := w.factor
+	if f <= 1 {
+		return text
+	}
+	return bigNumber.ReplaceAllStringFunc(text, func(n string) string {
+		v, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return n
+		}
+		return "~" + strconv.FormatInt((v+f/2)/f, 10) + "e6"
+	})
+}
+
 // learn adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
 // virtual time (a lease's end depends on it). w.mu is held.
@@ -606,13 +789,13 @@ func (w *world) learn(p *parked, rec cmdRecord) {
 	ordered := p.write
 	for i, args := range rec.args {
 		a := w.canon(c, strings.Join(args, " "), true)
-		parts = append(parts, a+" -> "+w.canon(c, rec.values[i]+"|"+rec.errs[i], false))
+		parts = append(parts, a+" -> "+w.coarse(w.canon(c, rec.values[i]+"|"+rec.errs[i], false)))
 		if strings.EqualFold(args[0], "watch") {
 			ordered = true
 		}
 	}
 	entry := strings.Join(parts, "; ")
-	c.log = append(c.log, entry)
+	w.note(c, p.g, entry)
 	if !ordered {
 		return
 	}
@@ -650,8 +833,10 @@ func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 		}
 		fmt.Fprintf(h, "%s %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused, c.pausedUntil, c.crashed,
 			c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps, c.failure != nil)
-		for _, l := range c.log {
-			fmt.Fprintf(h, "%s\n", l)
+		log := slices.Clone(c.log)
+		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
+		for _, l := range log {
+			fmt.Fprintf(h, "%d %s\n", l.g, l.s)
 		}
 		var waits []string
 		for _, p := range w.parked {

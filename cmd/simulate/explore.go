@@ -84,7 +84,9 @@ writes) what it found so far, says it was cut short, and exits as below.
 Exit status: 0 no violation, 1 a violation (replayed), 2 bad input (a flag,
 a script that does not parse or answers outside the convention, a manifest
 that cannot be used, or one whose search proved nothing: a take that never
-succeeded, a release or extension that never did).
+succeeded, a release or extension that never did), 3 no violation but no
+proof (replays diverged, or a finding was unsteady), 130 interrupted with
+nothing found.
 
 Flags:
 `
@@ -365,7 +367,7 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 		return f.bad("-check: %v", err)
 	}
 	o.check = check
-	if o.mode != "exhaustive" && o.mode != "random" && o.mode != "pct" {
+	if _, err := explore.ParseMode(o.mode); err != nil || o.mode == "" {
 		return f.bad("-mode %q: want exhaustive, random or pct", o.mode)
 	}
 	if o.depth < 1 || o.depth > 10 {
@@ -413,15 +415,19 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		exploreStarting()
 	}
 	res, err := e.Explore(ctx, o.searchOptions(stderr))
-	if errors.Is(err, explore.ErrTarget) {
-		return usagef(stderr, "simulate explore", "%v", err)
+	if errors.Is(err, explore.ErrTarget) || errors.Is(err, explore.ErrOutside) ||
+		errors.Is(err, explore.ErrKeyOutside) || errors.Is(err, explore.ErrWallClock) {
+		// The code under test did what cannot be explored: bad input,
+		// but not a mistake in the command line.
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if err != nil {
 		return err
 	}
 	if res.Stopped != "" {
-		fmt.Fprintf(stderr, "explore: stopped (%s) after %s, %.0f s; found: %s\n", res.Stopped, output.Plural(res.Schedules, "schedule"),
-			res.Elapsed.Seconds(), orNone(propertiesOf(res.Violations)))
+		fmt.Fprintf(stderr, "explore: stopped (%s) after %s, %.0f s; found: %s\n", res.Stopped,
+			output.Plural(res.Schedules, "schedule"), res.Elapsed.Seconds(), orNone(propertiesOf(res.Violations)))
 	}
 	// What is left runs even once ctx has ended (a budget, Ctrl-C), for a
 	// few seconds at most: the result is printed whatever stopped it.
@@ -442,8 +448,17 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if res.Stopped == explore.StoppedInterrupted {
 		return fmt.Errorf("explore: %w after %s, nothing found", errInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
+	if res.Diverged > 0 || len(res.Unsteady) > 0 {
+		return fmt.Errorf("explore: %w: %s diverged, %s", errExploreInconclusive, output.Plural(res.Diverged, "replay"),
+			output.Plural(len(res.Unsteady), "unsteady finding"))
+	}
 	return nil
 }
+
+// errExploreInconclusive is returned when the search found no violation
+// but is no proof either: replays diverged, or a finding did not break
+// its property again when replayed (exit 3).
+var errExploreInconclusive = errors.New("no violation found, but the search is not a proof")
 
 // target is the target the flags name.
 func (o *exploreOptions) target() (*explore.Target, error) {
@@ -482,7 +497,7 @@ func newExplorer(ctx context.Context, conn *redisconn.Conn, t *explore.Target, m
 
 // searchOptions are the search's options, with a progress line on stderr.
 func (o *exploreOptions) searchOptions(stderr io.Writer) explore.Options {
-	return explore.Options{Mode: o.mode, Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
+	return explore.Options{Mode: explore.Mode(o.mode), Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
 		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first,
 		Progress: func(p explore.Progress) {
 			fmt.Fprintf(stderr, "explore: %s, %.0f s, found: %s\n", output.Plural(p.Schedules, "schedule"), p.Elapsed.Seconds(),

@@ -176,7 +176,7 @@ func TestExploreStrategy(t *testing.T) {
 	stdout.Reset()
 	err = run(context.Background(), []string{"explore", "-redis", url, "-strategy", "fine", "-fencing", "-clients", "2",
 		"-faults", "pause-long", "-bound", "ticks=1"}, &stdout, &stderr)
-	if err != nil || !strings.Contains(stdout.String(), "No violation") || !strings.Contains(stdout.String(), "yes, every schedule within the bounds") {
+	if err != nil || !strings.Contains(stdout.String(), "No violation") || !strings.Contains(stdout.String(), "every schedule searched: yes") {
 		t.Errorf("fine fenced: %v\n%s", err, stdout.String())
 	}
 }
@@ -230,7 +230,7 @@ func TestExploreRedlock(t *testing.T) {
 	err = run(context.Background(), []string{"explore", "-redis", url, "-redlock", "-nodes", "1", "-faults", "none"},
 		&stdout, &stderr)
 	if err != nil || !strings.Contains(stdout.String(), "No violation") ||
-		!strings.Contains(stdout.String(), "yes, every schedule within the bounds") ||
+		!strings.Contains(stdout.String(), "every schedule searched: yes") ||
 		!strings.Contains(stdout.String(), "2 clients on 1 node,") {
 		t.Errorf("redlock, one node, no faults: %v\n%s", err, stdout.String())
 	}

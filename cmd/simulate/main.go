@@ -86,7 +86,8 @@ func main() {
 // exitCode is the exit status for run's error: 0 for none (or -h), 2 for
 // a usage error, 130 for a run interrupted before its end that found
 // nothing broken in what it measured, 3 when some cells of "simulate
-// faults" could not run, 1 for anything else (a violation, for the
+// faults" could not run or an exploration was no proof
+// (errExploreInconclusive), 1 for anything else (a violation, for the
 // subcommands that check, interrupted or not).
 func exitCode(err error) int {
 	switch {
@@ -96,7 +97,7 @@ func exitCode(err error) int {
 		return 2
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
-	case errors.Is(err, errCellsNotRun):
+	case errors.Is(err, errCellsNotRun), errors.Is(err, errExploreInconclusive):
 		return 3
 	}
 	return 1

@@ -50,7 +50,9 @@ func Redis(tb testing.TB) *redis.Client {
 
 // Check explores t (explore.Check) and fails the test for each property
 // broken, with its message and the timeline of its counterexample. It
-// fails it too when the search fails. It returns the result.
+// fails it too when the search fails, when replays diverged, or when a
+// finding was unsteady: then no violation proves nothing. It returns the
+// result.
 func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options) *explore.Result {
 	tb.Helper()
 	res, err := explore.Check(context.Background(), rdb, t, o)
@@ -59,6 +61,15 @@ func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Option
 	}
 	for _, f := range res.Violations {
 		tb.Errorf("%s: %s broken: %s\n%s", res.Target, f.Property, f.Message, Timeline(tb, rdb, t, res, f))
+	}
+	// No violation is a proof only when the search could follow the
+	// code: every replay went its way, and every finding was replayed.
+	if res.Diverged > 0 {
+		tb.Errorf("%s: %d replays went another way than their first run: the code did something the explorer "+
+			"does not order, and the search is no proof", res.Target, res.Diverged)
+	}
+	for _, f := range res.Unsteady {
+		tb.Errorf("%s: %s broken in the search, but not when replayed (unsteady): %s", res.Target, f.Property, f.Message)
 	}
 	if len(res.Violations) == 0 && !res.Exhaustive {
 		tb.Logf("%s: no violation in %d schedules, but the search did not cover every schedule", res.Target, res.Schedules)
