@@ -35,6 +35,9 @@ type Explorer struct {
 	// 1, where a stall of the machine runs a lease down as much).
 	factor int64
 	reruns atomic.Int64
+	// symmetric is set, for a search, when the state cache takes the
+	// target's clients as alike but for their names (symmetry.go).
+	symmetric bool
 	// stall, when set (by tests), is called after each advance of the
 	// clock with the shortest lease left on the virtual clock (0 for
 	// none), before any client goes on: it may stall, as a busy machine
@@ -178,6 +181,10 @@ type Options struct {
 	// before, with a sleep set no larger, is cut there: what follows was
 	// explored then.
 	NoStateCache bool
+	// NoSymmetry keeps the state cache from taking a state and the state
+	// with clients' names swapped as one (symmetry.go), for a target
+	// whose clients are alike but for their names.
+	NoSymmetry bool
 	// Stop ends the search once a violation of each of these properties
 	// has been found (the search is then not exhaustive).
 	Stop []string
@@ -262,6 +269,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		for _, l := range e.lanes[:min(len(e.lanes), o.Workers-1)] {
 			systems = append(systems, system{l})
 		}
+	}
+	sym := !o.NoReduction && !o.NoStateCache && !o.NoSymmetry && e.target.symmetric(e.model)
+	for _, x := range append([]*Explorer{e}, e.lanes...) {
+		x.symmetric = sym
 	}
 	last := time.Now()
 	s := search.New(systems, search.Options[Action]{

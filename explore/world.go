@@ -629,27 +629,32 @@ func (w *world) learn(p *parked, rec cmdRecord) {
 // order relative to every other access that could see the difference, so
 // the server holds the same data with the same leases. Reads are not in
 // the keys' logs: what a read saw is in its client's log. ok is false
-// when a command touched keys it does not name. w.mu is held.
-func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
+// when a command touched keys it does not name. The namespace is left
+// out (every worker has its own). names, when not nil, renames the
+// clients (symmetry.go): the fingerprint is then that of the state with
+// the clients' names swapped so. w.mu is held.
+func (w *world) fingerprint(depth, ticks, faults int, names map[string]string) (key search.Fingerprint, ok bool) {
 	if w.opaque {
 		return key, false
 	}
+	rn := w.renamer(names)
 	h := sha256.New()
 	fmt.Fprintf(h, "%d %d %d %d\n", depth, ticks, faults, w.now)
-	for _, c := range w.clients {
+	for _, c := range w.renamedOrder(names) {
 		hold := "-"
 		if c.hold != nil {
-			hold = fmt.Sprintf("%s %v %d", c.hold.key, c.hold.write, c.hold.end())
+			hold = fmt.Sprintf("%s %v %d", rn.Replace(c.hold.key), c.hold.write, c.hold.end())
 		}
-		fmt.Fprintf(h, "%s %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused, c.pausedUntil, c.crashed,
-			c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps, c.failure != nil)
+		fmt.Fprintf(h, "%s %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", rename(names, c.name), c.paused, c.pausedUntil,
+			c.crashed, c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps,
+			c.failure != nil)
 		for _, l := range c.log {
-			fmt.Fprintf(h, "%s\n", l)
+			fmt.Fprintf(h, "%s\n", rn.Replace(l))
 		}
 		var waits []string
 		for _, p := range w.parked {
 			if p.c == c {
-				wait := "parked " + p.desc
+				wait := "parked " + rn.Replace(p.desc)
 				if w.maxDelay > 0 {
 					wait += " since " + strconv.FormatInt(int64(p.since), 10)
 				}
@@ -675,9 +680,15 @@ func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 	for k := range w.keyLog {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	// In the order of the keys' names as renamed.
+	sort.Slice(keys, func(i, j int) bool { return rn.Replace(keys[i]) < rn.Replace(keys[j]) })
 	for _, k := range keys {
-		fmt.Fprintf(h, "key %s\n%s\n", w.t.short(k), strings.Join(w.keyLog[k], "\n"))
+		fmt.Fprintf(h, "key %s\n", rn.Replace(w.t.short(k)))
+		for _, l := range w.keyLog[k] {
+			// Each line begins with its client's name.
+			who, rest, _ := strings.Cut(l, " ")
+			fmt.Fprintf(h, "%s %s\n", rename(names, who), rn.Replace(rest))
+		}
 	}
 	copy(key[:], h.Sum(nil))
 	return key, true
