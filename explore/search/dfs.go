@@ -117,7 +117,7 @@ type walkRun[C any, K comparable] struct {
 	handed []task[C, K] // the subtrees handed to split
 	seen   []seen[K]    // the cache entries this run added
 	depth0 int          // the stack's depth before the run
-	credit *big.Rat      // the weight this run covers
+	credit *big.Rat     // the weight this run covers
 }
 
 // seen is a cache entry a run added.
