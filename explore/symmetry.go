@@ -2,8 +2,10 @@ package explore
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/lockmarket/lockmarket/explore/search"
 )
@@ -39,58 +41,56 @@ func (t *Target) symmetric(m Model) bool {
 	return true
 }
 
-// rename is a client's name under names (its own when not there).
-func rename(names map[string]string, name string) string {
-	if n, ok := names[name]; ok {
-		return n
-	}
-	return name
-}
+// renamers holds, by renaming, the rewriting of a state's text it makes
+// (renamer).
+var renamers sync.Map
 
-// renamer rewrites the text of a log: without the namespace, and with
-// each client's tokens and owner name under names. w.mu is held.
-func (w *world) renamer(names map[string]string) *strings.Replacer {
-	pairs := []string{"{" + w.t.ns, "{", w.t.ns, ""}
-	for _, c := range w.clients {
-		n := rename(names, c.name)
-		pairs = append(pairs, "<"+c.name+"#", "<"+n+"#", ownerName(c.name), ownerName(n))
+// renamer rewrites the text of a state (stateText), or a command's, with
+// the clients renamed by names: their marked names, their tokens and
+// their owner names.
+func renamer(names map[string]string) *strings.Replacer {
+	olds := slices.Sorted(maps.Keys(names))
+	var id strings.Builder
+	for _, o := range olds {
+		id.WriteString(o + ">" + names[o] + " ")
 	}
-	return strings.NewReplacer(pairs...)
-}
-
-// renamedOrder is the clients in the order of their names under names.
-func (w *world) renamedOrder(names map[string]string) []*client {
-	cs := slices.Clone(w.clients)
-	slices.SortStableFunc(cs, func(a, b *client) int {
-		return strings.Compare(rename(names, a.name), rename(names, b.name))
-	})
-	return cs
+	if r, ok := renamers.Load(id.String()); ok {
+		return r.(*strings.Replacer)
+	}
+	var pairs []string
+	for _, o := range olds {
+		n := names[o]
+		pairs = append(pairs, "\x01"+o+"\x02", "\x01"+n+"\x02", "<"+o+"#", "<"+n+"#", ownerName(o), ownerName(n))
+	}
+	r := strings.NewReplacer(pairs...)
+	renamers.Store(id.String(), r)
+	return r
 }
 
 // canonical is the least fingerprint of the state over the renamings of
 // its clients, and that renaming. w.mu is held.
 func (w *world) canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
+	st, ok := w.state(depth, ticks, faults)
+	if !ok {
+		return search.Fingerprint{}, nil, false
+	}
 	var names []string
 	for _, c := range w.clients {
 		names = append(names, c.name)
 	}
 	var best search.Fingerprint
 	var bestNames map[string]string
-	found := false
-	for _, perm := range permutations(names) {
+	for i, perm := range permutations(names) {
 		m := map[string]string{}
 		for i, n := range names {
 			m[n] = perm[i]
 		}
-		fp, ok := w.fingerprint(depth, ticks, faults, m)
-		if !ok {
-			return fp, nil, false
-		}
-		if !found || bytes.Compare(fp[:], best[:]) < 0 {
-			best, bestNames, found = fp, m, true
+		fp := st.hash(m, renamer(m))
+		if i == 0 || bytes.Compare(fp[:], best[:]) < 0 {
+			best, bestNames = fp, m
 		}
 	}
-	return best, bestNames, found
+	return best, bestNames, true
 }
 
 // permutations lists every order of xs.
@@ -111,17 +111,15 @@ func permutations(xs []string) [][]string {
 // renameChoice is c in the state with the clients renamed by names: its
 // client's name, and the names in its command. A tick's client only
 // labels it (the first with that deadline): renamed, it has none.
-func (w *world) renameChoice(c choice, names map[string]string) choice {
+func renameChoice(c choice, names map[string]string) choice {
 	if c.Kind == Tick {
 		c.Client = ""
 		return c
 	}
-	c.Client = rename(names, c.Client)
-	if c.Command != "" {
-		w.mu.Lock()
-		c.Command = w.renamer(names).Replace(c.Command)
-		w.mu.Unlock()
+	if n, ok := names[c.Client]; ok {
+		c.Client = n
 	}
+	c.Command = renamer(names).Replace(c.Command)
 	return c
 }
 
@@ -134,7 +132,7 @@ func (e *Explorer) decision(w *world, s *schedule, depth int, en []choice) searc
 		d.State = func() (search.Fingerprint, bool) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			return w.fingerprint(depth, s.ticks, s.faults, nil)
+			return w.fingerprint(depth, s.ticks, s.faults)
 		}
 		return d
 	}
@@ -145,6 +143,6 @@ func (e *Explorer) decision(w *world, s *schedule, depth int, en []choice) searc
 		fp, names, ok = w.canonical(depth, s.ticks, s.faults)
 		return fp, ok
 	}
-	d.Rename = func(c choice) choice { return w.renameChoice(c, names) }
+	d.Rename = func(c choice) choice { return renameChoice(c, names) }
 	return d
 }
