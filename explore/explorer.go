@@ -202,8 +202,9 @@ type Options struct {
 	// machine's cores (runtime.GOMAXPROCS).
 	// The violations found do not depend on it (of two counterexamples
 	// of one length, the first in the order of the actions is kept);
-	// without the state cache the same schedules are run, with it each
-	// worker's subtrees have a cache of their own, so the counts differ.
+	// without the state cache the same schedules are run; with it,
+	// which the workers share, the counts depend on which worker gets
+	// where first.
 	Workers int
 
 	// Budget, when above 0, is how long the search may take: it stops,

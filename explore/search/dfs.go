@@ -328,8 +328,8 @@ func (w *walk[C, K]) backtrack() bool {
 // (the fenced market's two largest of 64 held 70% of the time), and
 // they would keep one worker busy while the others idle. Each subtree
 // starts with the sleep set dfs alone would give it, so the schedules run
-// are dfs's (without the cache: with it, each subtree has a cache of its
-// own).
+// are dfs's (without the cache: with it, the workers share one, and which
+// states a worker finds there depends on where the others have got).
 func (s *Search[C, K]) parallel(ctx context.Context, root task[C, K]) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
