@@ -99,8 +99,8 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 // TestWorkersRunTheSameSchedules checks that a search on several workers
 // runs the schedules one worker runs, and reports the same result: the
 // same counts, and the same counterexample of each property. (With the
-// state cache, each worker's subtrees have a cache of their own, so the
-// counts depend on the workers: TestStateCacheFindsTheSame.)
+// state cache, which the workers share, the counts depend on which
+// worker gets where first: TestStateCacheFindsTheSame.)
 func TestWorkersRunTheSameSchedules(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()

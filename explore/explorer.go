@@ -42,6 +42,9 @@ type Explorer struct {
 	// 1, where a stall of the machine runs a lease down as much).
 	factor int64
 	reruns atomic.Int64
+	// symmetric is set, for a search, when the state cache takes the
+	// target's clients as alike but for their names (symmetry.go).
+	symmetric bool
 	// stall, when set (by tests), is called after each advance of the
 	// clock with the shortest lease left on the virtual clock (0 for
 	// none), before any client goes on: it may stall, as a busy machine
@@ -247,6 +250,10 @@ type Options struct {
 	// before, with a sleep set no larger, is cut there: what follows was
 	// explored then.
 	NoStateCache bool
+	// NoSymmetry keeps the state cache from taking a state and the state
+	// with clients' names swapped as one (symmetry.go), for a target
+	// whose clients are alike but for their names.
+	NoSymmetry bool
 	// Stop ends the search once a violation of each of these properties
 	// has been found (the search is then not exhaustive).
 	Stop []string
@@ -264,8 +271,9 @@ type Options struct {
 	// machine's cores (runtime.GOMAXPROCS).
 	// The violations found do not depend on it (of two counterexamples
 	// of one length, the first in the order of the actions is kept);
-	// without the state cache the same schedules are run, with it each
-	// worker's subtrees have a cache of their own, so the counts differ.
+	// without the state cache the same schedules are run; with it,
+	// which the workers share, the counts depend on which worker gets
+	// where first.
 	Workers int
 
 	// Budget, when above 0, is how long the search may take: it stops,
@@ -342,6 +350,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			l.strays = e.strays
 			systems = append(systems, system{l})
 		}
+	}
+	sym := !o.NoReduction && !o.NoStateCache && !o.NoSymmetry && e.target.symmetric(e.model)
+	for _, x := range append([]*Explorer{e}, e.lanes...) {
+		x.symmetric = sym
 	}
 	last := time.Now()
 	s := search.New(systems, search.Options[Action]{

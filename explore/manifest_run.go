@@ -90,7 +90,7 @@ func (r *recipe) target() *Target {
 		}
 	}
 	t := &Target{Name: r.name, About: r.about(), Clients: 2, rw: r.rw, extend: r.ops["extend"] != nil,
-		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks, recipe: r}
+		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks, recipe: r, alike: !r.rw}
 	if r.rw {
 		t.Clients = 3
 	}
@@ -690,6 +690,29 @@ func (w *world) checkOwnership(s *schedule) {
 	}
 }
 
+// restoreKeys puts the namespace's keys and those of touched back as they
+// were when kept dumped them (all without expiry).
+func restoreKeys(ctx context.Context, e *Explorer, touched []string, kept map[string]string) error {
+	now, err := e.rdb.Keys(ctx, nsPattern(e.ns)).Result()
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Concat(now, touched) {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.ns+n }) {
+			continue
+		}
+		if err := e.rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+	}
+	for k, d := range kept {
+		if err := e.rdb.Restore(ctx, k, 0, d).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // workloadKeys are the generic workload's own keys, which no recipe
 // writes.
 var workloadKeys = []string{counterName, xName, yName}
@@ -698,18 +721,22 @@ var workloadKeys = []string{counterName, xName, yName}
 // the lock, no live client holds it, some key the recipe wrote has no
 // expiry, and once every lease has run out (every key with an expiry
 // gone) the client's take is still refused. The message names each key
-// without expiry and the step that wrote it last.
+// without expiry and the step that wrote it last. The client probed is
+// the first that gave up; when the clients are symmetric (the search
+// takes a state and its renamings as one), each that gave up is probed
+// in turn from the same keys, until one is refused: the state a search
+// cut may be the renaming in which another is first.
 func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
 	w.mu.Lock()
-	var waiter *client
+	var waiters []*client
 	heldByLive := false
 	for _, c := range w.clients {
 		if c.crashed {
 			continue
 		}
 		heldByLive = heldByLive || c.hold != nil
-		if c.wanted && c.gaveUp && waiter == nil {
-			waiter = c
+		if c.wanted && c.gaveUp && (e.symmetric || len(waiters) == 0) {
+			waiters = append(waiters, c)
 		}
 	}
 	now := w.now
@@ -719,7 +746,7 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 		crashed[c.name] = c.crashed
 	}
 	w.mu.Unlock()
-	if heldByLive || waiter == nil {
+	if heldByLive || len(waiters) == 0 {
 		return nil, nil
 	}
 	// Every key in the namespace, and every key the recipe named outside it.
@@ -762,19 +789,47 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 			return nil, err
 		}
 	}
-	m := e.model
-	write := !r.rw || waiter.idx == m.Clients-1
-	l := &recipeLocker{r: r, rdb: e.rdb, c: waiter, key: lockKey(e.ns), ttl: m.leaseOf(waiter.idx), owner: ownerName(waiter.name)}
-	o := r.acquireOp(write)
-	w.mu.Lock()
-	token := w.newID(waiter, idToken)
-	w.mu.Unlock()
-	v, err := l.run(ctx, e.rdb, w, o, token, func() time.Duration { return now })
-	if err != nil {
-		return nil, fmt.Errorf("%w: client %s: probing whether its %s would ever succeed: %w", ErrTarget, waiter.name, o.name, err)
+	var kept map[string]string // the keys left, to probe the next waiter from
+	if len(waiters) > 1 {
+		kept = map[string]string{}
+		for _, k := range stuck {
+			d, err := e.rdb.Dump(ctx, k).Result()
+			if err != nil {
+				return nil, err
+			}
+			kept[k] = d
+		}
 	}
-	if ok, err := l.judge(o, v); err != nil || ok {
-		return nil, err
+	m := e.model
+	var waiter *client
+	var o *op
+	for i, c := range waiters {
+		write := !r.rw || c.idx == m.Clients-1
+		l := &recipeLocker{r: r, rdb: e.rdb, c: c, key: lockKey(e.ns), ttl: m.leaseOf(c.idx), owner: ownerName(c.name)}
+		o = r.acquireOp(write)
+		w.mu.Lock()
+		token := w.newID(c, idToken)
+		w.mu.Unlock()
+		v, named, err := l.runKeys(ctx, e.rdb, w, o, token, func() time.Duration { return now }, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: client %s: probing whether its %s would ever succeed: %w", ErrTarget, c.name, o.name, err)
+		}
+		ok, err := l.judge(o, v)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			waiter = c
+			break
+		}
+		if i+1 < len(waiters) {
+			if err := restoreKeys(ctx, e, slices.Concat(all, named), kept); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if waiter == nil {
+		return nil, nil
 	}
 	var why []string
 	for _, k := range stuck {

@@ -283,11 +283,7 @@ func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, choose sear
 			s.complete = true
 			return nil
 		}
-		i, ok := choose(search.Decision[choice]{Depth: depth, Enabled: en, State: func() (search.Fingerprint, bool) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			return w.fingerprint(depth, s.ticks, s.faults)
-		}})
+		i, ok := choose(e.decision(w, s, depth, en))
 		if !ok {
 			return nil
 		}

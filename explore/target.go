@@ -215,6 +215,10 @@ type Target struct {
 	// keys and their replies (world.inferHold), for a workload whose lock
 	// is taken inside the code under test.
 	inferHolds bool
+	// alike declares the clients alike but for their names: they run
+	// the same code, which reads no client's name or index but through
+	// its tokens and a recipe's ${client} (symmetry.go).
+	alike bool
 }
 
 // locker is one client's lock: attempts return a hold, or
@@ -713,6 +717,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 	}
 	flawedTarget := func(about, property string, mk func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock, leased bool) *Target {
 		return &Target{Name: "recipe " + n, About: about, Property: property, Clients: 2, Checks: lockChecks,
+			alike: true,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				ttl := time.Duration(0)
 				if leased {
@@ -816,6 +821,7 @@ var lockChecks = []string{MutualExclusion, Liveness}
 
 func mutexTarget(name, about, property string, fenced bool) *Target {
 	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties,
+		alike: true,
 		newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 			ttl := c.w.dilate(m.TTL)
 			return &mutexLocker{m: locking.NewMutex(rdb, lockKey(ns), ttl), clk: clock{c}, ttl: ttl}

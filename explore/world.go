@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"runtime"
 	"slices"
@@ -819,24 +820,47 @@ func (w *world) learn(p *parked, rec cmdRecord) {
 // order relative to every other access that could see the difference, so
 // the server holds the same data with the same leases. Reads are not in
 // the keys' logs: what a read saw is in its client's log. ok is false
-// when a command touched keys it does not name. w.mu is held.
+// when a command touched keys it does not name. The namespace is left
+// out (every worker has its own). w.mu is held.
 func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
-	if w.opaque {
+	st, ok := w.state(depth, ticks, faults)
+	if !ok {
 		return key, false
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%d %d %d %d\n", depth, ticks, faults, w.now)
+	return st.hash(nil, nil), true
+}
+
+// stateText is the text of a state (fingerprint), each client's part
+// apart so that the clients can be renamed (symmetry.go): a client's name
+// is written between the marks \x01 and \x02.
+type stateText struct {
+	head    string
+	clients []clientText
+	rest    string
+}
+
+type clientText struct{ name, text string }
+
+// state is the text of the state fingerprint names. w.mu is held.
+func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
+	if w.opaque {
+		return st, false
+	}
+	st.head = fmt.Sprintf("%d %d %d %d\n", depth, ticks, faults, w.now)
+	var b strings.Builder
 	for _, c := range w.clients {
+		b.Reset()
 		hold := "-"
 		if c.hold != nil {
-			hold = fmt.Sprintf("%s %v %d", c.hold.key, c.hold.write, c.hold.end())
+			hold = fmt.Sprintf("%s %v %d", w.t.short(c.hold.key), c.hold.write, c.hold.end())
 		}
-		fmt.Fprintf(h, "%s %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused, c.pausedUntil, c.crashed,
-			c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps, c.failure != nil)
+		fmt.Fprintf(&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused, c.pausedUntil,
+			c.crashed, c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps,
+			c.failure != nil)
 		log := slices.Clone(c.log)
 		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
 		for _, l := range log {
-			fmt.Fprintf(h, "%d %s\n", l.g, l.s)
+			fmt.Fprintf(&b, "%d %s\n", l.g, w.t.short(l.s))
 		}
 		var waits []string
 		for _, p := range w.parked {
@@ -854,23 +878,57 @@ func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 			}
 		}
 		sort.Strings(waits)
-		fmt.Fprintf(h, "%s\n", strings.Join(waits, "\n"))
+		b.WriteString(strings.Join(waits, "\n"))
+		b.WriteByte('\n')
+		st.clients = append(st.clients, clientText{name: c.name, text: b.String()})
 	}
-	fmt.Fprintf(h, "torn %q\n", w.torn)
+	b.Reset()
+	fmt.Fprintf(&b, "torn %q\n", w.torn)
 	dirty := make([]string, 0, len(w.nodeDirty))
 	for n := range w.nodeDirty {
 		dirty = append(dirty, n)
 	}
 	sort.Strings(dirty)
-	fmt.Fprintf(h, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
+	fmt.Fprintf(&b, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
 	keys := make([]string, 0, len(w.keyLog))
 	for k := range w.keyLog {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(h, "key %s\n%s\n", w.t.short(k), strings.Join(w.keyLog[k], "\n"))
+		fmt.Fprintf(&b, "key %s\n", w.t.short(k))
+		for _, l := range w.keyLog[k] {
+			// Each line begins with its client's name.
+			who, rest, _ := strings.Cut(l, " ")
+			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.t.short(rest))
+		}
+	}
+	st.rest = b.String()
+	return st, true
+}
+
+// hash is the fingerprint of the state with the clients renamed by names
+// (nil: as they are), rn rewriting the text alike (symmetry.go).
+func (st stateText) hash(names map[string]string, rn *strings.Replacer) (key search.Fingerprint) {
+	h := sha256.New()
+	io.WriteString(h, st.head)
+	cs := st.clients
+	if names != nil {
+		cs = slices.Clone(cs)
+		slices.SortStableFunc(cs, func(a, b clientText) int { return strings.Compare(names[a.name], names[b.name]) })
+	}
+	for _, c := range cs {
+		if rn != nil {
+			rn.WriteString(h, c.text)
+		} else {
+			io.WriteString(h, c.text)
+		}
+	}
+	if rn != nil {
+		rn.WriteString(h, st.rest)
+	} else {
+		io.WriteString(h, st.rest)
 	}
 	copy(key[:], h.Sum(nil))
-	return key, true
+	return key
 }

@@ -31,6 +31,10 @@ type task[C any, K comparable] struct {
 	prefix []K
 	sleep  []C
 	weight *big.Rat
+	// claimed is set when the worker that found the subtree put its
+	// first state in the cache already, for this task: its first
+	// decision must not find itself there.
+	claimed bool
 }
 
 // Exhaustive runs every schedule that starts with prefix, depth first,
@@ -67,8 +71,7 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 // untried subtree nearest the root (donate), as a lone dfs would search
 // it: the same sleep set, and the same schedules.
 func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], split func(task[C, K]), share *pool[C, K]) (bool, error) {
-	w := &walk[C, K]{s: s, sys: sys, t: t, split: split, share: share, covered: true,
-		visited: map[Fingerprint][][]C{}}
+	w := &walk[C, K]{s: s, sys: sys, t: t, split: split, share: share, covered: true}
 	void := 0 // runs in a row that were void
 	for {
 		run := &walkRun[C, K]{depth0: len(w.stack), credit: new(big.Rat)}
@@ -107,34 +110,26 @@ type walk[C any, K comparable] struct {
 
 	stack   []*node[C]
 	covered bool // no subtree was skipped
-	// visited holds, for each state reached, the sleep sets it was
-	// reached with: a state reached again with a sleep set that holds one
-	// of them has nothing left to explore.
-	visited map[Fingerprint][][]C
 }
 
 // walkRun is what one run of a schedule in a walk added.
 type walkRun[C any, K comparable] struct {
-	handed []task[C, K]  // the subtrees handed to split
-	seen   []Fingerprint // states this run added to visited
-	depth0 int           // the stack's depth before the run
-	credit *big.Rat      // the weight this run covers
+	handed []task[C, K] // the subtrees handed to split
+	seen   []seen[K]    // the cache entries this run added
+	depth0 int          // the stack's depth before the run
+	credit *big.Rat     // the weight this run covers
+}
+
+// seen is a cache entry a run added.
+type seen[K comparable] struct {
+	fp Fingerprint
+	e  *asleep[K]
 }
 
 // contains tells whether cs holds a choice with a's key.
 func (w *walk[C, K]) contains(cs []C, a C) bool {
 	k := w.sys.Key(a)
 	return slices.ContainsFunc(cs, func(c C) bool { return w.sys.Key(c) == k })
-}
-
-// subset tells whether every choice of a is in b.
-func (w *walk[C, K]) subset(a, b []C) bool {
-	for _, x := range a {
-		if !w.contains(b, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // next is n's first child neither asleep, done nor given away.
@@ -206,20 +201,27 @@ func (w *walk[C, K]) donate() bool {
 // subtree handed to split, every child asleep).
 func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 	n := &node[C]{enabled: d.Enabled, weight: w.below(), sleep: w.sleepSet()}
-	if w.s.o.Cache && d.State != nil {
-		if key, ok := d.State(); ok {
-			for _, z := range w.visited[key] {
-				if w.subset(z, n.sleep) {
-					run.credit.Add(run.credit, n.weight)
-					return 0, false // explored from this state already
+	cached := false
+	if w.s.o.Cache && d.State != nil && !(w.t.claimed && len(w.stack) == 0) {
+		if fp, ok := d.State(); ok {
+			keys := make([]K, len(n.sleep))
+			for i, c := range n.sleep {
+				if d.Rename != nil {
+					c = d.Rename(c)
 				}
+				keys[i] = w.sys.Key(c)
 			}
-			w.visited[key] = append(w.visited[key], slices.Clone(n.sleep))
-			run.seen = append(run.seen, key)
+			e, hit := w.s.cache.visit(fp, keys)
+			if hit {
+				run.credit.Add(run.credit, n.weight)
+				return 0, false // explored from this state already
+			}
+			run.seen = append(run.seen, seen[K]{fp, e})
+			cached = true
 		}
 	}
 	if w.split != nil && len(w.stack) == SplitDepth {
-		run.handed = append(run.handed, task[C, K]{prefix: w.plan(), sleep: n.sleep, weight: n.weight})
+		run.handed = append(run.handed, task[C, K]{prefix: w.plan(), sleep: n.sleep, weight: n.weight, claimed: cached})
 		return 0, false
 	}
 	asleep := 0
@@ -265,8 +267,8 @@ func (w *walk[C, K]) sleepSet() []C {
 // it visited.
 func (w *walk[C, K]) undo(run *walkRun[C, K]) {
 	w.stack = w.stack[:run.depth0]
-	for _, key := range run.seen {
-		w.visited[key] = w.visited[key][:len(w.visited[key])-1]
+	for _, z := range run.seen {
+		w.s.cache.forget(z.fp, z.e)
 	}
 }
 
@@ -326,8 +328,8 @@ func (w *walk[C, K]) backtrack() bool {
 // (the fenced market's two largest of 64 held 70% of the time), and
 // they would keep one worker busy while the others idle. Each subtree
 // starts with the sleep set dfs alone would give it, so the schedules run
-// are dfs's (without the cache: with it, each subtree has a cache of its
-// own).
+// are dfs's (without the cache: with it, the workers share one, and which
+// states a worker finds there depends on where the others have got).
 func (s *Search[C, K]) parallel(ctx context.Context, root task[C, K]) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

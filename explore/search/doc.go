@@ -12,11 +12,13 @@
 //   - Search.Exhaustive goes through every schedule, depth first, each
 //     run replaying the path to its decision. Sleep sets (Godefroid's
 //     reduction) take two commuting choices in one order only; the state
-//     cache cuts a run at a state an earlier run reached with a sleep set
-//     no larger. With several systems (workers), the decisions down to a
-//     fixed depth are taken by the first, and each subtree found there is
-//     handed to a free worker with the sleep set one worker would give
-//     it, so that without the cache the same schedules run.
+//     cache, shared by the workers, cuts a run at a state an earlier run
+//     reached with a sleep set no larger (a system may name a state up
+//     to a symmetry: Decision.Rename). With several systems (workers),
+//     the decisions down to a fixed depth are taken by the first, and
+//     each subtree found there is handed to a free worker with the sleep
+//     set one worker would give it, so that without the cache the same
+//     schedules run.
 //   - Search.Walk runs random schedules, faults apart from the other
 //     choices; Search.PCT runs probabilistic concurrency testing.
 //   - Replay runs a fixed plan, and Shrink shortens a counterexample.

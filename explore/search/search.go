@@ -23,6 +23,13 @@ type Decision[C any] struct {
 	// State fingerprints the state the run has reached; ok is false when
 	// the system cannot tell. Nil: the system keeps no fingerprints.
 	State func() (fp Fingerprint, ok bool)
+	// Rename, when set, says that State names the state only up to a
+	// symmetry of the system (threads that run the same code, swapped):
+	// two states with one fingerprint are images of each other, and
+	// Rename is a choice's image in the state State names, so that a
+	// choice of one and its image in the other have one identity (Key).
+	// It is called only after State, and only when ok.
+	Rename func(c C) C
 }
 
 // Chooser picks the index of the next choice at a decision; ok false ends
@@ -159,6 +166,9 @@ type Search[C any, K comparable] struct {
 	walked   big.Rat
 	walkSeen map[string]bool
 	complete bool
+	// cache is the state cache of the exhaustive search, one for every
+	// worker.
+	cache cache[K]
 }
 
 // New returns a search of the system, each system of systems a worker
@@ -170,7 +180,8 @@ func New[C any, K comparable](systems []System[C, K], o Options[K]) *Search[C, K
 	if o.Less == nil {
 		o.Less = func(a, b K) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
 	}
-	return &Search[C, K]{systems: systems, o: o, found: map[string]Found[K]{}, walkSeen: map[string]bool{}}
+	return &Search[C, K]{systems: systems, o: o, found: map[string]Found[K]{}, walkSeen: map[string]bool{},
+		cache: cache[K]{visited: map[Fingerprint][]*asleep[K]{}}}
 }
 
 // Result is what the search has found so far.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 
 	"github.com/lockmarket/lockmarket/explore/search"
 )
@@ -62,6 +63,9 @@ type toy struct {
 	// diverge makes the toy's runs differ from one run to the next: the
 	// thread set changes with the run's number.
 	diverge bool
+	// symmetric makes the state fingerprint the least over the orders of
+	// the threads (whose programs must then be alike), with Rename.
+	symmetric bool
 }
 
 // end is a run's final state.
@@ -102,7 +106,29 @@ func (t *toy) Run(ctx context.Context, choose search.Chooser[choice]) (search.Ou
 		state := func() (search.Fingerprint, bool) {
 			return sha256.Sum256(fmt.Appendf(nil, "%d %v %v %v %v %d %d", depth, vars, pc, reg, crashed, inside, faults)), true
 		}
-		i, ok := choose(search.Decision[choice]{Depth: depth, Enabled: en, State: state})
+		d := search.Decision[choice]{Depth: depth, Enabled: en, State: state}
+		if t.symmetric {
+			var to []int // thread i is thread to[i] in the state named
+			d.State = func() (search.Fingerprint, bool) {
+				var best search.Fingerprint
+				for n, perm := range orders(len(t.progs)) {
+					p, r, c := make([]int, len(pc)), make([]int, len(reg)), make([]bool, len(crashed))
+					for i, j := range perm {
+						p[j], r[j], c[j] = pc[i], reg[i], crashed[i]
+					}
+					fp := sha256.Sum256(fmt.Appendf(nil, "%d %v %v %v %v %d %d", depth, vars, p, r, c, inside, faults))
+					if n == 0 || string(fp[:]) < string(best[:]) {
+						best, to = fp, perm
+					}
+				}
+				return best, true
+			}
+			d.Rename = func(c choice) choice {
+				c.Thread = to[c.Thread]
+				return c
+			}
+		}
+		i, ok := choose(d)
 		if !ok {
 			break
 		}
@@ -187,6 +213,21 @@ func systems(t *toy, n int) []search.System[choice, move] {
 	out := []search.System[choice, move]{t}
 	for range n - 1 {
 		out = append(out, t.clone())
+	}
+	return out
+}
+
+// orders lists every order of 0..n-1.
+func orders(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range orders(n - 1) {
+		for i := range n {
+			q := slices.Insert(slices.Clone(p), i, n-1)
+			out = append(out, q)
+		}
 	}
 	return out
 }
