@@ -72,9 +72,10 @@ func ExampleResult_JSON() {
 	}
 	// Output:
 	// target about mode model checked
-	// schedules pruned coverage diverged reruns
-	// exhaustive stopped elapsed_s schedules_per_s dilation
-	// violations counterexample unsteady note host
+	// schedules pruned coverage diverged schedules_with_holder
+	// reruns exhaustive stopped elapsed_s schedules_per_s
+	// dilation violations counterexample unsteady note
+	// host
 }
 
 // TestResultJSONEmbedded: a document that embeds a result's JSON has the
