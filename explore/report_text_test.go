@@ -40,7 +40,7 @@ func TestWriteFindings(t *testing.T) {
 			[]string{"No violation of resource found before the search was cut short."}},
 		{"a violation not reproduced", Result{Checked: []string{MutualExclusion}, Violations: []Found{broken}},
 			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
-				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh redis-server: the replay did not",
+				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh redis-server: the replay did\nnot",
 				"  2  t=5s      B: SET lock  !! mutual_exclusion"}},
 		{"unsteady", Result{Checked: []string{Resource}, Unsteady: []Found{unsteady}},
 			[]string{"No violation of resource.", "resource: A and B hold the lock (2 steps; the replay did not",
