@@ -15,9 +15,11 @@ import (
 // TestStallChangesNothing: a client holds a 5 s lease, sleeps 4990 ms of
 // virtual time (an advance of the clock that leaves the lease 10 ms),
 // then stalls 30 ms of real time before its next command: a slow client,
-// or a busy machine (busy: a client asleep on the wall clock is another
-// matter, ErrWallClock). The lease is long enough that, undilated, the
-// machine's load before the advance cannot run it out. Time being dilated, the stall moves the lease by
+// or a busy machine. The lease is long enough that, undilated, the
+// machine's load before the advance cannot run it out. The stall is a
+// time.Sleep, which the explorer would call a wait on the wall clock
+// (ErrWallClock) after WallAfter of them: the test raises WallAfter, so
+// it must not run in parallel with another test. Time being dilated, the stall moves the lease by
 // 30 ns of virtual time: the client still reads its key, and the key is
 // gone after a second advance past the lease's end, with no run again.
 // Undilated (a factor of 1, as the explorer once ran), the same stall
@@ -28,6 +30,9 @@ import (
 // the machine's load, which is why the explorer dilates: that case is not
 // tested.)
 func TestStallChangesNothing(t *testing.T) {
+	old := WallAfter
+	WallAfter = time.Hour
+	defer func() { WallAfter = old }()
 	b := redistest.Real(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -54,10 +59,7 @@ func TestStallChangesNothing(t *testing.T) {
 					if err := (clock{c}).Sleep(ctx, c.w.dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
-					// A stall of the machine: the client is busy, not
-					// waiting on the wall clock (that would be ErrWallClock).
-					for start := time.Now(); time.Since(start) < tc.stall; {
-					}
+					time.Sleep(tc.stall)
 					v, err := c.rdb.Get(ctx, key).Result()
 					if err != nil && !errors.Is(err, redis.Nil) {
 						return err
