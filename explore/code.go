@@ -38,10 +38,11 @@ type Client struct {
 	m Model
 }
 
-// Redis is the client's go-redis client. Its commands must be sent with
-// the context given to Target.Client (or one derived from it): that
-// context tells the scheduler whose command it is, and a command sent
-// with another one fails.
+// Redis is the client's go-redis client. Every command sent through it
+// waits for the scheduler, whatever its context (context.Background()
+// too): its hook knows the client from the go-redis client. Send from
+// the client's own goroutine or one started with Go: a command from a
+// goroutine started with the go statement ends the search (ErrOutside).
 func (c *Client) Redis() *redis.Client { return c.c.rdb }
 
 // Name is the client's name: "A", "B", "C" or "D".
@@ -61,9 +62,9 @@ func (c *Client) Now() time.Time { return clock{c.c}.Now() }
 // Sleep waits for d on the client's clock (d/Dilation of virtual time),
 // or until ctx ends: the scheduler decides when the clock gets there. A
 // real time.Sleep (or a timer, or a channel another client writes to)
-// blocks outside the scheduler's view: the leases on the server run down
-// in real time meanwhile, and the schedule is reported as stuck
-// (ErrStuck) if no client moves for StuckAfter.
+// waits on the wall clock, outside the scheduler's view: the leases on
+// the server run down in real time meanwhile, and once a client has so
+// waited WallAfter the search ends (ErrWallClock).
 func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
 	return clock{c.c}.Sleep(ctx, d)
 }

@@ -110,3 +110,31 @@ func TestWallClockWait(t *testing.T) {
 		}
 	}
 }
+
+// TestModes: a mode is one of three; "" is Exhaustive; any other is an
+// error, for ParseMode and for a search told to use it.
+func TestModes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want explore.Mode
+		err  bool
+	}{
+		{"", explore.Exhaustive, false},
+		{"exhaustive", explore.Exhaustive, false},
+		{"random", explore.Random, false},
+		{"pct", explore.PCT, false},
+		{"dfs", "", true},
+		{"Random", "", true},
+	} {
+		got, err := explore.ParseMode(tc.in)
+		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.Is(err, explore.ErrMode) {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	rdb, stop := redistest.Embedded()
+	defer stop()
+	target := &explore.Target{Name: "idle", Client: func(context.Context, *explore.Client) error { return nil }}
+	if _, err := explore.Check(context.Background(), rdb, target, explore.Options{Mode: "dfs"}); !errors.Is(err, explore.ErrMode) {
+		t.Errorf("a search in mode dfs: err = %v, want ErrMode", err)
+	}
+}

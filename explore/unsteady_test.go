@@ -12,10 +12,14 @@ import (
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
-// TestStallChangesNothing: a client holds a 1 s lease, sleeps 990 ms of
+// TestStallChangesNothing: a client holds a 5 s lease, sleeps 4990 ms of
 // virtual time (an advance of the clock that leaves the lease 10 ms),
 // then stalls 30 ms of real time before its next command: a slow client,
-// or a busy machine. Time being dilated, the stall moves the lease by
+// or a busy machine. The lease is long enough that, undilated, the
+// machine's load before the advance cannot run it out. The stall is a
+// time.Sleep, which the explorer would call a wait on the wall clock
+// (ErrWallClock) after WallAfter of them: the test raises WallAfter, so
+// it must not run in parallel with another test. Time being dilated, the stall moves the lease by
 // 30 ns of virtual time: the client still reads its key, and the key is
 // gone after a second advance past the lease's end, with no run again.
 // Undilated (a factor of 1, as the explorer once ran), the same stall
@@ -26,6 +30,9 @@ import (
 // the machine's load, which is why the explorer dilates: that case is not
 // tested.)
 func TestStallChangesNothing(t *testing.T) {
+	old := WallAfter
+	WallAfter = time.Hour
+	defer func() { WallAfter = old }()
 	b := redistest.Real(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -46,16 +53,13 @@ func TestStallChangesNothing(t *testing.T) {
 						return nil
 					}
 					key := lockKey(c.w.t.ns)
-					if err := c.rdb.Set(ctx, key, "x", c.w.dilate(time.Second)).Err(); err != nil {
+					if err := c.rdb.Set(ctx, key, "x", c.w.dilate(5*time.Second)).Err(); err != nil {
 						return err
 					}
-					if err := (clock{c}).Sleep(ctx, c.w.dilate(990*time.Millisecond)); err != nil {
+					if err := (clock{c}).Sleep(ctx, c.w.dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
-					// A stall of the machine: the client is busy, not
-					// waiting on the wall clock (that would be ErrWallClock).
-					for start := time.Now(); time.Since(start) < tc.stall; {
-					}
+					time.Sleep(tc.stall)
 					v, err := c.rdb.Get(ctx, key).Result()
 					if err != nil && !errors.Is(err, redis.Nil) {
 						return err
@@ -72,7 +76,7 @@ func TestStallChangesNothing(t *testing.T) {
 				},
 				end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
 			m := DefaultModel()
-			m.TTL = time.Second
+			m.TTL = 5 * time.Second
 			e, err := New(ctx, b.Client, target, m)
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +91,7 @@ func TestStallChangesNothing(t *testing.T) {
 				return
 			}
 			if got != "x" {
-				t.Errorf("read %q after 990 ms of a 1 s lease, then after 1010 ms: want x, then nothing", got)
+				t.Errorf("read %q after 4990 ms of a 5 s lease, then after 5010 ms: want x, then nothing", got)
 			}
 			if n := e.reruns.Load(); n != 0 {
 				t.Errorf("%d runs again, want 0", n)

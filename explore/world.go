@@ -565,8 +565,9 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 }
 
 // hook is the go-redis hook of every client of an explorer: it parks each
-// command and pipeline sent with a context naming a client of the current
-// schedule until the scheduler releases it. A parked command has been
+// command and pipeline the go-redis client sends, whatever its context,
+// for the client of the current schedule its slot names, until the
+// scheduler releases it. A parked command has been
 // sent, as far as its client knows: it is on the wire, and the end of its
 // context no longer recalls it. node names the node the go-redis client
 // talks to, for a target of several nodes ("" for the one server).
