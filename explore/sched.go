@@ -189,6 +189,14 @@ type expiry struct {
 // not known. The schedule is run again.
 var errUnsteady = fmt.Errorf("explore: the schedule's real timing was unsteady: %w", search.ErrRetry)
 
+// errScriptMissed is returned by runOnce for a run in which an EVALSHA
+// met NOSCRIPT: the server's script cache, which no reset of the
+// namespace clears, made that run differ from the same schedule run
+// later. The run is void and run again, with the script cached (the
+// EVAL after the NOSCRIPT cached it), so that the search does not depend
+// on what earlier runs or searches left on the server.
+var errScriptMissed = fmt.Errorf("explore: a script was not yet cached on the server: %w", search.ErrRetry)
+
 // ErrUnsteady is returned when a schedule was unsteady (a stall longer
 // than a lease's margin) in every one of maxUnsteady runs: the machine
 // is too busy for the model's leases.
@@ -232,6 +240,11 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (
 		}()
 	}
 	err := e.drive(ctx, w, s, choose)
+	w.mu.Lock()
+	if err == nil && w.missedScript {
+		err = errScriptMissed
+	}
+	w.mu.Unlock()
 	if errors.Is(err, errUnsteady) {
 		e.reruns.Add(1)
 	}

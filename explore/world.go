@@ -150,6 +150,10 @@ type sleeper struct {
 // world is one schedule's run: the clients, what each is waiting for, and
 // the virtual clock.
 type world struct {
+	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
+	// not yet cached a script the clients use, so this run saw a step
+	// the runs after it will not (errScriptMissed).
+	missedScript bool
 	t      *Target
 	epoch  time.Time
 	signal chan struct{}
@@ -561,6 +565,7 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		if c := p.c; c != nil {
 			c.freePass = true
 		}
+		w.missedScript = true
 	}
 }
 
