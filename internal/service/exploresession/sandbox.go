@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -246,12 +247,20 @@ func (sb *sandbox) drain() {
 	}
 }
 
-// lost reports whether the server was killed, or does not answer.
+// lost reports whether the server was killed, has exited, or refuses
+// connections (it crashed: Redis aborts when an allocation fails). A
+// server that is merely slow to answer is not lost.
 func (sb *sandbox) lost() bool {
 	sb.mu.Lock()
 	killed := sb.killed
 	sb.mu.Unlock()
-	return killed || sb.srv.Pid() == 0 || sb.admin.Ping(context.Background()).Err() != nil
+	pid := sb.srv.Pid()
+	if killed || pid == 0 || syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	var ne net.Error
+	err := sb.admin.Ping(context.Background()).Err()
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout()) && !strings.HasPrefix(err.Error(), "BUSY")
 }
 
 // restart starts the server again, empty, on its port, bounded as at
