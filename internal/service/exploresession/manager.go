@@ -355,18 +355,19 @@ func (s *session) Close() error {
 		<-f.done
 	}
 	var err error
-	if e != nil && s.sb == nil {
-		err = e.Close()
+	if s.sb != nil {
+		// the server first, and what ran on it: the sandbox goes with
+		// its keys, no need to delete them
+		s.sb.Close()
+		if e != nil {
+			e.Close()
+		}
 	} else if e != nil {
-		// the sandbox goes with its keys: no need to delete them first
-		e.Close()
+		err = e.Close()
 	}
 	s.rdb.Close()
 	if s.mr != nil {
 		s.mr.Close()
-	}
-	if s.sb != nil {
-		s.sb.Close()
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -73,6 +74,8 @@ type sandbox struct {
 	// killed: the process was killed (a script past its bound, or
 	// abort); it is restarted before the next operation unless aborted.
 	killed, aborted bool
+	// pending is an operation run left running after the kill.
+	pending <-chan error
 }
 
 // startSandbox starts a sandbox from the redis-server bin (empty: the
@@ -131,10 +134,11 @@ func limitHeap(pid int) error {
 
 // client is a connection pool to the sandbox for the explorer.
 func (sb *sandbox) client() *redis.Client {
-	// A server killed is refused at once: no retry, one dial. No read
-	// timeout: a script runs until it ends or run stops it.
+	// A server killed is refused at once: no retry, one dial. A read
+	// waits as long as any budget (-1, no timeout, does not survive the
+	// copy of the options the explorer makes): run stops the script.
 	return redis.NewClient(&redis.Options{Addr: sb.srv.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
-		ReadTimeout: -1})
+		ReadTimeout: time.Hour})
 }
 
 // errOverBudget and errServerLost report an operation the sandbox cut
@@ -146,14 +150,16 @@ var (
 )
 
 // run runs f on the sandbox, bounded by budget: once the budget has run
-// out or ctx has ended, f's context is cancelled, the script running, if
-// any, is stopped (SCRIPT KILL), and the server itself is killed if f has
-// not returned killWait later (a script that wrote, or that spins inside
-// a C function, cannot be killed otherwise). A server killed or lost is
-// left for Lost to report, and restart to start again. The error wraps
-// errOverBudget or errServerLost when f was cut short, errAborted after
-// abort.
+// out or ctx has ended, f's context is cancelled and the script running,
+// if any, is stopped (SCRIPT KILL); if f has not returned killWait later
+// (a script that wrote, or that spins inside a C function, cannot be
+// killed so), the server is sent SIGKILL and run returns without waiting
+// for f, which ends once the process has exited: the next run, and
+// Close, wait for it (drain). A server killed or lost is left for lost to
+// report, and restart to start again. The error wraps errOverBudget or
+// errServerLost when f was cut short, errAborted after abort.
 func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context.Context) error) error {
+	sb.drain()
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sb.mu.Lock()
@@ -163,26 +169,26 @@ func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context
 	}
 	sb.cancel = cancel
 	sb.mu.Unlock()
-	done := make(chan struct{})
-	var over bool
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTimer(budget)
-		defer t.Stop()
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			over = true
-		case <-fctx.Done():
-		}
+	fdone := make(chan error, 1)
+	go func() { fdone <- f(fctx) }()
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	var err error
+	over := false
+	select {
+	case err = <-fdone:
+	case <-t.C:
+		over = true
+	case <-fctx.Done():
+	}
+	if over || fctx.Err() != nil {
 		cancel()
-		sb.stop(done)
-	})
-	err := f(fctx)
-	close(done)
-	wg.Wait()
-
+		if err = sb.stop(fdone); errors.Is(err, errDetached) {
+			sb.mu.Lock()
+			sb.pending = fdone
+			sb.mu.Unlock()
+		}
+	}
 	sb.mu.Lock()
 	sb.cancel = nil
 	aborted := sb.aborted
@@ -198,42 +204,70 @@ func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context
 	return err
 }
 
-// lost reports whether the server was killed, or does not answer.
-func (sb *sandbox) lost() bool {
-	sb.mu.Lock()
-	killed := sb.killed
-	sb.mu.Unlock()
-	return killed || sb.srv.Pid() == 0 || sb.admin.Ping(context.Background()).Err() != nil
-}
+// errDetached: the operation was left to end after its server's kill.
+var errDetached = errors.New("the server was killed")
 
 // stop ends the script running on the sandbox: SCRIPT KILL, then, if the
-// operation has not returned killWait later (done not closed), the
-// process.
-func (sb *sandbox) stop(done <-chan struct{}) {
+// operation has not returned killWait later, SIGKILL to the server, and
+// errDetached. It returns the operation's error when it returned.
+func (sb *sandbox) stop(fdone <-chan error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), killWait)
 	err := sb.admin.ScriptKill(ctx).Err()
 	cancel()
 	if err == nil || strings.HasPrefix(err.Error(), "NOTBUSY") {
 		select {
-		case <-done:
-			return
+		case err := <-fdone:
+			return err
 		case <-time.After(killWait):
 		}
+	} else {
+		// UNKILLABLE (it wrote), or no answer: nothing to wait for
+		select {
+		case err := <-fdone:
+			return err
+		default:
+		}
 	}
-	sb.kill()
-}
-
-// kill kills the server process and waits for it to exit.
-func (sb *sandbox) kill() {
 	sb.mu.Lock()
 	sb.killed = true
 	sb.mu.Unlock()
-	sb.srv.Kill()
+	sb.srv.Signal(syscall.SIGKILL)
+	return errDetached
+}
+
+// drain waits for an operation left running by run after its server's
+// kill: it ends once the process has exited.
+func (sb *sandbox) drain() {
+	sb.mu.Lock()
+	p := sb.pending
+	sb.pending = nil
+	sb.mu.Unlock()
+	if p != nil {
+		<-p
+	}
+}
+
+// lost reports whether the server was killed, has exited, or refuses
+// connections (it crashed: Redis aborts when an allocation fails). A
+// server that is merely slow to answer is not lost.
+func (sb *sandbox) lost() bool {
+	sb.mu.Lock()
+	killed := sb.killed
+	sb.mu.Unlock()
+	pid := sb.srv.Pid()
+	if killed || pid == 0 || syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	var ne net.Error
+	err := sb.admin.Ping(context.Background()).Err()
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout()) && !strings.HasPrefix(err.Error(), "BUSY")
 }
 
 // restart starts the server again, empty, on its port, bounded as at
 // first.
 func (sb *sandbox) restart() error {
+	sb.srv.Kill()
+	sb.drain()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sb.srv.Kill()
@@ -264,10 +298,12 @@ func (sb *sandbox) abort() {
 	sb.srv.Signal(syscall.SIGKILL)
 }
 
-// Close kills the server and removes its directory.
+// Close kills the server, waits for the operation it ran, and removes
+// its directory.
 func (sb *sandbox) Close() error {
 	sb.abort()
 	sb.srv.Kill()
+	sb.drain()
 	sb.admin.Close()
 	sb.srv.Stop()
 	return nil

@@ -160,7 +160,9 @@ func main() {
 				Enabled []json.RawMessage `json:"enabled"`
 			}
 			json.Unmarshal(out, &next)
-			if st == 200 {
+			if st != 200 {
+				res.stepMsg = string(out)
+			} else {
 				ts := time.Now()
 				res.step, out, _ = post(c, base+"/api/explore/sessions/"+s.ID+"/steps", pick(next.Enabled, "run", "A"))
 				res.stepSecs = time.Since(ts).Seconds()
@@ -232,6 +234,7 @@ func main() {
 	rssA, _ := rssKiB(pid), 0
 	sbA, nA := children(pid)
 	var ids []string
+	var refusals []string
 	var idsMu sync.Mutex
 	var wg2 sync.WaitGroup
 	for i := range 60 {
@@ -240,13 +243,15 @@ func main() {
 			body := []byte(`{"lua":{"acquire":"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0",` +
 				`"release":"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"}}`)
 			st, out, _ := post(c, base+"/api/explore/sessions", body)
-			if st == 201 {
-				var s struct{ ID string }
-				json.Unmarshal(out, &s)
-				idsMu.Lock()
-				ids = append(ids, s.ID)
-				idsMu.Unlock()
+			idsMu.Lock()
+			defer idsMu.Unlock()
+			if st != 201 {
+				refusals = append(refusals, fmt.Sprintf("%d %.100s", st, out))
+				return
 			}
+			var s struct{ ID string }
+			json.Unmarshal(out, &s)
+			ids = append(ids, s.ID)
 		})
 	}
 	wg2.Wait()
@@ -256,6 +261,9 @@ func main() {
 	fmt.Printf("a class of 60 at rest: %d sessions opened; sandboxes %d -> %d holding %.1f MiB "+
 		"(PSS; %.2f MiB each); service RSS +%.1f MiB\n", len(ids), nA, nB, float64(sbB-sbA)/1024,
 		float64(sbB-sbA)/1024/float64(max(nB-nA, 1)), float64(rssB-rssA)/1024)
+	if len(refusals) > 0 {
+		fmt.Printf("%d refused, the first: %s\n", len(refusals), refusals[0])
+	}
 	for _, id := range ids {
 		req, _ := http.NewRequest("DELETE", base+"/api/explore/sessions/"+id, nil)
 		if r, err := http.DefaultClient.Do(req); err == nil {

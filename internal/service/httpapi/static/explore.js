@@ -78,7 +78,7 @@ function exploreRequest() {
 
 // Your own lock: Lua scripts in the explorer's convention, pasted or
 // loaded from an example with one click. They run only on the session's
-// own embedded server, bounded (docs/lab.md).
+// own sandbox, a redis-server started for it, bounded (docs/lab.md).
 const luaOps = ["acquire", "release", "extend"];
 const luaExamples = {
   "extend renews anyone's lock": {
@@ -115,8 +115,8 @@ function buildLuaPanel() {
   }));
   const panel = el("div", { id: "explore-lua", class: "explore-lua", hidden: true },
     el("p", { class: "muted", text: "Your own lock, as Lua: KEYS[1] is the lock key, ARGV[1] the owner's token, ARGV[2] the " +
-      "lease in ms; acquire and extend answer 1 (done) or 0, release 1 when it deleted the lock. It runs only on this " +
-      "session's own embedded server, each script bounded (4 KiB, 10,000 loop turns and calls)." }),
+      "lease in ms; acquire and extend answer 1 (done) or 0, release 1 when it deleted the lock. It runs only on a " +
+      "redis-server started for this session, never in the service; each script at most 4 KiB, each step 2 s." }),
     el("div", { class: "buttons" }, el("span", { class: "muted", text: "load an example:" }), ...examples),
     el("div", { class: "lua-scripts" }, ...boxes));
   $("#explore-form").after(panel);
