@@ -154,9 +154,9 @@ type world struct {
 	// not yet cached a script the clients use, so this run saw a step
 	// the runs after it will not (errScriptMissed).
 	missedScript bool
-	t      *Target
-	epoch  time.Time
-	signal chan struct{}
+	t            *Target
+	epoch        time.Time
+	signal       chan struct{}
 	// factor is the dilation of time (Dilation; tests of the reruns
 	// set 1).
 	factor int64
