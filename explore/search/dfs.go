@@ -47,6 +47,9 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 	s.mu.Lock()
 	s.dfsRan = true
 	s.mu.Unlock()
+	// A cache of this search's own: the states an earlier call explored
+	// were explored from its prefix, not this one's.
+	s.cache = cache[K]{visited: map[Fingerprint][]*asleep[K]{}}
 	root := task[C, K]{prefix: slices.Clone(prefix), weight: big.NewRat(1, 1)}
 	var covered bool
 	var err error

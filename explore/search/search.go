@@ -166,8 +166,8 @@ type Search[C any, K comparable] struct {
 	walked   big.Rat
 	walkSeen map[string]bool
 	complete bool
-	// cache is the state cache of the exhaustive search, one for every
-	// worker.
+	// cache is the state cache of the exhaustive search (Exhaustive),
+	// one for every worker.
 	cache cache[K]
 }
 
@@ -180,8 +180,7 @@ func New[C any, K comparable](systems []System[C, K], o Options[K]) *Search[C, K
 	if o.Less == nil {
 		o.Less = func(a, b K) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
 	}
-	return &Search[C, K]{systems: systems, o: o, found: map[string]Found[K]{}, walkSeen: map[string]bool{},
-		cache: cache[K]{visited: map[Fingerprint][]*asleep[K]{}}}
+	return &Search[C, K]{systems: systems, o: o, found: map[string]Found[K]{}, walkSeen: map[string]bool{}}
 }
 
 // Result is what the search has found so far.
