@@ -268,15 +268,10 @@ type commander interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
-// run runs op o on rdb for the hold with token; now reads the clock when
-// a template needs it. It returns the op's reply: that of its script, or
-// of its last step that ran; nil for a nil reply.
-func (l *recipeLocker) run(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration) (any, error) {
-	v, _, err := l.runKeys(ctx, rdb, w, o, token, now, nil)
-	return v, err
-}
-
-// runKeys is run, and also returns the keys the commands that ran named.
+// runKeys runs op o on rdb for the hold with token; now reads the clock
+// when a template needs it. It returns the op's reply (that of its
+// script, or of its last step that ran; nil for a nil reply) and the
+// keys the commands that ran named.
 // wrote, if not nil, is called once, after the first step that may write
 // (a script, or a command that writes) has answered.
 func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration,
