@@ -377,34 +377,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			o.Progress(Progress{Schedules: st.Schedules, Elapsed: time.Since(start), Found: found})
 		},
 	})
-	switch mode {
-	case Random, PCT:
+	if mode != Exhaustive {
 		res.Seed = o.Seed
-		n := o.Schedules
-		if n <= 0 {
-			n = 1000
-		}
-		if mode == PCT {
-			d := o.Depth
-			if d <= 0 {
-				d = 3
-			}
-			m := e.model
-			err = s.PCT(ctx, o.Seed, n, d, m.Steps*m.Clients+m.Ticks+m.Faults)
-		} else {
-			err = s.Walk(ctx, o.Seed, n)
-		}
-	default:
-		if (o.StopAtFirst || len(o.Stop) > 0 || o.Budget > 0) && o.prefix == nil {
-			// Looking for a counterexample, or for as much as a budget
-			// allows: try random schedules first, which reach deep
-			// schedules early, then every schedule.
-			err = s.Walk(ctx, 1, probeSchedules)
-		}
-		if err == nil && !s.Reached() {
-			err = s.Exhaustive(ctx, o.prefix)
-		}
 	}
+	err = e.walk(ctx, s, mode, o)
 	r := s.Result()
 	report(res, e.target, append([]*Explorer{e}, e.lanes...))
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
@@ -425,6 +401,40 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		shrink = nil
 	}
 	return e.conclude(ctx, res, fs, searchErr(err), shrink, start)
+}
+
+// walk runs the search s in mode: random or pct walks of o.Schedules
+// schedules, or the exhaustive search (after a random probe when looking
+// for a counterexample or working to a budget).
+func (e *Explorer) walk(ctx context.Context, s *search.Search[choice, Action], mode Mode, o Options) error {
+	switch mode {
+	case Random, PCT:
+		n := o.Schedules
+		if n <= 0 {
+			n = 1000
+		}
+		if mode == PCT {
+			d := o.Depth
+			if d <= 0 {
+				d = 3
+			}
+			m := e.model
+			return s.PCT(ctx, o.Seed, n, d, m.Steps*m.Clients+m.Ticks+m.Faults)
+		}
+		return s.Walk(ctx, o.Seed, n)
+	default:
+		var err error
+		if (o.StopAtFirst || len(o.Stop) > 0 || o.Budget > 0) && o.prefix == nil {
+			// Looking for a counterexample, or for as much as a budget
+			// allows: try random schedules first, which reach deep
+			// schedules early, then every schedule.
+			err = s.Walk(ctx, 1, probeSchedules)
+		}
+		if err == nil && !s.Reached() {
+			err = s.Exhaustive(ctx, o.prefix)
+		}
+		return err
+	}
 }
 
 // shrink shortens a counterexample (search.Shrink), replaying with the
