@@ -212,7 +212,7 @@ func advice(doc Document, rounds int) string {
 		if doc.LoadPeak != nil {
 			s += fmt.Sprintf(", %.1f at its peak", doc.LoadPeak.Avg1m)
 		}
-		s += fmt.Sprintf(", on %s.", plural(doc.LoadStart.CPUs, "CPU"))
+		s += fmt.Sprintf(", on %s.", output.Plural(doc.LoadStart.CPUs, "CPU"))
 	}
 	return s
 }

@@ -199,14 +199,11 @@ func (p pairing) text() string {
 	case p.rounds == 0:
 		return "no round measured both"
 	case p.rounds < minRounds || math.IsInf(p.ciHi, 1):
-		return fmt.Sprintf("%s× over %s", fmtRatio(p.ratio), plural(p.rounds, "round"))
+		return fmt.Sprintf("%s× over %s", fmtRatio(p.ratio), output.Plural(p.rounds, "round"))
 	}
 	return fmt.Sprintf("%s× (95%% CI %s–%s, %s)", fmtRatio(p.ratio), fmtRatio(p.ciLo), fmtRatio(p.ciHi),
-		plural(p.rounds, "round"))
+		output.Plural(p.rounds, "round"))
 }
-
-// plural is n and the noun, "1 round", "5 rounds".
-func plural(n int, noun string) string { return output.Plural(n, noun) }
 
 // Load is the machine's load at one moment of a run.
 type Load struct {
