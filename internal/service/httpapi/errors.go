@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -357,4 +358,46 @@ func logLevel(ae *Error) (slog.Level, bool) {
 // retryAfterSeconds is d in whole seconds, rounded up, at least 1.
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// plainRewrites turn the explorer's messages, which name the code they
+// come from, into plain words for the person at the page: no package
+// prefixes or Go type names, a script's failure by its script and line,
+// not by Redis's internal script name and hash.
+var plainRewrites = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	// The sentinels' own texts, which the code says already.
+	{regexp.MustCompile(`^(invalid request|not found): `), ``},
+	{regexp.MustCompile(`\b(explore|exploresession|locking|market): `), ``},
+	// A script that failed on the sandbox, as Redis reports it.
+	{regexp.MustCompile(`the target failed: client (\w+): script answered outside the convention: (\w+)\.lua failed: `),
+		`client $1's $2 script failed: `},
+	{regexp.MustCompile(`the target failed: client (\w+): script answered outside the convention: (\w+)\.lua returned `),
+		`client $1's $2 script answered `},
+	{regexp.MustCompile(`the target failed: client (\w+): `), `client $1's lock failed: `},
+	{regexp.MustCompile(`(?:ERR )?(?:Error running script \(call to f_[0-9a-f]+\): )?@?user_script:(\d+): (.*?)(?:\s*script: [0-9a-f]+, on @user_script:\d+\.?)?$`),
+		`line $1: $2`},
+	{regexp.MustCompile(`(?:ERR )?([^:\s][^:]*?)\s*script: [0-9a-f]+, on @user_script:(\d+)\.?$`), `line $2: $1`},
+	// A script that does not parse, as the parser says it.
+	{regexp.MustCompile(`lua\.(\w+) does not parse: \w+ line:(\d+)\(column:(\d+)\)`), `your $1 script does not parse: line $2, column $3:`},
+	{regexp.MustCompile(`\blua\.(acquire|release|extend)\b`), `your $1 script`},
+	// Go's names of types and durations.
+	{regexp.MustCompile(` \((?:int64|string|bool|float64|\[\]interface \{\}|\[\]any|<nil>)\)`), ``},
+	{regexp.MustCompile(`\b(\d+)m0s\b`), `$1 min`},
+	// The lock library's names.
+	{regexp.MustCompile(`locking\.RWMutex`), `lockmarket's read-write lock`},
+	{regexp.MustCompile(`locking\.Mutex`), `lockmarket's lock`},
+	{regexp.MustCompile(`locking\.KeepAlive`), `its watchdog`},
+	{regexp.MustCompile(`: Lock\.Held under WATCH`), `, checked under WATCH`},
+}
+
+// plainWords is msg, a message of the explorer meant for the page, in
+// plain words (see plainRewrites).
+func plainWords(msg string) string {
+	for _, r := range plainRewrites {
+		msg = r.re.ReplaceAllString(msg, r.with)
+	}
+	return msg
 }

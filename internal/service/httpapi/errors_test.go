@@ -147,3 +147,40 @@ func TestGateTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestPlainWords checks that the explorer's messages reach the page
+// without the names of the code: the messages as the explorer and Redis
+// give them, and what the page shows of them.
+func TestPlainWords(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"invalid request: explore: the target failed: client A: explore: script answered outside the convention: " +
+			"acquire.lua failed: ERR user_script:1: Script attempted to access nonexistent global variable 'foo' " +
+			"script: be8e79a153b67c7996be1e272cc18cdc0e67b346, on @user_script:1.",
+			"client A's acquire script failed: line 1: Script attempted to access nonexistent global variable 'foo'"},
+		{"invalid request: explore: the target failed: client B: explore: script answered outside the convention: " +
+			"release.lua failed: ERR Wrong number of args calling Redis command from script " +
+			"script: 0123abcd, on @user_script:3.",
+			"client B's release script failed: line 3: Wrong number of args calling Redis command from script"},
+		{"invalid request: explore: the target failed: client A: explore: script answered outside the convention: " +
+			"acquire.lua returned 7 (int64); want 1 or 0",
+			"client A's acquire script answered 7; want 1 or 0"},
+		{"invalid request: lua.acquire does not parse: acquire line:1(column:7) near 'n': parse error",
+			"your acquire script does not parse: line 1, column 7: near 'n': parse error"},
+		{`not found: no explorer session "nope" (sessions end after 5m0s unused)`,
+			`no explorer session "nope" (sessions end after 5 min unused)`},
+		{"locking.Mutex, the write fenced (it commits only while the lock key holds the writer's token: Lock.Held under WATCH)",
+			"lockmarket's lock, the write fenced (it commits only while the lock key holds the writer's token, checked under WATCH)"},
+		{"locking.RWMutex (one hold per reader)", "lockmarket's read-write lock (one hold per reader)"},
+		{"the step ran past its budget of 2s", "the step ran past its budget of 2s"},
+	} {
+		got := plainWords(tt.in)
+		if got != tt.want {
+			t.Errorf("plainWords(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+		for _, internal := range []string{"explore:", "user_script", "locking.", "invalid request", "(int64)"} {
+			if strings.Contains(got, internal) {
+				t.Errorf("plainWords(%q) = %q still says %q", tt.in, got, internal)
+			}
+		}
+	}
+}

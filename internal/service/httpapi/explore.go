@@ -128,7 +128,7 @@ func (s *Server) startExplore(c echo.Context) error {
 		return exploreError(err)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/explore/sessions/"+id)
-	return c.JSON(http.StatusCreated, api.ExploreSession{ID: id, State: st})
+	return c.JSON(http.StatusCreated, api.ExploreSession{ID: id, State: plainState(st)})
 }
 
 // sessionOp is what a route does on the session of its :id, and the
@@ -145,7 +145,7 @@ func (s *Server) onSession(status int, op sessionOp) echo.HandlerFunc {
 		if err != nil {
 			return exploreError(err)
 		}
-		return c.JSON(status, st)
+		return c.JSON(status, plainState(st))
 	}
 }
 
@@ -198,10 +198,27 @@ func sessionCancelFind(c echo.Context, e Explore) (api.ExploreState, error) {
 	return e.CancelFind(c.Request().Context(), c.Param("id"))
 }
 
-// exploreError is the answer for a refused explorer request.
+// exploreError is the answer for a refused explorer request, its message
+// in plain words.
 func exploreError(err error) error {
 	if errors.Is(err, api.ErrBusy) {
 		return &Error{Status: http.StatusConflict, Code: CodeBusy, Message: strings.TrimPrefix(err.Error(), api.ErrBusy.Error()+": "), Err: err}
 	}
-	return jobError("explorer session", err)
+	err = jobError("explorer session", err)
+	if ae, ok := err.(*Error); ok {
+		ae.Message = plainWords(ae.Message)
+	}
+	return err
+}
+
+// plainState is st with the words the page shows of it plain: what is
+// explored, and why a search failed.
+func plainState(st api.ExploreState) api.ExploreState {
+	st.About = plainWords(st.About)
+	if st.Find != nil && st.Find.Error != "" {
+		f := *st.Find
+		f.Error = plainWords(f.Error)
+		st.Find = &f
+	}
+	return st
 }
