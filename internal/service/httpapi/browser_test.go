@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,8 +116,9 @@ func TestBrowser(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS(`#buyer`), "alice"),
 			chromedp.Click(chromedp.CSS(`button.buy[data-item="map"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#errors .error`)))
-		if got := text(`#errors .error`); !strings.Contains(got, CodeListingNotFound) {
-			t.Fatalf("error shown: %q", got)
+		if got := text(`#errors .error[data-code="` + CodeListingNotFound + `"]`); !strings.Contains(got, "listing not found") ||
+			strings.Contains(got, CodeListingNotFound) || strings.Contains(got, "market:") {
+			t.Fatalf("error shown: %q, want it in words", got)
 		}
 		do("dismiss the error", chromedp.Click(chromedp.CSS(`#errors .error button`)))
 		waitJS("the error to go", `document.querySelectorAll("#errors .error").length === 0`)
@@ -444,6 +447,7 @@ func TestBrowserExplorer(t *testing.T) {
 	if got := p.text(`#explore-verdict .chain-why`); !strings.Contains(got, "B took the lock") || !strings.Contains(got, "A took the lock") {
 		t.Errorf("the causal chain reads %q", got)
 	}
+	checkChainNumbers(t, p)
 	if got := p.text(`#explore-lanes .lab-step[data-step="5"]`); p.count(`#explore-lanes .lab-step[data-step="5"][data-client="B"].marked`) != 1 {
 		t.Errorf("step 6 (%q) is not B's, lit", got)
 	}
@@ -528,6 +532,11 @@ func TestBrowserExplorer(t *testing.T) {
 	if got := p.text(`#explore-verdict .chain-why`); !strings.Contains(got, "'s lease ran out") || !strings.Contains(got, "over it") {
 		t.Errorf("recipe 6's causal chain reads %q", got)
 	}
+	checkChainNumbers(t, p)
+	// Each part of the verdict is a sentence of its own.
+	if got := p.text(`#explore-verdict`); regexp.MustCompile(`[^.!?] Found by`).MatchString(got) {
+		t.Errorf("the verdict runs on: %q", got)
+	}
 	if os.Getenv(screenshotEnv) != "" {
 		shootTab(p, "#explore-panel", "demo-explore-find.png")
 	}
@@ -609,6 +618,25 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Errorf("the loop's message: %q", got)
 	}
 	startLua("correct")
+}
+
+// checkChainNumbers checks that the causal chain shown names its steps
+// by the numbers of the lanes' badges, in the same order.
+func checkChainNumbers(t *testing.T, p *tab) {
+	t.Helper()
+	got, err := chromedp.Run(p.ctx, chromedp.Evaluate[struct {
+		Badges []string `json:"badges"`
+		Steps  []string `json:"steps"`
+		Chain  []string `json:"chain"`
+	}](`({badges: [...document.querySelectorAll("#explore-lanes .lab-step.chain .chain-no")].map((b) => b.textContent),
+		steps: [...document.querySelectorAll("#explore-lanes .lab-step.chain")].map((s) => String(Number(s.dataset.step) + 1)),
+		chain: [...document.querySelectorAll("#explore-verdict .chain-why li")].map((l) => (l.textContent.match(/^step (\d+):/) || [])[1] || l.textContent)})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Chain) == 0 || !slices.Equal(got.Badges, got.Steps) || !slices.Equal(got.Badges, got.Chain) {
+		t.Errorf("the lanes' badges %q (their steps %q), the chain's steps %q: want the same numbers", got.Badges, got.Steps, got.Chain)
+	}
 }
 
 // shootTab writes a screenshot of sel beside LOCKMARKET_SCREENSHOT.

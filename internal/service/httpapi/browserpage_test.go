@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +35,11 @@ const unnamedControls = `(() => {
 // reader meet it: at 412 px wide nothing runs off the side (with a session
 // stepped in the explorer); a price being typed, and its focus, survive
 // the refreshes while the user's card changes; every focusable control
-// has an accessible name, and the slider a text value.
+// has an accessible name, and the slider a text value; a step or an undo
+// taken from the keyboard leaves the focus on the control used; a reload
+// comes back to the tab's session with what was typed, and says so
+// plainly once the session has ended; errors are shown in words, without
+// the API's codes.
 func TestBrowserPage(t *testing.T) {
 	t.Parallel() // a browser and a service of its own
 	b := redistest.Mini(t)
@@ -106,5 +112,151 @@ func TestBrowserPage(t *testing.T) {
 				.slice(0, 8).map((e) => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`))
 			t.Errorf("at %d px the page is %d px wide; wide elements: %q", w, width, wide)
 		}
+	}
+
+	checkKeyboard(t, p)
+	checkReload(t, p)
+}
+
+// activeElement says where the page's focus is.
+const activeElement = `(() => {
+	const a = document.activeElement;
+	return {id: a.id, kind: a.dataset.kind || "", client: a.dataset.client || "",
+		in_actions: a.closest("#explore-actions") !== null, tag: a.tagName};
+})()`
+
+type focused struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Client    string `json:"client"`
+	InActions bool   `json:"in_actions"`
+	Tag       string `json:"tag"`
+}
+
+// press presses Enter on sel, as a keyboard does, and waits for the
+// session to have steps steps; it returns where the focus is then.
+func press(p *tab, sel string, steps int) focused {
+	p.t.Helper()
+	p.do("press "+sel, chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent("\r"))
+	p.wait(fmt.Sprintf("%d steps", steps), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, steps), 30*time.Second)
+	f, err := chromedp.Run(p.ctx, chromedp.Evaluate[focused](activeElement))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return f
+}
+
+// checkKeyboard steps the session of TestBrowserPage (one step taken)
+// from the keyboard: the focus stays on the control used, or on the
+// nearest one standing, never back at the top of the page. The first
+// control reached by Tab is the skip link.
+func checkKeyboard(t *testing.T, p *tab) {
+	if f := press(p, `#explore-actions button[data-kind="run"][data-client="A"]`, 2); !f.InActions || f.Client != "A" {
+		t.Errorf("after A's step from the keyboard the focus is on %+v, want A's next action", f)
+	}
+	if f := press(p, `#explore-actions button[data-kind="start"][data-client="B"]`, 3); !f.InActions || f.Client != "B" {
+		t.Errorf("after B's start from the keyboard the focus is on %+v, want B's next action", f)
+	}
+	if f := press(p, `#explore-undo`, 2); f.ID != "explore-undo" {
+		t.Errorf("after an undo from the keyboard the focus is on %+v, want the undo button", f)
+	}
+	p.do("undo once more", chromedp.KeyEvent("\r"))
+	p.wait("1 step", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	// The last undo disables its button: the focus goes to the actions.
+	if f := press(p, `#explore-undo`, 0); !f.InActions {
+		t.Errorf("after the last undo the focus is on %+v, want the next actions", f)
+	}
+	p.do("the first Tab", chromedp.Evaluate[chromedp.Void](`void document.activeElement.blur()`),
+		chromedp.Evaluate[chromedp.Void](`void window.scrollTo(0, 0)`))
+	first, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("button, input, select, textarea, a[href]").textContent`))
+	if err != nil || !strings.HasPrefix(first, "Skip to") {
+		t.Errorf("the first control of the page is %q (%v), want a skip link", first, err)
+	}
+	p.do("the skip link", chromedp.Focus(chromedp.CSS(`.skip a[href="#explore-panel"]`)), chromedp.KeyEvent("\r"))
+	p.wait("the skip", `document.activeElement !== document.querySelector('.skip a[href="#explore-panel"]')`, 10*time.Second)
+	if f, err := chromedp.Run(p.ctx, chromedp.Evaluate[focused](activeElement)); err != nil || f.ID != "explore-panel" {
+		t.Errorf("the skip link took the focus to %+v (%v), want the explorer", f, err)
+	}
+}
+
+// checkReload reloads the page of checkKeyboard's session, with Lua
+// typed into the paste panel and a round trip into the rush's form: the
+// page comes back to its session, and to what was typed. The session
+// ended, a reload says so in words. A refused paste is shown in words.
+func checkReload(t *testing.T, p *tab) {
+	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
+	p.wait("1 step", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	const lua = "return redis.call('SET', KEYS[1], ARGV[1], 'NX') and 1 or 0"
+	p.do("type a round trip and paste a lock",
+		chromedp.SetValue(chromedp.CSS(`#rush-rtt`), ""),
+		chromedp.SendKeys(chromedp.CSS(`#rush-rtt`), "2"),
+		chromedp.SetValue(chromedp.CSS(`#explore-target`), "lua:"),
+		chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
+		chromedp.SendKeys(chromedp.CSS(`#explore-lua-acquire`), lua))
+	before, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`explore.id`))
+	if err != nil || before == "" {
+		t.Fatalf("the session's id before the reload: %q (%v)", before, err)
+	}
+	type page struct {
+		ID, Target, Acquire, RTT, Steps string
+		Lua, Reattached                 bool
+	}
+	reload := func() page {
+		t.Helper()
+		p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+		p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
+		p.wait("the session or its end", `document.querySelector("#explore-session").dataset.reattached === "true" ||
+			!document.querySelector("#explore-error").hidden`, 30*time.Second)
+		got, err := chromedp.Run(p.ctx, chromedp.Evaluate[page](`({ID: explore.id,
+			Target: document.querySelector("#explore-target").value,
+			Acquire: document.querySelector("#explore-lua-acquire").value,
+			RTT: document.querySelector("#rush-rtt").value,
+			Steps: document.querySelector("#explore-session").dataset.steps || "",
+			Lua: !document.querySelector("#explore-lua").hidden,
+			Reattached: document.querySelector("#explore-session").dataset.reattached === "true"})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got := reload()
+	if !got.Reattached || got.ID != before || got.Steps != "1" {
+		t.Errorf("after the reload the session is %q with %q steps (reattached: %v), want %q with 1: %s",
+			got.ID, got.Steps, got.Reattached, before, p.text(`#explore-error`))
+	}
+	if got.Target != "lua:" || !got.Lua || got.Acquire != lua || got.RTT != "2" {
+		t.Errorf("after the reload: target %q (panel shown: %v), acquire %q, round trip %q; want what was typed",
+			got.Target, got.Lua, got.Acquire, got.RTT)
+	}
+
+	// The session ended (by the server, as its idle timer does): the
+	// reload says so, and keeps what was typed.
+	status, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`fetch("/api/explore/sessions/" + explore.id, {method: "DELETE"}).then((r) => r.status)`,
+		chromedp.EvalAwaitPromise))
+	if err != nil || status != http.StatusNoContent {
+		t.Fatalf("ending the session: %d (%v)", status, err)
+	}
+	got = reload()
+	if shown := p.text(`#explore-error`); got.Reattached || got.ID != "" || !strings.Contains(shown, "session has ended") ||
+		strings.Contains(shown, "not_found") || got.Acquire != lua {
+		t.Errorf("after the session ended, a reload shows %q (reattached: %v, id %q, acquire %q)", shown, got.Reattached, got.ID, got.Acquire)
+	}
+
+	// A paste that does not parse is refused in words: its script and
+	// line, not the API's code or the code's names.
+	p.do("paste a lock that does not parse",
+		chromedp.SetValue(chromedp.CSS(`#explore-lua-acquire`), "retur n"),
+		chromedp.SetValue(chromedp.CSS(`#explore-lua-release`), "return 0"),
+		chromedp.Evaluate[chromedp.Void](`void (document.querySelector("#explore-error").hidden = true)`),
+		chromedp.Click(chromedp.CSS(`#explore-start`)))
+	p.wait("the refusal", `!document.querySelector("#explore-error").hidden`, 30*time.Second)
+	shown := p.text(`#explore-error`)
+	for _, internal := range []string{"invalid_request", "invalid request", "lua.acquire", "explore:"} {
+		if strings.Contains(shown, internal) {
+			t.Errorf("the refusal shown says %q: %q", internal, shown)
+		}
+	}
+	if !strings.Contains(shown, "acquire script") || !strings.Contains(shown, "line 1") {
+		t.Errorf("the refusal shown: %q, want the script and its line", shown)
 	}
 }

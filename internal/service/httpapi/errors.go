@@ -148,7 +148,7 @@ func errorFor(err error, read bool) *Error {
 	}
 	for _, d := range domainErrors {
 		if errors.Is(err, d.err) {
-			return &Error{Status: d.status, Code: d.code, Message: err.Error(), Err: err}
+			return &Error{Status: d.status, Code: d.code, Message: plainWords(err.Error()), Err: err}
 		}
 	}
 	if e := redisFailure(err, read); e != nil {
@@ -360,10 +360,11 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }
 
-// plainRewrites turn the explorer's messages, which name the code they
-// come from, into plain words for the person at the page: no package
-// prefixes or Go type names, a script's failure by its script and line,
-// not by Redis's internal script name and hash.
+// plainRewrites turn the messages of the market's and the explorer's
+// errors, which name the code they come from, into plain words for the
+// person at the page: no package prefixes or Go type names, a script's
+// failure by its script and line, not by Redis's internal script name and
+// hash.
 var plainRewrites = []struct {
 	re   *regexp.Regexp
 	with string
@@ -393,8 +394,8 @@ var plainRewrites = []struct {
 	{regexp.MustCompile(`: Lock\.Held under WATCH`), `, checked under WATCH`},
 }
 
-// plainWords is msg, a message of the explorer meant for the page, in
-// plain words (see plainRewrites).
+// plainWords is msg, an error's message meant for the page, in plain
+// words (see plainRewrites).
 func plainWords(msg string) string {
 	for _, r := range plainRewrites {
 		msg = r.re.ReplaceAllString(msg, r.with)

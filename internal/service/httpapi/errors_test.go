@@ -172,6 +172,7 @@ func TestPlainWords(t *testing.T) {
 			"lockmarket's lock, the write fenced (it commits only while the lock key holds the writer's token, checked under WATCH)"},
 		{"locking.RWMutex (one hold per reader)", "lockmarket's read-write lock (one hold per reader)"},
 		{"the step ran past its budget of 2s", "the step ran past its budget of 2s"},
+		{"market: listing not found: map from carol", "listing not found: map from carol"},
 	} {
 		got := plainWords(tt.in)
 		if got != tt.want {

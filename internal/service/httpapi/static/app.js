@@ -63,15 +63,47 @@ async function api(method, path, body) {
   return data;
 }
 
+// errorText is an error in words for the person: what was being done and
+// the service's message; the API's code, a name for programs, is kept
+// out of sight (data-code).
+function errorText(what, err) {
+  const msg = String(err.message || "").trim();
+  return (what ? what + ": " : "") + (msg || "it failed") + (/[.!?)]$/.test(msg) ? "" : ".");
+}
+
 // showError puts an error in front of the person; they dismiss it.
 function showError(what, err) {
   const box = $("#errors");
   const code = err instanceof ApiError ? err.code : "error";
-  const item = el("div", { class: "error" },
-    el("span", {}, what + ": ", el("code", { text: code }), " " + err.message),
+  const item = el("div", { class: "error", "data-code": code },
+    el("span", { text: errorText(what, err) }),
     el("button", { type: "button", title: "dismiss", "aria-label": "dismiss this error", text: "×", onclick: () => item.remove() }));
   box.prepend(item);
   while (box.children.length > 5) box.lastChild.remove();
+}
+
+// keepTyped restores what was typed into control e before a reload of
+// this tab, and keeps it as it changes (sessionStorage: this tab only).
+// Checkboxes are kept by name and value, other controls by id.
+const typedKey = "lockmarket.typed";
+
+function typedValues() {
+  try { return JSON.parse(sessionStorage.getItem(typedKey) || "{}") || {}; } catch (e) { return {}; }
+}
+
+function keepTyped(e) {
+  const box = e.type === "checkbox";
+  const key = box ? `${e.name || e.id}=${e.value}` : e.id;
+  const saved = typedValues()[key];
+  if (saved !== undefined && box) e.checked = saved === true;
+  else if (saved !== undefined && (e.tagName !== "SELECT" || [...e.options].some((o) => o.value === saved))) e.value = saved;
+  const save = () => {
+    const v = typedValues();
+    v[key] = box ? e.checked : e.value;
+    try { sessionStorage.setItem(typedKey, JSON.stringify(v)); } catch (err) { /* storage refused: not kept */ }
+  };
+  e.addEventListener("input", save);
+  e.addEventListener("change", save);
 }
 
 function note(text, ok) {

@@ -5,7 +5,8 @@
 // the next steps and "find a bug" act from that frame, and a step taken
 // there discards the steps after it. A search runs on the server as the
 // session's find, which the page polls: progress, cancel, never a request
-// that waits for the search.
+// that waits for the search. A reload of the tab reattaches to its
+// session, and what was typed (the target, pasted Lua) is restored.
 "use strict";
 
 // stepMS is the pause between the steps of a counterexample played back,
@@ -13,7 +14,7 @@
 // a running search; keepAliveMS how often an open page reads its session,
 // so that the server's idle timer ends only those of closed tabs.
 const explore = { id: "", state: null, view: 0, playing: false, finding: false, stepMS: 350, pollMS: 400,
-  keepAliveMS: 30000, findTimer: null, found: "" };
+  keepAliveMS: 30000, findTimer: null, found: "", findFocus: null };
 const exploreSessionKey = "lockmarket.explore_session";
 
 const exploreProperties = {
@@ -56,6 +57,9 @@ async function loadExploreTargets() {
     const own = el("optgroup", { label: "your own lock" }, el("option", { value: "lua:", text: "your own lock, in Lua" }));
     sel.replaceChildren(recipes, strategies, own);
     sel.value = "recipe:1";
+    keepTyped(sel);
+    keepTyped($("#explore-fixed"));
+    sel.dispatchEvent(new Event("change"));
     sel.dataset.ready = "true";
   } catch (e) {
     exploreError("loading the explorer", e);
@@ -111,7 +115,12 @@ function buildLuaPanel() {
     el("textarea", { id: `explore-lua-${op}`, rows: 5, spellcheck: false, "aria-label": `your lock's ${op} script (Lua)` })));
   const examples = Object.keys(luaExamples).map((name) => el("button", {
     type: "button", class: "lua-example", "data-example": name, text: name,
-    onclick: () => { for (const op of luaOps) $(`#explore-lua-${op}`).value = luaExamples[name][op]; },
+    onclick: () => {
+      for (const op of luaOps) {
+        $(`#explore-lua-${op}`).value = luaExamples[name][op];
+        $(`#explore-lua-${op}`).dispatchEvent(new Event("input"));
+      }
+    },
   }));
   const panel = el("div", { id: "explore-lua", class: "explore-lua", hidden: true },
     el("p", { class: "muted", text: "Your own lock, as Lua: KEYS[1] is the lock key, ARGV[1] the owner's token, ARGV[2] the " +
@@ -120,20 +129,22 @@ function buildLuaPanel() {
     el("div", { class: "buttons" }, el("span", { class: "muted", text: "load an example:" }), ...examples),
     el("div", { class: "lua-scripts" }, ...boxes));
   $("#explore-form").after(panel);
+  for (const op of luaOps) keepTyped($(`#explore-lua-${op}`));
   $("#explore-target").addEventListener("change", () => {
     const lua = $("#explore-target").value.startsWith("lua:");
     panel.hidden = !lua;
     $("#explore-fixed").disabled = lua;
     if (lua) $("#explore-fixed").checked = false;
+    $("#explore-fixed").dispatchEvent(new Event("input"));
   });
 }
 
 // exploreError shows an error in the explorer's panel, where the person
-// looks, not at the top of the page.
+// looks, not at the top of the page, in words (errorText).
 function exploreError(what, err) {
   const box = $("#explore-error");
-  const code = err instanceof ApiError ? err.code : "error";
-  box.replaceChildren(el("span", {}, what + ": ", el("code", { text: code }), " " + err.message),
+  box.dataset.code = err instanceof ApiError ? err.code : "error";
+  box.replaceChildren(el("span", { text: errorText(what, err) }),
     el("button", { type: "button", "aria-label": "dismiss the explorer's error", text: "×", onclick: () => { box.hidden = true; } }));
   box.hidden = false;
 }
@@ -142,37 +153,67 @@ function clearExploreError() {
   $("#explore-error").hidden = true;
 }
 
-// endSession ends this tab's session on the server; keepalive lets the
-// request outlive a tab being closed.
-function endSession(id, keepalive) {
+// endSession ends this tab's session on the server.
+function endSession(id) {
   sessionStorage.removeItem(exploreSessionKey);
-  return fetch(`/api/explore/sessions/${id}`, { method: "DELETE", keepalive }).catch(() => {});
+  return fetch(`/api/explore/sessions/${id}`, { method: "DELETE" }).catch(() => {});
+}
+
+// focusKey names the control that has the focus, so that restoreFocus
+// finds it (or its like) after a step redraws the controls: by id, or an
+// action's kind, client and length.
+function focusKey(e) {
+  if (!e || e === document.body || !e.closest("#explore-panel")) return null;
+  if (e.id) return { id: e.id };
+  return { kind: e.dataset.kind || "", client: e.dataset.client || "", length: e.dataset.length || "" };
+}
+
+// restoreFocus keeps the focus where the person was: on the control of
+// key, or on the nearest that still stands (the same action of the same
+// client, that client's next action, the first action), never back at the
+// top of the page.
+function restoreFocus(key) {
+  if (!key) return;
+  const usable = (e) => e && e.isConnected && !e.disabled && !e.closest("[hidden]");
+  if (usable(document.activeElement) && document.activeElement !== document.body) return;
+  const actions = [...document.querySelectorAll("#explore-actions button")].filter(usable);
+  const same = (b) => b.dataset.kind === key.kind && b.dataset.client === key.client && b.dataset.length === key.length;
+  const to = [key.id && document.getElementById(key.id), actions.find(same),
+    actions.find((b) => b.dataset.client === key.client), actions[0], $("#explore-undo"), $("#explore-start")].find(usable);
+  if (to) to.focus();
+}
+
+// showSession shows a session's state, started or reattached.
+function showSession(st) {
+  explore.found = "";
+  explore.finding = false;
+  $("#explore-verdict").dataset.found = "";
+  $("#explore-session").hidden = false;
+  $("#explore-status").textContent = `${st.target}: ${st.about}`;
+  renderExplore(st);
 }
 
 async function startExplore(ev) {
   ev.preventDefault();
+  const focus = focusKey(document.activeElement);
   clearExploreError();
   $("#explore-start").disabled = true;
   stopFindPolling();
   // One session per tab: a new one replaces the old.
   if (explore.id) {
-    await endSession(explore.id, false);
+    await endSession(explore.id);
     explore.id = "";
   }
   try {
     const r = await api("POST", "/api/explore/sessions", exploreRequest());
     explore.id = r.id;
-    explore.found = "";
     sessionStorage.setItem(exploreSessionKey, r.id);
-    explore.finding = false;
-    $("#explore-verdict").dataset.found = "";
-    $("#explore-session").hidden = false;
-    $("#explore-status").textContent = `${r.state.target}: ${r.state.about}`;
-    renderExplore(r.state);
+    showSession(r.state);
   } catch (e) {
     exploreError("starting a session", e);
   }
   $("#explore-start").disabled = false;
+  restoreFocus(focus);
 }
 
 // act sends one action from the slider's frame; a frame before the last
@@ -185,15 +226,19 @@ async function act(action) {
   }
   const body = { ...action };
   if (explore.state && explore.view < explore.state.steps.length) body.from_step = explore.view;
+  const focus = explore.playing ? null : focusKey(document.activeElement);
   try {
     renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/steps`, body));
   } catch (e) {
     exploreError(`step ${actionLabel(action)}`, e);
     throw e;
+  } finally {
+    restoreFocus(focus);
   }
 }
 
 async function undo() {
+  const focus = focusKey(document.activeElement);
   clearExploreError();
   explore.found = "";
   $("#explore-verdict").dataset.found = "";
@@ -202,6 +247,7 @@ async function undo() {
   } catch (e) {
     exploreError("undo", e);
   }
+  restoreFocus(focus);
 }
 
 // findBug asks the server to search from the slider's frame; the page
@@ -212,11 +258,15 @@ async function findBug() {
   const verdict = $("#explore-verdict");
   verdict.className = "verdict";
   verdict.dataset.found = "";
+  explore.findFocus = focusKey(document.activeElement);
   try {
     const st = await api("POST", `/api/explore/sessions/${explore.id}/find`, { from_step: explore.view });
     explore.finding = true;
     renderExplore(st, explore.view);
     showFind(st.find);
+    // The find button is disabled while the search runs: the focus
+    // goes to the button that cancels it, and comes back at the end.
+    if (explore.findFocus) $("#explore-cancel").focus();
     explore.findTimer = setTimeout(pollFind, explore.pollMS);
   } catch (e) {
     exploreError("find a bug", e);
@@ -237,6 +287,7 @@ async function pollFind() {
     explore.finding = false;
     exploreError("following the search", e);
     renderFindControls();
+    findFocusBack();
     return;
   }
   const f = st.find;
@@ -277,11 +328,21 @@ async function cancelFind() {
     explore.finding = false;
     exploreError("cancelling the search", e);
     renderFindControls();
+    findFocusBack();
   }
 }
 
-// findEnded says how a search ended and plays what it found.
+// findEnded says how a search ended and plays what it found; the focus
+// comes back to where the search was asked for.
 async function findEnded(f) {
+  try {
+    await findEndedShow(f);
+  } finally {
+    findFocusBack();
+  }
+}
+
+async function findEndedShow(f) {
   const verdict = $("#explore-verdict");
   $("#explore-progress").hidden = true;
   const r = f.result;
@@ -333,6 +394,15 @@ async function findEnded(f) {
 function setPlaying(on) {
   explore.playing = on;
   if (explore.state) renderExplore(explore.state, explore.view);
+}
+
+// findFocusBack puts the focus back on the find button (or the nearest
+// control standing) once a search ends, if it was there when it began.
+function findFocusBack() {
+  const key = explore.findFocus;
+  explore.findFocus = null;
+  if (key && document.activeElement === $("#explore-cancel")) $("#explore-cancel").blur();
+  restoreFocus(key && key.id === "explore-cancel" ? { id: "explore-find" } : key);
 }
 
 function renderFindControls() {
@@ -392,7 +462,8 @@ function renderVerdict(st, fr, k) {
   if (vs.length > 0) {
     verdict.className = "verdict bad";
     const found = k === st.steps.length && explore.found ? " " + explore.found : "";
-    verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || v.property}. ${v.message}`).join(" ") + found),
+    verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || propertyName(v.property)}.` +
+      (v.message ? " " + sentence(v.message) : "")).join(" ") + found),
       ...(fr.chains || []).map(chainList));
   } else if (refused.length > 0) {
     verdict.className = "verdict fenced";
@@ -408,11 +479,24 @@ function renderVerdict(st, fr, k) {
   }
 }
 
+// sentence is s as a sentence: a capital first, a full stop last.
+function sentence(s) {
+  s = String(s).trim();
+  if (s === "") return s;
+  return s[0].toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? "" : ".");
+}
+
+// propertyName is a property in words, not its name in the API.
+function propertyName(p) {
+  return String(p).replace(/_/g, " ");
+}
+
 // chainList is a broken property's causal chain: the steps that led to
-// it, in order, each naming its client; the lanes light the same steps.
+// it, in order, each naming its client and its step by the number the
+// lanes' badges show.
 function chainList(c) {
   return el("div", { class: "chain-why", "data-property": c.property },
-    el("b", { text: `Why (${c.property}): the steps that led to it, in order` }),
+    el("b", { text: `Why (${propertyName(c.property)}): the steps that led to it, in order` }),
     el("ol", {}, ...c.links.map((l) => el("li", { "data-step": String(l.step) },
       el("span", { class: "muted", text: `step ${l.step + 1}: ` }), ...keyNodes(l.text)))));
 }
@@ -512,7 +596,7 @@ function renderLanes(st, upto) {
     const body = el("div", { class: cls, "data-step": String(i), "data-kind": s.action.kind, "data-client": s.action.client || "",
       "data-property": v ? v.property : "", "data-chain": chain.has(i) && i < upto ? String(chain.get(i)) : "",
       style: chain.has(i) ? `--chain-delay: ${(chain.get(i) - 1) * 0.3}s` : "" },
-      chain.has(i) && i < upto ? el("span", { class: "chain-no", "aria-hidden": "true", text: String(chain.get(i)) }) : null,
+      chain.has(i) && i < upto ? el("span", { class: "chain-no", "aria-hidden": "true", text: String(i + 1) }) : null,
       el("span", { class: "say" }, ...keyNodes(note ? note.say : s.text)),
       note ? el("span", { class: "cmd" }, ...keyNodes(note.text || s.text)) : null,
       v ? el("span", { class: "why" }, `!! ${v.property}` + (v.message ? `: ${v.message}` : "")) : null);
@@ -545,21 +629,36 @@ async function keepAlive() {
     if (e.status === 404) {
       explore.id = "";
       sessionStorage.removeItem(exploreSessionKey);
-      exploreError("this session", new ApiError(404, "not_found", "it has ended (unused too long, or the service restarted): press Start for another"));
+      exploreError("", new ApiError(404, "not_found", sessionEnded));
     }
   }
 }
 
-// Closing the tab (or leaving the page) ends its session.
-window.addEventListener("pagehide", () => {
-  if (explore.id) endSession(explore.id, true);
-  explore.id = "";
-});
+const sessionEnded = "This tab's explorer session has ended (unused too long, or the service restarted). " +
+  "What you typed is still here: press Start for another session.";
 
-// A session left by this tab's previous page (a reload) is ended.
-{
-  const old = sessionStorage.getItem(exploreSessionKey);
-  if (old) endSession(old, false);
+// reattach shows the session this tab had before a reload, if the server
+// still has it, and follows its search if one runs; it says so plainly
+// if the session has ended. A closed tab's session ends on the server's
+// idle timer: the page cannot tell a reload from a close as it goes.
+async function reattach() {
+  const id = sessionStorage.getItem(exploreSessionKey);
+  if (!id) return;
+  try {
+    const st = await api("GET", `/api/explore/sessions/${id}`);
+    explore.id = id;
+    showSession(st);
+    $("#explore-session").dataset.reattached = "true";
+    if (st.find && st.find.state === "running") {
+      explore.finding = true;
+      renderExplore(st, st.find.from_step);
+      showFind(st.find);
+      explore.findTimer = setTimeout(pollFind, explore.pollMS);
+    }
+  } catch (e) {
+    sessionStorage.removeItem(exploreSessionKey);
+    exploreError(e.status === 404 ? "" : "reattaching to this tab's session", e.status === 404 ? new ApiError(404, "not_found", sessionEnded) : e);
+  }
 }
 
 $("#explore-form").addEventListener("submit", startExplore);
@@ -569,4 +668,4 @@ $("#explore-cancel").addEventListener("click", cancelFind);
 $("#explore-slider").addEventListener("input", scrub);
 setInterval(keepAlive, explore.keepAliveMS);
 buildLuaPanel();
-loadExploreTargets();
+loadExploreTargets().then(reattach);

@@ -460,6 +460,7 @@ async function cancelRush() {
   }
 }
 
+for (const e of document.querySelectorAll("#rush-form input")) keepTyped(e);
 $("#rush-form").addEventListener("submit", startRush);
 $("#rush-cancel").addEventListener("click", cancelRush);
 $("#rush-compare-clear").addEventListener("click", () => { saveKept([]); renderComparison(); });
