@@ -25,8 +25,8 @@ func TestExploreLua(t *testing.T) {
 	before := redistest.Snapshot(t, f.rdb)
 
 	r := serve(h, "POST", "/api/explore/sessions", `{"lua":{"acquire":"if redis.call('GET', KEYS[1]) then\nreturn = 1 end","release":"return 0"}}`)
-	if r.status != 400 || r.code() != "invalid_request" || !strings.Contains(string(r.body), "lua.acquire does not parse") ||
-		!strings.Contains(string(r.body), "line:2") {
+	if r.status != 400 || r.code() != "invalid_request" || !strings.Contains(string(r.body), "your acquire script does not parse") ||
+		!strings.Contains(string(r.body), "line 2") {
 		t.Errorf("Lua that does not parse: %d %s", r.status, r.body)
 	}
 	t.Logf("Lua that does not parse: %s", r.body)
