@@ -259,4 +259,29 @@ func checkReload(t *testing.T, p *tab) {
 	if !strings.Contains(shown, "acquire script") || !strings.Contains(shown, "line 1") {
 		t.Errorf("the refusal shown: %q, want the script and its line", shown)
 	}
+
+	// A search that runs through a reload is followed after it, and can
+	// be cancelled: the fix of recipe 6, whose search is long.
+	p.do("find a bug in recipe 6's fix",
+		chromedp.SetValue(chromedp.CSS(`#explore-target`), "recipe:6"),
+		chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
+		chromedp.Evaluate[chromedp.Void](`void (document.querySelector("#explore-fixed").checked = true)`),
+		chromedp.Click(chromedp.CSS(`#explore-start`)))
+	p.wait("the session of recipe 6's fix", `document.querySelector("#explore-session").dataset.steps === "0"`, 30*time.Second)
+	p.do("find a bug", chromedp.Click(chromedp.CSS(`#explore-find`)))
+	p.wait("the search", `!document.querySelector("#explore-progress").hidden || document.querySelector("#explore-verdict").dataset.found !== ""`, 30*time.Second)
+	if p.count(`#explore-progress:not([hidden])`) == 0 {
+		t.Logf("the search ended before the reload: %s", p.text(`#explore-verdict`))
+		return
+	}
+	if got = reload(); !got.Reattached {
+		t.Fatalf("no session after the reload during a search: %s", p.text(`#explore-error`))
+	}
+	p.wait("the search followed", `!document.querySelector("#explore-progress").hidden && !document.querySelector("#explore-cancel").hidden ||
+		document.querySelector("#explore-verdict").dataset.found !== ""`, 30*time.Second)
+	if p.count(`#explore-cancel:not([hidden])`) == 1 {
+		p.do("cancel the search", chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+	}
+	p.wait("the search's end", `document.querySelector("#explore-verdict").dataset.found !== ""`, time.Minute)
+	t.Logf("the search followed through a reload: %s", p.text(`#explore-verdict`))
 }
