@@ -599,7 +599,7 @@ function renderLanes(st, upto) {
       chain.has(i) && i < upto ? el("span", { class: "chain-no", "aria-hidden": "true", text: String(i + 1) }) : null,
       el("span", { class: "say" }, ...keyNodes(note ? note.say : s.text)),
       note ? el("span", { class: "cmd" }, ...keyNodes(note.text || s.text)) : null,
-      v ? el("span", { class: "why" }, `!! ${v.property}` + (v.message ? `: ${v.message}` : "")) : null);
+      v ? el("span", { class: "why" }, `!! ${propertyName(v.property)} broke` + (v.message ? `: ${v.message}` : "")) : null);
     cells.push(el("div", { class: "lab-time muted", text: fmtClock(s.clock_ms) }));
     if (col < 0) {
       body.style.gridColumn = `2 / span ${clients.length}`;
