@@ -327,13 +327,20 @@ func newTab(t *testing.T, url string) *tab {
 	if bin == "" {
 		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
 	}
+	// The browser's profile is removed once the browser has gone, again
+	// if a process of Chromium's that outlived it was still writing
+	// there (t.TempDir fails the test on that).
+	profile, err := os.MkdirTemp("", "lockmarket-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("no-pings", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1000))
 	cctx, cancelTab := chromedp.NewContext(actx)
 	tctx, cancel := context.WithTimeout(cctx, 3*time.Minute)
 	stopWatching := watchExceptions(t, tctx)
@@ -342,10 +349,24 @@ func newTab(t *testing.T, url string) *tab {
 		cancel()
 		cancelTab()
 		cancelAlloc()
+		removeProfile(t, profile)
 	})
 	p := &tab{t: t, ctx: tctx}
 	p.do("load the page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	return p
+}
+
+// removeProfile removes a browser's profile directory, trying again for
+// a while as long as something is still writing into it.
+func removeProfile(t *testing.T, dir string) {
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the browser's profile %s is left behind: %v", dir, err)
 }
 
 func (p *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -533,6 +554,14 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Errorf("recipe 6's causal chain reads %q", got)
 	}
 	checkChainNumbers(t, p)
+	// The focus, on the find button when it was pressed, is back there
+	// once the counterexample has played: on the undo button beside it,
+	// as the schedule played is complete and nothing is left to find.
+	if got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.activeElement.id +
+		(document.querySelector("#explore-find").disabled ? " (find disabled)" : "")`)); err != nil ||
+		got != "explore-undo (find disabled)" && got != "explore-find" {
+		t.Errorf("after the search the focus is on %q (%v), want the find button, or undo beside it", got, err)
+	}
 	// Each part of the verdict is a sentence of its own.
 	if got := p.text(`#explore-verdict`); regexp.MustCompile(`[^.!?] Found by`).MatchString(got) {
 		t.Errorf("the verdict runs on: %q", got)

@@ -300,6 +300,7 @@ async function pollFind() {
   explore.finding = false;
   renderExplore(st, f.from_step);
   await findEnded(f);
+  findFocusBack();
 }
 
 // showFind shows a running search's progress.
@@ -324,6 +325,7 @@ async function cancelFind() {
     explore.finding = false;
     renderExplore(st, st.find ? st.find.from_step : undefined);
     await findEnded(st.find || { state: "cancelled", elapsed_ms: 0, schedules: 0 });
+    findFocusBack();
   } catch (e) {
     explore.finding = false;
     exploreError("cancelling the search", e);
@@ -332,17 +334,8 @@ async function cancelFind() {
   }
 }
 
-// findEnded says how a search ended and plays what it found; the focus
-// comes back to where the search was asked for.
+// findEnded says how a search ended and plays what it found.
 async function findEnded(f) {
-  try {
-    await findEndedShow(f);
-  } finally {
-    findFocusBack();
-  }
-}
-
-async function findEndedShow(f) {
   const verdict = $("#explore-verdict");
   $("#explore-progress").hidden = true;
   const r = f.result;
@@ -656,8 +649,12 @@ async function reattach() {
       explore.findTimer = setTimeout(pollFind, explore.pollMS);
     }
   } catch (e) {
+    if (e.status !== 404) {
+      exploreError("reattaching to this tab's session (reload to try again)", e);
+      return;
+    }
     sessionStorage.removeItem(exploreSessionKey);
-    exploreError(e.status === 404 ? "" : "reattaching to this tab's session", e.status === 404 ? new ApiError(404, "not_found", sessionEnded) : e);
+    exploreError("", new ApiError(404, "not_found", sessionEnded));
   }
 }
 
