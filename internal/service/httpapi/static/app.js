@@ -294,7 +294,9 @@ async function health() {
     h.textContent = "Redis OK";
     h.className = "pill ok";
   } catch (e) {
-    h.textContent = "Redis " + (e.code || "down");
+    h.textContent = "Redis down";
+    h.title = e.message;
+    h.dataset.code = e.code || "";
     h.className = "pill bad";
   }
 }
