@@ -69,6 +69,10 @@ type LabVariant struct {
 	Steps      []LabStep          `json:"steps,omitempty"`
 	Verdict    string             `json:"verdict,omitempty"`
 	Violations int                `json:"violations"`
+	// VirtualClock is set when the variant ran as a schedule on the
+	// explorer's virtual clock: its times are virtual, the same in every
+	// run; otherwise they are the server's real time.
+	VirtualClock bool `json:"virtual_clock"`
 }
 
 // LabStep is a timeline.Step as JSON.
