@@ -25,6 +25,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -204,13 +205,13 @@ func (s Scenario) Title() string { return "recipe " + s.Recipe.String() }
 func (s Scenario) Verdict(fixed bool, violations int) string {
 	switch {
 	case !fixed && violations > 0:
-		return fmt.Sprintf("Broken: %s (%d violations).", s.Consequence, violations)
+		return fmt.Sprintf("Broken: %s (%s).", s.Consequence, output.Plural(violations, "violation"))
 	case !fixed:
 		return "This run showed no violation, though the recipe is flawed."
 	case violations == 0:
 		return fmt.Sprintf("Fixed by %s: no violation.", s.FixedBy)
 	}
-	return fmt.Sprintf("Still broken with %s: %d violations.", s.FixedBy, violations)
+	return fmt.Sprintf("Still broken with %s: %s.", s.FixedBy, output.Plural(violations, "violation"))
 }
 
 // RunAll runs every scenario in order.

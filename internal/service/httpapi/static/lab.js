@@ -42,6 +42,7 @@ function places(list) {
   return words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
 }
 
+const evidence = (n) => (n === 1 ? "one piece of evidence" : `${n} pieces of evidence`);
 const times = (n) => (Number(n) === 1 ? "once" : Number(n) === 2 ? "twice" : `${n} times`);
 
 // findingWords translates one line of checker output into a sentence, and
@@ -103,10 +104,10 @@ function groupFindings(steps) {
     if (!g.bad) g.title = g.evidence[0].text;
     else if (g.item && g.sold >= 2) {
       g.short = `item ${g.item} sold ${times(g.sold)}`;
-      g.title = `Item ${g.item} was sold ${times(g.sold)}: one finding, with ${g.evidence.length} pieces of evidence.`;
+      g.title = `Item ${g.item} was sold ${times(g.sold)}: one finding, with ${evidence(g.evidence.length)}.`;
     } else if (g.item) {
       g.short = `item ${g.item} in an impossible state`;
-      g.title = `Item ${g.item} ended in an impossible state: one finding, with ${g.evidence.length} pieces of evidence.`;
+      g.title = `Item ${g.item} ended in an impossible state: one finding, with ${evidence(g.evidence.length)}.`;
     }
     else g.title = g.evidence[0].text;
   }
