@@ -2,10 +2,13 @@ package lab
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -143,6 +146,38 @@ func pausePlan(ctx context.Context, e *explore.Explorer) ([]explore.Action, erro
 	return plan, nil
 }
 
+// pauseSchedules is each target's pause schedule, by the target's name,
+// as pausePlan finds it: finding it replays the schedule from the start
+// once per step, so the lab keeps it as data and a run replays it once,
+// to record it, which keeps a run short on a busy server.
+// TestPauseSchedules checks that each is what pausePlan finds; after a
+// change of the market or the explorer that moves one,
+// `go test -run TestPauseSchedules ./internal/service/lab/ -update`
+// writes them again.
+//
+//go:embed pause_schedules.json
+var pauseSchedules []byte
+
+// schedules is pauseSchedules read.
+var schedules = sync.OnceValues(func() (map[string][]explore.Action, error) {
+	var m map[string][]explore.Action
+	err := json.Unmarshal(pauseSchedules, &m)
+	return m, err
+})
+
+// scheduleOf is the pause schedule of e's target: the one kept, or, for a
+// target that has none kept, the one pausePlan finds.
+func scheduleOf(ctx context.Context, e *explore.Explorer) ([]explore.Action, error) {
+	m, err := schedules()
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := m[e.Target().Name]; ok {
+		return p, nil
+	}
+	return pausePlan(ctx, e)
+}
+
 // runPause plays the pause schedule of variant v and returns its
 // timeline, tokens and keys named alike in every run.
 func runPause(ctx context.Context, v faults.Variant) (timeline.Timeline, error) {
@@ -178,7 +213,7 @@ func playPause(ctx context.Context, t *explore.Target) (timeline.Timeline, []exp
 		return timeline.Timeline{}, nil, err
 	}
 	defer e.Close()
-	plan, err := pausePlan(ctx, e)
+	plan, err := scheduleOf(ctx, e)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
 	}

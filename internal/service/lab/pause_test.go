@@ -1,23 +1,75 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockmarket/lockmarket/explore"
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
-// TestPauseSchedules plays the pause fault under every strategy the lab
+var update = flag.Bool("update", false, "write pause_schedules.json again")
+
+// TestPauseSchedules checks that the schedules the lab keeps
+// (pause_schedules.json) are those pausePlan finds on each target of the
+// pause, and plays each strategy (below).
+func TestPauseSchedules(t *testing.T) {
+	mini := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr(), PoolSize: 2})
+	defer rdb.Close()
+	found := map[string][]explore.Action{}
+	for _, v := range faults.Pause.Variants() {
+		target, err := pauseTarget(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := explore.DefaultModel()
+		m.Clients, m.TTL = 2, pauseLease
+		e, err := explore.New(context.Background(), rdb, target, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := pausePlan(context.Background(), e)
+		e.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		found[target.Name] = plan
+	}
+	doc, err := json.MarshalIndent(found, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc = append(doc, '\n')
+	if *update {
+		if err := os.WriteFile("pause_schedules.json", doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(doc, pauseSchedules) {
+		t.Errorf("pause_schedules.json is not what pausePlan finds (-update writes it again):\n%s", doc)
+	}
+	t.Run("lessons", testPauseLessons)
+}
+
+// testPauseLessons plays the pause fault under every strategy the lab
 // offers, twice: each shows its lesson (the unfenced lease locks, and the
 // watchdog frozen with its process, sell the sword twice or lose the
 // counter's update; the fenced locks refuse A's late commit; WATCH and the
 // script find the sword sold), and the two runs' timelines are the same
 // JSON, byte for byte: the schedule, not the machine, decides.
-func TestPauseSchedules(t *testing.T) {
-	t.Parallel() // embedded servers of its own
+func testPauseLessons(t *testing.T) {
 	refused := []timeline.Pattern{
 		{Client: "A", Kind: timeline.PauseStart},
 		{Kind: timeline.LeaseExpired},
