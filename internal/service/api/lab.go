@@ -29,8 +29,8 @@ type LabRecipe struct {
 }
 
 // LabFault is a fault the lab injects, and the strategies it runs under;
-// Available is false when the server cannot run it (it needs a
-// redis-server binary).
+// Available is false when the server cannot run it. The pause runs on an
+// embedded server of its own, so the service can always run it.
 type LabFault struct {
 	Fault       string   `json:"fault"`
 	Description string   `json:"description"`
