@@ -25,6 +25,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -193,20 +194,24 @@ func (s Scenario) runOne(ctx context.Context, env Env, fixed bool) (outcome, tim
 	if o.violations == 0 {
 		w.rec.Finding(false, "no violation: the audit is clean")
 	}
-	return o, w.rec.Finish("recipe "+s.Recipe.String(), Variant(fixed), s.verdict(fixed, o), o.violations), nil
+	return o, w.rec.Finish(s.Title(), Variant(fixed), s.Verdict(fixed, o.violations), o.violations), nil
 }
 
-// verdict says in words what one run of the scenario showed.
-func (s Scenario) verdict(fixed bool, o outcome) string {
+// Title names the scenario's timelines: "recipe ID NAME".
+func (s Scenario) Title() string { return "recipe " + s.Recipe.String() }
+
+// Verdict says in words what one run of the scenario showed: the flawed
+// recipe's run (or, when fixed, the fix's) with so many violations.
+func (s Scenario) Verdict(fixed bool, violations int) string {
 	switch {
-	case !fixed && o.violations > 0:
-		return fmt.Sprintf("Broken: %s (%d violations).", s.Consequence, o.violations)
+	case !fixed && violations > 0:
+		return fmt.Sprintf("Broken: %s (%s).", s.Consequence, output.Plural(violations, "violation"))
 	case !fixed:
 		return "This run showed no violation, though the recipe is flawed."
-	case o.violations == 0:
+	case violations == 0:
 		return fmt.Sprintf("Fixed by %s: no violation.", s.FixedBy)
 	}
-	return fmt.Sprintf("Still broken with %s: %d violations.", s.FixedBy, o.violations)
+	return fmt.Sprintf("Still broken with %s: %s.", s.FixedBy, output.Plural(violations, "violation"))
 }
 
 // RunAll runs every scenario in order.

@@ -29,8 +29,8 @@ type LabRecipe struct {
 }
 
 // LabFault is a fault the lab injects, and the strategies it runs under;
-// Available is false when the server cannot run it (it needs a
-// redis-server binary).
+// Available is false when the server cannot run it. The pause runs on an
+// embedded server of its own, so the service can always run it.
 type LabFault struct {
 	Fault       string   `json:"fault"`
 	Description string   `json:"description"`
@@ -69,6 +69,10 @@ type LabVariant struct {
 	Steps      []LabStep          `json:"steps,omitempty"`
 	Verdict    string             `json:"verdict,omitempty"`
 	Violations int                `json:"violations"`
+	// VirtualClock is set when the variant ran as a schedule on the
+	// explorer's virtual clock: its times are virtual, the same in every
+	// run; otherwise they are the server's real time.
+	VirtualClock bool `json:"virtual_clock"`
 }
 
 // LabStep is a timeline.Step as JSON.

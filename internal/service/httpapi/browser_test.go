@@ -157,16 +157,17 @@ func TestBrowser(t *testing.T) {
 		}
 		flawed, fixed := `.lab-run[data-name="flawed"]`, `.lab-run[data-name="fixed"]`
 		for _, want := range []struct{ sel, text string }{
-			{flawed + " .lab-head:nth-child(2)", "A ann"},
-			{flawed + " .lab-step.kind-pause_start", "paused before its commit"},
+			{flawed + " .lab-head:nth-child(2)", "A"},
+			{flawed + " .lab-clock", "virtual clock"},
+			{flawed + " .lab-step.kind-pause_start", "A pauses until"},
 			{flawed + " .lab-step.kind-lease_expired", "ran out"},
+			{flawed + " .lab-step.kind-lease_expired", "on the virtual clock"},
 			{flawed + " .lab-step.marked", "commits after its lease"},
 			{flawed + " .verdict", "the item is sold twice"},
-			{flawed + " .verdict", "The unsafe step: A ann commits after its lease"},
-			{flawed + " .lab-findings", "Item idol was sold twice: one finding"},
+			{flawed + " .verdict", "The unsafe step: A commits after its lease"},
+			{flawed + " .lab-findings", "Item sword was sold twice: one finding"},
 			{flawed + " h3 .pill", "1 finding"},
-			{flawed + " .lab-step.kind-lease_expired", "forced expiry"},
-			{flawed + " .verdict", "one finding: item idol sold twice"},
+			{flawed + " .verdict", "one finding: item sword sold twice"},
 			{fixed + " .lab-step.refused", "EXEC aborted"},
 			{fixed + " .verdict", "Fixed by 6 + fencing"},
 		} {

@@ -20,7 +20,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
-	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -29,18 +28,14 @@ import (
 // The lab runs one scenario on the server, recorded step by step, beside
 // its fix: a gallery recipe, flawed then fixed, in a fresh market of its
 // own on the service's Redis (on an embedded server of its own when the
-// service's is miniredis, see env); or the pause fault under
-// a strategy, then under the fenced lock that fixes it, on a private
-// redis-server the run starts and stops.
+// service's is miniredis, see env); or the pause fault under a strategy,
+// then under the fenced lock that fixes it, each one schedule on the
+// explorer's virtual clock (pause.go).
 
 // Bounds of the lab.
 const (
 	labKeep    = 16               // finished runs kept for GET
 	labTimeout = 30 * time.Second // a run that takes longer is stopped
-	// The pause fault in the lab: a short lease and pause, so a run takes
-	// about a second.
-	labLockTTL = 100 * time.Millisecond
-	labPause   = 250 * time.Millisecond
 )
 
 // Kinds of lab runs.
@@ -117,14 +112,13 @@ func (l *Runner) Scenarios() api.LabScenarios {
 		recipes = append(recipes, api.LabRecipe{Recipe: sc.Recipe.ID, Name: sc.Recipe.Name, Fault: sc.Fault,
 			Consequence: sc.Consequence, FixedBy: sc.FixedBy})
 	}
-	_, err := redisserver.Binary()
 	var strategies []string
 	for _, v := range faults.Pause.Variants() {
 		strategies = append(strategies, string(v))
 	}
 	return api.LabScenarios{
-		Faults: []api.LabFault{{Fault: string(faults.Pause), Description: faults.Pause.Describe(),
-			Strategies: strategies, Available: err == nil}},
+		Faults: []api.LabFault{{Fault: string(faults.Pause), Description: pauseDescription,
+			Strategies: strategies, Available: true}},
 		Recipes: recipes,
 	}
 }
@@ -176,10 +170,7 @@ func (l *Runner) Start(req api.LabRequest) (api.LabRun, error) {
 		if !slices.Contains(faults.Pause.Variants(), v) {
 			return api.LabRun{}, api.Invalidf("strategy %q does not run under %s: want one of %v", v, faults.Pause, faults.Pause.Variants())
 		}
-		if _, err := redisserver.Binary(); err != nil {
-			return api.LabRun{}, api.Invalidf("the %s fault needs a redis-server binary on the server's PATH", faults.Pause)
-		}
-		run.Kind, run.Fault, run.Strategy, run.Description = labFault, *req.Fault, string(v), faults.Pause.Describe()
+		run.Kind, run.Fault, run.Strategy, run.Description = labFault, *req.Fault, string(v), pauseDescription
 		run.Runs = []api.LabVariant{{Name: string(v), State: api.StatePending}}
 		if fix := labFix(v); fix != "" {
 			run.Runs = append(run.Runs, api.LabVariant{Name: string(fix), State: api.StatePending})
@@ -226,22 +217,34 @@ func (l *Runner) run(ctx context.Context, run *api.LabRun, sc gallery.Scenario, 
 		run.ElapsedMS = latency.Milliseconds(time.Since(start))
 	}
 	state, failure := api.StateDone, ""
-	env, closeEnv, err := l.env()
-	if err != nil {
-		l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
-		set(func() { run.State, run.Error, l.running = api.StateFailed, err.Error(), false })
-		return
+	// Faults, and the recipes scheduledRecipe names, are schedules on the
+	// explorer's virtual clock; the other recipes run in real time.
+	_, scheduled := scheduledRecipe(sc.Recipe.ID, false)
+	virtual := run.Kind == labFault || scheduled
+	var env gallery.Env
+	if run.Kind == labRecipe && !virtual {
+		var closeEnv func()
+		var err error
+		env, closeEnv, err = l.env()
+		if err != nil {
+			l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
+			set(func() { run.State, run.Error, l.running = api.StateFailed, err.Error(), false })
+			return
+		}
+		defer closeEnv()
 	}
-	defer closeEnv()
 	for i := range run.Runs {
 		set(func() { run.Runs[i].State = api.StateRunning })
 		var tl timeline.Timeline
 		var err error
-		if run.Kind == labRecipe {
+		switch {
+		case run.Kind == labRecipe && virtual:
+			t, _ := scheduledRecipe(sc.Recipe.ID, i == 1)
+			tl, err = runScheduledRecipe(ctx, sc, t, i == 1)
+		case run.Kind == labRecipe:
 			tl, err = sc.RunOne(ctx, env, i == 1)
-		} else {
-			tl, _, err = faults.Trace(ctx, faults.Pause, faults.Variant(run.Runs[i].Name),
-				faults.Config{LockTTL: labLockTTL, Pause: labPause})
+		default:
+			tl, err = runPause(ctx, faults.Variant(run.Runs[i].Name))
 		}
 		if err != nil {
 			l.log.Warn("lab run failed", slog.String("id", run.ID), slog.Any("err", err))
@@ -258,6 +261,7 @@ func (l *Runner) run(ctx context.Context, run *api.LabRun, sc gallery.Scenario, 
 			run.Runs[i].Steps = steps(tl)
 			run.Runs[i].Verdict = labVerdict(tl)
 			run.Runs[i].Violations = tl.Violations
+			run.Runs[i].VirtualClock = virtual
 			l.count(run.Runs[i].Name, verdictOf(tl.Violations))
 		})
 	}

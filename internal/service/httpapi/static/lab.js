@@ -20,15 +20,16 @@ function keyNodes(text) {
   return out;
 }
 
-// stepWords says a step in plain words where the recorder's text is terse.
-function stepWords(s) {
+// stepWords says a step in plain words where the recorder's text is terse;
+// virtual is set for a run on the explorer's virtual clock.
+function stepWords(s, virtual) {
   let t = s.text;
   if (s.kind === "lease_expired" && t.includes("made to")) {
     t = t.replace(/\s*\(made to, as if its TTL had passed\)/, "") +
       ": forced expiry (the lab deletes the lease rather than wait out its TTL; " +
       "Redis does the same by itself once the TTL has passed)";
   } else if (s.kind === "lease_expired") {
-    t += " on Redis's own clock";
+    t += virtual ? " on the virtual clock" : " on Redis's own clock";
   }
   return t;
 }
@@ -41,6 +42,7 @@ function places(list) {
   return words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
 }
 
+const evidence = (n) => (n === 1 ? "one piece of evidence" : `${n} pieces of evidence`);
 const times = (n) => (Number(n) === 1 ? "once" : Number(n) === 2 ? "twice" : `${n} times`);
 
 // findingWords translates one line of checker output into a sentence, and
@@ -64,6 +66,13 @@ function findingWords(raw) {
   }
   if ((m = /^item (\S+) sold (\d+) times but listed (\d+)$/.exec(text))) {
     return { item: m[1], sold: +m[2], text: `The receipts show ${m[1]} sold ${times(m[2])}, listed ${times(m[3])} (${source}).` };
+  }
+  if ((m = /^resource: the (\S+) was sold twice: ([^;]*)(?:; audit: (.*))?$/.exec(raw))) {
+    return { item: m[1], sold: 2, text: `Item ${m[1]} was sold twice: ${m[2]}` +
+      (m[3] ? ` (the audit of the final state: ${m[3]}).` : ".") };
+  }
+  if ((m = /^resource: (.*)$/.exec(raw))) {
+    return { item: "", sold: 0, text: `The shared state at the end: ${m[1]}.` };
   }
   if (/^no violation/.test(text)) {
     return { item: "", sold: 0, text: "No violation: every item is in exactly one place and the money adds up." };
@@ -95,10 +104,10 @@ function groupFindings(steps) {
     if (!g.bad) g.title = g.evidence[0].text;
     else if (g.item && g.sold >= 2) {
       g.short = `item ${g.item} sold ${times(g.sold)}`;
-      g.title = `Item ${g.item} was sold ${times(g.sold)}: one finding, with ${g.evidence.length} pieces of evidence.`;
+      g.title = `Item ${g.item} was sold ${times(g.sold)}: one finding, with ${evidence(g.evidence.length)}.`;
     } else if (g.item) {
       g.short = `item ${g.item} in an impossible state`;
-      g.title = `Item ${g.item} ended in an impossible state: one finding, with ${g.evidence.length} pieces of evidence.`;
+      g.title = `Item ${g.item} ended in an impossible state: one finding, with ${evidence(g.evidence.length)}.`;
     }
     else g.title = g.evidence[0].text;
   }
@@ -194,6 +203,10 @@ function labPane(v) {
   root.append(el("h3", {}, el("span", { text: v.name }),
     el("span", { class: bad > 0 ? "pill bad" : "pill ok", "data-findings": String(bad),
       text: bad === 0 ? "no violation" : bad === 1 ? "1 finding" : `${bad} findings` })));
+  if (v.virtual_clock) {
+    root.append(el("p", { class: "muted lab-clock", text: "A schedule on the explorer's virtual clock: " +
+      "the times are virtual, and every run of this scenario shows the same steps at the same times." }));
+  }
   const grid = el("div", { class: "lab-grid" });
   grid.style.gridTemplateColumns = `56px repeat(${clients.length}, minmax(0, 1fr))`;
   grid.append(el("div", { class: "lab-head muted", text: "ms" }), ...clients.map((c) => el("div", { class: "lab-head", text: c })));
@@ -209,7 +222,7 @@ function labPane(v) {
       let cls = "lab-step kind-" + s.kind;
       if (s.violation) cls += " marked";
       else if (s.kind === "commit_refused") cls += " refused";
-      const text = stepWords(s) + (s.times > 1 ? ` (×${s.times})` : "");
+      const text = stepWords(s, v.virtual_clock) + (s.times > 1 ? ` (×${s.times})` : "");
       const row = [el("div", { class: "lab-time muted", text: s.at_ms.toFixed(1) })];
       for (let i = 0; i < clients.length; i++) {
         row.push(i === col
