@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

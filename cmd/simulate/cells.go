@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 )
 
 // cell is one measurement of a subcommand (a scenario under a strategy, a

@@ -16,9 +16,9 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/history"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 )
 
 // errUnexpected is returned when a strategy that should keep every

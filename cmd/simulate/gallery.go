@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
-	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 )
 
 const galleryUsage = `usage: simulate gallery [flags]

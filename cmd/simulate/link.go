@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/failure/bookform"
 	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/sim"
-	"github.com/lockmarket/lockmarket/internal/sim/bookform"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 

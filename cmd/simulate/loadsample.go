@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 )
 
 // loadSampler reads the machine's load average every report.LoadEvery

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 )
 
 // reportCmd is "simulate report": render a saved results.json again, in

@@ -14,10 +14,10 @@ import (
 	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
