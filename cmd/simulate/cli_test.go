@@ -89,12 +89,12 @@ func TestVersion(t *testing.T) {
 // logged.
 func TestDefaultTablesFit(t *testing.T) {
 	const big = 999_999
-	gdoc := galleryDoc{Env: output.NewEnv("redis-server", "7.0.15")}
+	gdoc := gallery.Document{Env: output.NewEnv("redis-server", "7.0.15")}
 	for _, s := range gallery.Scenarios() {
 		gdoc.Rows = append(gdoc.Rows, gallery.Row{Recipe: s.Recipe, Fault: s.Fault, Consequence: s.Consequence,
 			Violations: big, FixedBy: s.FixedBy, FixedViolations: big})
 	}
-	fdoc := faultsDoc{Env: output.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
+	fdoc := faults.Document{Env: output.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
 		ReadTimeoutMs: 300, DurationS: 1}
 	for _, f := range faults.Faults {
 		for _, v := range append(f.Variants(), "coarse+fencing", "fine+fencing", "fine+watchdog") {
@@ -110,8 +110,8 @@ func TestDefaultTablesFit(t *testing.T) {
 		name   string
 		render func(w *bytes.Buffer, wide bool) error
 	}{
-		{"gallery", func(w *bytes.Buffer, wide bool) error { return writeGallery(w, "table", wide, gdoc) }},
-		{"faults", func(w *bytes.Buffer, wide bool) error { return renderFaults(w, "table", wide, fdoc) }},
+		{"gallery", func(w *bytes.Buffer, wide bool) error { return gdoc.Render(w, "table", wide) }},
+		{"faults", func(w *bytes.Buffer, wide bool) error { return fdoc.Render(w, "table", wide) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var narrow, wide bytes.Buffer

@@ -19,6 +19,7 @@ import (
 	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -446,7 +447,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
 	if res.Stopped == explore.StoppedInterrupted {
-		return fmt.Errorf("explore: %w after %s, nothing found", errInterrupted, output.Plural(res.Schedules, "schedule"))
+		return fmt.Errorf("explore: %w after %s, nothing found", progress.ErrInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
 	if res.Diverged > 0 || len(res.Unsteady) > 0 {
 		return fmt.Errorf("explore: %w: %s diverged, %s", errExploreInconclusive, output.Plural(res.Diverged, "replay"),
@@ -598,7 +599,7 @@ func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string,
 		if err := tl.SVG(&svg); err != nil {
 			return files, err
 		}
-		if err := tl.Text(&txt, timelineWidth, false); err != nil {
+		if err := tl.Text(&txt, output.Width, false); err != nil {
 			return files, err
 		}
 		if err := os.WriteFile(base+".svg", svg.Bytes(), 0o644); err != nil {

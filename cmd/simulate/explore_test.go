@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -249,7 +250,7 @@ func TestExploreInterrupted(t *testing.T) {
 		err := run(ctx, []string{"explore", "-redis", url, "-recipe", "4", "-fixed", "-format", format}, &stdout, &stderr)
 		exploreStarting = nil
 		cancel()
-		if !errors.Is(err, errInterrupted) || exitCode(err) != exitInterrupted {
+		if !errors.Is(err, progress.ErrInterrupted) || exitCode(err) != exitInterrupted {
 			t.Fatalf("%s: %v (exit %d), want interrupted (exit %d)\n%s", format, err, exitCode(err),
 				exitInterrupted, stderr.String())
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 )
 
 // subcommand is one subcommand: its name, its implementation, run with
@@ -61,12 +62,10 @@ func lookup(name string) (subcommand, bool) {
 // errUsage marks a command-line mistake: the message was printed, exit 2.
 var errUsage = errors.New("usage error")
 
-// errInterrupted marks a run that Ctrl-C (SIGINT) or SIGTERM stopped
-// before its end, having printed what it measured until then and found
-// nothing broken: exit 130, as a shell reports a process SIGINT ended.
-var errInterrupted = errors.New("interrupted")
-
-// exitInterrupted is the exit status of errInterrupted.
+// exitInterrupted is the exit status of a run that Ctrl-C (SIGINT) or
+// SIGTERM stopped before its end (progress.ErrInterrupted), having printed
+// what it measured until then and found nothing broken, as a shell
+// reports a process SIGINT ended.
 const exitInterrupted = 130
 
 func main() {
@@ -95,7 +94,7 @@ func exitCode(err error) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
-	case errors.Is(err, errInterrupted):
+	case errors.Is(err, progress.ErrInterrupted):
 		return exitInterrupted
 	case errors.Is(err, errCellsNotRun), errors.Is(err, errExploreInconclusive):
 		return 3

@@ -12,6 +12,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -42,7 +43,7 @@ func newRunDoc(o runOptions, conn *redisconn.Conn, ln *link, load0 probe.Load) r
 type simPlan struct {
 	o     runOptions
 	ln    *link
-	prog  *progress
+	prog  *progress.Progress
 	runID string
 	slice time.Duration // the length of one slice
 	// acc is what each scenario (by index) under each strategy measured.
@@ -56,10 +57,10 @@ type measuredCell struct {
 }
 
 // cells lists the slices to run, in order.
-func (p *simPlan) cells() []cell {
+func (p *simPlan) cells() []progress.Cell {
 	o := p.o
 	p.acc = make([][]measuredCell, len(o.scenarios))
-	var cells []cell
+	var cells []progress.Cell
 	for si, sc := range o.scenarios {
 		p.acc[si] = make([]measuredCell, len(o.strategies))
 		for round := range o.rounds {
@@ -74,13 +75,13 @@ func (p *simPlan) cells() []cell {
 
 // cell is the slice of round (from 0) of scenario sc under strategy st,
 // which adds what it measured to m.
-func (p *simPlan) cell(sc sim.Scenario, st market.Strategy, round int, m *measuredCell) cell {
+func (p *simPlan) cell(sc sim.Scenario, st market.Strategy, round int, m *measuredCell) progress.Cell {
 	o := p.o
 	label := fmt.Sprintf("%-6s %-6s", sc, st)
 	if o.rounds > 1 {
 		label += fmt.Sprintf(" %d/%d", round+1, o.rounds)
 	}
-	return cell{label: label, run: func(ctx context.Context) (string, bool, error) {
+	return progress.Cell{Label: label, Run: func(ctx context.Context) (string, bool, error) {
 		if o.prefill > 0 {
 			// Start each cell's RSS figure from what it needs,
 			// not from the previous cell's leftovers.
@@ -89,7 +90,7 @@ func (p *simPlan) cell(sc sim.Scenario, st market.Strategy, round int, m *measur
 		res, err := p.ln.runCell(ctx, o.client, sim.Config{
 			Scenario: sc, Strategy: st, Duration: p.slice, Seed: o.seed, Pick: o.pick,
 			Name:     fmt.Sprintf("sim-%s-%s-%s-%d", p.runID, sc, st, round+1),
-			Progress: p.prog.update, PrefillProgress: p.prog.prefill,
+			Progress: p.prog.Update, PrefillProgress: p.prog.Prefill,
 			Markets: o.markets, Prefill: o.prefill,
 		})
 		if err != nil {
@@ -102,9 +103,9 @@ func (p *simPlan) cell(sc sim.Scenario, st market.Strategy, round int, m *measur
 			m.res.Add(res)
 		}
 		if res.FirstError != "" {
-			p.prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
+			p.prog.Note(output.Wrap("  first error: "+res.FirstError, output.Width))
 		}
-		return rowSummary(report.FromResult(res)), res.Interrupted, nil
+		return progress.RowSummary(report.FromResult(res)), res.Interrupted, nil
 	}}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,15 +14,13 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // maxDuration bounds -duration: a day per cell is already absurd.
 const maxDuration = 24 * time.Hour
-
-// errViolations is returned when an audit found broken invariants.
-var errViolations = errors.New("the audit found violations")
 
 // runOptions are the parsed flags of "simulate run".
 type runOptions struct {
@@ -114,31 +111,31 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer ln.Close()
 
 	load0 := probe.ReadLoad()
-	loads := sampleLoad(load0)
+	loads := report.SampleLoad(load0)
 	doc := newRunDoc(o, conn, ln, load0)
-	p := &simPlan{o: o, ln: ln, prog: newProgress(stderr), runID: uuid.NewString()[:8],
+	p := &simPlan{o: o, ln: ln, prog: progress.New(stderr), runID: uuid.NewString()[:8],
 		slice: o.duration / time.Duration(o.rounds)}
 	cells := p.cells()
 	fmt.Fprintln(stderr, output.Wrap("simulate: at the start: "+doc.LoadStart.String(), output.Width))
 	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: %s of %v each%s (about %v); %s",
-		cellCount(len(o.scenarios)*len(o.strategies)), o.duration, sliceText(o.rounds, p.slice),
+		progress.Cells(len(o.scenarios)*len(o.strategies)), o.duration, sliceText(o.rounds, p.slice),
 		time.Duration(len(o.scenarios)*len(o.strategies))*o.duration, report.LinkText(doc)), output.Width))
-	cr, runErr := eachCell(ctx, p.prog, cells)
-	cr.slices = o.rounds
-	doc.Interrupted = cr.interrupted
+	cr, runErr := progress.Run(ctx, p.prog, cells)
+	cr.Slices = o.rounds
+	doc.Interrupted = cr.Interrupted
 	doc.Rows = append(doc.Rows, p.rows()...)
-	doc.LoadSamples, doc.LoadPeak = loads.finish(probe.ReadLoad())
+	doc.LoadSamples, doc.LoadPeak = loads.Finish(probe.ReadLoad())
 	if doc.LoadPeak != nil {
 		fmt.Fprintf(stderr, "simulate: peak load average during the run: %.2f (read every %v)\n",
 			doc.LoadPeak.Avg1m, report.LoadEvery)
 	}
-	doc.LoadEnd = cr.end(stderr, "simulate", load0, len(doc.Rows))
+	doc.LoadEnd = cr.End(stderr, "simulate", load0, len(doc.Rows))
 	if len(doc.Rows) > 0 {
 		if err := writeRun(o, doc, stdout, stderr); err != nil {
 			return err
 		}
 	}
-	return cr.verdict(runErr, doc.Violations(), " (see the audit column)", len(doc.Rows))
+	return cr.Verdict(runErr, doc.Violations(), " (see the audit column)", len(doc.Rows))
 }
 
 // writeRun prints doc in o's format, and with -out writes its files.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
@@ -38,7 +39,7 @@ func TestTimelineFlags(t *testing.T) {
 func checkTimelineText(t *testing.T, out string, want ...string) {
 	t.Helper()
 	for l := range strings.Lines(out) {
-		if n := utf8.RuneCountInString(strings.TrimRight(l, "\n")); n > timelineWidth {
+		if n := utf8.RuneCountInString(strings.TrimRight(l, "\n")); n > output.Width {
 			t.Errorf("line of %d characters: %q", n, l)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
@@ -123,21 +124,21 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Pick:         o.pick,
 		Points:       []report.Point{},
 	}
-	p := &sweepPlan{o: o, conn: conn, sw: &sw, prog: newProgress(stderr), runID: uuid.NewString()[:8]}
+	p := &sweepPlan{o: o, conn: conn, sw: &sw, prog: progress.New(stderr), runID: uuid.NewString()[:8]}
 	defer p.close()
 	cells := p.cells()
-	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", cellCount(len(cells)), o.duration,
+	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", progress.Cells(len(cells)), o.duration,
 		time.Duration(len(cells))*o.duration)
 	fmt.Fprintln(stderr, output.Wrap("simulate window: at the start: "+sw.LoadStart.String(), output.Width))
-	cr, runErr := eachCell(ctx, p.prog, cells)
-	sw.Interrupted = cr.interrupted
-	sw.LoadEnd = cr.end(stderr, "simulate window", load0, len(sw.Points))
+	cr, runErr := progress.Run(ctx, p.prog, cells)
+	sw.Interrupted = cr.Interrupted
+	sw.LoadEnd = cr.End(stderr, "simulate window", load0, len(sw.Points))
 	if len(sw.Points) > 0 {
 		if err := writeSweep(o, sw, stdout, stderr); err != nil {
 			return err
 		}
 	}
-	return cr.verdict(runErr, sw.Violations(), "", len(sw.Points))
+	return cr.Verdict(runErr, sw.Violations(), "", len(sw.Points))
 }
 
 // sweepPlan is the cells of a sweep, which add their points to sw.
@@ -145,7 +146,7 @@ type sweepPlan struct {
 	o     windowOptions
 	conn  *redisconn.Conn
 	sw    *report.Sweep
-	prog  *progress
+	prog  *progress.Progress
 	runID string
 	ln    *link // the link of the round trip of the running cell
 }
@@ -158,8 +159,8 @@ func (p *sweepPlan) close() {
 }
 
 // cells lists the cells, by round trip, client form and strategy.
-func (p *sweepPlan) cells() []cell {
-	var cells []cell
+func (p *sweepPlan) cells() []progress.Cell {
+	var cells []progress.Cell
 	for _, rtt := range p.o.rtts {
 		for _, form := range p.o.clients {
 			for _, st := range p.o.strategies {
@@ -171,9 +172,9 @@ func (p *sweepPlan) cells() []cell {
 }
 
 // cell runs strategy st with client form over a link of round trip rtt.
-func (p *sweepPlan) cell(rtt time.Duration, form markettrace.ClientForm, st market.Strategy) cell {
+func (p *sweepPlan) cell(rtt time.Duration, form markettrace.ClientForm, st market.Strategy) progress.Cell {
 	o := p.o
-	return cell{label: fmt.Sprintf("rtt %-6v %-4s %-6s", rtt, form, st), run: func(ctx context.Context) (string, bool, error) {
+	return progress.Cell{Label: fmt.Sprintf("rtt %-6v %-4s %-6s", rtt, form, st), Run: func(ctx context.Context) (string, bool, error) {
 		var err error
 		if p.ln, err = linkFor(ctx, p.conn, p.ln, rtt); err != nil {
 			return "", false, err
@@ -181,7 +182,7 @@ func (p *sweepPlan) cell(rtt time.Duration, form markettrace.ClientForm, st mark
 		res, err := p.ln.runCell(ctx, form, sim.Config{
 			Scenario: o.scenario, Strategy: st, Duration: o.duration, Seed: o.seed, Pick: o.pick,
 			Name:     fmt.Sprintf("win-%s-%d-%s-%s", p.runID, rtt.Microseconds(), form, st),
-			Progress: p.prog.update,
+			Progress: p.prog.Update,
 		})
 		if err != nil {
 			return "", false, err
@@ -190,9 +191,9 @@ func (p *sweepPlan) cell(rtt time.Duration, form markettrace.ClientForm, st mark
 		p.sw.Points = append(p.sw.Points, report.Point{Client: string(form),
 			RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(p.ln.measured), Row: row})
 		if res.FirstError != "" {
-			p.prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
+			p.prog.Note(output.Wrap("  first error: "+res.FirstError, output.Width))
 		}
-		return rowSummary(row), res.Interrupted, nil
+		return progress.RowSummary(row), res.Interrupted, nil
 	}}
 }
 
