@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/measure"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -47,7 +48,7 @@ func TestRefusesWhatTheMachineCannotHold(t *testing.T) {
 			}
 		})
 	}
-	if err := checkBounds([]sim.Scenario{{Listers: 50, Buyers: 50}}, 3, 0); err != nil {
+	if err := measure.CheckBounds([]sim.Scenario{{Listers: 50, Buyers: 50}}, 3, 0); err != nil {
 		t.Errorf("50x50 on 3 markets refused: %v", err)
 	}
 }

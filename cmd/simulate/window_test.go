@@ -59,8 +59,8 @@ func TestParseWindowFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.rtts) != 2 || o.rtts[0] != time.Millisecond || o.rtts[1] != 0 ||
-		len(o.clients) != 2 || o.clients[0] != markettrace.BookClient || o.scenario.String() != "5x5" || len(o.strategies) != 4 {
+	if len(o.RTTs) != 2 || o.RTTs[0] != time.Millisecond || o.RTTs[1] != 0 ||
+		len(o.Clients) != 2 || o.Clients[0] != markettrace.BookClient || o.Scenario.String() != "5x5" || len(o.Strategies) != 4 {
 		t.Errorf("options = %+v", o)
 	}
 }
