@@ -37,7 +37,7 @@ func TestRefusesWhatTheMachineCannotHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), append([]string{"-redis", "127.0.0.1:1"}, tt.args...), &stdout, &stderr)
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, output.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error (exit 2)\n%s", err, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "-h' for usage") {

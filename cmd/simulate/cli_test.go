@@ -65,7 +65,7 @@ func TestHelpSubcommand(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help", "nope"}, {"help", "faults-client"}, {"help", "run", "gallery"}} {
 		var stderr bytes.Buffer
-		if err := run(context.Background(), args, &bytes.Buffer{}, &stderr); !errors.Is(err, errUsage) || stderr.Len() == 0 {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &stderr); !errors.Is(err, output.ErrUsage) || stderr.Len() == 0 {
 			t.Errorf("%v: err %v, stderr %q; want a usage error", args, err, stderr.String())
 		}
 	}

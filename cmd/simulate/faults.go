@@ -90,7 +90,7 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 	f := newCmdFlags("simulate faults", fmt.Sprintf(faultsUsage, b.String()), faultsExample, stderr)
 	var o faultsOptions
 	faultList := f.String("fault", "all", "comma-separated faults, or all")
-	f.check(func() (err error) {
+	f.Check(func() (err error) {
 		if o.faults, err = faults.ParseFaults(*faultList); err != nil {
 			return fmt.Errorf("-fault: %w", err)
 		}
@@ -102,18 +102,18 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 			known[v] = true
 		}
 	}
-	listFlag(f, &o.strategies, "strategies", "", "comma-separated strategies to run (watch, lua, coarse, coarse+fencing, fine, fine+fencing; mutex; redlock, redlock+fencing); empty: all that apply",
+	output.List(f.Flags, &o.strategies, "strategies", "", "comma-separated strategies to run (watch, lua, coarse, coarse+fencing, fine, fine+fencing; mutex; redlock, redlock+fencing); empty: all that apply",
 		"", func(name string) (faults.Variant, error) {
 			if v := faults.Variant(name); known[v] {
 				return v, nil
 			}
 			return "", fmt.Errorf("unknown strategy %q", name)
 		})
-	f.intIn(&o.cfg.Trials, "trials", 3, 1, 1000, "trials per fault and strategy, each on a fresh market")
-	f.durationIn(&o.cfg.Duration, "duration", time.Second, 100*time.Millisecond, time.Hour, "workload length per trial of the stall, debug-sleep, client-kill and restart faults")
-	f.durationIn(&o.cfg.LockTTL, "ttl", 200*time.Millisecond, time.Millisecond, time.Minute, "lease of the market's coarse and fine locks")
+	f.IntIn(&o.cfg.Trials, "trials", 3, 1, 1000, "trials per fault and strategy, each on a fresh market")
+	f.DurationIn(&o.cfg.Duration, "duration", time.Second, 100*time.Millisecond, time.Hour, "workload length per trial of the stall, debug-sleep, client-kill and restart faults")
+	f.DurationIn(&o.cfg.LockTTL, "ttl", 200*time.Millisecond, time.Millisecond, time.Minute, "lease of the market's coarse and fine locks")
 	f.DurationVar(&o.cfg.Pause, "pause", 0, "how long a holder is paused and Redis stalled (0: 2×ttl + 200ms)")
-	f.check(func() error {
+	f.Check(func() error {
 		switch {
 		case o.cfg.Pause < 0 || o.cfg.Pause > time.Minute:
 			return fmt.Errorf("-pause %v must be between 0 and 1m", o.cfg.Pause)
@@ -122,13 +122,13 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 		}
 		return nil
 	})
-	f.durationIn(&o.cfg.ReadTimeout, "read-timeout", 300*time.Millisecond, time.Millisecond, time.Minute, "the clients' read timeout; a reply later than this makes the outcome unknown")
+	f.DurationIn(&o.cfg.ReadTimeout, "read-timeout", 300*time.Millisecond, time.Millisecond, time.Minute, "the clients' read timeout; a reply later than this makes the outcome unknown")
 	f.seed(&o.cfg.Seed, "the workload's random choices")
 	f.format(&o.format, report.Formats...)
 	f.wide(&o.wide, "ok, failed, retried, resolved, lost, duplicated, and audit and history apart")
 	f.verbose(&o.verbose, "a line per trial and the first violations of each cell to stderr; with -timeline, every command")
 	trace := f.String("timeline", "", "print one trial of `FAULT/STRATEGY` (a pause fault) step by step instead of the table")
-	f.check(func() error {
+	f.Check(func() error {
 		if *trace == "" {
 			return nil
 		}
@@ -139,7 +139,7 @@ func parseFaultsFlags(args []string, stderr io.Writer) (faultsOptions, error) {
 		o.trace = &faultTrace{f, v}
 		return nil
 	})
-	return o, f.parse(args)
+	return o, f.Read(args)
 }
 
 // runFaults is "simulate faults".
@@ -237,7 +237,7 @@ func faultCells(o faultsOptions, doc *faults.Document, prog *progress.Progress) 
 // client process of the pause-process fault (faults.ClientMain).
 func runFaultsClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if code := faults.ClientMain(ctx, args, os.Stdin, stdout, stderr); code != 0 {
-		return fmt.Errorf("%w: faults-client exited with %d", errUsage, code)
+		return fmt.Errorf("%w: faults-client exited with %d", output.ErrUsage, code)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/failure/history"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -28,12 +29,12 @@ func TestParseFaultsFlags(t *testing.T) {
 		{"defaults", nil, nil},
 		{"some faults", []string{"-fault", "pause,stall", "-strategies", "fine,fine+fencing", "-trials", "2"}, nil},
 		{"help", []string{"-h"}, flag.ErrHelp},
-		{"unknown fault", []string{"-fault", "meteor"}, errUsage},
-		{"unknown strategy", []string{"-strategies", "optimism"}, errUsage},
-		{"no trials", []string{"-trials", "0"}, errUsage},
-		{"pause within ttl", []string{"-ttl", "1s", "-pause", "500ms"}, errUsage},
-		{"bad format", []string{"-format", "xml"}, errUsage},
-		{"stray argument", []string{"extra"}, errUsage},
+		{"unknown fault", []string{"-fault", "meteor"}, output.ErrUsage},
+		{"unknown strategy", []string{"-strategies", "optimism"}, output.ErrUsage},
+		{"no trials", []string{"-trials", "0"}, output.ErrUsage},
+		{"pause within ttl", []string{"-ttl", "1s", "-pause", "500ms"}, output.ErrUsage},
+		{"bad format", []string{"-format", "xml"}, output.ErrUsage},
+		{"stray argument", []string{"extra"}, output.ErrUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +135,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, 0},
 		{flag.ErrHelp, 0},
-		{errUsage, 2},
+		{output.ErrUsage, 2},
 		{fmt.Errorf("%w: pause/watch", errUnexpected), 1},
 		{fmt.Errorf("%w: 1 of 3: pause/lua", errCellsNotRun), 3},
 		{fmt.Errorf("%w after 2 of 12 cells", progress.ErrInterrupted), exitInterrupted},

@@ -49,7 +49,7 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 	f.redis(&o.redis, "")
 	f.format(&o.format, report.Formats...)
 	f.wide(&o.wide, "the fault included")
-	listFlag(f, &o.recipes, "recipes", "", "comma-separated recipe numbers to run ("+strings.Join(known, ",")+"); empty: all",
+	output.List(f.Flags, &o.recipes, "recipes", "", "comma-separated recipe numbers to run ("+strings.Join(known, ",")+"); empty: all",
 		"", func(r string) (string, error) {
 			if !slices.Contains(known, r) {
 				return "", fmt.Errorf("no recipe %q (want some of %s)", r, strings.Join(known, ","))
@@ -59,13 +59,13 @@ func parseGalleryFlags(args []string, stderr io.Writer) (galleryOptions, error) 
 	f.verbose(&o.verbose, "what each flawed run broke to stderr; with -timeline, every command")
 	f.out(&o.out, "each recipe's timelines, flawed and fixed (SVG swimlanes and text),")
 	f.StringVar(&o.trace, "timeline", "", "print recipe `N`'s timeline, flawed and fixed, step by step instead of the table")
-	f.check(func() error {
+	f.Check(func() error {
 		if o.trace != "" && !slices.Contains(known, o.trace) {
 			return fmt.Errorf("-timeline: no recipe %q (want one of %s)", o.trace, strings.Join(known, ", "))
 		}
 		return nil
 	})
-	return o, f.parse(args)
+	return o, f.Read(args)
 }
 
 func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) error {

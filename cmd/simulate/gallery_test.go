@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 func TestGalleryFlags(t *testing.T) {
@@ -34,7 +35,7 @@ func TestGalleryFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.bad) {
+			if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), tc.bad) {
 				t.Fatalf("err %v, stderr %q; want usage error mentioning %q", err, stderr.String(), tc.bad)
 			}
 		})

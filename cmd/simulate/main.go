@@ -59,9 +59,6 @@ func lookup(name string) (subcommand, bool) {
 	return subcommands[i], true
 }
 
-// errUsage marks a command-line mistake: the message was printed, exit 2.
-var errUsage = errors.New("usage error")
-
 // exitInterrupted is the exit status of a run that Ctrl-C (SIGINT) or
 // SIGTERM stopped before its end (progress.ErrInterrupted), having printed
 // what it measured until then and found nothing broken, as a shell
@@ -92,7 +89,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, output.ErrUsage):
 		return 2
 	case errors.Is(err, progress.ErrInterrupted):
 		return exitInterrupted
@@ -129,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return nil
 			}
 			if len(args) > 1 {
-				return usagef(stderr, "simulate version", "unexpected argument %q", args[1])
+				return output.Usagef(stderr, "simulate version", "unexpected argument %q", args[1])
 			}
 			fmt.Fprintln(stdout, output.VersionLine("simulate"))
 			return nil
@@ -143,7 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		fmt.Fprintf(stderr, "simulate: unknown subcommand %q (want %s)\nrun 'simulate -h' for usage\n",
 			name, strings.Join(visible(), ", "))
-		return errUsage
+		return output.ErrUsage
 	}
 	return cmd.run(ctx, args, stdout, stderr)
 }
@@ -191,7 +188,7 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd, ok := lookup(args[0])
 	if len(args) > 1 || !ok || cmd.hidden {
 		fmt.Fprintf(stderr, "simulate help: want one subcommand of %s, got %q\n", strings.Join(visible(), ", "), args)
-		return errUsage
+		return output.ErrUsage
 	}
 	// A subcommand prints its help on stderr, as the flag package does for
 	// -h; asked for by name, it goes to stdout.

@@ -18,7 +18,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f := newCmdFlags("simulate report", "usage: simulate report -in results.json [-format F] [-wide] [-out DIR]\n\n"+
 		"Renders a saved run again (tables, CSV, JSON, charts) without measuring.\n\nFlags:\n", "", stderr)
 	in := f.String("in", "", "a results.json written by 'simulate run -format json' or '-out' (required)")
-	f.check(func() error {
+	f.Check(func() error {
 		if *in == "" {
 			return errors.New("-in is required")
 		}
@@ -29,7 +29,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f.format(&format, report.Formats...)
 	f.wide(&wide, "the book's figures in parentheses")
 	f.out(&out, "results.md, results.csv, results.json and SVG charts")
-	if err := f.parse(args); err != nil {
+	if err := f.Read(args); err != nil {
 		return err
 	}
 	data, err := os.ReadFile(*in)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
 	"github.com/lockmarket/lockmarket/internal/sim/measure"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
@@ -68,7 +69,7 @@ func TestParseRunFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, output.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error (options %+v)", err, o)
 			}
 			if !strings.Contains(stderr.String(), tc.wantErr) {
@@ -412,7 +413,7 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Error(err)
 	}
 	for _, args := range [][]string{{"report"}, {"report", "-in", "x.json", "-format", "xml"}, {"report", "-in", "a", "b"}} {
-		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, output.ErrUsage) {
 			t.Errorf("%v: err = %v, want a usage error", args, err)
 		}
 	}

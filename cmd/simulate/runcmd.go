@@ -50,14 +50,14 @@ Examples:
 
 // parseRunFlags parses and checks the flags of "simulate run". On a
 // mistake it prints the problem and a hint to stderr and returns an error
-// wrapping errUsage; -h prints the help and returns flag.ErrHelp.
+// wrapping output.ErrUsage; -h prints the help and returns flag.ErrHelp.
 func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	f := newCmdFlags("simulate run", runUsage, runExample, stderr)
 	var o runOptions
 	f.redis(&o.redis, "")
 	f.strategies(&o.Strategies)
 	scenarios := f.String("scenarios", "1x1,5x1,5x5", fmt.Sprintf("comma-separated LISTERSxBUYERS scenarios, each count 1..%d", sim.MaxWorkers))
-	f.check(func() (err error) {
+	f.Check(func() (err error) {
 		if o.Scenarios, err = sim.ParseScenarios(*scenarios); err != nil {
 			return fmt.Errorf("-scenarios: %w", err)
 		}
@@ -68,13 +68,13 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	f.pick(&o.Pick)
 	f.format(&o.format, report.Formats...)
 	f.wide(&o.wide, "the book's figures in parentheses")
-	f.intIn(&o.Markets, "markets", 1, 1, sim.MaxMarkets, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
-	f.intIn(&o.Prefill, "prefill", 0, 0, sim.MaxPrefill, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
+	f.IntIn(&o.Markets, "markets", 1, 1, sim.MaxMarkets, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
+	f.IntIn(&o.Prefill, "prefill", 0, 0, sim.MaxPrefill, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
 	f.rounds(&o.Rounds, &o.Duration)
-	f.check(func() error { return measure.CheckBounds(o.Scenarios, o.Markets, o.Prefill) })
+	f.Check(func() error { return measure.CheckBounds(o.Scenarios, o.Markets, o.Prefill) })
 	f.out(&o.out, "results.md, results.csv, results.json and SVG charts")
 	f.link(&o.Client, &o.RTT, &o.Jitter, &o.Profile)
-	return o, f.parse(args)
+	return o, f.Read(args)
 }
 
 // runSim is "simulate run": every scenario under every strategy, one cell
@@ -116,10 +116,10 @@ func writeRun(o runOptions, doc report.Document, stdout, stderr io.Writer) error
 
 // rounds declares -rounds, the slices each cell's duration is split into.
 func (f *cmdFlags) rounds(p *int, duration *time.Duration) {
-	f.intIn(p, "rounds", 5, 1, measure.MaxRounds, fmt.Sprintf("split each cell's duration into this many slices, "+
+	f.IntIn(p, "rounds", 5, 1, measure.MaxRounds, fmt.Sprintf("split each cell's duration into this many slices, "+
 		"each a fresh market, run in turn across the strategies (1..%d): a change in the machine's load "+
 		"then hits every strategy alike, and each figure gets its range over the slices", measure.MaxRounds))
-	f.check(func() error {
+	f.Check(func() error {
 		if slice := *duration / time.Duration(*p); slice < measure.MinSlice {
 			return fmt.Errorf("-duration %v in -rounds %d makes slices of %v; each must last at least %v "+
 				"(a longer -duration or fewer -rounds)", *duration, *p, slice, measure.MinSlice)
@@ -136,19 +136,19 @@ func (f *cmdFlags) link(form *markettrace.ClientForm, rtt, jitter *time.Duration
 	f.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", measure.MaxRTT))
 	f.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/redis/netdelay)", measure.MaxRTT))
 	f.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+measure.ProfileHelp()+"; those flags given as well override it")
-	f.check(func() error {
+	f.Check(func() error {
 		if *profile != "" {
 			p, ok := measure.LookupProfile(*profile)
 			if !ok {
 				return fmt.Errorf("-profile %q: want one of %s", *profile, measure.ProfileNames())
 			}
-			if !f.set("client") {
+			if !f.Given("client") {
 				*client = string(p.Client)
 			}
-			if !f.set("rtt") {
+			if !f.Given("rtt") {
 				*rtt = p.RTT
 			}
-			if !f.set("jitter") {
+			if !f.Given("jitter") {
 				*jitter = p.Jitter
 			}
 		}

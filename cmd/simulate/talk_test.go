@@ -35,7 +35,7 @@ func TestFlagErrorIsOneLine(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), tc.args, &stdout, &stderr)
-		if !errors.Is(err, errUsage) {
+		if !errors.Is(err, output.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error", tc.args, err)
 		}
 		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")

@@ -28,7 +28,7 @@ func TestTimelineFlags(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), tc.args, &stdout, &stderr)
-		if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.bad) {
+		if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), tc.bad) {
 			t.Errorf("%v: err %v, stderr %q; want a usage error with %q", tc.args, err, stderr.String(), tc.bad)
 		}
 	}

@@ -52,13 +52,13 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 	var o windowOptions
 	f.redis(&o.redis, "")
 	scenario := f.String("scenario", "5x5", "one LISTERSxBUYERS scenario")
-	f.check(func() (err error) {
+	f.Check(func() (err error) {
 		if o.Scenario, err = sim.ParseScenario(*scenario); err != nil {
 			return fmt.Errorf("-scenario: %w", err)
 		}
 		return nil
 	})
-	listFlag(f, &o.RTTs, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", measure.MaxRTT),
+	output.List(f.Flags, &o.RTTs, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", measure.MaxRTT),
 		"round trip", func(v string) (time.Duration, error) {
 			d, err := time.ParseDuration(v)
 			if err != nil {
@@ -69,7 +69,7 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 			}
 			return d, nil
 		})
-	listFlag(f, &o.Clients, "clients", "lean,book", "comma-separated client forms: lean, book",
+	output.List(f.Flags, &o.Clients, "clients", "lean,book", "comma-separated client forms: lean, book",
 		"client form", func(v string) (markettrace.ClientForm, error) {
 			form, err := markettrace.ParseClientForm(v)
 			if err != nil {
@@ -84,7 +84,7 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 	f.format(&o.format, report.Formats...)
 	f.out(&o.out, "window.md, window.csv, window.json and SVG charts")
 	f.StringVar(&o.in, "in", "", "render a saved window.json again (tables, CSV, JSON, charts) instead of measuring")
-	return o, f.parse(args)
+	return o, f.Read(args)
 }
 
 // windowCmd is "simulate window".

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market/markettrace"
@@ -47,7 +48,7 @@ func TestParseWindowFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, output.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error (options %+v)", err, o)
 			}
 			if !strings.Contains(stderr.String(), tc.wantErr) {
