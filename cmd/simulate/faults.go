@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -171,7 +170,7 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.verbose {
 		o.cfg.Log = prog.Notes()
 	}
-	cr, err := progress.Run(ctx, prog, faultCells(o, &doc, prog))
+	cr, err := progress.Run(ctx, prog, faults.Cells(o.faults, o.strategies, o.cfg, runFaultCell, o.verbose, &doc, prog))
 	if err != nil {
 		return err
 	}
@@ -197,40 +196,6 @@ func faultsVerdict(doc faults.Document, cr progress.Outcome) error {
 		return fmt.Errorf("%w: %d of %d: %s", errCellsNotRun, len(failed), cr.Total, strings.Join(failed, ", "))
 	}
 	return nil
-}
-
-// faultCells are the cells of the run, a fault and a strategy each; each
-// adds its row to doc, an error included, and with -v its details to
-// prog.
-func faultCells(o faultsOptions, doc *faults.Document, prog *progress.Progress) []progress.Cell {
-	var cells []progress.Cell
-	for _, f := range o.faults {
-		for _, v := range f.Variants() {
-			if len(o.strategies) > 0 && !slices.Contains(o.strategies, v) {
-				continue
-			}
-			cells = append(cells, progress.Cell{Label: fmt.Sprintf("%s / %s", f, v), Run: func(ctx context.Context) (string, bool, error) {
-				res, err := runFaultCell(ctx, f, v, o.cfg)
-				if err != nil && ctx.Err() != nil {
-					return "", false, err // interrupted: progress.Run says so
-				}
-				res.Fault, res.Variant = f, v
-				if err != nil {
-					// Keep the cell, as an error, and go on with the next.
-					res.Error = err.Error()
-					doc.Rows = append(doc.Rows, res)
-					return "ERROR, could not run: " + res.Error, false, nil
-				}
-				doc.Rows = append(doc.Rows, res)
-				if o.verbose {
-					prog.NoteEach("  ", res.Details)
-				}
-				return fmt.Sprintf("%s, %d unknown, %s", output.Plural(res.Attempted, "operation"), res.Unknown,
-					output.Plural(res.Violations(), "violation")), false, nil
-			}})
-		}
-	}
-	return cells
 }
 
 // runFaultsClient is the hidden "simulate faults-client": the pausable

@@ -84,30 +84,7 @@ func runGallery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	doc := gallery.Document{Env: conn.Env(), Rows: []gallery.Row{}}
 	prog := progress.New(stderr)
-	var cells []progress.Cell
-	for _, s := range gallery.Scenarios() {
-		if len(o.recipes) > 0 && !slices.Contains(o.recipes, s.Recipe.ID) {
-			continue
-		}
-		cells = append(cells, progress.Cell{Label: s.Recipe.String(), Run: func(ctx context.Context) (string, bool, error) {
-			row, err := s.Run(ctx, env)
-			if err != nil {
-				return "", false, err
-			}
-			doc.Rows = append(doc.Rows, row)
-			if o.verbose {
-				prog.NoteEach("  ", row.Details)
-				prog.NoteEach("  fixed run: ", row.FixedDetails)
-			}
-			if o.out != "" {
-				if err := gallery.WriteTimelines(o.out, row); err != nil {
-					return "", false, err
-				}
-			}
-			return fmt.Sprintf("%s; fixed: %d", output.Plural(row.Violations, "violation"), row.FixedViolations), false, nil
-		}})
-	}
-	cr, err := progress.Run(ctx, prog, cells)
+	cr, err := progress.Run(ctx, prog, gallery.Cells(env, o.recipes, o.verbose, o.out, &doc, prog))
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
-	"strings"
 
-	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
 )
 
@@ -32,26 +28,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := f.Read(args); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(*in)
+	doc, err := report.ReadFile(*in)
 	if err != nil {
 		return err
 	}
-	doc, err := report.Decode(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
-	}
-	if len(doc.Rows) == 0 {
-		return fmt.Errorf("%s: no rows", *in)
-	}
-	if err := report.Render(stdout, format, doc, wide); err != nil {
-		return err
-	}
-	if out != "" {
-		files, err := report.WriteAll(out, doc)
-		if err != nil {
-			return fmt.Errorf("-out %s: %w", out, err)
-		}
-		fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: wrote %s into %s", strings.Join(files, ", "), out), output.Width))
-	}
-	return nil
+	return writeRun(runOptions{format: format, wide: wide, out: out}, doc, stdout, stderr)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -129,16 +127,9 @@ func writeSweep(o windowOptions, sw report.Sweep, stdout, stderr io.Writer) erro
 
 // renderSavedSweep renders the sweep saved in o.in, measuring nothing.
 func renderSavedSweep(o windowOptions, stdout, stderr io.Writer) error {
-	data, err := os.ReadFile(o.in)
+	sw, err := report.ReadSweepFile(o.in)
 	if err != nil {
 		return err
-	}
-	var sw report.Sweep
-	if err := json.Unmarshal(data, &sw); err != nil {
-		return fmt.Errorf("%s: %w", o.in, err)
-	}
-	if len(sw.Points) == 0 {
-		return fmt.Errorf("%s: no points", o.in)
 	}
 	return writeSweep(o, sw, stdout, stderr)
 }

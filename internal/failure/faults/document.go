@@ -13,6 +13,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 )
 
 // Document is a fault run as "simulate faults" writes it: where and how
@@ -229,4 +230,43 @@ func WriteTimeline(ctx context.Context, f Fault, v Variant, cfg Config, verbose 
 	}
 	fmt.Fprintf(w, "Fault %s: %s\n\n", f, f.Describe())
 	return tl.Text(w, output.Width, verbose)
+}
+
+// RunFunc runs the trials of one fault under one variant (Run).
+type RunFunc func(ctx context.Context, f Fault, v Variant, cfg Config) (Result, error)
+
+// Cells are the cells of a run of cfg through run, a fault of fs and a
+// variant each (only those of only, unless it is empty); each adds its
+// row to doc, an error included (a cell that could not run is kept as an
+// error and the run goes on), and when verbose its details to prog.
+func Cells(fs []Fault, only []Variant, cfg Config, run RunFunc, verbose bool, doc *Document,
+	prog *progress.Progress) []progress.Cell {
+	var cells []progress.Cell
+	for _, f := range fs {
+		for _, v := range f.Variants() {
+			if len(only) > 0 && !slices.Contains(only, v) {
+				continue
+			}
+			label := fmt.Sprintf("%s / %s", f, v)
+			cells = append(cells, progress.Cell{Label: label, Run: func(ctx context.Context) (string, bool, error) {
+				res, err := run(ctx, f, v, cfg)
+				if err != nil && ctx.Err() != nil {
+					return "", false, err // interrupted: progress.Run says so
+				}
+				res.Fault, res.Variant = f, v
+				if err != nil {
+					res.Error = err.Error()
+					doc.Rows = append(doc.Rows, res)
+					return "ERROR, could not run: " + res.Error, false, nil
+				}
+				doc.Rows = append(doc.Rows, res)
+				if verbose {
+					prog.NoteEach("  ", res.Details)
+				}
+				return fmt.Sprintf("%s, %d unknown, %s", output.Plural(res.Attempted, "operation"), res.Unknown,
+					output.Plural(res.Violations(), "violation")), false, nil
+			}})
+		}
+	}
+	return cells
 }

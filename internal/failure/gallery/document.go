@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
@@ -153,4 +155,36 @@ func WriteTimelines(dir string, row Row) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, "recipe-"+n+".txt"), txt.Bytes(), 0o644)
+}
+
+// Cells are the cells of the gallery in env, a recipe each (only those of
+// only, unless it is empty); each adds its row to doc, when verbose its
+// details to prog, and when out is not "" its timelines into that
+// folder (WriteTimelines).
+func Cells(env Env, only []string, verbose bool, out string, doc *Document, prog *progress.Progress) []progress.Cell {
+	var cells []progress.Cell
+	for _, s := range Scenarios() {
+		if len(only) > 0 && !slices.Contains(only, s.Recipe.ID) {
+			continue
+		}
+		cells = append(cells, progress.Cell{Label: s.Recipe.String(), Run: func(ctx context.Context) (string, bool, error) {
+			row, err := s.Run(ctx, env)
+			if err != nil {
+				return "", false, err
+			}
+			doc.Rows = append(doc.Rows, row)
+			if verbose {
+				prog.NoteEach("  ", row.Details)
+				prog.NoteEach("  fixed run: ", row.FixedDetails)
+			}
+			if out != "" {
+				if err := WriteTimelines(out, row); err != nil {
+					return "", false, err
+				}
+			}
+			return fmt.Sprintf("%s; fixed: %d", output.Plural(row.Violations, "violation"), row.FixedViolations),
+				false, nil
+		}})
+	}
+	return cells
 }
