@@ -24,16 +24,16 @@ func TestOverview(t *testing.T) {
 				t.Fatalf("%v: %s", err, stderr.String())
 			}
 			out := stdout.String()
-			for _, cmd := range subcommands {
-				name := cmd.name
+			for _, cmd := range program.Subcommands {
+				name := cmd.Name
 				line := "  " + name + " "
 				switch {
-				case cmd.hidden && strings.Contains(out, name):
+				case cmd.Hidden && strings.Contains(out, name):
 					t.Errorf("the internal %q is listed:\n%s", name, out)
-				case !cmd.hidden && strings.Count(out, line) != 1:
+				case !cmd.Hidden && strings.Count(out, line) != 1:
 					t.Errorf("%q is not listed once:\n%s", name, out)
-				case !cmd.hidden && !strings.Contains(out, line+strings.Repeat(" ", 8-len(name))+cmd.summary+"\n"):
-					t.Errorf("%q is not listed with its summary %q:\n%s", name, cmd.summary, out)
+				case !cmd.Hidden && !strings.Contains(out, line+strings.Repeat(" ", 8-len(name))+cmd.Summary+"\n"):
+					t.Errorf("%q is not listed with its summary %q:\n%s", name, cmd.Summary, out)
 				}
 			}
 			for _, want := range []string{"  help ", "-version"} {
@@ -46,8 +46,8 @@ func TestOverview(t *testing.T) {
 			}
 		})
 	}
-	if len(visible()) < 4 || visible()[0] != "run" {
-		t.Errorf("visible = %v, want run first and at least run, faults, gallery, report", visible())
+	if len(program.Visible()) < 4 || program.Visible()[0] != "run" {
+		t.Errorf("visible = %v, want run first and at least run, faults, gallery, report", program.Visible())
 	}
 }
 
@@ -133,13 +133,13 @@ func TestDefaultTablesFit(t *testing.T) {
 // own, and "run", the default, comes first.
 func TestSubcommandNames(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range subcommands {
-		if c.name == "" || seen[c.name] {
-			t.Errorf("subcommand %q: empty or listed twice", c.name)
+	for _, c := range program.Subcommands {
+		if c.Name == "" || seen[c.Name] {
+			t.Errorf("subcommand %q: empty or listed twice", c.Name)
 		}
-		seen[c.name] = true
+		seen[c.Name] = true
 	}
-	if subcommands[0].name != "run" {
-		t.Errorf("the first subcommand is %q, want run (the default)", subcommands[0].name)
+	if program.Subcommands[0].Name != "run" {
+		t.Errorf("the first subcommand is %q, want run (the default)", program.Subcommands[0].Name)
 	}
 }

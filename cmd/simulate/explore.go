@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -594,22 +592,12 @@ func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string,
 				return files, err
 			}
 		}
-		base := filepath.Join(dir, strings.ReplaceAll(res.Target, " ", "-")+"-"+f.Property)
-		var svg, txt bytes.Buffer
-		if err := tl.SVG(&svg); err != nil {
+		base := strings.ReplaceAll(res.Target, " ", "-") + "-" + f.Property
+		written, err := tl.WriteFiles(dir, base, output.Width)
+		files = append(files, written...)
+		if err != nil {
 			return files, err
 		}
-		if err := tl.Text(&txt, output.Width, false); err != nil {
-			return files, err
-		}
-		if err := os.WriteFile(base+".svg", svg.Bytes(), 0o644); err != nil {
-			return files, err
-		}
-		files = append(files, filepath.Base(base)+".svg")
-		if err := os.WriteFile(base+".txt", txt.Bytes(), 0o644); err != nil {
-			return files, err
-		}
-		files = append(files, filepath.Base(base)+".txt")
 	}
 	return files, nil
 }
