@@ -170,7 +170,8 @@ func runFaults(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if o.verbose {
 		o.cfg.Log = prog.Notes()
 	}
-	cr, err := progress.Run(ctx, prog, faults.Cells(o.faults, o.strategies, o.cfg, runFaultCell, o.verbose, &doc, prog))
+	cells := faults.Cells(o.faults, o.strategies, o.cfg, runFaultCell, o.verbose, &doc, prog)
+	cr, err := progress.Run(ctx, prog, cells)
 	if err != nil {
 		return err
 	}
