@@ -24,8 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/failure/bookform"
 	"github.com/lockmarket/lockmarket/internal/service/httpapi"
-	"github.com/lockmarket/lockmarket/internal/sim/bookform"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"
@@ -837,6 +837,113 @@ func TestInternalGroups(t *testing.T) {
 	}
 	if len(groups) > 10 {
 		t.Errorf("internal/ has %d folders; at most 10 keep it readable", len(groups))
+	}
+}
+
+// TestInternalLayers checks the order of the table of internal/'s
+// folders in docs/architecture.md: a group's code, tests included,
+// imports only the groups below it in the table (any test may use
+// internal/testsupport too), so that no group imports another back.
+func TestInternalLayers(t *testing.T) {
+	tables := markedTables(t)["internal groups"]
+	if len(tables) != 1 {
+		t.Fatalf("%d tables marked internal groups, want 1", len(tables))
+	}
+	var order []string
+	for _, row := range tables[0] {
+		order = append(order, strings.Trim(row[0], "`"))
+	}
+	const module = "github.com/lockmarket/lockmarket/"
+	cmd := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./internal/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var imports []packageImport
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		test := false
+		for _, f := range fields[1:] {
+			if f == "|" {
+				test = true
+			} else if to, ok := strings.CutPrefix(f, module); ok {
+				imports = append(imports, packageImport{strings.TrimPrefix(fields[0], module), to, test})
+			}
+		}
+	}
+	for _, v := range layerViolations(order, imports) {
+		t.Error(v)
+	}
+}
+
+// packageImport is one import of a package of the module: from and to
+// are paths inside the module; test says only its tests import it.
+type packageImport struct {
+	from, to string
+	test     bool
+}
+
+// group is the folder right under internal/ that holds the package at
+// path, or "" for a package outside internal/.
+func group(path string) string {
+	parts := strings.Split(path, "/")
+	if len(parts) < 2 || parts[0] != "internal" {
+		return ""
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+// layerViolations lists the imports that go from a group of order (top
+// first) to a group that is not below it; a test may import
+// internal/testsupport from anywhere.
+func layerViolations(order []string, imports []packageImport) []string {
+	rank := map[string]int{}
+	for i, g := range order {
+		rank[g] = i
+	}
+	var out []string
+	seen := map[[2]string]bool{}
+	for _, imp := range imports {
+		from, to := group(imp.from), group(imp.to)
+		if seen[[2]string{imp.from, imp.to}] {
+			continue
+		}
+		if from == "" || to == "" || from == to || imp.test && to == "internal/testsupport" {
+			continue
+		}
+		if rank[to] <= rank[from] {
+			seen[[2]string{imp.from, imp.to}] = true
+			out = append(out, fmt.Sprintf("%s imports %s: group %s is not below group %s in the table of "+
+				"docs/architecture.md", imp.from, imp.to, to, from))
+		}
+	}
+	return out
+}
+
+func TestLayerViolations(t *testing.T) {
+	order := []string{"internal/testsupport", "internal/a", "internal/b"}
+	tests := []struct {
+		name string
+		imp  packageImport
+		bad  bool
+	}{
+		{"down", packageImport{"internal/a/x", "internal/b/y", false}, false},
+		{"up", packageImport{"internal/b/y", "internal/a/x", false}, true},
+		{"within a group", packageImport{"internal/b/y", "internal/b/z", false}, false},
+		{"a test up to testsupport", packageImport{"internal/b/y", "internal/testsupport/r", true}, false},
+		{"code up to testsupport", packageImport{"internal/b/y", "internal/testsupport/r", false}, true},
+		{"a test up to another group", packageImport{"internal/b/y", "internal/a/x", true}, true},
+		{"outside internal/", packageImport{"explore", "internal/a/x", false}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := layerViolations(order, []packageImport{tt.imp})
+			if (len(got) > 0) != tt.bad {
+				t.Errorf("layerViolations(%v) = %q, want a violation: %v", tt.imp, got, tt.bad)
+			}
+		})
 	}
 }
 

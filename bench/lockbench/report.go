@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
 )
 
 // Report is the outcome of a whole run.

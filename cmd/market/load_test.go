@@ -18,8 +18,8 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/failure/history"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/service/httpapi"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/report"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/measure"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -37,7 +37,7 @@ func TestRefusesWhatTheMachineCannotHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), append([]string{"-redis", "127.0.0.1:1"}, tt.args...), &stdout, &stderr)
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, output.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error (exit 2)\n%s", err, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "-h' for usage") {
@@ -48,7 +48,7 @@ func TestRefusesWhatTheMachineCannotHold(t *testing.T) {
 			}
 		})
 	}
-	if err := checkBounds([]sim.Scenario{{Listers: 50, Buyers: 50}}, 3, 0); err != nil {
+	if err := measure.CheckBounds([]sim.Scenario{{Listers: 50, Buyers: 50}}, 3, 0); err != nil {
 		t.Errorf("50x50 on 3 markets refused: %v", err)
 	}
 }
@@ -121,8 +121,8 @@ func TestSIGTERMStopsARun(t *testing.T) {
 	}
 }
 
-// TestProgressLinesFit: every line of a run's stderr fits 100 columns,
-// and so does a cell's line with figures far larger than a run makes.
+// TestProgressLinesFit: every line of a run's stderr fits 100 columns
+// (progress.TestLineFits: a cell's line with far larger figures too).
 func TestProgressLinesFit(t *testing.T) {
 	t.Parallel() // a server of its own
 	b := redistest.Real(t)
@@ -131,24 +131,9 @@ func TestProgressLinesFit(t *testing.T) {
 		"-strategies", "watch,coarse", "-duration", "200ms", "-rounds", "2", "-markets", "2"}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	var p bytes.Buffer
-	prog := newProgress(&p)
-	prog.total = 1000
-	prog.n = 999
-	prog.start("1000x1000 coarse 100/100")
-	prog.done(rowSummary(huge()))
-	for _, line := range strings.Split(stderr.String()+p.String(), "\n") {
+	for _, line := range strings.Split(stderr.String(), "\n") {
 		if n := len([]rune(line)); n > output.Width {
 			t.Errorf("a line of %d columns: %q", n, line)
 		}
 	}
-	if !strings.Contains(p.String(), "bought 123,456,789 (") {
-		t.Errorf("the line lost its first figure: %q", p.String())
-	}
-}
-
-// huge is a row with figures far beyond any run's.
-func huge() report.Row {
-	return report.Row{Listed: 987_654_321, Bought: 123_456_789, FailedPurchases: 12_345_678,
-		Retries: 999_999_999, BoughtPerS: 12_345_678, Violations: 12}
 }

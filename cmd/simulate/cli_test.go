@@ -24,16 +24,16 @@ func TestOverview(t *testing.T) {
 				t.Fatalf("%v: %s", err, stderr.String())
 			}
 			out := stdout.String()
-			for _, cmd := range subcommands {
-				name := cmd.name
+			for _, cmd := range program.Subcommands {
+				name := cmd.Name
 				line := "  " + name + " "
 				switch {
-				case cmd.hidden && strings.Contains(out, name):
+				case cmd.Hidden && strings.Contains(out, name):
 					t.Errorf("the internal %q is listed:\n%s", name, out)
-				case !cmd.hidden && strings.Count(out, line) != 1:
+				case !cmd.Hidden && strings.Count(out, line) != 1:
 					t.Errorf("%q is not listed once:\n%s", name, out)
-				case !cmd.hidden && !strings.Contains(out, line+strings.Repeat(" ", 8-len(name))+cmd.summary+"\n"):
-					t.Errorf("%q is not listed with its summary %q:\n%s", name, cmd.summary, out)
+				case !cmd.Hidden && !strings.Contains(out, line+strings.Repeat(" ", 8-len(name))+cmd.Summary+"\n"):
+					t.Errorf("%q is not listed with its summary %q:\n%s", name, cmd.Summary, out)
 				}
 			}
 			for _, want := range []string{"  help ", "-version"} {
@@ -46,8 +46,8 @@ func TestOverview(t *testing.T) {
 			}
 		})
 	}
-	if len(visible()) < 4 || visible()[0] != "run" {
-		t.Errorf("visible = %v, want run first and at least run, faults, gallery, report", visible())
+	if len(program.Visible()) < 4 || program.Visible()[0] != "run" {
+		t.Errorf("visible = %v, want run first and at least run, faults, gallery, report", program.Visible())
 	}
 }
 
@@ -65,7 +65,7 @@ func TestHelpSubcommand(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help", "nope"}, {"help", "faults-client"}, {"help", "run", "gallery"}} {
 		var stderr bytes.Buffer
-		if err := run(context.Background(), args, &bytes.Buffer{}, &stderr); !errors.Is(err, errUsage) || stderr.Len() == 0 {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &stderr); !errors.Is(err, output.ErrUsage) || stderr.Len() == 0 {
 			t.Errorf("%v: err %v, stderr %q; want a usage error", args, err, stderr.String())
 		}
 	}
@@ -89,12 +89,12 @@ func TestVersion(t *testing.T) {
 // logged.
 func TestDefaultTablesFit(t *testing.T) {
 	const big = 999_999
-	gdoc := galleryDoc{Env: output.NewEnv("redis-server", "7.0.15")}
+	gdoc := gallery.Document{Env: output.NewEnv("redis-server", "7.0.15")}
 	for _, s := range gallery.Scenarios() {
 		gdoc.Rows = append(gdoc.Rows, gallery.Row{Recipe: s.Recipe, Fault: s.Fault, Consequence: s.Consequence,
 			Violations: big, FixedBy: s.FixedBy, FixedViolations: big})
 	}
-	fdoc := faultsDoc{Env: output.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
+	fdoc := faults.Document{Env: output.NewEnv("redis-server", "7.0.15"), Trials: 1000, LockTTLMs: 200, PauseMs: 600,
 		ReadTimeoutMs: 300, DurationS: 1}
 	for _, f := range faults.Faults {
 		for _, v := range append(f.Variants(), "coarse+fencing", "fine+fencing", "fine+watchdog") {
@@ -110,8 +110,8 @@ func TestDefaultTablesFit(t *testing.T) {
 		name   string
 		render func(w *bytes.Buffer, wide bool) error
 	}{
-		{"gallery", func(w *bytes.Buffer, wide bool) error { return writeGallery(w, "table", wide, gdoc) }},
-		{"faults", func(w *bytes.Buffer, wide bool) error { return renderFaults(w, "table", wide, fdoc) }},
+		{"gallery", func(w *bytes.Buffer, wide bool) error { return gdoc.Render(w, "table", wide) }},
+		{"faults", func(w *bytes.Buffer, wide bool) error { return fdoc.Render(w, "table", wide) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var narrow, wide bytes.Buffer
@@ -133,13 +133,13 @@ func TestDefaultTablesFit(t *testing.T) {
 // own, and "run", the default, comes first.
 func TestSubcommandNames(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range subcommands {
-		if c.name == "" || seen[c.name] {
-			t.Errorf("subcommand %q: empty or listed twice", c.name)
+	for _, c := range program.Subcommands {
+		if c.Name == "" || seen[c.Name] {
+			t.Errorf("subcommand %q: empty or listed twice", c.Name)
 		}
-		seen[c.name] = true
+		seen[c.Name] = true
 	}
-	if subcommands[0].name != "run" {
-		t.Errorf("the first subcommand is %q, want run (the default)", subcommands[0].name)
+	if program.Subcommands[0].Name != "run" {
+		t.Errorf("the first subcommand is %q, want run (the default)", program.Subcommands[0].Name)
 	}
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
 )
 
@@ -155,14 +154,14 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 	}
 	defineExploreTargetFlags(f, &o, &fl)
 	defineExploreSearchFlags(f, &o, &fl)
-	if err := f.parse(args); err != nil {
+	if err := f.Read(args); err != nil {
 		return o, err
 	}
 	if o.budget < 0 {
-		return o, f.bad("-budget %v: want 0 (none) or more", o.budget)
+		return o, f.Bad("-budget %v: want 0 (none) or more", o.budget)
 	}
 	if o.workers < 1 || o.workers > maxWorkers {
-		return o, f.bad("-workers %d: want 1 to %d", o.workers, maxWorkers)
+		return o, f.Bad("-workers %d: want 1 to %d", o.workers, maxWorkers)
 	}
 	for _, step := range []func(*cmdFlags, exploreFlags) error{o.readTarget, o.readModel, o.readSearch} {
 		if err := step(f, fl); err != nil {
@@ -228,13 +227,13 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	if o.recipe != "" {
 		targets++
 		if !slices.Contains(explore.Recipes, o.recipe) {
-			return f.bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
+			return f.Bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
 		}
 	}
 	if o.strategy != "" {
 		targets++
 		if _, err := market.ParseStrategy(o.strategy); err != nil {
-			return f.bad("-strategy %q: want one of watch, coarse, fine, lua", o.strategy)
+			return f.Bad("-strategy %q: want one of watch, coarse, fine, lua", o.strategy)
 		}
 	}
 	lua, err := o.readLua(f, fl.files)
@@ -247,12 +246,12 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 		}
 	}
 	if targets != 1 {
-		return f.bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
+		return f.Bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
 	}
 	if o.dir != "" {
 		t, err := explore.LoadRecipe(o.dir)
 		if err != nil {
-			return f.bad("%v", err) // one line naming the field, then the hint
+			return f.Bad("%v", err) // one line naming the field, then the hint
 		}
 		o.manifest = t
 	}
@@ -276,7 +275,7 @@ func (o *exploreOptions) readLua(f *cmdFlags, files map[string]*string) (bool, e
 		lua = true
 		src, err := explore.ReadScript(p)
 		if err != nil {
-			return false, f.bad("-%s: %v", name, err)
+			return false, f.Bad("-%s: %v", name, err)
 		}
 		*scripts[name] = explore.Script{Name: p, Source: src}
 	}
@@ -287,19 +286,19 @@ func (o *exploreOptions) readLua(f *cmdFlags, files map[string]*string) (bool, e
 // sets -nodes's default.
 func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 	if o.fixed && o.recipe == "" {
-		return f.bad("-fixed goes with -recipe")
+		return f.Bad("-fixed goes with -recipe")
 	}
 	if o.fencing && o.strategy == "" && !o.watchdog {
-		return f.bad("-fencing goes with -strategy or -watchdog")
+		return f.Bad("-fencing goes with -strategy or -watchdog")
 	}
 	if o.nodes != 0 && !o.redlock {
-		return f.bad("-nodes goes with -redlock")
+		return f.Bad("-nodes goes with -redlock")
 	}
 	if o.redlock && o.nodes == 0 {
 		o.nodes = explore.DefaultNodes
 	}
 	if o.redlock && (o.nodes < 1 || o.nodes > explore.MaxNodes) {
-		return f.bad("-nodes %d: must be 1 to %d", o.nodes, explore.MaxNodes)
+		return f.Bad("-nodes %d: must be 1 to %d", o.nodes, explore.MaxNodes)
 	}
 	return nil
 }
@@ -312,10 +311,10 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 	if fl.ttls != "" {
 		ttls, err := explore.ParseLeases(fl.ttls)
 		if err != nil {
-			return f.bad("-ttls %q: want leases such as 10s,3s", fl.ttls)
+			return f.Bad("-ttls %q: want leases such as 10s,3s", fl.ttls)
 		}
 		o.model.TTLs = ttls
-		if !f.set("ttl") {
+		if !f.Given("ttl") {
 			// Pauses are measured against the longest lease: a long one
 			// outlasts every lease.
 			o.model.TTL = slices.Max(o.model.TTLs)
@@ -323,7 +322,7 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 	}
 	o.model.RenewEvery = fl.renew
 	if fl.delay < 0 || fl.delay > 0 && fl.delay < time.Millisecond {
-		return f.bad("-max-delay %v: want 1ms or more (0: unbounded)", fl.delay)
+		return f.Bad("-max-delay %v: want 1ms or more (0: unbounded)", fl.delay)
 	}
 	o.model.MaxDelay = fl.delay
 	if err := o.readFaults(f, fl); err != nil {
@@ -331,9 +330,9 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 	}
 	switch err := explore.ParseBounds(fl.bound, &o.model); {
 	case errors.Is(err, explore.ErrBoundForm):
-		return f.bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", fl.bound)
+		return f.Bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", fl.bound)
 	case err != nil:
-		return f.bad("-bound: %v", err)
+		return f.Bad("-bound: %v", err)
 	}
 	return nil
 }
@@ -343,17 +342,17 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 	fk, err := explore.ParseFaults(fl.faults)
 	if err != nil {
-		return f.bad("-faults: %v", err)
+		return f.Bad("-faults: %v", err)
 	}
 	o.model.FaultKinds = fk
 	if len(fk) == 0 {
 		o.model.Faults = 0
 	}
 	if (slices.Contains(fk, explore.FaultNodeRestart) || slices.Contains(fk, explore.FaultClockJump)) && !o.redlock {
-		return f.bad("-faults: %s and %s strike a node: they go with -redlock", explore.FaultNodeRestart, explore.FaultClockJump)
+		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", explore.FaultNodeRestart, explore.FaultClockJump)
 	}
 	if fl.jump != 0 && !slices.Contains(fk, explore.FaultClockJump) {
-		return f.bad("-jump goes with -faults clock-jump")
+		return f.Bad("-jump goes with -faults clock-jump")
 	}
 	o.model.Jump = fl.jump
 	return nil
@@ -364,14 +363,14 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	check, err := explore.ParseProperties(fl.check)
 	if err != nil {
-		return f.bad("-check: %v", err)
+		return f.Bad("-check: %v", err)
 	}
 	o.check = check
 	if _, err := explore.ParseMode(o.mode); err != nil || o.mode == "" {
-		return f.bad("-mode %q: want exhaustive, random or pct", o.mode)
+		return f.Bad("-mode %q: want exhaustive, random or pct", o.mode)
 	}
 	if o.depth < 1 || o.depth > 10 {
-		return f.bad("-depth %d: want 1 to 10", o.depth)
+		return f.Bad("-depth %d: want 1 to 10", o.depth)
 	}
 	if o.clients != 0 {
 		o.model.Clients = o.clients
@@ -379,7 +378,7 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	probe := o.model
 	probe.Clients = max(probe.Clients, 2)
 	if err := probe.Validate(); err != nil {
-		return f.bad("%v", err)
+		return f.Bad("%v", err)
 	}
 	return nil
 }
@@ -395,7 +394,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	t, err := o.target()
 	if err != nil {
-		return usagef(stderr, "simulate explore", "%v", err)
+		return output.Usagef(stderr, "simulate explore", "%v", err)
 	}
 	if o.clients == 0 {
 		o.model.Clients = t.Clients
@@ -420,7 +419,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// The code under test did what cannot be explored: bad input,
 		// but not a mistake in the command line.
 		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", output.ErrUsage, err)
 	}
 	if err != nil {
 		return err
@@ -440,13 +439,13 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// Nothing the search was about happened: its verdict proves
 		// nothing, and the manifest is to blame (exit 2).
 		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", output.ErrUsage, err)
 	}
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
 	if res.Stopped == explore.StoppedInterrupted {
-		return fmt.Errorf("explore: %w after %s, nothing found", errInterrupted, output.Plural(res.Schedules, "schedule"))
+		return fmt.Errorf("explore: %w after %s, nothing found", progress.ErrInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
 	if res.Diverged > 0 || len(res.Unsteady) > 0 {
 		return fmt.Errorf("explore: %w: %s diverged, %s", errExploreInconclusive, output.Plural(res.Diverged, "replay"),
@@ -483,14 +482,14 @@ func (o *exploreOptions) target() (*explore.Target, error) {
 func newExplorer(ctx context.Context, conn *redisconn.Conn, t *explore.Target, m explore.Model, stderr io.Writer) (*explore.Explorer, error) {
 	base, ok := conn.Client.(*redis.Client)
 	if !ok {
-		return nil, usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
+		return nil, output.Usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
 	}
 	e, err := explore.New(ctx, base, t, m)
 	if errors.Is(err, explore.ErrManifest) {
-		return nil, usagef(stderr, "simulate explore", "%v", err)
+		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
 	}
 	if errors.Is(err, explore.ErrBadScript) {
-		return nil, usagef(stderr, "simulate explore", "%v", err)
+		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
 	}
 	return e, err
 }
@@ -593,22 +592,12 @@ func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string,
 				return files, err
 			}
 		}
-		base := filepath.Join(dir, strings.ReplaceAll(res.Target, " ", "-")+"-"+f.Property)
-		var svg, txt bytes.Buffer
-		if err := tl.SVG(&svg); err != nil {
+		base := strings.ReplaceAll(res.Target, " ", "-") + "-" + f.Property
+		written, err := tl.WriteFiles(dir, base, output.Width)
+		files = append(files, written...)
+		if err != nil {
 			return files, err
 		}
-		if err := tl.Text(&txt, timelineWidth, false); err != nil {
-			return files, err
-		}
-		if err := os.WriteFile(base+".svg", svg.Bytes(), 0o644); err != nil {
-			return files, err
-		}
-		files = append(files, filepath.Base(base)+".svg")
-		if err := os.WriteFile(base+".txt", txt.Bytes(), 0o644); err != nil {
-			return files, err
-		}
-		files = append(files, filepath.Base(base)+".txt")
 	}
 	return files, nil
 }

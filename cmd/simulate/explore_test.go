@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -71,7 +72,7 @@ func TestExploreFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.bad) {
+			if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), tc.bad) {
 				t.Fatalf("err %v, stderr %q; want usage error mentioning %q", err, stderr.String(), tc.bad)
 			}
 		})
@@ -123,7 +124,7 @@ func TestExploreExitStatus(t *testing.T) {
 	rel := "../../examples/recipes/correct/release.lua"
 	stderr.Reset()
 	err = run(context.Background(), []string{"explore", "-redis", url, "-acquire", bad, "-release", rel}, &stdout, &stderr)
-	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "bad Lua script") {
+	if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), "bad Lua script") {
 		t.Errorf("bad script: %v, %q", err, stderr.String())
 	}
 }
@@ -140,7 +141,7 @@ func TestExploreManifestError(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"explore", "-redis", "127.0.0.1:1", "-recipe-dir", dir}, &stdout, &stderr)
 	want := "simulate explore: recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}"
-	if !errors.Is(err, errUsage) || !strings.HasPrefix(stderr.String(), want) ||
+	if !errors.Is(err, output.ErrUsage) || !strings.HasPrefix(stderr.String(), want) ||
 		!strings.HasSuffix(stderr.String(), "\nrun 'simulate explore -h' for usage\n") {
 		t.Errorf("err %v, stderr %q; want a usage error, one line beginning %q and the hint", err, stderr.String(), want)
 	}
@@ -150,7 +151,7 @@ func TestExploreManifestError(t *testing.T) {
 		"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`), 0o644)
 	stderr.Reset()
 	err = run(context.Background(), []string{"explore", "-redis", "redis://" + b.Addr(), "-recipe-dir", dir}, &stdout, &stderr)
-	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "recipe.json: ops.acquire.steps[0].cmd[0]: SETNXX") {
+	if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), "recipe.json: ops.acquire.steps[0].cmd[0]: SETNXX") {
 		t.Errorf("an unknown command: err %v, stderr %q", err, stderr.String())
 	}
 }
@@ -249,7 +250,7 @@ func TestExploreInterrupted(t *testing.T) {
 		err := run(ctx, []string{"explore", "-redis", url, "-recipe", "4", "-fixed", "-format", format}, &stdout, &stderr)
 		exploreStarting = nil
 		cancel()
-		if !errors.Is(err, errInterrupted) || exitCode(err) != exitInterrupted {
+		if !errors.Is(err, progress.ErrInterrupted) || exitCode(err) != exitInterrupted {
 			t.Fatalf("%s: %v (exit %d), want interrupted (exit %d)\n%s", format, err, exitCode(err),
 				exitInterrupted, stderr.String())
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/failure/history"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -27,12 +29,12 @@ func TestParseFaultsFlags(t *testing.T) {
 		{"defaults", nil, nil},
 		{"some faults", []string{"-fault", "pause,stall", "-strategies", "fine,fine+fencing", "-trials", "2"}, nil},
 		{"help", []string{"-h"}, flag.ErrHelp},
-		{"unknown fault", []string{"-fault", "meteor"}, errUsage},
-		{"unknown strategy", []string{"-strategies", "optimism"}, errUsage},
-		{"no trials", []string{"-trials", "0"}, errUsage},
-		{"pause within ttl", []string{"-ttl", "1s", "-pause", "500ms"}, errUsage},
-		{"bad format", []string{"-format", "xml"}, errUsage},
-		{"stray argument", []string{"extra"}, errUsage},
+		{"unknown fault", []string{"-fault", "meteor"}, output.ErrUsage},
+		{"unknown strategy", []string{"-strategies", "optimism"}, output.ErrUsage},
+		{"no trials", []string{"-trials", "0"}, output.ErrUsage},
+		{"pause within ttl", []string{"-ttl", "1s", "-pause", "500ms"}, output.ErrUsage},
+		{"bad format", []string{"-format", "xml"}, output.ErrUsage},
+		{"stray argument", []string{"extra"}, output.ErrUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +57,7 @@ func TestFaultsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("faults: %v\n%s", err, errOut.String())
 	}
-	var doc faultsDoc
+	var doc faults.Document
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("json: %v\n%s", err, out.String())
 	}
@@ -109,7 +111,7 @@ func TestFaultsKeepsFailedCell(t *testing.T) {
 	if !strings.Contains(errOut.String(), "pause / lua ERROR, could not run: "+setupErr.Error()) {
 		t.Errorf("progress does not show the failed cell:\n%s", errOut.String())
 	}
-	var doc faultsDoc
+	var doc faults.Document
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("json: %v\n%s", err, out.String())
 	}
@@ -133,10 +135,10 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, 0},
 		{flag.ErrHelp, 0},
-		{errUsage, 2},
+		{output.ErrUsage, 2},
 		{fmt.Errorf("%w: pause/watch", errUnexpected), 1},
 		{fmt.Errorf("%w: 1 of 3: pause/lua", errCellsNotRun), 3},
-		{fmt.Errorf("%w after 2 of 12 cells", errInterrupted), exitInterrupted},
+		{fmt.Errorf("%w after 2 of 12 cells", progress.ErrInterrupted), exitInterrupted},
 		{fmt.Errorf("explore: %w: resource", errExploreFound), 1},
 		{errors.New("write: broken pipe"), 1},
 	} {
@@ -147,7 +149,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestFaultsRender(t *testing.T) {
-	doc := faultsDoc{Trials: 1, LockTTLMs: 200, DurationS: 1, Rows: []faults.Result{
+	doc := faults.Document{Trials: 1, LockTTLMs: 200, DurationS: 1, Rows: []faults.Result{
 		{Fault: faults.Pause, Variant: "fine", Trials: 1, LockLost: 1},
 		{Fault: faults.DebugSleep, Variant: "fine+fencing", Error: "list at set-up: lock lost"},
 	}}
@@ -167,7 +169,7 @@ func TestFaultsRender(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s wide=%v", tc.format, tc.wide), func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderFaults(&b, tc.format, tc.wide, doc); err != nil {
+			if err := doc.Render(&b, tc.format, tc.wide); err != nil {
 				t.Fatal(err)
 			}
 			// The caption wraps: look in it as one line too.

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/failure/gallery"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
 func TestGalleryFlags(t *testing.T) {
@@ -32,7 +35,7 @@ func TestGalleryFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.bad) {
+			if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), tc.bad) {
 				t.Fatalf("err %v, stderr %q; want usage error mentioning %q", err, stderr.String(), tc.bad)
 			}
 		})
@@ -46,7 +49,7 @@ func TestGalleryRunsAndReports(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	var doc galleryDoc
+	var doc gallery.Document
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("%v: %s", err, stdout.String())
 	}
@@ -60,10 +63,10 @@ func TestGalleryRunsAndReports(t *testing.T) {
 	}
 	for _, format := range []string{"table", "markdown", "csv"} {
 		var out bytes.Buffer
-		if err := writeGallery(&out, format, true, doc); err != nil {
+		if err := doc.Render(&out, format, true); err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range append(galleryColumns, doc.Rows[0].Recipe.String(), doc.Rows[2].FixedBy) {
+		for _, want := range append([]string{"recipe", "fault", "consequence", "violations", "fixed_by", "fixed_violations"}, doc.Rows[0].Recipe.String(), doc.Rows[2].FixedBy) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out.String())
 			}
@@ -72,11 +75,11 @@ func TestGalleryRunsAndReports(t *testing.T) {
 	// The default table: the narrow columns, and every word of the
 	// recipes and their fixes, wrapped.
 	var out bytes.Buffer
-	if err := writeGallery(&out, "table", false, doc); err != nil {
+	if err := doc.Render(&out, "table", false); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, c := range galleryNarrowColumns {
+	for _, c := range []string{"recipe", "consequence", "violations", "fixed by", "violations\nafter fix"} {
 		want = append(want, strings.Fields(c)...)
 	}
 	for _, r := range doc.Rows {

@@ -15,8 +15,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
+	"github.com/lockmarket/lockmarket/internal/sim/measure"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
@@ -67,7 +69,7 @@ func TestParseRunFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, output.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error (options %+v)", err, o)
 			}
 			if !strings.Contains(stderr.String(), tc.wantErr) {
@@ -80,19 +82,19 @@ func TestParseRunFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(o.strategies) != 2 || o.strategies[0] != market.Lua || o.strategies[1] != market.Fine {
-			t.Errorf("strategies = %v", o.strategies)
+		if len(o.Strategies) != 2 || o.Strategies[0] != market.Lua || o.Strategies[1] != market.Fine {
+			t.Errorf("strategies = %v", o.Strategies)
 		}
-		if len(o.scenarios) != 2 || o.scenarios[0] != (sim.Scenario{Listers: 50, Buyers: 50}) {
-			t.Errorf("scenarios = %v", o.scenarios)
+		if len(o.Scenarios) != 2 || o.Scenarios[0] != (sim.Scenario{Listers: 50, Buyers: 50}) {
+			t.Errorf("scenarios = %v", o.Scenarios)
 		}
-		if o.pick != 3 || o.format != "table" || o.redis != "auto" || o.markets != 1 || o.prefill != 0 {
+		if o.Pick != 3 || o.format != "table" || o.redis != "auto" || o.Markets != 1 || o.Prefill != 0 {
 			t.Errorf("options = %+v", o)
 		}
 	})
 	t.Run("profile and overrides", func(t *testing.T) {
-		book := profiles["book"]
-		if book.jitter <= 0 {
+		book, _ := measure.LookupProfile("book")
+		if book.Jitter <= 0 {
 			t.Fatalf("the book profile has no jitter: %+v", book)
 		}
 		tests := []struct {
@@ -101,10 +103,10 @@ func TestParseRunFlags(t *testing.T) {
 			rtt, jitter time.Duration
 		}{
 			{nil, markettrace.LeanClient, 0, 0},
-			{[]string{"-profile", "book"}, book.client, book.rtt, book.jitter},
-			{[]string{"-profile", "book", "-rtt", "0"}, book.client, 0, book.jitter},
-			{[]string{"-profile", "book", "-jitter", "0"}, book.client, book.rtt, 0},
-			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, markettrace.LeanClient, 2 * time.Millisecond, book.jitter},
+			{[]string{"-profile", "book"}, book.Client, book.RTT, book.Jitter},
+			{[]string{"-profile", "book", "-rtt", "0"}, book.Client, 0, book.Jitter},
+			{[]string{"-profile", "book", "-jitter", "0"}, book.Client, book.RTT, 0},
+			{[]string{"-rtt", "2ms", "-profile", "book", "-client", "lean"}, markettrace.LeanClient, 2 * time.Millisecond, book.Jitter},
 			{[]string{"-jitter", "1ms"}, markettrace.LeanClient, 0, time.Millisecond},
 		}
 		for _, tc := range tests {
@@ -112,8 +114,8 @@ func TestParseRunFlags(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%q: %v", tc.args, err)
 			}
-			if o.client != tc.client || o.rtt != tc.rtt || o.jitter != tc.jitter {
-				t.Errorf("%q: client %s rtt %v jitter %v, want %s %v %v", tc.args, o.client, o.rtt, o.jitter, tc.client, tc.rtt, tc.jitter)
+			if o.Client != tc.client || o.RTT != tc.rtt || o.Jitter != tc.jitter {
+				t.Errorf("%q: client %s rtt %v jitter %v, want %s %v %v", tc.args, o.Client, o.RTT, o.Jitter, tc.client, tc.rtt, tc.jitter)
 			}
 		}
 	})
@@ -411,7 +413,7 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Error(err)
 	}
 	for _, args := range [][]string{{"report"}, {"report", "-in", "x.json", "-format", "xml"}, {"report", "-in", "a", "b"}} {
-		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, output.ErrUsage) {
 			t.Errorf("%v: err = %v, want a usage error", args, err)
 		}
 	}

@@ -2,47 +2,29 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
-	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/failure/bookform"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/internal/sim/measure"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // maxDuration bounds -duration: a day per cell is already absurd.
 const maxDuration = 24 * time.Hour
 
-// errViolations is returned when an audit found broken invariants.
-var errViolations = errors.New("the audit found violations")
-
 // runOptions are the parsed flags of "simulate run".
 type runOptions struct {
-	redis      string
-	strategies []market.Strategy
-	scenarios  []sim.Scenario
-	duration   time.Duration
-	seed       uint64
-	pick       int
-	format     string
-	wide       bool
-	out        string
-	markets    int
-	prefill    int
-	client     markettrace.ClientForm
-	rtt        time.Duration
-	jitter     time.Duration
-	profile    string
-	rounds     int
+	measure.RunConfig
+	redis  string
+	format string
+	wide   bool
+	out    string
 }
 
 const runUsage = `usage: simulate [run] [flags]
@@ -68,31 +50,31 @@ Examples:
 
 // parseRunFlags parses and checks the flags of "simulate run". On a
 // mistake it prints the problem and a hint to stderr and returns an error
-// wrapping errUsage; -h prints the help and returns flag.ErrHelp.
+// wrapping output.ErrUsage; -h prints the help and returns flag.ErrHelp.
 func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	f := newCmdFlags("simulate run", runUsage, runExample, stderr)
 	var o runOptions
 	f.redis(&o.redis, "")
-	f.strategies(&o.strategies)
+	f.strategies(&o.Strategies)
 	scenarios := f.String("scenarios", "1x1,5x1,5x5", fmt.Sprintf("comma-separated LISTERSxBUYERS scenarios, each count 1..%d", sim.MaxWorkers))
-	f.check(func() (err error) {
-		if o.scenarios, err = sim.ParseScenarios(*scenarios); err != nil {
+	f.Check(func() (err error) {
+		if o.Scenarios, err = sim.ParseScenarios(*scenarios); err != nil {
 			return fmt.Errorf("-scenarios: %w", err)
 		}
 		return nil
 	})
-	f.duration(&o.duration, "how long each cell runs (the book ran 60s)")
-	f.seed(&o.seed, "the workers' random prices and choices")
-	f.pick(&o.pick)
+	f.duration(&o.Duration, "how long each cell runs (the book ran 60s)")
+	f.seed(&o.Seed, "the workers' random prices and choices")
+	f.pick(&o.Pick)
 	f.format(&o.format, report.Formats...)
 	f.wide(&o.wide, "the book's figures in parentheses")
-	f.intIn(&o.markets, "markets", 1, 1, sim.MaxMarkets, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
-	f.intIn(&o.prefill, "prefill", 0, 0, sim.MaxPrefill, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
-	f.rounds(&o.rounds, &o.duration)
-	f.check(func() error { return checkBounds(o.scenarios, o.markets, o.prefill) })
+	f.IntIn(&o.Markets, "markets", 1, 1, sim.MaxMarkets, fmt.Sprintf("run this many independent markets at once in each cell (1..%d), each with the scenario's listers and buyers; on a cluster their hash tags go to the masters in turn", sim.MaxMarkets))
+	f.IntIn(&o.Prefill, "prefill", 0, 0, sim.MaxPrefill, fmt.Sprintf("fill each market with this many listings (priced above the listers' range) before the workers start, and report Redis memory per listing (0..%d)", sim.MaxPrefill))
+	f.rounds(&o.Rounds, &o.Duration)
+	f.Check(func() error { return measure.CheckBounds(o.Scenarios, o.Markets, o.Prefill) })
 	f.out(&o.out, "results.md, results.csv, results.json and SVG charts")
-	f.link(&o.client, &o.rtt, &o.jitter, &o.profile)
-	return o, f.parse(args)
+	f.link(&o.Client, &o.RTT, &o.Jitter, &o.Profile)
+	return o, f.Read(args)
 }
 
 // runSim is "simulate run": every scenario under every strategy, one cell
@@ -107,38 +89,13 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer conn.Close()
-	ln, err := openLink(ctx, conn, netdelay.Config{RTT: o.rtt, Jitter: o.jitter, Seed: o.seed})
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-
-	load0 := probe.ReadLoad()
-	loads := sampleLoad(load0)
-	doc := newRunDoc(o, conn, ln, load0)
-	p := &simPlan{o: o, ln: ln, prog: newProgress(stderr), runID: uuid.NewString()[:8],
-		slice: o.duration / time.Duration(o.rounds)}
-	cells := p.cells()
-	fmt.Fprintln(stderr, output.Wrap("simulate: at the start: "+doc.LoadStart.String(), output.Width))
-	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: %s of %v each%s (about %v); %s",
-		cellCount(len(o.scenarios)*len(o.strategies)), o.duration, sliceText(o.rounds, p.slice),
-		time.Duration(len(o.scenarios)*len(o.strategies))*o.duration, report.LinkText(doc)), output.Width))
-	cr, runErr := eachCell(ctx, p.prog, cells)
-	cr.slices = o.rounds
-	doc.Interrupted = cr.interrupted
-	doc.Rows = append(doc.Rows, p.rows()...)
-	doc.LoadSamples, doc.LoadPeak = loads.finish(probe.ReadLoad())
-	if doc.LoadPeak != nil {
-		fmt.Fprintf(stderr, "simulate: peak load average during the run: %.2f (read every %v)\n",
-			doc.LoadPeak.Avg1m, report.LoadEvery)
-	}
-	doc.LoadEnd = cr.end(stderr, "simulate", load0, len(doc.Rows))
+	doc, err := measure.Run(ctx, conn, o.RunConfig, bookform.Options, stderr)
 	if len(doc.Rows) > 0 {
 		if err := writeRun(o, doc, stdout, stderr); err != nil {
 			return err
 		}
 	}
-	return cr.verdict(runErr, doc.Violations(), " (see the audit column)", len(doc.Rows))
+	return err
 }
 
 // writeRun prints doc in o's format, and with -out writes its files.
@@ -157,10 +114,54 @@ func writeRun(o runOptions, doc report.Document, stdout, stderr io.Writer) error
 	return nil
 }
 
-// sliceText says how a cell's time is sliced, "" for one slice.
-func sliceText(rounds int, slice time.Duration) string {
-	if rounds < 2 {
-		return ""
-	}
-	return fmt.Sprintf(" in %d slices of %v", rounds, slice)
+// rounds declares -rounds, the slices each cell's duration is split into.
+func (f *cmdFlags) rounds(p *int, duration *time.Duration) {
+	f.IntIn(p, "rounds", 5, 1, measure.MaxRounds, fmt.Sprintf("split each cell's duration into this many slices, "+
+		"each a fresh market, run in turn across the strategies (1..%d): a change in the machine's load "+
+		"then hits every strategy alike, and each figure gets its range over the slices", measure.MaxRounds))
+	f.Check(func() error {
+		if slice := *duration / time.Duration(*p); slice < measure.MinSlice {
+			return fmt.Errorf("-duration %v in -rounds %d makes slices of %v; each must last at least %v "+
+				"(a longer -duration or fewer -rounds)", *duration, *p, slice, measure.MinSlice)
+		}
+		return nil
+	})
+}
+
+// link declares -client, -rtt, -jitter and -profile, and the check that
+// applies the profile to those of the others not given and sets form,
+// rtt and jitter.
+func (f *cmdFlags) link(form *markettrace.ClientForm, rtt, jitter *time.Duration, profile *string) {
+	client := f.String("client", string(markettrace.LeanClient), "command sequences: lean (pipelined: two round trips per uncontended operation) or book (the book's listings, one command per round trip, and its lock with timeout)")
+	f.DurationVar(rtt, "rtt", 0, fmt.Sprintf("add this much to every round trip to Redis, through a TCP proxy in this process (0..%v); the run reports the round trip it measured", measure.MaxRTT))
+	f.DurationVar(jitter, "jitter", 0, fmt.Sprintf("add to each reply's delay a random part drawn from an exponential distribution of this mean, seeded by -seed, replies kept in order (0..%v; see internal/redis/netdelay)", measure.MaxRTT))
+	f.StringVar(profile, "profile", "", "a preset of -client, -rtt and -jitter: "+measure.ProfileHelp()+"; those flags given as well override it")
+	f.Check(func() error {
+		if *profile != "" {
+			p, ok := measure.LookupProfile(*profile)
+			if !ok {
+				return fmt.Errorf("-profile %q: want one of %s", *profile, measure.ProfileNames())
+			}
+			if !f.Given("client") {
+				*client = string(p.Client)
+			}
+			if !f.Given("rtt") {
+				*rtt = p.RTT
+			}
+			if !f.Given("jitter") {
+				*jitter = p.Jitter
+			}
+		}
+		var err error
+		if *form, err = markettrace.ParseClientForm(*client); err != nil {
+			return fmt.Errorf("-client %q: want lean or book", *client)
+		}
+		if *rtt < 0 || *rtt > measure.MaxRTT {
+			return fmt.Errorf("-rtt %v must be between 0 and %v", *rtt, measure.MaxRTT)
+		}
+		if *jitter < 0 || *jitter > measure.MaxRTT {
+			return fmt.Errorf("-jitter %v must be between 0 and %v", *jitter, measure.MaxRTT)
+		}
+		return nil
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
@@ -27,7 +28,7 @@ func TestTimelineFlags(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), tc.args, &stdout, &stderr)
-		if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.bad) {
+		if !errors.Is(err, output.ErrUsage) || !strings.Contains(stderr.String(), tc.bad) {
 			t.Errorf("%v: err %v, stderr %q; want a usage error with %q", tc.args, err, stderr.String(), tc.bad)
 		}
 	}
@@ -38,7 +39,7 @@ func TestTimelineFlags(t *testing.T) {
 func checkTimelineText(t *testing.T, out string, want ...string) {
 	t.Helper()
 	for l := range strings.Lines(out) {
-		if n := utf8.RuneCountInString(strings.TrimRight(l, "\n")); n > timelineWidth {
+		if n := utf8.RuneCountInString(strings.TrimRight(l, "\n")); n > output.Width {
 			t.Errorf("line of %d characters: %q", n, l)
 		}
 	}

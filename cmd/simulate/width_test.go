@@ -20,7 +20,7 @@ func TestEveryLineFits(t *testing.T) {
 	t.Setenv("REDIS_URL", "")
 	dir := t.TempDir()
 	cmds := [][]string{{"-h"}, {"help"}, {"version", "-h"}, {"version"}, {"nosuch"}}
-	for _, name := range visible() {
+	for _, name := range program.Visible() {
 		cmds = append(cmds, []string{"help", name}, []string{name, "-h"}, []string{name, "-bogus"})
 	}
 	cmds = append(cmds,

@@ -2,39 +2,26 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
-	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/failure/bookform"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
-	"github.com/lockmarket/lockmarket/market"
+	"github.com/lockmarket/lockmarket/internal/sim/measure"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
 // windowOptions are the parsed flags of "simulate window".
 type windowOptions struct {
-	redis      string
-	scenario   sim.Scenario
-	rtts       []time.Duration
-	clients    []markettrace.ClientForm
-	strategies []market.Strategy
-	duration   time.Duration
-	seed       uint64
-	pick       int
-	format     string
-	out        string
-	in         string
+	measure.WindowConfig
+	redis  string
+	format string
+	out    string
+	in     string
 }
 
 const windowUsage = `usage: simulate window [flags]
@@ -63,24 +50,24 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 	var o windowOptions
 	f.redis(&o.redis, "")
 	scenario := f.String("scenario", "5x5", "one LISTERSxBUYERS scenario")
-	f.check(func() (err error) {
-		if o.scenario, err = sim.ParseScenario(*scenario); err != nil {
+	f.Check(func() (err error) {
+		if o.Scenario, err = sim.ParseScenario(*scenario); err != nil {
 			return fmt.Errorf("-scenario: %w", err)
 		}
 		return nil
 	})
-	listFlag(f, &o.rtts, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", maxRTT),
+	output.List(f.Flags, &o.RTTs, "rtts", "0,1ms,2ms,4ms", fmt.Sprintf("comma-separated round trips to add, each 0..%v", measure.MaxRTT),
 		"round trip", func(v string) (time.Duration, error) {
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				return 0, fmt.Errorf("%q is not a duration", v)
 			}
-			if d < 0 || d > maxRTT {
-				return 0, fmt.Errorf("%v must be between 0 and %v", d, maxRTT)
+			if d < 0 || d > measure.MaxRTT {
+				return 0, fmt.Errorf("%v must be between 0 and %v", d, measure.MaxRTT)
 			}
 			return d, nil
 		})
-	listFlag(f, &o.clients, "clients", "lean,book", "comma-separated client forms: lean, book",
+	output.List(f.Flags, &o.Clients, "clients", "lean,book", "comma-separated client forms: lean, book",
 		"client form", func(v string) (markettrace.ClientForm, error) {
 			form, err := markettrace.ParseClientForm(v)
 			if err != nil {
@@ -88,14 +75,14 @@ func parseWindowFlags(args []string, stderr io.Writer) (windowOptions, error) {
 			}
 			return form, nil
 		})
-	f.strategies(&o.strategies)
-	f.duration(&o.duration, "how long each cell runs")
-	f.seed(&o.seed, "the workers' random prices and choices")
-	f.pick(&o.pick)
+	f.strategies(&o.Strategies)
+	f.duration(&o.Duration, "how long each cell runs")
+	f.seed(&o.Seed, "the workers' random prices and choices")
+	f.pick(&o.Pick)
 	f.format(&o.format, report.Formats...)
 	f.out(&o.out, "window.md, window.csv, window.json and SVG charts")
 	f.StringVar(&o.in, "in", "", "render a saved window.json again (tables, CSV, JSON, charts) instead of measuring")
-	return o, f.parse(args)
+	return o, f.Read(args)
 }
 
 // windowCmd is "simulate window".
@@ -112,100 +99,13 @@ func windowCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer conn.Close()
-	load0 := probe.ReadLoad()
-	sw := report.Sweep{
-		LoadStart:    report.NewLoad(load0, probe.Load{}),
-		Env:          conn.Env(),
-		Scenario:     o.scenario.String(),
-		DurationS:    o.duration.Seconds(),
-		Illustrative: conn.Illustrative(),
-		Seed:         o.seed,
-		Pick:         o.pick,
-		Points:       []report.Point{},
-	}
-	p := &sweepPlan{o: o, conn: conn, sw: &sw, prog: newProgress(stderr), runID: uuid.NewString()[:8]}
-	defer p.close()
-	cells := p.cells()
-	fmt.Fprintf(stderr, "simulate window: %s of %v each (about %v)\n", cellCount(len(cells)), o.duration,
-		time.Duration(len(cells))*o.duration)
-	fmt.Fprintln(stderr, output.Wrap("simulate window: at the start: "+sw.LoadStart.String(), output.Width))
-	cr, runErr := eachCell(ctx, p.prog, cells)
-	sw.Interrupted = cr.interrupted
-	sw.LoadEnd = cr.end(stderr, "simulate window", load0, len(sw.Points))
+	sw, err := measure.Window(ctx, conn, o.WindowConfig, bookform.Options, stderr)
 	if len(sw.Points) > 0 {
 		if err := writeSweep(o, sw, stdout, stderr); err != nil {
 			return err
 		}
 	}
-	return cr.verdict(runErr, sw.Violations(), "", len(sw.Points))
-}
-
-// sweepPlan is the cells of a sweep, which add their points to sw.
-type sweepPlan struct {
-	o     windowOptions
-	conn  *redisconn.Conn
-	sw    *report.Sweep
-	prog  *progress
-	runID string
-	ln    *link // the link of the round trip of the running cell
-}
-
-// close closes the last cell's link.
-func (p *sweepPlan) close() {
-	if p.ln != nil {
-		p.ln.Close()
-	}
-}
-
-// cells lists the cells, by round trip, client form and strategy.
-func (p *sweepPlan) cells() []cell {
-	var cells []cell
-	for _, rtt := range p.o.rtts {
-		for _, form := range p.o.clients {
-			for _, st := range p.o.strategies {
-				cells = append(cells, p.cell(rtt, form, st))
-			}
-		}
-	}
-	return cells
-}
-
-// cell runs strategy st with client form over a link of round trip rtt.
-func (p *sweepPlan) cell(rtt time.Duration, form markettrace.ClientForm, st market.Strategy) cell {
-	o := p.o
-	return cell{label: fmt.Sprintf("rtt %-6v %-4s %-6s", rtt, form, st), run: func(ctx context.Context) (string, bool, error) {
-		var err error
-		if p.ln, err = linkFor(ctx, p.conn, p.ln, rtt); err != nil {
-			return "", false, err
-		}
-		res, err := p.ln.runCell(ctx, form, sim.Config{
-			Scenario: o.scenario, Strategy: st, Duration: o.duration, Seed: o.seed, Pick: o.pick,
-			Name:     fmt.Sprintf("win-%s-%d-%s-%s", p.runID, rtt.Microseconds(), form, st),
-			Progress: p.prog.update,
-		})
-		if err != nil {
-			return "", false, err
-		}
-		row := report.FromResult(res)
-		p.sw.Points = append(p.sw.Points, report.Point{Client: string(form),
-			RTTConfiguredMs: latency.Milliseconds(rtt), RTTMs: latency.Milliseconds(p.ln.measured), Row: row})
-		if res.FirstError != "" {
-			p.prog.note(output.Wrap("  first error: "+res.FirstError, output.Width))
-		}
-		return rowSummary(row), res.Interrupted, nil
-	}}
-}
-
-// linkFor returns the link to conn's server(s) with round trip rtt,
-// measured now: ln when it is that link, else a new one (ln closed).
-func linkFor(ctx context.Context, conn *redisconn.Conn, ln *link, rtt time.Duration) (*link, error) {
-	if ln != nil && ln.delay.RTT == rtt {
-		return ln, ln.measure(ctx)
-	}
-	if ln != nil {
-		ln.Close()
-	}
-	return openLink(ctx, conn, netdelay.Config{RTT: rtt})
+	return err
 }
 
 // writeSweep renders sw on stdout in o's format and, with -out, writes its
@@ -227,16 +127,9 @@ func writeSweep(o windowOptions, sw report.Sweep, stdout, stderr io.Writer) erro
 
 // renderSavedSweep renders the sweep saved in o.in, measuring nothing.
 func renderSavedSweep(o windowOptions, stdout, stderr io.Writer) error {
-	data, err := os.ReadFile(o.in)
+	sw, err := report.ReadSweepFile(o.in)
 	if err != nil {
 		return err
-	}
-	var sw report.Sweep
-	if err := json.Unmarshal(data, &sw); err != nil {
-		return fmt.Errorf("%s: %w", o.in, err)
-	}
-	if len(sw.Points) == 0 {
-		return fmt.Errorf("%s: no points", o.in)
 	}
 	return writeSweep(o, sw, stdout, stderr)
 }

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/report"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/sim/report"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
@@ -47,7 +48,7 @@ func TestParseWindowFlags(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, output.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error (options %+v)", err, o)
 			}
 			if !strings.Contains(stderr.String(), tc.wantErr) {
@@ -59,8 +60,8 @@ func TestParseWindowFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.rtts) != 2 || o.rtts[0] != time.Millisecond || o.rtts[1] != 0 ||
-		len(o.clients) != 2 || o.clients[0] != markettrace.BookClient || o.scenario.String() != "5x5" || len(o.strategies) != 4 {
+	if len(o.RTTs) != 2 || o.RTTs[0] != time.Millisecond || o.RTTs[1] != 0 ||
+		len(o.Clients) != 2 || o.Clients[0] != markettrace.BookClient || o.Scenario.String() != "5x5" || len(o.Strategies) != 4 {
 		t.Errorf("options = %+v", o)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/sim/workload"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"

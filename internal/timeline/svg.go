@@ -1,9 +1,12 @@
 package timeline
 
 import (
+	"bytes"
 	"fmt"
 	"html"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -362,3 +365,26 @@ func (d *svgDrawing) document(height float64) string {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// WriteFiles writes t into dir as base.svg and base.txt (its text at
+// width columns) and returns the names of the files written.
+func (t Timeline) WriteFiles(dir, base string, width int) ([]string, error) {
+	var svg, txt bytes.Buffer
+	if err := t.SVG(&svg); err != nil {
+		return nil, err
+	}
+	if err := t.Text(&txt, width, false); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range []struct {
+		ext  string
+		data []byte
+	}{{".svg", svg.Bytes()}, {".txt", txt.Bytes()}} {
+		if err := os.WriteFile(filepath.Join(dir, base+f.ext), f.data, 0o644); err != nil {
+			return files, err
+		}
+		files = append(files, base+f.ext)
+	}
+	return files, nil
+}

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 )
 
 // Kind says what an Event is.

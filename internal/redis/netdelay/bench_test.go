@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

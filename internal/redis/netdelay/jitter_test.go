@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

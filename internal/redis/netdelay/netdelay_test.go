@@ -18,7 +18,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/redis/netdelay"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

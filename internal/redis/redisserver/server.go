@@ -287,3 +287,18 @@ func Version(ctx context.Context, c redis.UniversalClient) string {
 	}
 	return ""
 }
+
+// BinaryVersion is the version of the redis-server binary bin, from its
+// --version line ("Redis server v=7.0.15 sha=..."), or "unknown".
+func BinaryVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	for f := range strings.FieldsSeq(string(out)) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			return v
+		}
+	}
+	return "unknown"
+}

@@ -1,7 +1,9 @@
 // Package output holds the conventions every output of the commands and
 // the service follows: one environment block (Env) in every JSON document,
 // text that fits a terminal of Width columns (Wrap, Widest), numbers with
-// thousands separators (Thousands), and the program's version.
+// thousands separators (Thousands), and the program's version; and how a
+// command reads its flags (Flags: one-line mistakes, exit status 2) and
+// lists its subcommands (Program).
 //
 // JSON keys are snake_case. A duration is a number whose key ends in its
 // unit, "_ms" or "_s" (latency.Milliseconds, latency.Seconds), never a Go

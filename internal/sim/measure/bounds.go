@@ -1,4 +1,4 @@
-package main
+package measure
 
 import (
 	"fmt"
@@ -29,31 +29,17 @@ const (
 	listingBytes = 940
 )
 
-// minSlice is the shortest slice of a cell -rounds may make: shorter, a
+// MinSlice is the shortest slice of a cell -rounds may make: shorter, a
 // slice measures its market's set-up more than its workers.
-const minSlice = 10 * time.Millisecond
+const MinSlice = 10 * time.Millisecond
 
-// maxRounds bounds -rounds.
-const maxRounds = 100
+// MaxRounds bounds -rounds.
+const MaxRounds = 100
 
-// rounds declares -rounds, the slices each cell's duration is split into.
-func (f *cmdFlags) rounds(p *int, duration *time.Duration) {
-	f.intIn(p, "rounds", 5, 1, maxRounds, fmt.Sprintf("split each cell's duration into this many slices, "+
-		"each a fresh market, run in turn across the strategies (1..%d): a change in the machine's load "+
-		"then hits every strategy alike, and each figure gets its range over the slices", maxRounds))
-	f.check(func() error {
-		if slice := *duration / time.Duration(*p); slice < minSlice {
-			return fmt.Errorf("-duration %v in -rounds %d makes slices of %v; each must last at least %v "+
-				"(a longer -duration or fewer -rounds)", *duration, *p, slice, minSlice)
-		}
-		return nil
-	})
-}
-
-// checkBounds refuses scenarios whose largest cell the machine cannot
+// CheckBounds refuses scenarios whose largest cell the machine cannot
 // hold: more workers than maxCellWorkers, or more memory (workers and
 // prefilled listings) than the machine has available, where it says.
-func checkBounds(scenarios []sim.Scenario, markets, prefill int) error {
+func CheckBounds(scenarios []sim.Scenario, markets, prefill int) error {
 	largest := sim.Scenario{}
 	for _, sc := range scenarios {
 		if sc.Listers+sc.Buyers > largest.Listers+largest.Buyers {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lockmarket/lockmarket/internal/sim/bookform"
+	"github.com/lockmarket/lockmarket/internal/failure/bookform"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/testsupport/roundtrip"
 	"github.com/lockmarket/lockmarket/market"

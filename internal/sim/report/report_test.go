@@ -17,9 +17,9 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/redis/probe"
 	"github.com/lockmarket/lockmarket/internal/report/chart"
+	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim"
-	"github.com/lockmarket/lockmarket/internal/sim/latency"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -425,7 +425,7 @@ func TestDecode(t *testing.T) {
 			t.Errorf("decoded\n%+v\nwant\n%+v", got, want)
 		}
 	})
-	for _, path := range []string{"../../results/repro/results.json", "../../results/scale/ceiling/sim.json"} {
+	for _, path := range []string{"../../../results/repro/results.json", "../../../results/scale/ceiling/sim.json"} {
 		t.Run(path, func(t *testing.T) {
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -495,8 +495,8 @@ func TestDecode(t *testing.T) {
 // line fits output.Width columns. The wide table is measured and logged.
 func TestTableWidth(t *testing.T) {
 	var docs []Document
-	for _, path := range []string{"../../results/repro/results.json", "../../results/scale/prefill-1000000/results.json",
-		"../../results/cluster/masters-3/results.json"} {
+	for _, path := range []string{"../../../results/repro/results.json", "../../../results/scale/prefill-1000000/results.json",
+		"../../../results/cluster/masters-3/results.json"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

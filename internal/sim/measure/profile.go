@@ -1,4 +1,4 @@
-package main
+package measure
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 	"github.com/lockmarket/lockmarket/market/markettrace"
 )
 
-// profile is a named preset of run flags; flags given on the command line
+// Profile is a named preset of run flags; flags given on the command line
 // override it.
-type profile struct {
-	client markettrace.ClientForm
-	rtt    time.Duration
-	jitter time.Duration
-	// why is the one-line reason printed by -h.
-	why string
+type Profile struct {
+	Client markettrace.ClientForm
+	RTT    time.Duration
+	Jitter time.Duration
+	// Why is the one-line reason printed by -h.
+	Why string
 }
 
 // profiles are the presets -profile names.
@@ -42,28 +42,34 @@ type profile struct {
 // (jitter/) chose 250 µs among jitters of 0, 250 µs, 500 µs and 1 ms as the
 // one closest to the book's ratios of those that met every target, 1x1
 // included.
-var profiles = map[string]profile{
-	"book": {client: markettrace.BookClient, rtt: time.Millisecond, jitter: 250 * time.Microsecond,
-		why: "the book's command sequences, each round trip 1 ms longer plus an exponential jitter of mean 250µs (results/book-profile)"},
+var profiles = map[string]Profile{
+	"book": {Client: markettrace.BookClient, RTT: time.Millisecond, Jitter: 250 * time.Microsecond,
+		Why: "the book's command sequences, each round trip 1 ms longer plus an exponential jitter of mean 250µs (results/book-profile)"},
 }
 
-// profileNames lists the profiles for messages.
-func profileNames() string { return strings.Join(slices.Sorted(maps.Keys(profiles)), ", ") }
+// LookupProfile is the profile called name.
+func LookupProfile(name string) (Profile, bool) {
+	p, ok := profiles[name]
+	return p, ok
+}
+
+// ProfileNames lists the profiles for messages.
+func ProfileNames() string { return strings.Join(slices.Sorted(maps.Keys(profiles)), ", ") }
 
 // describe is the profile's settings as flags.
-func (p profile) describe() string {
-	if p.jitter > 0 {
-		return fmt.Sprintf("-client %s -rtt %v -jitter %v", p.client, p.rtt, p.jitter)
+func (p Profile) describe() string {
+	if p.Jitter > 0 {
+		return fmt.Sprintf("-client %s -rtt %v -jitter %v", p.Client, p.RTT, p.Jitter)
 	}
-	return fmt.Sprintf("-client %s -rtt %v", p.client, p.rtt)
+	return fmt.Sprintf("-client %s -rtt %v", p.Client, p.RTT)
 }
 
-// profileHelp lists the profiles with their settings for -h.
-func profileHelp() string {
+// ProfileHelp lists the profiles with their settings for -h.
+func ProfileHelp() string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(profiles)) {
 		p := profiles[name]
-		parts = append(parts, fmt.Sprintf("%s (%s: %s)", name, p.describe(), p.why))
+		parts = append(parts, fmt.Sprintf("%s (%s: %s)", name, p.describe(), p.Why))
 	}
 	return strings.Join(parts, ", ")
 }

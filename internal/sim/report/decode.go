@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 )
 
@@ -54,4 +56,38 @@ func Decode(data []byte) (Document, error) {
 		}
 	}
 	return doc, nil
+}
+
+// ReadFile reads the document saved in path (Decode); a document without
+// rows is an error.
+func ReadFile(path string) (Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Document{}, err
+	}
+	doc, err := Decode(data)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Rows) == 0 {
+		return Document{}, fmt.Errorf("%s: no rows", path)
+	}
+	return doc, nil
+}
+
+// ReadSweepFile reads the sweep saved in path; a sweep without points is
+// an error.
+func ReadSweepFile(path string) (Sweep, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Sweep{}, err
+	}
+	var sw Sweep
+	if err := json.Unmarshal(data, &sw); err != nil {
+		return Sweep{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(sw.Points) == 0 {
+		return Sweep{}, fmt.Errorf("%s: no points", path)
+	}
+	return sw, nil
 }
