@@ -397,6 +397,16 @@ func (e *event) wait(ctx context.Context) error {
 	}
 }
 
+// patientRelease is the context of a release in a scenario: the market
+// bounds a release at a second of real time, but a scenario's pause in a
+// release (recipes 4 and 5) waits there for other clients to reach their
+// step, which on a busy machine takes longer. The release keeps ctx's
+// values (the client it records as) and gets the scenario's patience;
+// the clients it waits for are bounded by theirs.
+func patientRelease(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), patient)
+}
+
 // recipeLock adapts a flawed recipe to the market's LockFunc. pause, if
 // set, runs just before the lock is released.
 func recipeLock(newLock func(key string, ttl time.Duration) flawed.Lock, pause func(ctx context.Context)) markettrace.LockFunc {
@@ -407,6 +417,8 @@ func recipeLock(newLock func(key string, ttl time.Duration) flawed.Lock, pause f
 			return markettrace.Lease{}, err
 		}
 		return markettrace.Lease{Token: token, Waits: waits, Release: func(rctx context.Context) error {
+			rctx, cancel := patientRelease(rctx)
+			defer cancel()
 			if pause != nil {
 				pause(rctx)
 			}
@@ -424,6 +436,8 @@ func mutexLock(rdb redis.UniversalClient, pause func(ctx context.Context)) marke
 			return markettrace.Lease{}, err
 		}
 		return markettrace.Lease{Token: l.Token(), Waits: l.Waits(), Release: func(rctx context.Context) error {
+			rctx, cancel := patientRelease(rctx)
+			defer cancel()
 			if pause != nil {
 				pause(rctx)
 			}
