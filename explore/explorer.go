@@ -250,6 +250,13 @@ type Options struct {
 	// before, with a sleep set no larger, is cut there: what follows was
 	// explored then.
 	NoStateCache bool
+	// DPOR turns on dynamic partial-order reduction (search.Options.DPOR)
+	// in an exhaustive search, in place of the state cache (and so of the
+	// symmetry, which acts through it): it runs no schedule that only
+	// reorders the commuting steps of one run before, and cuts none at a
+	// state seen before. Which of the two runs fewer schedules depends on
+	// the target (docs/explorer.md).
+	DPOR bool
 	// NoSymmetry keeps the state cache from taking a state and the state
 	// with clients' names swapped as one (symmetry.go), for a target
 	// whose clients are alike but for their names.
@@ -351,7 +358,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			systems = append(systems, system{l})
 		}
 	}
-	sym := !o.NoReduction && !o.NoStateCache && !o.NoSymmetry && e.target.symmetric(e.model)
+	sym := !o.NoReduction && !o.NoStateCache && !o.DPOR && !o.NoSymmetry && e.target.symmetric(e.model)
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.symmetric = sym
 	}
@@ -359,6 +366,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	s := search.New(systems, search.Options[Action]{
 		Sleep:       !o.NoReduction,
 		Cache:       !o.NoReduction && !o.NoStateCache,
+		DPOR:        !o.NoReduction && o.DPOR,
 		Keep:        func(p string) bool { return slices.Contains(check, p) },
 		Stop:        o.Stop,
 		StopAtFirst: o.StopAtFirst,

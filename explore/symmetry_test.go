@@ -118,5 +118,16 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 				t.Errorf("%s: %s in %d steps, without reductions %d", name, p, len(g.Path), len(f.Path))
 			}
 		}
+		// Dynamic partial-order reduction with the sleep sets, in place of
+		// the cache: the same final states and properties broken (its
+		// counterexamples may be longer: the explorer shortens them).
+		got, dres := run(search.Options[Action]{Sleep: true, DPOR: true}, true, 2)
+		t.Logf("%s, DPOR: %d schedules (+%d cut)", name, dres.Schedules, dres.Pruned)
+		if !dres.Exhaustive || !maps.Equal(full, got) {
+			t.Errorf("%s, DPOR: exhaustive %v, %d final states, %d without reductions", name, dres.Exhaustive, len(got), len(full))
+		}
+		if a, b := slices.Sorted(maps.Keys(dres.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+			t.Errorf("%s, DPOR: broke %v, without reductions %v", name, a, b)
+		}
 	}
 }

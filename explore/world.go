@@ -499,7 +499,7 @@ func (w *world) gate(c *client, node string, cmds []redis.Cmder) (*parked, error
 	p.keys, p.write = footprint(cmds)
 	for _, k := range p.keys {
 		if w.t.isLock(k) {
-			p.lock, p.write = true, true
+			p.lock = true
 		}
 	}
 	p.desc = w.t.describe(cmds)

@@ -23,6 +23,11 @@ type node[C any] struct {
 	// (dfs's donate): they count as done once the next child is chosen,
 	// not before, since chosen's own subtree must not have them asleep.
 	given []C
+	// With dynamic partial-order reduction (Options.DPOR), todo is the
+	// children to explore (its backtrack set), unless full: all of them.
+	todo    []C
+	threads []string // the threads whose choices todo holds, every one
+	full    bool
 }
 
 // task is a subtree of the search: the schedules that start with prefix,
@@ -91,6 +96,9 @@ func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], 
 		if err := w.settle(r, err, run); err != nil {
 			return false, err
 		}
+		if s.o.DPOR && err == nil {
+			w.races()
+		}
 		if s.stop() {
 			return false, nil
 		}
@@ -135,15 +143,25 @@ func (w *walk[C, K]) contains(cs []C, a C) bool {
 	return slices.ContainsFunc(cs, func(c C) bool { return w.sys.Key(c) == k })
 }
 
-// next is n's first child neither asleep, done nor given away.
+// next is n's first child neither asleep, done nor given away (with
+// DPOR: among those to explore).
 func (w *walk[C, K]) next(n *node[C]) (C, bool) {
 	for _, c := range n.enabled {
-		if !w.contains(n.sleep, c) && !w.contains(n.done, c) && !w.contains(n.given, c) {
+		if w.open(n, c) {
 			return c, true
 		}
 	}
 	var zero C
 	return zero, false
+}
+
+// open tells whether child c of n is still to explore: not asleep, done
+// nor given away, and, with DPOR, in n's backtrack set.
+func (w *walk[C, K]) open(n *node[C], c C) bool {
+	if w.contains(n.sleep, c) || w.contains(n.done, c) || w.contains(n.given, c) {
+		return false
+	}
+	return !w.s.o.DPOR || n.full || w.contains(n.todo, c)
 }
 
 // below is the weight of the position after the last decision on the
@@ -178,9 +196,12 @@ func (w *walk[C, K]) donate() bool {
 	sys := w.sys
 	for k, n := range w.stack {
 		for _, c := range n.enabled {
-			if w.contains(n.sleep, c) || w.contains(n.done, c) || w.contains(n.given, c) || sys.Key(c) == sys.Key(n.chosen) {
+			if !w.open(n, c) || sys.Key(c) == sys.Key(n.chosen) {
 				continue
 			}
+			// The subtree's races cannot add to the backtrack sets of
+			// this walk: the decisions down to n explore every child.
+			w.expand(k)
 			path := append(w.path(k), sys.Key(c))
 			var sleep []C
 			if w.s.o.Sleep {
@@ -205,7 +226,7 @@ func (w *walk[C, K]) donate() bool {
 func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 	n := &node[C]{enabled: d.Enabled, weight: w.below(), sleep: w.sleepSet()}
 	cached := false
-	if w.s.o.Cache && d.State != nil && !(w.t.claimed && len(w.stack) == 0) {
+	if w.s.o.Cache && !w.s.o.DPOR && d.State != nil && !(w.t.claimed && len(w.stack) == 0) {
 		if fp, ok := d.State(); ok {
 			keys := make([]K, len(n.sleep))
 			for i, c := range n.sleep {
@@ -235,6 +256,25 @@ func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 	}
 	if asleep > 0 {
 		run.credit.Add(run.credit, new(big.Rat).Mul(n.weight, big.NewRat(int64(asleep), int64(len(n.enabled)))))
+	}
+	if w.s.o.DPOR {
+		// The decisions above the split explore every child (their
+		// subtrees' races are found by other workers); below, the first
+		// child awake, its thread's other moves, and every fault, which
+		// can disable another (a bound on faults), so that no race
+		// with one goes unseen.
+		n.full = w.split != nil
+		for _, c := range n.enabled {
+			if !w.contains(n.sleep, c) {
+				w.addThread(n, w.sys.Owner(c))
+				break
+			}
+		}
+		for _, c := range n.enabled {
+			if w.sys.Fault(c) && !w.contains(n.todo, c) {
+				n.todo = append(n.todo, c)
+			}
+		}
 	}
 	c, ok := w.next(n)
 	if !ok {
@@ -318,9 +358,131 @@ func (w *walk[C, K]) backtrack() bool {
 			n.chosen = c
 			return true
 		}
+		if w.s.o.DPOR {
+			// The children DPOR left out are covered by those explored.
+			left := 0
+			for _, c := range n.enabled {
+				if !w.contains(n.sleep, c) && !w.contains(n.done, c) {
+					left++
+				}
+			}
+			if left > 0 {
+				w.s.mu.Lock()
+				w.s.covered.Add(&w.s.covered, new(big.Rat).Mul(n.weight, big.NewRat(int64(left), int64(len(n.enabled)))))
+				w.s.mu.Unlock()
+			}
+		}
 		w.stack = w.stack[:len(w.stack)-1]
 	}
 	return false
+}
+
+// addThread adds to n's backtrack set every child that moves thread t.
+func (w *walk[C, K]) addThread(n *node[C], t string) {
+	n.threads = append(n.threads, t)
+	for _, c := range n.enabled {
+		if w.sys.Owner(c) == t && !w.contains(n.todo, c) {
+			n.todo = append(n.todo, c)
+		}
+	}
+}
+
+// expand makes the decisions down to depth k on the stack explore every
+// child.
+func (w *walk[C, K]) expand(k int) {
+	for _, n := range w.stack[:k+1] {
+		n.full = true
+	}
+}
+
+// races is the dynamic partial-order reduction's step after a run
+// (source sets, Abdulla et al. 2014, with the threads of System.Owner):
+// for each pair of choices i < j of the run that race (they do not
+// commute, move different threads, and no choice between is ordered
+// after i and before j), the decision of i must explore a thread that
+// can start the run with j moved before i: the choices after i not
+// ordered after it, then j. Unless its backtrack set has one of those
+// threads already, it gains one. Races with the task's prefix are not
+// needed: its decisions explore every child (the split, donate).
+func (w *walk[C, K]) races() {
+	n := len(w.stack)
+	words := (n + 63) / 64
+	has := func(set []uint64, i int) bool { return set[i/64]&(1<<(i%64)) != 0 }
+	// before[j] is the set of choices ordered before choice j: by their
+	// thread, or by a chain of choices that do not commute.
+	before := make([][]uint64, n)
+	owner := make([]string, n)
+	for j := range n {
+		owner[j] = w.sys.Owner(w.stack[j].chosen)
+		before[j] = make([]uint64, words)
+		for i := j - 1; i >= 0; i-- {
+			if has(before[j], i) || !w.dependent(i, j, owner) {
+				continue
+			}
+			before[j][i/64] |= 1 << (i % 64)
+			for x := range words {
+				before[j][x] |= before[i][x]
+			}
+		}
+	}
+	for j := range n {
+		for i := j - 1; i >= 0; i-- {
+			if owner[i] == owner[j] || !w.dependent(i, j, owner) {
+				continue
+			}
+			m := w.stack[i]
+			if m.full {
+				continue
+			}
+			// v: the choices after i not ordered after it, then j.
+			var v []int
+			race := true
+			for k := i + 1; k < j; k++ {
+				if !has(before[k], i) {
+					v = append(v, k)
+				} else if has(before[j], k) {
+					race = false // i is before j through k
+					break
+				}
+			}
+			if !race {
+				continue
+			}
+			v = append(v, j)
+			// The threads that can start v: those of its choices that
+			// nothing in v is ordered before.
+			var first []string
+			for x, k := range v {
+				if !slices.ContainsFunc(v[:x], func(y int) bool { return has(before[k], y) }) {
+					first = append(first, owner[k])
+				}
+			}
+			if slices.ContainsFunc(m.threads, func(t string) bool { return slices.Contains(first, t) }) {
+				continue
+			}
+			if t, ok := w.enabledThread(m, first); ok {
+				w.addThread(m, t)
+			} else {
+				m.full = true
+			}
+		}
+	}
+}
+
+// dependent tells whether choices i and j of the stack are ordered: one
+// thread's, or not commuting.
+func (w *walk[C, K]) dependent(i, j int, owner []string) bool {
+	return owner[i] == owner[j] || !w.sys.Independent(w.stack[i].chosen, w.stack[j].chosen)
+}
+
+// enabledThread is the first of threads with a choice enabled at n.
+func (w *walk[C, K]) enabledThread(n *node[C], threads []string) (string, bool) {
+	for _, t := range threads {
+		if slices.ContainsFunc(n.enabled, func(c C) bool { return w.sys.Owner(c) == t }) {
+			return t, true
+		}
+	}
+	return "", false
 }
 
 // parallel runs every schedule of root, as dfs does, on every worker: the

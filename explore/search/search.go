@@ -98,6 +98,12 @@ type Found[K comparable] struct {
 type Options[K comparable] struct {
 	// Sleep turns on the sleep sets, Cache the state cache.
 	Sleep, Cache bool
+	// DPOR turns on dynamic partial-order reduction in Exhaustive: a
+	// decision explores only the children that reverse a race of the
+	// runs below it (and every fault). It turns the state cache off: a
+	// run cut at a state explored before would hide the races of what
+	// follows from the decisions above it.
+	DPOR bool
 	// Keep, when set, says which properties count (nil: every one).
 	Keep func(property string) bool
 	// Stop ends the search once a violation of each of these properties

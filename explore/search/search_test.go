@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -379,6 +380,90 @@ func (r *lockedRecorder) Run(ctx context.Context, choose search.Chooser[choice])
 	if err == nil && out.Complete {
 		r.mu.Lock()
 		r.seen[out.Data.(end).vars] = true
+		r.mu.Unlock()
+	}
+	return out, err
+}
+
+// TestDPORKeepsEveryFinalState: with dynamic partial-order reduction (and
+// sleep sets), on one worker and on three, the search reaches every
+// final state the search without reductions reaches (variables,
+// registers, where each thread stopped, which crashed) and breaks the
+// same properties, on the toys above and on random toys; never more
+// schedules than with sleep sets alone on one worker.
+func TestDPORKeepsEveryFinalState(t *testing.T) {
+	models := map[string]*toy{
+		"two counters": {progs: [][]op{{load(0), inc(0), load(1), inc(1)}, {load(1), inc(1)}, {load(0), inc(0)}},
+			vars: 2, counter: 0},
+		"lock and noise": {progs: [][]op{{load(0), enter(0), leave(0)}, {load(0), enter(0), leave(0)}, {load(1), inc(1), load(1), inc(1)}},
+			vars: 2, counter: 1},
+		"crashes":     {progs: [][]op{{load(0), inc(0), load(0), inc(0)}, {load(0), inc(0)}}, vars: 1, counter: 0, faults: 1},
+		"independent": {progs: [][]op{{load(0), inc(0)}, {load(1), inc(1)}, {load(2), inc(2)}}, vars: 3, counter: 0},
+	}
+	rng := rand.New(rand.NewPCG(7, 40))
+	kinds := []func(int) op{load, inc, enter, leave}
+	for n := range 30 {
+		m := &toy{vars: 2, counter: rng.IntN(2), faults: rng.IntN(2)}
+		for range 2 + rng.IntN(2) {
+			var p []op
+			for range 1 + rng.IntN(3) {
+				p = append(p, kinds[rng.IntN(len(kinds))](rng.IntN(2)))
+			}
+			m.progs = append(m.progs, p)
+		}
+		models[fmt.Sprintf("random %d %v", n, m.progs)] = m
+	}
+	var plain, reduced, cut, dporCut int
+	for name, m := range models {
+		full, fres := allFinals(t, m, 1, search.Options[move]{})
+		_, sres := allFinals(t, m, 1, search.Options[move]{Sleep: true})
+		for _, workers := range []int{1, 3} {
+			got, res := allFinals(t, m, workers, search.Options[move]{Sleep: true, DPOR: true, Cache: true})
+			if !maps.Equal(full, got) {
+				t.Errorf("%s, %d workers: final states %v, the full search %v", name, workers,
+					slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(full)))
+			}
+			if !res.Exhaustive || res.Coverage != 1 || workers == 1 && res.Schedules > sres.Schedules {
+				t.Errorf("%s, %d workers: %d schedules (exhaustive %v, coverage %v), %d with sleep sets alone",
+					name, workers, res.Schedules, res.Exhaustive, res.Coverage, sres.Schedules)
+			}
+			if a, b := slices.Sorted(maps.Keys(res.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+				t.Errorf("%s, %d workers: found %v, the full search %v", name, workers, a, b)
+			}
+			if workers == 1 {
+				plain, reduced = plain+sres.Schedules, reduced+res.Schedules
+				cut, dporCut = cut+sres.Pruned, dporCut+res.Pruned
+			}
+		}
+	}
+	t.Logf("one worker, in all: %d schedules (+%d cut) with sleep sets, %d (+%d) with DPOR too", plain, cut,
+		reduced, dporCut)
+}
+
+// allFinals is lockedFinals, each final state in full.
+func allFinals(t *testing.T, m *toy, workers int, o search.Options[move]) (map[string]bool, search.Result[move]) {
+	t.Helper()
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	var sys []search.System[choice, move]
+	for range workers {
+		sys = append(sys, &fullRecorder{toy: m.clone(), seen: seen, mu: &mu})
+	}
+	return seen, exhaustive(t, sys, o)
+}
+
+// fullRecorder notes every final state in full.
+type fullRecorder struct {
+	*toy
+	seen map[string]bool
+	mu   *sync.Mutex
+}
+
+func (r *fullRecorder) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
+	out, err := r.toy.Run(ctx, choose)
+	if err == nil && out.Complete {
+		r.mu.Lock()
+		r.seen[out.Data.(end).all] = true
 		r.mu.Unlock()
 	}
 	return out, err

@@ -68,8 +68,9 @@ type toy struct {
 	symmetric bool
 }
 
-// end is a run's final state.
-type end struct{ vars string }
+// end is a run's final state: the variables, and all of it (the
+// threads' registers, where each stopped, which crashed).
+type end struct{ vars, all string }
 
 func (t *toy) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
 	t.runs++
@@ -173,7 +174,7 @@ func (t *toy) Run(ctx context.Context, choose search.Chooser[choice]) (search.Ou
 		out.Violations = append(out.Violations, search.Violation{Property: "lost",
 			Message: fmt.Sprintf("%d incs, counter %d", incs, vars[t.counter]), Step: taken - 1})
 	}
-	out.Data = end{fmt.Sprint(vars)}
+	out.Data = end{fmt.Sprint(vars), fmt.Sprint(vars, reg, pc, crashed, inside)}
 	return out, nil
 }
 

@@ -5,9 +5,11 @@
 # checked out with git worktree into a temporary directory) and runs a
 # fixed suite of searches with each, the old build then the new one,
 # command by command, so that both meet about the same load: the three
-# exhaustive three-client searches, the two two-client searches that
-# need a budget (BUDGET, default 120s), and every recipe's fix with two
-# clients. All run on 2 workers. Each line: the command; for each build
+# exhaustive three-client searches, the two searches that need a budget
+# (BUDGET, default 120s: the fenced fine market with its three clients,
+# the fenced watchdog with two), the fenced fine market with two clients
+# (5 minutes at most), and every recipe's fix with two clients. All run
+# on 2 workers. Each line: the command; for each build
 # the schedules, whether exhaustive, the seconds and the properties
 # broken; the ratios old/new of the seconds and of the schedules. `uptime`
 # before each command gives the load. It ends with the totals of the
@@ -53,6 +55,7 @@ run three -recipe 4 -fixed -clients 3
 run three -recipe 6 -fixed -clients 3
 run three -recipe-dir examples/recipes/correct -clients 3
 run two -strategy fine -fencing -budget "$budget"
+run two -strategy fine -fencing -clients 2 -budget 300s
 run two -watchdog -fencing -faults pause-short,crash -budget "$budget"
 for n in 1 2 3 4 5 6 9 11; do
 	run two -recipe $n -fixed -clients 2
