@@ -108,11 +108,11 @@ func TestPastedLockJudged(t *testing.T) {
 
 	t.Run("recipe 6's algorithm", func(t *testing.T) {
 		t.Parallel()
-		// From the same two steps (A takes the lock), with two clients
-		// as recipe 6's lesson has: the search from the start is the
-		// same question, asked of a few times more schedules
-		// (docs/lab.md has its figures).
-		taken := [][2]string{{explore.Start, "A"}, {explore.Run, "A"}}
+		// From the same three steps (A takes the lock and reads the
+		// counter), with two clients as recipe 6's lesson has: the
+		// search from the start is the same question, asked of a few
+		// times more schedules (docs/lab.md has its figures).
+		taken := [][2]string{{explore.Start, "A"}, {explore.Run, "A"}, {explore.Run, "A"}}
 		var six, own *api.FindStatus
 		var wg sync.WaitGroup
 		wg.Go(func() { _, six = findOn(t, m, api.ExploreRequest{Recipe: ptr("6")}, taken...) })
