@@ -4,14 +4,16 @@
 # locks and in recipe 6, one search at a time, each within the service's
 # search budget (1 minute). For each search it prints the bounds, how it
 # ended, the schedules and seconds, each property's verdict, and the load
-# before and after. Writes pasted.txt (or $OUT). Needs redis-server, curl
-# and jq.
+# before and after; then the correct example with its extension on the
+# command line, searched through without a budget. Writes pasted.txt (or
+# $OUT). Needs redis-server, curl and jq.
 set -eu
 cd "$(dirname "$0")/../.."
 . results/free-port.sh
 out=${OUT:-results/explore/pasted.txt}
 tmp=$(mktemp -d)
 go build -o "$tmp/market" ./cmd/market
+go build -o "$tmp/simulate" ./cmd/simulate
 port=$(free_port 1)
 "$tmp/market" -addr "127.0.0.1:$port" -redis auto -name pasted >"$tmp/market.log" 2>&1 &
 pid=$!
@@ -70,4 +72,12 @@ lua() { # lua ACQUIRE RELEASE EXTEND [EXTRA]: a session's body
 	find "recipe 6's algorithm renewed by its owner, 3 clients (default)" "$(lua "$take" "$tokenRelease" "$ownExtend")"
 	find "recipe 6's algorithm, 2 clients" "$(lua "$take" "$tokenRelease" "" '{"clients":2}')"
 	find "recipe 6 (the gallery's, 2 clients)" '{"recipe":"6"}'
+	# The same scripts on the command line, one worker, no budget: how
+	# long the whole search takes at this load.
+	c=examples/recipes/correct
+	echo "## simulate explore -acquire $c/acquire.lua -release $c/release.lua -extend $c/extend.lua -clients 3 -workers 1"
+	echo "# uptime before: $(uptime)"
+	"$tmp/simulate" explore -redis auto -acquire $c/acquire.lua -release $c/release.lua -extend $c/extend.lua \
+		-clients 3 -workers 1 2>&1 | grep -E '^(checked|search|No violation|Broken)' || true
+	echo "# uptime after: $(uptime)"
 } 2>&1 | tee "$out"

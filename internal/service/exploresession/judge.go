@@ -168,7 +168,7 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 	jd.props = s.verdicts(jd, before, left >= minUnpromised)
 	switch {
 	case jd.res == nil:
-		jd.note = "every property the lock promises is broken already in these steps: undo to look for another way"
+		jd.note = "every property checked as a promise is broken already in these steps: undo to look for another way"
 	case jd.res.Counterexample() != nil:
 	case jd.res.Vacuous() != nil:
 		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), explore.ErrVacuous.Error()+": ")
@@ -179,9 +179,9 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 }
 
 // verdicts is each property's verdict after jd's searches, from a frame
-// that had broken before; time tells whether budget was left for the
+// that had broken before; left tells whether budget was left for the
 // search of what the lock does not promise.
-func (s *session) verdicts(jd judgement, before []explore.Violation, time bool) []api.PropertyVerdict {
+func (s *session) verdicts(jd judgement, before []explore.Violation, left bool) []api.PropertyVerdict {
 	found := func(r *explore.Result, p string) bool {
 		return r != nil && slices.ContainsFunc(r.Violations, func(f explore.Found) bool { return f.Property == p })
 	}
@@ -224,7 +224,7 @@ func (s *session) verdicts(jd judgement, before []explore.Violation, time bool) 
 			v.Verdict, v.Note = settled(jd.unpromised)
 		case jd.res != nil && jd.res.Counterexample() != nil:
 			v.Verdict, v.Note = api.Open, "not searched: the lock broke what it promises"
-		case !time:
+		case !left:
 			v.Verdict, v.Note = api.Open, "not searched: the search's budget ran out"
 		default:
 			v.Verdict, v.Note = api.Open, "not searched: the lock's search proved nothing"
