@@ -689,7 +689,7 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	case res != nil && res.Counterexample() != nil:
 		state = api.FindFound
 	}
-	m.stats.searched(state == api.FindFound)
+	m.stats.searched(state == api.FindFound || jd.unpromised != nil && jd.unpromised.Counterexample() != nil)
 	set(func(fs *api.FindStatus) {
 		fs.State, fs.ElapsedMS, fs.Note, fs.Result, fs.Unpromised, fs.Properties = state, elapsed, jd.note, res,
 			jd.unpromised, jd.props
