@@ -145,7 +145,9 @@ func TestLuaExamples(t *testing.T) {
 		broken []string
 	}{
 		{"correct", nil},
-		{"broken", []string{explore.MutualExclusion}},
+		// Its extension renews another's hold: two holders, and a
+		// success answered to a client whose hold had ended.
+		{"broken", []string{explore.MutualExclusion, explore.Ownership}},
 		{"correct-rw", nil},
 		{"broken-rw", []string{explore.MutualExclusion}},
 	} {

@@ -316,8 +316,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		check = e.target.Checks
 	}
 	if e.target.recipe == nil {
-		// Only a recipe says which lease its holder asks for.
-		check = slices.DeleteFunc(slices.Clone(check), func(p string) bool { return p == Lease })
+		// Only a recipe says which lease its holder asks for, and which
+		// replies claim a hold (ownership judges those).
+		check = slices.DeleteFunc(slices.Clone(check), func(p string) bool { return p == Lease || p == Ownership })
 	}
 	mode, err := ParseMode(string(o.Mode))
 	if err != nil {

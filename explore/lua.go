@@ -69,7 +69,9 @@ func Lua(r LuaRecipe) (*Target, error) {
 			args: []tmpl{{raw: "${token}", parts: []tmplPart{{name: phToken}}}, {raw: "${ttl}", parts: []tmplPart{{name: phTTL}}}},
 			ok:   []okValue{{kind: okInt, i: 1}}, refuse: []okValue{{kind: okInt, i: 0}, {kind: okNil}}}
 	}
-	rec := &recipe{rw: rw, strict: true, checks: append(slices.Clone(lockChecks), Lease), ops: map[string]*op{}}
+	// The properties of a recipe directory's (LoadRecipe): a lock given
+	// as scripts is judged by its replies and its lease too.
+	rec := &recipe{rw: rw, strict: true, checks: slices.Clone(recipeChecks), ops: map[string]*op{}}
 	add := func(name string, s Script) {
 		if o := mk(name, s); o != nil {
 			rec.ops[name] = o

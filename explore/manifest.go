@@ -574,7 +574,7 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 	if err != nil {
 		return nil, err
 	}
-	r := &recipe{ops: map[string]*op{}, checks: []string{MutualExclusion, Liveness, Ownership, Lease}}
+	r := &recipe{ops: map[string]*op{}, checks: slices.Clone(recipeChecks)}
 	if r.name, err = top.str("name", defName); err != nil {
 		return nil, err
 	}

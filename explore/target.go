@@ -819,6 +819,11 @@ func recipeFix(n string) (*Target, error) {
 // liveness.
 var lockChecks = []string{MutualExclusion, Liveness}
 
+// recipeChecks is what a lock given as a recipe (a manifest, Lua scripts)
+// must keep: a lock's properties, and those judged by its replies and
+// its lease, which its scripts and ops say.
+var recipeChecks = []string{MutualExclusion, Liveness, Ownership, Lease}
+
 func mutexTarget(name, about, property string, fenced bool) *Target {
 	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties,
 		alike: true,

@@ -49,7 +49,7 @@ twice, is reported apart as unsteady and does not count):
   liveness          a lock without expiry that no live client holds keeps a client waiting
                     (for a recipe: any key it wrote without expiry, after every lease ran out)
   ownership         a release or extension answered as a success once the hold had ended
-                    (-recipe-dir; -check adds it to the others)
+                    (-recipe-dir and Lua scripts)
   lease             a command left the lock's key to live longer than the lease asked for
                     (-recipe-dir and Lua scripts)
 
@@ -68,9 +68,7 @@ acquire and extend return 1 on success (0 or nil: refused); release returns
 1 when it deleted the lock, 0 otherwise. -recipe-dir DIR takes any other
 convention from DIR/recipe.json, a manifest that says how each operation is
 called (a script, or commands sent one round trip at a time), with what
-keys and arguments, and which replies mean success; it also checks
-ownership: a release or extension answered as a success once the hold had
-ended (see docs/explorer.md). Examples: examples/recipes/. Its steps may
+keys and arguments, and which replies mean success (see docs/explorer.md). Examples: examples/recipes/. Its steps may
 send data commands on its own keys only, but its scripts run on the server
 as written: explore a recipe you did not write on the default private
 server (-redis auto), not on one others use.

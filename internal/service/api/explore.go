@@ -14,6 +14,13 @@ type ExploreRequest struct {
 	// Lua is a lock of one's own, as Lua scripts, instead of a recipe or
 	// a strategy.
 	Lua *LuaLock `json:"lua"`
+	// Clients (2 or 3; 0: 3) and Faults (the fault kinds that may strike:
+	// pause-short, pause-long, pause-forever, crash; "pause" for the three
+	// pauses; nil: all four; empty: none) are the bounds a pasted lock is
+	// searched within. A recipe and a strategy are searched within their
+	// lesson's.
+	Clients int      `json:"clients"`
+	Faults  []string `json:"faults"`
 }
 
 // LuaLock is a lock written as Lua scripts in the explorer's convention
@@ -52,6 +59,50 @@ type ExploreState struct {
 	Resource string         `json:"resource"`
 	Frames   []ExploreFrame `json:"frames"`
 	Find     *FindStatus    `json:"find"`
+	// Judged is how the target is judged: each property, checked as
+	// something the lock promises, checked as something it does not
+	// promise, or not checked, and why.
+	Judged []Judged `json:"judged"`
+}
+
+// How a property is judged (Judged.Judged), and how a search left it
+// (PropertyVerdict.Verdict).
+const (
+	// Promised: the lock is expected to keep it; broken, it is a bug.
+	Promised = "promised"
+	// NotPromised: checked, but a lock of this kind cannot keep it (the
+	// resource of a lease lock without fencing): broken, it is shown as
+	// what the lock does not promise, not as a bug of the lock.
+	NotPromised = "not_promised"
+	// NotChecked: the explorer does not check it for this target.
+	NotChecked = "not_checked"
+
+	// Holds: no schedule within the bounds broke it (the search went
+	// through every one).
+	Holds = "holds"
+	// Broken: a schedule broke it (in the steps searched from, or found).
+	Broken = "broken"
+	// Open: not settled (the search stopped first: at another property
+	// broken, at its budget, or it proved nothing).
+	Open = "open"
+)
+
+// Judged is how one property is judged for a session's target: Judged
+// is Promised, NotPromised or NotChecked, and Why says why in words.
+type Judged struct {
+	Property string `json:"property"`
+	Judged   string `json:"judged"`
+	Why      string `json:"why"`
+}
+
+// PropertyVerdict is what a search found of one property: Verdict is
+// Holds, Broken, Open, NotPromised (broken, as the lock does not promise
+// it) or NotChecked; Note says on what grounds.
+type PropertyVerdict struct {
+	Property string `json:"property"`
+	Judged   string `json:"judged"`
+	Verdict  string `json:"verdict"`
+	Note     string `json:"note"`
 }
 
 // ExploreFrame is a session's state after some steps: where the slider of
@@ -106,4 +157,11 @@ type FindStatus struct {
 	// the command line prints it, whose counterexample starts with the
 	// FromStep steps searched from.
 	Result *explore.Result `json:"result,omitempty"`
+	// Unpromised is the search for what the lock does not promise (a
+	// lost update of a lease lock without fencing), run when nothing it
+	// promises broke: its counterexample shows it.
+	Unpromised *explore.Result `json:"unpromised,omitempty"`
+	// Properties is the verdict on every property, in the order of
+	// explore.Properties: what was checked and what was not.
+	Properties []PropertyVerdict `json:"properties,omitempty"`
 }

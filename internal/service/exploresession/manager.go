@@ -117,6 +117,12 @@ type session struct {
 	tg     *explore.Target
 	rdb    *redis.Client
 	model  string
+	// size and faults are a pasted lock's clients and faults
+	// (luaBounds; 0 and nil: the target's); judged is how each property
+	// is judged.
+	size   int
+	faults []string
+	judged []api.Judged
 
 	// mu guards e (a sandbox's explorer is made again when its server
 	// is) and what follows: State reads it while a search runs.
@@ -146,20 +152,28 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 	if err != nil {
 		return "", api.ExploreState{}, err
 	}
+	clients, faults, err := luaBounds(req)
+	if err != nil {
+		return "", api.ExploreState{}, err
+	}
+	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, explore.Resource)
+	judged := judging(tg, req.Lua != nil, unfenced)
 	id, s, err := m.store.Add(client, func() (*session, error) {
 		if req.Lua == nil {
 			mr, err := miniredis.Run()
 			if err != nil {
 				return nil, fmt.Errorf("exploresession: start an embedded server: %w", err)
 			}
-			s, err := open(ctx, &session{mr: mr, rdb: redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2}), tg: tg})
+			s, err := open(ctx, &session{mr: mr, rdb: redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2}), tg: tg,
+				judged: judged})
 			return s, scriptStopped(err)
 		}
 		sb, err := startSandbox(ctx, m.cfg.RedisServer)
 		if err != nil {
 			return nil, err
 		}
-		s, err := open(ctx, &session{sb: sb, rdb: sb.client(), tg: tg, budget: m.cfg.StepBudget})
+		s, err := open(ctx, &session{sb: sb, rdb: sb.client(), tg: tg, budget: m.cfg.StepBudget, size: clients,
+			faults: faults, judged: judged})
 		return s, scriptStopped(err)
 	})
 	switch {
@@ -234,8 +248,12 @@ func open(ctx context.Context, s *session) (*session, error) {
 		return nil, err
 	}
 	mo := s.e.Model()
-	s.model = fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, at most %d fault (%s), a %v lease",
-		mo.Clients, mo.Attempts, mo.Faults, strings.Join(mo.FaultKinds, ", "), mo.TTL)
+	faults := fmt.Sprintf("at most %d fault (%s)", mo.Faults, strings.Join(mo.FaultKinds, ", "))
+	if mo.Faults == 0 {
+		faults = "no fault"
+	}
+	s.model = fmt.Sprintf("%d clients, one critical section each, up to %d lock attempts, %s, a %v lease",
+		mo.Clients, mo.Attempts, faults, mo.TTL)
 	return s, nil
 }
 
@@ -244,6 +262,15 @@ func open(ctx context.Context, s *session) (*session, error) {
 func (s *session) newExplorer(ctx context.Context) error {
 	model := explore.DefaultModel()
 	model.Clients = s.tg.Clients
+	if s.size > 0 {
+		model.Clients = s.size
+	}
+	if s.faults != nil {
+		model.FaultKinds = s.faults
+		if len(s.faults) == 0 {
+			model.Faults = 0
+		}
+	}
 	e, err := explore.New(ctx, s.rdb, s.tg, model)
 	if err != nil {
 		return err
@@ -385,7 +412,7 @@ func (s *session) stateLocked() api.ExploreState {
 		Snapshot: &explore.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
 			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete, Notes: s.notes, Views: cur.Views,
 			Chains: cur.Chains},
-		Resource: cur.Resource, Frames: slices.Clone(s.frames)}
+		Resource: cur.Resource, Frames: slices.Clone(s.frames), Judged: s.judged}
 	if f := s.find; f != nil {
 		fs := f.status
 		if fs.State == api.StateRunning && !fs.Waiting {
@@ -615,7 +642,7 @@ func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (api.
 			status: api.FindStatus{State: api.StateRunning, FromStep: from, Waiting: true, BudgetMS: m.cfg.FindBudget.Milliseconds()}}
 		s.find = f
 		prefix := slices.Clone(s.actions[:from])
-		go m.run(ctx, s, f, prefix)
+		go m.run(ctx, s, f, prefix, s.frames[from].Violations)
 		st = s.stateLocked()
 		return nil
 	})
@@ -624,7 +651,7 @@ func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (api.
 
 // run is the search of f, from prefix: it waits for a CPU, searches, and
 // leaves its answer in f.status.
-func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explore.Action) {
+func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explore.Action, before []explore.Violation) {
 	defer close(f.done)
 	defer f.cancel()
 	set := func(fn func(*api.FindStatus)) {
@@ -642,35 +669,35 @@ func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explo
 	s.mu.Lock()
 	f.start, f.status.Waiting = time.Now(), false
 	s.mu.Unlock()
-	var res *explore.Result
+	var jd judgement
 	err := s.guardWithin(ctx, m.cfg.FindBudget+m.cfg.StepBudget, "the search", func(ctx context.Context) error {
 		var err error
-		res, err = s.explorer().FindFrom(ctx, prefix, explore.Options{Budget: m.cfg.FindBudget,
-			Progress: func(p explore.Progress) { set(func(fs *api.FindStatus) { fs.Schedules = p.Schedules }) }})
+		jd, err = s.judge(ctx, prefix, before, m.cfg.FindBudget,
+			func(n int) { set(func(fs *api.FindStatus) { fs.Schedules = n }) })
 		return err
 	})
 	elapsed := ms(time.Since(f.start))
-	state, note := api.FindNone, ""
+	state, res := api.FindNone, jd.res
 	switch {
 	case ctx.Err() != nil:
 		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS = api.StateCancelled, elapsed })
 		return
-	case errors.Is(err, explore.ErrNothingToFind):
-		note = "every property the target is checked for is broken already in these steps: undo to look for another way"
 	case err != nil:
 		msg := strings.TrimPrefix(scriptStopped(err).Error(), api.ErrInvalid.Error()+": ")
 		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS, fs.Error = api.StateFailed, elapsed, msg })
 		return
-	case res.Counterexample() != nil:
+	case res != nil && res.Counterexample() != nil:
 		state = api.FindFound
-	case res.Stopped != "":
-		note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", m.cfg.FindBudget)
 	}
-	m.stats.searched(state == api.FindFound)
+	m.stats.searched(state == api.FindFound || jd.unpromised != nil && jd.unpromised.Counterexample() != nil)
 	set(func(fs *api.FindStatus) {
-		fs.State, fs.ElapsedMS, fs.Note, fs.Result = state, elapsed, note, res
-		if res != nil {
-			fs.Schedules = res.Schedules
+		fs.State, fs.ElapsedMS, fs.Note, fs.Result, fs.Unpromised, fs.Properties = state, elapsed, jd.note, res,
+			jd.unpromised, jd.props
+		fs.Schedules = 0
+		for _, r := range []*explore.Result{res, jd.unpromised} {
+			if r != nil {
+				fs.Schedules += r.Schedules
+			}
 		}
 	})
 }

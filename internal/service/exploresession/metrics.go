@@ -47,7 +47,8 @@ var (
 	descSteps = prometheus.NewDesc("lockmarket_explore_steps_total",
 		"Actions taken in explorer sessions, by kind (run, tick, pause, crash).", []string{"kind"}, nil)
 	descFinds = prometheus.NewDesc("lockmarket_explore_finds_total",
-		"Searches for a counterexample from a session's state, by whether one was found.", []string{"found"}, nil)
+		"Searches for a counterexample from a session's state, by whether one was found "+
+			"(a lost update a lock does not promise counts).", []string{"found"}, nil)
 )
 
 // Describe implements prometheus.Collector.

@@ -44,8 +44,9 @@ func enabled(t *testing.T, st exploreState, kind, client string) string {
 
 // TestExploreSessions drives the explorer sessions' API as the page does:
 // recipe 1 stepped (A and B start) A GET, B GET, A SET, B SET breaks mutual exclusion at
-// B's SET, undo takes it back; a search from recipe 6 finds a resource
-// violation whose actions replay to it; bad requests get 400, unknown
+// B's SET, undo takes it back; a search in recipe 6 finds the lock
+// holding and shows a resource violation, not promised, whose actions
+// replay to it; bad requests get 400, unknown
 // sessions 404, one session over the limit 409; the served market's keys
 // are untouched.
 func TestExploreSessions(t *testing.T) {
@@ -140,22 +141,31 @@ func TestExploreSessions(t *testing.T) {
 		t.Errorf("GET after undo: %+v", got)
 	}
 
-	// Recipe 6: a search from its start, run as a job the state reports,
-	// finds the pause past the lease, and taking its actions breaks the
-	// resource.
+	// Recipe 6: once A has taken the lock, read the counter and paused
+	// past its lease (which keeps the search small), a search run as a
+	// job the state reports finds that the lock keeps what it promises,
+	// then the lost update it does not promise; taking its actions
+	// breaks the resource.
 	id6, st6 := start(`{"recipe":"6"}`)
+	for _, a := range []string{enabled(t, st6, "start", "A"), "", "", `{"kind":"pause","client":"A","length":"long"}`} {
+		if a == "" {
+			a = enabled(t, st6, "run", "A")
+		}
+		st6 = step(id6, a)
+	}
 	r = serve(h, "POST", "/api/explore/sessions/"+id6+"/find", "{}")
 	if r.status != http.StatusAccepted {
 		t.Fatalf("find on recipe 6: %d %s", r.status, r.body)
 	}
 	jsonkeys.Check(t, "find", r.body)
 	found := waitFind(t, h, id6)
-	if found.State != api.FindFound || found.Result == nil || found.Result.Counterexample() == nil ||
-		found.Result.Counterexample().Property != explore.Resource || !found.Result.Counterexample().Reproduced ||
-		len(found.Result.Counterexample().Actions) <= found.FromStep || found.Result.Model.Clients == 0 {
+	c := found.Unpromised.Counterexample()
+	if found.State != api.FindNone || found.Result == nil || !found.Result.Exhaustive || c == nil ||
+		c.Property != explore.Resource || !c.Reproduced || len(c.Actions) <= found.FromStep || found.FromStep != 4 ||
+		found.Result.Model.Clients == 0 {
 		t.Fatalf("find on recipe 6: %+v", found)
 	}
-	for _, a := range found.Result.Counterexample().Actions[found.FromStep:] {
+	for _, a := range c.Actions[found.FromStep:] {
 		b, _ := json.Marshal(a)
 		st6 = step(id6, string(b))
 	}

@@ -15,7 +15,9 @@ import (
 // loops forever is stopped at its step's budget: its step answers 400
 // saying so, while another session's request, sent meanwhile, answers;
 // the stopped session answers after it. A step with a field no action
-// has is 400. The served market's keys are untouched.
+// has is 400, and so are a pasted lock's bounds out of range (clients 2 or
+// 3, the faults the page offers) and bounds beside a recipe. The served
+// market's keys are untouched.
 func TestExploreLua(t *testing.T) {
 	t.Parallel() // servers of its own
 	redistest.RequireServer(t)
@@ -33,6 +35,12 @@ func TestExploreLua(t *testing.T) {
 	r = serve(h, "POST", "/api/explore/sessions", `{"lua":{"acquire":"return 1","release":"return 1"},"recipe":"1"}`)
 	if r.status != 400 {
 		t.Errorf("lua with a recipe: %d %s", r.status, r.body)
+	}
+	for _, body := range []string{`{"lua":{"acquire":"return 1","release":"return 1"},"clients":4}`,
+		`{"lua":{"acquire":"return 1","release":"return 1"},"faults":["clock-jump"]}`, `{"recipe":"6","clients":3}`} {
+		if r := serve(h, "POST", "/api/explore/sessions", body); r.status != 400 || r.code() != "invalid_request" {
+			t.Errorf("%s: %d %s, want 400", body, r.status, r.body)
+		}
 	}
 
 	start := func(body string) (string, exploreState) {

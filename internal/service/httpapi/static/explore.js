@@ -21,7 +21,17 @@ const exploreProperties = {
   mutual_exclusion: "mutual exclusion broke: two clients hold an unexpired lease at once",
   resource: "the protected resource broke although the lock did not: a write from a client whose lease had run out",
   liveness: "liveness broke: a lock that no live client holds blocks everyone",
+  ownership: "ownership broke: a release or an extension answered success to a client whose hold had ended",
+  lease: "the lease broke: the lock's key was left to live longer than its holder asked",
 };
+
+// propertyNames are the properties in words, for the verdict's list.
+const propertyNames = { mutual_exclusion: "mutual exclusion", resource: "the resource (the counter)", liveness: "liveness",
+  ownership: "ownership", lease: "its lease" };
+
+// propertyVerdictWords says what each verdict of a property means.
+const propertyVerdictWords = { holds: "holds", broken: "broken", open: "not settled", not_promised: "not promised, and shown broken",
+  not_checked: "not checked" };
 
 // actionLabel says what pressing an action's button does, naming its client.
 function actionLabel(a) {
@@ -75,7 +85,8 @@ function exploreRequest() {
       const v = $(`#explore-lua-${op}`).value;
       if (v.trim() !== "") lua[op] = v;
     }
-    return { lua };
+    const faults = luaFaults.filter((f) => $(`#explore-lua-fault-${f}`).checked);
+    return { lua, clients: Number($("#explore-lua-clients").value), faults: faults.length > 0 ? faults : ["none"] };
   }
   return kind === "strategy" ? { strategy: name, fencing: fix } : { recipe: name, fixed: fix };
 }
@@ -84,7 +95,15 @@ function exploreRequest() {
 // loaded from an example with one click. They run only on the session's
 // own sandbox, a redis-server started for it, bounded (docs/lab.md).
 const luaOps = ["acquire", "release", "extend"];
+const luaFaults = ["pause-short", "pause-long", "pause-forever", "crash"];
+const luaFaultWords = { "pause-short": "a pause shorter than the lease", "pause-long": "a pause past the lease",
+  "pause-forever": "a pause for good", crash: "a crash" };
 const luaExamples = {
+  "release by a plain DEL": {
+    acquire: "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n  return 1\nend\nreturn 0",
+    release: "-- BUG: deletes the lock whoever holds it now\nredis.call('DEL', KEYS[1])\nreturn 1",
+    extend: "",
+  },
   "extend renews anyone's lock": {
     acquire: "-- take the lock if it is free, with a lease\nif redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n  return 1\nend\nreturn 0",
     release: "-- delete the lock only if it still holds our token\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend\nreturn 0",
@@ -122,11 +141,21 @@ function buildLuaPanel() {
       }
     },
   }));
+  const bounds = el("fieldset", { class: "lua-bounds" },
+    el("legend", { text: "searched with" }),
+    el("label", {}, "clients ", el("select", { id: "explore-lua-clients" },
+      el("option", { value: "3", text: "3 (a lock's classic bugs need a third)", selected: true }),
+      el("option", { value: "2", text: "2 (quicker)" }))),
+    ...luaFaults.map((f) => el("label", { class: "lua-fault" },
+      el("input", { type: "checkbox", id: `explore-lua-fault-${f}`, checked: true }), " " + luaFaultWords[f])));
   const panel = el("div", { id: "explore-lua", class: "explore-lua", hidden: true },
     el("p", { class: "muted", text: "Your own lock, as Lua: KEYS[1] is the lock key, ARGV[1] the owner's token, ARGV[2] the " +
       "lease in ms; acquire and extend answer 1 (done) or 0, release 1 when it deleted the lock. It runs only on a " +
-      "redis-server started for this session, never in the service; each script at most 4 KiB, each step 2 s." }),
+      "redis-server started for this session, never in the service; each script at most 4 KiB, each step 2 s. It is " +
+      "judged as a recipe is: mutual exclusion, ownership, liveness and its lease; the counter its clients increment " +
+      "is checked too, but a lease lock without fencing cannot promise it." }),
     el("div", { class: "buttons" }, el("span", { class: "muted", text: "load an example:" }), ...examples),
+    bounds,
     el("div", { class: "lua-scripts" }, ...boxes));
   $("#explore-form").after(panel);
   for (const op of luaOps) keepTyped($(`#explore-lua-${op}`));
@@ -188,6 +217,7 @@ function showSession(st) {
   explore.found = "";
   explore.finding = false;
   $("#explore-verdict").dataset.found = "";
+  showJudgement(null);
   $("#explore-session").hidden = false;
   $("#explore-status").textContent = `${st.target}: ${st.about}`;
   renderExplore(st);
@@ -223,6 +253,7 @@ async function act(action) {
   if (!explore.playing) {
     $("#explore-verdict").dataset.found = "";
     explore.found = "";
+    showJudgement(null);
   }
   const body = { ...action };
   if (explore.state && explore.view < explore.state.steps.length) body.from_step = explore.view;
@@ -242,6 +273,7 @@ async function undo() {
   clearExploreError();
   explore.found = "";
   $("#explore-verdict").dataset.found = "";
+  showJudgement(null);
   try {
     renderExplore(await api("POST", `/api/explore/sessions/${explore.id}/undo`, {}));
   } catch (e) {
@@ -259,6 +291,7 @@ async function findBug() {
   verdict.className = "verdict";
   verdict.dataset.found = "";
   explore.findFocus = focusKey(document.activeElement);
+  showJudgement(null);
   try {
     const st = await api("POST", `/api/explore/sessions/${explore.id}/find`, { from_step: explore.view });
     explore.finding = true;
@@ -353,35 +386,66 @@ async function findEnded(f) {
     renderFindControls();
     return;
   }
-  if (f.state === "none") {
+  const shown = f.unpromised && f.unpromised.counterexample;
+  if (f.state === "none" && !shown) {
     verdict.className = "verdict ok";
     verdict.dataset.found = "none";
     verdict.textContent = f.note ? `No bug found: ${f.note}.` :
       `No bug from step ${f.from_step}: ${fmt(r.schedules)} schedules explored in ${dec1(f.elapsed_ms / 1000)} s` +
       (r.exhaustive ? ", every one within the bounds" : "") +
       `, and no property broke (bounds: ${explore.state ? explore.state.model : "the session's"}).`;
+    showJudgement(f);
     renderFindControls();
     return;
   }
-  // The counterexample starts with the steps searched from.
-  const c = r.counterexample;
+  // The counterexample starts with the steps searched from: the lock's
+  // bug, or, when the lock kept all it promises, what it does not promise.
+  const c = shown ? f.unpromised.counterexample : r.counterexample;
   const rest = c.actions.slice(f.from_step);
   setPlaying(true);
   verdict.className = "verdict";
-  verdict.textContent = `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[c.property] || c.property}. ` +
-    `Playing it from step ${f.from_step} (${rest.length} steps)…`;
+  verdict.textContent = shown
+    ? `The lock holds: nothing it promises broke in ${fmt(r.schedules)} schedules. What it does not promise, ` +
+      `found after ${fmt(f.unpromised.schedules)} more: ${exploreProperties[c.property] || c.property}. ` +
+      `Playing it from step ${f.from_step} (${rest.length} steps)…`
+    : `Found one after ${fmt(r.schedules)} schedules: ${exploreProperties[c.property] || c.property}. ` +
+      `Playing it from step ${f.from_step} (${rest.length} steps)…`;
+  showJudgement(f);
   try {
     explore.view = f.from_step;
     for (const a of rest) {
       await act(a);
       await new Promise((res) => setTimeout(res, explore.stepMS));
     }
-    verdict.dataset.found = c.property;
-    explore.found = `Found by the search from step ${f.from_step}, after ${fmt(r.schedules)} schedules.`;
+    verdict.dataset.found = shown ? "not_promised" : c.property;
+    explore.found = shown
+      ? `Shown by the search from step ${f.from_step}, once ${fmt(r.schedules)} schedules had found nothing the lock promises broken.`
+      : `Found by the search from step ${f.from_step}, after ${fmt(r.schedules)} schedules.`;
   } catch (e) {
     // act showed it
   }
   setPlaying(false);
+}
+
+// showJudgement lists what a search checked, and what it did not: each
+// property with its verdict and why; nothing when f is null.
+function showJudgement(f) {
+  let box = $("#explore-judgement");
+  if (!box) {
+    box = el("div", { id: "explore-judgement", class: "judgement" });
+    $("#explore-verdict").after(box);
+  }
+  const props = (f && f.properties) || [];
+  box.hidden = props.length === 0;
+  if (props.length === 0) {
+    box.replaceChildren();
+    return;
+  }
+  const model = explore.state ? explore.state.model : "";
+  box.replaceChildren(el("b", { text: `What was checked${model ? ` (${model})` : ""}:` }),
+    el("ul", {}, ...props.map((p) => el("li", { "data-property": p.property, "data-verdict": p.verdict },
+      el("b", { text: `${propertyNames[p.property] || p.property}: ${propertyVerdictWords[p.verdict] || p.verdict}` }),
+      p.note ? ` — ${p.note}.` : ""))));
 }
 
 function setPlaying(on) {
@@ -452,11 +516,16 @@ function renderVerdict(st, fr, k) {
   if (explore.playing || explore.finding) return;
   const vs = fr.violations || [];
   const refused = (st.notes || []).slice(0, k).map((n, i) => ({ n, i })).filter((x) => x.n.fence_refused);
+  const unpromised = new Set((st.judged || []).filter((j) => j.judged === "not_promised").map((j) => j.property));
   if (vs.length > 0) {
-    verdict.className = "verdict bad";
+    // A property the lock does not promise, broken alone, is shown as
+    // such: not as a bug of the lock.
+    verdict.className = vs.every((v) => unpromised.has(v.property)) ? "verdict unpromised" : "verdict bad";
     const found = k === st.steps.length && explore.found ? " " + explore.found : "";
+    const why = (v) => unpromised.has(v.property)
+      ? ` What a lease lock without fencing does not promise: ${(st.judged.find((j) => j.property === v.property) || {}).why}.` : "";
     verdict.replaceChildren(...keyNodes(vs.map((v) => `Step ${v.step + 1}: ${exploreProperties[v.property] || propertyName(v.property)}.` +
-      (v.message ? " " + sentence(v.message) : "")).join(" ") + found),
+      (v.message ? " " + sentence(v.message) : "") + why(v)).join(" ") + found),
       ...(fr.chains || []).map(chainList));
   } else if (refused.length > 0) {
     verdict.className = "verdict fenced";

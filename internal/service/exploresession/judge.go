@@ -1,0 +1,235 @@
+package exploresession
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/service/api"
+)
+
+// Bounds of a pasted lock's search (api.ExploreRequest's Clients and
+// Faults): three clients by default, as the classic lock bugs need a
+// third (a release by a plain DEL frees the next holder's lock), or two
+// for a quicker search; the faults the page offers.
+const (
+	DefaultLuaClients = 3
+	minLuaClients     = 2
+	maxLuaClients     = 3
+)
+
+// luaFaults are the fault kinds a pasted lock may be searched under.
+var luaFaults = []string{explore.FaultPauseShort, explore.FaultPauseLong, explore.FaultPauseForever, explore.FaultCrash}
+
+// luaBounds reads the clients and faults of req, a request for a pasted
+// lock: clients 0 for the default, faults nil for all of luaFaults
+// (returned as nil), empty for none.
+func luaBounds(req api.ExploreRequest) (clients int, faults []string, err error) {
+	if req.Lua == nil {
+		if req.Clients != 0 || req.Faults != nil {
+			return 0, nil, api.Invalidf("clients and faults go with lua: a recipe and a strategy are searched " +
+				"within the bounds of their lesson")
+		}
+		return 0, nil, nil
+	}
+	clients = req.Clients
+	switch {
+	case clients == 0:
+		clients = DefaultLuaClients
+	case clients < minLuaClients || clients > maxLuaClients:
+		return 0, nil, api.Invalidf("clients %d: want %d or %d", clients, minLuaClients, maxLuaClients)
+	}
+	if req.Faults == nil {
+		return clients, nil, nil
+	}
+	faults = []string{}
+	for _, f := range req.Faults {
+		kinds, err := explore.ParseFaults(f)
+		if f == "" || strings.Contains(f, ",") || err != nil ||
+			slices.ContainsFunc(kinds, func(k string) bool { return !slices.Contains(luaFaults, k) }) {
+			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, strings.Join(luaFaults, ", "))
+		}
+		for _, k := range kinds {
+			if !slices.Contains(faults, k) {
+				faults = append(faults, k)
+			}
+		}
+	}
+	return clients, faults, nil
+}
+
+// What each property means, for a lock promising it.
+var promiseWhy = map[string]string{
+	explore.MutualExclusion: "no two clients hold unexpired leases at once",
+	explore.Liveness:        "no key left without expiry keeps a live client waiting for ever",
+	explore.Ownership:       "a release or an extension answers success only to a client whose hold has not ended",
+	explore.Lease:           "the lock's key never outlives the lease its holder asked for",
+	explore.Resource:        "the protected resource loses no update",
+}
+
+// judging says how each property of explore.Properties is judged for a
+// session's target tg: lua for a pasted lock, unfenced for a lease lock
+// whose critical section's write no fence guards (a pasted lock, an
+// unfixed recipe that checks its resource).
+func judging(tg *explore.Target, lua, unfenced bool) []api.Judged {
+	js := make([]api.Judged, 0, len(explore.Properties))
+	for _, p := range explore.Properties {
+		j := api.Judged{Property: p}
+		switch {
+		case p == explore.Resource && unfenced:
+			j.Judged, j.Why = api.NotPromised, fencingWord(lua)
+		case (p == explore.Ownership || p == explore.Lease) && !lua:
+			j.Judged = api.NotChecked
+			j.Why = "judged for a lock given as scripts, from their replies and the lease they set; this code is not"
+		case slices.Contains(tg.Checks, p):
+			j.Judged, j.Why = api.Promised, promiseWhy[p]
+		case p == explore.Resource:
+			j.Judged = api.NotChecked
+			j.Why = "not this lesson's: a lease lock without fencing cannot keep it (recipe 6 shows it)"
+		default:
+			j.Judged, j.Why = api.NotChecked, "not this lesson's"
+		}
+		js = append(js, j)
+	}
+	return js
+}
+
+// fencingWord says why a lease lock without fencing does not promise its
+// resource.
+func fencingWord(lua bool) string {
+	who := "This lock hands out no fencing token"
+	if lua {
+		who = "Your scripts hand out no fencing token"
+	}
+	return who + " and the counter checks none: a client paused past its lease still writes after another " +
+		"took the lock, an update lost that no lease alone prevents. Only a fence the resource checks does " +
+		"(recipe 6's fix). Checked, and shown, but not a bug of the lock"
+}
+
+// judgement is what a session's search found: the search of what the
+// lock promises (res), of what it does not (unpromised, when nothing it
+// promises broke), each property's verdict, and a note.
+type judgement struct {
+	res, unpromised *explore.Result
+	props           []api.PropertyVerdict
+	note            string
+}
+
+// minUnpromised is the least budget left worth a search for what the lock
+// does not promise: a lost update is found in a few seconds.
+const minUnpromised = 3 * time.Second
+
+// judge searches, depth first, the continuations of prefix (whose last
+// frame broke before): first for one that breaks a property the lock
+// promises, within budget; when none does, for one that breaks what it
+// does not promise (a lost update), within what is left. progress gets
+// the schedules run so far.
+func (s *session) judge(ctx context.Context, prefix []explore.Action, before []explore.Violation, budget time.Duration,
+	progress func(schedules int)) (judgement, error) {
+	var promised, unpromised []string
+	for _, j := range s.judged {
+		switch j.Judged {
+		case api.Promised:
+			promised = append(promised, j.Property)
+		case api.NotPromised:
+			unpromised = append(unpromised, j.Property)
+		}
+	}
+	start := time.Now()
+	var jd judgement
+	search := func(check []string, budget time.Duration, base int) (*explore.Result, error) {
+		res, err := s.explorer().FindFrom(ctx, prefix, explore.Options{Budget: budget, Check: check,
+			Progress: func(p explore.Progress) { progress(base + p.Schedules) }})
+		if errors.Is(err, explore.ErrNothingToFind) {
+			return nil, nil
+		}
+		return res, err
+	}
+	var err error
+	if jd.res, err = search(promised, budget, 0); err != nil {
+		return jd, err
+	}
+	clean := jd.res != nil && jd.res.Counterexample() == nil && jd.res.Exhaustive && jd.res.Vacuous() == nil
+	left := budget - time.Since(start)
+	if (clean || jd.res == nil) && len(unpromised) > 0 && left >= minUnpromised {
+		base := 0
+		if jd.res != nil {
+			base = jd.res.Schedules
+		}
+		if jd.unpromised, err = search(unpromised, left, base); err != nil {
+			return jd, err
+		}
+	}
+	jd.props = s.verdicts(jd, before, left >= minUnpromised)
+	switch {
+	case jd.res == nil:
+		jd.note = "every property checked as a promise is broken already in these steps: undo to look for another way"
+	case jd.res.Counterexample() != nil:
+	case jd.res.Vacuous() != nil:
+		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), explore.ErrVacuous.Error()+": ")
+	case jd.res.Stopped != "":
+		jd.note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", budget)
+	}
+	return jd, nil
+}
+
+// verdicts is each property's verdict after jd's searches, from a frame
+// that had broken before; left tells whether budget was left for the
+// search of what the lock does not promise.
+func (s *session) verdicts(jd judgement, before []explore.Violation, left bool) []api.PropertyVerdict {
+	found := func(r *explore.Result, p string) bool {
+		return r != nil && slices.ContainsFunc(r.Violations, func(f explore.Found) bool { return f.Property == p })
+	}
+	schedules := func(r *explore.Result) string {
+		return fmt.Sprintf("in every one of the %s schedules within the bounds", output.Thousands(int64(r.Schedules)))
+	}
+	// settled says what a search r that did not break p says of it.
+	settled := func(r *explore.Result) (string, string) {
+		switch {
+		case r.Counterexample() != nil:
+			return api.Open, "not searched further: the search stops at the first property it finds broken"
+		case r.Vacuous() != nil:
+			return api.Open, "no verdict: the search proved nothing (see the note)"
+		case !r.Exhaustive:
+			return api.Open, "not every continuation was covered within the search's budget"
+		}
+		return api.Holds, schedules(r)
+	}
+	var vs []api.PropertyVerdict
+	for _, j := range s.judged {
+		v := api.PropertyVerdict{Property: j.Property, Judged: j.Judged}
+		broke := api.Broken
+		if j.Judged == api.NotPromised {
+			broke = api.NotPromised
+		}
+		switch {
+		case j.Judged == api.NotChecked:
+			v.Verdict, v.Note = api.NotChecked, j.Why
+		case slices.ContainsFunc(before, func(x explore.Violation) bool { return x.Property == j.Property }):
+			v.Verdict, v.Note = broke, "broken already in the steps searched from"
+		case j.Judged == api.Promised && jd.res == nil:
+			v.Verdict, v.Note = api.Open, "not searched: every property the lock promises broke in these steps"
+		case j.Judged == api.Promised && found(jd.res, j.Property):
+			v.Verdict, v.Note = api.Broken, "found: the counterexample shows it"
+		case j.Judged == api.Promised:
+			v.Verdict, v.Note = settled(jd.res)
+		case found(jd.unpromised, j.Property):
+			v.Verdict, v.Note = api.NotPromised, j.Why
+		case jd.unpromised != nil:
+			v.Verdict, v.Note = settled(jd.unpromised)
+		case jd.res != nil && jd.res.Counterexample() != nil:
+			v.Verdict, v.Note = api.Open, "not searched: the lock broke what it promises"
+		case !left:
+			v.Verdict, v.Note = api.Open, "not searched: the search's budget ran out"
+		default:
+			v.Verdict, v.Note = api.Open, "not searched: the lock's search proved nothing"
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
