@@ -6,7 +6,8 @@
 // does, until every one has its answer. Then each takes a step of its own
 // (the enabled actions in turn) and all ask again, from step 1: as many
 // searches as there were first actions, shared by the sessions that took
-// the same one. Throughout, GET /api/market is polled every 100 ms and N
+// the same one; then all ask again from step 0, whose answer is kept.
+// Throughout, GET /api/market is polled every 100 ms and N
 // pages read GET /api/users every 3 s, as the page does; every answer's
 // status is counted. Then the sessions are left unread (a killed
 // browser's) and the time until the service holds none is measured; then
@@ -250,6 +251,8 @@ func main() {
 	}
 	round(fmt.Sprintf("each took one of the %d first actions, then all ask at once from step 1", len(first)),
 		func(int) string { return `{"from_step":1}` })
+
+	round("all ask again from step 0", func(int) string { return `{"from_step":0}` })
 
 	stop()
 	wg.Wait()
