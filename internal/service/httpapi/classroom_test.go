@@ -129,9 +129,9 @@ func TestBrowserClass(t *testing.T) {
 	m := demoMarket(t, b)
 	cfg := withJobs(Config{Market: m, AdminToken: "the-teachers-own"}, b)
 	cfg.Explore.Close()
-	// The idle timer is shorter than the page's (5 minutes), and the
-	// pages read their session more often than they do (every 30 s), so
-	// that a session whose page is closed ends within the test.
+	// The idle timer is shorter than the service's (45 s), and the pages
+	// read their session more often than they do (every 15 s), so that a
+	// session whose page is closed ends sooner within the test.
 	cfg.Explore = exploresession.New(exploresession.Config{PerClient: classSize, IdleTimeout: classIdle})
 	srv, err := New(cfg)
 	if err != nil {
@@ -139,8 +139,10 @@ func TestBrowserClass(t *testing.T) {
 	}
 	defer srv.Close()
 	// Every request the class sends passes here: none may carry a token,
-	// and none may be refused for want of one.
-	var tokens, unauthorized, ended atomic.Int64
+	// none may be refused for want of one, and none may meet a rate
+	// (the pages' reads of the users, all at once as they load, among
+	// them).
+	var tokens, unauthorized, limited, ended atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
 			tokens.Add(1)
@@ -149,6 +151,9 @@ func TestBrowserClass(t *testing.T) {
 		srv.Handler().ServeHTTP(rec, r)
 		if rec.status == http.StatusUnauthorized {
 			unauthorized.Add(1)
+		}
+		if rec.status == http.StatusTooManyRequests {
+			limited.Add(1)
 		}
 		if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/api/explore/sessions/") && rec.status == http.StatusNoContent {
 			ended.Add(1)
@@ -258,6 +263,9 @@ func TestBrowserClass(t *testing.T) {
 	}
 	if n := unauthorized.Load(); n != 0 {
 		t.Errorf("%d requests of the class were refused for want of the token", n)
+	}
+	if n := limited.Load(); n != 0 {
+		t.Errorf("%d requests of the class were answered 429", n)
 	}
 	if t.Failed() {
 		return
