@@ -1,19 +1,42 @@
 #!/bin/sh
-# Builds cmd/market and results/classroom/findclass, and runs the class of
-# 40 that asks "find a bug" together (see README.md), recording the commit,
-# the machine and its load before and after into find-40.txt.
+# The class of 40, in two runs, each recording the commit, the machine and
+# its load before and after (see README.md):
+#   find-40.txt   40 sessions from one address ask "find a bug" together
+#                 (findclass, against a market binary), the room's reads
+#                 measured meanwhile;
+#   class-40.txt  40 students in one headless Chromium (TestBrowserClass
+#                 with LOCKMARKET_CLASS=40).
+# ONLY=find or ONLY=browser runs one of them.
 set -eu
 cd "$(dirname "$0")/../.."
-out=${OUT:-results/classroom/find-40.txt}
+dir=results/classroom
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/market" ./cmd/market
-go build -o "$tmp/findclass" ./results/classroom/findclass
-{
-	echo "# results/classroom/run.sh: 40 sessions from one address ask \"find a bug\" together"
+header() {
 	echo "# commit $(git rev-parse --short HEAD), $(nproc) cores, $(redis-server --version | cut -d' ' -f1-3)"
-	echo "# command: $tmp/findclass -market $tmp/market -n 40"
-	echo "# uptime before: $(uptime)"
-	timeout 900 "$tmp/findclass" -market "$tmp/market" -n 40
-	echo "# uptime after: $(uptime)"
-} 2>&1 | tee "$out"
+}
+if [ "${ONLY:-find}" = find ]; then
+	go build -o "$tmp/market" ./cmd/market
+	go build -o "$tmp/findclass" ./results/classroom/findclass
+	{
+		echo "# results/classroom/run.sh: 40 sessions from one address ask \"find a bug\" together"
+		header
+		echo "# command: $tmp/findclass -market $tmp/market -n 40"
+		echo "# uptime before: $(uptime)"
+		timeout 900 "$tmp/findclass" -market "$tmp/market" -n 40
+		echo "# uptime after: $(uptime)"
+	} 2>&1 | tee "$dir/find-40.txt"
+fi
+if [ "${ONLY:-browser}" = browser ]; then
+	{
+		echo "# results/classroom/run.sh: the class of 40 in one headless Chromium"
+		header
+		echo "# $(chromium --version 2>/dev/null || echo chromium)"
+		echo "# command: CI=true LOCKMARKET_CLASS=40 go test -count=1 -timeout 30m" \
+			"-run 'TestBrowserClass\$' -v ./internal/service/httpapi/"
+		echo "# uptime before: $(uptime)"
+		CI=true LOCKMARKET_CLASS=40 go test -count=1 -timeout 30m -run 'TestBrowserClass$' -v \
+			./internal/service/httpapi/
+		echo "# uptime after: $(uptime)"
+	} 2>&1 | tee "$dir/class-40.txt"
+fi
