@@ -204,7 +204,8 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 			"(a tab closed ends its own, an unused one ends after %v)", api.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClientBusy):
 		return "", api.ExploreState{}, fmt.Errorf("%w: your address holds %d sessions, as many as one may; close another tab's session, "+
-			"or wait %v for an unused one to end", api.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
+			"or wait %v for an unused one to end (a room that reaches the service through one address needs it "+
+			"started with -sessions-per-address)", api.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClosed):
 		return "", api.ExploreState{}, api.ErrClosed
 	case err != nil:
