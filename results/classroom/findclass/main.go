@@ -177,27 +177,45 @@ func main() {
 	codes := map[int]int{}
 	var smu sync.Mutex
 	var swg sync.WaitGroup
+	refusals := map[string]int{}
 	for i := range *n {
 		swg.Go(func() {
-			code, body, err := call("POST", base+"/api/explore/sessions", `{"recipe":"6","fixed":true}`)
-			must(err)
-			var s struct {
-				ID    string `json:"id"`
-				State state  `json:"state"`
+			// A refused start is tried again a second later, as a student
+			// presses Start again; each answer is counted.
+			for range 5 {
+				code, body, err := call("POST", base+"/api/explore/sessions", `{"recipe":"6","fixed":true}`)
+				must(err)
+				var s struct {
+					ID    string `json:"id"`
+					State state  `json:"state"`
+				}
+				smu.Lock()
+				codes[code]++
+				if code == http.StatusCreated {
+					must(json.Unmarshal(body, &s))
+					ids[i], starts[i] = s.ID, s.State
+				} else {
+					refusals[string(bytes.TrimSpace(body))]++
+				}
+				smu.Unlock()
+				if code == http.StatusCreated {
+					return
+				}
+				time.Sleep(time.Second)
 			}
-			if code == http.StatusCreated {
-				must(json.Unmarshal(body, &s))
-			}
-			smu.Lock()
-			codes[code]++
-			ids[i], starts[i] = s.ID, s.State
-			smu.Unlock()
 		})
 	}
 	swg.Wait()
-	fmt.Printf("sessions of recipe 6's fix opened from one address without the token: %v (status: count)\n", codes)
-	if codes[http.StatusCreated] != *n {
-		os.Exit(1)
+	fmt.Printf("sessions of recipe 6's fix opened from one address without the token: %v (status: count, "+
+		"a refused start tried again after 1 s)\n", codes)
+	for msg, k := range refusals {
+		fmt.Printf("  refused %d times: %s\n", k, msg)
+	}
+	for _, id := range ids {
+		if id == "" {
+			fmt.Println("not every student got a session")
+			os.Exit(1)
+		}
 	}
 
 	round := func(name string, body func(i int) string) {
