@@ -23,8 +23,10 @@ if [ "${ONLY:-find}" = find ]; then
 		header
 		echo "# command: $tmp/findclass -market $tmp/market -n 40"
 		echo "# uptime before: $(uptime)"
-		timeout 900 "$tmp/findclass" -market "$tmp/market" -n 40
+		status=0
+		timeout 900 "$tmp/findclass" -market "$tmp/market" -n 40 || status=$?
 		echo "# uptime after: $(uptime)"
+		exit $status
 	} 2>&1 | tee "$dir/find-40.txt"
 fi
 if [ "${ONLY:-browser}" = browser ]; then
@@ -35,8 +37,10 @@ if [ "${ONLY:-browser}" = browser ]; then
 		echo "# command: CI=true LOCKMARKET_CLASS=40 go test -count=1 -timeout 30m" \
 			"-run 'TestBrowserClass\$' -v ./internal/service/httpapi/"
 		echo "# uptime before: $(uptime)"
+		status=0
 		CI=true LOCKMARKET_CLASS=40 go test -count=1 -timeout 30m -run 'TestBrowserClass$' -v \
-			./internal/service/httpapi/
+			./internal/service/httpapi/ || status=$?
 		echo "# uptime after: $(uptime)"
+		exit $status
 	} 2>&1 | tee "$dir/class-40.txt"
 fi
