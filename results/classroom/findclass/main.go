@@ -7,6 +7,7 @@
 // (the enabled actions in turn) and all ask again, from step 1: as many
 // searches as there were first actions, shared by the sessions that took
 // the same one; then all ask again from step 0, whose answer is kept.
+// Each session is also read every 15 s, as the page does.
 // Throughout, GET /api/market is polled every 100 ms and N
 // pages read GET /api/users every 3 s, as the page does; every answer's
 // status is counted. Then the sessions are left unread (a killed
@@ -218,6 +219,25 @@ func main() {
 		}
 	}
 
+	// Each page reads its session every 15 s, as the page does, until
+	// the class leaves (keep ends).
+	keepCtx, keepEnd := context.WithCancel(context.Background())
+	var kwg sync.WaitGroup
+	for _, id := range ids {
+		kwg.Go(func() {
+			tick := time.NewTicker(15 * time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-keepCtx.Done():
+					return
+				case <-tick.C:
+				}
+				call("GET", base+"/api/explore/sessions/"+id, "")
+			}
+		})
+	}
+
 	round := func(name string, body func(i int) string) {
 		answers := make([]answer, *n)
 		t0 := time.Now()
@@ -274,6 +294,8 @@ func main() {
 
 	stop()
 	wg.Wait()
+	keepEnd()
+	kwg.Wait()
 	fmt.Printf("GET /api/market?limit=100 every 100 ms meanwhile: %d reads, %d failed, longest %.3f s\n",
 		marketReads, marketFailed, marketMax.Seconds())
 	fmt.Printf("GET /api/users?limit=500 by %d pages every 3 s meanwhile: %v (status: count)\n", *n, userCodes)
