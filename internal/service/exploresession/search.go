@@ -33,7 +33,7 @@ const (
 	DefaultMaxFindBudget = 5 * time.Minute
 	// DefaultKeptSearches is how many ended searches' answers are kept
 	// (the least recently asked for go first). An answer is its result:
-	// a counterexample of a few dozen actions at most, a few KiB.
+	// the counts, and a counterexample of a few dozen actions at most.
 	DefaultKeptSearches = 500
 )
 
