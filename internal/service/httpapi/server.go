@@ -237,9 +237,10 @@ func (s *Server) routes() error {
 		s.headers,
 		s.sameOrigin,
 		requireJSON,
-		s.limitBody)
+		s.limitBody,
+		s.noteWrites)
 
-	api := e.Group("/api", s.noteWrites)
+	api := e.Group("/api")
 	api.POST("/users", s.createUser)
 	api.GET("/users", s.listUsers)
 	api.GET("/users/:id", s.getUser)
