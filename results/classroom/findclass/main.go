@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -101,7 +102,15 @@ func main() {
 	must(err)
 	defer os.Remove(logf.Name())
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// The port must be free: another market there would be measured.
+	if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port)); err != nil {
+		fmt.Fprintf(os.Stderr, "port %d: %v\n", *port, err)
+		die()
+	} else {
+		ln.Close()
+	}
 	must(cmd.Start())
+	marketProc = cmd
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if code, _, err := call("GET", base+"/api/market", ""); err == nil && code == 200 {
@@ -109,7 +118,7 @@ func main() {
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintln(os.Stderr, "the market did not answer within 30 s")
-			os.Exit(1)
+			die()
 		}
 	}
 
@@ -215,7 +224,7 @@ func main() {
 	for _, id := range ids {
 		if id == "" {
 			fmt.Println("not every student got a session")
-			os.Exit(1)
+			die()
 		}
 	}
 
@@ -284,7 +293,7 @@ func main() {
 		must(err)
 		if code != 200 {
 			fmt.Fprintf(os.Stderr, "step of session %d: %d %s\n", i, code, body)
-			os.Exit(1)
+			die()
 		}
 	}
 	round(fmt.Sprintf("each took one of the %d first actions, then all ask at once from step 1", len(first)),
@@ -311,7 +320,7 @@ func main() {
 		}
 		if time.Since(lastRead) > 3*time.Minute {
 			fmt.Printf("%d sessions still open 3 minutes after their last read\n", open)
-			os.Exit(1)
+			die()
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -338,7 +347,7 @@ func follow(base, id, body string) answer {
 	must(err)
 	if code != http.StatusAccepted {
 		fmt.Fprintf(os.Stderr, "find on %s: %d %s\n", id, code, b)
-		os.Exit(1)
+		die()
 	}
 	for {
 		var st state
@@ -351,14 +360,14 @@ func follow(base, id, body string) answer {
 		}
 		if time.Since(t0) > 10*time.Minute {
 			fmt.Fprintf(os.Stderr, "session %s: still searching after 10 minutes\n", id)
-			os.Exit(1)
+			die()
 		}
 		time.Sleep(400 * time.Millisecond)
 		code, b, err = call("GET", base+"/api/explore/sessions/"+id, "")
 		must(err)
 		if code != 200 {
 			fmt.Fprintf(os.Stderr, "state of %s: %d %s\n", id, code, b)
-			os.Exit(1)
+			die()
 		}
 	}
 }
@@ -375,13 +384,25 @@ func sessionsOpen(base string) int {
 		}
 	}
 	fmt.Fprintln(os.Stderr, "no lockmarket_explore_sessions in /metrics")
-	os.Exit(1)
+	die()
 	return 0
+}
+
+// marketProc is the market started, stopped by die too.
+var marketProc *exec.Cmd
+
+// die stops the market and exits 1.
+func die() {
+	if marketProc != nil {
+		marketProc.Process.Signal(os.Interrupt)
+		marketProc.Wait()
+	}
+	os.Exit(1)
 }
 
 func must(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		die()
 	}
 }
