@@ -257,6 +257,18 @@ func TestSharedSearches(t *testing.T) {
 	if fs := find(start("2", false)); fs.State != api.FindFound || !fs.Kept || fs.Result == nil {
 		t.Errorf("recipe 2 asked again: %+v, want its kept answer", fs)
 	}
+	// d, stepped once, asks again from step 0: the same search.
+	st, err = m.State(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a0, _ := json.Marshal(st.Frames[0].Enabled[0])
+	if _, err := m.Step(ctx, d, a0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Find(ctx, d, []byte(`{"from_step":0}`)); err != nil || !got.Find.Kept {
+		t.Errorf("recipe 2 stepped, asked again from step 0: %v, %+v, want its kept answer", err, got.Find)
+	}
 	if fs := find(start("1", false)); fs.Kept {
 		t.Errorf("recipe 1 asked again: %+v, want a new search (one answer kept)", fs)
 	}

@@ -92,6 +92,9 @@ func newSearches(cfg *Config, st *stats, runner func(context.Context, api.Explor
 
 // searchKey names the search of prefix on the target of req under model.
 func searchKey(req api.ExploreRequest, model string, prefix []explore.Action) string {
+	if len(prefix) == 0 {
+		prefix = nil // from the start, whatever steps the session took since
+	}
 	if req.Recipe != nil {
 		// fencing and fixed are one fix for a recipe
 		req.Fixed, req.Fencing = req.Fixed || req.Fencing, false
