@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/report/output"
+	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -28,6 +29,9 @@ type config struct {
 	adminToken    string
 	auditCooldown time.Duration
 	sandboxRedis  string
+	// sessionsPerAddress and sessionsTotal bound the explorer's sessions.
+	sessionsPerAddress int
+	sessionsTotal      int
 
 	room     *classroomStart // how -classroom listens, or nil
 	loopback bool            // addr binds the loopback interface only
@@ -91,6 +95,10 @@ func (c *config) flagSet(stderr io.Writer, strategy *string, classroom *bool) *f
 		"least pause between two audits (also at least 19 times the last audit's duration)")
 	fs.StringVar(&c.sandboxRedis, "sandbox-redis", "redis-server", "redis-server that runs pasted Lua, "+
 		"one server per explorer session (a path, or a name on PATH); without one pasted Lua is refused")
+	fs.IntVar(&c.sessionsPerAddress, "sessions-per-address", exploresession.DefaultPerClient,
+		"explorer sessions one remote address may hold (a room behind one NAT or proxy is one address)")
+	fs.IntVar(&c.sessionsTotal, "sessions-total", exploresession.DefaultMaxSessions,
+		"explorer sessions the service holds in all")
 	fs.BoolVar(classroom, "classroom", false, "listen on this machine's network address (the port of -addr) "+
 		"with a generated admin token, and print the URL students open and the teacher's token")
 	fs.Usage = func() {
@@ -100,6 +108,11 @@ func (c *config) flagSet(stderr io.Writer, strategy *string, classroom *bool) *f
 	}
 	return fs
 }
+
+// maxSessions bounds -sessions-total: a session of pasted Lua holds a
+// redis-server of its own (about 3 MiB, results/sandbox), a recipe's an
+// embedded server.
+const maxSessions = 2000
 
 // check checks the values of the flags, and sets the strategy.
 func (c *config) check(strategy string) error {
@@ -119,6 +132,13 @@ func (c *config) check(strategy string) error {
 	}
 	if c.auditCooldown <= 0 {
 		return fmt.Errorf("-audit-cooldown %v must be positive", c.auditCooldown)
+	}
+	if c.sessionsTotal < 1 || c.sessionsTotal > maxSessions {
+		return fmt.Errorf("-sessions-total %d must be between 1 and %d", c.sessionsTotal, maxSessions)
+	}
+	if c.sessionsPerAddress < 1 || c.sessionsPerAddress > c.sessionsTotal {
+		return fmt.Errorf("-sessions-per-address %d must be between 1 and -sessions-total (%d)",
+			c.sessionsPerAddress, c.sessionsTotal)
 	}
 	return nil
 }

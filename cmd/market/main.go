@@ -191,10 +191,11 @@ func newService(ctx context.Context, c *config, conn *redisconn.Conn, log *slog.
 	}
 	return httpapi.New(httpapi.Config{
 		Market: m, Strategy: c.strategy, Logger: log, BodyLimit: c.bodyLimit, AuditCooldown: c.auditCooldown,
-		Env:        conn.Env(),
-		Rush:       rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
-		Lab:        lab.New(conn.Client, conn.Mini, log),
-		Explore:    exploresession.New(exploresession.Config{RedisServer: c.sandboxRedis}),
+		Env:  conn.Env(),
+		Rush: rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
+		Lab:  lab.New(conn.Client, conn.Mini, log),
+		Explore: exploresession.New(exploresession.Config{RedisServer: c.sandboxRedis,
+			PerClient: c.sessionsPerAddress, MaxSessions: c.sessionsTotal}),
 		AdminToken: c.adminToken, LoopbackHosts: c.loopback,
 	})
 }

@@ -126,11 +126,12 @@ const minUnpromised = 3 * time.Second
 
 // judge searches, depth first, the continuations of prefix (whose last
 // frame broke before): first for one that breaks a property the lock
-// promises, within budget; when none does, for one that breaks what it
-// does not promise (a lost update), within what is left. progress gets
-// the schedules run so far.
+// promises; when none does, for one that breaks what it does not promise
+// (a lost update). Each search stops at budget, or earlier when ctx ends
+// (the search's budget as its followers grew it: left says how much of
+// it is left). progress gets the schedules run so far.
 func (s *session) judge(ctx context.Context, prefix []explore.Action, before []explore.Violation, budget time.Duration,
-	progress func(schedules int)) (judgement, error) {
+	left func() time.Duration, progress func(schedules int)) (judgement, error) {
 	var promised, unpromised []string
 	for _, j := range s.judged {
 		switch j.Judged {
@@ -140,7 +141,6 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 			unpromised = append(unpromised, j.Property)
 		}
 	}
-	start := time.Now()
 	var jd judgement
 	search := func(check []string, budget time.Duration, base int) (*explore.Result, error) {
 		res, err := s.explorer().FindFrom(ctx, prefix, explore.Options{Budget: budget, Check: check,
@@ -155,17 +155,17 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 		return jd, err
 	}
 	clean := jd.res != nil && jd.res.Counterexample() == nil && jd.res.Exhaustive && jd.res.Vacuous() == nil
-	left := budget - time.Since(start)
-	if (clean || jd.res == nil) && len(unpromised) > 0 && left >= minUnpromised {
+	more := ctx.Err() == nil && left() >= minUnpromised
+	if (clean || jd.res == nil) && len(unpromised) > 0 && more {
 		base := 0
 		if jd.res != nil {
 			base = jd.res.Schedules
 		}
-		if jd.unpromised, err = search(unpromised, left, base); err != nil {
+		if jd.unpromised, err = search(unpromised, budget, base); err != nil {
 			return jd, err
 		}
 	}
-	jd.props = s.verdicts(jd, before, left >= minUnpromised)
+	jd.props = s.verdicts(jd, before, more)
 	switch {
 	case jd.res == nil:
 		jd.note = "every property checked as a promise is broken already in these steps: undo to look for another way"

@@ -29,11 +29,14 @@ const (
 	// DefaultPerClient is how many of them one client (one remote
 	// address) keeps: the page keeps one per tab.
 	DefaultPerClient = 6
-	// DefaultIdleTimeout closes a session unused for this long; the page
-	// reads its session every half minute while it is open.
-	DefaultIdleTimeout = 5 * time.Minute
-	// DefaultFindBudget bounds one search for a counterexample, counted
-	// from when it gets a CPU.
+	// DefaultIdleTimeout closes a session unread for this long (the
+	// Store looks every second): the page reads its session every 15 s
+	// while it is open, so a session a closed or killed page left behind
+	// is freed within a minute of its last read.
+	DefaultIdleTimeout = 45 * time.Second
+	// DefaultFindBudget bounds a search for a counterexample that one
+	// session follows, counted from when it gets a CPU; each further
+	// session following it adds as much, up to DefaultMaxFindBudget.
 	DefaultFindBudget = time.Minute
 )
 
@@ -43,6 +46,13 @@ type Config struct {
 	PerClient   int
 	IdleTimeout time.Duration
 	FindBudget  time.Duration
+	// MaxFindBudget bounds a search however many sessions follow it
+	// (default DefaultMaxFindBudget, at least FindBudget).
+	MaxFindBudget time.Duration
+	// KeptSearches is how many ended searches' answers are kept for the
+	// sessions that ask for them again (default DefaultKeptSearches;
+	// below 0: none).
+	KeptSearches int
 	// Searches is how many searches run at once (default: the number of
 	// CPUs); the others wait for one to end.
 	Searches int
@@ -71,9 +81,10 @@ type Config struct {
 type Manager struct {
 	cfg   Config
 	store *Store[*session]
-	// search admits cfg.Searches searches at a time.
-	search chan struct{}
-	stats  stats
+	// searches runs cfg.Searches searches at a time, shared by the
+	// sessions that ask for the same one (search.go).
+	searches *searches
+	stats    stats
 }
 
 // NewManager returns a Manager with the default Config.
@@ -93,14 +104,29 @@ func New(cfg Config) *Manager {
 	if cfg.FindBudget <= 0 {
 		cfg.FindBudget = DefaultFindBudget
 	}
+	if cfg.MaxFindBudget <= 0 {
+		cfg.MaxFindBudget = DefaultMaxFindBudget
+	}
+	cfg.MaxFindBudget = max(cfg.MaxFindBudget, cfg.FindBudget)
+	if cfg.KeptSearches == 0 {
+		cfg.KeptSearches = DefaultKeptSearches
+	}
 	if cfg.Searches <= 0 {
 		cfg.Searches = runtime.NumCPU()
 	}
 	if cfg.StepBudget <= 0 {
 		cfg.StepBudget = DefaultStepBudget
 	}
-	return &Manager{cfg: cfg, search: make(chan struct{}, cfg.Searches),
+	m := &Manager{cfg: cfg,
 		store: NewStore[*session](Limits{Total: cfg.MaxSessions, PerClient: cfg.PerClient}, cfg.IdleTimeout, nil)}
+	m.searches = newSearches(&m.cfg, &m.stats, func(ctx context.Context, req api.ExploreRequest) (*session, error) {
+		tg, err := target(req)
+		if err != nil {
+			return nil, err
+		}
+		return m.open(ctx, req, tg)
+	})
+	return m
 }
 
 // Config is the Manager's configuration, defaults filled in.
@@ -114,6 +140,7 @@ type session struct {
 	mr     *miniredis.Miniredis
 	sb     *sandbox
 	budget time.Duration
+	req    api.ExploreRequest
 	tg     *explore.Target
 	rdb    *redis.Client
 	model  string
@@ -137,12 +164,36 @@ type session struct {
 	find   *finder
 }
 
-// finder is a search running in the background.
+// finder is the session's search for a counterexample: the shared
+// search it follows, until the session lets go of it.
 type finder struct {
-	status api.FindStatus // guarded by session.mu
-	start  time.Time      // when it got a CPU
-	cancel context.CancelFunc
-	done   chan struct{}
+	q  *searches
+	sr *search
+	// kept says sr had ended when the session asked.
+	kept bool
+	// left says the session let go of sr; own is then what it shows if
+	// it let go of a search still running (cancelled). Both are guarded
+	// by session.mu.
+	left bool
+	own  *api.FindStatus
+}
+
+// letGo marks f as let go of, and reports whether the caller is the one
+// to leave the search. s.mu is held.
+func (f *finder) letGo() bool {
+	if f == nil || f.left {
+		return false
+	}
+	f.left = true
+	return true
+}
+
+// status is the search as the session shows it.
+func (f *finder) status() api.FindStatus {
+	if f.own != nil {
+		return *f.own
+	}
+	return f.q.statusFor(f.sr, f.kept)
 }
 
 // Start makes a session of req's target for client (the remote address
@@ -152,37 +203,18 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 	if err != nil {
 		return "", api.ExploreState{}, err
 	}
-	clients, faults, err := luaBounds(req)
-	if err != nil {
+	if _, _, err := luaBounds(req); err != nil {
 		return "", api.ExploreState{}, err
 	}
-	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, explore.Resource)
-	judged := judging(tg, req.Lua != nil, unfenced)
-	id, s, err := m.store.Add(client, func() (*session, error) {
-		if req.Lua == nil {
-			mr, err := miniredis.Run()
-			if err != nil {
-				return nil, fmt.Errorf("exploresession: start an embedded server: %w", err)
-			}
-			s, err := open(ctx, &session{mr: mr, rdb: redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2}), tg: tg,
-				judged: judged})
-			return s, scriptStopped(err)
-		}
-		sb, err := startSandbox(ctx, m.cfg.RedisServer)
-		if err != nil {
-			return nil, err
-		}
-		s, err := open(ctx, &session{sb: sb, rdb: sb.client(), tg: tg, budget: m.cfg.StepBudget, size: clients,
-			faults: faults, judged: judged})
-		return s, scriptStopped(err)
-	})
+	id, s, err := m.store.Add(client, func() (*session, error) { return m.open(ctx, req, tg) })
 	switch {
 	case errors.Is(err, ErrBusy):
 		return "", api.ExploreState{}, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
-			"(a tab closed ends its own, an unused one ends after %v)", api.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
+			"(an unused one, a closed tab's among them, ends after %v)", api.ErrBusy, m.cfg.MaxSessions, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClientBusy):
 		return "", api.ExploreState{}, fmt.Errorf("%w: your address holds %d sessions, as many as one may; close another tab's session, "+
-			"or wait %v for an unused one to end", api.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
+			"or wait %v for an unused one to end (a room that reaches the service through one address needs it "+
+			"started with -sessions-per-address)", api.ErrBusy, m.cfg.PerClient, m.cfg.IdleTimeout)
 	case errors.Is(err, ErrClosed):
 		return "", api.ExploreState{}, api.ErrClosed
 	case err != nil:
@@ -190,6 +222,32 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 	}
 	m.stats.started()
 	return id, s.state(), nil
+}
+
+// open makes a session of req's target tg, on a server of its own.
+func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *explore.Target) (*session, error) {
+	clients, faults, err := luaBounds(req)
+	if err != nil {
+		return nil, err
+	}
+	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, explore.Resource)
+	judged := judging(tg, req.Lua != nil, unfenced)
+	if req.Lua == nil {
+		mr, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("exploresession: start an embedded server: %w", err)
+		}
+		s, err := open(ctx, &session{mr: mr, rdb: redis.NewClient(&redis.Options{Addr: mr.Addr(), PoolSize: 2}), tg: tg, req: req,
+			judged: judged})
+		return s, scriptStopped(err)
+	}
+	sb, err := startSandbox(ctx, m.cfg.RedisServer)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, &session{sb: sb, rdb: sb.client(), tg: tg, req: req, budget: m.cfg.StepBudget, size: clients,
+		faults: faults, judged: judged})
+	return s, scriptStopped(err)
 }
 
 // target is the explorer's target for req.
@@ -370,16 +428,16 @@ func (s *session) Abort() {
 	}
 }
 
-// Close ends the session's search, if one runs, then the session and its
-// server.
+// Close lets go of the session's search, if one runs (which ends it if
+// no other session follows it), then ends the session and its server.
 func (s *session) Close() error {
 	s.mu.Lock()
 	f := s.find
 	e := s.e
+	leave := f.letGo()
 	s.mu.Unlock()
-	if f != nil {
-		f.cancel()
-		<-f.done
+	if leave {
+		f.q.leave(f.sr)
 	}
 	var err error
 	if s.sb != nil {
@@ -414,10 +472,7 @@ func (s *session) stateLocked() api.ExploreState {
 			Chains: cur.Chains},
 		Resource: cur.Resource, Frames: slices.Clone(s.frames), Judged: s.judged}
 	if f := s.find; f != nil {
-		fs := f.status
-		if fs.State == api.StateRunning && !fs.Waiting {
-			fs.ElapsedMS = ms(time.Since(f.start))
-		}
+		fs := f.status()
 		st.Find = &fs
 	}
 	return st
@@ -426,7 +481,7 @@ func (s *session) stateLocked() api.ExploreState {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // searching reports whether a search runs on the session. s.mu is held.
-func (s *session) searching() bool { return s.find != nil && s.find.status.State == api.StateRunning }
+func (s *session) searching() bool { return s.find != nil && s.find.status().State == api.StateRunning }
 
 var errSearching = fmt.Errorf("%w: a search for a counterexample is running on this session: cancel it "+
 	"(DELETE .../find) or wait for it to end", api.ErrBusy)
@@ -615,8 +670,10 @@ type findRequest struct {
 // Find starts a search, depth first, of the continuations of a step of
 // the history (the last one, or from_step) for one that breaks a
 // property, in the background; the session's state reports it. A
-// session runs one search at a time, and Config.Searches run at once in
-// all (the others wait for a CPU).
+// session follows one search at a time. The sessions that ask for the
+// same search (the same target and model, the same steps) share it, or
+// its kept answer; Config.Searches run at once in all, the others wait in
+// a queue (search.go).
 func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (api.ExploreState, error) {
 	var req findRequest
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -637,73 +694,22 @@ func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (api.
 		case s.searching():
 			return fmt.Errorf("%w: a search is running on this session already", api.ErrBusy)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		f := &finder{cancel: cancel, done: make(chan struct{}),
-			status: api.FindStatus{State: api.StateRunning, FromStep: from, Waiting: true, BudgetMS: m.cfg.FindBudget.Milliseconds()}}
-		s.find = f
 		prefix := slices.Clone(s.actions[:from])
-		go m.run(ctx, s, f, prefix, s.frames[from].Violations)
+		sr, kept, err := m.searches.join(searchKey(s.req, s.model, prefix), s.req, prefix, s.frames[from].Violations)
+		if err != nil {
+			return err
+		}
+		s.find = &finder{q: m.searches, sr: sr, kept: kept}
 		st = s.stateLocked()
 		return nil
 	})
 	return st, err
 }
 
-// run is the search of f, from prefix: it waits for a CPU, searches, and
-// leaves its answer in f.status.
-func (m *Manager) run(ctx context.Context, s *session, f *finder, prefix []explore.Action, before []explore.Violation) {
-	defer close(f.done)
-	defer f.cancel()
-	set := func(fn func(*api.FindStatus)) {
-		s.mu.Lock()
-		fn(&f.status)
-		s.mu.Unlock()
-	}
-	select {
-	case m.search <- struct{}{}:
-		defer func() { <-m.search }()
-	case <-ctx.Done():
-		set(func(fs *api.FindStatus) { fs.State, fs.Waiting = api.StateCancelled, false })
-		return
-	}
-	s.mu.Lock()
-	f.start, f.status.Waiting = time.Now(), false
-	s.mu.Unlock()
-	var jd judgement
-	err := s.guardWithin(ctx, m.cfg.FindBudget+m.cfg.StepBudget, "the search", func(ctx context.Context) error {
-		var err error
-		jd, err = s.judge(ctx, prefix, before, m.cfg.FindBudget,
-			func(n int) { set(func(fs *api.FindStatus) { fs.Schedules = n }) })
-		return err
-	})
-	elapsed := ms(time.Since(f.start))
-	state, res := api.FindNone, jd.res
-	switch {
-	case ctx.Err() != nil:
-		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS = api.StateCancelled, elapsed })
-		return
-	case err != nil:
-		msg := strings.TrimPrefix(scriptStopped(err).Error(), api.ErrInvalid.Error()+": ")
-		set(func(fs *api.FindStatus) { fs.State, fs.ElapsedMS, fs.Error = api.StateFailed, elapsed, msg })
-		return
-	case res != nil && res.Counterexample() != nil:
-		state = api.FindFound
-	}
-	m.stats.searched(state == api.FindFound || jd.unpromised != nil && jd.unpromised.Counterexample() != nil)
-	set(func(fs *api.FindStatus) {
-		fs.State, fs.ElapsedMS, fs.Note, fs.Result, fs.Unpromised, fs.Properties = state, elapsed, jd.note, res,
-			jd.unpromised, jd.props
-		fs.Schedules = 0
-		for _, r := range []*explore.Result{res, jd.unpromised} {
-			if r != nil {
-				fs.Schedules += r.Schedules
-			}
-		}
-	})
-}
-
-// CancelFind cancels session id's search, waits for it to stop, and
-// returns the state; a search that has ended already is left as it is.
+// CancelFind lets go of session id's search, which ends if no other
+// session follows it (it waits for that), and returns the state, whose
+// search says it was cancelled; a search that has ended already is left
+// as it is.
 func (m *Manager) CancelFind(_ context.Context, id string) (api.ExploreState, error) {
 	s, err := m.store.Get(id)
 	if err != nil {
@@ -715,8 +721,20 @@ func (m *Manager) CancelFind(_ context.Context, id string) (api.ExploreState, er
 	if f == nil {
 		return api.ExploreState{}, fmt.Errorf("%w: no search on session %q since its last step", api.ErrNotFound, id)
 	}
-	f.cancel()
-	<-f.done
+	s.mu.Lock()
+	leave := f.letGo()
+	s.mu.Unlock()
+	if leave {
+		m.searches.leave(f.sr)
+		s.mu.Lock()
+		if fs := f.status(); fs.State == api.StateRunning || fs.State == api.StateCancelled {
+			// still running for others, or ended by this session's
+			// going: cancelled, for this session
+			fs.State, fs.Waiting, fs.QueuePosition, fs.WaitEstimateMS = api.StateCancelled, false, 0, 0
+			f.own = &fs
+		}
+		s.mu.Unlock()
+	}
 	return s.state(), nil
 }
 
@@ -728,5 +746,8 @@ func (m *Manager) Remove(id string) error {
 	return nil
 }
 
-// Close ends every session.
-func (m *Manager) Close() { m.store.Close() }
+// Close ends every session and every search.
+func (m *Manager) Close() {
+	m.store.Close()
+	m.searches.close()
+}

@@ -184,3 +184,95 @@ func TestFindJob(t *testing.T) {
 		t.Errorf("state after remove: %v", err)
 	}
 }
+
+// TestSharedSearches: sessions that ask for the same search follow one,
+// whose budget grows with them; the others wait in a queue, each told
+// its place and an estimate; one session letting go leaves the search
+// to the others, the last one ends it; an answer is kept for the next
+// session that asks, within the bound.
+func TestSharedSearches(t *testing.T) {
+	ctx := context.Background()
+	m := exploresession.New(exploresession.Config{Searches: 1, FindBudget: time.Minute,
+		MaxFindBudget: 90 * time.Second, KeptSearches: 1})
+	defer m.Close()
+	start := func(recipe string, fixed bool) string {
+		t.Helper()
+		id, _, err := m.Start(ctx, "c", api.ExploreRequest{Recipe: ptr(recipe), Fixed: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	find := func(id string) *api.FindStatus {
+		t.Helper()
+		st, err := m.Find(ctx, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Find
+	}
+	// The fixed recipe 6 from its start, asked for by two sessions (the
+	// second naming step 0): one search, on the one CPU.
+	a, b := start("6", true), start("6", true)
+	find(a)
+	if _, err := m.Find(ctx, b, []byte(`{"from_step":0}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.State(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := st.Find; fs.State != api.StateRunning || fs.Following != 2 || fs.BudgetMS != 90_000 {
+		t.Fatalf("the search two sessions follow: %+v, want running, following 2, budget min(2 x 60 s, 90 s)", fs)
+	}
+	// Two other searches wait, in the order asked.
+	c, d := start("1", false), start("2", false)
+	fc, fd := find(c), find(d)
+	if !fc.Waiting || fc.QueuePosition != 1 || !fd.Waiting || fd.QueuePosition != 2 ||
+		fc.WaitEstimateMS <= 0 || fd.WaitEstimateMS < fc.WaitEstimateMS {
+		t.Fatalf("the waiting searches: %+v and %+v, want places 1 and 2 with estimates", fc, fd)
+	}
+	// a lets go: b still follows the search; b lets go: it ends and the
+	// queue moves.
+	got, err := m.CancelFind(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Find.State != api.StateCancelled {
+		t.Errorf("a after letting go: %+v, want cancelled", got.Find)
+	}
+	if st, _ := m.State(ctx, b); st.Find.State != api.StateRunning || st.Find.Following != 1 {
+		t.Errorf("b after a let go: %+v, want running, following 1", st.Find)
+	}
+	if got, _ := m.CancelFind(ctx, b); got.Find.State != api.StateCancelled {
+		t.Errorf("b after letting go: %+v", got.Find)
+	}
+	for _, id := range []string{c, d} {
+		if fs := waitFind(t, m, id).Find; fs.State != api.FindFound || fs.Kept {
+			t.Fatalf("a search that waited: %+v, want found", fs)
+		}
+	}
+	// Recipe 2's answer is kept (d's, the last), recipe 1's went with the
+	// bound of one.
+	if fs := find(start("2", false)); fs.State != api.FindFound || !fs.Kept || fs.Result == nil {
+		t.Errorf("recipe 2 asked again: %+v, want its kept answer", fs)
+	}
+	// d, stepped once, asks again from step 0: the same search.
+	st, err = m.State(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a0, _ := json.Marshal(st.Frames[0].Enabled[0])
+	if _, err := m.Step(ctx, d, a0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Find(ctx, d, []byte(`{"from_step":0}`)); err != nil || !got.Find.Kept {
+		t.Errorf("recipe 2 stepped, asked again from step 0: %v, %+v, want its kept answer", err, got.Find)
+	}
+	if fs := find(start("1", false)); fs.Kept {
+		t.Errorf("recipe 1 asked again: %+v, want a new search (one answer kept)", fs)
+	}
+	if n := m.Kept(); n != 1 {
+		t.Errorf("%d answers kept, want 1", n)
+	}
+}

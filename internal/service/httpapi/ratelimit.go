@@ -1,12 +1,16 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
+
+	"github.com/lockmarket/lockmarket/market"
 )
 
 // Rates of the expensive reads besides the audit (which has its own
@@ -91,6 +95,92 @@ func (b *budget) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		defer release()
+		return next(c)
+	}
+}
+
+// UserListFresh is how long an answer of GET /api/users answers the same
+// request again (the same offset and limit) without reading Redis, unless
+// a request that may write (any but GET and HEAD) came in since: a room's
+// pages, each reading the users every 3 s, cost one scan a second between
+// them, and a client reads its own writes. A miss takes a token of the
+// users' rate (UserScanRate); a request arriving while the same scan runs
+// waits for its answer.
+const UserListFresh = time.Second
+
+// userLists keeps the recent answers of GET /api/users.
+type userLists struct {
+	mu sync.Mutex
+	// gen counts the requests that may have written; an answer read
+	// before the last one is stale.
+	gen   uint64
+	lists map[[2]int64]*userList
+}
+
+// userList is one answer, being read while ready is open.
+type userList struct {
+	gen   uint64
+	at    time.Time
+	ready chan struct{}
+	users []market.User
+	total int
+	err   error
+}
+
+// wrote notes a request that may write, as it starts and as it ends.
+func (u *userLists) wrote() {
+	u.mu.Lock()
+	u.gen++
+	u.mu.Unlock()
+}
+
+// get answers the users list at key from a fresh answer, one being read,
+// or a new read by scan after admit lets it.
+func (u *userLists) get(ctx context.Context, key [2]int64, admit func() error,
+	scan func() ([]market.User, int, error)) ([]market.User, int, error) {
+	u.mu.Lock()
+	l := u.lists[key]
+	if l != nil && l.gen == u.gen && l.err == nil && (l.at.IsZero() || time.Since(l.at) < UserListFresh) {
+		u.mu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		if l.err == nil {
+			return l.users, l.total, nil
+		}
+		u.mu.Lock()
+	}
+	if err := admit(); err != nil {
+		u.mu.Unlock()
+		return nil, 0, err
+	}
+	if u.lists == nil || len(u.lists) >= 64 {
+		// no more than the page asks for, and a few others: start
+		// afresh rather than grow with clients' offsets
+		u.lists = map[[2]int64]*userList{}
+	}
+	l = &userList{gen: u.gen, ready: make(chan struct{})}
+	u.lists[key] = l
+	u.mu.Unlock()
+	users, total, err := scan()
+	u.mu.Lock()
+	l.users, l.total, l.err, l.at = users, total, err, time.Now()
+	u.mu.Unlock()
+	close(l.ready)
+	return users, total, err
+}
+
+// noteWrites marks the users' answers stale around every request that
+// may write.
+func (s *Server) noteWrites(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if m := c.Request().Method; m == http.MethodGet || m == http.MethodHead {
+			return next(c)
+		}
+		s.userLists.wrote()
+		defer s.userLists.wrote()
 		return next(c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -157,16 +158,18 @@ func TestLoopbackHosts(t *testing.T) {
 	}
 }
 
-// TestExpensiveReadsLimited loops on the receipts and the market's pages:
-// past their rate each is answered 429 with a Retry-After, and writes go
-// on meanwhile.
+// TestExpensiveReadsLimited loops on the receipts, the market's pages and
+// the users list (a page of its own each time: the same page again is
+// answered from the last second's answer, TestUserListsForARoom): past
+// their rate each is answered 429 with a Retry-After, and writes go on
+// meanwhile.
 func TestExpensiveReadsLimited(t *testing.T) {
 	f := newFixture(t, redistest.Mini(t))
 	h := f.srv.Handler()
-	for _, path := range []string{"/api/users/alice/purchases", "/api/market?limit=500", "/api/users"} {
+	for _, path := range []string{"/api/users/alice/purchases", "/api/market?limit=500", "/api/users?offset=%d"} {
 		limited := false
 		for i := 0; i < 3000 && !limited; i++ {
-			r := serve(h, "GET", path, "")
+			r := serve(h, "GET", strings.ReplaceAll(path, "%d", strconv.Itoa(i)), "")
 			switch {
 			case r.status == http.StatusTooManyRequests:
 				limited = true

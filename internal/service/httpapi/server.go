@@ -132,6 +132,8 @@ type Server struct {
 	// labBudget bounds the lab's requests.
 	userScans, listingReads, receiptReads *rate.Limiter
 	labBudget                             *budget
+	// userLists keeps the users list's answers a moment (ratelimit.go).
+	userLists userLists
 	// bodyLimits are the routes' own body limits, by route path, where
 	// they are smaller than Config.BodyLimit (limitBody names them).
 	bodyLimits map[string]int64
@@ -235,7 +237,8 @@ func (s *Server) routes() error {
 		s.headers,
 		s.sameOrigin,
 		requireJSON,
-		s.limitBody)
+		s.limitBody,
+		s.noteWrites)
 
 	api := e.Group("/api")
 	api.POST("/users", s.createUser)
@@ -484,13 +487,22 @@ func (s *Server) listUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := allow(s.userScans, 1, "listing users", "requests"); err != nil {
-		return err
-	}
 	ctx := c.Request().Context()
-	ids, err := s.m.UserIDs(ctx)
+	users, total, err := s.userLists.get(ctx, [2]int64{offset, limit},
+		func() error { return allow(s.userScans, 1, "listing users", "requests") },
+		func() ([]market.User, int, error) { return s.scanUsers(ctx, offset, limit) })
 	if err != nil {
 		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": users, "total": total})
+}
+
+// scanUsers reads the users from offset, limit of them, and how many
+// there are.
+func (s *Server) scanUsers(ctx context.Context, offset, limit int64) ([]market.User, int, error) {
+	ids, err := s.m.UserIDs(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
 	total := len(ids)
 	ids = ids[min(int(offset), total):min(int(offset+limit), total)]
@@ -501,11 +513,11 @@ func (s *Server) listUsers(c echo.Context) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		users = append(users, u)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"users": users, "total": total})
+	return users, total, nil
 }
 
 func (s *Server) grantItem(c echo.Context) error {

@@ -14,7 +14,7 @@
 // a running search; keepAliveMS how often an open page reads its session,
 // so that the server's idle timer ends only those of closed tabs.
 const explore = { id: "", state: null, view: 0, playing: false, finding: false, stepMS: 350, pollMS: 400,
-  keepAliveMS: 30000, findTimer: null, found: "", findFocus: null };
+  keepAliveMS: 15000, findTimer: null, found: "", findFocus: null };
 const exploreSessionKey = "lockmarket.explore_session";
 
 const exploreProperties = {
@@ -342,11 +342,15 @@ function showFind(f) {
   if (!f || f.state !== "running") { p.hidden = true; renderFindControls(); return; }
   p.hidden = false;
   const secs = (f.elapsed_ms / 1000).toFixed(1);
+  // One search answers every session that asks for the same one.
+  const others = f.following > 1 ? ` (one search for the ${f.following} sessions asking the same)` : "";
   p.textContent = f.waiting
-    ? `Waiting for a free CPU: other searches run (from step ${f.from_step})…`
+    ? `Waiting for a free CPU: number ${f.queue_position} in the queue, ` +
+      `about ${Math.max(1, Math.round(f.wait_estimate_ms / 1000))} s (from step ${f.from_step})${others}…`
     : `Searching every continuation from step ${f.from_step}: ${fmt(f.schedules)} schedules so far, ` +
-      `${secs} s of at most ${(f.budget_ms / 1000).toFixed(0)} s…`;
+      `${secs} s of at most ${(f.budget_ms / 1000).toFixed(0)} s${others}…`;
   p.dataset.schedules = String(f.schedules);
+  p.dataset.queue = String(f.queue_position || 0);
   renderFindControls();
 }
 
@@ -393,7 +397,8 @@ async function findEnded(f) {
     verdict.textContent = f.note ? `No bug found: ${f.note}.` :
       `No bug from step ${f.from_step}: ${fmt(r.schedules)} schedules explored in ${dec1(f.elapsed_ms / 1000)} s` +
       (r.exhaustive ? ", every one within the bounds" : "") +
-      `, and no property broke (bounds: ${explore.state ? explore.state.model : "the session's"}).`;
+      `, and no property broke (bounds: ${explore.state ? explore.state.model : "the session's"}).` +
+      (f.kept ? " This answer was kept from the same search asked for earlier." : "");
     showJudgement(f);
     renderFindControls();
     return;
@@ -680,11 +685,11 @@ function scrub() {
   renderFrame();
 }
 
-// keepAlive reads the session now and then, so that the server's idle
-// timer ends only the sessions of tabs that are gone; it says so when the
-// session has ended.
+// keepAlive reads the session now and then, in a tab in the background
+// too, so that the server's idle timer (45 s) ends only the sessions of
+// tabs that are gone; it says so when the session has ended.
 async function keepAlive() {
-  if (!explore.id || explore.finding || document.hidden) return;
+  if (!explore.id || explore.finding) return;
   try {
     await api("GET", `/api/explore/sessions/${explore.id}`);
   } catch (e) {
