@@ -68,10 +68,11 @@ acquire and extend return 1 on success (0 or nil: refused); release returns
 1 when it deleted the lock, 0 otherwise. -recipe-dir DIR takes any other
 convention from DIR/recipe.json, a manifest that says how each operation is
 called (a script, or commands sent one round trip at a time), with what
-keys and arguments, and which replies mean success (see docs/explorer.md). Examples: examples/recipes/. Its steps may
-send data commands on its own keys only, but its scripts run on the server
-as written: explore a recipe you did not write on the default private
-server (-redis auto), not on one others use.
+keys and arguments, and which replies mean success (see docs/explorer.md;
+examples: examples/recipes/). Its steps may send data commands on its own
+keys only, but its scripts run on the server as written: explore a recipe
+you did not write on the default private server (-redis auto), not on one
+others use.
 
 Time is virtual, and dilated: every duration the code and the server see
 is the virtual one times 1,000,000 (a Lua script's ARGV[2] for a 10s lease
