@@ -160,6 +160,14 @@ func (s *Server) start(ctx context.Context, loading bool) error {
 		if err == nil {
 			conn.Close()
 			if err := c.Ping(ctx).Err(); err == nil || loading && isLoading(err) {
+				// A free port can be taken by another redis-server between
+				// FreePort and the bind, and that one answers while this one
+				// exits: the server must be this process.
+				if pid, ok := processID(ctx, c); ok && pid != cmd.Process.Pid {
+					cmd.Process.Kill()
+					<-done
+					return fmt.Errorf("redisserver: port %d is another redis-server's (pid %d)", s.port, pid)
+				}
 				break
 			}
 		}
@@ -256,6 +264,22 @@ func (s *Server) restart(ctx context.Context, loading bool) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return err
+}
+
+// processID is the process ID the server at c reports, and false when it
+// does not say (an ACL user without INFO, as the explorer's sandbox has).
+func processID(ctx context.Context, c *redis.Client) (int, bool) {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, err := strconv.Atoi(v)
+			return pid, err == nil
+		}
+	}
+	return 0, false
 }
 
 // isLoading reports whether err is the LOADING error reply of a server
