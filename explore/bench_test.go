@@ -47,7 +47,7 @@ func benchAll(b *testing.B, fixed bool) {
 				var schedules int
 				start := time.Now()
 				targets := []*explore.Target{}
-				for _, n := range explore.Recipes {
+				for _, n := range explore.Recipes() {
 					tg, err := explore.Recipe(n, fixed)
 					if err != nil {
 						b.Fatal(err)

@@ -55,7 +55,7 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
-		target := &Target{Name: "pings", Checks: Properties, lockKeys: oneLockKey,
+		target := &Target{Name: "pings", Checks: Properties(), lockKeys: oneLockKey,
 			newLock: func(rdb redis.UniversalClient, c *client, _ Model, _ string) locker {
 				return pingLock{rdb: rdb, pings: pings[c.idx]}
 			}}

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -22,8 +23,11 @@ import (
 // Each client has a go-redis client of its own (RESP2, no identity
 // commands, no retries), carrying the hook that holds its commands.
 type Explorer struct {
-	rdb     *redis.Client // the scheduler's own: resets, clock ticks, checks
-	clients []*redis.Client
+	// stuckAfter is Options.StuckAfter of the search running (the
+	// default between searches).
+	stuckAfter time.Duration
+	rdb        *redis.Client // the scheduler's own: resets, clock ticks, checks
+	clients    []*redis.Client
 	// slots is, by client, where the hooks of its go-redis clients find
 	// the client of the schedule running.
 	slots []*slot
@@ -101,7 +105,8 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	if err := tc.bindCode(); err != nil {
 		return nil, err
 	}
-	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t, factor: Dilation}
+	e := &Explorer{target: &tc, model: m, ns: tc.ns, base: base, orig: t, factor: Dilation,
+		stuckAfter: defaultStuckAfter}
 	opts := *base.Options()
 	opts.Protocol = 2
 	opts.DisableIdentity = true
@@ -294,6 +299,13 @@ type Options struct {
 	// with the target's clients); an Explorer's are New's.
 	Model *Model
 
+	// StuckAfter is how long the scheduler waits, in real time, with no
+	// client moving (sending a command, going to sleep on its clock,
+	// finishing) before it ends the search with ErrStuck (0: 10 s). A
+	// slow machine moves slowly but moves; a blocked client does not
+	// move at all.
+	StuckAfter time.Duration
+
 	prefix []Action // every schedule starts with these (FindFrom)
 }
 
@@ -359,6 +371,15 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			systems = append(systems, system{l})
 		}
 	}
+	stuckAfter := cmp.Or(o.StuckAfter, defaultStuckAfter)
+	for _, x := range append([]*Explorer{e}, e.lanes...) {
+		x.stuckAfter = stuckAfter
+	}
+	defer func() {
+		for _, x := range append([]*Explorer{e}, e.lanes...) {
+			x.stuckAfter = defaultStuckAfter
+		}
+	}()
 	sym := !o.NoReduction && !o.NoStateCache && !o.DPOR && !o.NoSymmetry && e.target.symmetric(e.model)
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.symmetric = sym
@@ -378,7 +399,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			}
 			last = time.Now()
 			var found []string
-			for _, p := range Properties {
+			for _, p := range properties {
 				if slices.Contains(st.Found, p) {
 					found = append(found, p)
 				}
@@ -395,7 +416,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
 	res.Exhaustive, res.Coverage = r.Exhaustive, r.Coverage
 	var fs []Found
-	for _, p := range Properties {
+	for _, p := range properties {
 		if f, ok := r.Violations[p]; ok {
 			fs = append(fs, found(f))
 		} else if f, ok := e.strays.found[p]; ok && r.Diverged > 0 && slices.Contains(check, p) {

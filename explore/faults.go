@@ -75,7 +75,7 @@ func init() {
 		},
 	}
 	for _, f := range faults {
-		FaultNames = append(FaultNames, f.name)
+		faultNames = append(faultNames, f.name)
 	}
 }
 
@@ -217,9 +217,13 @@ func nodeFaultNames() string {
 	return strings.Join(out, " and ")
 }
 
-// FaultNames lists the fault kinds -faults accepts; "pause" stands for
-// the three pauses. The node faults need a target of several nodes.
-var FaultNames = []string{"pause"}
+// faultNames lists the fault kinds ParseFaults accepts; "pause" stands
+// for the three pauses. The node faults need a target of several nodes.
+var faultNames = []string{"pause"}
+
+// FaultNames lists the fault kinds ParseFaults accepts, "pause" standing
+// for the three pauses; the slice is the caller's.
+func FaultNames() []string { return slices.Clone(faultNames) }
 
 // ParseFaults reads a comma-separated list of fault kinds ("pause" is
 // short, long and forever; "none" or "" is none).
@@ -242,7 +246,7 @@ func ParseFaults(s string) ([]string, error) {
 		case faultNamed(f) != nil:
 			add(f)
 		default:
-			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, strings.Join(FaultNames, ", "))
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, strings.Join(faultNames, ", "))
 		}
 	}
 	return out, nil

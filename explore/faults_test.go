@@ -42,8 +42,8 @@ func TestFaultTable(t *testing.T) {
 		if a.String() != tc.text {
 			t.Errorf("%s: %q, want %q", tc.name, a.String(), tc.text)
 		}
-		if !slices.Contains(FaultNames, tc.name) {
-			t.Errorf("%s: not in FaultNames %v", tc.name, FaultNames)
+		if !slices.Contains(FaultNames(), tc.name) {
+			t.Errorf("%s: not in FaultNames() %v", tc.name, FaultNames())
 		}
 		if got, err := ParseFaults(tc.name); err != nil || !slices.Equal(got, []string{tc.name}) {
 			t.Errorf("ParseFaults(%q) = %v, %v", tc.name, got, err)

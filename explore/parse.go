@@ -60,13 +60,13 @@ func ParseProperties(s string) ([]string, error) {
 	case "":
 		return nil, nil
 	case "all":
-		return slices.Clone(Properties), nil // the caller's to change
+		return Properties(), nil // the caller's to change
 	}
 	var out []string
 	for p := range strings.SplitSeq(s, ",") {
 		p = strings.TrimSpace(p)
-		if !slices.Contains(Properties, p) {
-			return nil, fmt.Errorf("unknown property %q (want %s)", p, strings.Join(Properties, ", "))
+		if !slices.Contains(properties, p) {
+			return nil, fmt.Errorf("unknown property %q (want %s)", p, strings.Join(properties, ", "))
 		}
 		out = append(out, p)
 	}

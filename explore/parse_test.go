@@ -70,7 +70,7 @@ func TestParseProperties(t *testing.T) {
 		bad  bool
 	}{
 		{in: "", want: nil},
-		{in: "all", want: explore.Properties},
+		{in: "all", want: explore.Properties()},
 		{in: "liveness, mutual_exclusion", want: []string{explore.Liveness, explore.MutualExclusion}},
 		{in: "safety", bad: true},
 	}
@@ -83,15 +83,15 @@ func TestParseProperties(t *testing.T) {
 }
 
 // TestParsePropertiesAllIsACopy: the list "all" gives is the caller's,
-// so changing it leaves explore.Properties as it was.
+// so changing it leaves explore.Properties() as it was.
 func TestParsePropertiesAllIsACopy(t *testing.T) {
-	want := slices.Clone(explore.Properties)
+	want := slices.Clone(explore.Properties())
 	got, err := explore.ParseProperties("all")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got[0] = "changed"
-	if !slices.Equal(explore.Properties, want) {
-		t.Errorf("explore.Properties is %v after changing ParseProperties' answer, want %v", explore.Properties, want)
+	if !slices.Equal(explore.Properties(), want) {
+		t.Errorf("explore.Properties() is %v after changing ParseProperties' answer, want %v", explore.Properties(), want)
 	}
 }

@@ -9,10 +9,10 @@ import (
 // TestEveryRecipeHasATarget: each recipe of the catalogue is a target,
 // flawed and fixed, named by its ID; an ID the catalogue lacks is not.
 func TestEveryRecipeHasATarget(t *testing.T) {
-	if len(explore.Recipes) == 0 {
+	if len(explore.Recipes()) == 0 {
 		t.Fatal("no recipes")
 	}
-	for _, n := range explore.Recipes {
+	for _, n := range explore.Recipes() {
 		for _, fixed := range []bool{false, true} {
 			tg, err := explore.Recipe(n, fixed)
 			if err != nil {

@@ -67,7 +67,7 @@ func TestWriteFindings(t *testing.T) {
 func TestWriteFindingsWidth(t *testing.T) {
 	for _, stopped := range []string{"", StoppedBudget} {
 		var b strings.Builder
-		if err := (&Result{Checked: Properties, Stopped: stopped}).WriteFindings(&b, false); err != nil {
+		if err := (&Result{Checked: Properties(), Stopped: stopped}).WriteFindings(&b, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {

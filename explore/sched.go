@@ -154,9 +154,13 @@ const (
 	Liveness        = "liveness"
 )
 
-// Properties lists the properties in the order they are reported
+// properties lists the properties in the order they are reported
 // (Ownership is in manifest_run.go, Lease in lease.go).
-var Properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
+var properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
+
+// Properties lists the properties in the order they are reported; the
+// slice is the caller's.
+func Properties() []string { return slices.Clone(properties) }
 
 // schedule is one run of the target's clients under the scheduler.
 type schedule struct {
@@ -207,7 +211,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &world{t: e.target, epoch: e.epoch, factor: e.factor, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
+	w := &world{t: e.target, epoch: e.epoch, factor: e.factor, stuckAfter: e.stuckAfter, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
 		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}, maxDelay: e.model.MaxDelay,
 		goroutines: map[uint64]gref{}, ids: map[string]int{}}
 	if e.target.steadySleeps {

@@ -13,14 +13,11 @@ import (
 // TestStuck: a client that blocks where the scheduler cannot see it (on
 // a channel) makes the search end with ErrStuck, not hang, and not a
 // verdict. The block lasts until the test ends, so the outcome does not
-// depend on how fast the machine is, only on StuckAfter passing. It sets
-// a package variable, so it must not run in parallel with another test.
+// depend on how fast the machine is, only on Options.StuckAfter passing.
 func TestStuck(t *testing.T) {
+	t.Parallel()
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	old := explore.StuckAfter
-	explore.StuckAfter = 200 * time.Millisecond
-	defer func() { explore.StuckAfter = old }()
 
 	never := make(chan struct{})
 	defer close(never)
@@ -41,7 +38,8 @@ func TestStuck(t *testing.T) {
 	}
 	m := explore.DefaultModel()
 	m.FaultKinds = nil
-	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Model: &m})
+	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Model: &m,
+		StuckAfter: 200 * time.Millisecond})
 	if !errors.Is(err, explore.ErrStuck) {
 		t.Fatalf("err = %v, want ErrStuck", err)
 	}

@@ -690,9 +690,9 @@ func (k clock) now() time.Duration {
 
 // --- the targets ---
 
-// Recipes lists the IDs of the recipes Recipe takes: the catalogue's
-// (flawed.Recipes), in its order.
-var Recipes = flawed.RecipeIDs()
+// Recipes lists the IDs of the recipes Recipe takes, in the catalogue's
+// order; the slice is the caller's.
+func Recipes() []string { return flawed.RecipeIDs() }
 
 func lockKey(ns string) string { return ns + lockName }
 
@@ -710,7 +710,7 @@ func oneLockKey(ns string) []string { return []string{lockKey(ns)} }
 // holds the writer's token, Lock.Held); of 9, locking.RWMutex.
 func Recipe(n string, fixed bool) (*Target, error) {
 	if _, err := flawed.RecipeByID(n); err != nil {
-		return nil, fmt.Errorf("unknown recipe %q (known: %s)", n, strings.Join(Recipes, ", "))
+		return nil, fmt.Errorf("unknown recipe %q (known: %s)", n, strings.Join(Recipes(), ", "))
 	}
 	if fixed {
 		return recipeFix(n)
@@ -761,7 +761,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 	case "6":
 		t := mutexTarget("recipe 6", "SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
 			Resource, false)
-		t.Checks = Properties
+		t.Checks = Properties()
 		return t, nil
 	case "9":
 		return &Target{Name: "recipe 9", About: "the seed article's read-write lock (flawed.SeedRWLock)",
@@ -778,7 +778,7 @@ func Recipe(n string, fixed bool) (*Target, error) {
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
 			}, true)
-		t.Checks = Properties
+		t.Checks = Properties()
 		return t, nil
 	}
 	return nil, fmt.Errorf("recipe %s of the catalogue has no target", n)
@@ -825,7 +825,7 @@ var lockChecks = []string{MutualExclusion, Liveness}
 var recipeChecks = []string{MutualExclusion, Liveness, Ownership, Lease}
 
 func mutexTarget(name, about, property string, fenced bool) *Target {
-	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties,
+	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties(),
 		alike: true,
 		newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 			ttl := c.w.dilate(m.TTL)

@@ -252,17 +252,17 @@ func (w *world) stuckError() error {
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Errorf("%w for %v", ErrStuck, StuckAfter)
+		return fmt.Errorf("%w for %v", ErrStuck, w.stuckAfter)
 	}
-	return fmt.Errorf("%w for %v: %s", ErrStuck, StuckAfter, strings.Join(parts, "; "))
+	return fmt.Errorf("%w for %v: %s", ErrStuck, w.stuckAfter, strings.Join(parts, "; "))
 }
 
 // await waits until done reports true, the scheduler's view of the
 // clients having changed (w.signal), or fails: with the error that ends
 // the schedule (world.fail), ErrWallClock, or ErrStuck once no client
-// has moved for StuckAfter.
+// has moved for w.stuckAfter.
 func (w *world) await(done func() bool) error {
-	stuck := time.NewTimer(StuckAfter)
+	stuck := time.NewTimer(w.stuckAfter)
 	defer stuck.Stop()
 	look := time.NewTimer(lookAfter)
 	defer look.Stop()
@@ -277,7 +277,7 @@ func (w *world) await(done func() bool) error {
 		select {
 		case <-w.signal:
 			// Progress: the waits start again.
-			stuck.Reset(StuckAfter)
+			stuck.Reset(w.stuckAfter)
 			look.Reset(lookAfter)
 			stall = time.Now()
 		case <-look.C:

@@ -40,16 +40,13 @@ var errNoSchedule = errors.New("explore: command sent while no schedule runs")
 var ErrOutside = errors.New("explore: a command the explorer cannot hold")
 
 // ErrStuck is returned when a client neither sent a command, slept on its
-// clock, nor finished within StuckAfter of real time, without waiting on
+// clock, nor finished within Options.StuckAfter of real time, without waiting on
 // the wall clock (ErrWallClock): it is busy, or blocked in a system call.
 // The error says where each goroutine of the clients stands.
 var ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
 
-// StuckAfter is how long the scheduler waits, in real time, with no
-// client moving (sending a command, going to sleep on its clock,
-// finishing), before it calls the schedule stuck. A slow machine moves
-// slowly but moves; a blocked client does not move at all.
-var StuckAfter = 10 * time.Second
+// defaultStuckAfter is Options.StuckAfter's default.
+const defaultStuckAfter = 10 * time.Second
 
 // client is one client of one schedule.
 type client struct {
@@ -160,6 +157,8 @@ type world struct {
 	// factor is the dilation of time (Dilation; tests of the reruns
 	// set 1).
 	factor int64
+	// stuckAfter is how long await waits with no client moving.
+	stuckAfter time.Duration
 
 	mu       sync.Mutex
 	now      time.Duration

@@ -174,7 +174,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 // and within which model.
 func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) {
 	f.redis(&o.redis, "the explorer needs one server, not a cluster")
-	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes, ", ")+")")
+	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes(), ", ")+")")
 	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
 	f.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
 	f.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing); "+
@@ -194,7 +194,7 @@ func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 		"it, as a watchdog does, instead of once (a target with an extension)")
 	f.DurationVar(&fl.delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
 		"time (default: unbounded, a command may land any time later)")
-	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames, ", ")+", none")
+	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames(), ", ")+", none")
 	f.StringVar(&fl.bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
@@ -225,8 +225,8 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	targets := 0
 	if o.recipe != "" {
 		targets++
-		if !slices.Contains(explore.Recipes, o.recipe) {
-			return f.Bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes, ", "))
+		if !slices.Contains(explore.Recipes(), o.recipe) {
+			return f.Bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes(), ", "))
 		}
 	}
 	if o.strategy != "" {

@@ -172,6 +172,6 @@ type FindStatus struct {
 	// promises broke: its counterexample shows it.
 	Unpromised *explore.Result `json:"unpromised,omitempty"`
 	// Properties is the verdict on every property, in the order of
-	// explore.Properties: what was checked and what was not.
+	// explore.Properties(): what was checked and what was not.
 	Properties []PropertyVerdict `json:"properties,omitempty"`
 }

@@ -72,13 +72,13 @@ var promiseWhy = map[string]string{
 	explore.Resource:        "the protected resource loses no update",
 }
 
-// judging says how each property of explore.Properties is judged for a
+// judging says how each property of explore.Properties() is judged for a
 // session's target tg: lua for a pasted lock, unfenced for a lease lock
 // whose critical section's write no fence guards (a pasted lock, an
 // unfixed recipe that checks its resource).
 func judging(tg *explore.Target, lua, unfenced bool) []api.Judged {
-	js := make([]api.Judged, 0, len(explore.Properties))
-	for _, p := range explore.Properties {
+	js := make([]api.Judged, 0, len(explore.Properties()))
+	for _, p := range explore.Properties() {
 		j := api.Judged{Property: p}
 		switch {
 		case p == explore.Resource && unfenced:

@@ -134,7 +134,7 @@ func TestPastedLockJudged(t *testing.T) {
 		if vs[explore.Ownership] != api.Holds || vs[explore.Lease] != api.Holds {
 			t.Errorf("the pasted copy: %v, want ownership and its lease holding", vs)
 		}
-		for _, p := range explore.Properties {
+		for _, p := range explore.Properties() {
 			if vs6[p] != api.NotChecked && vs6[p] != vs[p] {
 				t.Errorf("%s: recipe 6 %q, its pasted copy %q", p, vs6[p], vs[p])
 			}

@@ -273,10 +273,10 @@ func target(req api.ExploreRequest) (*explore.Target, error) {
 		}
 		return tg, nil
 	case req.Recipe == nil:
-		return nil, api.Invalidf("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes, ", "))
+		return nil, api.Invalidf("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes(), ", "))
 	}
-	if !slices.Contains(explore.Recipes, *req.Recipe) {
-		return nil, api.Invalidf("recipe %q: want one of %s", *req.Recipe, strings.Join(explore.Recipes, ", "))
+	if !slices.Contains(explore.Recipes(), *req.Recipe) {
+		return nil, api.Invalidf("recipe %q: want one of %s", *req.Recipe, strings.Join(explore.Recipes(), ", "))
 	}
 	tg, err := explore.Recipe(*req.Recipe, req.Fencing || req.Fixed)
 	if err != nil {
