@@ -359,11 +359,19 @@ func TestSymmetryKeepsEveryFinalState(t *testing.T) {
 // lockedFinals is finals on several workers.
 func lockedFinals(t *testing.T, m *toy, workers int, o search.Options[move]) (map[string]bool, search.Result[move]) {
 	t.Helper()
+	return finalsBy(t, m, workers, o, func(e end) string { return e.vars })
+}
+
+// finalsBy runs an exhaustive search of m on several workers and notes
+// each final state as key says.
+func finalsBy(t *testing.T, m *toy, workers int, o search.Options[move],
+	key func(end) string) (map[string]bool, search.Result[move]) {
+	t.Helper()
 	seen := map[string]bool{}
 	var mu sync.Mutex
 	var sys []search.System[choice, move]
 	for range workers {
-		sys = append(sys, &lockedRecorder{toy: m.clone(), seen: seen, mu: &mu})
+		sys = append(sys, &lockedRecorder{toy: m.clone(), seen: seen, mu: &mu, key: key})
 	}
 	return seen, exhaustive(t, sys, o)
 }
@@ -373,13 +381,14 @@ type lockedRecorder struct {
 	*toy
 	seen map[string]bool
 	mu   *sync.Mutex
+	key  func(end) string
 }
 
 func (r *lockedRecorder) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
 	out, err := r.toy.Run(ctx, choose)
 	if err == nil && out.Complete {
 		r.mu.Lock()
-		r.seen[out.Data.(end).vars] = true
+		r.seen[r.key(out.Data.(end))] = true
 		r.mu.Unlock()
 	}
 	return out, err
@@ -443,28 +452,5 @@ func TestDPORKeepsEveryFinalState(t *testing.T) {
 // allFinals is lockedFinals, each final state in full.
 func allFinals(t *testing.T, m *toy, workers int, o search.Options[move]) (map[string]bool, search.Result[move]) {
 	t.Helper()
-	seen := map[string]bool{}
-	var mu sync.Mutex
-	var sys []search.System[choice, move]
-	for range workers {
-		sys = append(sys, &fullRecorder{toy: m.clone(), seen: seen, mu: &mu})
-	}
-	return seen, exhaustive(t, sys, o)
-}
-
-// fullRecorder notes every final state in full.
-type fullRecorder struct {
-	*toy
-	seen map[string]bool
-	mu   *sync.Mutex
-}
-
-func (r *fullRecorder) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
-	out, err := r.toy.Run(ctx, choose)
-	if err == nil && out.Complete {
-		r.mu.Lock()
-		r.seen[out.Data.(end).all] = true
-		r.mu.Unlock()
-	}
-	return out, err
+	return finalsBy(t, m, workers, o, func(e end) string { return e.all })
 }
