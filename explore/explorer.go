@@ -72,7 +72,7 @@ type Explorer struct {
 // did not end by itself.
 type strays struct {
 	mu    sync.Mutex
-	found map[string]Found
+	found map[string]Counterexample
 }
 
 // add keeps s's violations where they are the shortest of their property.
@@ -84,7 +84,7 @@ func (st *strays) add(s *schedule) {
 		if f, ok := st.found[v.Property]; ok && len(f.Actions) <= n {
 			continue
 		}
-		st.found[v.Property] = Found{Violation: v, Actions: slices.Clone(s.actions[:n]), Steps: slices.Clone(s.steps[:n])}
+		st.found[v.Property] = Counterexample{Violation: v, Actions: slices.Clone(s.actions[:n]), Steps: slices.Clone(s.steps[:n])}
 	}
 }
 
@@ -349,7 +349,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.act.reset()
 	}
-	e.strays = &strays{found: map[string]Found{}}
+	e.strays = &strays{found: map[string]Counterexample{}}
 	defer func() { e.strays = nil }()
 	systems := []search.System[choice, Action]{system{e}}
 	if o.Workers == 0 {
@@ -415,7 +415,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	report(res, e.target, append([]*Explorer{e}, e.lanes...))
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
 	res.Exhaustive, res.Coverage = r.Exhaustive, r.Coverage
-	var fs []Found
+	var fs []Counterexample
 	for _, p := range properties {
 		if f, ok := r.Violations[p]; ok {
 			fs = append(fs, found(f))
@@ -469,7 +469,7 @@ func (e *Explorer) walk(ctx context.Context, s *search.Search[choice, Action], m
 
 // shrink shortens a counterexample (search.Shrink), replaying with the
 // first enabled command or tick past its actions.
-func (e *Explorer) shrink(ctx context.Context, f Found) (Found, error) {
+func (e *Explorer) shrink(ctx context.Context, f Counterexample) (Counterexample, error) {
 	g, err := search.Shrink(ctx, search.System[choice, Action](system{e}),
 		search.Found[Action]{Violation: f.Violation, Path: f.Actions}, first)
 	if err != nil {
@@ -482,10 +482,10 @@ func (e *Explorer) shrink(ctx context.Context, f Found) (Found, error) {
 }
 
 // found is a counterexample of the search as the explorer reports it.
-func found(f search.Found[Action]) Found {
+func found(f search.Found[Action]) Counterexample {
 	s := f.Run.Data.(*schedule)
 	n := min(len(f.Path), len(s.steps))
-	return Found{Violation: f.Violation, Actions: slices.Clone(f.Path[:n]), Steps: slices.Clone(s.steps[:n])}
+	return Counterexample{Violation: f.Violation, Actions: slices.Clone(f.Path[:n]), Steps: slices.Clone(s.steps[:n])}
 }
 
 // searchErr is an error of the search as the explorer says it.

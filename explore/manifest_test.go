@@ -227,7 +227,7 @@ func TestRecipeExamplesBroken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := slices.IndexFunc(res.Violations, func(f explore.Found) bool { return f.Property == tc.property })
+			i := slices.IndexFunc(res.Violations, func(f explore.Counterexample) bool { return f.Property == tc.property })
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
 			}

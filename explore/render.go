@@ -233,7 +233,7 @@ type Reproduction struct {
 
 // Reproduce starts a private redis-server, replays f's schedule of target
 // t under model m on it, and reports whether the same property broke.
-func Reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, error) {
+func Reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Reproduction, error) {
 	r, err := reproduce(ctx, t, m, f)
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		return Reproduction{Note: "no redis-server on PATH to replay on"}, nil
@@ -253,7 +253,7 @@ var errReplayBound = errors.New("the replay took longer than its bound")
 
 // reproduce is Reproduce, which says redisserver.ErrNoBinary when there
 // is no redis-server to start.
-func reproduce(ctx context.Context, t *Target, m Model, f Found) (Reproduction, error) {
+func reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Reproduction, error) {
 	srv, err := redisserver.Start(ctx, redisserver.Options{Args: []string{
 		"--maxmemory", replayMaxMemory, "--maxmemory-policy", "noeviction"}})
 	if err != nil {

@@ -38,11 +38,11 @@ func renewEvery(ctx context.Context, clk clock, h held, d time.Duration) (contex
 	}
 }
 
-// onceless is a hold whose extension the critical section does not send:
-// the watchdog of renewEvery extends it instead.
-type onceless struct{ held }
+// renewedHold is a hold that renewEvery extends in the background: the
+// critical section's own extend sends nothing.
+type renewedHold struct{ held }
 
-func (onceless) extend(context.Context) error { return nil }
+func (renewedHold) extend(context.Context) error { return nil }
 
 // nest takes the lock a second time, nested in the hold just taken, for
 // a reentrant target: one attempt, by the same client. It returns nil

@@ -178,7 +178,7 @@ func (r *Result) writeFindings(b *bytes.Buffer) {
 
 // writeText writes the counterexample step by step (verbose, or when its
 // replay left no timeline) and as a timeline.
-func (f *Found) writeText(b *bytes.Buffer, verbose bool) error {
+func (f *Counterexample) writeText(b *bytes.Buffer, verbose bool) error {
 	repro := "reproduced on redis-server " + f.Server
 	if f.Server == "" {
 		repro = "reproduced: " + f.ReplayNote

@@ -85,14 +85,14 @@ func ExampleResult_JSON() {
 func TestResultJSONEmbedded(t *testing.T) {
 	m := explore.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	found := explore.Found{Violation: explore.Violation{Property: explore.Resource, Message: "lost an update", Step: 1},
+	found := explore.Counterexample{Violation: explore.Violation{Property: explore.Resource, Message: "lost an update", Step: 1},
 		Actions:    []explore.Action{{Kind: explore.Start, Client: "A"}},
 		Steps:      []explore.Step{{Action: explore.Action{Kind: explore.Start, Client: "A"}, Text: "A starts"}},
 		Reproduced: true, Server: "7.0.15"}
 	for _, res := range []*explore.Result{
 		{Target: "nothing found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
 		{Target: "found", Model: m, Checked: []string{explore.Resource}, Mode: "random", Seed: 7, Schedules: 40,
-			Stopped: explore.StoppedBudget, Budget: 20 * time.Second, Violations: []explore.Found{found}},
+			Stopped: explore.StoppedBudget, Budget: 20 * time.Second, Violations: []explore.Counterexample{found}},
 	} {
 		own, err := json.Marshal(res)
 		if err != nil {

@@ -27,7 +27,7 @@ func TestCoverText(t *testing.T) {
 func TestWriteFindings(t *testing.T) {
 	steps := []Step{{Action: Action{Kind: Start, Client: "A"}, Text: "A starts"},
 		{Action: Action{Kind: Run, Client: "B"}, ClockMS: 5000, Text: "SET lock", Violation: MutualExclusion}}
-	broken := Found{Violation: Violation{Property: MutualExclusion, Message: "A and B hold the lock"}, Steps: steps,
+	broken := Counterexample{Violation: Violation{Property: MutualExclusion, Message: "A and B hold the lock"}, Steps: steps,
 		Actions: []Action{{Kind: Start, Client: "A"}}, ReplayNote: "the replay did not break mutual_exclusion"}
 	unsteady := broken
 	unsteady.Property = Resource
@@ -38,11 +38,11 @@ func TestWriteFindings(t *testing.T) {
 	}{
 		{"nothing, cut short", Result{Checked: []string{Resource}, Stopped: StoppedBudget},
 			[]string{"No violation of resource found before the search was cut short."}},
-		{"a violation not reproduced", Result{Checked: []string{MutualExclusion}, Violations: []Found{broken}},
+		{"a violation not reproduced", Result{Checked: []string{MutualExclusion}, Violations: []Counterexample{broken}},
 			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
 				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh redis-server: the replay did\nnot",
 				"  2  t=5s      B: SET lock  !! mutual_exclusion"}},
-		{"unsteady", Result{Checked: []string{Resource}, Unsteady: []Found{unsteady}},
+		{"unsteady", Result{Checked: []string{Resource}, Unsteady: []Counterexample{unsteady}},
 			[]string{"No violation of resource.", "resource: A and B hold the lock (2 steps; the replay did not",
 				"schedule: A starts"}},
 	}

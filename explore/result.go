@@ -57,14 +57,14 @@ type Result struct {
 	Elapsed time.Duration
 	// Violations holds the first violation found of each property, with
 	// the shortest schedule found that breaks it, replayed to the same
-	// violation on a fresh redis-server (Found.Reproduced).
-	Violations []Found
+	// violation on a fresh redis-server (Counterexample.Reproduced).
+	Violations []Counterexample
 	// Unsteady holds the violations found whose schedule did not break
 	// the property again when replayed on a fresh server, twice: the
 	// search saw something its replays do not (the machine's timing, or
 	// code that does something the scheduler does not order). They are
 	// not violations.
-	Unsteady []Found
+	Unsteady []Counterexample
 	// Held is the number of complete schedules in which a client held
 	// the lock; Ops is, for a recipe, how often each of its operations
 	// was called in them and succeeded (Vacuous reads both).
@@ -76,8 +76,8 @@ type Result struct {
 	nodes    int    // the target's nodes (Redlock), 0 for one server
 }
 
-// Found is a violated property and its counterexample.
-type Found struct {
+// Counterexample is a violated property and the schedule that breaks it.
+type Counterexample struct {
 	Violation
 	// Actions is the schedule to replay (Explorer.Replay).
 	Actions []Action `json:"actions"`
@@ -101,8 +101,8 @@ type Found struct {
 // Counterexample is the violation to show first: the one of the
 // property the target is known to break (Target.Property), else the
 // first found; nil when nothing was found.
-func (r *Result) Counterexample() *Found {
-	var c *Found
+func (r *Result) Counterexample() *Counterexample {
+	var c *Counterexample
 	for i := range r.Violations {
 		if c == nil || r.Violations[i].Property == r.property {
 			c = &r.Violations[i]
@@ -148,31 +148,31 @@ const nodesNote = "The nodes are the N logical databases of the one redis-server
 // resultJSON is Result's JSON: snake_case keys, durations with their
 // unit in the key.
 type resultJSON struct {
-	Target         string    `json:"target"`
-	About          string    `json:"about"`
-	Property       string    `json:"property,omitempty"`
-	Mode           string    `json:"mode"`
-	Seed           *uint64   `json:"seed,omitempty"`
-	Model          modelJSON `json:"model"`
-	Checked        []string  `json:"checked"`
-	Schedules      int       `json:"schedules"`
-	Pruned         int       `json:"pruned"`
-	Coverage       float64   `json:"coverage"`
-	Diverged       int       `json:"diverged"`
-	Held           int       `json:"schedules_with_holder"`
-	Ops            []OpCount `json:"ops,omitempty"`
-	Vacuous        string    `json:"vacuous,omitempty"`
-	Reruns         int       `json:"reruns"`
-	Exhaustive     bool      `json:"exhaustive"`
-	Stopped        string    `json:"stopped"`
-	BudgetS        float64   `json:"budget_s,omitempty"`
-	ElapsedS       float64   `json:"elapsed_s"`
-	SchedulesPerS  float64   `json:"schedules_per_s"`
-	Dilation       int64     `json:"dilation"`
-	Violations     []Found   `json:"violations"`
-	Counterexample *Found    `json:"counterexample"`
-	Unsteady       []Found   `json:"unsteady"`
-	Note           string    `json:"note"`
+	Target         string           `json:"target"`
+	About          string           `json:"about"`
+	Property       string           `json:"property,omitempty"`
+	Mode           string           `json:"mode"`
+	Seed           *uint64          `json:"seed,omitempty"`
+	Model          modelJSON        `json:"model"`
+	Checked        []string         `json:"checked"`
+	Schedules      int              `json:"schedules"`
+	Pruned         int              `json:"pruned"`
+	Coverage       float64          `json:"coverage"`
+	Diverged       int              `json:"diverged"`
+	Held           int              `json:"schedules_with_holder"`
+	Ops            []OpCount        `json:"ops,omitempty"`
+	Vacuous        string           `json:"vacuous,omitempty"`
+	Reruns         int              `json:"reruns"`
+	Exhaustive     bool             `json:"exhaustive"`
+	Stopped        string           `json:"stopped"`
+	BudgetS        float64          `json:"budget_s,omitempty"`
+	ElapsedS       float64          `json:"elapsed_s"`
+	SchedulesPerS  float64          `json:"schedules_per_s"`
+	Dilation       int64            `json:"dilation"`
+	Violations     []Counterexample `json:"violations"`
+	Counterexample *Counterexample  `json:"counterexample"`
+	Unsteady       []Counterexample `json:"unsteady"`
+	Note           string           `json:"note"`
 }
 
 // modelJSON is Model's JSON.

@@ -16,10 +16,10 @@ import (
 func TestResultJSON(t *testing.T) {
 	m := DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	other := Found{Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
+	other := Counterexample{Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
 		Actions: []Action{{Kind: Start, Client: "C"}}, Steps: []Step{{Action: Action{Kind: Start, Client: "C"}}},
 		Reproduced: true, Server: "7.0.15"}
-	own := Found{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
+	own := Counterexample{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
 		Actions:    []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
 		Steps:      []Step{{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"}},
 		Reproduced: true, Server: "7.0.15"}
@@ -32,10 +32,10 @@ func TestResultJSON(t *testing.T) {
 			Schedules: 12, Coverage: 1, Exhaustive: true, Elapsed: 2 * time.Second, property: Resource}, ""},
 		{"its own property second", Result{Target: "recipe 6", Model: m, Checked: []string{Resource, Liveness},
 			Mode: "random", Seed: 7, Schedules: 40, Pruned: 2, Coverage: 0.25, Stopped: StoppedBudget,
-			Budget: 20 * time.Second, Elapsed: 21 * time.Second, Violations: []Found{other, own}, property: Resource,
+			Budget: 20 * time.Second, Elapsed: 21 * time.Second, Violations: []Counterexample{other, own}, property: Resource,
 			nodes: 3}, Resource},
 		{"another property only", Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
-			Violations: []Found{other}, property: Resource}, Liveness},
+			Violations: []Counterexample{other}, property: Resource}, Liveness},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 // Symmetry. The clients of most targets run the same code with the same
 // lease, and differ only in their names: the tokens they make (named
-// <A#0>, <B#0> in the logs, world.canon) and a recipe's ${client}
+// <A#0>, <B#0> in the logs, world.replaceTokens) and a recipe's ${client}
 // (client-A). A state and the state with two clients' names swapped go
 // on alike, with the names swapped, and break the same properties. The
 // state cache names a state of such a target by the least of the

@@ -326,7 +326,7 @@ func (t *Target) work(ctx context.Context, c *client, m Model) error {
 		} else if m.RenewEvery > 0 {
 			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
 			if t.extend {
-				in = onceless{in}
+				in = renewedHold{in}
 			}
 		}
 		err = t.critical(work, c, in, write)

@@ -95,8 +95,8 @@ func finishContext(search context.Context, bound time.Duration) (ctx context.Con
 // a fresh server: those that break their property again are the result's
 // Violations; the others, replayed again and still not broken, its
 // Unsteady.
-func (e *Explorer) conclude(search context.Context, res *Result, found []Found, err error,
-	shrink func(context.Context, Found) (Found, error), start time.Time) (*Result, error) {
+func (e *Explorer) conclude(search context.Context, res *Result, found []Counterexample, err error,
+	shrink func(context.Context, Counterexample) (Counterexample, error), start time.Time) (*Result, error) {
 	defer func() { res.Elapsed = time.Since(start) }()
 	if res.Stopped = stopReason(search, err); res.Stopped != "" {
 		res.Exhaustive, err = false, nil
@@ -139,7 +139,7 @@ func (e *Explorer) conclude(search context.Context, res *Result, found []Found, 
 // break its property, and files it with res's Violations when it did, or
 // when its replay could not finish (NotReplayed), else with its
 // Unsteady.
-func (e *Explorer) confirm(ctx context.Context, res *Result, f Found) error {
+func (e *Explorer) confirm(ctx context.Context, res *Result, f Counterexample) error {
 	var rep Reproduction
 	for range replayTries {
 		var err error
@@ -168,7 +168,7 @@ func (e *Explorer) confirm(ctx context.Context, res *Result, f Found) error {
 
 // replayFresh replays f on a private redis-server (Reproduce) or, with
 // none on PATH, on the explorer's own server in a fresh namespace.
-func (e *Explorer) replayFresh(ctx context.Context, f Found) (Reproduction, error) {
+func (e *Explorer) replayFresh(ctx context.Context, f Counterexample) (Reproduction, error) {
 	rep, err := reproduce(ctx, e.orig, e.model, f)
 	if !errors.Is(err, redisserver.ErrNoBinary) {
 		return rep, err

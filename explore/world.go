@@ -546,7 +546,7 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	}
 	w.cmdLog = append(w.cmdLog, rec)
 	if p != nil {
-		w.learn(p, rec)
+		w.logCommand(p, rec)
 	}
 	if p != nil && p.write {
 		win := window{sent: sent, replied: time.Now()}
@@ -739,10 +739,10 @@ func (w *world) inferHold(c *client, args []string, value, errText string) {
 // uuidPattern matches the tokens the code under test makes (uuid).
 var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
-// canon is text with each token replaced by its name: the client that
+// replaceTokens is text with each token replaced by its name: the client that
 // first sent it and a number, the same in every run of a schedule. A
 // token first seen in a reply keeps its text. w.mu is held.
-func (w *world) canon(c *client, text string, sent bool) string {
+func (w *world) replaceTokens(c *client, text string, sent bool) string {
 	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
 			return name
@@ -786,16 +786,16 @@ func (w *world) coarse(text string) string {
 	})
 }
 
-// learn adds a released command and its reply to its client's log and,
+// logCommand adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
 // virtual time (a lease's end depends on it). w.mu is held.
-func (w *world) learn(p *parked, rec cmdRecord) {
+func (w *world) logCommand(p *parked, rec cmdRecord) {
 	c := p.c
 	var parts []string
 	ordered := p.write
 	for i, args := range rec.args {
-		a := w.canon(c, strings.Join(args, " "), true)
-		parts = append(parts, a+" -> "+w.coarse(w.canon(c, rec.values[i]+"|"+rec.errs[i], false)))
+		a := w.replaceTokens(c, strings.Join(args, " "), true)
+		parts = append(parts, a+" -> "+w.coarse(w.replaceTokens(c, rec.values[i]+"|"+rec.errs[i], false)))
 		if strings.EqualFold(args[0], "watch") {
 			ordered = true
 		}

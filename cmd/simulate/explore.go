@@ -538,7 +538,7 @@ func orNone(ps []string) string {
 	return strings.Join(ps, ", ")
 }
 
-func propertiesOf(fs []explore.Found) []string {
+func propertiesOf(fs []explore.Counterexample) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Property)

@@ -80,7 +80,7 @@ func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Option
 // Timeline replays f, a counterexample res holds, on rdb and returns its
 // timeline as text: a column per client, time going down, on the virtual
 // clock, and the schedule's steps one per line.
-func Timeline(tb testing.TB, rdb *redis.Client, t *explore.Target, res *explore.Result, f explore.Found) string {
+func Timeline(tb testing.TB, rdb *redis.Client, t *explore.Target, res *explore.Result, f explore.Counterexample) string {
 	tb.Helper()
 	var b strings.Builder
 	for i, st := range f.Steps {

@@ -45,7 +45,7 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(res.Violations, func(f explore.Found) bool { return f.Property == want[n] }) {
+			if !slices.ContainsFunc(res.Violations, func(f explore.Counterexample) bool { return f.Property == want[n] }) {
 				t.Errorf("recipe %s: the explorer found %v in %d schedules, not %s", n, res.Violations, res.Schedules, want[n])
 			}
 		})

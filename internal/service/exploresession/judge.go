@@ -183,7 +183,7 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 // search of what the lock does not promise.
 func (s *session) verdicts(jd judgement, before []explore.Violation, left bool) []api.PropertyVerdict {
 	found := func(r *explore.Result, p string) bool {
-		return r != nil && slices.ContainsFunc(r.Violations, func(f explore.Found) bool { return f.Property == p })
+		return r != nil && slices.ContainsFunc(r.Violations, func(f explore.Counterexample) bool { return f.Property == p })
 	}
 	schedules := func(r *explore.Result) string {
 		return fmt.Sprintf("in every one of the %s schedules within the bounds", output.Thousands(int64(r.Schedules)))
