@@ -188,11 +188,22 @@ func (r *Result) Vacuous() error {
 		if !take {
 			why = "so the search never saw one succeed"
 		}
-		return fmt.Errorf("%w: ops.%s.ok %s matched none of its %d replies in %d schedules (%s), %s: "+
-			"fix its ok, or the op", ErrVacuous, o.Op, o.OK, o.Calls, r.Schedules, replies, why)
+		return fmt.Errorf(
+			"%w: ops.%s.ok %s matched none of its %d replies in %d schedules (%s), %s: "+
+				"fix its ok, or the op",
+			ErrVacuous,
+			o.Op,
+			o.OK,
+			o.Calls,
+			r.Schedules,
+			replies,
+			why,
+		)
 	}
 	if r.Held == 0 {
-		return fmt.Errorf("%w: no client held the lock in any of %d schedules", ErrVacuous, r.Schedules)
+		return fmt.Errorf(
+			"%w: no client held the lock in any of %d schedules", ErrVacuous, r.Schedules,
+		)
 	}
 	return nil
 }

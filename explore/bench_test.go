@@ -78,11 +78,16 @@ func benchAll(b *testing.B, fixed bool) {
 					}
 					found := len(res.Violations) > 0
 					if fixed && (found || !res.Exhaustive) || !fixed && !found {
-						b.Fatalf("%s: violations %v, exhaustive %v", tg.Name, res.Violations, res.Exhaustive)
+						b.Fatalf(
+							"%s: violations %v, exhaustive %v", tg.Name, res.Violations,
+							res.Exhaustive,
+						)
 					}
 					schedules += res.Schedules + res.Pruned
-					b.Logf("%s (%s): %d schedules (+%d pruned) in %.2f s, exhaustive %v", tg.Name, name, res.Schedules,
-						res.Pruned, time.Since(t0).Seconds(), res.Exhaustive)
+					b.Logf(
+						"%s (%s): %d schedules (+%d pruned) in %.2f s, exhaustive %v", tg.Name,
+						name, res.Schedules, res.Pruned, time.Since(t0).Seconds(), res.Exhaustive,
+					)
 				}
 				el := time.Since(start)
 				b.ReportMetric(el.Seconds(), "s_all")

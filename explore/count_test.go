@@ -71,16 +71,20 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want := binomial(a+bb, a); res.Schedules != want || !res.Exhaustive || res.Pruned != 0 {
-			t.Errorf("%d and %d steps: %d schedules (%d pruned, exhaustive %v), want %d", a, bb, res.Schedules,
-				res.Pruned, res.Exhaustive, want)
+			t.Errorf(
+				"%d and %d steps: %d schedules (%d pruned, exhaustive %v), want %d", a, bb,
+				res.Schedules, res.Pruned, res.Exhaustive, want,
+			)
 		}
 		par, err := e.Explore(ctx, Options{NoReduction: true, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if par.Schedules != res.Schedules || !par.Exhaustive {
-			t.Errorf("%d and %d steps on two workers: %d schedules (exhaustive %v), want %d", a, bb, par.Schedules,
-				par.Exhaustive, res.Schedules)
+			t.Errorf(
+				"%d and %d steps on two workers: %d schedules (exhaustive %v), want %d", a, bb,
+				par.Schedules, par.Exhaustive, res.Schedules,
+			)
 		}
 		// With the reduction, the pings (on no key) commute with
 		// everything: fewer schedules, still exhaustive.
@@ -88,9 +92,12 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !red.Exhaustive || red.Schedules > res.Schedules || (tc.pingsA+tc.pingsB > 0 && red.Schedules >= res.Schedules) {
-			t.Errorf("%d and %d steps, reduced: %d schedules (exhaustive %v), unreduced %d", a, bb, red.Schedules,
-				red.Exhaustive, res.Schedules)
+		if !red.Exhaustive || red.Schedules > res.Schedules ||
+			(tc.pingsA+tc.pingsB > 0 && red.Schedules >= res.Schedules) {
+			t.Errorf(
+				"%d and %d steps, reduced: %d schedules (exhaustive %v), unreduced %d", a, bb,
+				red.Schedules, red.Exhaustive, res.Schedules,
+			)
 		}
 		e.Close()
 	}
@@ -125,16 +132,24 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 			results = append(results, res)
 		}
 		one, many := results[0], results[1]
-		if one.Schedules != many.Schedules || one.Pruned != many.Pruned || !one.Exhaustive || !many.Exhaustive {
-			t.Errorf("%s: one worker %d schedules (+%d pruned, exhaustive %v), three %d (+%d, %v)", target.Name,
-				one.Schedules, one.Pruned, one.Exhaustive, many.Schedules, many.Pruned, many.Exhaustive)
+		if one.Schedules != many.Schedules || one.Pruned != many.Pruned || !one.Exhaustive ||
+			!many.Exhaustive {
+			t.Errorf(
+				"%s: one worker %d schedules (+%d pruned, exhaustive %v), three %d (+%d, %v)",
+				target.Name, one.Schedules, one.Pruned, one.Exhaustive, many.Schedules, many.Pruned,
+				many.Exhaustive,
+			)
 		}
 		if len(one.Violations) != len(many.Violations) || fixed != (len(one.Violations) == 0) {
 			t.Fatalf("%s: violations %v and %v", target.Name, one.Violations, many.Violations)
 		}
 		for i, v := range one.Violations {
-			if w := many.Violations[i]; v.Property != w.Property || compareActions(v.Actions, w.Actions) != 0 {
-				t.Errorf("%s: %s found as %v by one worker, as %v by three", target.Name, v.Property, v.Actions, w.Actions)
+			if w := many.Violations[i]; v.Property != w.Property ||
+				compareActions(v.Actions, w.Actions) != 0 {
+				t.Errorf(
+					"%s: %s found as %v by one worker, as %v by three", target.Name, v.Property,
+					v.Actions, w.Actions,
+				)
 			}
 		}
 	}
@@ -156,12 +171,22 @@ func TestRandomModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := e.Explore(ctx, Options{Mode: mode, Seed: 3, Schedules: 200, Stop: []string{MutualExclusion}, NoShrink: true})
+			res, err := e.Explore(
+				ctx,
+				Options{
+					Mode:      mode,
+					Seed:      3,
+					Schedules: 200,
+					Stop:      []string{MutualExclusion},
+					NoShrink:  true,
+				},
+			)
 			e.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Violations) == 0 || res.Violations[0].Property != MutualExclusion || res.Exhaustive {
+			if len(res.Violations) == 0 || res.Violations[0].Property != MutualExclusion ||
+				res.Exhaustive {
 				t.Fatalf("%s: violations %v, exhaustive %v", mode, res.Violations, res.Exhaustive)
 			}
 			if run == 0 {
@@ -232,7 +257,8 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 				if broken == nil {
 					broken = []string{got}
 				} else if got != broken[0] {
-					t.Errorf("%s, %+v: broken %s, without the cache %s", target.Name, o, got, broken[0])
+					t.Errorf("%s, %+v: broken %s, without the cache "+
+						"%s", target.Name, o, got, broken[0])
 				}
 				if !res.Exhaustive {
 					t.Errorf("%s, %+v: not exhaustive", target.Name, o)
@@ -240,10 +266,15 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 				counts = append(counts, res.Schedules)
 			}
 			if counts[1] > counts[0] {
-				t.Errorf("%s: %d schedules with the cache, %d without", target.Name, counts[1], counts[0])
+				t.Errorf(
+					"%s: %d schedules with the cache, %d without", target.Name, counts[1],
+					counts[0],
+				)
 			}
-			t.Logf("%s: broken %s; schedules without the cache, with it (and on three workers): %v", target.Name,
-				broken[0], counts)
+			t.Logf(
+				"%s: broken %s; schedules without the cache, with it (and on three workers): %v",
+				target.Name, broken[0], counts,
+			)
 		}
 	}
 }
@@ -272,8 +303,10 @@ func TestSameSearchSameCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !res.Exhaustive || len(res.Violations) > 0 || res.Diverged > 0 {
-			t.Fatalf("exhaustive %v, violations %v, %d diverged; want a clean, exhaustive search", res.Exhaustive,
-				res.Violations, res.Diverged)
+			t.Fatalf(
+				"exhaustive %v, violations %v, %d diverged; want a clean, exhaustive search",
+				res.Exhaustive, res.Violations, res.Diverged,
+			)
 		}
 		counts = append(counts, fmt.Sprintf("%d schedules (+%d pruned)", res.Schedules, res.Pruned))
 	}

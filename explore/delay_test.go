@@ -21,8 +21,13 @@ func TestMaxDelay(t *testing.T) {
 	m.MaxDelay = time.Second
 	res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
-		t.Errorf("watchdog, delays within 1s: broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
-			broken, res.Exhaustive, res.Schedules)
+		t.Errorf(
+			"watchdog, delays within 1s: broken %v, exhaustive %v, %d schedules; want nothing "+
+				"broken, exhaustively",
+			broken,
+			res.Exhaustive,
+			res.Schedules,
+		)
 	}
 	data, err := json.Marshal(res)
 	if err != nil {
@@ -41,6 +46,10 @@ func TestMaxDelay(t *testing.T) {
 	m.MaxDelay = 0
 	_, broken = search(t, b.Client, explore.Watchdog(false), m, explore.Options{StopAtFirst: true})
 	if !slices.Equal(broken, []string{explore.Resource}) {
-		t.Errorf("watchdog, delays unbounded: broken %v, want resource (a write in flight past the lease)", broken)
+		t.Errorf(
+			"watchdog, delays unbounded: broken %v, want resource (a write in flight past the "+
+				"lease)",
+			broken,
+		)
 	}
 }

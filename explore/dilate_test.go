@@ -77,7 +77,10 @@ func TestActionJSON(t *testing.T) {
 			t.Errorf("%v: %q, want %q", tc.at, got, tc.text)
 		}
 	}
-	for _, in := range []string{`{"kind":"tick","at_ms":2.5e3}`, `{"kind":"tick","at_ms":2500.0000000001}`} {
+	for _, in := range []string{
+		`{"kind":"tick","at_ms":2.5e3}`,
+		`{"kind":"tick","at_ms":2500.0000000001}`,
+	} {
 		var a Action
 		if err := json.Unmarshal([]byte(in), &a); err != nil || a.At != 2500*time.Millisecond {
 			t.Errorf("%s: %v (%v), want 2.5s", in, a.At, err)
@@ -124,16 +127,25 @@ func TestWatchdogStalled(t *testing.T) {
 	}
 	calm, _ := run(Dilation, 0)
 	stalled, fired := run(Dilation, 8)
-	t.Logf("calm: %d schedules, %d violations; stalled %d times", calm.Schedules, len(calm.Violations), fired)
+	t.Logf(
+		"calm: %d schedules, %d violations; stalled %d times", calm.Schedules, len(calm.Violations),
+		fired,
+	)
 	if fired == 0 {
 		t.Fatalf("no advance of the clock left a lease under %v: the test tests nothing", near)
 	}
-	if len(stalled.Violations) != len(calm.Violations) || stalled.Schedules != calm.Schedules || stalled.Reruns != 0 {
-		t.Errorf("stalled %d times: %d violations in %d schedules, %d runs again; calm: %d in %d",
-			fired, len(stalled.Violations), stalled.Schedules, stalled.Reruns, len(calm.Violations), calm.Schedules)
+	if len(stalled.Violations) != len(calm.Violations) || stalled.Schedules != calm.Schedules ||
+		stalled.Reruns != 0 {
+		t.Errorf(
+			"stalled %d times: %d violations in %d schedules, %d runs again; calm: %d in %d", fired,
+			len(stalled.Violations), stalled.Schedules, stalled.Reruns, len(calm.Violations),
+			calm.Schedules,
+		)
 	}
 	if undilated, _ := run(1, 1); undilated.Reruns == 0 {
-		t.Errorf("undilated, a %v stall with a lease under %v left: no run again, want one", stall, near)
+		t.Errorf(
+			"undilated, a %v stall with a lease under %v left: no run again, want one", stall, near,
+		)
 	}
 }
 
@@ -149,7 +161,8 @@ func TestVirtualArgs(t *testing.T) {
 		{"expire k 7000000", "expire k 7"},
 		{"psetex k 1000000000 v", "psetex k 1000 v"},
 		{"get k", "get k"},
-		{"evalsha " + other.Hash() + " 1 k tok 10000000000", "evalsha " + other.Hash() + " 1 k tok 10000000000"},
+		{"evalsha " + other.Hash() + " 1 k tok 10000000000", "evalsha " + other.Hash() + " 1 k " +
+			"tok 10000000000"},
 	} {
 		got := strings.Join(virtualArgs(Dilation, strings.Fields(tc.in)), " ")
 		if got != tc.want {

@@ -20,7 +20,12 @@ return 0`)
 // lockTarget is a target of a lock written in Go: each client takes the
 // lock with acquire, believes it holds it for a lease, and releases it
 // with a compare-and-delete script.
-func lockTarget(name string, acquire func(ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration) (bool, error)) *explore.Target {
+func lockTarget(
+	name string,
+	acquire func(
+		ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration,
+	) (bool, error),
+) *explore.Target {
 	return &explore.Target{
 		Name: name,
 		Client: func(ctx context.Context, c *explore.Client) error {
@@ -47,16 +52,26 @@ func ExampleCheck() {
 	defer stop()
 	ctx := context.Background()
 
-	getThenSet := lockTarget("get then set", func(ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration) (bool, error) {
-		err := rdb.Get(ctx, key).Err()
-		if !errors.Is(err, redis.Nil) {
-			return false, err // held (or an error)
-		}
-		return true, rdb.Set(ctx, key, token, ttl).Err()
-	})
-	setNX := lockTarget("set nx", func(ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration) (bool, error) {
-		return rdb.SetNX(ctx, key, token, ttl).Result()
-	})
+	getThenSet := lockTarget(
+		"get then set",
+		func(
+			ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration,
+		) (bool, error) {
+			err := rdb.Get(ctx, key).Err()
+			if !errors.Is(err, redis.Nil) {
+				return false, err // held (or an error)
+			}
+			return true, rdb.Set(ctx, key, token, ttl).Err()
+		},
+	)
+	setNX := lockTarget(
+		"set nx",
+		func(
+			ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration,
+		) (bool, error) {
+			return rdb.SetNX(ctx, key, token, ttl).Result()
+		},
+	)
 
 	// The bounds: the default model (two clients, one critical section
 	// each), where the one fault is a crash of a client.

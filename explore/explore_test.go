@@ -16,7 +16,9 @@ import (
 )
 
 // search explores t under m with opts and returns the properties broken.
-func search(t *testing.T, rdb *redis.Client, tg *explore.Target, m explore.Model, o explore.Options) (*explore.Result, []string) {
+func search(
+	t *testing.T, rdb *redis.Client, tg *explore.Target, m explore.Model, o explore.Options,
+) (*explore.Result, []string) {
 	t.Helper()
 	ctx := context.Background()
 	e, err := explore.New(ctx, rdb, tg, m)
@@ -32,7 +34,10 @@ func search(t *testing.T, rdb *redis.Client, tg *explore.Target, m explore.Model
 	for _, f := range res.Violations {
 		broken = append(broken, f.Property)
 	}
-	t.Logf("%s: %d schedules, exhaustive %v, broken %v", tg.Name, res.Schedules, res.Exhaustive, broken)
+	t.Logf(
+		"%s: %d schedules, exhaustive %v, broken %v", tg.Name, res.Schedules, res.Exhaustive,
+		broken,
+	)
 	return res, broken
 }
 
@@ -55,12 +60,19 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 			}
 			m := lean()
 			if race.Enabled {
-				m.FaultKinds = []string{explore.FaultCrash} // the full run without -race has the pause too
+				// the full run without -race has the pause too
+				m.FaultKinds = []string{explore.FaultCrash}
 			}
 			res, broken := search(t, b.Client, tg, m, explore.Options{})
 			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
-				t.Errorf("recipe %s fixed: broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
-					n, broken, res.Exhaustive, res.Schedules)
+				t.Errorf(
+					"recipe %s fixed: broken %v, exhaustive %v, %d schedules; want nothing "+
+						"broken, exhaustively",
+					n,
+					broken,
+					res.Exhaustive,
+					res.Schedules,
+				)
 			}
 		})
 	}
@@ -93,10 +105,14 @@ func TestWatchdog(t *testing.T) {
 	m := lean()
 	m.FaultKinds = []string{explore.FaultPauseShort}
 	if race.Enabled {
-		m.FaultKinds = []string{explore.FaultCrash} // the full run without -race has the short pause
+		// the full run without -race has the short pause
+		m.FaultKinds = []string{explore.FaultCrash}
 	}
 	m.Ticks = 2
-	if res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{}); len(broken) > 0 || !res.Exhaustive {
+	if res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{}); len(
+		broken,
+	) > 0 ||
+		!res.Exhaustive {
 		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}
 	m.FaultKinds = []string{explore.FaultPauseLong}
@@ -115,12 +131,21 @@ func TestWatchdogFenced(t *testing.T) {
 	m.FaultKinds = []string{explore.FaultPauseLong}
 	m.Ticks = 2
 	o := explore.Options{Mode: "pct", Seed: 1, Schedules: 200}
-	if _, broken := search(t, b.Client, explore.Watchdog(false), m, o); !slices.Equal(broken, []string{explore.Resource}) {
-		t.Fatalf("watchdog without fencing: broken %v, want resource (else this search shows nothing)", broken)
+	if _, broken := search(t, b.Client, explore.Watchdog(false), m, o); !slices.Equal(
+		broken,
+		[]string{explore.Resource},
+	) {
+		t.Fatalf(
+			"watchdog without fencing: broken %v, want resource (else this search shows nothing)",
+			broken,
+		)
 	}
 	res, broken := search(t, b.Client, explore.Watchdog(true), m, o)
 	if len(broken) > 0 || res.Schedules != 200 {
-		t.Errorf("watchdog fenced: broken %v in %d schedules; want nothing in 200", broken, res.Schedules)
+		t.Errorf(
+			"watchdog fenced: broken %v in %d schedules; want nothing in 200", broken,
+			res.Schedules,
+		)
 	}
 }
 
@@ -154,8 +179,15 @@ func TestLuaExamples(t *testing.T) {
 		t.Run(tc.dir, func(t *testing.T) {
 			var r explore.LuaRecipe
 			if filepath.Ext(tc.dir) == "" && len(tc.dir) > 3 && tc.dir[len(tc.dir)-3:] == "-rw" {
-				s := readScripts(t, tc.dir, "read-acquire", "read-release", "write-acquire", "write-release")
-				r = explore.LuaRecipe{ReadAcquire: s[0], ReadRelease: s[1], WriteAcquire: s[2], WriteRelease: s[3]}
+				s := readScripts(
+					t, tc.dir, "read-acquire", "read-release", "write-acquire", "write-release",
+				)
+				r = explore.LuaRecipe{
+					ReadAcquire:  s[0],
+					ReadRelease:  s[1],
+					WriteAcquire: s[2],
+					WriteRelease: s[3],
+				}
 			} else {
 				s := readScripts(t, tc.dir, "acquire", "release", "extend")
 				r = explore.LuaRecipe{Acquire: s[0], Release: s[1], Extend: s[2]}
@@ -175,13 +207,19 @@ func TestLuaExamples(t *testing.T) {
 					// Every schedule with a pause past the lease is about
 					// 10,000 of them; with a crash, which ends a hold by
 					// the lease too, some 160.
-					t.Log("-short or -race: a crash instead of a pause past the lease; the full run has the pause")
+					t.Log(
+						"-short or -race: a crash instead of a pause past the lease; the full " +
+							"run has the pause",
+					)
 					m.FaultKinds = []string{explore.FaultCrash}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)
 			if !slices.Equal(broken, tc.broken) || (tc.broken == nil && !res.Exhaustive) {
-				t.Errorf("%s: broken %v (exhaustive %v), want %v", tc.dir, broken, res.Exhaustive, tc.broken)
+				t.Errorf(
+					"%s: broken %v (exhaustive %v), want %v", tc.dir, broken, res.Exhaustive,
+					tc.broken,
+				)
 			}
 		})
 	}
@@ -200,7 +238,12 @@ func TestLuaErrors(t *testing.T) {
 		{"fails", "return redis.call('NOSUCHCOMMAND')", explore.ErrTarget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := explore.Lua(explore.LuaRecipe{Acquire: explore.Script{Name: "acquire.lua", Source: tc.acquire}, Release: good})
+			tg, err := explore.Lua(
+				explore.LuaRecipe{
+					Acquire: explore.Script{Name: "acquire.lua", Source: tc.acquire},
+					Release: good,
+				},
+			)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +279,10 @@ func TestCounterexampleReplays(t *testing.T) {
 	}
 	f := res.Violations[0]
 	if len(f.Steps) != 6 {
-		t.Errorf("counterexample of %d steps, want the 6 of start, GET, start, GET, SET, SET: %v", len(f.Steps), f.Steps)
+		t.Errorf(
+			"counterexample of %d steps, want the 6 of start, GET, start, GET, SET, SET: %v",
+			len(f.Steps), f.Steps,
+		)
 	}
 	rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
 	if err != nil {
@@ -268,7 +314,10 @@ func TestStepping(t *testing.T) {
 	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Complete {
 		t.Fatalf("first state: %v, %+v", err, st)
 	}
-	if _, err := e.Cut(ctx, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(err, explore.ErrNotEnabled) {
+	if _, err := e.Cut(ctx, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(
+		err,
+		explore.ErrNotEnabled,
+	) {
 		t.Errorf("a fault outside the model: %v", err)
 	}
 	first := st.Enabled[0]
@@ -276,13 +325,15 @@ func TestStepping(t *testing.T) {
 		t.Fatalf("one step: %v, %+v", err, st)
 	}
 	res, err := e.FindFrom(ctx, nil, explore.Options{})
-	if err != nil || len(res.Violations) == 0 || res.Violations[0].Property != explore.MutualExclusion {
+	if err != nil || len(res.Violations) == 0 ||
+		res.Violations[0].Property != explore.MutualExclusion {
 		t.Fatalf("find: %v, %+v", err, res)
 	}
 	if st, err = e.Cut(ctx, res.Violations[0].Actions); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Violations) == 0 || st.Violations[0].Property != explore.MutualExclusion || len(st.Holders) != 2 {
+	if len(st.Violations) == 0 || st.Violations[0].Property != explore.MutualExclusion ||
+		len(st.Holders) != 2 {
 		t.Errorf("after the counterexample: %+v", st)
 	}
 }

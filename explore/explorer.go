@@ -84,7 +84,11 @@ func (st *strays) add(s *schedule) {
 		if f, ok := st.found[v.Property]; ok && len(f.Actions) <= n {
 			continue
 		}
-		st.found[v.Property] = Counterexample{Violation: v, Actions: slices.Clone(s.actions[:n]), Steps: slices.Clone(s.steps[:n])}
+		st.found[v.Property] = Counterexample{
+			Violation: v,
+			Actions:   slices.Clone(s.actions[:n]),
+			Steps:     slices.Clone(s.steps[:n]),
+		}
 	}
 }
 
@@ -288,11 +292,12 @@ type Options struct {
 	// where first.
 	Workers int
 
-	// Budget, when above 0, is how long the search may take: it stops,
-	// as when its context ends, a fifth of the budget (at most a few
-	// seconds) before it, and the result holds what it found so far
-	// (Result.Stopped says why), shortened and replayed in what is left. An exhaustive search with a budget begins
-	// with a few hundred random schedules (as one with StopAtFirst does).
+	// Budget, when above 0, is how long the search may take: it stops, as when
+	// its context ends, a fifth of the budget (at most a few seconds) before
+	// it, and the result holds what it found so far (Result.Stopped says why),
+	// shortened and replayed in what is left. An exhaustive search with a
+	// budget begins with a few hundred random schedules (as one with
+	// StopAtFirst does).
 	Budget time.Duration
 
 	// Model is the bounds of a search made by Check (nil: DefaultModel,
@@ -330,14 +335,25 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if e.target.recipe == nil {
 		// Only a recipe says which lease its holder asks for, and which
 		// replies claim a hold (ownership judges those).
-		check = slices.DeleteFunc(slices.Clone(check), func(p string) bool { return p == Lease || p == Ownership })
+		check = slices.DeleteFunc(
+			slices.Clone(check),
+			func(p string) bool { return p == Lease || p == Ownership },
+		)
 	}
 	mode, err := ParseMode(string(o.Mode))
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Target: e.target.Name, About: e.target.About, Model: e.model, Mode: string(mode), Checked: check,
-		Budget: o.Budget, property: e.target.Property, nodes: e.target.nodes}
+	res := &Result{
+		Target:   e.target.Name,
+		About:    e.target.About,
+		Model:    e.model,
+		Mode:     string(mode),
+		Checked:  check,
+		Budget:   o.Budget,
+		property: e.target.Property,
+		nodes:    e.target.nodes,
+	}
 	reruns := func() (n int64) {
 		for _, x := range append([]*Explorer{e}, e.lanes...) {
 			n += x.reruns.Load()
@@ -355,7 +371,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	if mode == Exhaustive && o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 && o.prefix == nil {
+	if mode == Exhaustive && o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 &&
+		o.prefix == nil {
 		for len(e.lanes) < o.Workers-1 {
 			l, err := New(ctx, e.base, e.orig, e.model)
 			if err != nil && ctx.Err() != nil {
@@ -380,7 +397,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			x.stuckAfter = defaultStuckAfter
 		}
 	}()
-	sym := !o.NoReduction && !o.NoStateCache && !o.DPOR && !o.NoSymmetry && e.target.symmetric(e.model)
+	sym := !o.NoReduction && !o.NoStateCache && !o.DPOR && !o.NoSymmetry &&
+		e.target.symmetric(e.model)
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.symmetric = sym
 	}
@@ -436,7 +454,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 // walk runs the search s in mode: random or pct walks of o.Schedules
 // schedules, or the exhaustive search (after a random probe when looking
 // for a counterexample or working to a budget).
-func (e *Explorer) walk(ctx context.Context, s *search.Search[choice, Action], mode Mode, o Options) error {
+func (e *Explorer) walk(
+	ctx context.Context, s *search.Search[choice, Action], mode Mode, o Options,
+) error {
 	switch mode {
 	case Random, PCT:
 		n := o.Schedules
@@ -485,7 +505,11 @@ func (e *Explorer) shrink(ctx context.Context, f Counterexample) (Counterexample
 func found(f search.Found[Action]) Counterexample {
 	s := f.Run.Data.(*schedule)
 	n := min(len(f.Path), len(s.steps))
-	return Counterexample{Violation: f.Violation, Actions: slices.Clone(f.Path[:n]), Steps: slices.Clone(s.steps[:n])}
+	return Counterexample{
+		Violation: f.Violation,
+		Actions:   slices.Clone(f.Path[:n]),
+		Steps:     slices.Clone(s.steps[:n]),
+	}
 }
 
 // searchErr is an error of the search as the explorer says it.
@@ -514,7 +538,8 @@ func (s system) Run(ctx context.Context, choose search.Chooser[choice]) (search.
 	if err == nil && sc.complete {
 		s.e.act.tally(sc.world)
 	}
-	if !sc.complete && len(sc.violations) > 0 && s.e.strays != nil && !errors.Is(err, search.ErrRetry) {
+	if !sc.complete && len(sc.violations) > 0 && s.e.strays != nil &&
+		!errors.Is(err, search.ErrRetry) {
 		s.e.strays.add(sc)
 	}
 	return search.Outcome{Complete: sc.complete, Violations: sc.violations, Data: sc}, err
@@ -540,7 +565,10 @@ func (a Action) owner() string {
 // compareAction orders two actions, field by field.
 func compareAction(a, b Action) int {
 	key := func(x Action) string {
-		return fmt.Sprintf("%s|%s|%d|%s|%s|%020d|%s", x.Kind, x.Client, x.Index, x.Command, x.Length, int64(x.At), x.Node)
+		return fmt.Sprintf(
+			"%s|%s|%d|%s|%s|%020d|%s", x.Kind, x.Client, x.Index, x.Command, x.Length, int64(x.At),
+			x.Node,
+		)
 	}
 	return strings.Compare(key(a), key(b))
 }

@@ -46,7 +46,9 @@ func init() {
 			name:    FaultCrash,
 			action:  func(c string) Action { return Action{Kind: Crash, Client: c} },
 			enabled: clientMayFault,
-			strike: func(_ context.Context, _ *Explorer, w *world, _ *schedule, a Action) (string, error) {
+			strike: func(
+				_ context.Context, _ *Explorer, w *world, _ *schedule, a Action,
+			) (string, error) {
 				w.mu.Lock()
 				w.client(a.Client).crashed = true
 				w.mu.Unlock()
@@ -85,7 +87,9 @@ func pauseFault(name, length string, pause func(Model) time.Duration) fault {
 		name:    name,
 		action:  func(c string) Action { return Action{Kind: Pause, Client: c, Length: length} },
 		enabled: clientMayFault,
-		strike: func(_ context.Context, e *Explorer, w *world, _ *schedule, a Action) (string, error) {
+		strike: func(
+			_ context.Context, e *Explorer, w *world, _ *schedule, a Action,
+		) (string, error) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			c := w.client(a.Client)
@@ -99,8 +103,11 @@ func pauseFault(name, length string, pause func(Model) time.Duration) fault {
 			return a.Client + " pauses for good (alive, never runs again)", nil
 		},
 		commutes: clientFaultCommutes,
-		describe: func(a Action) string { return fmt.Sprintf("%s paused (%s)", a.Client, a.Length) },
-		pause:    pause,
+		describe: func(a Action) string {
+			return fmt.Sprintf("%s paused "+
+				"(%s)", a.Client, a.Length)
+		},
+		pause: pause,
 	}
 }
 
@@ -246,7 +253,9 @@ func ParseFaults(s string) ([]string, error) {
 		case faultNamed(f) != nil:
 			add(f)
 		default:
-			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, strings.Join(faultNames, ", "))
+			return nil, fmt.Errorf(
+				"unknown fault %q (known: %s)", f, strings.Join(faultNames, ", "),
+			)
 		}
 	}
 	return out, nil

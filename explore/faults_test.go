@@ -16,7 +16,8 @@ func TestFaultTable(t *testing.T) {
 	}{
 		{FaultPauseShort, `{"kind":"pause","client":"A","length":"short"}`, "A paused (short)"},
 		{FaultPauseLong, `{"kind":"pause","client":"A","length":"long"}`, "A paused (long)"},
-		{FaultPauseForever, `{"kind":"pause","client":"A","length":"forever"}`, "A paused (forever)"},
+		{FaultPauseForever, `{"kind":"pause","client":"A","length":"forever"}`, "A paused " +
+			"(forever)"},
 		{FaultCrash, `{"kind":"crash","client":"A"}`, "A crashes"},
 		{FaultNodeRestart, `{"kind":"restart","node":"n1"}`, "n1 restarts empty"},
 		{FaultClockJump, `{"kind":"jump","node":"n1"}`, "n1's clock jumps"},
@@ -50,13 +51,18 @@ func TestFaultTable(t *testing.T) {
 		}
 	}
 	if got, err := ParseFaults(" pause, crash,pause-short,none"); err != nil ||
-		!slices.Equal(got, []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash}) {
+		!slices.Equal(
+			got,
+			[]string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
+		) {
 		t.Errorf("pause and crash: %v, %v", got, err)
 	}
 	if _, err := ParseFaults("pause,earthquake"); err == nil {
 		t.Error("an unknown fault parsed")
 	}
-	for _, a := range []Action{{Kind: Run, Client: "A"}, {Kind: Tick, Client: "A"}, {Kind: Start, Client: "A"}} {
+	for _, a := range []Action{
+		{Kind: Run, Client: "A"}, {Kind: Tick, Client: "A"}, {Kind: Start, Client: "A"},
+	} {
 		if a.fault() {
 			t.Errorf("%v is a fault", a)
 		}
@@ -78,8 +84,16 @@ func TestFaultsCommute(t *testing.T) {
 	restart1 := choice{Action: Action{Kind: Restart, Node: "n1"}}
 	jump2 := choice{Action: Action{Kind: Jump, Node: "n2"}}
 	runA := choice{Action: Action{Kind: Run, Client: "A", Command: "GET x"}, keys: []string{"x"}}
-	runB1 := choice{Action: Action{Kind: Run, Client: "B", Command: "n1 SET lock:L"}, keys: []string{"lock:L@n1"}, write: true}
-	runB2 := choice{Action: Action{Kind: Run, Client: "B", Command: "n2 SET lock:L"}, keys: []string{"lock:L@n2"}, write: true}
+	runB1 := choice{
+		Action: Action{Kind: Run, Client: "B", Command: "n1 SET lock:L"},
+		keys:   []string{"lock:L@n1"},
+		write:  true,
+	}
+	runB2 := choice{
+		Action: Action{Kind: Run, Client: "B", Command: "n2 SET lock:L"},
+		keys:   []string{"lock:L@n2"},
+		write:  true,
+	}
 	tick := choice{Action: Action{Kind: Tick, Client: "B", At: 10 * time.Millisecond}}
 	startB := choice{Action: Action{Kind: Start, Client: "B"}}
 	for _, tc := range []struct {

@@ -30,7 +30,10 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	starts := []explore.Action{{Kind: explore.Start, Client: "A"}, {Kind: explore.Start, Client: "B"}}
+	starts := []explore.Action{
+		{Kind: explore.Start, Client: "A"},
+		{Kind: explore.Start, Client: "B"},
+	}
 	steps, _, err := e.Replay(context.Background(), starts)
 	if err != nil {
 		t.Fatal(err)
@@ -100,11 +103,14 @@ func TestWallClockWait(t *testing.T) {
 	}
 	m := explore.DefaultModel()
 	m.FaultKinds = nil
-	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Model: &m, Workers: 1})
+	_, err := explore.Check(
+		context.Background(), rdb, target, explore.Options{Model: &m, Workers: 1},
+	)
 	if !errors.Is(err, explore.ErrWallClock) {
 		t.Fatalf("err = %v, want ErrWallClock", err)
 	}
-	for _, want := range []string{"after its last command, SET k → OK", "time.Sleep in ", "Client.Sleep", "fewer"} {
+	for _, want := range []string{"after its last command, SET k → OK", "time.Sleep " +
+		"in ", "Client.Sleep", "fewer"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
@@ -127,14 +133,19 @@ func TestModes(t *testing.T) {
 		{"Random", "", true},
 	} {
 		got, err := explore.ParseMode(tc.in)
-		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.Is(err, explore.ErrMode) {
+		if got != tc.want || (err != nil) != tc.err ||
+			err != nil && !errors.Is(err, explore.ErrMode) {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q (error %v)", tc.in, got, err, tc.want, tc.err)
 		}
 	}
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &explore.Target{Name: "idle", Client: func(context.Context, *explore.Client) error { return nil }}
-	if _, err := explore.Check(context.Background(), rdb, target, explore.Options{Mode: "dfs"}); !errors.Is(err, explore.ErrMode) {
+	target := &explore.Target{
+		Name:   "idle",
+		Client: func(context.Context, *explore.Client) error { return nil },
+	}
+	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Mode: "dfs"})
+	if !errors.Is(err, explore.ErrMode) {
 		t.Errorf("a search in mode dfs: err = %v, want ErrMode", err)
 	}
 }

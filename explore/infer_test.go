@@ -32,12 +32,60 @@ func TestInferHold(t *testing.T) {
 		wantHolders []string
 		wantEndOfA  time.Duration
 	}{
-		{a, []string{"set", lock, "tokA", "ex", "10000000", "nx", "get"}, "(nil)", "", 0, []string{"A"}, 10 * time.Second},
-		{b, []string{"set", lock, "tokB", "ex", "10000000", "nx", "get"}, "tokA", "", 0, []string{"A"}, 10 * time.Second},
-		{b, []string{"set", ns + "users:B", "1", "px", "10", "nx"}, "OK", "", 0, []string{"A"}, 10 * time.Second},
-		{b, []string{"set", lock, "tokB", "px", "3000000000", "nx"}, "OK", "", 2 * time.Second, []string{"A", "B"}, 10 * time.Second},
-		{a, []string{"evalsha", "abc", "1", lock, "tokA"}, "1", "", 2 * time.Second, []string{"B"}, -1},
-		{b, []string{"set", lock, "tokB", "px", "3000000000", "nx"}, "", "ERR", 2 * time.Second, []string{"B"}, -1},
+		{
+			a,
+			[]string{"set", lock, "tokA", "ex", "10000000", "nx", "get"},
+			"(nil)",
+			"",
+			0,
+			[]string{"A"},
+			10 * time.Second,
+		},
+		{
+			b,
+			[]string{"set", lock, "tokB", "ex", "10000000", "nx", "get"},
+			"tokA",
+			"",
+			0,
+			[]string{"A"},
+			10 * time.Second,
+		},
+		{
+			b,
+			[]string{"set", ns + "users:B", "1", "px", "10", "nx"},
+			"OK",
+			"",
+			0,
+			[]string{"A"},
+			10 * time.Second,
+		},
+		{
+			b,
+			[]string{"set", lock, "tokB", "px", "3000000000", "nx"},
+			"OK",
+			"",
+			2 * time.Second,
+			[]string{"A", "B"},
+			10 * time.Second,
+		},
+		{
+			a,
+			[]string{"evalsha", "abc", "1", lock, "tokA"},
+			"1",
+			"",
+			2 * time.Second,
+			[]string{"B"},
+			-1,
+		},
+		{
+			b,
+			[]string{"set", lock, "tokB", "px", "3000000000", "nx"},
+			"",
+			"ERR",
+			2 * time.Second,
+			[]string{"B"},
+			-1,
+		},
 		{b, []string{"evalsha", "abc", "1", lock, "tokB"}, "0", "", 6 * time.Second, nil, -1},
 	}
 	for i, st := range steps {
@@ -69,7 +117,10 @@ func TestCheckHoldersByKey(t *testing.T) {
 	for _, tc := range []struct {
 		keyA, keyB string
 		broken     bool
-	}{{"lock:item:sword", "lock:item:shield", false}, {"lock:item:sword", "lock:item:sword", true}} {
+	}{
+		{"lock:item:sword", "lock:item:shield", false},
+		{"lock:item:sword", "lock:item:sword", true},
+	} {
 		w := &world{t: &Target{}}
 		a := &client{w: w, name: "A", hold: &hold{write: true, key: tc.keyA, end: forever}}
 		b := &client{w: w, name: "B", hold: &hold{write: true, key: tc.keyB, end: forever}}
@@ -77,7 +128,10 @@ func TestCheckHoldersByKey(t *testing.T) {
 		s := &schedule{steps: []Step{{}}}
 		w.checkHolders(s)
 		if got := len(s.violations) > 0; got != tc.broken {
-			t.Errorf("A holds %s, B holds %s: violations %v, want broken %v", tc.keyA, tc.keyB, s.violations, tc.broken)
+			t.Errorf(
+				"A holds %s, B holds %s: violations %v, want broken %v", tc.keyA, tc.keyB,
+				s.violations, tc.broken,
+			)
 		}
 	}
 }

@@ -46,7 +46,9 @@ func Lua(r LuaRecipe) (*Target, error) {
 	if rw {
 		need = []Script{r.ReadAcquire, r.ReadRelease, r.WriteAcquire, r.WriteRelease}
 		if r.Acquire.Source != "" || r.Release.Source != "" || r.Extend.Source != "" {
-			return nil, errors.New("give either -acquire/-release[/-extend] or the four read-write scripts, not both")
+			return nil, errors.New(
+				"give either -acquire/-release[/-extend] or the four read-write scripts, not both",
+			)
 		}
 	} else {
 		need = []Script{r.Acquire, r.Release}
@@ -54,7 +56,10 @@ func Lua(r LuaRecipe) (*Target, error) {
 	for _, s := range need {
 		if s.Source == "" {
 			if rw {
-				return nil, errors.New("a read-write recipe needs -read-acquire, -read-release, -write-acquire and -write-release")
+				return nil, errors.New(
+					"a read-write recipe needs -read-acquire, -read-release, -write-acquire and " +
+						"-write-release",
+				)
 			}
 			return nil, errors.New("a Lua recipe needs -acquire and -release")
 		}
@@ -66,8 +71,13 @@ func Lua(r LuaRecipe) (*Target, error) {
 		}
 		return &op{name: name, script: &scriptRef{file: s.Name, source: s.Source},
 			keys: []tmpl{{raw: "${lock}", parts: []tmplPart{{name: phLock}}}},
-			args: []tmpl{{raw: "${token}", parts: []tmplPart{{name: phToken}}}, {raw: "${ttl}", parts: []tmplPart{{name: phTTL}}}},
-			ok:   []okValue{{kind: okInt, i: 1}}, refuse: []okValue{{kind: okInt, i: 0}, {kind: okNil}}}
+			args: []tmpl{
+				{raw: "${token}", parts: []tmplPart{{name: phToken}}},
+				{raw: "${ttl}", parts: []tmplPart{{name: phTTL}}},
+			},
+			ok: []okValue{
+				{kind: okInt, i: 1},
+			}, refuse: []okValue{{kind: okInt, i: 0}, {kind: okNil}}}
 	}
 	// The properties of a recipe directory's (LoadRecipe): a lock given
 	// as scripts is judged by its replies and its lease too.

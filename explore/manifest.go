@@ -199,7 +199,9 @@ func parseTmpl(field, s string, known []string) (tmpl, error) {
 		}
 		name := rest[loc[2]:loc[3]]
 		if !slices.Contains(known, name) {
-			return t, badField(field, "unknown placeholder ${%s} (known here: %s)", name, placeholderList(known))
+			return t, badField(
+				field, "unknown placeholder ${%s} (known here: %s)", name, placeholderList(known),
+			)
 		}
 		t.parts = append(t.parts, tmplPart{name: name})
 		rest = rest[loc[1]:]
@@ -245,7 +247,10 @@ func (t tmpl) expand(vars map[string]value) value {
 
 // uses reports whether the template names placeholder name.
 func (t tmpl) uses(name string) bool {
-	return slices.ContainsFunc(t.parts, func(p tmplPart) bool { return p.lit == "" && p.name == name })
+	return slices.ContainsFunc(
+		t.parts,
+		func(p tmplPart) bool { return p.lit == "" && p.name == name },
+	)
 }
 
 // object is a JSON object whose fields are checked: known names only
@@ -264,8 +269,11 @@ func readObject(field string, raw json.RawMessage, known ...string) (*object, er
 		return nil, badField(field, "want a JSON object")
 	}
 	for k := range m {
-		if !slices.Contains(known, k) && !slices.Contains(commentFields, k) && !strings.HasPrefix(k, "_") {
-			return nil, badField(join(field, k), "unknown field (known: %s)", strings.Join(known, ", "))
+		if !slices.Contains(known, k) && !slices.Contains(commentFields, k) &&
+			!strings.HasPrefix(k, "_") {
+			return nil, badField(
+				join(field, k), "unknown field (known: %s)", strings.Join(known, ", "),
+			)
 		}
 	}
 	return &object{field: field, fields: m}, nil
@@ -341,7 +349,10 @@ func scalarString(field string, raw json.RawMessage) (string, error) {
 // parseOK reads an ok list: JSON integers, strings and null.
 func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
 	if len(raws) == 0 {
-		return nil, badField(field, "want a non-empty list of the replies that mean success (numbers, strings, null)")
+		return nil, badField(
+			field,
+			"want a non-empty list of the replies that mean success (numbers, strings, null)",
+		)
 	}
 	var out []okValue
 	for i, raw := range raws {
@@ -360,15 +371,18 @@ func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
 			if err != nil {
 				f, ferr := v.Float64()
 				if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-					return nil, badField(field+fmt.Sprintf("[%d]", i), "%s: Redis replies with integers (Lua truncates its numbers)", v)
+					return nil, badField(field+fmt.Sprintf("[%d]", i), "%s: Redis replies with "+
+						"integers (Lua truncates its numbers)", v)
 				}
 				n = int64(f)
 			}
 			out = append(out, okValue{kind: okInt, i: n})
 		case bool:
-			return nil, badField(f, "%v: a script's true reaches the client as 1 and false as nil: write 1 or null", v)
+			return nil, badField(f, "%v: a script's true reaches the client as 1 and false as "+
+				"nil: write 1 or null", v)
 		default:
-			return nil, badField(f, "%s: want a number, a string or null (a table reply matches by its first element)",
+			return nil, badField(f, "%s: want a number, a string or null (a table reply matches "+
+				"by its first element)",
 				strings.TrimSpace(string(raw)))
 		}
 	}
@@ -381,7 +395,8 @@ func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
 //
 //	{"name": "my lock", "lock": "mutex", "ttl_unit": "ms", "reentrant": false,
 //	 "ops": {
-//	   "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${ttl}", "${token}"], "ok": [null]},
+//	   "acquire": {"script": "acquire.lua", "keys": ["${lock}"],
+//	     "args": ["${ttl}", "${token}"], "ok": [null]},
 //	   "release": {"steps": [
 //	     {"cmd": ["GET", "${lock}"], "save": "v"},
 //	     {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${token}"]}}], "ok": [1]}}}
@@ -479,7 +494,10 @@ func readRecipe(dir string) (*recipe, error) {
 // one swapped in meanwhile cannot hang the read either.
 func readInside(root, name, what string, limit int64) ([]byte, error) {
 	if filepath.IsAbs(name) || !filepath.IsLocal(name) {
-		return nil, badFile("%s: not a file in the recipe's directory (give a path relative to it, without ..)", name)
+		return nil, badFile(
+			"%s: not a file in the recipe's directory (give a path relative to it, without ..)",
+			name,
+		)
 	}
 	p, err := filepath.EvalSymlinks(filepath.Join(root, name))
 	if err != nil {
@@ -613,9 +631,12 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 	ops, err := readObject("ops", top.fields["ops"], allowed...)
 	if err != nil {
 		var me *manifestError
-		if errors.As(err, &me) && strings.HasSuffix(me.msg, ")") && strings.HasPrefix(me.msg, "unknown field") {
-			me.msg = fmt.Sprintf("unknown op (a%s %s has %s)", map[bool]string{true: "n", false: ""}[r.rw], lock,
-				strings.Join(allowed, ", "))
+		if errors.As(err, &me) && strings.HasSuffix(me.msg, ")") &&
+			strings.HasPrefix(me.msg, "unknown field") {
+			me.msg = fmt.Sprintf(
+				"unknown op (a%s %s has %s)", map[bool]string{true: "n", false: ""}[r.rw], lock,
+				strings.Join(allowed, ", "),
+			)
 		}
 		return nil, err
 	}
@@ -635,8 +656,19 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 	}
 	for _, need := range allowed {
 		if need != "extend" && r.ops[need] == nil {
-			return nil, badField("ops."+need, "missing: a%s %s needs %s", map[bool]string{true: "n", false: ""}[r.rw], lock,
-				strings.Join(slices.DeleteFunc(slices.Clone(allowed), func(s string) bool { return s == "extend" }), ", "))
+			return nil, badField(
+				"ops."+need,
+				"missing: a%s %s needs %s",
+				map[bool]string{true: "n", false: ""}[r.rw],
+				lock,
+				strings.Join(
+					slices.DeleteFunc(
+						slices.Clone(allowed),
+						func(s string) bool { return s == "extend" },
+					),
+					", ",
+				),
+			)
 		}
 	}
 	return r, nil
@@ -647,19 +679,26 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 // command (it would hold the server's connection past the scheduler), a
 // subscription.
 var blocked = map[string]string{
-	"MULTI": "a transaction", "EXEC": "a transaction", "DISCARD": "a transaction", "WATCH": "a transaction",
+	"MULTI": "a transaction", "EXEC": "a transaction", "DISCARD": "a transaction", "WATCH": "a " +
+		"transaction",
 	"UNWATCH": "a transaction", "BLPOP": "a blocking command", "BRPOP": "a blocking command",
-	"BLMOVE": "a blocking command", "BRPOPLPUSH": "a blocking command", "BZPOPMIN": "a blocking command",
-	"BZPOPMAX": "a blocking command", "BLMPOP": "a blocking command", "BZMPOP": "a blocking command",
+	"BLMOVE": "a blocking command", "BRPOPLPUSH": "a blocking command", "BZPOPMIN": "a blocking " +
+		"command",
+	"BZPOPMAX": "a blocking command", "BLMPOP": "a blocking command", "BZMPOP": "a blocking " +
+		"command",
 	"WAIT": "a blocking command", "XREAD": "a blocking command", "XREADGROUP": "a blocking command",
 	"SUBSCRIBE": "a subscription", "PSUBSCRIBE": "a subscription", "SSUBSCRIBE": "a subscription",
-	"MONITOR": "a subscription", "FLUSHALL": "a command on every key", "FLUSHDB": "a command on every key",
-	"SELECT": "a change of database", "QUIT": "the end of the connection", "RESET": "the end of the connection",
+	"MONITOR": "a subscription", "FLUSHALL": "a command on every key", "FLUSHDB": "a command on " +
+		"every key",
+	"SELECT": "a change of database", "QUIT": "the end of the connection", "RESET": "the end of " +
+		"the connection",
 }
 
 // parseOp reads op name of a manifest (field): a script, or steps sent one
 // round trip at a time, and the replies that mean success.
-func parseOp(field, name string, raw json.RawMessage, read func(string) (string, error)) (*op, error) {
+func parseOp(
+	field, name string, raw json.RawMessage, read func(string) (string, error),
+) (*op, error) {
 	obj, err := readObject(field, raw, "script", "keys", "args", "steps", "ok")
 	if err != nil {
 		return nil, err
@@ -669,13 +708,17 @@ func parseOp(field, name string, raw json.RawMessage, read func(string) (string,
 	case obj.has("script") && obj.has("steps"):
 		return nil, badField(field, "give script or steps, not both")
 	case !obj.has("script") && !obj.has("steps"):
-		return nil, badField(field, "give script (one EVALSHA) or steps (commands one round trip at a time)")
+		return nil, badField(
+			field,
+			"give script (one EVALSHA) or steps (commands one round trip at a time)",
+		)
 	}
 	if err := parseOpOK(field, obj, o); err != nil {
 		return nil, err
 	}
 	if obj.has("script") {
-		if o.script, o.keys, o.args, err = parseScript(field, obj, read, builtinPlaceholders); err != nil {
+		o.script, o.keys, o.args, err = parseScript(field, obj, read, builtinPlaceholders)
+		if err != nil {
 			return nil, err
 		}
 		return o, nil
@@ -701,18 +744,28 @@ func parseOpOK(field string, obj *object, o *op) error {
 	var word string
 	if strictUnmarshal(obj.fields["ok"], &word) == nil {
 		if word != "any" {
-			return badField(join(field, "ok"), "%q: want a list of the replies that mean success, or \"any\"", word)
+			return badField(
+				join(field, "ok"), "%q: want a list of the replies that mean success, or \"any\"",
+				word,
+			)
 		}
 		if !strings.HasSuffix(o.name, "release") && o.name != "extend" {
-			return badField(join(field, "ok"), "\"any\" is for a release or extend whose reply says nothing; "+
-				"an %s must say whether it took the lock", o.name)
+			return badField(
+				join(field, "ok"),
+				"\"any\" is for a release or extend whose reply says nothing; "+
+					"an %s must say whether it took the lock",
+				o.name,
+			)
 		}
 		o.anyOK = true
 		return nil
 	}
 	oks, err := obj.list("ok")
 	if err != nil {
-		return badField(join(field, "ok"), "want a list of the replies that mean success, or \"any\"")
+		return badField(
+			join(field, "ok"),
+			"want a list of the replies that mean success, or \"any\"",
+		)
 	}
 	o.ok, err = parseOK(join(field, "ok"), oks)
 	return err
@@ -729,13 +782,17 @@ func parseSteps(field string, obj *object, read func(string) (string, error)) ([
 		return nil, badField(join(field, "steps"), "empty: want at least one step")
 	}
 	if len(steps) > MaxOpSteps {
-		return nil, badField(join(field, "steps"), "%d steps, more than the limit of %d steps per op", len(steps), MaxOpSteps)
+		return nil, badField(
+			join(field, "steps"), "%d steps, more than the limit of %d steps per op", len(steps),
+			MaxOpSteps,
+		)
 	}
 	known := slices.Clone(builtinPlaceholders)
 	var out []*opStep
 	for i, raw := range steps {
 		var st *opStep
-		if st, known, err = parseStep(fmt.Sprintf("%s.steps[%d]", field, i), raw, read, known); err != nil {
+		st, known, err = parseStep(fmt.Sprintf("%s.steps[%d]", field, i), raw, read, known)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, st)
@@ -746,7 +803,9 @@ func parseSteps(field string, obj *object, read func(string) (string, error)) ([
 // parseStep reads one step (field f): its condition, its command or
 // script, and what it saves. known are the placeholders it may use; it
 // returns them with its own saves added.
-func parseStep(f string, raw json.RawMessage, read func(string) (string, error), known []string) (*opStep, []string, error) {
+func parseStep(
+	f string, raw json.RawMessage, read func(string) (string, error), known []string,
+) (*opStep, []string, error) {
 	so, err := readObject(f, raw, "cmd", "script", "keys", "args", "save", "if")
 	if err != nil {
 		return nil, nil, err
@@ -766,7 +825,10 @@ func parseStep(f string, raw json.RawMessage, read func(string) (string, error),
 			return nil, nil, err
 		}
 	case so.has("keys") || so.has("args"):
-		return nil, nil, badField(f, "keys and args go with script; a command names its keys in cmd")
+		return nil, nil, badField(
+			f,
+			"keys and args go with script; a command names its keys in cmd",
+		)
 	}
 	if st.script == nil {
 		if st.cmd, err = parseStepCmd(f, so, known); err != nil {
@@ -787,8 +849,11 @@ func parseStepCmd(f string, so *object, known []string) ([]tmpl, error) {
 		return nil, err
 	}
 	if len(cmd) == 0 {
-		return nil, badField(join(f, "cmd"), "missing: want the command and its arguments, as [\"GET\", \"${lock}\"], "+
-			"or a script (\"script\": FILE, with keys and args)")
+		return nil, badField(
+			join(f, "cmd"),
+			"missing: want the command and its arguments, as [\"GET\", \"${lock}\"], "+
+				"or a script (\"script\": FILE, with keys and args)",
+		)
 	}
 	var out []tmpl
 	for j, raw := range cmd {
@@ -835,11 +900,19 @@ func checkStepCommand(cf, s string, t tmpl) error {
 		return badField(cf, "%s is %s, which steps cannot send (use a script)", name, why)
 	}
 	if name == "EVAL" || name == "EVALSHA" || name == "FCALL" {
-		return badField(cf, "%s in a step: give the step a script instead (\"script\": FILE, with keys and args)", name)
+		return badField(
+			cf,
+			"%s in a step: give the step a script instead (\"script\": FILE, with keys and args)",
+			name,
+		)
 	}
 	if _, ok := dataCommands[name]; !ok {
-		return badField(cf, "%s is not a data command: a step may send only commands on keys (GET, SET, DEL, "+
-			"PEXPIRE, HSET, ... ; see docs/explorer.md), never one that changes the server", name)
+		return badField(
+			cf,
+			"%s is not a data command: a step may send only commands on keys (GET, SET, DEL, "+
+				"PEXPIRE, HSET, ... ; see docs/explorer.md), never one that changes the server",
+			name,
+		)
 	}
 	return nil
 }
@@ -868,27 +941,37 @@ func init() {
 	for spec, names := range map[keySpec][]string{
 		keyFirst: {
 			// strings
-			"GET", "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "APPEND", "STRLEN", "INCR",
+			"GET", "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "APPEND",
+			"STRLEN", "INCR",
 			"INCRBY", "INCRBYFLOAT", "DECR", "DECRBY", "GETRANGE", "SETRANGE", "SUBSTR",
 			// keys
-			"TYPE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "EXPIRETIME", "PEXPIRETIME", "TTL", "PTTL", "PERSIST",
+			"TYPE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "EXPIRETIME", "PEXPIRETIME",
+			"TTL", "PTTL", "PERSIST",
 			// hashes
-			"HGET", "HSET", "HSETNX", "HMSET", "HMGET", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS", "HGETALL",
-			"HINCRBY", "HINCRBYFLOAT", "HSTRLEN", "HRANDFIELD", "HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT",
-			"HTTL", "HPTTL", "HPERSIST", "HEXPIRETIME", "HPEXPIRETIME", "HGETDEL", "HGETEX", "HSETEX",
+			"HGET", "HSET", "HSETNX", "HMSET", "HMGET", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS",
+			"HGETALL",
+			"HINCRBY", "HINCRBYFLOAT", "HSTRLEN", "HRANDFIELD", "HEXPIRE", "HPEXPIRE", "HEXPIREAT",
+			"HPEXPIREAT",
+			"HTTL", "HPTTL", "HPERSIST", "HEXPIRETIME", "HPEXPIRETIME", "HGETDEL", "HGETEX",
+			"HSETEX",
 			// lists
-			"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LLEN", "LRANGE", "LINDEX", "LSET", "LREM", "LTRIM",
+			"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LLEN", "LRANGE", "LINDEX",
+			"LSET", "LREM", "LTRIM",
 			"LINSERT", "LPOS",
 			// sets
 			"SADD", "SREM", "SISMEMBER", "SMISMEMBER", "SMEMBERS", "SCARD", "SPOP", "SRANDMEMBER",
 			// sorted sets
-			"ZADD", "ZREM", "ZSCORE", "ZMSCORE", "ZINCRBY", "ZCARD", "ZCOUNT", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE",
-			"ZREVRANGEBYSCORE", "ZRANK", "ZREVRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZPOPMIN", "ZPOPMAX",
+			"ZADD", "ZREM", "ZSCORE", "ZMSCORE", "ZINCRBY", "ZCARD", "ZCOUNT", "ZRANGE",
+			"ZRANGEBYSCORE", "ZREVRANGE",
+			"ZREVRANGEBYSCORE", "ZRANK", "ZREVRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK",
+			"ZPOPMIN", "ZPOPMAX",
 			"ZLEXCOUNT", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREMRANGEBYLEX", "ZRANDMEMBER",
 			// bits, counters, streams (without blocking)
-			"SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "PFADD", "XADD", "XLEN", "XRANGE", "XREVRANGE", "XDEL", "XTRIM",
+			"SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "PFADD", "XADD", "XLEN", "XRANGE",
+			"XREVRANGE", "XDEL", "XTRIM",
 		},
-		keysAll:      {"DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "SINTER", "SUNION", "SDIFF", "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "PFCOUNT"},
+		keysAll: {"DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "SINTER", "SUNION", "SDIFF",
+			"SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "PFCOUNT"},
 		keysTwo:      {"RENAME", "RENAMENX", "SMOVE", "RPOPLPUSH", "LMOVE", "ZRANGESTORE", "LCS"},
 		keysPairs:    {"MSET", "MSETNX"},
 		keysNumbered: {"LMPOP", "ZMPOP", "SINTERCARD"},
@@ -946,20 +1029,30 @@ func checkKey(f string, t tmpl) error {
 			return nil
 		}
 	}
-	return badField(f, "key %q is not made from ${lock}: every key an op names must be in the explored namespace, "+
-		"as \"${lock}\" or \"${lock}:owner\" are", t.raw)
+	return badField(
+		f,
+		"key %q is not made from ${lock}: every key an op names must be in the explored "+
+			"namespace, "+
+			"as \"${lock}\" or \"${lock}:owner\" are",
+		t.raw,
+	)
 }
 
 // parseScript reads the script of an op or a step (field): its file,
 // read from the recipe's directory, and its keys and args, templates over
 // the placeholders known there.
-func parseScript(field string, obj *object, read func(string) (string, error), known []string) (*scriptRef, []tmpl, []tmpl, error) {
+func parseScript(
+	field string, obj *object, read func(string) (string, error), known []string,
+) (*scriptRef, []tmpl, []tmpl, error) {
 	file, err := obj.str("script", "")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if file == "" {
-		return nil, nil, nil, badField(join(field, "script"), "empty: want a Lua file in the recipe's directory")
+		return nil, nil, nil, badField(
+			join(field, "script"),
+			"empty: want a Lua file in the recipe's directory",
+		)
 	}
 	src, err := read(file)
 	if err != nil {
@@ -1010,7 +1103,9 @@ func parseSave(field string, so *object, known []string) (string, []string, erro
 	}
 	switch {
 	case !saveNameRE.MatchString(save):
-		return "", nil, badField(join(field, "save"), "%q: want a name of letters, digits and _", save)
+		return "", nil, badField(
+			join(field, "save"), "%q: want a name of letters, digits and _", save,
+		)
 	case slices.Contains(builtinPlaceholders, save):
 		return "", nil, badField(join(field, "save"), "%q is a placeholder of its own", save)
 	}

@@ -26,34 +26,45 @@ var conventions = []struct {
 	{
 		name: "acquire as a command, release and extend by script, success 1",
 		manifest: `{"lock": "mutex", "ops": {
-			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
+			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"script": "del.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1]},
-			"extend": {"script": "touch.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]}}}`,
+			"extend": {"script": "touch.lua", "keys": ["${lock}"], "args": ["${token}", ` +
+			`"${ttl}"], "ok": [1]}}}`,
 		files: map[string]string{
-			"del.lua":   `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
-			"touch.lua": `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('PEXPIRE', KEYS[1], ARGV[2])`,
+			"del.lua": `if redis.call('GET', ` +
+				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
+			"touch.lua": `if redis.call('GET', ` +
+				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('PEXPIRE', KEYS[1], ` +
+				`ARGV[2])`,
 		},
 	},
 	{
 		name: "an extend by SET XX, which takes whoever's lock it finds",
 		manifest: `{"lock": "mutex", "ops": {
-			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
+			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"script": "del.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1]},
-			"extend": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "XX", "PX", "${ttl}"]}], "ok": ["OK"]}}}`,
+			"extend": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "XX", "PX", "${ttl}"]}], ` +
+			`"ok": ["OK"]}}}`,
 		files: map[string]string{
-			"del.lua": `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
+			"del.lua": `if redis.call('GET', ` +
+				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
 		},
 		broken: explore.MutualExclusion,
 	},
 	{
 		name: "reentrant by client, nil on success, a channel key, renewed by a watchdog",
 		manifest: `{"lock": "mutex", "reentrant": true, "ops": {
-			"acquire": {"script": "lock.lua", "keys": ["${lock}"], "args": ["${ttl}", "${client}:7"], "ok": [null]},
+			"acquire": {"script": "lock.lua", "keys": ["${lock}"], "args": ["${ttl}", ` +
+			`"${client}:7"], "ok": [null]},
 			"release": {"script": "unlock.lua", "keys": ["${lock}", "lock_channel:{${lock}}"],
 				"args": ["0", "${ttl}", "${client}:7"], "ok": [0, 1]},
-			"extend": {"script": "renew.lua", "keys": ["${lock}"], "args": ["${ttl}", "${client}:7"], "ok": [1]}}}`,
+			"extend": {"script": "renew.lua", "keys": ["${lock}"], "args": ["${ttl}", ` +
+			`"${client}:7"], "ok": [1]}}}`,
 		files: map[string]string{
-			"lock.lua": `if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
+			"lock.lua": `if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ` +
+				`ARGV[2]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   return nil
@@ -78,9 +89,12 @@ return 0`,
 	{
 		name: "lease in seconds, a signal key outside the lock's name, success 0",
 		manifest: `{"lock": "mutex", "ttl_unit": "s", "ops": {
-			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "EX", "${ttl}"]}], "ok": ["OK"]},
-			"release": {"script": "unlock.lua", "keys": ["${lock}", "signal:${lock}"], "args": ["${token}"], "ok": [0]},
-			"extend": {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [0]}}}`,
+			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "EX", ` +
+			`"${ttl}"]}], "ok": ["OK"]},
+			"release": {"script": "unlock.lua", "keys": ["${lock}", "signal:${lock}"], "args": ` +
+			`["${token}"], "ok": [0]},
+			"extend": {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", ` +
+			`"${ttl}"], "ok": [0]}}}`,
 		files: map[string]string{
 			"unlock.lua": `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 1 end
 redis.call('DEL', KEYS[2])
@@ -97,18 +111,23 @@ return 0`,
 	{
 		name: "a count of the keys taken, the token's length, a table reply",
 		manifest: `{"lock": "mutex", "ops": {
-			"acquire": {"script": "take.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}", "${token_len}"], "ok": [1]},
+			"acquire": {"script": "take.lua", "keys": ["${lock}"], "args": ["${token}", ` +
+			`"${ttl}", "${token_len}"], "ok": [1]},
 			"release": {"script": "give.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1]},
-			"extend": {"script": "more.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]}}}`,
+			"extend": {"script": "more.lua", "keys": ["${lock}"], "args": ["${token}", ` +
+			`"${ttl}"], "ok": [1]}}}`,
 		files: map[string]string{
-			"take.lua": `if #ARGV[1] ~= tonumber(ARGV[3]) then return redis.error_reply('bad token') end
+			"take.lua": `if #ARGV[1] ~= tonumber(ARGV[3]) then ` +
+				`return redis.error_reply('bad token') end
 for _, k in ipairs(KEYS) do if redis.call('EXISTS', k) == 1 then return {0, 'held'} end end
 for _, k in ipairs(KEYS) do redis.call('SET', k, ARGV[1], 'PX', ARGV[2]) end
 return {#KEYS, 'taken'}`,
 			"give.lua": `local n = 0
-for _, k in ipairs(KEYS) do if redis.call('GET', k) == ARGV[1] then n = n + redis.call('DEL', k) end end
+for _, k in ipairs(KEYS) do if redis.call('GET', k) == ARGV[1] then n = n + redis.call('DEL', ` +
+				`k) end end
 return n`,
-			"more.lua": `for _, k in ipairs(KEYS) do if redis.call('GET', k) ~= ARGV[1] then return 0 end end
+			"more.lua": `for _, k in ipairs(KEYS) do if redis.call('GET', ` +
+				`k) ~= ARGV[1] then return 0 end end
 for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ARGV[2]) end
 return #KEYS`,
 		},
@@ -116,12 +135,16 @@ return #KEYS`,
 	{
 		name: "an extend that reports success when it failed",
 		manifest: `{"lock": "mutex", "ops": {
-			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
+			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"script": "del.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1]},
-			"extend": {"script": "touch.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": ["OK"]}}}`,
+			"extend": {"script": "touch.lua", "keys": ["${lock}"], "args": ["${token}", ` +
+			`"${ttl}"], "ok": ["OK"]}}}`,
 		files: map[string]string{
-			"del.lua": `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
-			"touch.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+			"del.lua": `if redis.call('GET', ` +
+				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
+			"touch.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', ` +
+				`KEYS[1], ARGV[2]) end
 return redis.status_reply('OK')`,
 		},
 		broken: explore.Ownership,
@@ -129,7 +152,8 @@ return redis.status_reply('OK')`,
 	{
 		name: "a plain DEL release, with three clients",
 		manifest: `{"lock": "mutex", "ops": {
-			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
+			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`,
 		broken: explore.MutualExclusion,
 	},
@@ -147,7 +171,8 @@ func TestManifestConventions(t *testing.T) {
 			m := explore.DefaultModel()
 			m.FaultKinds = []string{explore.FaultPauseLong}
 			if race.Enabled && tc.broken == "" {
-				m.FaultKinds = []string{explore.FaultCrash} // the full run without -race has the pause
+				// the full run without -race has the pause
+				m.FaultKinds = []string{explore.FaultCrash}
 			}
 			if tc.renew > 0 {
 				// The watchdog's goroutine multiplies the orders: no
@@ -165,7 +190,10 @@ func TestManifestConventions(t *testing.T) {
 			res, broken := search(t, b.Client, tg, m, o)
 			switch {
 			case tc.broken == "" && (len(broken) > 0 || !res.Exhaustive):
-				t.Errorf("broken %v (exhaustive %v); want nothing broken, exhaustively", broken, res.Exhaustive)
+				t.Errorf(
+					"broken %v (exhaustive %v); want nothing broken, exhaustively", broken,
+					res.Exhaustive,
+				)
 			case tc.broken != "" && !slices.Contains(broken, tc.broken):
 				t.Errorf("broken %v; want %s", broken, tc.broken)
 			}

@@ -89,14 +89,32 @@ func (r *recipe) target() *Target {
 			}
 		}
 	}
-	t := &Target{Name: r.name, About: r.about(), Clients: 2, rw: r.rw, extend: r.ops["extend"] != nil,
-		reentrant: r.reentrant, lockKeys: oneLockKey, Checks: r.checks, recipe: r, alike: !r.rw}
+	t := &Target{
+		Name:      r.name,
+		About:     r.about(),
+		Clients:   2,
+		rw:        r.rw,
+		extend:    r.ops["extend"] != nil,
+		reentrant: r.reentrant,
+		lockKeys:  oneLockKey,
+		Checks:    r.checks,
+		recipe:    r,
+		alike:     !r.rw,
+	}
 	if r.rw {
 		t.Clients = 3
 	}
 	t.check = r.check
 	t.newLock = func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
-		return &recipeLocker{r: r, rdb: rdb, c: c, clk: clock{c}, key: lockKey(ns), ttl: m.TTL, owner: ownerName(c.name)}
+		return &recipeLocker{
+			r:     r,
+			rdb:   rdb,
+			c:     c,
+			clk:   clock{c},
+			key:   lockKey(ns),
+			ttl:   m.TTL,
+			owner: ownerName(c.name),
+		}
 	}
 	t.liveness = r.liveness
 	return t
@@ -118,8 +136,12 @@ func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string)
 				if r.strict {
 					return fmt.Errorf("%w: %s: %v", ErrBadScript, o.script.file, err)
 				}
-				return &manifestError{field: "ops." + o.name + ".script", msg: fmt.Sprintf("%s does not load: %v",
-					o.script.file, err), also: ErrBadScript}
+				return &manifestError{
+					field: "ops." + o.name + ".script",
+					msg: fmt.Sprintf("%s does not load: %v",
+						o.script.file, err),
+					also: ErrBadScript,
+				}
 			}
 			continue
 		}
@@ -131,7 +153,9 @@ func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string)
 						return err
 					}
 					return &manifestError{field: fmt.Sprintf("ops.%s.steps[%d].script", o.name, i),
-						msg: fmt.Sprintf("%s does not load: %v", st.script.file, err), also: ErrBadScript}
+						msg: fmt.Sprintf(
+							"%s does not load: %v", st.script.file, err,
+						), also: ErrBadScript}
 				}
 				continue
 			}
@@ -141,7 +165,10 @@ func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string)
 				continue // a server without COMMAND INFO (miniredis): it answers at run time
 			}
 			if len(v) == 1 && v[0] == nil {
-				return badField(fmt.Sprintf("ops.%s.steps[%d].cmd[0]", o.name, i), "%s: the server knows no such command", name)
+				return badField(
+					fmt.Sprintf("ops.%s.steps[%d].cmd[0]", o.name, i),
+					"%s: the server knows no such command", name,
+				)
 			}
 		}
 	}
@@ -226,7 +253,10 @@ func (l *recipeLocker) vars(w *world, token string, now time.Duration) (map[stri
 	var ttlText string
 	if l.r.seconds {
 		if ttl%time.Second != 0 {
-			return nil, fmt.Errorf("%w: the lease %v is not whole seconds, and the recipe's ttl_unit is s", ErrManifest, ttl)
+			return nil, fmt.Errorf(
+				"%w: the lease %v is not whole seconds, and the recipe's ttl_unit is s",
+				ErrManifest, ttl,
+			)
 		}
 		ttlText = strconv.FormatInt(int64(ttl/time.Second), 10)
 	} else {
@@ -237,7 +267,9 @@ func (l *recipeLocker) vars(w *world, token string, now time.Duration) (map[stri
 	w.mu.Unlock()
 	return map[string]value{
 		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
-		phNowMS: {s: strconv.FormatInt(recipeNow(w, now), 10)}, phTokenLen: {s: strconv.Itoa(len(token))},
+		phNowMS: {
+			s: strconv.FormatInt(recipeNow(w, now), 10),
+		}, phTokenLen: {s: strconv.Itoa(len(token))},
 		phCall: {s: call},
 	}, nil
 }
@@ -274,8 +306,10 @@ type commander interface {
 // keys the commands that ran named.
 // wrote, if not nil, is called once, after the first step that may write
 // (a script, or a command that writes) has answered.
-func (l *recipeLocker) runKeys(ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration,
-	wrote func()) (any, []string, error) {
+func (l *recipeLocker) runKeys(
+	ctx context.Context, rdb commander, w *world, o *op, token string, now func() time.Duration,
+	wrote func(),
+) (any, []string, error) {
 	once := func() {
 		if wrote != nil {
 			wrote()
@@ -381,7 +415,9 @@ func outsideNS(w *world, where string, keys []string) error {
 	id := strings.Trim(w.t.ns, "{}:")
 	for _, k := range keys {
 		if !strings.Contains(k, id) {
-			return fmt.Errorf("%w: %s: key %q (make every key from ${lock})", ErrKeyOutside, where, k)
+			return fmt.Errorf(
+				"%w: %s: key %q (make every key from ${lock})", ErrKeyOutside, where, k,
+			)
 		}
 	}
 	return nil
@@ -476,7 +512,9 @@ func (l *recipeLocker) judge(o *op, v any) (bool, error) {
 		return true, nil
 	}
 	if l.r.strict && !matches(v, o.refuse) {
-		return false, fmt.Errorf("%w: %s returned %v (%T); want 1 or 0", ErrConvention, o.script.file, v, v)
+		return false, fmt.Errorf(
+			"%w: %s returned %v (%T); want 1 or 0", ErrConvention, o.script.file, v, v,
+		)
 	}
 	return false, nil
 }
@@ -514,7 +552,13 @@ func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 		// A take that succeeds grants the lease anew, nested or not: if
 		// the first hold had ended meanwhile, this take began a new one.
 		l.outer.lease.grant(w, sent, keys)
-		return &recipeHeld{l: l, write: write, token: token, nested: true, lease: l.outer.lease}, nil
+		return &recipeHeld{
+			l:      l,
+			write:  write,
+			token:  token,
+			nested: true,
+			lease:  l.outer.lease,
+		}, nil
 	}
 	lease := &recipeLease{}
 	lease.grant(w, sent, keys)
@@ -635,7 +679,8 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		last := len(w.clients) - 1
 		for i, c := range w.clients {
 			conflict := !l.r.rw || h.write || i == last
-			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) && at.got[i] > h.lease.gotAt[i] {
+			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
+				at.got[i] > h.lease.gotAt[i] {
 				why = c.name + " had taken the lock since"
 				break
 			}
@@ -672,7 +717,11 @@ func (w *world) checkOwnership(s *schedule) {
 	vs := w.owned
 	w.owned = nil
 	w.mu.Unlock()
-	if len(vs) == 0 || slices.ContainsFunc(s.violations, func(v Violation) bool { return v.Property == Ownership }) {
+	if len(vs) == 0 ||
+		slices.ContainsFunc(
+			s.violations,
+			func(v Violation) bool { return v.Property == Ownership },
+		) {
 		return
 	}
 	v := vs[0]
@@ -800,14 +849,26 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 	var o *op
 	for i, c := range waiters {
 		write := !r.rw || c.idx == m.Clients-1
-		l := &recipeLocker{r: r, rdb: e.rdb, c: c, key: lockKey(e.ns), ttl: m.leaseOf(c.idx), owner: ownerName(c.name)}
+		l := &recipeLocker{
+			r:     r,
+			rdb:   e.rdb,
+			c:     c,
+			key:   lockKey(e.ns),
+			ttl:   m.leaseOf(c.idx),
+			owner: ownerName(c.name),
+		}
 		o = r.acquireOp(write)
 		w.mu.Lock()
 		token := w.newID(c, idToken)
 		w.mu.Unlock()
-		v, named, err := l.runKeys(ctx, e.rdb, w, o, token, func() time.Duration { return now }, nil)
+		v, named, err := l.runKeys(
+			ctx, e.rdb, w, o, token, func() time.Duration { return now }, nil,
+		)
 		if err != nil {
-			return nil, fmt.Errorf("%w: client %s: probing whether its %s would ever succeed: %w", ErrTarget, c.name, o.name, err)
+			return nil, fmt.Errorf(
+				"%w: client %s: probing whether its %s would ever succeed: %w", ErrTarget, c.name,
+				o.name, err,
+			)
 		}
 		ok, err := l.judge(o, v)
 		if err != nil {
@@ -831,8 +892,13 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 		why = append(why, r.blame(e, k, log, crashed))
 	}
 	return []Violation{{Property: Liveness, Message: fmt.Sprintf(
-		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is still refused "+
-			"(it would wait forever)", strings.Join(why, "; "), waiter.name, o.name)}}, nil
+		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is "+
+			"still refused "+
+			"(it would wait forever)",
+		strings.Join(why, "; "),
+		waiter.name,
+		o.name,
+	)}}, nil
 }
 
 // blame says which step left key behind: the last write to it by a
@@ -845,7 +911,8 @@ func (r *recipe) blame(e *Explorer, key string, log []cmdRecord, crashed map[str
 	for i := range log {
 		rec := &log[i]
 		for j, args := range rec.args {
-			if !slices.Contains(commandKeys(args), key) || !commandWrites(args) || j < len(rec.errs) && rec.errs[j] != "" ||
+			if !slices.Contains(commandKeys(args), key) || !commandWrites(args) ||
+				j < len(rec.errs) && rec.errs[j] != "" ||
 				j < len(rec.values) && unchanged(args, rec.values[j]) {
 				continue
 			}
@@ -857,10 +924,15 @@ func (r *recipe) blame(e *Explorer, key string, log []cmdRecord, crashed map[str
 	}
 	switch {
 	case byCrashed != nil:
-		return fmt.Sprintf("%s has no expiry: %s's %s (step %d) left it, and %s crashed", short, byCrashed.client,
-			r.stepOf(crashedArgs), byCrashed.step+1, byCrashed.client)
+		return fmt.Sprintf(
+			"%s has no expiry: %s's %s (step %d) left it, and %s crashed", short, byCrashed.client,
+			r.stepOf(crashedArgs), byCrashed.step+1, byCrashed.client,
+		)
 	case last != nil:
-		return fmt.Sprintf("%s has no expiry: %s's %s (step %d) left it", short, last.client, r.stepOf(lastArgs), last.step+1)
+		return fmt.Sprintf(
+			"%s has no expiry: %s's %s (step %d) left it", short, last.client, r.stepOf(lastArgs),
+			last.step+1,
+		)
 	}
 	return short + " has no expiry"
 }
@@ -870,7 +942,17 @@ func (r *recipe) blame(e *Explorer, key string, log []cmdRecord, crashed map[str
 // found none.
 func unchanged(args []string, reply string) bool {
 	switch strings.ToUpper(args[0]) {
-	case "SETNX", "HSETNX", "MSETNX", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK", "HDEL":
+	case "SETNX",
+		"HSETNX",
+		"MSETNX",
+		"EXPIRE",
+		"PEXPIRE",
+		"EXPIREAT",
+		"PEXPIREAT",
+		"PERSIST",
+		"DEL",
+		"UNLINK",
+		"HDEL":
 		return reply == "0" || reply == "false"
 	case "SET":
 		return reply == "(nil)"

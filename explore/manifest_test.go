@@ -19,7 +19,8 @@ import (
 func writeRecipe(t *testing.T, manifest string, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, explore.ManifestFile), []byte(manifest), 0o644); err != nil {
+	path := filepath.Join(dir, explore.ManifestFile)
+	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for name, src := range files {
@@ -37,19 +38,22 @@ const issueExample = `{
   "ttl_unit": "ms",
   "reentrant": false,
   "ops": {
-    "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${ttl}", "${token}"], "ok": [null]},
+    "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${ttl}", "${token}"], ` +
+	`"ok": [null]},
     "release": {"steps": [
       {"cmd": ["GET", "${lock}"], "save": "v"},
       {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${token}"]}}
     ], "ok": [1]},
-    "extend":  {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1, "OK"]}
+    "extend":  {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], ` +
+	`"ok": [1, "OK"]}
   }
 }`
 
 var exampleScripts = map[string]string{
 	"acquire.lua": `if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then return nil end
 return redis.call('PTTL', KEYS[1])`,
-	"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+	"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', ` +
+		`KEYS[1], ARGV[2]) end
 return 0`,
 }
 
@@ -65,68 +69,101 @@ func TestManifestErrors(t *testing.T) {
 		files          map[string]string
 		want           string
 	}{
-		{"the placeholder misspelt", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, "release": {"steps": [
-			{"cmd": ["GET", "${lock}"], "save": "v"}, {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${tokn}"]}}],
-			"ok": [1]}}}`, nil, "recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}"},
-		{"unknown op", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, ` + release + `, "unlock": {}}}`, nil,
+		{"the placeholder misspelt", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, ` +
+			`"release": {"steps": [
+			{"cmd": ["GET", "${lock}"], "save": "v"}, {"cmd": ["DEL", "${lock}"], "if": {"eq": ` +
+			`["${v}", "${tokn}"]}}],
+			"ok": [1]}}}`, nil, "recipe.json: ops.release.steps[1].if: unknown placeholder " +
+			"${tokn}"},
+		{"unknown op", `{"ops": {"acquire": {"script": "acquire.lua", "ok": ` +
+			`[1]}, ` + release + `, "unlock": {}}}`, nil,
 			"recipe.json: ops.unlock: unknown op"},
-		{"rwlock op in a mutex", `{"ops": {"acquire": {"script": "acquire.lua", "ok": [1]}, ` + release +
+		{"rwlock op in a mutex", `{"ops": {"acquire": {"script": "acquire.lua", "ok": ` +
+			`[1]}, ` + release +
 			`, "read_acquire": {}}}`, nil, "recipe.json: ops.read_acquire: unknown op"},
-		{"missing op", `{"lock": "rwlock", "ops": {"read_acquire": {"script": "acquire.lua", "ok": [1]}}}`, nil,
+		{"missing op", `{"lock": "rwlock", "ops": {"read_acquire": {"script": "acquire.lua", ` +
+			`"ok": [1]}}}`, nil,
 			"recipe.json: ops.read_release: missing"},
 		{"no ops", `{"name": "x"}`, nil, "recipe.json: ops: missing"},
-		{"ok a boolean", mutex(`{"script": "acquire.lua", "ok": [true]}`), nil, "recipe.json: ops.acquire.ok[0]: true"},
-		{"ok a fraction", mutex(`{"script": "acquire.lua", "ok": [1.5]}`), nil, "recipe.json: ops.acquire.ok[0]: 1.5"},
-		{"ok empty", mutex(`{"script": "acquire.lua", "ok": []}`), nil, "recipe.json: ops.acquire.ok: want a non-empty"},
-		{"ok an object", mutex(`{"script": "acquire.lua", "ok": [{"a": 1}]}`), nil, "recipe.json: ops.acquire.ok[0]"},
-		{"ok not a list", mutex(`{"script": "acquire.lua", "ok": 1}`), nil, "recipe.json: ops.acquire.ok: want a list of the replies"},
-		{"ok a word", mutex(`{"script": "acquire.lua", "ok": "all"}`), nil, `recipe.json: ops.acquire.ok: "all": want a list`},
+		{"ok a boolean", mutex(`{"script": "acquire.lua", "ok": [true]}`), nil, "recipe.json: " +
+			"ops.acquire.ok[0]: true"},
+		{"ok a fraction", mutex(`{"script": "acquire.lua", "ok": [1.5]}`), nil, "recipe.json: " +
+			"ops.acquire.ok[0]: 1.5"},
+		{"ok empty", mutex(`{"script": "acquire.lua", "ok": []}`), nil, "recipe.json: " +
+			"ops.acquire.ok: want a non-empty"},
+		{"ok an object", mutex(`{"script": "acquire.lua", "ok": [{"a": ` +
+			`1}]}`), nil, "recipe.json: ops.acquire.ok[0]"},
+		{"ok not a list", mutex(`{"script": "acquire.lua", "ok": 1}`), nil, "recipe.json: " +
+			"ops.acquire.ok: want a list of the replies"},
+		{"ok a word", mutex(`{"script": "acquire.lua", "ok": "all"}`), nil, `recipe.json: ` +
+			`ops.acquire.ok: "all": want a list`},
 		{"ok any for a take", mutex(`{"script": "acquire.lua", "ok": "any"}`), nil,
 			`recipe.json: ops.acquire.ok: "any" is for a release or extend`},
-		{"ok missing", mutex(`{"script": "acquire.lua"}`), nil, "recipe.json: ops.acquire.ok: missing"},
-		{"missing script file", mutex(`{"script": "nope.lua", "ok": [1]}`), nil, "recipe.json: ops.acquire.script: no file"},
-		{"script and steps", mutex(`{"script": "acquire.lua", "steps": [{"cmd": ["GET", "${lock}"]}], "ok": [1]}`), nil,
+		{"ok missing", mutex(`{"script": "acquire.lua"}`), nil, "recipe.json: ops.acquire.ok: " +
+			"missing"},
+		{"missing script file", mutex(`{"script": "nope.lua", "ok": [1]}`), nil, "recipe.json: " +
+			"ops.acquire.script: no file"},
+		{"script and steps", mutex(`{"script": "acquire.lua", "steps": [{"cmd": ["GET", ` +
+			`"${lock}"]}], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire: give script or steps, not both"},
 		{"neither", mutex(`{"ok": [1]}`), nil, "recipe.json: ops.acquire: give script"},
-		{"unknown placeholder in a key", mutex(`{"script": "acquire.lua", "keys": ["${lok}"], "ok": [1]}`), nil,
+		{"unknown placeholder in a key", mutex(`{"script": "acquire.lua", "keys": ["${lok}"], ` +
+			`"ok": [1]}`), nil,
 			"recipe.json: ops.acquire.keys[0]: unknown placeholder ${lok}"},
-		{"unknown placeholder in an arg", mutex(`{"script": "acquire.lua", "args": ["x${ttl}${ms}"], "ok": [1]}`), nil,
+		{"unknown placeholder in an arg", mutex(`{"script": "acquire.lua", "args": ` +
+			`["x${ttl}${ms}"], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire.args[0]: unknown placeholder ${ms}"},
-		{"a save used before it is made", mutex(`{"steps": [{"cmd": ["GET", "${v}"]}, {"cmd": ["GET", "${lock}"], "save": "v"}],
-			"ok": [1]}`), nil, "recipe.json: ops.acquire.steps[0].cmd[1]: unknown placeholder ${v}"},
-		{"a save of another op", `{"ops": {"acquire": {"steps": [{"cmd": ["GET", "${lock}"], "save": "v"}], "ok": [1]},
+		{"a save used before it is made", mutex(`{"steps": [{"cmd": ["GET", "${v}"]}, {"cmd": ` +
+			`["GET", "${lock}"], "save": "v"}],
+			"ok": [1]}`), nil, "recipe.json: ops.acquire.steps[0].cmd[1]: unknown placeholder " +
+			"${v}"},
+		{"a save of another op", `{"ops": {"acquire": {"steps": [{"cmd": ["GET", "${lock}"], ` +
+			`"save": "v"}], "ok": [1]},
 			"release": {"steps": [{"cmd": ["DEL", "${v}"]}], "ok": [1]}}}`, nil,
 			"recipe.json: ops.release.steps[0].cmd[1]: unknown placeholder ${v}"},
 		{"unterminated", mutex(`{"steps": [{"cmd": ["GET", "${lock"]}], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].cmd[1]: unterminated placeholder"},
 		{"a transaction", mutex(`{"steps": [{"cmd": ["MULTI"]}], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].cmd[0]: MULTI is a transaction"},
-		{"a blocking command", mutex(`{"steps": [{"cmd": ["BLPOP", "${lock}", "0"]}], "ok": [1]}`), nil,
+		{"a blocking command", mutex(`{"steps": [{"cmd": ["BLPOP", "${lock}", "0"]}], "ok": ` +
+			`[1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].cmd[0]: BLPOP is a blocking command"},
-		{"no command", mutex(`{"steps": [{"save": "v"}], "ok": [1]}`), nil, "recipe.json: ops.acquire.steps[0].cmd: missing"},
-		{"two conditions", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "if": {"eq": ["a", "b"], "nil": "a"}}], "ok": [1]}`),
+		{"no command", mutex(`{"steps": [{"save": "v"}], "ok": [1]}`), nil, "recipe.json: " +
+			"ops.acquire.steps[0].cmd: missing"},
+		{"two conditions", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "if": {"eq": ["a", ` +
+			`"b"], "nil": "a"}}], "ok": [1]}`),
 			nil, "recipe.json: ops.acquire.steps[0].if: want exactly one of eq, ne, nil"},
-		{"eq of one", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "if": {"eq": ["a"]}}], "ok": [1]}`), nil,
+		{"eq of one", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "if": {"eq": ["a"]}}], "ok": ` +
+			`[1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].if.eq: want two values"},
-		{"save of a placeholder's name", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "save": "token"}], "ok": [1]}`), nil,
+		{"save of a placeholder's name", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "save": ` +
+			`"token"}], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].save: \"token\" is a placeholder"},
-		{"unknown step field", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "iff": {}}], "ok": [1]}`), nil,
+		{"unknown step field", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "iff": {}}], "ok": ` +
+			`[1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].iff: unknown field"},
-		{"a step with cmd and script", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "script": "acquire.lua"}], "ok": [1]}`),
+		{"a step with cmd and script", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "script": ` +
+			`"acquire.lua"}], "ok": [1]}`),
 			nil, "recipe.json: ops.acquire.steps[0]: give cmd or script, not both"},
-		{"a step with keys and no script", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "keys": ["${lock}"]}], "ok": [1]}`),
+		{"a step with keys and no script", mutex(`{"steps": [{"cmd": ["GET", "${lock}"], "keys": ` +
+			`["${lock}"]}], "ok": [1]}`),
 			nil, "recipe.json: ops.acquire.steps[0]: keys and args go with script"},
 		{"EVAL in a step", mutex(`{"steps": [{"cmd": ["EVAL", "return 1", "0"]}], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].cmd[0]: EVAL in a step: give the step a script"},
 		{"a step's missing script", mutex(`{"steps": [{"script": "nope.lua"}], "ok": [1]}`), nil,
 			"recipe.json: ops.acquire.steps[0].script: no file"},
-		{"a step script's unknown placeholder", mutex(`{"steps": [{"script": "acquire.lua", "args": ["${v}"]}], "ok": [1]}`),
+		{"a step script's unknown placeholder", mutex(`{"steps": [{"script": "acquire.lua", ` +
+			`"args": ["${v}"]}], "ok": [1]}`),
 			nil, "recipe.json: ops.acquire.steps[0].args[0]: unknown placeholder ${v}"},
-		{"keys with steps", mutex(`{"steps": [{"cmd": ["GET", "${lock}"]}], "keys": ["${lock}"], "ok": [1]}`), nil,
+		{"keys with steps", mutex(`{"steps": [{"cmd": ["GET", "${lock}"]}], "keys": ["${lock}"], ` +
+			`"ok": [1]}`), nil,
 			"recipe.json: ops.acquire.keys: goes with script"},
-		{"unknown lock", `{"lock": "semaphore", "ops": {}}`, nil, `recipe.json: lock: "semaphore": want mutex or rwlock`},
-		{"unknown ttl unit", `{"ttl_unit": "us", "ops": {}}`, nil, `recipe.json: ttl_unit: "us": want ms or s`},
-		{"reentrant not a boolean", `{"reentrant": "yes", "ops": {}}`, nil, "recipe.json: reentrant: want true or false"},
+		{"unknown lock", `{"lock": "semaphore", "ops": {}}`, nil, `recipe.json: lock: ` +
+			`"semaphore": want mutex or rwlock`},
+		{"unknown ttl unit", `{"ttl_unit": "us", "ops": {}}`, nil, `recipe.json: ttl_unit: "us": ` +
+			`want ms or s`},
+		{"reentrant not a boolean", `{"reentrant": "yes", "ops": {}}`, nil, "recipe.json: " +
+			"reentrant: want true or false"},
 		{"bad JSON", `{"ops": {"acquire": }`, nil, "recipe.json: not JSON: line 1"},
 		{"not an object", `[1]`, nil, "recipe.json: want a JSON object"},
 	} {
@@ -136,7 +173,8 @@ func TestManifestErrors(t *testing.T) {
 				files = map[string]string{"acquire.lua": "return 1"}
 			}
 			_, err := explore.LoadRecipe(writeRecipe(t, tc.manifest, files))
-			if !errors.Is(err, explore.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			if !errors.Is(err, explore.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) ||
+				strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v; want ErrManifest, one line beginning %q", err, tc.want)
 			}
 		})
@@ -161,17 +199,30 @@ func TestManifestExample(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	bad := strings.Replace(issueExample, `["DEL", "${lock}"]`, `["DELETE", "${lock}"]`, 1)
-	if _, err = explore.LoadRecipe(writeRecipe(t, bad, exampleScripts)); !errors.Is(err, explore.ErrManifest) ||
-		!strings.Contains(err.Error(), "ops.release.steps[1].cmd[0]: DELETE is not a data command") {
+	if _, err = explore.LoadRecipe(writeRecipe(t, bad, exampleScripts)); !errors.Is(
+		err,
+		explore.ErrManifest,
+	) ||
+		!strings.Contains(
+			err.Error(),
+			"ops.release.steps[1].cmd[0]: DELETE is not a data command",
+		) {
 		t.Errorf("an unknown command: %v", err)
 	}
-	scripts := map[string]string{"acquire.lua": "return redis.call(", "extend.lua": exampleScripts["extend.lua"]}
+	scripts := map[string]string{
+		"acquire.lua": "return redis.call(",
+		"extend.lua":  exampleScripts["extend.lua"],
+	}
 	tg, err = explore.LoadRecipe(writeRecipe(t, issueExample, scripts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := explore.New(ctx, b.Client, tg, explore.DefaultModel()); !errors.Is(err, explore.ErrManifest) ||
-		!errors.Is(err, explore.ErrBadScript) || !strings.HasPrefix(err.Error(), "recipe.json: ops.acquire.script:") {
+	if _, err := explore.New(ctx, b.Client, tg, explore.DefaultModel()); !errors.Is(
+		err,
+		explore.ErrManifest,
+	) ||
+		!errors.Is(err, explore.ErrBadScript) ||
+		!strings.HasPrefix(err.Error(), "recipe.json: ops.acquire.script:") {
 		t.Errorf("a script that does not parse: %v", err)
 	}
 }
@@ -227,12 +278,18 @@ func TestRecipeExamplesBroken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := slices.IndexFunc(res.Violations, func(f explore.Counterexample) bool { return f.Property == tc.property })
+			i := slices.IndexFunc(
+				res.Violations,
+				func(f explore.Counterexample) bool { return f.Property == tc.property },
+			)
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
 			}
 			f := res.Violations[i]
-			t.Logf("%d schedules; %s in %d steps: %s", res.Schedules, f.Property, len(f.Steps), f.Message)
+			t.Logf(
+				"%d schedules; %s in %d steps: %s", res.Schedules, f.Property, len(f.Steps),
+				f.Message,
+			)
 			rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
 			if err != nil {
 				t.Fatal(err)
@@ -257,12 +314,15 @@ func TestRecipeExamplesMessages(t *testing.T) {
 		want            []string
 	}{
 		{"setnx-then-expire", explore.Liveness, 2, []string{explore.FaultCrash},
-			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A crashed", "B gave up"}},
+			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A " +
+				"crashed", "B gave up"}},
 		{"rw-counter", explore.Liveness, 2, []string{explore.FaultCrash},
-			[]string{"lock:L:readers has no expiry: A's ops.read_acquire (read-acquire.lua)", "and A crashed",
+			[]string{"lock:L:readers has no expiry: A's ops.read_acquire " +
+				"(read-acquire.lua)", "and A crashed",
 				"its write_acquire is still refused"}},
 		{"unlock-reports", explore.Ownership, 2, []string{explore.FaultPauseLong},
-			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out (lock:L expired)"}},
+			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out " +
+				"(lock:L expired)"}},
 	} {
 		t.Run(tc.class, func(t *testing.T) {
 			tg, err := explore.LoadRecipe(recipeDir(tc.class, "broken"))
@@ -305,7 +365,8 @@ func TestRecipeExamplesMessages(t *testing.T) {
 // every schedule within the bounds, with two clients and with three.
 func TestRecipeExamplesFixed(t *testing.T) {
 	b := redistest.Real(t)
-	for _, class := range []string{"check-then-delete", "setnx-then-expire", "reentrant-release", "rw-leases",
+	for _, class := range []string{
+		"check-then-delete", "setnx-then-expire", "reentrant-release", "rw-leases",
 		"unlock-reports", "rw-counter", "holder-id"} {
 		clients := []int{2, 3}
 		if race.Enabled {
@@ -338,8 +399,15 @@ func TestRecipeExamplesFixed(t *testing.T) {
 				// holder-id names keys after its tokens and release
 				// calls: their values are the same in every replay.
 				if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 || res.Diverged > 0 {
-					t.Errorf("broken %v, exhaustive %v, %d schedules, %d diverged; want nothing broken, "+
-						"exhaustively", broken, res.Exhaustive, res.Schedules, res.Diverged)
+					t.Errorf(
+						"broken %v, exhaustive %v, %d schedules, %d diverged; want nothing "+
+							"broken, "+
+							"exhaustively",
+						broken,
+						res.Exhaustive,
+						res.Schedules,
+						res.Diverged,
+					)
 				}
 			})
 		}
@@ -349,7 +417,8 @@ func TestRecipeExamplesFixed(t *testing.T) {
 // TestRecipeLeasesAlike: the read-write lock of rw-leases/broken keeps
 // mutual exclusion while every client has the same lease.
 func TestRecipeLeasesAlike(t *testing.T) {
-	redistest.SkipShort(t, redistest.NeedServer) // an exhaustive search of three clients: the full run has it
+	// an exhaustive search of three clients: the full run has it
+	redistest.SkipShort(t, redistest.NeedServer)
 	b := redistest.Real(t)
 	tg, err := explore.LoadRecipe(recipeDir("rw-leases", "broken"))
 	if err != nil {

@@ -57,7 +57,9 @@ func Strategy(s market.Strategy, fencing bool) (*Target, error) {
 		t.inferHolds = true
 	}
 	t.setup = setupMarket
-	t.run = func(ctx context.Context, c *client, m Model) error { return tradeInMarket(ctx, c, m, s, fencing) }
+	t.run = func(ctx context.Context, c *client, m Model) error {
+		return tradeInMarket(ctx, c, m, s, fencing)
+	}
 	t.end = marketViolations
 	t.resource = marketResource
 	return t, nil
@@ -92,7 +94,10 @@ func setupMarket(ctx context.Context, rdb redis.UniversalClient, ns string) erro
 // lists the shield, the others buy the sword. The market's lease is the
 // model's TTL (dilated), its timeouts an hour.
 func tradeInMarket(ctx context.Context, c *client, m Model, s market.Strategy, fencing bool) error {
-	opts := []market.Option{market.WithLockTTL(c.w.dilate(m.TTL)), market.WithTimeouts(time.Hour, time.Hour)}
+	opts := []market.Option{
+		market.WithLockTTL(c.w.dilate(m.TTL)),
+		market.WithTimeouts(time.Hour, time.Hour),
+	}
 	if fencing {
 		opts = append(opts, market.WithFencing())
 	}
@@ -142,7 +147,8 @@ func marketViolations(ctx context.Context, e *Explorer, w *world) ([]Violation, 
 	w.mu.Unlock()
 	if len(bought) > 1 {
 		out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
-			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "))})
+			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "),
+		)})
 	}
 	mk, err := market.New(e.rdb, marketName(e.ns))
 	if err != nil {
@@ -153,7 +159,13 @@ func marketViolations(ctx context.Context, e *Explorer, w *world) ([]Violation, 
 		return nil, err
 	}
 	if rep.Total() > 0 && len(out) == 0 {
-		out = append(out, Violation{Property: Resource, Message: "audit: " + e.target.short(strings.Join(rep.Details, "; "))})
+		out = append(
+			out,
+			Violation{
+				Property: Resource,
+				Message:  "audit: " + e.target.short(strings.Join(rep.Details, "; ")),
+			},
+		)
 	} else if rep.Total() > 0 {
 		out[0].Message += "; audit: " + e.target.short(strings.Join(rep.Details, "; "))
 	}
@@ -173,7 +185,10 @@ func marketResource(ctx context.Context, rdb redis.UniversalClient, ns string) (
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, fmt.Sprintf("%s: funds %d, items [%s]", u, usr.Funds, strings.Join(usr.Inventory, " ")))
+		parts = append(
+			parts,
+			fmt.Sprintf("%s: funds %d, items [%s]", u, usr.Funds, strings.Join(usr.Inventory, " ")),
+		)
 	}
 	ls, _, err := mk.Listings(ctx, 0, 10)
 	if err != nil {
@@ -193,7 +208,8 @@ func marketName(ns string) string { return strings.TrimSuffix(strings.TrimPrefix
 // refused tells the market's answers (a sentinel of package market, or a
 // lock lost under fencing) from failures.
 func refused(err error) bool {
-	for _, e := range []error{market.ErrListingNotFound, market.ErrPriceChanged, market.ErrInsufficientFunds,
+	for _, e := range []error{
+		market.ErrListingNotFound, market.ErrPriceChanged, market.ErrInsufficientFunds,
 		market.ErrItemNotOwned, market.ErrContended, locking.ErrLockLost, locking.ErrNotAcquired} {
 		if errors.Is(err, e) {
 			return true

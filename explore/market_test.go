@@ -46,14 +46,18 @@ func TestStrategyTargets(t *testing.T) {
 				// Every schedule searched: the lock keeps mutual exclusion,
 				// the resource breaks all the same (no fencing).
 				if !slices.Equal(broken, []string{explore.Resource}) || !res.Exhaustive {
-					t.Fatalf("broken %v (exhaustive %v), want resource alone", broken, res.Exhaustive)
+					t.Fatalf(
+						"broken %v (exhaustive %v), want resource alone", broken, res.Exhaustive,
+					)
 				}
 				t.Logf("%s", res.Violations[0].Message)
 				return
 			}
 			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
-				t.Errorf("broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
-					broken, res.Exhaustive, res.Schedules)
+				t.Errorf(
+					"broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
+					broken, res.Exhaustive, res.Schedules,
+				)
 			}
 		})
 	}
@@ -95,7 +99,8 @@ func TestPipelineReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := snap.Steps[1].Text
-	if strings.Count(text, "error:") != 1 || !strings.Contains(text, "XINFO") || !strings.Contains(text, "OK") {
+	if strings.Count(text, "error:") != 1 || !strings.Contains(text, "XINFO") ||
+		!strings.Contains(text, "OK") {
 		t.Errorf("step %q: want one error (XINFO's) and the other replies", text)
 	}
 }

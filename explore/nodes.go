@@ -65,8 +65,10 @@ func (e *Explorer) openNodes(opts redis.Options) error {
 		return nil
 	}
 	if last := opts.DB + t.nodes; last > 15 {
-		return fmt.Errorf("%w: %d nodes from database %d need databases up to %d; a server has 16 (0 to 15)",
-			errNodes, t.nodes, opts.DB, last)
+		return fmt.Errorf(
+			"%w: %d nodes from database %d need databases up to %d; a server has 16 (0 to 15)",
+			errNodes, t.nodes, opts.DB, last,
+		)
 	}
 	ns := &nodeSet{}
 	for i := range t.nodes {
@@ -178,7 +180,9 @@ func nodeArgs(ns, node string, args []string) []string {
 // nodes: one client's goroutines send them in parallel, and each runs
 // alone on its node, so they commute like commands of two clients.
 func onOtherNodes(a, b choice) bool {
-	return a.Kind == Run && b.Kind == Run && a.p != nil && b.p != nil && a.p.node != "" && b.p.node != "" && a.p.node != b.p.node
+	return a.Kind == Run && b.Kind == Run && a.p != nil && b.p != nil && a.p.node != "" &&
+		b.p.node != "" &&
+		a.p.node != b.p.node
 }
 
 // touch marks the node a released command goes to as possibly holding
@@ -195,7 +199,9 @@ func (w *world) touch(p *parked) {
 
 // restartNode restarts a node empty: every key of the namespace on it is
 // lost.
-func restartNode(ctx context.Context, e *Explorer, w *world, s *schedule, a Action) (string, error) {
+func restartNode(
+	ctx context.Context, e *Explorer, w *world, s *schedule, a Action,
+) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		return dropScript.Run(ctx, ctl, nil, nsPattern(e.ns)).StringSlice()
 	})
@@ -232,7 +238,9 @@ func jumpNode(ctx context.Context, e *Explorer, w *world, s *schedule, a Action)
 	if err != nil {
 		return "", err
 	}
-	text := fmt.Sprintf("%s's clock jumps %v forward: its leases shorten by as much", a.Node, e.model.Jump)
+	text := fmt.Sprintf(
+		"%s's clock jumps %v forward: its leases shorten by as much", a.Node, e.model.Jump,
+	)
 	if len(keys) > 0 {
 		text += "; lease ran out: " + strings.Join(keys, ", ")
 	}
@@ -242,7 +250,9 @@ func jumpNode(ctx context.Context, e *Explorer, w *world, s *schedule, a Action)
 // strikeNode runs do on the scheduler's client of the node a strikes, and
 // returns the keys do says were lost, qualified by the node; it records
 // them at the schedule's next step.
-func (e *Explorer) strikeNode(ctx context.Context, w *world, s *schedule, a Action, do func(*redis.Client) ([]string, error)) ([]string, error) {
+func (e *Explorer) strikeNode(
+	ctx context.Context, w *world, s *schedule, a Action, do func(*redis.Client) ([]string, error),
+) ([]string, error) {
 	i := -1
 	for j := range e.target.nodes {
 		if nodeName(j) == a.Node {
@@ -289,7 +299,9 @@ func struck(s *schedule) []string {
 // the one server: since each node's last advance, or for the keys written
 // since then (qualified by their node), since their write. It keeps the
 // shortest lease left, and says errUnsteady as advance does.
-func (e *Explorer) tickNodes(ctx context.Context, w *world, d time.Duration, written map[string]window) ([]string, error) {
+func (e *Explorer) tickNodes(
+	ctx context.Context, w *world, d time.Duration, written map[string]window,
+) ([]string, error) {
 	ns := e.target.nodeSet
 	if ns == nil {
 		return nil, nil

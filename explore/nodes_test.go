@@ -10,9 +10,15 @@ func TestNodeIndependence(t *testing.T) {
 		return choice{Action: Action{Kind: Run, Client: client, Command: node + " SET"},
 			keys: onNode(node, keys), write: true, p: &parked{node: node}}
 	}
-	fault := func(kind, node string) choice { return choice{Action: Action{Kind: kind, Node: node}} }
-	server := choice{Action: Action{Kind: Run, Client: "A", Command: "SET counter"}, keys: []string{"counter"},
-		write: true, p: &parked{}}
+	fault := func(kind, node string) choice {
+		return choice{Action: Action{Kind: kind, Node: node}}
+	}
+	server := choice{
+		Action: Action{Kind: Run, Client: "A", Command: "SET counter"},
+		keys:   []string{"counter"},
+		write:  true,
+		p:      &parked{},
+	}
 	for _, tc := range []struct {
 		name string
 		a, b choice
@@ -31,9 +37,12 @@ func TestNodeIndependence(t *testing.T) {
 		{"jump and a tick", fault(Jump, "n1"), choice{Action: Action{Kind: Tick, At: 10}}, false},
 		{"faults of two nodes", fault(Restart, "n1"), fault(Jump, "n2"), true},
 		{"faults of one node", fault(Restart, "n1"), fault(Jump, "n1"), false},
-		{"a node fault and a pause", fault(Restart, "n1"), choice{Action: Action{Kind: Pause, Client: "A", Length: Long}}, true},
+		{"a node fault and a " +
+			"pause", fault(Restart, "n1"),
+			choice{Action: Action{Kind: Pause, Client: "A", Length: Long}}, true},
 	} {
-		if got, back := independent(tc.a, tc.b), independent(tc.b, tc.a); got != tc.want || back != tc.want {
+		if got, back := independent(tc.a, tc.b), independent(tc.b, tc.a); got != tc.want ||
+			back != tc.want {
 			t.Errorf("%s: independent %v, %v; want %v", tc.name, got, back, tc.want)
 		}
 	}

@@ -11,7 +11,9 @@ import (
 
 // ErrBoundForm is returned by ParseBounds for a list that is not of the
 // form NAME=N,NAME=N.
-var ErrBoundForm = errors.New("explore: bounds want the form iterations=N,attempts=N,faults=N,ticks=N,steps=N")
+var ErrBoundForm = errors.New(
+	"explore: bounds want the form iterations=N,attempts=N,faults=N,ticks=N,steps=N",
+)
 
 // ParseBounds sets the bounds of m that s names: a comma-separated list
 // of NAME=N, where NAME is iterations, attempts, faults, ticks or steps
@@ -31,7 +33,10 @@ func ParseBounds(s string, m *Model) error {
 		}
 		field, known := bounds[k]
 		if !known {
-			return fmt.Errorf("unknown bound %q (want iterations, attempts, faults, ticks, steps)", k)
+			return fmt.Errorf(
+				"unknown bound %q (want iterations, attempts, faults, ticks, steps)",
+				k,
+			)
 		}
 		*field = n
 	}
@@ -66,7 +71,9 @@ func ParseProperties(s string) ([]string, error) {
 	for p := range strings.SplitSeq(s, ",") {
 		p = strings.TrimSpace(p)
 		if !slices.Contains(properties, p) {
-			return nil, fmt.Errorf("unknown property %q (want %s)", p, strings.Join(properties, ", "))
+			return nil, fmt.Errorf(
+				"unknown property %q (want %s)", p, strings.Join(properties, ", "),
+			)
 		}
 		out = append(out, p)
 	}

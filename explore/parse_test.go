@@ -28,7 +28,10 @@ func TestParseBounds(t *testing.T) {
 		}()},
 		{in: "iterations", wantErr: "form"},
 		{in: "iterations=x", wantErr: "form"},
-		{in: "rounds=2", wantErr: `unknown bound "rounds" (want iterations, attempts, faults, ticks, steps)`},
+		{
+			in:      "rounds=2",
+			wantErr: `unknown bound "rounds" (want iterations, attempts, faults, ticks, steps)`,
+		},
 	}
 	for _, tc := range tests {
 		m := explore.DefaultModel()
@@ -44,7 +47,8 @@ func TestParseBounds(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("ParseBounds(%q) = %v", tc.in, err)
-		case m.Iterations != tc.want.Iterations || m.Attempts != tc.want.Attempts || m.Faults != tc.want.Faults ||
+		case m.Iterations != tc.want.Iterations || m.Attempts != tc.want.Attempts ||
+			m.Faults != tc.want.Faults ||
 			m.Ticks != tc.want.Ticks || m.Steps != tc.want.Steps:
 			t.Errorf("ParseBounds(%q) set %+v, want %+v", tc.in, m, tc.want)
 		}
@@ -53,7 +57,8 @@ func TestParseBounds(t *testing.T) {
 
 func TestParseLeases(t *testing.T) {
 	got, err := explore.ParseLeases("10s, 3s,1m")
-	if want := []time.Duration{10 * time.Second, 3 * time.Second, time.Minute}; err != nil || !slices.Equal(got, want) {
+	if want := []time.Duration{10 * time.Second, 3 * time.Second, time.Minute}; err != nil ||
+		!slices.Equal(got, want) {
 		t.Errorf("ParseLeases = %v, %v, want %v", got, err, want)
 	}
 	for _, in := range []string{"", "10s,", "ten"} {
@@ -71,13 +76,19 @@ func TestParseProperties(t *testing.T) {
 	}{
 		{in: "", want: nil},
 		{in: "all", want: explore.Properties()},
-		{in: "liveness, mutual_exclusion", want: []string{explore.Liveness, explore.MutualExclusion}},
+		{
+			in:   "liveness, mutual_exclusion",
+			want: []string{explore.Liveness, explore.MutualExclusion},
+		},
 		{in: "safety", bad: true},
 	}
 	for _, tc := range tests {
 		got, err := explore.ParseProperties(tc.in)
 		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
-			t.Errorf("ParseProperties(%q) = %v, %v, want %v (error: %v)", tc.in, got, err, tc.want, tc.bad)
+			t.Errorf(
+				"ParseProperties(%q) = %v, %v, want %v (error: %v)", tc.in, got, err, tc.want,
+				tc.bad,
+			)
 		}
 	}
 }
@@ -92,6 +103,9 @@ func TestParsePropertiesAllIsACopy(t *testing.T) {
 	}
 	got[0] = "changed"
 	if !slices.Equal(explore.Properties(), want) {
-		t.Errorf("explore.Properties() is %v after changing ParseProperties' answer, want %v", explore.Properties(), want)
+		t.Errorf(
+			"explore.Properties() is %v after changing ParseProperties' answer, want %v",
+			explore.Properties(), want,
+		)
 	}
 }

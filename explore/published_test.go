@@ -26,7 +26,9 @@ var publishedCases = []struct {
 	faults  []string
 	ttls    []time.Duration
 	checks  []string // nil: the target's
-	random  int      // a clean case searched by this many random schedules (seed 1), not exhaustively
+	// random: a clean case searched by this many random schedules (seed 1),
+	// not exhaustively
+	random int
 }{
 	{dir: "redsync", clients: 2, faults: []string{explore.FaultPauseLong}},
 	{dir: "redislock-bsm", clients: 2, faults: []string{explore.FaultPauseLong}},
@@ -41,16 +43,48 @@ var publishedCases = []struct {
 	// Its exhaustive search takes minutes: 200 random schedules here (they
 	// find the bug of redisson-rwlock-2019), the exhaustive run in the README.
 	{dir: "redisson-rwlock", clients: 3, faults: []string{explore.FaultPauseShort},
-		ttls: []time.Duration{10 * time.Second, 3 * time.Second}, checks: []string{explore.MutualExclusion}, random: 200},
+		ttls: []time.Duration{
+			10 * time.Second,
+			3 * time.Second,
+		}, checks: []string{explore.MutualExclusion}, random: 200},
 
-	{dir: "redisson-lock-2016", want: explore.Ownership, clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "redisson-rwlock", want: explore.Ownership, clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "redisson-rwlock-2019", want: explore.MutualExclusion, clients: 3, faults: []string{explore.FaultPauseShort},
-		ttls: []time.Duration{10 * time.Second, 3 * time.Second}, checks: []string{explore.MutualExclusion}},
+	{
+		dir:     "redisson-lock-2016",
+		want:    explore.Ownership,
+		clients: 2,
+		faults:  []string{explore.FaultPauseLong},
+	},
+	{
+		dir:     "redisson-rwlock",
+		want:    explore.Ownership,
+		clients: 2,
+		faults:  []string{explore.FaultPauseLong},
+	},
+	{
+		dir:     "redisson-rwlock-2019",
+		want:    explore.MutualExclusion,
+		clients: 3,
+		faults:  []string{explore.FaultPauseShort},
+		ttls: []time.Duration{
+			10 * time.Second,
+			3 * time.Second,
+		},
+		checks: []string{explore.MutualExclusion},
+	},
 	{dir: "laravel-5.5", want: explore.Liveness, clients: 2, faults: []string{explore.FaultCrash}},
-	{dir: "laravel-5.5", want: explore.MutualExclusion, clients: 3, faults: []string{explore.FaultPauseLong},
-		checks: []string{explore.MutualExclusion}},
-	{dir: "spring-registry-5", want: explore.Ownership, clients: 2, faults: []string{explore.FaultPauseLong}},
+	{
+		dir:     "laravel-5.5",
+		want:    explore.MutualExclusion,
+		clients: 3,
+		faults:  []string{explore.FaultPauseLong},
+		checks:  []string{explore.MutualExclusion},
+	},
+	{
+		dir:     "spring-registry-5",
+		want:    explore.Ownership,
+		clients: 2,
+		faults:  []string{explore.FaultPauseLong},
+	},
 }
 
 // TestPublishedRecipes: every manifest of testdata/published loads, and
@@ -81,25 +115,37 @@ func TestPublishedRecipes(t *testing.T) {
 			if tc.want == "" && race.Enabled {
 				// Under the race detector, a clean lock is searched with a
 				// crash only; the full run without -race has its faults.
-				m.FaultKinds, m.TTLs, m.TTL = []string{explore.FaultCrash}, nil, explore.DefaultModel().TTL
+				m.FaultKinds, m.TTLs, m.TTL = []string{
+					explore.FaultCrash,
+				}, nil, explore.DefaultModel().TTL
 				tc.random = min(tc.random, 20)
 			}
 			if tc.want == "" && tc.random > 0 {
-				res, broken := search(t, b.Client, tg, m, explore.Options{Mode: "random", Schedules: tc.random, Seed: 1})
+				res, broken := search(
+					t, b.Client, tg, m,
+					explore.Options{Mode: "random", Schedules: tc.random, Seed: 1},
+				)
 				if len(broken) > 0 || res.Schedules != tc.random {
-					t.Errorf("broken %v in %d schedules; want nothing broken in %d", broken, res.Schedules, tc.random)
+					t.Errorf(
+						"broken %v in %d schedules; want nothing broken in %d", broken,
+						res.Schedules, tc.random,
+					)
 				}
 				return
 			}
 			if tc.want == "" {
 				res, broken := search(t, b.Client, tg, m, explore.Options{})
 				if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
-					t.Errorf("broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
-						broken, res.Exhaustive, res.Schedules)
+					t.Errorf(
+						"broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
+						broken, res.Exhaustive, res.Schedules,
+					)
 				}
 				return
 			}
-			_, broken := search(t, b.Client, tg, m, explore.Options{Stop: []string{tc.want}, NoShrink: true})
+			_, broken := search(
+				t, b.Client, tg, m, explore.Options{Stop: []string{tc.want}, NoShrink: true},
+			)
 			if !slices.Contains(broken, tc.want) {
 				t.Errorf("broken %v; want %s", broken, tc.want)
 			}
@@ -114,13 +160,15 @@ func TestPublishedScriptStep(t *testing.T) {
 	ctx := context.Background()
 	dir := writeRecipe(t, `{
   "ops": {
-    "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+    "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": `+
+		`["OK"]},
     "release": {"steps": [
       {"script": "del.lua", "keys": ["${lock}"], "args": ["${token}"], "save": "n"},
       {"cmd": ["GET", "${lock}"], "if": {"eq": ["${n}", 1]}}
     ], "ok": [null]}
   }
-}`, map[string]string{"del.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+}`, map[string]string{"del.lua": `if redis.call('GET', ` +
+		`KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`})
 	tg, err := explore.LoadRecipe(dir)
 	if err != nil {
@@ -138,17 +186,26 @@ return 0`})
 		t.Fatal(err)
 	}
 	if len(res.Violations) > 0 || !res.Exhaustive {
-		t.Errorf("violations %v, exhaustive %v; want none, exhaustively", res.Violations, res.Exhaustive)
+		t.Errorf(
+			"violations %v, exhaustive %v; want none, exhaustively", res.Violations, res.Exhaustive,
+		)
 	}
 	// A step's script that does not load is refused, naming the step.
-	bad := writeRecipe(t, `{"ops": {"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX"]}], "ok": ["OK"]},
+	bad := writeRecipe(
+		t,
+		`{"ops": {"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX"]}], "ok": `+
+			`["OK"]},
   "release": {"steps": [{"script": "del.lua", "keys": ["${lock}"]}], "ok": [1]}}}`,
-		map[string]string{"del.lua": "return redis.call("})
+		map[string]string{"del.lua": "return redis.call("},
+	)
 	if tg, err = explore.LoadRecipe(bad); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := explore.New(ctx, b.Client, tg, m); !errors.Is(err, explore.ErrManifest) ||
-		!strings.HasPrefix(err.Error(), "recipe.json: ops.release.steps[0].script: del.lua does not load") {
+		!strings.HasPrefix(
+			err.Error(),
+			"recipe.json: ops.release.steps[0].script: del.lua does not load",
+		) {
 		t.Errorf("a step's script that does not parse: %v", err)
 	}
 }
@@ -162,7 +219,8 @@ func TestPublishedKeyInside(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			dir := writeRecipe(t, `{
   "ops": {
-    "acquire": {"steps": [{"cmd": ["SET", "`+key+`", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+    "acquire": {"steps": [{"cmd": ["SET", "`+key+`", "${token}", "NX", "PX", "${ttl}"]}], "ok": `+
+				`["OK"]},
     "release": {"steps": [
       {"cmd": ["GET", "`+key+`"], "save": "v"},
       {"cmd": ["DEL", "`+key+`"], "if": {"eq": ["${v}", "${token}"]}}
@@ -175,9 +233,15 @@ func TestPublishedKeyInside(t *testing.T) {
 			}
 			m := explore.DefaultModel()
 			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{explore.FaultPauseLong}, 1, 1
-			_, broken := search(t, b.Client, tg, m, explore.Options{Stop: []string{explore.Ownership}, NoShrink: true})
+			_, broken := search(
+				t, b.Client, tg, m,
+				explore.Options{Stop: []string{explore.Ownership}, NoShrink: true},
+			)
 			if !slices.Contains(broken, explore.Ownership) {
-				t.Errorf("broken %v; want ownership (the check-then-delete of a lease that ran out)", broken)
+				t.Errorf(
+					"broken %v; want ownership (the check-then-delete of a lease that ran out)",
+					broken,
+				)
 			}
 		})
 	}

@@ -13,7 +13,8 @@ import (
 
 // goodManifest is a small working manifest whose acquire is acquire.lua.
 const goodManifest = `{"ops": {
-  "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]},
+  "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], ` +
+	`"ok": [1]},
   "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`
 
 // sparse makes a file of size bytes that takes no room on disk.
@@ -52,11 +53,17 @@ func hostileRecipeDirs(t *testing.T) []struct{ name, dir, want string } {
 	}
 	steps := func(n int) string {
 		s := strings.Repeat(`{"cmd": ["GET", "${lock}"]},`, n-1) + `{"cmd": ["GET", "${lock}"]}`
-		return `{"ops": {"acquire": {"steps": [` + s + `], "ok": ["OK"]}, "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`
+		return `{"ops": {"acquire": {"steps": [` + s + `], "ok": ["OK"]}, "release": {"steps": ` +
+			`[{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`
 	}
 	step := func(cmd string) string {
-		return writeRecipe(t, `{"ops": {"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
-  "release": {"steps": [{"cmd": `+cmd+`}], "ok": [1]}}}`, nil)
+		return writeRecipe(
+			t,
+			`{"ops": {"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", `+
+				`"${ttl}"]}], "ok": ["OK"]},
+  "release": {"steps": [{"cmd": `+cmd+`}], "ok": [1]}}}`,
+			nil,
+		)
 	}
 	bigManifest := t.TempDir()
 	sparse(t, filepath.Join(bigManifest, explore.ManifestFile), 300<<20)
@@ -67,44 +74,118 @@ func hostileRecipeDirs(t *testing.T) []struct{ name, dir, want string } {
 	zeroManifest := t.TempDir()
 	link("/dev/zero")(filepath.Join(zeroManifest, explore.ManifestFile))
 	// A million steps, each as short as a step can be written: 3 MB.
-	million := writeRecipe(t, `{"ops": {"acquire": {"steps": [`+strings.Repeat(`{},`, 999_999)+`{}], "ok": [1]}}}`, nil)
+	million := writeRecipe(
+		t,
+		`{"ops": {"acquire": {"steps": [`+strings.Repeat(`{},`, 999_999)+`{}], "ok": [1]}}}`,
+		nil,
+	)
 	return []struct{ name, dir, want string }{
 		{"script a link to /dev/zero", withScript(link("/dev/zero")),
-			"recipe.json: ops.acquire.script: acquire.lua leads to /dev/zero, outside the recipe's directory"},
+			"recipe.json: ops.acquire.script: acquire.lua leads to /dev/zero, outside the " +
+				"recipe's directory"},
 		{"script a FIFO", withScript(func(p string) {
 			if err := syscall.Mkfifo(p, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}), "recipe.json: ops.acquire.script: acquire.lua is not a regular file (a FIFO)"},
-		{"script a link outside", withScript(link(outside)), "recipe.json: ops.acquire.script: acquire.lua leads to " + outside},
-		{"script ../", writeRecipe(t, strings.Replace(goodManifest, "acquire.lua", "../outside.lua", 1), nil),
-			"recipe.json: ops.acquire.script: ../outside.lua: not a file in the recipe's directory"},
-		{"script absolute", writeRecipe(t, strings.Replace(goodManifest, "acquire.lua", outside, 1), nil),
-			"recipe.json: ops.acquire.script: " + outside + ": not a file in the recipe's directory"},
+		{
+			"script a link outside",
+			withScript(link(outside)),
+			"recipe.json: ops.acquire.script: acquire.lua leads to " + outside,
+		},
+		{
+			"script ../",
+			writeRecipe(t, strings.Replace(goodManifest, "acquire.lua", "../outside.lua", 1), nil),
+			"recipe.json: ops.acquire.script: ../outside.lua: not a file in the recipe's directory",
+		},
+		{
+			"script absolute",
+			writeRecipe(t, strings.Replace(goodManifest, "acquire.lua", outside, 1), nil),
+			"recipe.json: ops.acquire.script: " + outside + ": not a file in the recipe's " +
+				"directory",
+		},
 		{"script a directory", withScript(func(p string) { os.Mkdir(p, 0o755) }),
 			"recipe.json: ops.acquire.script: acquire.lua is not a regular file (a directory)"},
 		{"script of 300 MB", withScript(func(p string) { sparse(t, p, 300<<20) }),
-			"recipe.json: ops.acquire.script: acquire.lua is larger than the limit of 1024 KiB for a script"},
-		{"manifest of 300 MB", bigManifest, "recipe.json: recipe.json is larger than the limit of 1024 KiB for a manifest"},
-		{"manifest a FIFO", fifoManifest, "recipe.json: recipe.json is not a regular file (a FIFO)"},
-		{"manifest a link to /dev/zero", zeroManifest, "recipe.json: recipe.json leads to /dev/zero, outside"},
-		{"manifest of a million steps", million, "recipe.json: recipe.json is larger than the limit of 1024 KiB"},
+			"recipe.json: ops.acquire.script: acquire.lua is larger than the limit of 1024 KiB " +
+				"for a script"},
+		{
+			"manifest of 300 MB",
+			bigManifest,
+			"recipe.json: recipe.json is larger than the limit of 1024 KiB for a manifest",
+		},
+		{
+			"manifest a FIFO",
+			fifoManifest,
+			"recipe.json: recipe.json is not a regular file (a FIFO)",
+		},
+		{
+			"manifest a link to /dev/zero",
+			zeroManifest,
+			"recipe.json: recipe.json leads to /dev/zero, outside",
+		},
+		{
+			"manifest of a million steps",
+			million,
+			"recipe.json: recipe.json is larger than the limit of 1024 KiB",
+		},
 		{"an op of 1,000 steps", writeRecipe(t, steps(1000), nil),
 			"recipe.json: ops.acquire.steps: 1000 steps, more than the limit of 64 steps per op"},
-		{"SHUTDOWN", step(`["SHUTDOWN", "NOSAVE"]`), "recipe.json: ops.release.steps[0].cmd[0]: SHUTDOWN is not a data command"},
+		{
+			"SHUTDOWN",
+			step(`["SHUTDOWN", "NOSAVE"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: SHUTDOWN is not a data command",
+		},
 		{"CONFIG SET", step(`["CONFIG", "SET", "maxmemory", "1"]`),
 			"recipe.json: ops.release.steps[0].cmd[0]: CONFIG is not a data command"},
-		{"DEBUG", step(`["debug", "sleep", "10"]`), "recipe.json: ops.release.steps[0].cmd[0]: DEBUG is not a data command"},
-		{"FLUSHALL", step(`["FLUSHALL"]`), "recipe.json: ops.release.steps[0].cmd[0]: FLUSHALL is a command on every key"},
-		{"SCRIPT FLUSH", step(`["SCRIPT", "FLUSH"]`), "recipe.json: ops.release.steps[0].cmd[0]: SCRIPT is not a data command"},
-		{"REPLICAOF", step(`["REPLICAOF", "127.0.0.1", "1"]`), "recipe.json: ops.release.steps[0].cmd[0]: REPLICAOF is not"},
-		{"CLIENT KILL", step(`["CLIENT", "KILL", "TYPE", "normal"]`), "recipe.json: ops.release.steps[0].cmd[0]: CLIENT is not"},
-		{"SWAPDB", step(`["SWAPDB", "0", "1"]`), "recipe.json: ops.release.steps[0].cmd[0]: SWAPDB is not a data command"},
-		{"MIGRATE", step(`["MIGRATE", "127.0.0.1", "1", "${lock}", "0", "1"]`), "recipe.json: ops.release.steps[0].cmd[0]: MIGRATE is not"},
+		{
+			"DEBUG",
+			step(`["debug", "sleep", "10"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: DEBUG is not a data command",
+		},
+		{
+			"FLUSHALL",
+			step(`["FLUSHALL"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: FLUSHALL is a command on every key",
+		},
+		{
+			"SCRIPT FLUSH",
+			step(`["SCRIPT", "FLUSH"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: SCRIPT is not a data command",
+		},
+		{
+			"REPLICAOF",
+			step(`["REPLICAOF", "127.0.0.1", "1"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: REPLICAOF is not",
+		},
+		{
+			"CLIENT KILL",
+			step(`["CLIENT", "KILL", "TYPE", "normal"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: CLIENT is not",
+		},
+		{
+			"SWAPDB",
+			step(`["SWAPDB", "0", "1"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: SWAPDB is not a data command",
+		},
+		{
+			"MIGRATE",
+			step(`["MIGRATE", "127.0.0.1", "1", "${lock}", "0", "1"]`),
+			"recipe.json: ops.release.steps[0].cmd[0]: MIGRATE is not",
+		},
 		{"a key outside", step(`["DEL", "${lock}", "other"]`),
 			`recipe.json: ops.release.steps[0].cmd[2]: key "other" is not made from ${lock}`},
-		{"a script's key outside", writeRecipe(t, strings.Replace(goodManifest, `"keys": ["${lock}"]`, `"keys": ["${client}"]`, 1),
-			map[string]string{"acquire.lua": "return 1"}), `recipe.json: ops.acquire.keys[0]: key "${client}" is not made from ${lock}`},
+		{
+			"a script's key outside",
+			writeRecipe(
+				t,
+				strings.Replace(goodManifest, `"keys": ["${lock}"]`, `"keys": ["${client}"]`, 1),
+				map[string]string{
+					"acquire.lua": "return 1",
+				},
+			),
+			`recipe.json: ops.acquire.keys[0]: key "${client}" is not made from ${lock}`,
+		},
 	}
 }
 

@@ -32,10 +32,16 @@ func Redlock(nodes int) (*Target, error) {
 	if nodes < 1 || nodes > MaxNodes {
 		return nil, fmt.Errorf("%w: %d: must be 1 to %d", errNodes, nodes, MaxNodes)
 	}
-	about := fmt.Sprintf("locking.RedlockMutex over %d nodes (a majority of %d; logical databases 1 to %d of "+
-		"one redis-server), no fencing", nodes, nodes/2+1, nodes)
+	about := fmt.Sprintf(
+		"locking.RedlockMutex over %d nodes (a majority of %d; logical databases 1 to %d of "+
+			"one redis-server), no fencing",
+		nodes,
+		nodes/2+1,
+		nodes,
+	)
 	if nodes == 1 {
-		about = "locking.RedlockMutex over 1 node (logical database 1 of one redis-server), no fencing"
+		about = "locking.RedlockMutex over 1 node (logical database 1 of one redis-server), no " +
+			"fencing"
 	}
 	return &Target{Name: "redlock", About: about,
 		Property: MutualExclusion, Clients: 2, Checks: lockChecks, nodes: nodes,
@@ -45,7 +51,11 @@ func Redlock(nodes int) (*Target, error) {
 				rdbs = append(rdbs, r)
 			}
 			ttl := c.w.dilate(m.TTL)
-			return &redlockLocker{r: locking.NewRedlockMutex(rdbs, lockKey(ns), ttl), clk: clock{c}, ttl: ttl}
+			return &redlockLocker{
+				r:   locking.NewRedlockMutex(rdbs, lockKey(ns), ttl),
+				clk: clock{c},
+				ttl: ttl,
+			}
 		},
 		lockKeys: oneLockKey}, nil
 }

@@ -29,7 +29,8 @@ func redlockModel(faults ...string) explore.Model {
 // TestRedlockHolds: without node faults, every schedule of two clients
 // on three nodes keeps mutual exclusion.
 func TestRedlockHolds(t *testing.T) {
-	redistest.SkipShort(t, redistest.NeedServer) // an exhaustive search of ~5 s (10 s with -race): the full run has it
+	// an exhaustive search of ~5 s (10 s with -race): the full run has it
+	redistest.SkipShort(t, redistest.NeedServer)
 	b := redistest.Real(t)
 	tg, err := explore.Redlock(3)
 	if err != nil {
@@ -37,8 +38,10 @@ func TestRedlockHolds(t *testing.T) {
 	}
 	res, broken := search(t, b.Client, tg, redlockModel(), explore.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
-		t.Errorf("broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively", broken, res.Exhaustive,
-			res.Schedules)
+		t.Errorf(
+			"broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively", broken,
+			res.Exhaustive, res.Schedules,
+		)
 	}
 }
 
@@ -58,13 +61,16 @@ func TestRedlockNodeFaults(t *testing.T) {
 		say    string // what its timeline says of the fault
 	}{
 		{"restart", 3, []string{explore.FaultNodeRestart}, 0, explore.Restart, "restarts empty"},
-		{"restart of one of five", 5, []string{explore.FaultNodeRestart}, 0, explore.Restart, "restarts empty"},
-		{"clock jump", 3, []string{explore.FaultClockJump}, 0, explore.Jump, "clock jumps 10s forward"},
+		{"restart of one of " +
+			"five", 5, []string{explore.FaultNodeRestart}, 0, explore.Restart, "restarts empty"},
+		{"clock jump", 3, []string{explore.FaultClockJump}, 0, explore.Jump, "clock jumps 10s " +
+			"forward"},
 		// A jump of less than a lease breaks it once time passes: here a
 		// pause of half a lease, whose end advances the clock, and the
 		// lease on the jumped node runs out at that tick (ticks shorten
 		// the leases on every node).
-		{"short clock jump and a pause", 3, []string{explore.FaultClockJump, explore.FaultPauseShort}, 6 * time.Second,
+		{"short clock jump and a " +
+			"pause", 3, []string{explore.FaultClockJump, explore.FaultPauseShort}, 6 * time.Second,
 			explore.Jump, "clock jumps 6s forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,7 +99,10 @@ func TestRedlockNodeFaults(t *testing.T) {
 			for _, s := range f.Steps {
 				t.Logf("  %-8s %-2s %s", explore.FmtMS(s.ClockMS), s.Action.Client, s.Text)
 			}
-			if !slices.ContainsFunc(f.Actions, func(a explore.Action) bool { return a.Kind == tc.kind }) {
+			if !slices.ContainsFunc(
+				f.Actions,
+				func(a explore.Action) bool { return a.Kind == tc.kind },
+			) {
 				t.Errorf("the counterexample has no %s", tc.kind)
 			}
 			rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
@@ -105,12 +114,17 @@ func TestRedlockNodeFaults(t *testing.T) {
 			}
 			// The fault in the node's lane, a holder's lease lost, the
 			// finding.
+			found := timeline.Pattern{
+				Client: timeline.Checker, Kind: timeline.Finding, Detail: explore.MutualExclusion,
+			}
 			if i := rep.Timeline.Follow(timeline.Pattern{Kind: timeline.Result, Detail: tc.say},
-				timeline.Pattern{Kind: timeline.LeaseExpired},
-				timeline.Pattern{Client: timeline.Checker, Kind: timeline.Finding, Detail: explore.MutualExclusion}); i >= 0 {
+				timeline.Pattern{Kind: timeline.LeaseExpired}, found); i >= 0 {
 				var buf strings.Builder
 				rep.Timeline.Text(&buf, 100, true)
-				t.Errorf("the timeline lacks step %d of: the fault (%q), a lease lost, the finding:\n%s", i, tc.say, buf.String())
+				t.Errorf(
+					"the timeline lacks step %d of: the fault (%q), a lease lost, the finding:\n%s",
+					i, tc.say, buf.String(),
+				)
 			}
 		})
 	}
@@ -131,7 +145,11 @@ func TestNodeFaultsNeedNodes(t *testing.T) {
 		t.Error("Redlock(0): no error")
 	}
 	fs, err := explore.ParseFaults("node-restart,clock-jump,crash")
-	if err != nil || !slices.Equal(fs, []string{explore.FaultNodeRestart, explore.FaultClockJump, explore.FaultCrash}) {
+	if err != nil ||
+		!slices.Equal(
+			fs,
+			[]string{explore.FaultNodeRestart, explore.FaultClockJump, explore.FaultCrash},
+		) {
 		t.Errorf("ParseFaults: %v, %v", fs, err)
 	}
 	if _, err := explore.ParseFaults("node-crash"); err == nil {

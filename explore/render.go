@@ -20,7 +20,10 @@ import (
 // tick at each step) and returns it as a timeline: each client's commands
 // and replies at their virtual time, the pauses and crashes, the leases
 // that ran out, and the violations found, marked with their property.
-func (e *Explorer) Record(ctx context.Context, actions []Action) (timeline.Timeline, []Violation, error) {
+func (e *Explorer) Record(
+	ctx context.Context,
+	actions []Action,
+) (timeline.Timeline, []Violation, error) {
 	s, err := e.replay(ctx, actions)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
@@ -35,7 +38,14 @@ func (e *Explorer) timeline(s *schedule) timeline.Timeline {
 		b.step(i, st)
 	}
 	if len(s.violations) == 0 {
-		b.add(timeline.Event{Client: timeline.Checker, At: s.end, Kind: timeline.Finding, Detail: "no violation"})
+		b.add(
+			timeline.Event{
+				Client: timeline.Checker,
+				At:     s.end,
+				Kind:   timeline.Finding,
+				Detail: "no violation",
+			},
+		)
 	}
 	rec := timeline.NewRecorderAt(e.ns, time.Now().Add(-s.end))
 	rec.Lanes(append(slices.Clone(s.clients), struck(s)...)...)
@@ -66,8 +76,14 @@ type timelineBuilder struct {
 }
 
 func newTimelineBuilder(e *Explorer, s *schedule) *timelineBuilder {
-	b := &timelineBuilder{e: e, s: s, byStep: map[int][]cmdRecord{}, expired: map[time.Duration][]string{},
-		pauseEnds: map[string]time.Duration{}, jumped: map[string]bool{}}
+	b := &timelineBuilder{
+		e:         e,
+		s:         s,
+		byStep:    map[int][]cmdRecord{},
+		expired:   map[time.Duration][]string{},
+		pauseEnds: map[string]time.Duration{},
+		jumped:    map[string]bool{},
+	}
 	for _, r := range s.cmdLog {
 		b.byStep[r.step] = append(b.byStep[r.step], r)
 	}
@@ -94,20 +110,36 @@ func (b *timelineBuilder) step(i int, st Step) {
 	case Tick:
 		b.tick(st, at)
 	case Pause:
-		b.add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.PauseStart, Detail: st.Text})
+		b.add(
+			timeline.Event{
+				Client: st.Action.Client,
+				At:     at,
+				Kind:   timeline.PauseStart,
+				Detail: st.Text,
+			},
+		)
 		if d, ok := b.e.model.pauseLength(st.Action.Length); ok && d >= 0 {
 			b.pauseEnds[st.Action.Client] = at + d
 		}
 	case Crash:
-		b.add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text})
+		b.add(
+			timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text},
+		)
 	case Restart, Jump:
 		b.nodeFault(i, st, at)
 	}
 	if st.Violation != "" {
 		for _, v := range b.s.violations {
 			if v.Step == i {
-				b.add(timeline.Event{Client: timeline.Checker, At: at, Kind: timeline.Finding, Violation: v.Property,
-					Detail: v.Property + ": " + v.Message})
+				b.add(
+					timeline.Event{
+						Client:    timeline.Checker,
+						At:        at,
+						Kind:      timeline.Finding,
+						Violation: v.Property,
+						Detail:    v.Property + ": " + v.Message,
+					},
+				)
 			}
 		}
 	}
@@ -119,14 +151,27 @@ func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
 	e := b.e
 	if st.HeldMS > 0 {
 		// Held in flight: its sending shows where it happened.
-		b.add(timeline.Event{Client: st.Action.Client, At: at - time.Duration(st.HeldMS)*time.Millisecond,
-			Kind: timeline.Result, Detail: fmt.Sprintf("sends %s (held in flight until %s)", st.Action.Command,
-				fmtMS(st.ClockMS))})
+		b.add(
+			timeline.Event{
+				Client: st.Action.Client,
+				At:     at - time.Duration(st.HeldMS)*time.Millisecond,
+				Kind:   timeline.Result,
+				Detail: fmt.Sprintf("sends %s (held in flight until %s)", st.Action.Command,
+					fmtMS(st.ClockMS)),
+			},
+		)
 	}
 	if !strings.Contains(st.Action.Command, "lock:") {
 		// The renderers leave out commands on anything but a
 		// lock; the critical section's are the point here.
-		b.add(timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Result, Detail: e.target.short(st.Text)})
+		b.add(
+			timeline.Event{
+				Client: st.Action.Client,
+				At:     at,
+				Kind:   timeline.Result,
+				Detail: e.target.short(st.Text),
+			},
+		)
 		return
 	}
 	node := commandNode(st.Action.Command)
@@ -155,16 +200,34 @@ func (b *timelineBuilder) sent(r cmdRecord, at time.Duration) {
 	refs := make([]int, len(r.args))
 	for j, args := range r.args {
 		args = virtualArgs(e.factor, args)
-		refs[j] = b.add(timeline.Event{Client: r.client, At: at, Kind: timeline.Command, Batch: batch, Args: args,
-			Detail: e.target.showArgs(args)})
+		refs[j] = b.add(
+			timeline.Event{
+				Client: r.client,
+				At:     at,
+				Kind:   timeline.Command,
+				Batch:  batch,
+				Args:   args,
+				Detail: e.target.showArgs(args),
+			},
+		)
 	}
 	for j := range r.args {
 		detail := e.target.short(r.values[j])
 		if r.errs[j] != "" {
 			detail = "error: " + e.target.short(r.errs[j])
 		}
-		b.add(timeline.Event{Client: r.client, At: at, Kind: timeline.Reply, Batch: batch, Ref: refs[j],
-			Value: r.values[j], Err: r.errs[j], Detail: rediscmd.Clip(detail, 48)})
+		b.add(
+			timeline.Event{
+				Client: r.client,
+				At:     at,
+				Kind:   timeline.Reply,
+				Batch:  batch,
+				Ref:    refs[j],
+				Value:  r.values[j],
+				Err:    r.errs[j],
+				Detail: rediscmd.Clip(detail, 48),
+			},
+		)
 	}
 }
 
@@ -173,21 +236,39 @@ func (b *timelineBuilder) sent(r cmdRecord, at time.Duration) {
 func (b *timelineBuilder) tick(st Step, at time.Duration) {
 	for _, c := range slices.Sorted(maps.Keys(b.pauseEnds)) {
 		if end := b.pauseEnds[c]; end <= st.Action.At {
-			b.add(timeline.Event{Client: c, At: end, Kind: timeline.PauseEnd, Detail: "goes on at " + fmtAt(end)})
+			b.add(
+				timeline.Event{
+					Client: c,
+					At:     end,
+					Kind:   timeline.PauseEnd,
+					Detail: "goes on at " + fmtAt(end),
+				},
+			)
 			delete(b.pauseEnds, c)
 		}
 	}
 	for _, k := range b.expired[at] {
 		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.ns + k,
-			Detail: fmt.Sprintf("lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At))})
+			Detail: fmt.Sprintf(
+				"lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At),
+			)})
 	}
 	// A lease on a node whose clock jumped runs out before its
 	// TTL says: the timeline cannot read it from the commands.
 	to := st.Action.At
 	for _, k := range b.expired[to] {
 		if _, n := splitNode(k); b.jumped[n] {
-			b.add(timeline.Event{At: to, Kind: timeline.LeaseExpired, Key: b.e.ns + k, Detail: fmt.Sprintf(
-				"lease on %s ran out at %s, early: %s's clock jumped", k, fmtAt(st.Action.At), n)})
+			b.add(
+				timeline.Event{
+					At:   to,
+					Kind: timeline.LeaseExpired,
+					Key:  b.e.ns + k,
+					Detail: fmt.Sprintf(
+						"lease on %s ran out at %s, early: %s's clock jumped", k,
+						fmtAt(st.Action.At), n,
+					),
+				},
+			)
 		}
 	}
 }
@@ -202,7 +283,10 @@ func (b *timelineBuilder) nodeFault(i int, st Step, at time.Duration) {
 	for _, k := range b.s.lost[i] {
 		how := st.Action.Node + " restarts empty: " + k + " is lost"
 		if st.Action.Kind == Jump {
-			how = fmt.Sprintf("%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, b.e.model.Jump, k)
+			how = fmt.Sprintf(
+				"%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, b.e.model.Jump,
+				k,
+			)
 		}
 		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.ns + k, Detail: how})
 	}

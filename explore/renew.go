@@ -8,11 +8,11 @@ import (
 	"github.com/lockmarket/lockmarket/locking"
 )
 
-// renewEvery runs a watchdog of its own for hold h: every d of virtual
-// time (the clock's sleeps are dilated) it extends h, until stop is called; the work context it returns
-// is cancelled when an extension is refused (the hold is lost). stop
-// waits for the watchdog to finish (its extension in flight too), on the
-// clock, so that the scheduler sees the wait.
+// renewEvery runs a watchdog of its own for hold h: every d of virtual time
+// (the clock's sleeps are dilated) it extends h, until stop is called; the
+// work context it returns is cancelled when an extension is refused (the hold
+// is lost). stop waits for the watchdog to finish (its extension in flight
+// too), on the clock, so that the scheduler sees the wait.
 func renewEvery(ctx context.Context, clk clock, h held, d time.Duration) (context.Context, func()) {
 	work, lost := context.WithCancel(ctx)
 	quit, quitNow := context.WithCancel(work)

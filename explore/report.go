@@ -49,7 +49,9 @@ func (r *Result) writeModel(b *bytes.Buffer) {
 	m := r.Model
 	faults := "no faults"
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {
-		faults = fmt.Sprintf("at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "))
+		faults = fmt.Sprintf(
+			"at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "),
+		)
 	}
 	nodes := ""
 	switch n := r.nodes; {
@@ -61,10 +63,27 @@ func (r *Result) writeModel(b *bytes.Buffer) {
 	if slices.Contains(m.FaultKinds, FaultClockJump) {
 		faults += fmt.Sprintf(" (a clock jumps %v)", m.Jump)
 	}
-	writeLine(b, fmt.Sprintf("model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per section, "+
-		"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, retry %v, pauses short %v / "+
-		"long %v / forever (virtual time)", m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks,
-		m.leaseText(), m.Retry, m.TTL/2, m.TTL*3/2))
+	writeLine(
+		b,
+		fmt.Sprintf(
+			"model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per "+
+				"section, "+
+				"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, "+
+				"retry %v, pauses short %v / "+
+				"long %v / forever (virtual time)",
+			m.Clients,
+			nodes,
+			m.Iterations,
+			m.Attempts,
+			m.Steps,
+			faults,
+			m.Ticks,
+			m.leaseText(),
+			m.Retry,
+			m.TTL/2,
+			m.TTL*3/2,
+		),
+	)
 	writeLine(b, "checked: "+strings.Join(r.Checked, ", "))
 }
 
@@ -103,25 +122,59 @@ func (r *Result) writeSearch(b *bytes.Buffer) {
 			cover = "no (stopped early)"
 		}
 	}
-	writeLine(b, fmt.Sprintf("search: %s mode, %s (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
-		"coverage %s of the tree; every schedule searched: %s", r.Mode, output.Plural(r.Schedules, "schedule"),
-		r.Pruned, r.Elapsed.Seconds(), r.SchedulesPerSecond(), coverText(r.Coverage), cover))
+	writeLine(
+		b,
+		fmt.Sprintf(
+			"search: %s mode, %s (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
+				"coverage %s of the tree; every schedule searched: %s",
+			r.Mode,
+			output.Plural(r.Schedules, "schedule"),
+			r.Pruned,
+			r.Elapsed.Seconds(),
+			r.SchedulesPerSecond(),
+			coverText(r.Coverage),
+			cover,
+		),
+	)
 	switch r.Stopped {
 	case StoppedBudget:
-		writeLine(b, fmt.Sprintf("The search was cut short: its budget of %v ran out. What it found so far follows; the "+
-			"schedules it did not run may break more.", r.Budget))
+		writeLine(
+			b,
+			fmt.Sprintf(
+				"The search was cut short: its budget of %v ran out. What it found so far "+
+					"follows; the "+
+					"schedules it did not run may break more.",
+				r.Budget,
+			),
+		)
 	case StoppedInterrupted:
-		writeLine(b, "The search was cut short: it was interrupted. What it found so far follows; the schedules it did "+
-			"not run may break more.")
+		writeLine(
+			b,
+			"The search was cut short: it was interrupted. What it found so far follows; the "+
+				"schedules it did "+
+				"not run may break more.",
+		)
 	}
 	writeLine(b, r.activityText())
 	if r.Diverged > 0 {
-		writeLine(b, fmt.Sprintf("%s did not follow its prefix (the code did something the scheduler does not "+
-			"order): the search is not a proof", output.Plural(r.Diverged, "replay")))
+		writeLine(
+			b,
+			fmt.Sprintf(
+				"%s did not follow its prefix (the code did something the scheduler does not "+
+					"order): the search is not a proof",
+				output.Plural(r.Diverged, "replay"),
+			),
+		)
 	}
 	if r.Reruns > 0 {
-		writeLine(b, fmt.Sprintf("%s run again: the machine stalled longer than a lease's margin (the lease ran "+
-			"out on the server's real time)", output.Plural(r.Reruns, "run")))
+		writeLine(
+			b,
+			fmt.Sprintf(
+				"%s run again: the machine stalled longer than a lease's margin (the lease ran "+
+					"out on the server's real time)",
+				output.Plural(r.Reruns, "run"),
+			),
+		)
 	}
 }
 
@@ -146,28 +199,54 @@ func (r *Result) writeFindings(b *bytes.Buffer) {
 	switch {
 	case vacuous != nil:
 		b.WriteString("\n")
-		writeLine(b, fmt.Sprintf("No verdict: %s.", strings.TrimPrefix(vacuous.Error(), ErrVacuous.Error()+": ")))
+		writeLine(
+			b,
+			fmt.Sprintf(
+				"No verdict: %s.",
+				strings.TrimPrefix(vacuous.Error(), ErrVacuous.Error()+": "),
+			),
+		)
 	case len(r.Violations) == 0 && r.Stopped != "":
 		b.WriteString("\n")
-		writeLine(b, fmt.Sprintf("No violation of %s found before the search was cut short.", strings.Join(r.Checked, ", ")))
+		writeLine(
+			b,
+			fmt.Sprintf(
+				"No violation of %s found before the search was cut short.",
+				strings.Join(r.Checked, ", "),
+			),
+		)
 	case len(r.Violations) == 0:
 		b.WriteString("\n")
 		writeLine(b, fmt.Sprintf("No violation of %s.", strings.Join(r.Checked, ", ")))
 	default:
 		fmt.Fprintln(b, "\nviolations:")
 		for _, v := range r.Violations {
-			writeLine(b, fmt.Sprintf("  %s: %s (%s)", v.Property, v.Message, output.Plural(len(v.Steps), "step")))
+			writeLine(
+				b,
+				fmt.Sprintf(
+					"  %s: %s (%s)", v.Property, v.Message, output.Plural(len(v.Steps), "step"),
+				),
+			)
 		}
 	}
 	if len(r.Unsteady) == 0 {
 		return
 	}
 	fmt.Fprintln(b)
-	writeLine(b, "unsteady (found by the search, but not broken again when its schedule was replayed on a fresh "+
-		"server, twice; not counted as a violation):")
+	writeLine(
+		b,
+		"unsteady (found by the search, but not broken again when its schedule was replayed on a "+
+			"fresh "+
+			"server, twice; not counted as a violation):",
+	)
 	for _, u := range r.Unsteady {
-		writeLine(b, fmt.Sprintf("  %s: %s (%s; %s)", u.Property, u.Message, output.Plural(len(u.Steps), "step"),
-			u.ReplayNote))
+		writeLine(
+			b,
+			fmt.Sprintf(
+				"  %s: %s (%s; %s)", u.Property, u.Message, output.Plural(len(u.Steps), "step"),
+				u.ReplayNote,
+			),
+		)
 		var acts []string
 		for _, a := range u.Actions {
 			acts = append(acts, a.String())
@@ -190,7 +269,12 @@ func (f *Counterexample) writeText(b *bytes.Buffer, verbose bool) error {
 		repro = "NOT reproduced on a fresh redis-server: " + f.ReplayNote
 	}
 	b.WriteString("\n")
-	writeLine(b, fmt.Sprintf("counterexample (%s, %s; %s):", f.Property, output.Plural(len(f.Steps), "step"), repro))
+	writeLine(
+		b,
+		fmt.Sprintf(
+			"counterexample (%s, %s; %s):", f.Property, output.Plural(len(f.Steps), "step"), repro,
+		),
+	)
 	if verbose || f.Replay.Events == nil {
 		for i, s := range f.Steps {
 			mark := ""

@@ -17,9 +17,19 @@ import (
 func ExampleResult_WriteFindings() {
 	m := explore.DefaultModel()
 	m.Clients = 2
-	res := &explore.Result{Target: "my mutex", About: "SET NX PX, released by a compare-and-delete script",
-		Model: m.Resolve(), Checked: []string{explore.MutualExclusion, explore.Liveness}, Mode: "exhaustive",
-		Schedules: 1200, Held: 1180, Pruned: 300, Coverage: 1, Exhaustive: true, Elapsed: 3 * time.Second}
+	res := &explore.Result{
+		Target:     "my mutex",
+		About:      "SET NX PX, released by a compare-and-delete script",
+		Model:      m.Resolve(),
+		Checked:    []string{explore.MutualExclusion, explore.Liveness},
+		Mode:       "exhaustive",
+		Schedules:  1200,
+		Held:       1180,
+		Pruned:     300,
+		Coverage:   1,
+		Exhaustive: true,
+		Elapsed:    3 * time.Second,
+	}
 	if err := res.WriteSummary(os.Stdout); err != nil {
 		fmt.Println(err)
 	}
@@ -85,14 +95,26 @@ func ExampleResult_JSON() {
 func TestResultJSONEmbedded(t *testing.T) {
 	m := explore.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	found := explore.Counterexample{Violation: explore.Violation{Property: explore.Resource, Message: "lost an update", Step: 1},
-		Actions:    []explore.Action{{Kind: explore.Start, Client: "A"}},
-		Steps:      []explore.Step{{Action: explore.Action{Kind: explore.Start, Client: "A"}, Text: "A starts"}},
-		Reproduced: true, Server: "7.0.15"}
+	found := explore.Counterexample{
+		Violation: explore.Violation{
+			Property: explore.Resource,
+			Message:  "lost an update",
+			Step:     1,
+		},
+		Actions: []explore.Action{{Kind: explore.Start, Client: "A"}},
+		Steps: []explore.Step{
+			{Action: explore.Action{Kind: explore.Start, Client: "A"}, Text: "A starts"},
+		},
+		Reproduced: true,
+		Server:     "7.0.15",
+	}
 	for _, res := range []*explore.Result{
-		{Target: "nothing found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
-		{Target: "found", Model: m, Checked: []string{explore.Resource}, Mode: "random", Seed: 7, Schedules: 40,
-			Stopped: explore.StoppedBudget, Budget: 20 * time.Second, Violations: []explore.Counterexample{found}},
+		{Target: "nothing " +
+			"found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
+		{Target: "found", Model: m, Checked: []string{explore.Resource}, Mode: "random", Seed: 7,
+			Schedules: 40,
+			Stopped:   explore.StoppedBudget, Budget: 20 * time.Second,
+			Violations: []explore.Counterexample{found}},
 	} {
 		own, err := json.Marshal(res)
 		if err != nil {

@@ -26,9 +26,20 @@ func TestCoverText(t *testing.T) {
 // replay went, when there is no timeline to show.
 func TestWriteFindings(t *testing.T) {
 	steps := []Step{{Action: Action{Kind: Start, Client: "A"}, Text: "A starts"},
-		{Action: Action{Kind: Run, Client: "B"}, ClockMS: 5000, Text: "SET lock", Violation: MutualExclusion}}
-	broken := Counterexample{Violation: Violation{Property: MutualExclusion, Message: "A and B hold the lock"}, Steps: steps,
-		Actions: []Action{{Kind: Start, Client: "A"}}, ReplayNote: "the replay did not break mutual_exclusion"}
+		{
+			Action:    Action{Kind: Run, Client: "B"},
+			ClockMS:   5000,
+			Text:      "SET lock",
+			Violation: MutualExclusion,
+		}}
+	broken := Counterexample{
+		Violation: Violation{Property: MutualExclusion, Message: "A and B hold the lock"},
+		Steps:     steps,
+		Actions: []Action{
+			{Kind: Start, Client: "A"},
+		},
+		ReplayNote: "the replay did not break mutual_exclusion",
+	}
 	unsteady := broken
 	unsteady.Property = Resource
 	tests := []struct {
@@ -38,13 +49,20 @@ func TestWriteFindings(t *testing.T) {
 	}{
 		{"nothing, cut short", Result{Checked: []string{Resource}, Stopped: StoppedBudget},
 			[]string{"No violation of resource found before the search was cut short."}},
-		{"a violation not reproduced", Result{Checked: []string{MutualExclusion}, Violations: []Counterexample{broken}},
+		{
+			"a violation not reproduced",
+			Result{Checked: []string{MutualExclusion}, Violations: []Counterexample{broken}},
 			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
-				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh redis-server: the replay did\nnot",
-				"  2  t=5s      B: SET lock  !! mutual_exclusion"}},
+				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh " +
+					"redis-server: the replay did\nnot",
+				"  2  t=5s      B: SET lock  !! mutual_exclusion"},
+		},
 		{"unsteady", Result{Checked: []string{Resource}, Unsteady: []Counterexample{unsteady}},
-			[]string{"No violation of resource.", "resource: A and B hold the lock (2 steps; the replay did not",
-				"schedule: A starts"}},
+			[]string{
+				"No violation of resource.",
+				"resource: A and B hold the lock (2 steps; the replay did not",
+				"schedule: A starts",
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,12 +85,16 @@ func TestWriteFindings(t *testing.T) {
 func TestWriteFindingsWidth(t *testing.T) {
 	for _, stopped := range []string{"", StoppedBudget} {
 		var b strings.Builder
-		if err := (&Result{Checked: Properties(), Stopped: stopped}).WriteFindings(&b, false); err != nil {
+		res := &Result{Checked: Properties(), Stopped: stopped}
+		if err := res.WriteFindings(&b, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {
 			if n := len([]rune(l)); n > output.Width {
-				t.Errorf("stopped %q: a line of %d columns, more than %d: %q", stopped, n, output.Width, l)
+				t.Errorf(
+					"stopped %q: a line of %d columns, more than %d: %q", stopped, n, output.Width,
+					l,
+				)
 			}
 		}
 	}

@@ -134,15 +134,24 @@ func (r *Result) Note() string {
 }
 
 // timeNote states how time is kept in every run.
-var timeNote = fmt.Sprintf("Time is virtual and dilated: every duration the code under test and the server see (the "+
-	"lease, the retry wait, each shortening of the leases when the clock advances, the clients' clock) is the virtual "+
-	"one times %d, so a stall of the machine of S moves a lease by S/%d of virtual time. Constants in the code "+
-	"under test (a 1 ms backoff) shrink by as much. Times shown are virtual.", Dilation, Dilation)
+var timeNote = fmt.Sprintf(
+	"Time is virtual and dilated: every duration the code under test and the server see (the "+
+		"lease, the retry wait, each shortening of the leases when the clock advances, the "+
+		"clients' clock) is the virtual "+
+		"one times %d, so a stall of the machine of S moves a lease by S/%d of virtual time. "+
+		"Constants in the code "+
+		"under test (a 1 ms backoff) shrink by as much. Times shown are virtual.",
+	Dilation,
+	Dilation,
+)
 
 // nodesNote states how the nodes of a target of several are modelled.
-const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the explorer's own " +
-	"(1 to N by default; the shared counter stays in the explorer's): a node-restart deletes a node's keys, as a " +
-	"restart without persistence loses them; a clock-jump shortens every lease on one node by the jump, while the " +
+const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the " +
+	"explorer's own " +
+	"(1 to N by default; the shared counter stays in the explorer's): a node-restart deletes a " +
+	"node's keys, as a " +
+	"restart without persistence loses them; a clock-jump shortens every lease on one node by " +
+	"the jump, while the " +
 	"clients' clock does not move."
 
 // resultJSON is Result's JSON: snake_case keys, durations with their
@@ -196,10 +205,19 @@ type modelJSON struct {
 }
 
 func (m Model) json() modelJSON {
-	j := modelJSON{Clients: m.Clients, Iterations: m.Iterations, Attempts: m.Attempts, Faults: m.Faults,
-		Ticks: m.Ticks, Steps: m.Steps, FaultKinds: slices.Clip(append([]string{}, m.FaultKinds...)),
-		TTLMS: m.TTL.Milliseconds(), RenewMS: m.RenewEvery.Milliseconds(), RetryMS: m.Retry.Milliseconds(),
-		MaxDelayMS: m.MaxDelay.Milliseconds()}
+	j := modelJSON{
+		Clients:    m.Clients,
+		Iterations: m.Iterations,
+		Attempts:   m.Attempts,
+		Faults:     m.Faults,
+		Ticks:      m.Ticks,
+		Steps:      m.Steps,
+		FaultKinds: slices.Clip(append([]string{}, m.FaultKinds...)),
+		TTLMS:      m.TTL.Milliseconds(),
+		RenewMS:    m.RenewEvery.Milliseconds(),
+		RetryMS:    m.Retry.Milliseconds(),
+		MaxDelayMS: m.MaxDelay.Milliseconds(),
+	}
 	if d, ok := m.pauseLength(Short); ok {
 		j.ShortMS = d.Milliseconds()
 	}
@@ -239,12 +257,31 @@ type ResultJSON struct{ resultJSON }
 
 // JSON is the result as MarshalJSON writes it, to embed in a document.
 func (r *Result) JSON() ResultJSON {
-	j := resultJSON{Target: r.Target, About: r.About, Property: r.property, Mode: r.Mode, Model: r.Model.json(),
-		Checked: nonNil(r.Checked), Schedules: r.Schedules, Pruned: r.Pruned, Coverage: r.Coverage,
-		Diverged: r.Diverged, Reruns: r.Reruns, Exhaustive: r.Exhaustive, Stopped: r.Stopped,
-		BudgetS: r.Budget.Seconds(), ElapsedS: r.Elapsed.Seconds(), SchedulesPerS: r.SchedulesPerSecond(),
-		Dilation: Dilation, Violations: nonNil(r.Violations), Counterexample: r.Counterexample(),
-		Unsteady: nonNil(r.Unsteady), Note: r.Note(), Held: r.Held, Ops: r.Ops}
+	j := resultJSON{
+		Target:         r.Target,
+		About:          r.About,
+		Property:       r.property,
+		Mode:           r.Mode,
+		Model:          r.Model.json(),
+		Checked:        nonNil(r.Checked),
+		Schedules:      r.Schedules,
+		Pruned:         r.Pruned,
+		Coverage:       r.Coverage,
+		Diverged:       r.Diverged,
+		Reruns:         r.Reruns,
+		Exhaustive:     r.Exhaustive,
+		Stopped:        r.Stopped,
+		BudgetS:        r.Budget.Seconds(),
+		ElapsedS:       r.Elapsed.Seconds(),
+		SchedulesPerS:  r.SchedulesPerSecond(),
+		Dilation:       Dilation,
+		Violations:     nonNil(r.Violations),
+		Counterexample: r.Counterexample(),
+		Unsteady:       nonNil(r.Unsteady),
+		Note:           r.Note(),
+		Held:           r.Held,
+		Ops:            r.Ops,
+	}
 	if err := r.Vacuous(); err != nil {
 		j.Vacuous = strings.TrimPrefix(err.Error(), ErrVacuous.Error()+": ")
 	}
@@ -271,14 +308,18 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 	m := Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
-		Faults: j.Model.Faults, Ticks: j.Model.Ticks, Steps: j.Model.Steps, FaultKinds: j.Model.FaultKinds,
-		Jump: ms(j.Model.JumpMS), TTL: ms(j.Model.TTLMS), RenewEvery: ms(j.Model.RenewMS), Retry: ms(j.Model.RetryMS),
+		Faults: j.Model.Faults, Ticks: j.Model.Ticks, Steps: j.Model.Steps,
+		FaultKinds: j.Model.FaultKinds,
+		Jump: ms(
+			j.Model.JumpMS,
+		), TTL: ms(j.Model.TTLMS), RenewEvery: ms(j.Model.RenewMS), Retry: ms(j.Model.RetryMS),
 		MaxDelay: ms(j.Model.MaxDelayMS)}
 	for _, n := range j.Model.TTLsMS {
 		m.TTLs = append(m.TTLs, ms(n))
 	}
 	*r = Result{Target: j.Target, About: j.About, Model: m, Checked: j.Checked, Mode: j.Mode,
-		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged, Reruns: j.Reruns,
+		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged,
+		Reruns:     j.Reruns,
 		Exhaustive: j.Exhaustive, Stopped: j.Stopped, Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
 		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property, nodes: j.Model.Nodes,
 		Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil}

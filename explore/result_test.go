@@ -16,24 +16,51 @@ import (
 func TestResultJSON(t *testing.T) {
 	m := DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	other := Counterexample{Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
-		Actions: []Action{{Kind: Start, Client: "C"}}, Steps: []Step{{Action: Action{Kind: Start, Client: "C"}}},
-		Reproduced: true, Server: "7.0.15"}
+	other := Counterexample{
+		Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
+		Actions: []Action{
+			{Kind: Start, Client: "C"},
+		},
+		Steps:      []Step{{Action: Action{Kind: Start, Client: "C"}}},
+		Reproduced: true,
+		Server:     "7.0.15",
+	}
 	own := Counterexample{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
-		Actions:    []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
-		Steps:      []Step{{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"}},
+		Actions: []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
+		Steps: []Step{
+			{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
+		},
 		Reproduced: true, Server: "7.0.15"}
 	tests := []struct {
 		name    string
 		res     Result
 		counter string // the counterexample's property, "" for none
 	}{
-		{"nothing found", Result{Target: "recipe 6 (fixed)", Model: m, Checked: []string{Resource}, Mode: "exhaustive",
-			Schedules: 12, Coverage: 1, Exhaustive: true, Elapsed: 2 * time.Second, property: Resource}, ""},
-		{"its own property second", Result{Target: "recipe 6", Model: m, Checked: []string{Resource, Liveness},
-			Mode: "random", Seed: 7, Schedules: 40, Pruned: 2, Coverage: 0.25, Stopped: StoppedBudget,
-			Budget: 20 * time.Second, Elapsed: 21 * time.Second, Violations: []Counterexample{other, own}, property: Resource,
-			nodes: 3}, Resource},
+		{
+			"nothing found",
+			Result{
+				Target:     "recipe 6 (fixed)",
+				Model:      m,
+				Checked:    []string{Resource},
+				Mode:       "exhaustive",
+				Schedules:  12,
+				Coverage:   1,
+				Exhaustive: true,
+				Elapsed:    2 * time.Second,
+				property:   Resource,
+			},
+			"",
+		},
+		{
+			"its own property second",
+			Result{Target: "recipe 6", Model: m, Checked: []string{Resource, Liveness},
+				Mode: "random", Seed: 7, Schedules: 40, Pruned: 2, Coverage: 0.25,
+				Stopped: StoppedBudget,
+				Budget:  20 * time.Second, Elapsed: 21 * time.Second,
+				Violations: []Counterexample{other, own}, property: Resource,
+				nodes: 3},
+			Resource,
+		},
 		{"another property only", Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
 			Violations: []Counterexample{other}, property: Resource}, Liveness},
 	}
@@ -48,7 +75,8 @@ func TestResultJSON(t *testing.T) {
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range []string{"schedules", "coverage", "exhaustive", "elapsed_s", "schedules_per_s",
+			for _, k := range []string{
+				"schedules", "coverage", "exhaustive", "elapsed_s", "schedules_per_s",
 				"dilation", "violations", "unsteady", "counterexample", "note"} {
 				if _, ok := doc[k]; !ok {
 					t.Errorf("no %q in %s", k, b)
@@ -78,8 +106,12 @@ func TestResultJSON(t *testing.T) {
 			if string(again) != string(b) {
 				t.Errorf("read back and written again:\n got %s\nwant %s", again, b)
 			}
-			if back.Budget != tt.res.Budget || back.Elapsed != tt.res.Elapsed || !reflect.DeepEqual(back.Model.TTLs, tt.res.Model.TTLs) {
-				t.Errorf("read back: budget %v elapsed %v ttls %v", back.Budget, back.Elapsed, back.Model.TTLs)
+			if back.Budget != tt.res.Budget || back.Elapsed != tt.res.Elapsed ||
+				!reflect.DeepEqual(back.Model.TTLs, tt.res.Model.TTLs) {
+				t.Errorf(
+					"read back: budget %v elapsed %v ttls %v", back.Budget, back.Elapsed,
+					back.Model.TTLs,
+				)
 			}
 		})
 	}

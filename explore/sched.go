@@ -68,8 +68,10 @@ type Action struct {
 
 // Same reports whether a and b are the same choice.
 func (a Action) Same(b Action) bool {
-	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index && a.Command == b.Command &&
-		a.Length == b.Length && a.At == b.At && a.Node == b.Node
+	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index &&
+		a.Command == b.Command &&
+		a.Length == b.Length && a.At == b.At &&
+		a.Node == b.Node
 }
 
 // String says what the action does.
@@ -191,7 +193,10 @@ type expiry struct {
 // the virtual time left times Dilation), or a command whose reply came
 // back so late that whether a lease outlived an advance of the clock is
 // not known. The schedule is run again.
-var errUnsteady = fmt.Errorf("explore: the schedule's real timing was unsteady: %w", search.ErrRetry)
+var errUnsteady = fmt.Errorf(
+	"explore: the schedule's real timing was unsteady: %w",
+	search.ErrRetry,
+)
 
 // errScriptMissed is returned by runOnce for a run in which an EVALSHA
 // met NOSCRIPT: the server's script cache, which no reset of the
@@ -199,26 +204,50 @@ var errUnsteady = fmt.Errorf("explore: the schedule's real timing was unsteady: 
 // later. The run is void and run again, with the script cached (the
 // EVAL after the NOSCRIPT cached it), so that the search does not depend
 // on what earlier runs or searches left on the server.
-var errScriptMissed = fmt.Errorf("explore: a script was not yet cached on the server: %w", search.ErrRetry)
+var errScriptMissed = fmt.Errorf(
+	"explore: a script was not yet cached on the server: %w",
+	search.ErrRetry,
+)
 
 // ErrUnsteady is returned when a schedule was unsteady (a stall longer
 // than a lease's margin) in every one of maxUnsteady runs: the machine
 // is too busy for the model's leases.
-var ErrUnsteady = errors.New("explore: the machine stalled longer than a lease's margin, run after run")
+var ErrUnsteady = errors.New(
+	"explore: the machine stalled longer than a lease's margin, run after run",
+)
 
 // runOnce runs one schedule: the actions choose picks.
 func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[choice]) (*schedule, error) {
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &world{t: e.target, epoch: e.epoch, factor: e.factor, stuckAfter: e.stuckAfter, signal: make(chan struct{}, 1), lastTickServer: e.resetAt, tickSent: time.Now(),
-		written: map[string]window{}, keyLog: map[string][]string{}, tokens: map[string]string{}, maxDelay: e.model.MaxDelay,
-		goroutines: map[uint64]gref{}, ids: map[string]int{}}
+	w := &world{
+		t:              e.target,
+		epoch:          e.epoch,
+		factor:         e.factor,
+		stuckAfter:     e.stuckAfter,
+		signal:         make(chan struct{}, 1),
+		lastTickServer: e.resetAt,
+		tickSent:       time.Now(),
+		written:        map[string]window{},
+		keyLog:         map[string][]string{},
+		tokens:         map[string]string{},
+		maxDelay:       e.model.MaxDelay,
+		goroutines:     map[uint64]gref{},
+		ids:            map[string]int{},
+	}
 	if e.target.steadySleeps {
 		w.sleepAs = e.model.Retry
 	}
 	for i := range e.model.Clients {
-		c := &client{w: w, name: clientName(i), idx: i, rdb: e.clients[i], spawned: 1, wall: e.wall[i]}
+		c := &client{
+			w:       w,
+			name:    clientName(i),
+			idx:     i,
+			rdb:     e.clients[i],
+			spawned: 1,
+			wall:    e.wall[i],
+		}
 		w.clients = append(w.clients, c)
 		e.slots[i].set(c)
 	}
@@ -273,7 +302,9 @@ var ErrTarget = errors.New("explore: the target failed")
 func clientName(i int) string { return string(rune('A' + i)) }
 
 // drive makes the schedule's choices until nothing is enabled.
-func (e *Explorer) drive(ctx context.Context, w *world, s *schedule, choose search.Chooser[choice]) error {
+func (e *Explorer) drive(
+	ctx context.Context, w *world, s *schedule, choose search.Chooser[choice],
+) error {
 	for depth := 0; ; depth++ {
 		if err := w.settle(); err != nil {
 			return err
@@ -369,8 +400,11 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			for j, k := range p.keys {
 				keys[j] = w.t.short(k)
 			}
-			out = append(out, choice{Action: Action{Kind: Run, Client: c.name, Index: i, Command: p.desc},
-				keys: keys, write: p.write, p: p})
+			out = append(
+				out,
+				choice{Action: Action{Kind: Run, Client: c.name, Index: i, Command: p.desc},
+					keys: keys, write: p.write, p: p},
+			)
 		}
 	}
 	// Ticks: to each distinct deadline ahead.
@@ -381,7 +415,10 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			return
 		}
 		seen[at] = true
-		tickChoices = append(tickChoices, choice{Action: Action{Kind: Tick, Client: c.name, At: at}})
+		tickChoices = append(
+			tickChoices,
+			choice{Action: Action{Kind: Tick, Client: c.name, At: at}},
+		)
 	}
 	for _, s := range w.sleepers {
 		if s.deadline >= 0 && !s.c.paused && !s.c.crashed {
@@ -393,7 +430,10 @@ func (w *world) enabled(m Model, faults, ticks int) []choice {
 			add(c, c.pausedUntil)
 		}
 	}
-	sort.SliceStable(tickChoices, func(i, j int) bool { return tickChoices[i].At < tickChoices[j].At })
+	sort.SliceStable(
+		tickChoices,
+		func(i, j int) bool { return tickChoices[i].At < tickChoices[j].At },
+	)
 	if by, ok := w.deliverBy(m); ok {
 		// The network's delay is bounded: the clock waits for the
 		// commands in flight that would otherwise land too late.
@@ -605,16 +645,16 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	return keys, w.settle()
 }
 
-// tickScript shortens the lease of every volatile key matching ARGV[1]
-// by ARGV[2] µs (of the server's time: virtual time dilated), less the
-// real time that already ran it down: since ARGV[3] (the server's time of the last advance, µs; -1 for
-// none to give back), or for
-// the keys named in the triples ARGV[4], ARGV[5], ARGV[6], ... since
-// their write, which happened between the two times given there (µs). It
-// deletes the keys whose lease runs out, and returns the server's time
-// (seconds, then µs, as TIME), the shortest lease left (ms, -1 for none), "1" when whether a
-// lease ran out depends on when within its window a write happened (a
-// window wider than 2 ms), else "0", then the keys deleted.
+// tickScript shortens the lease of every volatile key matching ARGV[1] by
+// ARGV[2] µs (of the server's time: virtual time dilated), less the real time
+// that already ran it down: since ARGV[3] (the server's time of the last
+// advance, µs; -1 for none to give back), or for the keys named in the triples
+// ARGV[4], ARGV[5], ARGV[6], ... since their write, which happened between the
+// two times given there (µs). It deletes the keys whose lease runs out, and
+// returns the server's time (seconds, then µs, as TIME), the shortest lease
+// left (ms, -1 for none), "1" when whether a lease ran out depends on when
+// within its window a write happened (a window wider than 2 ms), else "0",
+// then the keys deleted.
 var tickScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -684,7 +724,10 @@ type tickResult struct {
 // d (dilated: the server's time), less the real time since last (the server's time of the last
 // advance, µs; -1 for none to give back) or, for the keys written since
 // (those of node, "" for the one server), since their write.
-func runTick(ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64, written map[string]window, node string) (tickResult, error) {
+func runTick(
+	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
+	written map[string]window, node string,
+) (tickResult, error) {
 	args := []any{nsPattern(ns), d.Microseconds(), last}
 	for k, win := range written {
 		if key, n := splitNode(k); n == node {
@@ -708,8 +751,12 @@ func runTick(ctx context.Context, rdb redis.Scripter, ns string, d time.Duration
 	if err != nil || len(res) < 4 {
 		return tickResult{}, fmt.Errorf("reply %q", res)
 	}
-	return tickResult{at: sec*1_000_000 + usec, shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
-		unsteady: res[3] == "1", gone: res[4:]}, nil
+	return tickResult{
+		at:       sec*1_000_000 + usec,
+		shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
+		unsteady: res[3] == "1",
+		gone:     res[4:],
+	}, nil
 }
 
 // resetScript deletes every key matching ARGV[1], and returns the
@@ -738,7 +785,10 @@ func (w *world) unsteadyNow() bool {
 // checkHolders records a mutual-exclusion violation when two clients hold
 // the lock (one of them for writing) with leases that have not run out.
 func (w *world) checkHolders(s *schedule) {
-	if slices.ContainsFunc(s.violations, func(v Violation) bool { return v.Property == MutualExclusion }) {
+	if slices.ContainsFunc(
+		s.violations,
+		func(v Violation) bool { return v.Property == MutualExclusion },
+	) {
 		return
 	}
 	w.mu.Lock()
@@ -768,8 +818,10 @@ func (w *world) checkHolders(s *schedule) {
 	for _, c := range hs {
 		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.name, w.leaseText(c)))
 	}
-	msg := fmt.Sprintf("at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.now),
-		strings.Join(parts, " and "))
+	msg := fmt.Sprintf(
+		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.now),
+		strings.Join(parts, " and "),
+	)
 	i := len(s.steps) - 1
 	s.violations = append(s.violations, Violation{Property: MutualExclusion, Message: msg, Step: i})
 	if i >= 0 && s.steps[i].Violation == "" {

@@ -31,14 +31,18 @@ func TestStepsAndTimelineAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(steps, func(s Step) bool { return s.Action.Command == "EVAL release lock:L" }) {
+	if !slices.ContainsFunc(
+		steps,
+		func(s Step) bool { return s.Action.Command == "EVAL release lock:L" },
+	) {
 		t.Errorf("no step EVAL release lock:L in %v", steps)
 	}
 	tl, _, err := e.Record(ctx, start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := tl.Follow(timeline.Pattern{Client: "A", Kind: timeline.Command, Detail: "‹release›"},
+	if i := tl.Follow(
+		timeline.Pattern{Client: "A", Kind: timeline.Command, Detail: "‹release›"},
 		timeline.Pattern{Client: "A", Kind: timeline.Release, Detail: "release script"}); i >= 0 {
 		var ev []string
 		for _, x := range tl.Events {

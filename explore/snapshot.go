@@ -55,19 +55,30 @@ type Holder struct {
 // there (or earlier, when nothing is enabled any more).
 func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error) {
 	var enabled []Action
-	r, err := search.Replay(ctx, search.System[choice, Action](system{e}), actions, func(d search.Decision[choice]) (int, bool) {
-		enabled = nil // a run again (unsteady) asks again
-		for _, c := range d.Enabled {
-			enabled = append(enabled, c.Action)
-		}
-		return 0, false
-	})
+	r, err := search.Replay(
+		ctx,
+		search.System[choice, Action](system{e}),
+		actions,
+		func(d search.Decision[choice]) (int, bool) {
+			enabled = nil // a run again (unsteady) asks again
+			for _, c := range d.Enabled {
+				enabled = append(enabled, c.Action)
+			}
+			return 0, false
+		},
+	)
 	if err != nil {
 		return nil, searchErr(err)
 	}
 	s := r.Data.(*schedule)
-	snap := &Snapshot{Clients: s.clients, Steps: s.steps, Enabled: enabled, ClockMS: s.end.Milliseconds(),
-		Violations: s.violations, Complete: s.complete}
+	snap := &Snapshot{
+		Clients:    s.clients,
+		Steps:      s.steps,
+		Enabled:    enabled,
+		ClockMS:    s.end.Milliseconds(),
+		Violations: s.violations,
+		Complete:   s.complete,
+	}
 	if snap.Steps == nil {
 		snap.Steps = []Step{}
 	}
@@ -90,7 +101,10 @@ func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error)
 				key = ks[0]
 			}
 		}
-		snap.Holders = append(snap.Holders, Holder{Client: c.name, Key: e.target.short(key), Write: c.hold.write, UntilMS: until})
+		snap.Holders = append(
+			snap.Holders,
+			Holder{Client: c.name, Key: e.target.short(key), Write: c.hold.write, UntilMS: until},
+		)
 	}
 	w.mu.Unlock()
 	if snap.Holders == nil {
@@ -116,7 +130,10 @@ func (e *Explorer) FindFrom(ctx context.Context, prefix []Action, o Options) (*R
 		check = e.target.Checks
 	}
 	o.Check = slices.DeleteFunc(slices.Clone(check), func(p string) bool {
-		return slices.ContainsFunc(snap.Violations, func(v Violation) bool { return v.Property == p })
+		return slices.ContainsFunc(
+			snap.Violations,
+			func(v Violation) bool { return v.Property == p },
+		)
 	})
 	if len(o.Check) == 0 {
 		return nil, fmt.Errorf("%w: every property checked is broken already", ErrNothingToFind)

@@ -63,17 +63,24 @@ func TestCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(snap.Steps) != 6 || len(snap.Violations) != 1 || snap.Violations[0].Property != explore.MutualExclusion ||
-		snap.Violations[0].Step != 5 || snap.Steps[5].Violation != explore.MutualExclusion {
-		t.Fatalf("after A GET, B GET, A SET, B SET: steps %+v, violations %+v", snap.Steps, snap.Violations)
+	if len(snap.Steps) != 6 || len(snap.Violations) != 1 ||
+		snap.Violations[0].Property != explore.MutualExclusion ||
+		snap.Violations[0].Step != 5 ||
+		snap.Steps[5].Violation != explore.MutualExclusion {
+		t.Fatalf(
+			"after A GET, B GET, A SET, B SET: steps %+v, violations %+v", snap.Steps,
+			snap.Violations,
+		)
 	}
 	if len(snap.Holders) != 2 {
 		t.Errorf("holders %+v, want A and B", snap.Holders)
 	}
-	if back, err := e.Cut(ctx, plan[:5]); err != nil || len(back.Violations) != 0 || len(back.Holders) != 1 {
+	if back, err := e.Cut(ctx, plan[:5]); err != nil || len(back.Violations) != 0 ||
+		len(back.Holders) != 1 {
 		t.Fatalf("cut before B's SET: %+v, %v", back, err)
 	}
-	if _, err := e.Cut(ctx, append(plan[:3:3], explore.Action{Kind: explore.Run, Client: "Z"})); !errors.Is(err, explore.ErrNotEnabled) {
+	stray := explore.Action{Kind: explore.Run, Client: "Z"}
+	if _, err := e.Cut(ctx, append(plan[:3:3], stray)); !errors.Is(err, explore.ErrNotEnabled) {
 		t.Fatalf("an action not enabled: %v", err)
 	}
 
@@ -87,10 +94,12 @@ func TestCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Violations) != 1 || res.Violations[0].Property != explore.Resource || !res.Violations[0].Actions[0].Same(first[0]) {
+	if len(res.Violations) != 1 || res.Violations[0].Property != explore.Resource ||
+		!res.Violations[0].Actions[0].Same(first[0]) {
 		t.Fatalf("recipe 6 from A's first step: %+v", res.Violations)
 	}
-	if _, err := e.FindFrom(ctx, plan, explore.Options{Check: []string{explore.MutualExclusion}}); !errors.Is(err, explore.ErrNothingToFind) {
+	only := explore.Options{Check: []string{explore.MutualExclusion}}
+	if _, err := e.FindFrom(ctx, plan, only); !errors.Is(err, explore.ErrNothingToFind) {
 		t.Fatalf("find after mutual exclusion broke: %v", err)
 	}
 }

@@ -30,7 +30,8 @@ const maxSymmetric = 4
 // readers and a writer, nor Go code of the user's, which may read
 // Client.Name), with the same lease, on one server.
 func (t *Target) symmetric(m Model) bool {
-	if !t.alike || t.Client != nil || t.run != nil || t.rw || t.nodes > 0 || m.Clients < 2 || m.Clients > maxSymmetric {
+	if !t.alike || t.Client != nil || t.run != nil || t.rw || t.nodes > 0 || m.Clients < 2 ||
+		m.Clients > maxSymmetric {
 		return false
 	}
 	for i := range m.Clients {
@@ -60,7 +61,10 @@ func renamer(names map[string]string) *strings.Replacer {
 	var pairs []string
 	for _, o := range olds {
 		n := names[o]
-		pairs = append(pairs, "\x01"+o+"\x02", "\x01"+n+"\x02", "<"+o+"#", "<"+n+"#", ownerName(o), ownerName(n))
+		pairs = append(
+			pairs, "\x01"+o+"\x02", "\x01"+n+"\x02", "<"+o+"#", "<"+n+"#", ownerName(o),
+			ownerName(n),
+		)
 	}
 	r := strings.NewReplacer(pairs...)
 	renamers.Store(id.String(), r)

@@ -21,7 +21,10 @@ type finalStates struct {
 	seen map[search.Fingerprint]bool
 }
 
-func (f finalStates) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
+func (f finalStates) Run(
+	ctx context.Context,
+	choose search.Chooser[choice],
+) (search.Outcome, error) {
 	out, err := f.system.Run(ctx, choose)
 	if err != nil || !out.Complete {
 		return out, err
@@ -39,10 +42,10 @@ func (f finalStates) Run(ctx context.Context, choose search.Chooser[choice]) (se
 	return out, err
 }
 
-// TestReducedSearchKeepsFinalStates: on small models of alike clients, the reduced search (sleep sets, the state cache shared by two
-// workers, the symmetry) reaches the final states the search without
-// reductions reaches, up to the clients' names, and finds the same
-// properties broken, as soon.
+// TestReducedSearchKeepsFinalStates: on small models of alike clients, the
+// reduced search (sleep sets, the state cache shared by two workers, the
+// symmetry) reaches the final states the search without reductions reaches, up
+// to the clients' names, and finds the same properties broken, as soon.
 func TestReducedSearchKeepsFinalStates(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
@@ -82,10 +85,13 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		// first EVALSHA of a fresh server, refused, is in its client's
 		// log and the state's fingerprint).
 		firstEnabled := func(search.Decision[choice]) (int, bool) { return 0, true }
-		if _, err := search.Replay(ctx, search.System[choice, Action](system{explorers[0]}), nil, firstEnabled); err != nil {
+		sys0 := search.System[choice, Action](system{explorers[0]})
+		if _, err := search.Replay(ctx, sys0, nil, firstEnabled); err != nil {
 			t.Fatal(err)
 		}
-		run := func(o search.Options[Action], symmetric bool, workers int) (map[search.Fingerprint]bool, search.Result[Action]) {
+		run := func(
+			o search.Options[Action], symmetric bool, workers int,
+		) (map[search.Fingerprint]bool, search.Result[Action]) {
 			seen, mu := map[search.Fingerprint]bool{}, &sync.Mutex{}
 			var sys []search.System[choice, Action]
 			for _, e := range explorers[:workers] {
@@ -102,20 +108,38 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		name := tg.Name
 		full, fres := run(search.Options[Action]{}, true, 1)
 		got, res := run(search.Options[Action]{Sleep: true, Cache: true}, true, 2)
-		t.Logf("%s: %d schedules, %d without reductions; %d final states", name, res.Schedules, fres.Schedules, len(full))
+		t.Logf(
+			"%s: %d schedules, %d without reductions; %d final states", name, res.Schedules,
+			fres.Schedules, len(full),
+		)
 		if !res.Exhaustive || !fres.Exhaustive || res.Schedules >= fres.Schedules {
-			t.Errorf("%s: exhaustive %v, without reductions %v", name, res.Exhaustive, fres.Exhaustive)
+			t.Errorf(
+				"%s: exhaustive %v, without reductions %v", name, res.Exhaustive, fres.Exhaustive,
+			)
 		}
 		if len(full) == 0 || !maps.Equal(full, got) {
-			t.Errorf("%s: %d final states, %d without reductions (%d in common)", name, len(got), len(full),
-				len(slices.DeleteFunc(slices.Collect(maps.Keys(got)), func(k search.Fingerprint) bool { return !full[k] })))
+			t.Errorf(
+				"%s: %d final states, %d without reductions (%d in common)",
+				name,
+				len(got),
+				len(full),
+				len(
+					slices.DeleteFunc(
+						slices.Collect(maps.Keys(got)),
+						func(k search.Fingerprint) bool { return !full[k] },
+					),
+				),
+			)
 		}
-		if a, b := slices.Sorted(maps.Keys(res.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+		a, b := slices.Sorted(maps.Keys(res.Violations)), slices.Sorted(maps.Keys(fres.Violations))
+		if !slices.Equal(a, b) {
 			t.Errorf("%s: broke %v, without reductions %v", name, a, b)
 		}
 		for p, f := range fres.Violations {
 			if g := res.Violations[p]; len(g.Path) != len(f.Path) {
-				t.Errorf("%s: %s in %d steps, without reductions %d", name, p, len(g.Path), len(f.Path))
+				t.Errorf(
+					"%s: %s in %d steps, without reductions %d", name, p, len(g.Path), len(f.Path),
+				)
 			}
 		}
 		// Dynamic partial-order reduction with the sleep sets, in place of
@@ -124,9 +148,13 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		got, dres := run(search.Options[Action]{Sleep: true, DPOR: true}, true, 2)
 		t.Logf("%s, DPOR: %d schedules (+%d cut)", name, dres.Schedules, dres.Pruned)
 		if !dres.Exhaustive || !maps.Equal(full, got) {
-			t.Errorf("%s, DPOR: exhaustive %v, %d final states, %d without reductions", name, dres.Exhaustive, len(got), len(full))
+			t.Errorf(
+				"%s, DPOR: exhaustive %v, %d final states, %d without reductions", name,
+				dres.Exhaustive, len(got), len(full),
+			)
 		}
-		if a, b := slices.Sorted(maps.Keys(dres.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+		a, b = slices.Sorted(maps.Keys(dres.Violations)), slices.Sorted(maps.Keys(fres.Violations))
+		if !slices.Equal(a, b) {
 			t.Errorf("%s, DPOR: broke %v, without reductions %v", name, a, b)
 		}
 	}

@@ -73,10 +73,11 @@ type Model struct {
 	MaxDelay time.Duration `json:"-"`
 }
 
-// DefaultModel is the model of a target unless told otherwise: the
-// target's number of clients (Target.Clients), one critical section each, two attempts (one with three clients
-// or more: a client's first attempt can already come after any other
-// step), at most one fault of any kind, a 10 s lease and a 10 ms retry.
+// DefaultModel is the model of a target unless told otherwise: the target's
+// number of clients (Target.Clients), one critical section each, two attempts
+// (one with three clients or more: a client's first attempt can already come
+// after any other step), at most one fault of any kind, a 10 s lease and a 10
+// ms retry.
 func DefaultModel() Model {
 	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3, Steps: 10,
 		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
@@ -123,9 +124,18 @@ func (m Model) Validate() error {
 	case m.Faults < 0 || m.Faults > 3:
 		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
 	case m.TTL < time.Second:
-		return fmt.Errorf("ttl %v: must be at least 1s (the real time a schedule takes must be negligible beside it)", m.TTL)
+		return fmt.Errorf(
+			"ttl %v: must be at least 1s (the real time a schedule takes must be negligible "+
+				"beside it)",
+			m.TTL,
+		)
 	case m.TTL > MaxTTL:
-		return fmt.Errorf("ttl %v: must be at most %v (times Dilation, a schedule's time must fit a time.Duration)", m.TTL, MaxTTL)
+		return fmt.Errorf(
+			"ttl %v: must be at most %v (times Dilation, a schedule's time must fit a "+
+				"time.Duration)",
+			m.TTL,
+			MaxTTL,
+		)
 	case m.TTL%time.Millisecond != 0:
 		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
 	case m.Jump < 0 || m.Jump > MaxTTL || m.Jump%time.Millisecond != 0:
@@ -133,7 +143,9 @@ func (m Model) Validate() error {
 	case len(m.TTLs) > 4:
 		return fmt.Errorf("ttls: %d leases for at most 4 clients", len(m.TTLs))
 	case m.RenewEvery < 0 || m.RenewEvery > MaxTTL || m.RenewEvery%time.Millisecond != 0:
-		return fmt.Errorf("renew every %v: must be whole milliseconds, 0 to %v", m.RenewEvery, MaxTTL)
+		return fmt.Errorf(
+			"renew every %v: must be whole milliseconds, 0 to %v", m.RenewEvery, MaxTTL,
+		)
 	}
 	for _, d := range m.TTLs {
 		if d < time.Second || d > MaxTTL || d%time.Millisecond != 0 {
@@ -188,7 +200,8 @@ type Target struct {
 	extend   bool // extend once in the critical section
 	newLock  func(rdb redis.UniversalClient, c *client, m Model, ns string) locker
 	lockKeys func(ns string) []string
-	check    func(ctx context.Context, rdb redis.UniversalClient, ns string) error // the target's own sanity checks (Lua)
+	// check runs the target's own sanity checks (Lua).
+	check func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 
 	// recipe is the manifest (or Lua scripts) the target runs, if any.
 	recipe *recipe
@@ -389,7 +402,12 @@ func (t *Target) critical(ctx context.Context, c *client, h held, write bool) er
 		c.w.mu.Lock()
 		c.completed++
 		if x != y {
-			c.w.torn = append(c.w.torn, fmt.Sprintf("reader %s read x=%d and y=%d: a write landed between its reads", c.name, x, y))
+			c.w.torn = append(
+				c.w.torn,
+				fmt.Sprintf(
+					"reader %s read x=%d and y=%d: a write landed between its reads", c.name, x, y,
+				),
+			)
 		}
 		c.w.mu.Unlock()
 		return nil
@@ -470,7 +488,9 @@ func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, 
 }
 
 // checkEnd checks the properties that are read at the end of a schedule.
-func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.Duration) ([]Violation, error) {
+func (t *Target) checkEnd(
+	ctx context.Context, e *Explorer, w *world, now time.Duration,
+) ([]Violation, error) {
 	if t.end != nil {
 		return t.end(ctx, e, w)
 	}
@@ -495,7 +515,8 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.D
 		}
 		if n != int64(completed) {
 			out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
-				"lost update: %d critical sections completed their write, the counter says %d", completed, n)})
+				"lost update: %d critical sections completed their write, the counter says "+
+					"%d", completed, n)})
 		}
 	}
 	// liveness
@@ -537,7 +558,9 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world, now time.D
 				who = strings.Join(dead, ", ") + " crashed"
 			}
 			out = append(out, Violation{Property: Liveness, Message: fmt.Sprintf(
-				"%s has no expiry and %s; %s waited in vain (it would wait forever)", t.short(key), who, waiting)})
+				"%s has no expiry and %s; %s waited in vain (it would wait forever)", t.short(key),
+				who, waiting,
+			)})
 			break
 		}
 	}
@@ -715,17 +738,30 @@ func Recipe(n string, fixed bool) (*Target, error) {
 	if fixed {
 		return recipeFix(n)
 	}
-	flawedTarget := func(about, property string, mk func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock, leased bool) *Target {
-		return &Target{Name: "recipe " + n, About: about, Property: property, Clients: 2, Checks: lockChecks,
-			alike: true,
+	flawedTarget := func(
+		about, property string,
+		mk func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock, leased bool,
+	) *Target {
+		return &Target{
+			Name:     "recipe " + n,
+			About:    about,
+			Property: property,
+			Clients:  2,
+			Checks:   lockChecks,
+			alike:    true,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				ttl := time.Duration(0)
 				if leased {
 					ttl = m.TTL
 				}
-				return &flawedLocker{l: mk(rdb, lockKey(ns), c.w.dilate(m.TTL)), ttl: ttl, clk: clock{c}}
+				return &flawedLocker{
+					l:   mk(rdb, lockKey(ns), c.w.dilate(m.TTL)),
+					ttl: ttl,
+					clk: clock{c},
+				}
 			},
-			lockKeys: oneLockKey}
+			lockKeys: oneLockKey,
+		}
 	}
 	switch n {
 	case "1":
@@ -745,34 +781,55 @@ func Recipe(n string, fixed bool) (*Target, error) {
 			}, true)
 		return t, nil
 	case "4":
-		t := flawedTarget("SET NX PX, released by a plain DEL (flawed.SetPXThenDel)", MutualExclusion,
+		t := flawedTarget(
+			"SET NX PX, released by a plain DEL (flawed.SetPXThenDel)",
+			MutualExclusion,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.SetPXThenDel{RDB: rdb, Key: key, TTL: ttl}
-			}, true)
+			},
+			true,
+		)
 		t.Clients = 3
 		return t, nil
 	case "5":
-		t := flawedTarget("SET NX PX, released by GET, compare, DEL (flawed.CompareThenDel)", MutualExclusion,
+		t := flawedTarget(
+			"SET NX PX, released by GET, compare, DEL (flawed.CompareThenDel)",
+			MutualExclusion,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.CompareThenDel{RDB: rdb, Key: key, TTL: ttl}
-			}, true)
+			},
+			true,
+		)
 		t.Clients = 3
 		return t, nil
 	case "6":
-		t := mutexTarget("recipe 6", "SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
-			Resource, false)
+		t := mutexTarget(
+			"recipe 6",
+			"SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
+			Resource, false,
+		)
 		t.Checks = Properties()
 		return t, nil
 	case "9":
-		return &Target{Name: "recipe 9", About: "the seed article's read-write lock (flawed.SeedRWLock)",
-			Property: MutualExclusion, Clients: 3, rw: true, Checks: lockChecks,
+		return &Target{
+			Name:     "recipe 9",
+			About:    "the seed article's read-write lock (flawed.SeedRWLock)",
+			Property: MutualExclusion,
+			Clients:  3,
+			rw:       true,
+			Checks:   lockChecks,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				clk := clock{c}
 				ttl := c.w.dilate(m.TTL)
-				return &seedRWLocker{clk: clk, ttl: m.TTL, l: &flawed.SeedRWLock{RDB: rdb, Key: lockKey(ns),
-					KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: clk.Now}}
+				return &seedRWLocker{
+					clk: clk,
+					ttl: m.TTL,
+					l: &flawed.SeedRWLock{RDB: rdb, Key: lockKey(ns),
+						KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: clk.Now},
+				}
 			},
-			lockKeys: oneLockKey}, nil
+			lockKeys: oneLockKey,
+		}, nil
 	case "11":
 		t := flawedTarget("Redis in Action's lock with timeout (flawed.BookTimeout)", Resource,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
@@ -792,23 +849,38 @@ func recipeFix(n string) (*Target, error) {
 	var t *Target
 	switch n {
 	case "1", "2", "3", "4", "5":
-		t = mutexTarget("recipe "+n+" fixed", "locking.Mutex (SET NX PX with a token, token-checked release)",
-			flawedT.Property, false)
+		t = mutexTarget(
+			"recipe "+n+" fixed", "locking.Mutex (SET NX PX with a token, token-checked release)",
+			flawedT.Property, false,
+		)
 	case "6", "11":
-		t = mutexTarget("recipe "+n+" fixed", "locking.Mutex, the write fenced (it commits only while the lock key holds the writer's token: Lock.Held under WATCH)",
-			flawedT.Property, true)
+		t = mutexTarget(
+			"recipe "+n+" fixed",
+			"locking.Mutex, the write fenced (it commits only while the lock key holds the "+
+				"writer's token: Lock.Held under WATCH)",
+			flawedT.Property,
+			true,
+		)
 	case "9":
-		t = &Target{Name: "recipe 9 fixed", About: "locking.RWMutex (one hold per reader)", Property: MutualExclusion,
-			rw: true,
+		t = &Target{
+			Name:     "recipe 9 fixed",
+			About:    "locking.RWMutex (one hold per reader)",
+			Property: MutualExclusion,
+			rw:       true,
 			newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 				ttl := c.w.dilate(m.TTL)
-				return &rwLocker{rw: locking.NewRWMutex(rdb, ns+"lock:RW", ttl), clk: clock{c}, ttl: ttl}
+				return &rwLocker{
+					rw:  locking.NewRWMutex(rdb, ns+"lock:RW", ttl),
+					clk: clock{c},
+					ttl: ttl,
+				}
 			},
 			lockKeys: func(ns string) []string {
 				rw := locking.NewRWMutex(nil, ns+"lock:RW", time.Second)
 				r, w, q := rw.Keys()
 				return []string{r, w, q}
-			}}
+			},
+		}
 	}
 	t.Clients = flawedT.Clients
 	t.Checks = flawedT.Checks
@@ -825,13 +897,20 @@ var lockChecks = []string{MutualExclusion, Liveness}
 var recipeChecks = []string{MutualExclusion, Liveness, Ownership, Lease}
 
 func mutexTarget(name, about, property string, fenced bool) *Target {
-	return &Target{Name: name, About: about, Property: property, Clients: 2, fenced: fenced, Checks: Properties(),
-		alike: true,
+	return &Target{
+		Name:     name,
+		About:    about,
+		Property: property,
+		Clients:  2,
+		fenced:   fenced,
+		Checks:   Properties(),
+		alike:    true,
 		newLock: func(rdb redis.UniversalClient, c *client, m Model, ns string) locker {
 			ttl := c.w.dilate(m.TTL)
 			return &mutexLocker{m: locking.NewMutex(rdb, lockKey(ns), ttl), clk: clock{c}, ttl: ttl}
 		},
-		lockKeys: oneLockKey}
+		lockKeys: oneLockKey,
+	}
 }
 
 // Watchdog returns locking.Mutex whose holds are renewed by a watchdog
@@ -846,7 +925,8 @@ func mutexTarget(name, about, property string, fenced bool) *Target {
 func Watchdog(fencing bool) *Target {
 	name, about := "watchdog", "locking.Mutex renewed by locking.KeepAlive, no fencing"
 	if fencing {
-		name, about = "watchdog fenced", "locking.Mutex renewed by locking.KeepAlive, the write fenced (it commits "+
+		name, about = "watchdog fenced", "locking.Mutex renewed by locking.KeepAlive, the write "+
+			"fenced (it commits "+
 			"only while the lock key holds the writer's token: Lock.Held under WATCH)"
 	}
 	t := mutexTarget(name, about, Resource, fencing)

@@ -55,7 +55,8 @@ func parseMS(n json.Number) (time.Duration, error) {
 		}
 	}
 	f, err := n.Float64()
-	if err != nil || math.IsNaN(f) || math.Abs(f) > float64(math.MaxInt64)/float64(time.Millisecond) {
+	if err != nil || math.IsNaN(f) ||
+		math.Abs(f) > float64(math.MaxInt64)/float64(time.Millisecond) {
 		return 0, fmt.Errorf("explore: at_ms %q: not a time", s)
 	}
 	return time.Duration(math.Round(f * float64(time.Millisecond))), nil

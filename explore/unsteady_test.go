@@ -53,7 +53,8 @@ func TestStallChangesNothing(t *testing.T) {
 						return nil
 					}
 					key := lockKey(c.w.t.ns)
-					if err := c.rdb.Set(ctx, key, "x", c.w.dilate(5*time.Second)).Err(); err != nil {
+					ttl := c.w.dilate(5 * time.Second)
+					if err := c.rdb.Set(ctx, key, "x", ttl).Err(); err != nil {
 						return err
 					}
 					if err := (clock{c}).Sleep(ctx, c.w.dilate(4990*time.Millisecond)); err != nil {
@@ -74,7 +75,9 @@ func TestStallChangesNothing(t *testing.T) {
 					}
 					return nil
 				},
-				end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
+				end: func(context.Context, *Explorer, *world) ([]Violation, error) {
+					return nil, nil
+				}}
 			m := DefaultModel()
 			m.TTL = 5 * time.Second
 			e, err := New(ctx, b.Client, target, m)
@@ -91,7 +94,11 @@ func TestStallChangesNothing(t *testing.T) {
 				return
 			}
 			if got != "x" {
-				t.Errorf("read %q after 4990 ms of a 5 s lease, then after 5010 ms: want x, then nothing", got)
+				t.Errorf(
+					"read %q after 4990 ms of a 5 s lease, then after 5010 ms: want x, then "+
+						"nothing",
+					got,
+				)
 			}
 			if n := e.reruns.Load(); n != 0 {
 				t.Errorf("%d runs again, want 0", n)
@@ -119,7 +126,9 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			})
 			return err
 		},
-		end: func(context.Context, *Explorer, *world) ([]Violation, error) { return nil, nil }}
+		end: func(context.Context, *Explorer, *world) ([]Violation, error) {
+			return nil, nil
+		}}
 	e, err := New(ctx, b.Client, target, DefaultModel())
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +143,10 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(snap.Enabled) == 0 || snap.Enabled[0].Kind != Run || n != 0 {
-		t.Fatalf("enabled %v, counter %d: want the pipeline waiting, the counter untouched", snap.Enabled, n)
+		t.Fatalf(
+			"enabled %v, counter %d: want the pipeline waiting, the counter untouched",
+			snap.Enabled, n,
+		)
 	}
 	steps, _, err := e.Replay(ctx, snap.Enabled[:1])
 	if err != nil {

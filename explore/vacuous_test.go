@@ -23,7 +23,8 @@ func small() explore.Model {
 // check of its token; acquireOK and releaseOK are its ok lists.
 func setLock(acquireOK, releaseOK string) string {
 	return `{"ops": {
-  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ` + acquireOK + `},
+  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], ` +
+		`"ok": ` + acquireOK + `},
   "release": {"steps": [{"cmd": ["GET", "${lock}"], "save": "v"},
     {"cmd": ["DEL", "${lock}"], "if": {"eq": ["${v}", "${token}"]}}], "ok": ` + releaseOK + `}}}`
 }
@@ -39,7 +40,8 @@ func TestVacuous(t *testing.T) {
 		name, manifest, want string
 	}{
 		{"acquire never ok", setLock(`[1]`, `[1]`), "ops.acquire.ok [1] matched none of its"},
-		{"release never ok", setLock(`["OK"]`, `["1"]`), `ops.release.ok ["1"] matched none of its`},
+		{"release never " +
+			"ok", setLock(`["OK"]`, `["1"]`), `ops.release.ok ["1"] matched none of its`},
 		{"right", setLock(`["OK"]`, `[1]`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +51,10 @@ func TestVacuous(t *testing.T) {
 			}
 			res, broken := search(t, b.Client, tg, small(), explore.Options{})
 			if len(broken) > 0 || !res.Exhaustive {
-				t.Fatalf("broken %v, exhaustive %v; want nothing broken, exhaustively", broken, res.Exhaustive)
+				t.Fatalf(
+					"broken %v, exhaustive %v; want nothing broken, exhaustively", broken,
+					res.Exhaustive,
+				)
 			}
 			err = res.Vacuous()
 			var doc struct {
@@ -57,24 +62,32 @@ func TestVacuous(t *testing.T) {
 				Ops     []explore.OpCount `json:"ops"`
 				Vacuous string            `json:"vacuous"`
 			}
-			if b, jerr := json.Marshal(res); jerr != nil || json.Unmarshal(b, &doc) != nil || doc.Held == nil ||
+			if b, jerr := json.Marshal(res); jerr != nil || json.Unmarshal(b, &doc) != nil ||
+				doc.Held == nil ||
 				len(doc.Ops) != 2 {
 				t.Fatalf("JSON %+v (%v): want schedules_with_holder and two ops", doc, jerr)
 			}
 			if tc.want == "" {
-				if err != nil || res.Held == 0 || res.Ops[0].Succeeded == 0 || res.Ops[1].Succeeded == 0 ||
+				if err != nil || res.Held == 0 || res.Ops[0].Succeeded == 0 ||
+					res.Ops[1].Succeeded == 0 ||
 					doc.Vacuous != "" {
-					t.Errorf("vacuous %v, %d held, ops %+v; want a verdict, holders, each op succeeding", err, res.Held, res.Ops)
+					t.Errorf(
+						"vacuous %v, %d held, ops %+v; want a verdict, holders, each op succeeding",
+						err, res.Held, res.Ops,
+					)
 				}
 				return
 			}
 			if !errors.Is(err, explore.ErrVacuous) || !strings.Contains(err.Error(), tc.want) ||
 				!strings.HasPrefix(doc.Vacuous, tc.want[:strings.Index(tc.want, " matched")]) {
-				t.Errorf("vacuous %v, JSON %q; want ErrVacuous naming %q", err, doc.Vacuous, tc.want)
+				t.Errorf(
+					"vacuous %v, JSON %q; want ErrVacuous naming %q", err, doc.Vacuous, tc.want,
+				)
 			}
 			var text strings.Builder
 			res.WriteFindings(&text, false)
-			if strings.Contains(text.String(), "No violation") || !strings.Contains(text.String(), "No verdict: ") {
+			if strings.Contains(text.String(), "No violation") ||
+				!strings.Contains(text.String(), "No verdict: ") {
 				t.Errorf("the report says %q; want no verdict", text.String())
 			}
 		})
@@ -98,7 +111,8 @@ func TestKeyOutside(t *testing.T) {
 	}
 	defer e.Close()
 	_, err = e.Explore(t.Context(), explore.Options{})
-	if !errors.Is(err, explore.ErrKeyOutside) || !strings.Contains(err.Error(), `ops.acquire.steps[1] (SET): key "elsewhere"`) {
+	if !errors.Is(err, explore.ErrKeyOutside) ||
+		!strings.Contains(err.Error(), `ops.acquire.steps[1] (SET): key "elsewhere"`) {
 		t.Errorf("got %v; want ErrKeyOutside naming the key", err)
 	}
 	if n, err := b.Client.Exists(t.Context(), "elsewhere").Result(); err != nil || n != 0 {
@@ -116,11 +130,14 @@ func leaseLock(unit, acquire, extend string) (string, map[string]string) {
 		call = `redis.call('PEXPIRE', KEYS[1], redis.call('PTTL', KEYS[1]) + ARGV[2])`
 	}
 	return `{"ttl_unit": "` + unit + `", "ops": {
-  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "` + acquire + `", "${ttl}"]}], "ok": ["OK"]},
+  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "` + acquire + `", ` +
+			`"${ttl}"]}], "ok": ["OK"]},
   "release": {"script": "release.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1]},
-  "extend": {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]}}}`,
+  "extend": {"script": "extend.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": ` +
+			`[1]}}}`,
 		map[string]string{
-			"release.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+			"release.lua": `if redis.call('GET', ` +
+				`KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`,
 			"extend.lua": `if redis.call('GET', KEYS[1]) == ARGV[1] then return ` + call + ` end
 return 0`,
@@ -154,15 +171,22 @@ func TestLeaseProperty(t *testing.T) {
 			}
 			m := small()
 			m.FaultKinds, m.Ticks = []string{explore.FaultPauseShort}, 2
-			res, broken := search(t, b.Client, tg, m, explore.Options{Check: []string{explore.Lease}})
+			res, broken := search(
+				t, b.Client, tg, m, explore.Options{Check: []string{explore.Lease}},
+			)
 			if !tc.broken {
 				if len(broken) > 0 || !res.Exhaustive {
-					t.Errorf("broken %v, exhaustive %v; want the lease kept, exhaustively", broken, res.Exhaustive)
+					t.Errorf(
+						"broken %v, exhaustive %v; want the lease kept, exhaustively", broken,
+						res.Exhaustive,
+					)
 				}
 				return
 			}
-			if len(res.Violations) != 1 || broken[0] != explore.Lease || !res.Violations[0].Reproduced ||
-				!strings.Contains(res.Violations[0].Message, "longer than the longest lease a client asked for (10s)") {
+			if len(res.Violations) != 1 || broken[0] != explore.Lease ||
+				!res.Violations[0].Reproduced ||
+				!strings.Contains(res.Violations[0].Message, "longer than the longest lease a "+
+					"client asked for (10s)") {
 				t.Fatalf("violations %+v; want the lease broken, reproduced", res.Violations)
 			}
 		})
@@ -187,8 +211,11 @@ func TestReplayNotFinished(t *testing.T) {
 		t.Fatalf("violations %+v, unsteady %+v; want one violation", res.Violations, res.Unsteady)
 	}
 	f := res.Violations[0]
-	if !f.NotReplayed || f.Reproduced || !strings.HasPrefix(f.ReplayNote, "not replayed: the replay took longer than its bound") {
-		t.Errorf("not replayed %v, reproduced %v, note %q; want not replayed, naming its bound", f.NotReplayed, f.Reproduced,
-			f.ReplayNote)
+	if !f.NotReplayed || f.Reproduced ||
+		!strings.HasPrefix(f.ReplayNote, "not replayed: the replay took longer than its bound") {
+		t.Errorf(
+			"not replayed %v, reproduced %v, note %q; want not replayed, naming its bound",
+			f.NotReplayed, f.Reproduced, f.ReplayNote,
+		)
 	}
 }

@@ -41,7 +41,10 @@ func finishReserve(budget time.Duration) time.Duration {
 
 // searchContext is the context a search runs under: ctx, ended by the
 // budget too when there is one (less its finishReserve).
-func searchContext(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+func searchContext(
+	ctx context.Context,
+	budget time.Duration,
+) (context.Context, context.CancelFunc) {
 	if budget <= 0 {
 		return context.WithCancel(ctx)
 	}
@@ -95,8 +98,10 @@ func finishContext(search context.Context, bound time.Duration) (ctx context.Con
 // a fresh server: those that break their property again are the result's
 // Violations; the others, replayed again and still not broken, its
 // Unsteady.
-func (e *Explorer) conclude(search context.Context, res *Result, found []Counterexample, err error,
-	shrink func(context.Context, Counterexample) (Counterexample, error), start time.Time) (*Result, error) {
+func (e *Explorer) conclude(
+	search context.Context, res *Result, found []Counterexample, err error,
+	shrink func(context.Context, Counterexample) (Counterexample, error), start time.Time,
+) (*Result, error) {
 	defer func() { res.Elapsed = time.Since(start) }()
 	if res.Stopped = stopReason(search, err); res.Stopped != "" {
 		res.Exhaustive, err = false, nil
@@ -154,7 +159,8 @@ func (e *Explorer) confirm(ctx context.Context, res *Result, f Counterexample) e
 			break
 		}
 	}
-	f.Reproduced, f.Server, f.ReplayNote, f.Replay = rep.Reproduced, rep.Server, rep.Note, rep.Timeline
+	f.Reproduced, f.Server = rep.Reproduced, rep.Server
+	f.ReplayNote, f.Replay = rep.Note, rep.Timeline
 	f.NotReplayed = rep.NotReplayed
 	if rep.Reproduced || rep.NotReplayed {
 		// A replay that could not finish says nothing against what the
@@ -186,7 +192,10 @@ func (e *Explorer) replayFresh(ctx context.Context, f Counterexample) (Reproduct
 	case err != nil:
 		return notReplayed("", err), nil
 	}
-	rep = Reproduction{Timeline: tl, Note: "no redis-server on PATH: replayed in a fresh namespace of the explorer's server"}
+	rep = Reproduction{
+		Timeline: tl,
+		Note:     "no redis-server on PATH: replayed in a fresh namespace of the explorer's server",
+	}
 	rep.Reproduced = brokeAgain(vs, f.Property)
 	return rep, nil
 }

@@ -31,8 +31,10 @@ func TestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Stopped != StoppedBudget || res.Exhaustive || len(res.Violations) > 0 {
-		t.Errorf("stopped %q, exhaustive %v, %d violations; want budget, false, 0", res.Stopped, res.Exhaustive,
-			len(res.Violations))
+		t.Errorf(
+			"stopped %q, exhaustive %v, %d violations; want budget, false, 0", res.Stopped,
+			res.Exhaustive, len(res.Violations),
+		)
 	}
 }
 
@@ -64,13 +66,19 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Stopped != StoppedInterrupted || res.Exhaustive || ticks < 40 {
-		t.Fatalf("stopped %q, exhaustive %v after %d ticks; want interrupted, false, 40", res.Stopped, res.Exhaustive, ticks)
+		t.Fatalf(
+			"stopped %q, exhaustive %v after %d ticks; want interrupted, false, 40", res.Stopped,
+			res.Exhaustive, ticks,
+		)
 	}
 	var broken []string
 	for _, f := range res.Violations {
 		broken = append(broken, f.Property)
 		if !f.Reproduced || f.Server == "" {
-			t.Errorf("%s: reproduced %v on %q, want true on a redis-server", f.Property, f.Reproduced, f.Server)
+			t.Errorf(
+				"%s: reproduced %v on %q, want true on a redis-server", f.Property, f.Reproduced,
+				f.Server,
+			)
 		}
 	}
 	if !slices.Contains(broken, MutualExclusion) {
@@ -109,7 +117,8 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 		t.Fatalf("violations %+v, unsteady %+v; want none and one", res.Violations, res.Unsteady)
 	}
 	u := res.Unsteady[0]
-	if u.Property != Resource || u.Reproduced || !strings.Contains(u.ReplayNote, "did not break resource") ||
+	if u.Property != Resource || u.Reproduced ||
+		!strings.Contains(u.ReplayNote, "did not break resource") ||
 		len(u.Actions) == 0 {
 		t.Errorf("unsteady %+v", u)
 	}

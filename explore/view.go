@@ -118,10 +118,24 @@ type access struct {
 }
 
 func (e *Explorer) narrate(s *schedule) *narrator {
-	n := &narrator{e: e, s: s, names: map[string]string{}, count: map[string]int{}, owner: map[string]string{},
-		lastTake: map[string]int{}, read: map[string]string{}, wrote: map[string]string{}, token: map[string]string{},
-		fence: map[string]string{}, watching: map[string]bool{}, byStep: map[int][]cmdView{}, took: map[int]string{}, expired: map[int][]string{},
-		released: map[int]string{}, extended: map[int]string{}}
+	n := &narrator{
+		e:        e,
+		s:        s,
+		names:    map[string]string{},
+		count:    map[string]int{},
+		owner:    map[string]string{},
+		lastTake: map[string]int{},
+		read:     map[string]string{},
+		wrote:    map[string]string{},
+		token:    map[string]string{},
+		fence:    map[string]string{},
+		watching: map[string]bool{},
+		byStep:   map[int][]cmdView{},
+		took:     map[int]string{},
+		expired:  map[int][]string{},
+		released: map[int]string{},
+		extended: map[int]string{},
+	}
 	for _, r := range s.cmdLog {
 		for j, args := range r.args {
 			args = virtualArgs(e.factor, args)
@@ -191,7 +205,9 @@ func (n *narrator) say(i int, st Step) StepNote {
 	a := st.Action
 	switch a.Kind {
 	case Start:
-		return StepNote{Say: a.Client + " starts its critical section: first it must take the lock."}
+		return StepNote{
+			Say: a.Client + " starts its critical section: first it must take the lock.",
+		}
 	case Tick:
 		return n.sayTick(i, st)
 	case Pause:
@@ -201,12 +217,20 @@ func (n *narrator) say(i int, st Step) StepNote {
 			text += " for good: alive but silent"
 		default:
 			if d, ok := n.e.model.pauseLength(a.Length); ok && d >= 0 {
-				text += fmt.Sprintf(" until %s (a stop-the-world GC, a stalled VM)", at((time.Duration(st.ClockMS)*time.Millisecond + d).Milliseconds()))
+				text += fmt.Sprintf(
+					" until %s (a stop-the-world GC, a stalled VM)",
+					at((time.Duration(st.ClockMS)*time.Millisecond + d).Milliseconds()),
+				)
 			}
 		}
-		return StepNote{Say: text + "; it sends nothing meanwhile, and a lease it holds keeps running down."}
+		return StepNote{
+			Say: text + "; it sends nothing meanwhile, and a lease it holds keeps running down.",
+		}
 	case Crash:
-		return StepNote{Say: a.Client + " crashes: it never sends again; a lock it holds stays until its lease runs out."}
+		return StepNote{
+			Say: a.Client + " crashes: it never sends again; a lock it holds stays until its " +
+				"lease runs out.",
+		}
 	case Run:
 		return n.sayRun(i, st)
 	}
@@ -226,7 +250,13 @@ func (n *narrator) sayTick(i int, st Step) StepNote {
 				continue
 			}
 			n.expired[i] = append(n.expired[i], who)
-			text += fmt.Sprintf(" %s's lease on %s runs out: Redis deletes the key, and nobody tells %s, which still believes it holds the lock.", who, k, who)
+			text += fmt.Sprintf(
+				" %s's lease on %s runs out: Redis deletes the key, and nobody tells %s, which "+
+					"still believes it holds the lock.",
+				who,
+				k,
+				who,
+			)
 		}
 	}
 	return StepNote{Say: text}
@@ -264,8 +294,15 @@ func (n *narrator) sayRun(i int, st Step) StepNote {
 			for i, k := range keys {
 				keys[i] = n.short(k)
 			}
-			parts = append(parts, fmt.Sprintf("%s watches %s, so its transaction will be refused if the key changes before it commits",
-				who, strings.Join(keys, ", ")))
+			parts = append(
+				parts,
+				fmt.Sprintf(
+					"%s watches %s, so its transaction will be refused if the key changes before "+
+						"it commits",
+					who,
+					strings.Join(keys, ", "),
+				),
+			)
 			continue
 		case "multi", "discard":
 			continue
@@ -283,11 +320,15 @@ func (n *narrator) sayRun(i int, st Step) StepNote {
 			continue // the script is sent again, whole; the code's own check of a stream
 		}
 		if cv.err != "" {
-			if strings.Contains(cv.err, "aborted") || strings.Contains(cv.err, "transaction failed") {
+			if strings.Contains(cv.err, "aborted") ||
+				strings.Contains(cv.err, "transaction failed") {
 				refused = true
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s failed: %s", rediscmd.Show(cv.args, n.short), cv.err))
+			parts = append(
+				parts,
+				fmt.Sprintf("%s failed: %s", rediscmd.Show(cv.args, n.short), cv.err),
+			)
 			continue
 		}
 		if p, ref := n.sayCommand(i, who, cv, n.watching[who]); p != "" {
@@ -295,8 +336,20 @@ func (n *narrator) sayRun(i int, st Step) StepNote {
 			refused = refused || ref
 		}
 	}
-	if refused && !slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(p, "the fence refuses") }) {
-		parts = append(parts, fmt.Sprintf("the fence refused %s's write: the lock key changed since %s checked it, so nothing was written", who, who))
+	if refused &&
+		!slices.ContainsFunc(
+			parts,
+			func(p string) bool { return strings.Contains(p, "the fence refuses") },
+		) {
+		parts = append(
+			parts,
+			fmt.Sprintf(
+				"the fence refused %s's write: the lock key changed since %s checked it, so "+
+					"nothing was written",
+				who,
+				who,
+			),
+		)
 	}
 	var reads, writes, rest []string
 	for _, p := range parts {
@@ -344,8 +397,16 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 			n.fence[who] = l.Fence
 			if prev := n.ownerNow(l.Key); !l.NX && prev != "" && prev != who {
 				n.owner[l.Key] = who
-				return fmt.Sprintf("%s: a plain SET, so %s wrote its token %s over %s's: %s and %s both believe they hold the lock",
-					n.name(cv.value), who, n.name(l.Token), prev, prev, who), false
+				return fmt.Sprintf(
+					"%s: a plain SET, so %s wrote its token %s over %s's: %s and %s both believe "+
+						"they hold the lock",
+					n.name(cv.value),
+					who,
+					n.name(l.Token),
+					prev,
+					prev,
+					who,
+				), false
 			}
 			free := "the lock was free"
 			if strings.Contains(l.How, "GET") {
@@ -359,18 +420,31 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 				s += ", fence " + l.Fence
 			}
 			if l.TTL > 0 {
-				s += fmt.Sprintf(", lease until %s", at((time.Duration(n.s.steps[i].ClockMS)*time.Millisecond + l.TTL).Milliseconds()))
+				s += fmt.Sprintf(
+					", lease until %s",
+					at(
+						(time.Duration(n.s.steps[i].ClockMS)*time.Millisecond +
+							l.TTL).Milliseconds(),
+					),
+				)
 			}
 			return s, false
 		case rediscmd.AcquireFailed:
 			if strings.Contains(l.How, "GET") && !nilReply {
-				return fmt.Sprintf("%s: the lock is held (token %s), so %s did not get it", n.name(cv.value), n.name(cv.value), who), false
+				return fmt.Sprintf(
+					"%s: the lock is held (token %s), so %s did not get it", n.name(cv.value),
+					n.name(cv.value), who,
+				), false
 			}
-			return fmt.Sprintf("%s: the lock is held, so %s did not get it", n.name(cv.value), who), false
+			return fmt.Sprintf(
+				"%s: the lock is held, so %s did not get it", n.name(cv.value), who,
+			), false
 		case rediscmd.Lease:
 			n.extended[i] = who
 			if o := n.owner[l.Key]; o != "" && o != who {
-				return fmt.Sprintf("%s extended the lease on %s, but the lock is %s's", who, n.short(l.Key), o), false
+				return fmt.Sprintf(
+					"%s extended the lease on %s, but the lock is %s's", who, n.short(l.Key), o,
+				), false
 			}
 			return fmt.Sprintf("%s extended its lease on %s", who, n.short(l.Key)), false
 		case rediscmd.Delete, rediscmd.Release:
@@ -384,14 +458,27 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 				delete(n.owner, l.Key)
 				n.released[i] = who
 				if holder != "" && holder != who {
-					return fmt.Sprintf("%s: %s deleted the lock key, but the lock was %s's: %s's lock is gone", cv.value, who, holder, holder), false
+					return fmt.Sprintf(
+						"%s: %s deleted the lock key, but the lock was %s's: %s's lock is gone",
+						cv.value, who, holder, holder,
+					), false
 				}
 				if l.Op == rediscmd.Delete {
-					return fmt.Sprintf("%s: %s deleted the lock key: it released the lock", cv.value, who), false
+					return fmt.Sprintf(
+						"%s: %s deleted the lock key: it released the lock", cv.value, who,
+					), false
 				}
-				return fmt.Sprintf("%s: the key still held %s, so it was deleted: %s released the lock", cv.value, tok, who), false
+				return fmt.Sprintf(
+					"%s: the key still held %s, so it was deleted: %s released the lock", cv.value,
+					tok, who,
+				), false
 			}
-			return fmt.Sprintf("%s: the key no longer holds %s (its lease ran out, or another client took the lock), so nothing was deleted", cv.value, tok), false
+			return fmt.Sprintf(
+				"%s: the key no longer holds %s (its lease ran out, or another client took the "+
+					"lock), so nothing was deleted",
+				cv.value,
+				tok,
+			), false
 		}
 	}
 	if name == "eval" || name == "evalsha" {
@@ -400,15 +487,22 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 	keys, write := rediscmd.Keys(cv.args)
 	if len(keys) > 0 && n.e.target.isLock(keys[0]) {
 		if write {
-			return fmt.Sprintf("%s sent %s: %s", who, rediscmd.Show(cv.args, n.short), n.name(cv.value)), false
+			return fmt.Sprintf(
+				"%s sent %s: %s", who, rediscmd.Show(cv.args, n.short), n.name(cv.value),
+			), false
 		}
 		switch {
 		case nilReply:
 			return fmt.Sprintf("(nil): %s finds the lock free", who), false
 		case fenceCheck && n.token[who] != "" && n.name(cv.value) != n.token[who]:
-			return fmt.Sprintf("the lock holds %s, not %s's %s: the fence refuses %s's write", n.name(cv.value), who, n.token[who], who), true
+			return fmt.Sprintf(
+				"the lock holds %s, not %s's %s: the fence refuses %s's write", n.name(cv.value),
+				who, n.token[who], who,
+			), true
 		case fenceCheck:
-			return fmt.Sprintf("the fence check: the lock still holds %s's token %s", who, n.name(cv.value)), false
+			return fmt.Sprintf(
+				"the fence check: the lock still holds %s's token %s", who, n.name(cv.value),
+			), false
 		}
 		return fmt.Sprintf("%s reads the lock: %s holds it", who, n.name(cv.value)), false
 	}
@@ -426,7 +520,10 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 		if name == "get" {
 			item = short + " = " + v
 		}
-		n.reads = append(n.reads, access{step: i, client: who, key: short, value: valueOr0(cv.value)})
+		n.reads = append(
+			n.reads,
+			access{step: i, client: who, key: short, value: valueOr0(cv.value)},
+		)
 		return readMark + item, false
 	}
 	if name == "set" && len(cv.args) > 2 {
@@ -469,28 +566,47 @@ func (n *narrator) sayScript(i int, who string, cv cmdView) string {
 			tok = n.name(argv[0])
 		}
 		n.token[who] = tok
-		return fmt.Sprintf("%s's %s answered 1: %s now holds the lock, with token %s", who, sn, who, tok)
+		return fmt.Sprintf(
+			"%s's %s answered 1: %s now holds the lock, with token %s", who, sn, who, tok,
+		)
 	case onLock && strings.Contains(sn, "acquire"):
-		return fmt.Sprintf("%s's %s answered %s: the lock is held, so %s did not get it", who, sn, cv.value, who)
+		return fmt.Sprintf(
+			"%s's %s answered %s: the lock is held, so %s did not get it", who, sn, cv.value, who,
+		)
 	case onLock && strings.Contains(sn, "release") && ok:
 		holder := n.owner[keys[0]]
 		delete(n.owner, keys[0])
 		n.released[i] = who
 		n.token[who] = ""
 		if holder != "" && holder != who {
-			return fmt.Sprintf("%s's %s answered 1: %s released the lock, but it was %s's", who, sn, who, holder)
+			return fmt.Sprintf(
+				"%s's %s answered 1: %s released the lock, but it was %s's", who, sn, who, holder,
+			)
 		}
 		return fmt.Sprintf("%s's %s answered 1: %s released the lock", who, sn, who)
 	case onLock && strings.Contains(sn, "release"):
 		n.token[who] = ""
-		return fmt.Sprintf("%s's %s answered %s: the lock was no longer %s's, so nothing was released", who, sn, cv.value, who)
+		return fmt.Sprintf(
+			"%s's %s answered %s: the lock was no longer %s's, so nothing was released", who, sn,
+			cv.value, who,
+		)
 	case onLock && strings.Contains(sn, "extend"):
 		if !ok {
-			return fmt.Sprintf("%s's %s answered %s: %s no longer holds the lock, so its lease was not extended", who, sn, cv.value, who)
+			return fmt.Sprintf(
+				"%s's %s answered %s: %s no longer holds the lock, so its lease was not extended",
+				who, sn, cv.value, who,
+			)
 		}
 		n.extended[i] = who
 		if o := n.owner[keys[0]]; o != "" && o != who {
-			return fmt.Sprintf("%s's %s answered 1: %s believes its lease runs again from now, but the lock is %s's", who, sn, who, o)
+			return fmt.Sprintf(
+				"%s's %s answered 1: %s believes its lease runs again from now, but the lock is "+
+					"%s's",
+				who,
+				sn,
+				who,
+				o,
+			)
 		}
 		return fmt.Sprintf("%s's %s answered 1: %s's lease runs again from now", who, sn, who)
 	}
@@ -504,8 +620,13 @@ func (n *narrator) views() []ClientView {
 	defer w.mu.Unlock()
 	var out []ClientView
 	for i, c := range w.clients {
-		v := ClientView{Client: c.name, LeaseUntilMS: -1, LeaseMS: n.e.model.leaseOf(i).Milliseconds(),
-			Read: n.read[c.name], Wrote: n.wrote[c.name]}
+		v := ClientView{
+			Client:       c.name,
+			LeaseUntilMS: -1,
+			LeaseMS:      n.e.model.leaseOf(i).Milliseconds(),
+			Read:         n.read[c.name],
+			Wrote:        n.wrote[c.name],
+		}
 		switch {
 		case c.crashed:
 			v.Status = "crashed"
@@ -598,7 +719,9 @@ func (n *narrator) lostUpdate(v Violation) []ChainLink {
 				}
 			}
 			links[early.step] = fmt.Sprintf("%s wrote %s = %s", y, early.key, early.value)
-			links[late.step] = fmt.Sprintf("%s wrote %s = %s over it: %s's update is lost", x, late.key, late.value, y)
+			links[late.step] = fmt.Sprintf(
+				"%s wrote %s = %s over it: %s's update is lost", x, late.key, late.value, y,
+			)
 			return sorted(links)
 		}
 	}
@@ -640,7 +763,8 @@ func (n *narrator) bothHold(v Violation) []ChainLink {
 	for _, c := range who {
 		n.lockStory(links, c, v.Step)
 		for i, st := range n.s.steps {
-			if i <= v.Step && st.Action.Client == c && st.Action.Kind == Run && strings.Contains(n.notes[i].Say, "finds the lock free") {
+			if i <= v.Step && st.Action.Client == c && st.Action.Kind == Run &&
+				strings.Contains(n.notes[i].Say, "finds the lock free") {
 				links[i] = c + " found the lock free"
 			}
 		}
@@ -649,7 +773,10 @@ func (n *narrator) bothHold(v Violation) []ChainLink {
 		if _, ok := links[v.Step]; !ok {
 			links[v.Step] = n.notes[v.Step].Say
 		}
-		links[v.Step] = strings.TrimSuffix(links[v.Step], ".") + ": two clients hold the lock at once"
+		links[v.Step] = strings.TrimSuffix(
+			links[v.Step],
+			".",
+		) + ": two clients hold the lock at once"
 	}
 	return sorted(links)
 }
@@ -667,7 +794,10 @@ func (n *narrator) generic(v Violation) []ChainLink {
 		}
 	}
 	if v.Step >= 0 && v.Step < len(n.notes) {
-		links[v.Step] = strings.TrimSuffix(n.notes[v.Step].Say, ".") + ": " + v.Property + " broke here"
+		links[v.Step] = strings.TrimSuffix(
+			n.notes[v.Step].Say,
+			".",
+		) + ": " + v.Property + " broke here"
 	}
 	return sorted(links)
 }

@@ -23,7 +23,8 @@ func plan(t *testing.T, e *explore.Explorer, moves ...string) *explore.Snapshot 
 	for _, m := range moves {
 		f := strings.Fields(m)
 		i := slices.IndexFunc(snap.Enabled, func(a explore.Action) bool {
-			return a.Kind == f[0] && (len(f) < 2 || a.Client == f[1]) && (len(f) < 3 || a.Length == f[2])
+			return a.Kind == f[0] && (len(f) < 2 || a.Client == f[1]) &&
+				(len(f) < 3 || a.Length == f[2])
 		})
 		if i < 0 {
 			t.Fatalf("%q is not enabled after %v: %v", m, actions, snap.Enabled)
@@ -56,7 +57,19 @@ func TestNarrate(t *testing.T) {
 		return e
 	}
 	e := open(false)
-	moves := []string{"start B", "run B", "start A", "pause A long", "tick", "run B", "run A", "run A", "run A", "run A", "run B"}
+	moves := []string{
+		"start B",
+		"run B",
+		"start A",
+		"pause A long",
+		"tick",
+		"run B",
+		"run A",
+		"run A",
+		"run A",
+		"run A",
+		"run B",
+	}
 	snap := plan(t, e, moves...)
 	if len(snap.Notes) != len(snap.Steps) {
 		t.Fatalf("%d notes for %d steps", len(snap.Notes), len(snap.Steps))
@@ -77,7 +90,8 @@ func TestNarrate(t *testing.T) {
 		t.Errorf("a replay says otherwise:\n%v\n%v", again.Notes, snap.Notes)
 	}
 	b6 := snap.Views[1]
-	if b6.Client != "B" || !b6.Believes || b6.Token != "B#1" || b6.LeaseUntilMS != 10000 || b6.Read != "counter = (nil), so 0" {
+	if b6.Client != "B" || !b6.Believes || b6.Token != "B#1" || b6.LeaseUntilMS != 10000 ||
+		b6.Read != "counter = (nil), so 0" {
 		t.Errorf("B's view: %+v", b6)
 	}
 	snap = plan(t, e, append(moves, "run B")...)
@@ -85,19 +99,27 @@ func TestNarrate(t *testing.T) {
 		t.Fatalf("chains %+v, want one of the resource", snap.Chains)
 	}
 	story := snap.Chains[0].Story
-	for _, want := range []string{"B took the lock", "B's lease ran out", "A wrote counter = 1", "B wrote counter = 1 over it"} {
+	for _, want := range []string{"B took the lock", "B's lease ran out", "A wrote counter = " +
+		"1", "B wrote counter = 1 over it"} {
 		if !strings.Contains(story, want) {
 			t.Errorf("story %q lacks %q", story, want)
 		}
 	}
-	if !slices.IsSortedFunc(snap.Chains[0].Links, func(a, b explore.ChainLink) int { return a.Step - b.Step }) {
+	if !slices.IsSortedFunc(
+		snap.Chains[0].Links,
+		func(a, b explore.ChainLink) int { return a.Step - b.Step },
+	) {
 		t.Errorf("links out of order: %+v", snap.Chains[0].Links)
 	}
 
 	f := open(true)
-	snap = plan(t, f, "start B", "run B", "pause B long", "tick", "start A", "run A", "run A", "run A", "run A", "run B", "run B")
+	snap = plan(
+		t, f, "start B", "run B", "pause B long", "tick", "start A", "run A", "run A", "run A",
+		"run A", "run B", "run B",
+	)
 	last := snap.Notes[len(snap.Notes)-1]
-	if !last.FenceRefused || !strings.Contains(last.Say, "the fence refuses B's write") || !strings.Contains(last.Say, "A#1") {
+	if !last.FenceRefused || !strings.Contains(last.Say, "the fence refuses B's write") ||
+		!strings.Contains(last.Say, "A#1") {
 		t.Errorf("the late write of B: %+v", last)
 	}
 	if len(snap.Violations) != 0 {

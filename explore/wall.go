@@ -95,7 +95,8 @@ var explorerWaits = []string{
 // blockedStates are the states of a goroutine that waits for something
 // other than the processor, the network or a system call.
 var blockedStates = []string{"sleep", "select", "select (no cases)", "chan receive", "chan send",
-	"chan receive (nil chan)", "chan send (nil chan)", "sync.Cond.Wait", "sync.Mutex.Lock", "sync.RWMutex.Lock",
+	"chan receive (nil chan)", "chan send (nil " +
+		"chan)", "sync.Cond.Wait", "sync.Mutex.Lock", "sync.RWMutex.Lock",
 	"sync.RWMutex.RLock", "sync.WaitGroup.Wait", "semacquire"}
 
 // kind says what g is doing, for the scheduler: "scheduler" (waiting for
@@ -142,8 +143,10 @@ func (g goroutineState) where() string {
 		what = "a channel receive (a timer, a channel)"
 	}
 	for _, f := range g.funcs {
-		if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "time.") || strings.HasPrefix(f, "sync.") ||
-			strings.HasPrefix(f, "internal/") || strings.HasPrefix(f, "context.") ||
+		if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "time.") ||
+			strings.HasPrefix(f, "sync.") ||
+			strings.HasPrefix(f, "internal/") ||
+			strings.HasPrefix(f, "context.") ||
 			strings.HasPrefix(f, "github.com/redis/go-redis/") {
 			continue
 		}
@@ -190,7 +193,8 @@ func (w *world) look(stall time.Time) error {
 	// sleep counts.
 	self := goid()
 	for id, g := range gs {
-		if _, ok := w.goroutines[id]; !ok && id != self && (g.state == "runnable" || g.state == "running") {
+		if _, ok := w.goroutines[id]; !ok && id != self &&
+			(g.state == "runnable" || g.state == "running") {
 			busy = true
 		}
 	}
@@ -229,11 +233,22 @@ func (w *world) wallError(c *client) error {
 	if c.wall.waits > 1 {
 		waits = fmt.Sprintf("over %d waits", c.wall.waits)
 	}
-	return fmt.Errorf("%w: client %s waited %.1f s of real time %s, %s: %s. The explorer's clock does not "+
-		"move meanwhile (its leases on the server run down in real time), so it cannot order what follows. "+
-		"Ways out: give the lock's context-aware call the client's context, which carries its clock "+
-		"(locking.ClockFrom); wait with Client.Sleep; or make the lock try once, or fewer times, without "+
-		"waiting between tries", ErrWallClock, c.name, c.wall.total.Seconds(), waits, last, c.wall.what)
+	return fmt.Errorf(
+		"%w: client %s waited %.1f s of real time %s, %s: %s. The explorer's clock does not "+
+			"move meanwhile (its leases on the server run down in real time), so it cannot order "+
+			"what follows. "+
+			"Ways out: give the lock's context-aware call the client's context, which carries "+
+			"its clock "+
+			"(locking.ClockFrom); wait with Client.Sleep; or make the lock try once, or fewer "+
+			"times, without "+
+			"waiting between tries",
+		ErrWallClock,
+		c.name,
+		c.wall.total.Seconds(),
+		waits,
+		last,
+		c.wall.what,
+	)
 }
 
 // stuckError is ErrStuck with where each goroutine of the clients stood.

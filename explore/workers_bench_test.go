@@ -34,8 +34,16 @@ func BenchmarkWorkers(b *testing.B) {
 		make func() (*explore.Target, error)
 		m    explore.Model
 	}{
-		{"watchdog", func() (*explore.Target, error) { return explore.Watchdog(false), nil }, watchdog},
-		{"fine-fenced", func() (*explore.Target, error) { return explore.Strategy(market.Fine, true) }, fine},
+		{
+			"watchdog",
+			func() (*explore.Target, error) { return explore.Watchdog(false), nil },
+			watchdog,
+		},
+		{
+			"fine-fenced",
+			func() (*explore.Target, error) { return explore.Strategy(market.Fine, true) },
+			fine,
+		},
 	}
 	for _, tc := range targets {
 		for _, workers := range []int{1, 2, 4} {
@@ -62,15 +70,21 @@ func BenchmarkWorkers(b *testing.B) {
 					// not fatal: this measures the rate (the tests check the
 					// verdicts).
 					for _, v := range res.Violations {
-						b.Logf("%s, %d workers: %s reported: %s", tg.Name, workers, v.Property, v.Message)
+						b.Logf(
+							"%s, %d workers: %s reported: %s", tg.Name, workers, v.Property,
+							v.Message,
+						)
 					}
 					if !res.Exhaustive {
 						b.Logf("%s, %d workers: not exhaustive", tg.Name, workers)
 					}
 					b.ReportMetric(float64(res.Schedules), "schedules")
 					b.ReportMetric(float64(res.Schedules)/el.Seconds(), "schedules/s")
-					b.Logf("%s, %d workers: %d schedules (+%d pruned) in %.2f s; server: %s", tg.Name, workers,
-						res.Schedules, res.Pruned, el.Seconds(), busiest(ctx, srv.Client, el))
+					b.Logf(
+						"%s, %d workers: %d schedules (+%d pruned) in %.2f s; server: %s", tg.Name,
+						workers, res.Schedules, res.Pruned, el.Seconds(),
+						busiest(ctx, srv.Client, el),
+					)
 				}
 			})
 		}
@@ -119,7 +133,10 @@ func busiest(ctx context.Context, rdb *redis.Client, el time.Duration) string {
 	}
 	out := fmt.Sprintf("busy %.0f%% of the run", 100*float64(total)/float64(el.Microseconds()))
 	for _, s := range stats[:min(3, len(stats))] {
-		out += fmt.Sprintf("; %s %d calls %.1f µs each", s.name, s.calls, float64(s.usec)/float64(max(s.calls, 1)))
+		out += fmt.Sprintf(
+			"; %s %d calls %.1f µs each",
+			s.name, s.calls, float64(s.usec)/float64(max(s.calls, 1)),
+		)
 	}
 	return out
 }

@@ -410,7 +410,14 @@ func (k clock) awaitStart(ctx context.Context) error {
 		w.mu.Unlock()
 		return errStopped
 	}
-	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, start: true, ch: make(chan error, 1)}
+	s := &sleeper{
+		c:        k.c,
+		g:        w.gnum(id),
+		ctx:      ctx,
+		deadline: -1,
+		start:    true,
+		ch:       make(chan error, 1),
+	}
 	w.note(k.c, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	w.running--
@@ -473,10 +480,16 @@ func (w *world) gate(c *client, node string, cmds []redis.Cmder) (*parked, error
 	}
 	g := w.gnum(id)
 	if g < 0 {
-		err := fmt.Errorf("%w: client %s sent %s from a goroutine the explorer does not know (started with "+
-			"the go statement): it cannot wait for it, nor order what it sends. Start the goroutine with Client.Go "+
-			"(or the Go of the locking.Clock the client's context carries), or send from the client's own",
-			ErrOutside, c.name, w.t.describe(cmds))
+		err := fmt.Errorf(
+			"%w: client %s sent %s from a goroutine the explorer does not know (started with "+
+				"the go statement): it cannot wait for it, nor order what it sends. Start the "+
+				"goroutine with Client.Go "+
+				"(or the Go of the locking.Clock the client's context carries), or send from the "+
+				"client's own",
+			ErrOutside,
+			c.name,
+			w.t.describe(cmds),
+		)
 		w.fail(err)
 		w.mu.Unlock()
 		w.poke()
@@ -560,7 +573,8 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		p.reply = w.t.short(strings.Join(replies, ", "))
 		p.c.last = p.desc + " → " + p.reply
 	}
-	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil &&
+		strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		if c := p.c; c != nil {
 			c.freePass = true
 		}
@@ -584,13 +598,19 @@ func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return process(h.slot, h.node, []redis.Cmder{cmd}, func([]redis.Cmder) error { return next(context.WithoutCancel(ctx), cmd) })
+		return process(
+			h.slot, h.node, []redis.Cmder{cmd},
+			func([]redis.Cmder) error { return next(context.WithoutCancel(ctx), cmd) },
+		)
 	}
 }
 
 func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return process(h.slot, h.node, cmds, func(cmds []redis.Cmder) error { return next(context.WithoutCancel(ctx), cmds) })
+		return process(
+			h.slot, h.node, cmds,
+			func(cmds []redis.Cmder) error { return next(context.WithoutCancel(ctx), cmds) },
+		)
 	}
 }
 
@@ -720,8 +740,10 @@ func replyOf(c redis.Cmder, err error) (value, errText string) {
 // client's next script on that key, its release, ends the hold. w.mu is
 // held.
 func (w *world) inferHold(c *client, args []string, value, errText string) {
-	if l, ok := rediscmd.ReadLock(args, value, errText, w.t.isLock); ok && l.Op == rediscmd.Acquire && l.NX &&
-		strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
+	l, ok := rediscmd.ReadLock(args, value, errText, w.t.isLock)
+	if ok && l.Op == rediscmd.Acquire && l.NX &&
+		strings.HasPrefix(l.How, "SET ") &&
+		l.TTL > 0 {
 		end := w.now + w.undilate(l.TTL) // the server's lease is dilated
 		c.hold = &hold{write: true, key: l.Key, end: func() time.Duration { return end }}
 		c.got++
@@ -731,7 +753,8 @@ func (w *world) inferHold(c *client, args []string, value, errText string) {
 	if errText != "" || name != "eval" && name != "evalsha" {
 		return
 	}
-	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.hold != nil && c.hold.key == keys[0] {
+	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.hold != nil &&
+		c.hold.key == keys[0] {
 		c.hold = nil
 	}
 }
@@ -795,7 +818,10 @@ func (w *world) logCommand(p *parked, rec cmdRecord) {
 	ordered := p.write
 	for i, args := range rec.args {
 		a := w.replaceTokens(c, strings.Join(args, " "), true)
-		parts = append(parts, a+" -> "+w.coarse(w.replaceTokens(c, rec.values[i]+"|"+rec.errs[i], false)))
+		parts = append(
+			parts,
+			a+" -> "+w.coarse(w.replaceTokens(c, rec.values[i]+"|"+rec.errs[i], false)),
+		)
 		if strings.EqualFold(args[0], "watch") {
 			ordered = true
 		}
@@ -859,9 +885,11 @@ func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
 		if c.hold != nil {
 			hold = fmt.Sprintf("%s %v %d", w.t.short(c.hold.key), c.hold.write, c.hold.end())
 		}
-		fmt.Fprintf(&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused, c.pausedUntil,
-			c.crashed, c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp, c.done, c.completed, c.pauses, c.steps,
-			c.failure != nil)
+		fmt.Fprintf(
+			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.name, c.paused,
+			c.pausedUntil, c.crashed, c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp,
+			c.done, c.completed, c.pauses, c.steps, c.failure != nil,
+		)
 		log := slices.Clone(c.log)
 		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
 		for _, l := range log {
@@ -920,7 +948,10 @@ func (st stateText) hash(names map[string]string, rn *strings.Replacer) (key sea
 	cs := st.clients
 	if names != nil {
 		cs = slices.Clone(cs)
-		slices.SortStableFunc(cs, func(a, b clientText) int { return strings.Compare(names[a.name], names[b.name]) })
+		slices.SortStableFunc(
+			cs,
+			func(a, b clientText) int { return strings.Compare(names[a.name], names[b.name]) },
+		)
 	}
 	for _, c := range cs {
 		if rn != nil {
