@@ -191,13 +191,7 @@ func (r *Result) Vacuous() error {
 		return fmt.Errorf(
 			"%w: ops.%s.ok %s matched none of its %d replies in %d schedules (%s), %s: "+
 				"fix its ok, or the op",
-			ErrVacuous,
-			o.Op,
-			o.OK,
-			o.Calls,
-			r.Schedules,
-			replies,
-			why,
+			ErrVacuous, o.Op, o.OK, o.Calls, r.Schedules, replies, why,
 		)
 	}
 	if r.Held == 0 {

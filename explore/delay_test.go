@@ -24,9 +24,7 @@ func TestMaxDelay(t *testing.T) {
 		t.Errorf(
 			"watchdog, delays within 1s: broken %v, exhaustive %v, %d schedules; want nothing "+
 				"broken, exhaustively",
-			broken,
-			res.Exhaustive,
-			res.Schedules,
+			broken, res.Exhaustive, res.Schedules,
 		)
 	}
 	data, err := json.Marshal(res)

@@ -68,10 +68,7 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 				t.Errorf(
 					"recipe %s fixed: broken %v, exhaustive %v, %d schedules; want nothing "+
 						"broken, exhaustively",
-					n,
-					broken,
-					res.Exhaustive,
-					res.Schedules,
+					n, broken, res.Exhaustive, res.Schedules,
 				)
 			}
 		})

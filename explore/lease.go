@@ -59,11 +59,7 @@ func (e *Explorer) checkLease(ctx context.Context, w *world, s *schedule) error 
 	msg := fmt.Sprintf(
 		"at %s, %s's %s left the lock's key %s to live, longer than the longest lease a client "+
 			"asked for (%v)",
-		fmtAt(w.now),
-		a.Client,
-		a.Command,
-		virtualText(pttl, w.factor),
-		longest,
+		fmtAt(w.now), a.Client, a.Command, virtualText(pttl, w.factor), longest,
 	)
 	if before > 0 {
 		msg += fmt.Sprintf(" past the %s it had left", virtualText(before, w.factor))

@@ -895,9 +895,7 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is "+
 			"still refused "+
 			"(it would wait forever)",
-		strings.Join(why, "; "),
-		waiter.name,
-		o.name,
+		strings.Join(why, "; "), waiter.name, o.name,
 	)}}, nil
 }
 

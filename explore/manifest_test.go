@@ -403,10 +403,7 @@ func TestRecipeExamplesFixed(t *testing.T) {
 						"broken %v, exhaustive %v, %d schedules, %d diverged; want nothing "+
 							"broken, "+
 							"exhaustively",
-						broken,
-						res.Exhaustive,
-						res.Schedules,
-						res.Diverged,
+						broken, res.Exhaustive, res.Schedules, res.Diverged,
 					)
 				}
 			})

@@ -35,9 +35,7 @@ func Redlock(nodes int) (*Target, error) {
 	about := fmt.Sprintf(
 		"locking.RedlockMutex over %d nodes (a majority of %d; logical databases 1 to %d of "+
 			"one redis-server), no fencing",
-		nodes,
-		nodes/2+1,
-		nodes,
+		nodes, nodes/2+1, nodes,
 	)
 	if nodes == 1 {
 		about = "locking.RedlockMutex over 1 node (logical database 1 of one redis-server), no " +

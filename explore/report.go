@@ -71,17 +71,8 @@ func (r *Result) writeModel(b *bytes.Buffer) {
 				"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, "+
 				"retry %v, pauses short %v / "+
 				"long %v / forever (virtual time)",
-			m.Clients,
-			nodes,
-			m.Iterations,
-			m.Attempts,
-			m.Steps,
-			faults,
-			m.Ticks,
-			m.leaseText(),
-			m.Retry,
-			m.TTL/2,
-			m.TTL*3/2,
+			m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, m.leaseText(),
+			m.Retry, m.TTL/2, m.TTL*3/2,
 		),
 	)
 	writeLine(b, "checked: "+strings.Join(r.Checked, ", "))
@@ -127,13 +118,8 @@ func (r *Result) writeSearch(b *bytes.Buffer) {
 		fmt.Sprintf(
 			"search: %s mode, %s (%d more cut by the reduction), %.1f s, %.0f schedules/s; "+
 				"coverage %s of the tree; every schedule searched: %s",
-			r.Mode,
-			output.Plural(r.Schedules, "schedule"),
-			r.Pruned,
-			r.Elapsed.Seconds(),
-			r.SchedulesPerSecond(),
-			coverText(r.Coverage),
-			cover,
+			r.Mode, output.Plural(r.Schedules, "schedule"), r.Pruned, r.Elapsed.Seconds(),
+			r.SchedulesPerSecond(), coverText(r.Coverage), cover,
 		),
 	)
 	switch r.Stopped {

@@ -253,9 +253,7 @@ func (n *narrator) sayTick(i int, st Step) StepNote {
 			text += fmt.Sprintf(
 				" %s's lease on %s runs out: Redis deletes the key, and nobody tells %s, which "+
 					"still believes it holds the lock.",
-				who,
-				k,
-				who,
+				who, k, who,
 			)
 		}
 	}
@@ -400,12 +398,7 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 				return fmt.Sprintf(
 					"%s: a plain SET, so %s wrote its token %s over %s's: %s and %s both believe "+
 						"they hold the lock",
-					n.name(cv.value),
-					who,
-					n.name(l.Token),
-					prev,
-					prev,
-					who,
+					n.name(cv.value), who, n.name(l.Token), prev, prev, who,
 				), false
 			}
 			free := "the lock was free"
@@ -602,10 +595,7 @@ func (n *narrator) sayScript(i int, who string, cv cmdView) string {
 			return fmt.Sprintf(
 				"%s's %s answered 1: %s believes its lease runs again from now, but the lock is "+
 					"%s's",
-				who,
-				sn,
-				who,
-				o,
+				who, sn, who, o,
 			)
 		}
 		return fmt.Sprintf("%s's %s answered 1: %s's lease runs again from now", who, sn, who)

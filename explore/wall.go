@@ -242,12 +242,7 @@ func (w *world) wallError(c *client) error {
 			"(locking.ClockFrom); wait with Client.Sleep; or make the lock try once, or fewer "+
 			"times, without "+
 			"waiting between tries",
-		ErrWallClock,
-		c.name,
-		c.wall.total.Seconds(),
-		waits,
-		last,
-		c.wall.what,
+		ErrWallClock, c.name, c.wall.total.Seconds(), waits, last, c.wall.what,
 	)
 }
 
