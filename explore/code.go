@@ -74,12 +74,12 @@ func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
 // statement instead is outside the scheduler's view.
 func (c *Client) Go(f func()) { clock{c.c}.Go(f) }
 
-// Holding says that the client now believes it holds the lock, with a lease
-// (as the server sees it, like Lease) that ends lease after the time at which
-// it sent its last command (the one that took or renewed the lock); a lease of
-// 0 or less never ends. Called again (after a renewal), it replaces the lease.
-// Mutual exclusion is broken when two clients believe they hold the lock and
-// neither's lease has run out.
+// Holding records that the client now believes it holds the lock. Its
+// lease (as the server sees it, like Lease) ends lease after the client
+// sent its last command (the one that took or renewed the lock); a lease
+// of 0 or less never ends. A second call (after a renewal) replaces the
+// lease. Mutual exclusion is broken when two clients believe they hold
+// the lock and neither's lease has run out.
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.w
 	w.mu.Lock()

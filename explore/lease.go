@@ -12,7 +12,7 @@ import (
 // left to live by more than the longest lease a client asks for (its
 // ${ttl}, in the manifest's ttl_unit). A take leaves it at most one lease;
 // an extension at most one lease more than it had left (an extension may
-// set the lease anew, or add to it, as some libraries' do). It is checked
+// set the lease anew, or add to it, as some libraries do). It is checked
 // after every command that writes the key. An extension that hands
 // EXPIRE milliseconds breaks it: a crashed holder then blocks everyone a
 // thousand times longer than it meant to. A key without expiry is for

@@ -486,9 +486,7 @@ func (w *world) gate(c *client, node string, cmds []redis.Cmder) (*parked, error
 				"goroutine with Client.Go "+
 				"(or the Go of the locking.Clock the client's context carries), or send from the "+
 				"client's own",
-			ErrOutside,
-			c.name,
-			w.t.describe(cmds),
+			ErrOutside, c.name, w.t.describe(cmds),
 		)
 		w.fail(err)
 		w.mu.Unlock()
@@ -762,9 +760,10 @@ func (w *world) inferHold(c *client, args []string, value, errText string) {
 // uuidPattern matches the tokens the code under test makes (uuid).
 var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
-// replaceTokens is text with each token replaced by its name: the client that
-// first sent it and a number, the same in every run of a schedule. A
-// token first seen in a reply keeps its text. w.mu is held.
+// replaceTokens returns text with each token replaced by a name that is the
+// same in every run of a schedule: the client that first sent it and a
+// number. A token first seen in a reply (sent false) keeps its text.
+// w.mu is held.
 func (w *world) replaceTokens(c *client, text string, sent bool) string {
 	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
@@ -842,17 +841,20 @@ func (w *world) logCommand(p *parked, rec cmdRecord) {
 
 // fingerprint names the state of the schedule after depth steps, ticks
 // advances and faults faults: two schedules with one fingerprint go on
-// alike, whatever comes next. The state is what every client has learnt
-// (its log: replies, readings of the clock, ends of sleeps; its code is
-// deterministic), where each stands (paused, crashed, what it holds,
-// what it waits for), the virtual time, and for each key the writes it
-// saw, in order, each with its client, arguments, reply and virtual time:
-// two runs that agree on all of these wrote every key alike, in the same
+// alike, whatever comes next. The state is:
+//   - each client's log (replies, readings of the clock, ends of sleeps;
+//     its code is deterministic) and where it stands (paused, crashed,
+//     what it holds, what it waits for);
+//   - the virtual time;
+//   - for each key, the writes it saw, in order, each with its client,
+//     arguments, reply and virtual time.
+//
+// Two runs that agree on all of these wrote every key alike, in the same
 // order relative to every other access that could see the difference, so
 // the server holds the same data with the same leases. Reads are not in
-// the keys' logs: what a read saw is in its client's log. ok is false
-// when a command touched keys it does not name. The namespace is left
-// out (every worker has its own). w.mu is held.
+// the keys' logs: what a read saw is in its client's log. The namespace
+// is left out (every worker has its own). ok is false when a command
+// touched keys it does not name. w.mu is held.
 func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
