@@ -1032,8 +1032,7 @@ func checkKey(f string, t tmpl) error {
 	return badField(
 		f,
 		"key %q is not made from ${lock}: every key an op names must be in the explored "+
-			"namespace, "+
-			"as \"${lock}\" or \"${lock}:owner\" are",
+			"namespace, as \"${lock}\" or \"${lock}:owner\" are",
 		t.raw,
 	)
 }

@@ -893,8 +893,7 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 	}
 	return []Violation{{Property: Liveness, Message: fmt.Sprintf(
 		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is "+
-			"still refused "+
-			"(it would wait forever)",
+			"still refused (it would wait forever)",
 		strings.Join(why, "; "), waiter.name, o.name,
 	)}}, nil
 }

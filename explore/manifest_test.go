@@ -401,8 +401,7 @@ func TestRecipeExamplesFixed(t *testing.T) {
 				if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 || res.Diverged > 0 {
 					t.Errorf(
 						"broken %v, exhaustive %v, %d schedules, %d diverged; want nothing "+
-							"broken, "+
-							"exhaustively",
+							"broken, exhaustively",
 						broken, res.Exhaustive, res.Schedules, res.Diverged,
 					)
 				}

@@ -67,10 +67,8 @@ func (r *Result) writeModel(b *bytes.Buffer) {
 		b,
 		fmt.Sprintf(
 			"model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per "+
-				"section, "+
-				"at most %d commands per client, %s, at most %d advance(s) of the clock; %s, "+
-				"retry %v, pauses short %v / "+
-				"long %v / forever (virtual time)",
+				"section, at most %d commands per client, %s, at most %d advance(s) of the "+
+				"clock; %s, retry %v, pauses short %v / long %v / forever (virtual time)",
 			m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, m.leaseText(),
 			m.Retry, m.TTL/2, m.TTL*3/2,
 		),
@@ -128,8 +126,7 @@ func (r *Result) writeSearch(b *bytes.Buffer) {
 			b,
 			fmt.Sprintf(
 				"The search was cut short: its budget of %v ran out. What it found so far "+
-					"follows; the "+
-					"schedules it did not run may break more.",
+					"follows; the schedules it did not run may break more.",
 				r.Budget,
 			),
 		)
@@ -137,8 +134,7 @@ func (r *Result) writeSearch(b *bytes.Buffer) {
 		writeLine(
 			b,
 			"The search was cut short: it was interrupted. What it found so far follows; the "+
-				"schedules it did "+
-				"not run may break more.",
+				"schedules it did not run may break more.",
 		)
 	}
 	writeLine(b, r.activityText())
@@ -222,8 +218,7 @@ func (r *Result) writeFindings(b *bytes.Buffer) {
 	writeLine(
 		b,
 		"unsteady (found by the search, but not broken again when its schedule was replayed on a "+
-			"fresh "+
-			"server, twice; not counted as a violation):",
+			"fresh server, twice; not counted as a violation):",
 	)
 	for _, u := range r.Unsteady {
 		writeLine(

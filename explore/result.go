@@ -137,22 +137,19 @@ func (r *Result) Note() string {
 var timeNote = fmt.Sprintf(
 	"Time is virtual and dilated: every duration the code under test and the server see (the "+
 		"lease, the retry wait, each shortening of the leases when the clock advances, the "+
-		"clients' clock) is the virtual "+
-		"one times %d, so a stall of the machine of S moves a lease by S/%d of virtual time. "+
-		"Constants in the code "+
-		"under test (a 1 ms backoff) shrink by as much. Times shown are virtual.",
+		"clients' clock) is the virtual one times %d, so a stall of the machine of S moves a "+
+		"lease by S/%d of virtual time. Constants in the code under test (a 1 ms backoff) shrink "+
+		"by as much. Times shown are virtual.",
 	Dilation,
 	Dilation,
 )
 
 // nodesNote states how the nodes of a target of several are modelled.
 const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the " +
-	"explorer's own " +
-	"(1 to N by default; the shared counter stays in the explorer's): a node-restart deletes a " +
-	"node's keys, as a " +
-	"restart without persistence loses them; a clock-jump shortens every lease on one node by " +
-	"the jump, while the " +
-	"clients' clock does not move."
+	"explorer's own (1 to N by default; the shared counter stays in the explorer's): a " +
+	"node-restart deletes a node's keys, as a restart without persistence loses them; a " +
+	"clock-jump shortens every lease on one node by the jump, while the clients' clock does not " +
+	"move."
 
 // resultJSON is Result's JSON: snake_case keys, durations with their
 // unit in the key.

@@ -234,14 +234,11 @@ func (w *world) wallError(c *client) error {
 		waits = fmt.Sprintf("over %d waits", c.wall.waits)
 	}
 	return fmt.Errorf(
-		"%w: client %s waited %.1f s of real time %s, %s: %s. The explorer's clock does not "+
-			"move meanwhile (its leases on the server run down in real time), so it cannot order "+
-			"what follows. "+
-			"Ways out: give the lock's context-aware call the client's context, which carries "+
-			"its clock "+
-			"(locking.ClockFrom); wait with Client.Sleep; or make the lock try once, or fewer "+
-			"times, without "+
-			"waiting between tries",
+		"%w: client %s waited %.1f s of real time %s, %s: %s. The explorer's clock does not move "+
+			"meanwhile (its leases on the server run down in real time), so it cannot order what "+
+			"follows. Ways out: give the lock's context-aware call the client's context, which "+
+			"carries its clock (locking.ClockFrom); wait with Client.Sleep; or make the lock try "+
+			"once, or fewer times, without waiting between tries",
 		ErrWallClock, c.name, c.wall.total.Seconds(), waits, last, c.wall.what,
 	)
 }

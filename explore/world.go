@@ -481,11 +481,10 @@ func (w *world) gate(c *client, node string, cmds []redis.Cmder) (*parked, error
 	g := w.gnum(id)
 	if g < 0 {
 		err := fmt.Errorf(
-			"%w: client %s sent %s from a goroutine the explorer does not know (started with "+
-				"the go statement): it cannot wait for it, nor order what it sends. Start the "+
-				"goroutine with Client.Go "+
-				"(or the Go of the locking.Clock the client's context carries), or send from the "+
-				"client's own",
+			"%w: client %s sent %s from a goroutine the explorer does not know (started with the "+
+				"go statement): it cannot wait for it, nor order what it sends. Start the "+
+				"goroutine with Client.Go (or the Go of the locking.Clock the client's context "+
+				"carries), or send from the client's own",
 			ErrOutside, c.name, w.t.describe(cmds),
 		)
 		w.fail(err)
