@@ -738,9 +738,7 @@ func replyOf(c redis.Cmder, err error) (value, errText string) {
 // held.
 func (w *world) inferHold(c *client, args []string, value, errText string) {
 	l, ok := rediscmd.ReadLock(args, value, errText, w.t.isLock)
-	if ok && l.Op == rediscmd.Acquire && l.NX &&
-		strings.HasPrefix(l.How, "SET ") &&
-		l.TTL > 0 {
+	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
 		end := w.now + w.undilate(l.TTL) // the server's lease is dilated
 		c.hold = &hold{write: true, key: l.Key, end: func() time.Duration { return end }}
 		c.got++
