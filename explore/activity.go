@@ -61,22 +61,22 @@ func (t *opTally) note(reply string, n int) {
 	t.replies[reply] += n
 }
 
-// countOp records a call of op o that answered v, a success or not.
-// w.mu is held.
-func (w *world) countOp(o *op, v any, ok bool) {
+// countOp records a call of the op named op whose reply, as text, was
+// reply, a success or not. w.mu is held.
+func (w *world) countOp(op, reply string, ok bool) {
 	if w.ops == nil {
 		w.ops = map[string]*opTally{}
 	}
-	t := w.ops[o.name]
+	t := w.ops[op]
 	if t == nil {
 		t = &opTally{}
-		w.ops[o.name] = t
+		w.ops[op] = t
 	}
 	t.calls++
 	if ok {
 		t.ok++
 	}
-	t.note(replyText(v), 1)
+	t.note(reply, 1)
 }
 
 // activity is what a search's complete schedules saw: how many had a
@@ -138,12 +138,9 @@ func report(res *Result, t *Target, es []*Explorer) {
 		e.act.mu.Unlock()
 	}
 	res.Held = sum.held
-	res.vacuity = t.recipe != nil
-	if t.recipe == nil {
-		return
-	}
-	for _, o := range t.recipe.sortedOps() {
-		c := OpCount{Op: o.name, OK: okText(o)}
+	res.vacuity = t.recipeOps != nil
+	for _, o := range t.recipeOps {
+		c := OpCount{Op: o.name, OK: o.ok}
 		if u := sum.ops[o.name]; u != nil {
 			c.Calls, c.Succeeded = u.calls, u.ok
 			for _, r := range u.order {
@@ -152,18 +149,6 @@ func report(res *Result, t *Target, es []*Explorer) {
 		}
 		res.Ops = append(res.Ops, c)
 	}
-}
-
-// okText is an op's ok as the manifest gives it.
-func okText(o *op) string {
-	if o.anyOK {
-		return `"any"`
-	}
-	var parts []string
-	for _, v := range o.ok {
-		parts = append(parts, v.String())
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // Vacuous says, for a search of a recipe that found no violation, why its

@@ -307,26 +307,26 @@ func TestStepping(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	st, err := e.Cut(ctx, nil)
+	st, err := explore.Cut(ctx, e, nil)
 	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Complete {
 		t.Fatalf("first state: %v, %+v", err, st)
 	}
-	if _, err := e.Cut(ctx, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(
+	if _, err := explore.Cut(ctx, e, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(
 		err,
 		explore.ErrNotEnabled,
 	) {
 		t.Errorf("a fault outside the model: %v", err)
 	}
 	first := st.Enabled[0]
-	if st, err = e.Cut(ctx, []explore.Action{first}); err != nil || len(st.Steps) != 1 {
+	if st, err = explore.Cut(ctx, e, []explore.Action{first}); err != nil || len(st.Steps) != 1 {
 		t.Fatalf("one step: %v, %+v", err, st)
 	}
-	res, err := e.FindFrom(ctx, nil, explore.Options{})
+	res, err := explore.FindFrom(ctx, e, nil, explore.Options{})
 	if err != nil || len(res.Violations) == 0 ||
 		res.Violations[0].Property != explore.MutualExclusion {
 		t.Fatalf("find: %v, %+v", err, res)
 	}
-	if st, err = e.Cut(ctx, res.Violations[0].Actions); err != nil {
+	if st, err = explore.Cut(ctx, e, res.Violations[0].Actions); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Violations) == 0 || st.Violations[0].Property != explore.MutualExclusion ||

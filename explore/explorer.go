@@ -124,7 +124,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		o.PoolSize = 4
 		c := redis.NewClient(&o)
 		s := &slot{}
-		c.AddHook(hook{slot: s})
+		c.AddHook(hook{gate: s})
 		e.clients = append(e.clients, c)
 		e.slots = append(e.slots, s)
 		e.wall = append(e.wall, &wallWait{})
@@ -332,7 +332,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if check == nil {
 		check = e.target.Checks
 	}
-	if e.target.recipe == nil {
+	if e.target.recipeOps == nil {
 		// Only a recipe says which lease its holder asks for, and which
 		// replies claim a hold (ownership judges those).
 		check = slices.DeleteFunc(

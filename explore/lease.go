@@ -24,7 +24,7 @@ const Lease = "lease"
 // by more than the longest lease of the model.
 func (e *Explorer) checkLease(ctx context.Context, w *world, s *schedule) error {
 	n := len(s.actions)
-	if e.target.recipe == nil || n == 0 || s.actions[n-1].Kind != Run {
+	if e.target.recipeOps == nil || n == 0 || s.actions[n-1].Kind != Run {
 		return nil
 	}
 	key := lockKey(e.ns)

@@ -75,6 +75,27 @@ func (r *recipe) about() string {
 	return s
 }
 
+// okText is an op's ok as the manifest gives it.
+func okText(o *op) string {
+	if o.anyOK {
+		return `"any"`
+	}
+	var parts []string
+	for _, v := range o.ok {
+		parts = append(parts, v.String())
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// opDescs lists the recipe's ops in order, each with its ok.
+func (r *recipe) opDescs() []opDesc {
+	ds := []opDesc{}
+	for _, o := range r.sortedOps() {
+		ds = append(ds, opDesc{name: o.name, ok: okText(o)})
+	}
+	return ds
+}
+
 // target makes the recipe's target.
 func (r *recipe) target() *Target {
 	for _, o := range r.sortedOps() {
@@ -98,7 +119,7 @@ func (r *recipe) target() *Target {
 		reentrant: r.reentrant,
 		lockKeys:  oneLockKey,
 		Checks:    r.checks,
-		recipe:    r,
+		recipeOps: r.opDescs(),
 		alike:     !r.rw,
 	}
 	if r.rw {
@@ -544,7 +565,7 @@ func (l *recipeLocker) acquire(ctx context.Context, write bool) (held, error) {
 	w := l.c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.countOp(o, v, ok)
+	w.countOp(o.name, replyText(v), ok)
 	if !ok {
 		return nil, locking.ErrNotAcquired
 	}
@@ -613,7 +634,7 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	}
 	w := l.c.w
 	w.mu.Lock()
-	w.countOp(o, v, ok)
+	w.countOp(o.name, replyText(v), ok)
 	w.mu.Unlock()
 	if !ok {
 		return nil, locking.ErrNotHeld

@@ -88,13 +88,13 @@ func TestPipelineReplies(t *testing.T) {
 	defer e.Close()
 	var actions []explore.Action
 	for range 2 { // A starts, then sends its first pipeline
-		snap, err := e.Cut(ctx, actions)
+		snap, err := explore.Cut(ctx, e, actions)
 		if err != nil {
 			t.Fatal(err)
 		}
 		actions = append(actions, snap.Enabled[0])
 	}
-	snap, err := e.Cut(ctx, actions)
+	snap, err := explore.Cut(ctx, e, actions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func (e *Explorer) openNodes(opts redis.Options) error {
 			o.DB = opts.DB + 1 + i
 			o.PoolSize = 2
 			c := redis.NewClient(&o)
-			c.AddHook(hook{node: nodeName(i), slot: e.slots[ci]})
+			c.AddHook(hook{node: nodeName(i), gate: e.slots[ci]})
 			cs = append(cs, c)
 		}
 		ns.clients = append(ns.clients, cs)

@@ -14,10 +14,10 @@ import (
 // bounds, the properties checked, and how far the search went: the
 // first lines of the report "simulate explore" prints, each wrapped to
 // 100 columns. WriteFindings writes the rest.
-func (r *Result) WriteSummary(w io.Writer) error {
+func WriteSummary(w io.Writer, r *Result) error {
 	var b bytes.Buffer
-	r.writeModel(&b)
-	r.writeSearch(&b)
+	writeModel(&b, r)
+	writeSearch(&b, r)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -27,11 +27,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 // (Counterexample) as its timeline, and the note on how time is kept.
 // The counterexample's steps are written too when verbose is set, or
 // when its replay left no timeline.
-func (r *Result) WriteFindings(w io.Writer, verbose bool) error {
+func WriteFindings(w io.Writer, r *Result, verbose bool) error {
 	var b bytes.Buffer
-	r.writeFindings(&b)
+	writeFindings(&b, r)
 	if c := r.Counterexample(); c != nil {
-		if err := c.writeText(&b, verbose); err != nil {
+		if err := writeFound(&b, c, verbose); err != nil {
 			return err
 		}
 	}
@@ -44,7 +44,7 @@ func (r *Result) WriteFindings(w io.Writer, verbose bool) error {
 func writeLine(b *bytes.Buffer, s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
 
 // writeModel writes what was explored and within which bounds.
-func (r *Result) writeModel(b *bytes.Buffer) {
+func writeModel(b *bytes.Buffer, r *Result) {
 	writeLine(b, fmt.Sprintf("explore: %s — %s", r.Target, r.About))
 	m := r.Model
 	faults := "no faults"
@@ -69,7 +69,7 @@ func (r *Result) writeModel(b *bytes.Buffer) {
 			"model: %d clients%s, %d critical section(s) each, %d attempt(s) at the lock per "+
 				"section, at most %d commands per client, %s, at most %d advance(s) of the "+
 				"clock; %s, retry %v, pauses short %v / long %v / forever (virtual time)",
-			m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, m.leaseText(),
+			m.Clients, nodes, m.Iterations, m.Attempts, m.Steps, faults, m.Ticks, leaseText(m),
 			m.Retry, m.TTL/2, m.TTL*3/2,
 		),
 	)
@@ -78,7 +78,7 @@ func (r *Result) writeModel(b *bytes.Buffer) {
 
 // leaseText says the model's leases, their renewal and the network's
 // delay.
-func (m Model) leaseText() string {
+func leaseText(m Model) string {
 	lease := fmt.Sprintf("lease %v", m.TTL)
 	if len(m.TTLs) > 0 {
 		var ls []string
@@ -98,7 +98,7 @@ func (m Model) leaseText() string {
 
 // writeSearch writes how far the search went, and why it stopped when it
 // was cut short.
-func (r *Result) writeSearch(b *bytes.Buffer) {
+func writeSearch(b *bytes.Buffer, r *Result) {
 	cover := "yes, within the bounds"
 	if !r.Exhaustive {
 		cover = "no"
@@ -176,7 +176,7 @@ func coverText(f float64) string {
 }
 
 // writeFindings writes the violations and the unsteady findings.
-func (r *Result) writeFindings(b *bytes.Buffer) {
+func writeFindings(b *bytes.Buffer, r *Result) {
 	vacuous := r.Vacuous()
 	switch {
 	case vacuous != nil:
@@ -238,7 +238,7 @@ func (r *Result) writeFindings(b *bytes.Buffer) {
 
 // writeText writes the counterexample step by step (verbose, or when its
 // replay left no timeline) and as a timeline.
-func (f *Counterexample) writeText(b *bytes.Buffer, verbose bool) error {
+func writeFound(b *bytes.Buffer, f *Counterexample, verbose bool) error {
 	repro := "reproduced on redis-server " + f.Server
 	if f.Server == "" {
 		repro = "reproduced: " + f.ReplayNote

@@ -14,7 +14,7 @@ import (
 // A result written for a person: what was explored and how far the
 // search went, then what it found. A command adds lines of its own
 // between the two, here the server it ran on.
-func ExampleResult_WriteFindings() {
+func ExampleWriteFindings() {
 	m := explore.DefaultModel()
 	m.Clients = 2
 	res := &explore.Result{
@@ -30,11 +30,11 @@ func ExampleResult_WriteFindings() {
 		Exhaustive: true,
 		Elapsed:    3 * time.Second,
 	}
-	if err := res.WriteSummary(os.Stdout); err != nil {
+	if err := explore.WriteSummary(os.Stdout, res); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Println("redis: redis-server 7.2.4")
-	if err := res.WriteFindings(os.Stdout, false); err != nil {
+	if err := explore.WriteFindings(os.Stdout, res, false); err != nil {
 		fmt.Println(err)
 	}
 	// Output:

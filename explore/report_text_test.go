@@ -67,7 +67,7 @@ func TestWriteFindings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := tt.res.WriteFindings(&b, false); err != nil {
+			if err := WriteFindings(&b, &tt.res, false); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tt.want {
@@ -86,7 +86,7 @@ func TestWriteFindingsWidth(t *testing.T) {
 	for _, stopped := range []string{"", StoppedBudget} {
 		var b strings.Builder
 		res := &Result{Checked: Properties(), Stopped: stopped}
-		if err := res.WriteFindings(&b, false); err != nil {
+		if err := WriteFindings(&b, res, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {

@@ -53,7 +53,7 @@ type Holder struct {
 
 // Cut runs actions, each of which must be enabled at its turn, and stops
 // there (or earlier, when nothing is enabled any more).
-func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error) {
+func Cut(ctx context.Context, e *Explorer, actions []Action) (*Snapshot, error) {
 	var enabled []Action
 	r, err := search.Replay(
 		ctx,
@@ -110,7 +110,7 @@ func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error)
 	if snap.Holders == nil {
 		snap.Holders = []Holder{}
 	}
-	n := e.narrate(s)
+	n := narrate(e, s)
 	snap.Notes, snap.Views, snap.Chains = n.notes, n.views(), n.chains(snap.Violations)
 	return snap, nil
 }
@@ -120,8 +120,8 @@ func (e *Explorer) Cut(ctx context.Context, actions []Action) (*Snapshot, error)
 // returns the search's result: its violations' counterexamples start with
 // prefix (they are not shortened, which could drop a step of it). The
 // search stops at the first violation.
-func (e *Explorer) FindFrom(ctx context.Context, prefix []Action, o Options) (*Result, error) {
-	snap, err := e.Cut(ctx, prefix)
+func FindFrom(ctx context.Context, e *Explorer, prefix []Action, o Options) (*Result, error) {
+	snap, err := Cut(ctx, e, prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestCut(t *testing.T) {
 	}
 	e := open("1", false)
 	var plan []explore.Action
-	snap, err := e.Cut(ctx, plan)
+	snap, err := explore.Cut(ctx, e, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func TestCut(t *testing.T) {
 	}
 	for _, c := range []string{"A", "B"} {
 		plan = append(plan, find(t, snap, explore.Start, c))
-		if snap, err = e.Cut(ctx, plan); err != nil {
+		if snap, err = explore.Cut(ctx, e, plan); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, c := range []string{"A", "B", "A", "B"} {
 		plan = append(plan, find(t, snap, explore.Run, c))
-		if snap, err = e.Cut(ctx, plan); err != nil {
+		if snap, err = explore.Cut(ctx, e, plan); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,22 +75,22 @@ func TestCut(t *testing.T) {
 	if len(snap.Holders) != 2 {
 		t.Errorf("holders %+v, want A and B", snap.Holders)
 	}
-	if back, err := e.Cut(ctx, plan[:5]); err != nil || len(back.Violations) != 0 ||
+	if back, err := explore.Cut(ctx, e, plan[:5]); err != nil || len(back.Violations) != 0 ||
 		len(back.Holders) != 1 {
 		t.Fatalf("cut before B's SET: %+v, %v", back, err)
 	}
 	stray := explore.Action{Kind: explore.Run, Client: "Z"}
-	if _, err := e.Cut(ctx, append(plan[:3:3], stray)); !errors.Is(err, explore.ErrNotEnabled) {
+	if _, err := explore.Cut(ctx, e, append(plan[:3:3], stray)); !errors.Is(err, explore.ErrNotEnabled) {
 		t.Fatalf("an action not enabled: %v", err)
 	}
 
 	e6 := open("6", false)
-	start, err := e6.Cut(ctx, nil)
+	start, err := explore.Cut(ctx, e6, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := []explore.Action{find(t, start, explore.Start, "A")}
-	res, err := e6.FindFrom(ctx, first, explore.Options{})
+	res, err := explore.FindFrom(ctx, e6, first, explore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestCut(t *testing.T) {
 		t.Fatalf("recipe 6 from A's first step: %+v", res.Violations)
 	}
 	only := explore.Options{Check: []string{explore.MutualExclusion}}
-	if _, err := e.FindFrom(ctx, plan, only); !errors.Is(err, explore.ErrNothingToFind) {
+	if _, err := explore.FindFrom(ctx, e, plan, only); !errors.Is(err, explore.ErrNothingToFind) {
 		t.Fatalf("find after mutual exclusion broke: %v", err)
 	}
 }

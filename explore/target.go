@@ -203,8 +203,9 @@ type Target struct {
 	// check runs the target's own sanity checks (Lua).
 	check func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 
-	// recipe is the manifest (or Lua scripts) the target runs, if any.
-	recipe *recipe
+	// recipeOps lists, for a recipe (a manifest or Lua scripts), its ops
+	// with their ok as the manifest gives it; nil for any other target.
+	recipeOps []opDesc
 	// reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	reentrant bool
@@ -233,6 +234,10 @@ type Target struct {
 	// its tokens and a recipe's ${client} (symmetry.go).
 	alike bool
 }
+
+// opDesc is one op of a recipe: its name and its ok as the manifest
+// gives it.
+type opDesc struct{ name, ok string }
 
 // locker is one client's lock: attempts return a hold, or
 // locking.ErrNotAcquired.

@@ -134,7 +134,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	snap, err := e.Cut(ctx, nil)
+	snap, err := Cut(ctx, e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

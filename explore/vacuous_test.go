@@ -85,7 +85,7 @@ func TestVacuous(t *testing.T) {
 				)
 			}
 			var text strings.Builder
-			res.WriteFindings(&text, false)
+			explore.WriteFindings(&text, res, false)
 			if strings.Contains(text.String(), "No violation") ||
 				!strings.Contains(text.String(), "No verdict: ") {
 				t.Errorf("the report says %q; want no verdict", text.String())

@@ -117,7 +117,7 @@ type access struct {
 	value  string
 }
 
-func (e *Explorer) narrate(s *schedule) *narrator {
+func narrate(e *Explorer, s *schedule) *narrator {
 	n := &narrator{
 		e:        e,
 		s:        s,

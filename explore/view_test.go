@@ -16,7 +16,7 @@ func plan(t *testing.T, e *explore.Explorer, moves ...string) *explore.Snapshot 
 	t.Helper()
 	ctx := context.Background()
 	var actions []explore.Action
-	snap, err := e.Cut(ctx, nil)
+	snap, err := explore.Cut(ctx, e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func plan(t *testing.T, e *explore.Explorer, moves ...string) *explore.Snapshot 
 			t.Fatalf("%q is not enabled after %v: %v", m, actions, snap.Enabled)
 		}
 		actions = append(actions, snap.Enabled[i])
-		if snap, err = e.Cut(ctx, actions); err != nil {
+		if snap, err = explore.Cut(ctx, e, actions); err != nil {
 			t.Fatal(err)
 		}
 	}

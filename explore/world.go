@@ -588,7 +588,12 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 // talks to, for a target of several nodes ("" for the one server).
 type hook struct {
 	node string
-	slot *slot
+	gate gate
+}
+
+// gate holds each command a hooked client sends until its turn (slot).
+type gate interface {
+	Hold(node string, cmds []redis.Cmder) (done func(err error, sent time.Time), err error)
 }
 
 func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -596,7 +601,7 @@ func (hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		return process(
-			h.slot, h.node, []redis.Cmder{cmd},
+			h.gate, h.node, []redis.Cmder{cmd},
 			func([]redis.Cmder) error { return next(context.WithoutCancel(ctx), cmd) },
 		)
 	}
@@ -605,28 +610,41 @@ func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		return process(
-			h.slot, h.node, cmds,
+			h.gate, h.node, cmds,
 			func(cmds []redis.Cmder) error { return next(context.WithoutCancel(ctx), cmds) },
 		)
 	}
 }
 
-func process(s *slot, node string, cmds []redis.Cmder, next func([]redis.Cmder) error) error {
+// Hold is the slot's half of the hook (hook.go): it waits for cmds' turn
+// under the client of the current schedule, and returns what to call with
+// their outcome once sent; a nil client gets errNoSchedule.
+func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.Time), error) {
+	c := s.get()
+	if c == nil {
+		return nil, errNoSchedule
+	}
+	w := c.w
+	p, err := w.gate(c, node, cmds)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil { // a free pass: record it under the command it follows
+		w.mu.Lock()
+		p = w.lastRun
+		w.mu.Unlock()
+	}
+	return func(err error, sent time.Time) { w.after(p, cmds, err, sent) }, nil
+}
+
+func process(g gate, node string, cmds []redis.Cmder, next func([]redis.Cmder) error) error {
 	if !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return !housekeeping(c.Name()) }) {
 		return next(cmds) // a connection's own set-up, inside a released command
 	}
-	c := s.get()
-	if c == nil {
-		for _, cmd := range cmds {
-			cmd.SetErr(errNoSchedule)
-		}
-		return errNoSchedule
-	}
-	w := c.w
 	// A pipeline with housekeeping in it (UNWATCH, then the release of a
 	// lock, say) is ordered like any other: only what it does besides
 	// counts, and that must wait for its turn.
-	p, err := w.gate(c, node, cmds)
+	done, err := g.Hold(node, cmds)
 	if err != nil {
 		// Never sent; an UNWATCH among it still goes, so that the
 		// connection goes back to its pool with no WATCH armed.
@@ -643,18 +661,9 @@ func process(s *slot, node string, cmds []redis.Cmder, next func([]redis.Cmder) 
 		}
 		return err
 	}
-	if p == nil { // a free pass: record it under the command it follows
-		w.mu.Lock()
-		p = w.lastRun
-		w.mu.Unlock()
-		sent := time.Now()
-		err = next(cmds)
-		w.after(p, cmds, err, sent)
-		return err
-	}
 	sent := time.Now()
 	err = next(cmds)
-	w.after(p, cmds, err, sent)
+	done(err, sent)
 	return err
 }
 

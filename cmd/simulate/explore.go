@@ -566,13 +566,13 @@ func writeExploreJSON(w io.Writer, res *explore.Result, env output.Env) error {
 // writeExploreTable writes res for a person, with the Redis it ran on
 // after the search's line.
 func writeExploreTable(w io.Writer, res *explore.Result, env output.Env, verbose bool) error {
-	if err := res.WriteSummary(w); err != nil {
+	if err := explore.WriteSummary(w, res); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "redis: %s\n", env.Redis); err != nil {
 		return err
 	}
-	return res.WriteFindings(w, verbose)
+	return explore.WriteFindings(w, res, verbose)
 }
 
 // writeExploreTimelines writes each counterexample's timeline as SVG and

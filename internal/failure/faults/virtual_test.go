@@ -55,7 +55,7 @@ func play(t *testing.T, e *explore.Explorer, moves []move) (tl.Timeline, []explo
 	ctx := context.Background()
 	var plan []explore.Action
 	for i, m := range moves {
-		snap, err := e.Cut(ctx, plan)
+		snap, err := explore.Cut(ctx, e, plan)
 		if err != nil {
 			t.Fatal(err)
 		}

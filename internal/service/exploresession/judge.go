@@ -143,7 +143,7 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 	}
 	var jd judgement
 	search := func(check []string, budget time.Duration, base int) (*explore.Result, error) {
-		res, err := s.explorer().FindFrom(ctx, prefix, explore.Options{Budget: budget, Check: check,
+		res, err := explore.FindFrom(ctx, s.explorer(), prefix, explore.Options{Budget: budget, Check: check,
 			Progress: func(p explore.Progress) { progress(base + p.Schedules) }})
 		if errors.Is(err, explore.ErrNothingToFind) {
 			return nil, nil

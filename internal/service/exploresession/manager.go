@@ -404,7 +404,7 @@ func (s *session) guardWithin(ctx context.Context, budget time.Duration, what st
 // lead to. No search may be running.
 func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, api.ExploreFrame, error) {
 	e := s.explorer()
-	snap, err := e.Cut(ctx, actions)
+	snap, err := explore.Cut(ctx, e, actions)
 	if err != nil {
 		return nil, api.ExploreFrame{}, err
 	}

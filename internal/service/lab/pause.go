@@ -86,7 +86,7 @@ func pausePlan(ctx context.Context, e *explore.Explorer) ([]explore.Action, erro
 	// take appends the first enabled action that ok accepts, and reports
 	// whether there was one.
 	take := func(ok func(explore.Action) bool) (bool, error) {
-		snap, err := e.Cut(ctx, plan)
+		snap, err := explore.Cut(ctx, e, plan)
 		if err != nil {
 			return false, err
 		}
