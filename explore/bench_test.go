@@ -46,18 +46,18 @@ func benchAll(b *testing.B, fixed bool) {
 			for range b.N {
 				var schedules int
 				start := time.Now()
-				targets := []*explore.Target{}
+				tgs := []*explore.Target{}
 				for _, n := range explore.Recipes() {
 					tg, err := explore.Recipe(n, fixed)
 					if err != nil {
 						b.Fatal(err)
 					}
-					targets = append(targets, tg)
+					tgs = append(tgs, tg)
 				}
 				if fixed {
-					targets = append(targets, explore.Watchdog(false))
+					tgs = append(tgs, explore.Watchdog(false))
 				}
-				for _, tg := range targets {
+				for _, tg := range tgs {
 					mm := m
 					if tg.Name == "watchdog" {
 						mm.FaultKinds = []string{explore.FaultPauseShort, explore.FaultCrash}

@@ -712,7 +712,7 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	}
 	w.owned = append(w.owned, Violation{Property: Ownership, Step: w.stepNo, Message: fmt.Sprintf(
 		"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
-		fmtMS(w.now.Milliseconds()), l.c.name, o.where(-1), replyText(v), l.c.name, why)})
+		FmtMS(w.now.Milliseconds()), l.c.name, o.where(-1), replyText(v), l.c.name, why)})
 }
 
 func replyText(v any) string {
@@ -865,7 +865,7 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 			kept[k] = d
 		}
 	}
-	m := e.model
+	m := e.Model()
 	var waiter *client
 	var o *op
 	for i, c := range waiters {
@@ -923,7 +923,7 @@ func (r *recipe) liveness(ctx context.Context, e *Explorer, w *world) ([]Violati
 // client that crashed (its crash is why nothing cleaned it up), or else
 // the last write to it.
 func (r *recipe) blame(e *Explorer, key string, log []cmdRecord, crashed map[string]bool) string {
-	short := e.target.short(key)
+	short := e.Target().short(key)
 	var last, byCrashed *cmdRecord
 	var lastArgs, crashedArgs []string
 	for i := range log {

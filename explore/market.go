@@ -163,11 +163,11 @@ func marketViolations(ctx context.Context, e *Explorer, w *world) ([]Violation, 
 			out,
 			Violation{
 				Property: Resource,
-				Message:  "audit: " + e.target.short(strings.Join(rep.Details, "; ")),
+				Message:  "audit: " + e.Target().short(strings.Join(rep.Details, "; ")),
 			},
 		)
 	} else if rep.Total() > 0 {
-		out[0].Message += "; audit: " + e.target.short(strings.Join(rep.Details, "; "))
+		out[0].Message += "; audit: " + e.Target().short(strings.Join(rep.Details, "; "))
 	}
 	return out, nil
 }

@@ -266,7 +266,7 @@ func writeFound(b *bytes.Buffer, f *Counterexample, verbose bool) error {
 			if s.Action.Kind == Run {
 				text = s.Action.Client + ": " + text
 			}
-			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, fmtMS(s.ClockMS), text, mark)
+			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, FmtMS(s.ClockMS), text, mark)
 		}
 	}
 	if f.Replay.Events == nil {

@@ -892,7 +892,7 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *schedule, check bool
 	return nil
 }
 
-func fmtMS(ms int64) string {
+func FmtMS(ms int64) string {
 	if ms%1000 == 0 {
 		return fmt.Sprintf("t=%ds", ms/1000)
 	}
@@ -900,4 +900,3 @@ func fmtMS(ms int64) string {
 }
 
 // FmtMS formats a virtual time.
-func FmtMS(ms int64) string { return fmtMS(ms) }

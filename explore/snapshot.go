@@ -96,14 +96,14 @@ func Cut(ctx context.Context, e *Explorer, actions []Action) (*Snapshot, error) 
 			until = end.Milliseconds()
 		}
 		key := c.hold.key
-		if key == "" && e.target.lockKeys != nil {
-			if ks := e.target.lockKeys(e.ns); len(ks) > 0 {
+		if key == "" && e.Target().lockKeys != nil {
+			if ks := e.Target().lockKeys(e.ns); len(ks) > 0 {
 				key = ks[0]
 			}
 		}
 		snap.Holders = append(
 			snap.Holders,
-			Holder{Client: c.name, Key: e.target.short(key), Write: c.hold.write, UntilMS: until},
+			Holder{Client: c.name, Key: e.Target().short(key), Write: c.hold.write, UntilMS: until},
 		)
 	}
 	w.mu.Unlock()
@@ -127,7 +127,7 @@ func FindFrom(ctx context.Context, e *Explorer, prefix []Action, o Options) (*Re
 	}
 	check := o.Check
 	if check == nil {
-		check = e.target.Checks
+		check = e.Target().Checks
 	}
 	o.Check = slices.DeleteFunc(slices.Clone(check), func(p string) bool {
 		return slices.ContainsFunc(

@@ -418,7 +418,7 @@ func (t *Target) critical(ctx context.Context, c *client, h held, write bool) er
 		return nil
 	}
 	if t.fenced {
-		l := h.(*mutexHeld).l
+		l := h.(interface{ lock() *locking.Lock }).lock()
 		// Lock.Held's check, pipelined with the read: the write commits
 		// only while the lock key still holds this hold's token.
 		err := rdb.Watch(ctx, func(tx *redis.Tx) error {
@@ -632,6 +632,7 @@ func (h *mutexHeld) release(ctx context.Context) error { return h.l.Release(ctx)
 func (h *mutexHeld) extend(ctx context.Context) error  { return h.l.Extend(ctx, h.ttl) }
 func (h *mutexHeld) end() time.Duration                { return h.clk.c.w.since(h.l.Expires()) }
 func (h *mutexHeld) extender() locking.Extender        { return h.l }
+func (h *mutexHeld) lock() *locking.Lock               { return h.l }
 
 // rwLocker adapts locking.RWMutex; ttl is dilated, as for mutexLocker.
 type rwLocker struct {

@@ -140,7 +140,7 @@ func narrate(e *Explorer, s *schedule) *narrator {
 		for j, args := range r.args {
 			args = virtualArgs(e.factor, args)
 			cv := cmdView{client: r.client, args: args, value: r.values[j], err: r.errs[j]}
-			cv.lock, cv.isLock = rediscmd.ReadLock(args, cv.value, cv.err, e.target.isLock)
+			cv.lock, cv.isLock = rediscmd.ReadLock(args, cv.value, cv.err, e.Target().isLock)
 			n.nameTokens(cv)
 			n.byStep[r.step] = append(n.byStep[r.step], cv)
 		}
@@ -162,7 +162,7 @@ func (n *narrator) nameTokens(cv cmdView) {
 		tok = cv.lock.Token
 	case rediscmd.Name(cv.args) == "eval" || rediscmd.Name(cv.args) == "evalsha":
 		if keys, argv, ok := rediscmd.ScriptArgs(cv.args); ok && len(keys) > 0 && len(argv) > 0 &&
-			n.e.target.isLock(keys[0]) && strings.Contains(scriptName(cv.args), "acquire") {
+			n.e.Target().isLock(keys[0]) && strings.Contains(scriptName(cv.args), "acquire") {
 			tok = argv[0]
 		}
 	}
@@ -196,7 +196,7 @@ func (n *narrator) name(s string) string {
 	return s
 }
 
-func (n *narrator) short(k string) string { return n.e.target.short(k) }
+func (n *narrator) short(k string) string { return n.e.Target().short(k) }
 
 func at(ms int64) string { return output.Thousands(ms) + " ms" }
 
@@ -216,7 +216,7 @@ func (n *narrator) say(i int, st Step) StepNote {
 		case "forever":
 			text += " for good: alive but silent"
 		default:
-			if d, ok := n.e.model.pauseLength(a.Length); ok && d >= 0 {
+			if d, ok := n.e.Model().pauseLength(a.Length); ok && d >= 0 {
 				text += fmt.Sprintf(
 					" until %s (a stop-the-world GC, a stalled VM)",
 					at((time.Duration(st.ClockMS)*time.Millisecond + d).Milliseconds()),
@@ -478,7 +478,7 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 		return n.sayScript(i, who, cv), false
 	}
 	keys, write := rediscmd.Keys(cv.args)
-	if len(keys) > 0 && n.e.target.isLock(keys[0]) {
+	if len(keys) > 0 && n.e.Target().isLock(keys[0]) {
 		if write {
 			return fmt.Sprintf(
 				"%s sent %s: %s", who, rediscmd.Show(cv.args, n.short), n.name(cv.value),
@@ -548,7 +548,7 @@ func (n *narrator) sayScript(i int, who string, cv cmdView) string {
 	sn := scriptName(cv.args)
 	keys, argv, _ := rediscmd.ScriptArgs(cv.args)
 	ok := cv.value == "1"
-	onLock := len(keys) > 0 && n.e.target.isLock(keys[0])
+	onLock := len(keys) > 0 && n.e.Target().isLock(keys[0])
 	switch {
 	case onLock && strings.Contains(sn, "acquire") && ok:
 		n.owner[keys[0]] = who
@@ -613,7 +613,7 @@ func (n *narrator) views() []ClientView {
 		v := ClientView{
 			Client:       c.name,
 			LeaseUntilMS: -1,
-			LeaseMS:      n.e.model.leaseOf(i).Milliseconds(),
+			LeaseMS:      n.e.Model().leaseOf(i).Milliseconds(),
 			Read:         n.read[c.name],
 			Wrote:        n.wrote[c.name],
 		}

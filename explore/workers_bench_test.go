@@ -29,7 +29,7 @@ func BenchmarkWorkers(b *testing.B) {
 	watchdog.FaultKinds = []string{explore.FaultPauseShort, explore.FaultCrash}
 	fine := explore.DefaultModel()
 	fine.Clients = 2
-	targets := []struct {
+	tgs := []struct {
 		name string
 		make func() (*explore.Target, error)
 		m    explore.Model
@@ -45,7 +45,7 @@ func BenchmarkWorkers(b *testing.B) {
 			fine,
 		},
 	}
-	for _, tc := range targets {
+	for _, tc := range tgs {
 		for _, workers := range []int{1, 2, 4} {
 			b.Run(fmt.Sprintf("%s/workers=%d", tc.name, workers), func(b *testing.B) {
 				for range b.N {
