@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -86,10 +87,13 @@ func dumpGoroutines() map[uint64]goroutineState {
 
 // explorerWaits are the functions in which a client's goroutine waits
 // for the scheduler.
-var explorerWaits = []string{
-	"github.com/lockmarket/lockmarket/explore.(*world).gate",
-	"github.com/lockmarket/lockmarket/explore.clock.Sleep",
-	"github.com/lockmarket/lockmarket/explore.clock.awaitStart",
+// Their names are read from the functions themselves, so that they
+// follow any move or rename.
+var explorerWaits = []string{funcName((*world).gate), funcName(clock.Sleep), funcName(clock.awaitStart)}
+
+// funcName is the name of function f as a goroutine's stack shows it.
+func funcName(f any) string {
+	return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
 }
 
 // blockedStates are the states of a goroutine that waits for something

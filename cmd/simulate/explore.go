@@ -222,15 +222,15 @@ func defineExploreSearchFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 // Lua scripts' files, the manifest of -recipe-dir, the flags that go with
 // one target only.
 func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
-	targets := 0
+	given := 0
 	if o.recipe != "" {
-		targets++
+		given++
 		if !slices.Contains(explore.Recipes(), o.recipe) {
 			return f.Bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes(), ", "))
 		}
 	}
 	if o.strategy != "" {
-		targets++
+		given++
 		if _, err := market.ParseStrategy(o.strategy); err != nil {
 			return f.Bad("-strategy %q: want one of watch, coarse, fine, lua", o.strategy)
 		}
@@ -239,12 +239,12 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	if err != nil {
 		return err
 	}
-	for _, given := range []bool{o.watchdog, o.redlock, lua, o.dir != ""} {
-		if given {
-			targets++
+	for _, set := range []bool{o.watchdog, o.redlock, lua, o.dir != ""} {
+		if set {
+			given++
 		}
 	}
-	if targets != 1 {
+	if given != 1 {
 		return f.Bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
 	}
 	if o.dir != "" {
