@@ -5,18 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // benchModels are the models the benchmarks search: "lean" allows the two
 // faults the recipes' failures need (a pause past the lease, a crash),
 // "full" every fault (short, long and endless pauses, a crash).
-func benchModels() map[string]explore.Model {
-	full := explore.DefaultModel()
-	lean := explore.DefaultModel()
-	lean.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
-	return map[string]explore.Model{"lean": lean, "full": full}
+func benchModels() map[string]sched.Model {
+	full := sched.DefaultModel()
+	lean := sched.DefaultModel()
+	lean.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
+	return map[string]sched.Model{"lean": lean, "full": full}
 }
 
 // BenchmarkFlawed finds a violation of the property each flawed gallery
@@ -46,27 +47,27 @@ func benchAll(b *testing.B, fixed bool) {
 			for range b.N {
 				var schedules int
 				start := time.Now()
-				tgs := []*explore.Target{}
-				for _, n := range explore.Recipes() {
-					tg, err := explore.Recipe(n, fixed)
+				tgs := []*sched.Target{}
+				for _, n := range targets.Recipes() {
+					tg, err := targets.Recipe(n, fixed)
 					if err != nil {
 						b.Fatal(err)
 					}
 					tgs = append(tgs, tg)
 				}
 				if fixed {
-					tgs = append(tgs, explore.Watchdog(false))
+					tgs = append(tgs, targets.Watchdog(false))
 				}
 				for _, tg := range tgs {
 					mm := m
 					if tg.Name == "watchdog" {
-						mm.FaultKinds = []string{explore.FaultPauseShort, explore.FaultCrash}
+						mm.FaultKinds = []string{sched.FaultPauseShort, sched.FaultCrash}
 					}
-					e, err := explore.New(ctx, srv.Client, tg, mm)
+					e, err := sched.New(ctx, srv.Client, tg, mm)
 					if err != nil {
 						b.Fatal(err)
 					}
-					o := explore.Options{Workers: benchWorkers}
+					o := sched.Options{Workers: benchWorkers}
 					if !fixed {
 						o.Stop = []string{tg.Property}
 					}

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -16,10 +17,10 @@ import (
 // stay in flight past its lease (the default, unbounded delays).
 func TestMaxDelay(t *testing.T) {
 	b := redistest.Real(t)
-	m := explore.DefaultModel()
-	m.FaultKinds = []string{explore.FaultPauseShort, explore.FaultCrash}
+	m := sched.DefaultModel()
+	m.FaultKinds = []string{sched.FaultPauseShort, sched.FaultCrash}
 	m.MaxDelay = time.Second
-	res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{})
+	res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
 		t.Errorf(
 			"watchdog, delays within 1s: broken %v, exhaustive %v, %d schedules; want nothing "+
@@ -31,7 +32,7 @@ func TestMaxDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back explore.Result
+	var back sched.Result
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +43,8 @@ func TestMaxDelay(t *testing.T) {
 		return // 3,000 schedules to the violation: the full run without -race has them
 	}
 	m.MaxDelay = 0
-	_, broken = search(t, b.Client, explore.Watchdog(false), m, explore.Options{StopAtFirst: true})
-	if !slices.Equal(broken, []string{explore.Resource}) {
+	_, broken = search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
+	if !slices.Equal(broken, []string{sched.Resource}) {
 		t.Errorf(
 			"watchdog, delays unbounded: broken %v, want resource (a write in flight past the "+
 				"lease)",

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // releaseScript deletes the lock only while it holds the caller's token.
@@ -25,10 +24,10 @@ func lockTarget(
 	acquire func(
 		ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration,
 	) (bool, error),
-) *explore.Target {
-	return &explore.Target{
+) *sched.Target {
+	return &sched.Target{
 		Name: name,
-		Client: func(ctx context.Context, c *explore.Client) error {
+		Client: func(ctx context.Context, c *sched.Client) error {
 			rdb, key, token := c.Redis(), c.Key("lock:job"), "token-"+c.Name()
 			ok, err := acquire(ctx, rdb, key, token, c.Lease())
 			if err != nil || !ok {
@@ -75,10 +74,10 @@ func ExampleCheck() {
 
 	// The bounds: the default model (two clients, one critical section
 	// each), where the one fault is a crash of a client.
-	m := explore.DefaultModel()
-	m.FaultKinds = []string{explore.FaultCrash}
-	for _, t := range []*explore.Target{getThenSet, setNX} {
-		res, err := explore.Check(ctx, rdb, t, explore.Options{Model: &m})
+	m := sched.DefaultModel()
+	m.FaultKinds = []string{sched.FaultCrash}
+	for _, t := range []*sched.Target{getThenSet, setNX} {
+		res, err := sched.Check(ctx, rdb, t, sched.Options{Model: &m})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -8,20 +8,21 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // search explores t under m with opts and returns the properties broken.
 func search(
-	t *testing.T, rdb *redis.Client, tg *explore.Target, m explore.Model, o explore.Options,
-) (*explore.Result, []string) {
+	t *testing.T, rdb *redis.Client, tg *sched.Target, m sched.Model, o sched.Options,
+) (*sched.Result, []string) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := explore.New(ctx, rdb, tg, m)
+	e, err := sched.New(ctx, rdb, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +44,9 @@ func search(
 
 // lean is the default model with fewer fault kinds: a pause past the
 // lease and a crash, the two every recipe's failure needs.
-func lean() explore.Model {
-	m := explore.DefaultModel()
-	m.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
+func lean() sched.Model {
+	m := sched.DefaultModel()
+	m.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
 	return m
 }
 
@@ -54,16 +55,16 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 	b := redistest.Real(t)
 	for _, n := range []string{"1", "2", "3", "6", "11"} {
 		t.Run(n, func(t *testing.T) {
-			tg, err := explore.Recipe(n, true)
+			tg, err := targets.Recipe(n, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			m := lean()
 			if race.Enabled {
 				// the full run without -race has the pause too
-				m.FaultKinds = []string{explore.FaultCrash}
+				m.FaultKinds = []string{sched.FaultCrash}
 			}
-			res, broken := search(t, b.Client, tg, m, explore.Options{})
+			res, broken := search(t, b.Client, tg, m, sched.Options{})
 			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
 				t.Errorf(
 					"recipe %s fixed: broken %v, exhaustive %v, %d schedules; want nothing "+
@@ -80,16 +81,16 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 // hold.
 func TestTokenLockWithoutFencing(t *testing.T) {
 	b := redistest.Real(t)
-	tg, _ := explore.Recipe("6", false)
+	tg, _ := targets.Recipe("6", false)
 	m := lean()
-	m.FaultKinds = []string{explore.FaultPauseLong}
-	res, broken := search(t, b.Client, tg, m, explore.Options{})
-	if !slices.Equal(broken, []string{explore.Resource}) || !res.Exhaustive {
+	m.FaultKinds = []string{sched.FaultPauseLong}
+	res, broken := search(t, b.Client, tg, m, sched.Options{})
+	if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
 		t.Fatalf("recipe 6: broken %v (exhaustive %v), want only resource", broken, res.Exhaustive)
 	}
 	m.FaultKinds = nil
 	m.Faults = 0
-	if _, broken := search(t, b.Client, tg, m, explore.Options{}); len(broken) > 0 {
+	if _, broken := search(t, b.Client, tg, m, sched.Options{}); len(broken) > 0 {
 		t.Errorf("recipe 6 without faults: broken %v", broken)
 	}
 }
@@ -100,21 +101,21 @@ func TestWatchdog(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // exhaustive searches: the full run has them
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []string{explore.FaultPauseShort}
+	m.FaultKinds = []string{sched.FaultPauseShort}
 	if race.Enabled {
 		// the full run without -race has the short pause
-		m.FaultKinds = []string{explore.FaultCrash}
+		m.FaultKinds = []string{sched.FaultCrash}
 	}
 	m.Ticks = 2
-	if res, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{}); len(
+	if res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{}); len(
 		broken,
 	) > 0 ||
 		!res.Exhaustive {
 		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}
-	m.FaultKinds = []string{explore.FaultPauseLong}
-	_, broken := search(t, b.Client, explore.Watchdog(false), m, explore.Options{StopAtFirst: true})
-	if !slices.Equal(broken, []string{explore.Resource}) {
+	m.FaultKinds = []string{sched.FaultPauseLong}
+	_, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
+	if !slices.Equal(broken, []string{sched.Resource}) {
 		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
 	}
 }
@@ -125,19 +126,19 @@ func TestWatchdog(t *testing.T) {
 func TestWatchdogFenced(t *testing.T) {
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []string{explore.FaultPauseLong}
+	m.FaultKinds = []string{sched.FaultPauseLong}
 	m.Ticks = 2
-	o := explore.Options{Mode: "pct", Seed: 1, Schedules: 200}
-	if _, broken := search(t, b.Client, explore.Watchdog(false), m, o); !slices.Equal(
+	o := sched.Options{Mode: "pct", Seed: 1, Schedules: 200}
+	if _, broken := search(t, b.Client, targets.Watchdog(false), m, o); !slices.Equal(
 		broken,
-		[]string{explore.Resource},
+		[]string{sched.Resource},
 	) {
 		t.Fatalf(
 			"watchdog without fencing: broken %v, want resource (else this search shows nothing)",
 			broken,
 		)
 	}
-	res, broken := search(t, b.Client, explore.Watchdog(true), m, o)
+	res, broken := search(t, b.Client, targets.Watchdog(true), m, o)
 	if len(broken) > 0 || res.Schedules != 200 {
 		t.Errorf(
 			"watchdog fenced: broken %v in %d schedules; want nothing in 200", broken,
@@ -146,16 +147,16 @@ func TestWatchdogFenced(t *testing.T) {
 	}
 }
 
-func readScripts(t *testing.T, dir string, names ...string) []explore.Script {
+func readScripts(t *testing.T, dir string, names ...string) []targets.Script {
 	t.Helper()
-	var out []explore.Script
+	var out []targets.Script
 	for _, n := range names {
 		p := filepath.Join("..", "examples", "recipes", dir, n+".lua")
 		src, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, explore.Script{Name: p, Source: string(src)})
+		out = append(out, targets.Script{Name: p, Source: string(src)})
 	}
 	return out
 }
@@ -169,17 +170,17 @@ func TestLuaExamples(t *testing.T) {
 		{"correct", nil},
 		// Its extension renews another's hold: two holders, and a
 		// success answered to a client whose hold had ended.
-		{"broken", []string{explore.MutualExclusion, explore.Ownership}},
+		{"broken", []string{sched.MutualExclusion, sched.Ownership}},
 		{"correct-rw", nil},
-		{"broken-rw", []string{explore.MutualExclusion}},
+		{"broken-rw", []string{sched.MutualExclusion}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			var r explore.LuaRecipe
+			var r targets.LuaRecipe
 			if filepath.Ext(tc.dir) == "" && len(tc.dir) > 3 && tc.dir[len(tc.dir)-3:] == "-rw" {
 				s := readScripts(
 					t, tc.dir, "read-acquire", "read-release", "write-acquire", "write-release",
 				)
-				r = explore.LuaRecipe{
+				r = targets.LuaRecipe{
 					ReadAcquire:  s[0],
 					ReadRelease:  s[1],
 					WriteAcquire: s[2],
@@ -187,19 +188,19 @@ func TestLuaExamples(t *testing.T) {
 				}
 			} else {
 				s := readScripts(t, tc.dir, "acquire", "release", "extend")
-				r = explore.LuaRecipe{Acquire: s[0], Release: s[1], Extend: s[2]}
+				r = targets.LuaRecipe{Acquire: s[0], Release: s[1], Extend: s[2]}
 			}
-			tg, err := explore.Lua(r)
+			tg, err := targets.Lua(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := explore.Options{}
+			o := sched.Options{}
 			if tc.broken != nil {
 				o.StopAtFirst = true
 			}
 			m := lean()
 			if tg.Clients > 2 {
-				m.FaultKinds = []string{explore.FaultPauseLong} // three clients: keep the test lean
+				m.FaultKinds = []string{sched.FaultPauseLong} // three clients: keep the test lean
 				if (testing.Short() || race.Enabled) && tc.broken == nil {
 					// Every schedule with a pause past the lease is about
 					// 10,000 of them; with a crash, which ends a hold by
@@ -208,7 +209,7 @@ func TestLuaExamples(t *testing.T) {
 						"-short or -race: a crash instead of a pause past the lease; the full " +
 							"run has the pause",
 					)
-					m.FaultKinds = []string{explore.FaultCrash}
+					m.FaultKinds = []string{sched.FaultCrash}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)
@@ -230,23 +231,23 @@ func TestLuaErrors(t *testing.T) {
 		name, acquire string
 		want          error
 	}{
-		{"does not parse", "return redis.call(", explore.ErrBadScript},
-		{"answers outside the convention", "return 'yes'", explore.ErrTarget},
-		{"fails", "return redis.call('NOSUCHCOMMAND')", explore.ErrTarget},
+		{"does not parse", "return redis.call(", targets.ErrBadScript},
+		{"answers outside the convention", "return 'yes'", sched.ErrTarget},
+		{"fails", "return redis.call('NOSUCHCOMMAND')", sched.ErrTarget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := explore.Lua(
-				explore.LuaRecipe{
-					Acquire: explore.Script{Name: "acquire.lua", Source: tc.acquire},
+			tg, err := targets.Lua(
+				targets.LuaRecipe{
+					Acquire: targets.Script{Name: "acquire.lua", Source: tc.acquire},
 					Release: good,
 				},
 			)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := explore.New(ctx, b.Client, tg, explore.DefaultModel())
+			e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
 			if err == nil {
-				_, err = e.Explore(ctx, explore.Options{})
+				_, err = e.Explore(ctx, sched.Options{})
 				e.Close()
 			}
 			if !errors.Is(err, tc.want) {
@@ -254,7 +255,7 @@ func TestLuaErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := explore.Lua(explore.LuaRecipe{Acquire: good}); err == nil {
+	if _, err := targets.Lua(targets.LuaRecipe{Acquire: good}); err == nil {
 		t.Error("a recipe without release was accepted")
 	}
 }
@@ -264,13 +265,13 @@ func TestLuaErrors(t *testing.T) {
 func TestCounterexampleReplays(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	tg, _ := explore.Recipe("1", false)
-	e, err := explore.New(ctx, b.Client, tg, lean())
+	tg, _ := targets.Recipe("1", false)
+	e, err := sched.New(ctx, b.Client, tg, lean())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	res, err := e.Explore(ctx, explore.Options{Stop: []string{explore.MutualExclusion}})
+	res, err := e.Explore(ctx, sched.Options{Stop: []string{sched.MutualExclusion}})
 	if err != nil || len(res.Violations) == 0 {
 		t.Fatalf("recipe 1: %v, %v", err, res)
 	}
@@ -281,7 +282,7 @@ func TestCounterexampleReplays(t *testing.T) {
 			len(f.Steps), f.Steps,
 		)
 	}
-	rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
+	rep, err := sched.Reproduce(ctx, e.Target(), e.Model(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,37 +300,37 @@ func TestCounterexampleReplays(t *testing.T) {
 func TestStepping(t *testing.T) {
 	b := redistest.Mini(t)
 	ctx := context.Background()
-	tg, _ := explore.Recipe("1", false)
-	m := explore.DefaultModel()
+	tg, _ := targets.Recipe("1", false)
+	m := sched.DefaultModel()
 	m.Faults = 0
-	e, err := explore.New(ctx, b.Client, tg, m)
+	e, err := sched.New(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	st, err := explore.Cut(ctx, e, nil)
-	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != explore.Start || st.Complete {
+	st, err := step.Cut(ctx, e, nil)
+	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != sched.Start || st.Complete {
 		t.Fatalf("first state: %v, %+v", err, st)
 	}
-	if _, err := explore.Cut(ctx, e, []explore.Action{{Kind: explore.Crash, Client: "A"}}); !errors.Is(
+	if _, err := step.Cut(ctx, e, []sched.Action{{Kind: sched.Crash, Client: "A"}}); !errors.Is(
 		err,
-		explore.ErrNotEnabled,
+		sched.ErrNotEnabled,
 	) {
 		t.Errorf("a fault outside the model: %v", err)
 	}
 	first := st.Enabled[0]
-	if st, err = explore.Cut(ctx, e, []explore.Action{first}); err != nil || len(st.Steps) != 1 {
+	if st, err = step.Cut(ctx, e, []sched.Action{first}); err != nil || len(st.Steps) != 1 {
 		t.Fatalf("one step: %v, %+v", err, st)
 	}
-	res, err := explore.FindFrom(ctx, e, nil, explore.Options{})
+	res, err := step.FindFrom(ctx, e, nil, sched.Options{})
 	if err != nil || len(res.Violations) == 0 ||
-		res.Violations[0].Property != explore.MutualExclusion {
+		res.Violations[0].Property != sched.MutualExclusion {
 		t.Fatalf("find: %v, %+v", err, res)
 	}
-	if st, err = explore.Cut(ctx, e, res.Violations[0].Actions); err != nil {
+	if st, err = step.Cut(ctx, e, res.Violations[0].Actions); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Violations) == 0 || st.Violations[0].Property != explore.MutualExclusion ||
+	if len(st.Violations) == 0 || st.Violations[0].Property != sched.MutualExclusion ||
 		len(st.Holders) != 2 {
 		t.Errorf("after the counterexample: %+v", st)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -17,22 +17,22 @@ import (
 func TestBackgroundContextIsHeld(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &explore.Target{
+	target := &sched.Target{
 		Name: "sends with context.Background()",
-		Client: func(_ context.Context, c *explore.Client) error {
+		Client: func(_ context.Context, c *sched.Client) error {
 			return c.Redis().Set(context.Background(), c.Key("k"), c.Name(), 0).Err()
 		},
 	}
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.FaultKinds = nil
-	e, err := explore.New(context.Background(), rdb, target, m)
+	e, err := sched.New(context.Background(), rdb, target, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	starts := []explore.Action{
-		{Kind: explore.Start, Client: "A"},
-		{Kind: explore.Start, Client: "B"},
+	starts := []sched.Action{
+		{Kind: sched.Start, Client: "A"},
+		{Kind: sched.Start, Client: "B"},
 	}
 	steps, _, err := e.Replay(context.Background(), starts)
 	if err != nil {
@@ -40,7 +40,7 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 	}
 	var ran []string
 	for _, s := range steps {
-		if s.Action.Kind == explore.Run {
+		if s.Action.Kind == sched.Run {
 			ran = append(ran, s.Action.Client+": "+s.Action.Command)
 		}
 	}
@@ -55,18 +55,18 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 func TestGoStatementIsRefused(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &explore.Target{
+	target := &sched.Target{
 		Name: "sends from a goroutine of its own",
-		Client: func(ctx context.Context, c *explore.Client) error {
+		Client: func(ctx context.Context, c *sched.Client) error {
 			done := make(chan error, 1)
 			go func() { done <- c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err() }()
 			return <-done
 		},
 	}
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.FaultKinds = nil
-	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Model: &m})
-	if !errors.Is(err, explore.ErrOutside) {
+	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m})
+	if !errors.Is(err, sched.ErrOutside) {
 		t.Fatalf("err = %v, want ErrOutside", err)
 	}
 	for _, want := range []string{"client A sent SET k", "Client.Go"} {
@@ -83,12 +83,12 @@ func TestGoStatementIsRefused(t *testing.T) {
 func TestWallClockWait(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	old := explore.WallAfter
-	explore.WallAfter = 200 * time.Millisecond
-	defer func() { explore.WallAfter = old }()
-	target := &explore.Target{
+	old := sched.WallAfter
+	sched.WallAfter = 200 * time.Millisecond
+	defer func() { sched.WallAfter = old }()
+	target := &sched.Target{
 		Name: "sleeps on the wall clock",
-		Client: func(ctx context.Context, c *explore.Client) error {
+		Client: func(ctx context.Context, c *sched.Client) error {
 			if err := c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err(); err != nil {
 				return err
 			}
@@ -101,12 +101,12 @@ func TestWallClockWait(t *testing.T) {
 			return nil
 		},
 	}
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.FaultKinds = nil
-	_, err := explore.Check(
-		context.Background(), rdb, target, explore.Options{Model: &m, Workers: 1},
+	_, err := sched.Check(
+		context.Background(), rdb, target, sched.Options{Model: &m, Workers: 1},
 	)
-	if !errors.Is(err, explore.ErrWallClock) {
+	if !errors.Is(err, sched.ErrWallClock) {
 		t.Fatalf("err = %v, want ErrWallClock", err)
 	}
 	for _, want := range []string{"after its last command, SET k → OK", "time.Sleep " +
@@ -122,30 +122,30 @@ func TestWallClockWait(t *testing.T) {
 func TestModes(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want explore.Mode
+		want sched.Mode
 		err  bool
 	}{
-		{"", explore.Exhaustive, false},
-		{"exhaustive", explore.Exhaustive, false},
-		{"random", explore.Random, false},
-		{"pct", explore.PCT, false},
+		{"", sched.Exhaustive, false},
+		{"exhaustive", sched.Exhaustive, false},
+		{"random", sched.Random, false},
+		{"pct", sched.PCT, false},
 		{"dfs", "", true},
 		{"Random", "", true},
 	} {
-		got, err := explore.ParseMode(tc.in)
+		got, err := sched.ParseMode(tc.in)
 		if got != tc.want || (err != nil) != tc.err ||
-			err != nil && !errors.Is(err, explore.ErrMode) {
+			err != nil && !errors.Is(err, sched.ErrMode) {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q (error %v)", tc.in, got, err, tc.want, tc.err)
 		}
 	}
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &explore.Target{
+	target := &sched.Target{
 		Name:   "idle",
-		Client: func(context.Context, *explore.Client) error { return nil },
+		Client: func(context.Context, *sched.Client) error { return nil },
 	}
-	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Mode: "dfs"})
-	if !errors.Is(err, explore.ErrMode) {
+	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Mode: "dfs"})
+	if !errors.Is(err, sched.ErrMode) {
 		t.Errorf("a search in mode dfs: err = %v, want ErrMode", err)
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -51,7 +52,7 @@ var conventions = []struct {
 			"del.lua": `if redis.call('GET', ` +
 				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
 		},
-		broken: explore.MutualExclusion,
+		broken: sched.MutualExclusion,
 	},
 	{
 		name: "reentrant by client, nil on success, a channel key, renewed by a watchdog",
@@ -147,7 +148,7 @@ return #KEYS`,
 				`KEYS[1], ARGV[2]) end
 return redis.status_reply('OK')`,
 		},
-		broken: explore.Ownership,
+		broken: sched.Ownership,
 	},
 	{
 		name: "a plain DEL release, with three clients",
@@ -155,7 +156,7 @@ return redis.status_reply('OK')`,
 			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
 			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`,
-		broken: explore.MutualExclusion,
+		broken: sched.MutualExclusion,
 	},
 }
 
@@ -164,27 +165,27 @@ func TestManifestConventions(t *testing.T) {
 	b := redistest.Real(t)
 	for _, tc := range conventions {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := explore.LoadRecipe(writeRecipe(t, tc.manifest, tc.files))
+			tg, err := targets.LoadRecipe(writeRecipe(t, tc.manifest, tc.files))
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := explore.DefaultModel()
-			m.FaultKinds = []string{explore.FaultPauseLong}
+			m := sched.DefaultModel()
+			m.FaultKinds = []string{sched.FaultPauseLong}
 			if race.Enabled && tc.broken == "" {
 				// the full run without -race has the pause
-				m.FaultKinds = []string{explore.FaultCrash}
+				m.FaultKinds = []string{sched.FaultCrash}
 			}
 			if tc.renew > 0 {
 				// The watchdog's goroutine multiplies the orders: no
 				// faults, two advances of the clock (two renewals).
 				m.RenewEvery, m.FaultKinds, m.Faults, m.Ticks = tc.renew, nil, 0, 2
 			}
-			o := explore.Options{Workers: 2}
+			o := sched.Options{Workers: 2}
 			if tc.broken != "" {
-				o = explore.Options{Stop: []string{tc.broken}}
-				if tc.broken == explore.MutualExclusion {
+				o = sched.Options{Stop: []string{tc.broken}}
+				if tc.broken == sched.MutualExclusion {
 					m.Clients = 3
-					m.FaultKinds = []string{explore.FaultPauseLong}
+					m.FaultKinds = []string{sched.FaultPauseLong}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -19,7 +20,7 @@ import (
 func writeRecipe(t *testing.T, manifest string, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, explore.ManifestFile)
+	path := filepath.Join(dir, targets.ManifestFile)
 	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +173,14 @@ func TestManifestErrors(t *testing.T) {
 			if files == nil {
 				files = map[string]string{"acquire.lua": "return 1"}
 			}
-			_, err := explore.LoadRecipe(writeRecipe(t, tc.manifest, files))
-			if !errors.Is(err, explore.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) ||
+			_, err := targets.LoadRecipe(writeRecipe(t, tc.manifest, files))
+			if !errors.Is(err, targets.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) ||
 				strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v; want ErrManifest, one line beginning %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := explore.LoadRecipe(t.TempDir()); !errors.Is(err, explore.ErrManifest) ||
+	if _, err := targets.LoadRecipe(t.TempDir()); !errors.Is(err, targets.ErrManifest) ||
 		!strings.Contains(err.Error(), "no recipe.json") {
 		t.Errorf("a directory without a manifest: %v", err)
 	}
@@ -189,19 +190,19 @@ func TestManifestErrors(t *testing.T) {
 // that is no data command Redis has is refused when it loads, naming the
 // field.
 func TestManifestExample(t *testing.T) {
-	tg, err := explore.LoadRecipe(writeRecipe(t, issueExample, exampleScripts))
+	tg, err := targets.LoadRecipe(writeRecipe(t, issueExample, exampleScripts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, explore.Ownership) {
+	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, sched.Ownership) {
 		t.Errorf("target %q, %d clients, checks %v", tg.Name, tg.Clients, tg.Checks)
 	}
 	b := redistest.Real(t)
 	ctx := context.Background()
 	bad := strings.Replace(issueExample, `["DEL", "${lock}"]`, `["DELETE", "${lock}"]`, 1)
-	if _, err = explore.LoadRecipe(writeRecipe(t, bad, exampleScripts)); !errors.Is(
+	if _, err = targets.LoadRecipe(writeRecipe(t, bad, exampleScripts)); !errors.Is(
 		err,
-		explore.ErrManifest,
+		targets.ErrManifest,
 	) ||
 		!strings.Contains(
 			err.Error(),
@@ -213,15 +214,15 @@ func TestManifestExample(t *testing.T) {
 		"acquire.lua": "return redis.call(",
 		"extend.lua":  exampleScripts["extend.lua"],
 	}
-	tg, err = explore.LoadRecipe(writeRecipe(t, issueExample, scripts))
+	tg, err = targets.LoadRecipe(writeRecipe(t, issueExample, scripts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := explore.New(ctx, b.Client, tg, explore.DefaultModel()); !errors.Is(
+	if _, err := sched.New(ctx, b.Client, tg, sched.DefaultModel()); !errors.Is(
 		err,
-		explore.ErrManifest,
+		targets.ErrManifest,
 	) ||
-		!errors.Is(err, explore.ErrBadScript) ||
+		!errors.Is(err, targets.ErrBadScript) ||
 		!strings.HasPrefix(err.Error(), "recipe.json: ops.acquire.script:") {
 		t.Errorf("a script that does not parse: %v", err)
 	}
@@ -241,15 +242,15 @@ var recipeCases = []struct {
 	ttls     []time.Duration
 	faults   []string
 }{
-	{"check-then-delete", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
-	{"check-then-delete", explore.MutualExclusion, 3, nil, []string{explore.FaultPauseLong}},
-	{"setnx-then-expire", explore.Liveness, 2, nil, []string{explore.FaultCrash}},
-	{"reentrant-release", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
-	{"rw-leases", explore.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
-		[]string{explore.FaultPauseShort}},
-	{"unlock-reports", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
-	{"rw-counter", explore.Liveness, 2, nil, []string{explore.FaultCrash}},
-	{"holder-id", explore.Ownership, 2, nil, []string{explore.FaultPauseLong}},
+	{"check-then-delete", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
+	{"check-then-delete", sched.MutualExclusion, 3, nil, []string{sched.FaultPauseLong}},
+	{"setnx-then-expire", sched.Liveness, 2, nil, []string{sched.FaultCrash}},
+	{"reentrant-release", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
+	{"rw-leases", sched.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
+		[]string{sched.FaultPauseShort}},
+	{"unlock-reports", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
+	{"rw-counter", sched.Liveness, 2, nil, []string{sched.FaultCrash}},
+	{"holder-id", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
 }
 
 // TestRecipeExamplesBroken: each broken example breaks its property, with
@@ -259,28 +260,28 @@ func TestRecipeExamplesBroken(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range recipeCases {
 		t.Run(tc.class+"/"+tc.property, func(t *testing.T) {
-			tg, err := explore.LoadRecipe(recipeDir(tc.class, "broken"))
+			tg, err := targets.LoadRecipe(recipeDir(tc.class, "broken"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := explore.DefaultModel()
+			m := sched.DefaultModel()
 			m.Clients, m.TTLs, m.FaultKinds = tc.clients, tc.ttls, tc.faults
 			if len(tc.ttls) > 0 {
 				m.TTL = slices.Max(tc.ttls)
 				m.Ticks = 1 // the bounds of TestRecipeLeasesAlike
 			}
-			e, err := explore.New(ctx, b.Client, tg, m)
+			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			res, err := e.Explore(ctx, explore.Options{Stop: []string{tc.property}})
+			res, err := e.Explore(ctx, sched.Options{Stop: []string{tc.property}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			i := slices.IndexFunc(
 				res.Violations,
-				func(f explore.Counterexample) bool { return f.Property == tc.property },
+				func(f sched.Counterexample) bool { return f.Property == tc.property },
 			)
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
@@ -290,7 +291,7 @@ func TestRecipeExamplesBroken(t *testing.T) {
 				"%d schedules; %s in %d steps: %s", res.Schedules, f.Property, len(f.Steps),
 				f.Message,
 			)
-			rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
+			rep, err := sched.Reproduce(ctx, e.Target(), e.Model(), f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,34 +314,34 @@ func TestRecipeExamplesMessages(t *testing.T) {
 		faults          []string
 		want            []string
 	}{
-		{"setnx-then-expire", explore.Liveness, 2, []string{explore.FaultCrash},
+		{"setnx-then-expire", sched.Liveness, 2, []string{sched.FaultCrash},
 			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A " +
 				"crashed", "B gave up"}},
-		{"rw-counter", explore.Liveness, 2, []string{explore.FaultCrash},
+		{"rw-counter", sched.Liveness, 2, []string{sched.FaultCrash},
 			[]string{"lock:L:readers has no expiry: A's ops.read_acquire " +
 				"(read-acquire.lua)", "and A crashed",
 				"its write_acquire is still refused"}},
-		{"unlock-reports", explore.Ownership, 2, []string{explore.FaultPauseLong},
+		{"unlock-reports", sched.Ownership, 2, []string{sched.FaultPauseLong},
 			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out " +
 				"(lock:L expired)"}},
 	} {
 		t.Run(tc.class, func(t *testing.T) {
-			tg, err := explore.LoadRecipe(recipeDir(tc.class, "broken"))
+			tg, err := targets.LoadRecipe(recipeDir(tc.class, "broken"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := explore.DefaultModel()
+			m := sched.DefaultModel()
 			m.Clients, m.FaultKinds = tc.clients, tc.faults
-			_, broken := search(t, b.Client, tg, m, explore.Options{NoShrink: true})
+			_, broken := search(t, b.Client, tg, m, sched.Options{NoShrink: true})
 			if !slices.Contains(broken, tc.property) {
 				t.Fatalf("broken %v, want %s", broken, tc.property)
 			}
-			e, err := explore.New(ctx, b.Client, tg, m)
+			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			res, err := e.Explore(ctx, explore.Options{Stop: []string{tc.property}})
+			res, err := e.Explore(ctx, sched.Options{Stop: []string{tc.property}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,7 +354,7 @@ func TestRecipeExamplesMessages(t *testing.T) {
 						t.Errorf("message %q lacks %q", f.Message, w)
 					}
 				}
-				if tc.property == explore.Liveness && strings.Count(f.Message, "crashed") != 1 {
+				if tc.property == sched.Liveness && strings.Count(f.Message, "crashed") != 1 {
 					t.Errorf("message %q: one crash, that of the key's writer", f.Message)
 				}
 			}
@@ -377,25 +378,25 @@ func TestRecipeExamplesFixed(t *testing.T) {
 				if clients == 3 {
 					redistest.SkipShort(t, redistest.NeedServer) // the full run has them
 				}
-				tg, err := explore.LoadRecipe(recipeDir(class, "fixed"))
+				tg, err := targets.LoadRecipe(recipeDir(class, "fixed"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := explore.DefaultModel()
+				m := sched.DefaultModel()
 				m.Clients = clients
-				m.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
+				m.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
 				if class == "rw-leases" {
 					m.TTLs = []time.Duration{10 * time.Second, 3 * time.Second}
-					m.FaultKinds = []string{explore.FaultPauseShort}
+					m.FaultKinds = []string{sched.FaultPauseShort}
 				}
 				if clients == 3 || race.Enabled {
 					// Seconds, not minutes: a crash only. The runs with
 					// every fault are in results/explore/recipes.md (and
 					// the pause past the lease, with two clients, in the
 					// full run without -race).
-					m.FaultKinds = []string{explore.FaultCrash}
+					m.FaultKinds = []string{sched.FaultCrash}
 				}
-				res, broken := search(t, b.Client, tg, m, explore.Options{Workers: 2})
+				res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
 				// holder-id names keys after its tokens and release
 				// calls: their values are the same in every replay.
 				if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 || res.Diverged > 0 {
@@ -416,18 +417,18 @@ func TestRecipeLeasesAlike(t *testing.T) {
 	// an exhaustive search of three clients: the full run has it
 	redistest.SkipShort(t, redistest.NeedServer)
 	b := redistest.Real(t)
-	tg, err := explore.LoadRecipe(recipeDir("rw-leases", "broken"))
+	tg, err := targets.LoadRecipe(recipeDir("rw-leases", "broken"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.Clients = 3
 	if race.Enabled {
 		m.Clients = 2 // three in the full run without -race
 	}
-	m.FaultKinds = []string{explore.FaultPauseShort}
+	m.FaultKinds = []string{sched.FaultPauseShort}
 	m.Ticks = 1 // enough for the different leases to break it (TestRecipeExamplesBroken)
-	res, broken := search(t, b.Client, tg, m, explore.Options{Workers: 2})
+	res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
 	if len(broken) > 0 || !res.Exhaustive {
 		t.Errorf("with one lease for all: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -17,8 +19,8 @@ import (
 // market's invariants.
 func TestStrategyTargets(t *testing.T) {
 	b := redistest.Real(t)
-	m := explore.DefaultModel()
-	m.FaultKinds = []string{explore.FaultPauseLong}
+	m := sched.DefaultModel()
+	m.FaultKinds = []string{sched.FaultPauseLong}
 	// Two buyers on one listing (the seller's third client left out) and
 	// one advance of the clock, the pause's end: enough to break the fine
 	// lock, and a test of seconds.
@@ -33,19 +35,19 @@ func TestStrategyTargets(t *testing.T) {
 		{market.Fine, true, false},
 		{market.Lua, false, false},
 	} {
-		tg, err := explore.Strategy(tc.s, tc.fencing)
+		tg, err := targets.Strategy(tc.s, tc.fencing)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Run(tg.Name, func(t *testing.T) {
-			res, broken := search(t, b.Client, tg, m, explore.Options{Workers: 2})
-			if tc.s == market.Fine && !slices.Contains(res.Checked, explore.MutualExclusion) {
+			res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
+			if tc.s == market.Fine && !slices.Contains(res.Checked, sched.MutualExclusion) {
 				t.Errorf("checked %v: the fine lock's mutual exclusion is not checked", res.Checked)
 			}
 			if tc.broken {
 				// Every schedule searched: the lock keeps mutual exclusion,
 				// the resource breaks all the same (no fencing).
-				if !slices.Equal(broken, []string{explore.Resource}) || !res.Exhaustive {
+				if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
 					t.Fatalf(
 						"broken %v (exhaustive %v), want resource alone", broken, res.Exhaustive,
 					)
@@ -64,7 +66,7 @@ func TestStrategyTargets(t *testing.T) {
 }
 
 func TestStrategyUnknown(t *testing.T) {
-	if _, err := explore.Strategy("nope", false); err == nil {
+	if _, err := targets.Strategy("nope", false); err == nil {
 		t.Error("Strategy(nope): no error")
 	}
 }
@@ -75,26 +77,26 @@ func TestStrategyUnknown(t *testing.T) {
 func TestPipelineReplies(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	tg, err := explore.Strategy(market.Fine, false)
+	tg, err := targets.Strategy(market.Fine, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.Clients = 2
-	e, err := explore.New(ctx, b.Client, tg, m)
+	e, err := sched.New(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	var actions []explore.Action
+	var actions []sched.Action
 	for range 2 { // A starts, then sends its first pipeline
-		snap, err := explore.Cut(ctx, e, actions)
+		snap, err := step.Cut(ctx, e, actions)
 		if err != nil {
 			t.Fatal(err)
 		}
 		actions = append(actions, snap.Enabled[0])
 	}
-	snap, err := explore.Cut(ctx, e, actions)
+	snap, err := step.Cut(ctx, e, actions)
 	if err != nil {
 		t.Fatal(err)
 	}

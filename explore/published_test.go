@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -30,60 +31,60 @@ var publishedCases = []struct {
 	// not exhaustively
 	random int
 }{
-	{dir: "redsync", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "redislock-bsm", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "node-redlock", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "python-redis-lock", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "redis-py", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "pottery", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "laravel", clients: 2, faults: []string{explore.FaultCrash}},
-	{dir: "symfony", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "spring-registry-6", clients: 2, faults: []string{explore.FaultPauseLong}},
-	{dir: "redisson-lock", clients: 2, faults: []string{explore.FaultPauseShort}},
+	{dir: "redsync", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "redislock-bsm", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "node-redlock", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "python-redis-lock", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "redis-py", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "pottery", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "laravel", clients: 2, faults: []string{sched.FaultCrash}},
+	{dir: "symfony", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "spring-registry-6", clients: 2, faults: []string{sched.FaultPauseLong}},
+	{dir: "redisson-lock", clients: 2, faults: []string{sched.FaultPauseShort}},
 	// Its exhaustive search takes minutes: 200 random schedules here (they
 	// find the bug of redisson-rwlock-2019), the exhaustive run in the README.
-	{dir: "redisson-rwlock", clients: 3, faults: []string{explore.FaultPauseShort},
+	{dir: "redisson-rwlock", clients: 3, faults: []string{sched.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
-		}, checks: []string{explore.MutualExclusion}, random: 200},
+		}, checks: []string{sched.MutualExclusion}, random: 200},
 
 	{
 		dir:     "redisson-lock-2016",
-		want:    explore.Ownership,
+		want:    sched.Ownership,
 		clients: 2,
-		faults:  []string{explore.FaultPauseLong},
+		faults:  []string{sched.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock",
-		want:    explore.Ownership,
+		want:    sched.Ownership,
 		clients: 2,
-		faults:  []string{explore.FaultPauseLong},
+		faults:  []string{sched.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock-2019",
-		want:    explore.MutualExclusion,
+		want:    sched.MutualExclusion,
 		clients: 3,
-		faults:  []string{explore.FaultPauseShort},
+		faults:  []string{sched.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
 		},
-		checks: []string{explore.MutualExclusion},
+		checks: []string{sched.MutualExclusion},
 	},
-	{dir: "laravel-5.5", want: explore.Liveness, clients: 2, faults: []string{explore.FaultCrash}},
+	{dir: "laravel-5.5", want: sched.Liveness, clients: 2, faults: []string{sched.FaultCrash}},
 	{
 		dir:     "laravel-5.5",
-		want:    explore.MutualExclusion,
+		want:    sched.MutualExclusion,
 		clients: 3,
-		faults:  []string{explore.FaultPauseLong},
-		checks:  []string{explore.MutualExclusion},
+		faults:  []string{sched.FaultPauseLong},
+		checks:  []string{sched.MutualExclusion},
 	},
 	{
 		dir:     "spring-registry-5",
-		want:    explore.Ownership,
+		want:    sched.Ownership,
 		clients: 2,
-		faults:  []string{explore.FaultPauseLong},
+		faults:  []string{sched.FaultPauseLong},
 	},
 }
 
@@ -99,14 +100,14 @@ func TestPublishedRecipes(t *testing.T) {
 			name = tc.dir + "/" + tc.want
 		}
 		t.Run(name, func(t *testing.T) {
-			tg, err := explore.LoadRecipe(filepath.Join("testdata", "published", tc.dir))
+			tg, err := targets.LoadRecipe(filepath.Join("testdata", "published", tc.dir))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.checks != nil {
 				tg.Checks = tc.checks
 			}
-			m := explore.DefaultModel()
+			m := sched.DefaultModel()
 			m.Clients, m.FaultKinds, m.TTLs = tc.clients, tc.faults, tc.ttls
 			m.Ticks, m.Attempts = 1, 1
 			if len(tc.ttls) > 0 {
@@ -116,14 +117,14 @@ func TestPublishedRecipes(t *testing.T) {
 				// Under the race detector, a clean lock is searched with a
 				// crash only; the full run without -race has its faults.
 				m.FaultKinds, m.TTLs, m.TTL = []string{
-					explore.FaultCrash,
-				}, nil, explore.DefaultModel().TTL
+					sched.FaultCrash,
+				}, nil, sched.DefaultModel().TTL
 				tc.random = min(tc.random, 20)
 			}
 			if tc.want == "" && tc.random > 0 {
 				res, broken := search(
 					t, b.Client, tg, m,
-					explore.Options{Mode: "random", Schedules: tc.random, Seed: 1},
+					sched.Options{Mode: "random", Schedules: tc.random, Seed: 1},
 				)
 				if len(broken) > 0 || res.Schedules != tc.random {
 					t.Errorf(
@@ -134,7 +135,7 @@ func TestPublishedRecipes(t *testing.T) {
 				return
 			}
 			if tc.want == "" {
-				res, broken := search(t, b.Client, tg, m, explore.Options{})
+				res, broken := search(t, b.Client, tg, m, sched.Options{})
 				if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
 					t.Errorf(
 						"broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively",
@@ -144,7 +145,7 @@ func TestPublishedRecipes(t *testing.T) {
 				return
 			}
 			_, broken := search(
-				t, b.Client, tg, m, explore.Options{Stop: []string{tc.want}, NoShrink: true},
+				t, b.Client, tg, m, sched.Options{Stop: []string{tc.want}, NoShrink: true},
 			)
 			if !slices.Contains(broken, tc.want) {
 				t.Errorf("broken %v; want %s", broken, tc.want)
@@ -170,18 +171,18 @@ func TestPublishedScriptStep(t *testing.T) {
 }`, map[string]string{"del.lua": `if redis.call('GET', ` +
 		`KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`})
-	tg, err := explore.LoadRecipe(dir)
+	tg, err := targets.LoadRecipe(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := explore.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{explore.FaultCrash}, 1, 1
-	e, err := explore.New(ctx, b.Client, tg, m)
+	m := sched.DefaultModel()
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{sched.FaultCrash}, 1, 1
+	e, err := sched.New(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	res, err := e.Explore(ctx, explore.Options{})
+	res, err := e.Explore(ctx, sched.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,10 +199,10 @@ return 0`})
   "release": {"steps": [{"script": "del.lua", "keys": ["${lock}"]}], "ok": [1]}}}`,
 		map[string]string{"del.lua": "return redis.call("},
 	)
-	if tg, err = explore.LoadRecipe(bad); err != nil {
+	if tg, err = targets.LoadRecipe(bad); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := explore.New(ctx, b.Client, tg, m); !errors.Is(err, explore.ErrManifest) ||
+	if _, err := sched.New(ctx, b.Client, tg, m); !errors.Is(err, targets.ErrManifest) ||
 		!strings.HasPrefix(
 			err.Error(),
 			"recipe.json: ops.release.steps[0].script: del.lua does not load",
@@ -227,17 +228,17 @@ func TestPublishedKeyInside(t *testing.T) {
     ], "ok": [1]}
   }
 }`, nil)
-			tg, err := explore.LoadRecipe(dir)
+			tg, err := targets.LoadRecipe(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := explore.DefaultModel()
-			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{explore.FaultPauseLong}, 1, 1
+			m := sched.DefaultModel()
+			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{sched.FaultPauseLong}, 1, 1
 			_, broken := search(
 				t, b.Client, tg, m,
-				explore.Options{Stop: []string{explore.Ownership}, NoShrink: true},
+				sched.Options{Stop: []string{sched.Ownership}, NoShrink: true},
 			)
-			if !slices.Contains(broken, explore.Ownership) {
+			if !slices.Contains(broken, sched.Ownership) {
 				t.Errorf(
 					"broken %v; want ownership (the check-then-delete of a lease that ran out)",
 					broken,

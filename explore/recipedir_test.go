@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/targets"
 )
 
 // goodManifest is a small working manifest whose acquire is acquire.lua.
@@ -66,13 +66,13 @@ func hostileRecipeDirs(t *testing.T) []struct{ name, dir, want string } {
 		)
 	}
 	bigManifest := t.TempDir()
-	sparse(t, filepath.Join(bigManifest, explore.ManifestFile), 300<<20)
+	sparse(t, filepath.Join(bigManifest, targets.ManifestFile), 300<<20)
 	fifoManifest := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(fifoManifest, explore.ManifestFile), 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(fifoManifest, targets.ManifestFile), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	zeroManifest := t.TempDir()
-	link("/dev/zero")(filepath.Join(zeroManifest, explore.ManifestFile))
+	link("/dev/zero")(filepath.Join(zeroManifest, targets.ManifestFile))
 	// A million steps, each as short as a step can be written: 3 MB.
 	million := writeRecipe(
 		t,
@@ -196,8 +196,8 @@ func hostileRecipeDirs(t *testing.T) []struct{ name, dir, want string } {
 func TestRecipeDirHostile(t *testing.T) {
 	for _, tc := range hostileRecipeDirs(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := explore.LoadRecipe(tc.dir)
-			if !errors.Is(err, explore.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) ||
+			_, err := targets.LoadRecipe(tc.dir)
+			if !errors.Is(err, targets.ErrManifest) || !strings.HasPrefix(err.Error(), tc.want) ||
 				strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v; want ErrManifest, one line beginning %q", err, tc.want)
 			}
@@ -217,7 +217,7 @@ func TestRecipeDirLinkInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []string{dir, via} {
-		if _, err := explore.LoadRecipe(d); err != nil {
+		if _, err := targets.LoadRecipe(d); err != nil {
 			t.Errorf("%s: %v", d, err)
 		}
 	}

@@ -3,18 +3,18 @@ package explore_test
 import (
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/targets"
 )
 
 // TestEveryRecipeHasATarget: each recipe of the catalogue is a target,
 // flawed and fixed, named by its ID; an ID the catalogue lacks is not.
 func TestEveryRecipeHasATarget(t *testing.T) {
-	if len(explore.Recipes()) == 0 {
+	if len(targets.Recipes()) == 0 {
 		t.Fatal("no recipes")
 	}
-	for _, n := range explore.Recipes() {
+	for _, n := range targets.Recipes() {
 		for _, fixed := range []bool{false, true} {
-			tg, err := explore.Recipe(n, fixed)
+			tg, err := targets.Recipe(n, fixed)
 			if err != nil {
 				t.Fatalf("recipe %s (fixed %v): %v", n, fixed, err)
 			}
@@ -24,7 +24,7 @@ func TestEveryRecipeHasATarget(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"7", "", "1 GET then SET"} {
-		if _, err := explore.Recipe(n, false); err == nil {
+		if _, err := targets.Recipe(n, false); err == nil {
 			t.Errorf("recipe %q: no error", n)
 		}
 	}

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
@@ -16,8 +17,8 @@ import (
 // lock per client and no advance of the clock (one makes the search ten
 // times longer and finds nothing more), with faults of the given kinds,
 // one per schedule.
-func redlockModel(faults ...string) explore.Model {
-	m := explore.DefaultModel()
+func redlockModel(faults ...string) sched.Model {
+	m := sched.DefaultModel()
 	m.Attempts, m.Ticks = 1, 0
 	m.FaultKinds = faults
 	if len(faults) == 0 {
@@ -32,11 +33,11 @@ func TestRedlockHolds(t *testing.T) {
 	// an exhaustive search of ~5 s (10 s with -race): the full run has it
 	redistest.SkipShort(t, redistest.NeedServer)
 	b := redistest.Real(t)
-	tg, err := explore.Redlock(3)
+	tg, err := targets.Redlock(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, broken := search(t, b.Client, tg, redlockModel(), explore.Options{})
+	res, broken := search(t, b.Client, tg, redlockModel(), sched.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
 		t.Errorf(
 			"broken %v, exhaustive %v, %d schedules; want nothing broken, exhaustively", broken,
@@ -60,21 +61,21 @@ func TestRedlockNodeFaults(t *testing.T) {
 		kind   string // the fault the counterexample must hold
 		say    string // what its timeline says of the fault
 	}{
-		{"restart", 3, []string{explore.FaultNodeRestart}, 0, explore.Restart, "restarts empty"},
+		{"restart", 3, []string{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
 		{"restart of one of " +
-			"five", 5, []string{explore.FaultNodeRestart}, 0, explore.Restart, "restarts empty"},
-		{"clock jump", 3, []string{explore.FaultClockJump}, 0, explore.Jump, "clock jumps 10s " +
+			"five", 5, []string{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
+		{"clock jump", 3, []string{sched.FaultClockJump}, 0, sched.Jump, "clock jumps 10s " +
 			"forward"},
 		// A jump of less than a lease breaks it once time passes: here a
 		// pause of half a lease, whose end advances the clock, and the
 		// lease on the jumped node runs out at that tick (ticks shorten
 		// the leases on every node).
 		{"short clock jump and a " +
-			"pause", 3, []string{explore.FaultClockJump, explore.FaultPauseShort}, 6 * time.Second,
-			explore.Jump, "clock jumps 6s forward"},
+			"pause", 3, []string{sched.FaultClockJump, sched.FaultPauseShort}, 6 * time.Second,
+			sched.Jump, "clock jumps 6s forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := explore.Redlock(tc.nodes)
+			tg, err := targets.Redlock(tc.nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,30 +83,30 @@ func TestRedlockNodeFaults(t *testing.T) {
 			m.Faults = len(tc.faults)
 			m.Ticks = len(tc.faults) - 1
 			m.Jump = tc.jump
-			e, err := explore.New(ctx, b.Client, tg, m)
+			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			res, err := e.Explore(ctx, explore.Options{Stop: []string{explore.MutualExclusion}})
+			res, err := e.Explore(ctx, sched.Options{Stop: []string{sched.MutualExclusion}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Violations) != 1 || res.Violations[0].Property != explore.MutualExclusion {
+			if len(res.Violations) != 1 || res.Violations[0].Property != sched.MutualExclusion {
 				t.Fatalf("violations %+v, want mutual_exclusion", res.Violations)
 			}
 			f := res.Violations[0]
 			t.Logf("%d schedules; %s (%d steps)", res.Schedules, f.Message, len(f.Steps))
 			for _, s := range f.Steps {
-				t.Logf("  %-8s %-2s %s", explore.FmtMS(s.ClockMS), s.Action.Client, s.Text)
+				t.Logf("  %-8s %-2s %s", sched.FmtMS(s.ClockMS), s.Action.Client, s.Text)
 			}
 			if !slices.ContainsFunc(
 				f.Actions,
-				func(a explore.Action) bool { return a.Kind == tc.kind },
+				func(a sched.Action) bool { return a.Kind == tc.kind },
 			) {
 				t.Errorf("the counterexample has no %s", tc.kind)
 			}
-			rep, err := explore.Reproduce(ctx, e.Target(), e.Model(), f)
+			rep, err := sched.Reproduce(ctx, e.Target(), e.Model(), f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func TestRedlockNodeFaults(t *testing.T) {
 			// The fault in the node's lane, a holder's lease lost, the
 			// finding.
 			found := timeline.Pattern{
-				Client: timeline.Checker, Kind: timeline.Finding, Detail: explore.MutualExclusion,
+				Client: timeline.Checker, Kind: timeline.Finding, Detail: sched.MutualExclusion,
 			}
 			if i := rep.Timeline.Follow(timeline.Pattern{Kind: timeline.Result, Detail: tc.say},
 				timeline.Pattern{Kind: timeline.LeaseExpired}, found); i >= 0 {
@@ -134,25 +135,25 @@ func TestRedlockNodeFaults(t *testing.T) {
 // error, not a fault that never strikes.
 func TestNodeFaultsNeedNodes(t *testing.T) {
 	b := redistest.Mini(t)
-	tg, _ := explore.Recipe("1", true)
-	m := explore.DefaultModel()
-	m.FaultKinds = []string{explore.FaultNodeRestart}
-	if e, err := explore.New(context.Background(), b.Client, tg, m); err == nil {
+	tg, _ := targets.Recipe("1", true)
+	m := sched.DefaultModel()
+	m.FaultKinds = []string{sched.FaultNodeRestart}
+	if e, err := sched.New(context.Background(), b.Client, tg, m); err == nil {
 		e.Close()
 		t.Error("node-restart on recipe 1 fixed: no error")
 	}
-	if _, err := explore.Redlock(0); err == nil {
+	if _, err := targets.Redlock(0); err == nil {
 		t.Error("Redlock(0): no error")
 	}
-	fs, err := explore.ParseFaults("node-restart,clock-jump,crash")
+	fs, err := sched.ParseFaults("node-restart,clock-jump,crash")
 	if err != nil ||
 		!slices.Equal(
 			fs,
-			[]string{explore.FaultNodeRestart, explore.FaultClockJump, explore.FaultCrash},
+			[]string{sched.FaultNodeRestart, sched.FaultClockJump, sched.FaultCrash},
 		) {
 		t.Errorf("ParseFaults: %v, %v", fs, err)
 	}
-	if _, err := explore.ParseFaults("node-crash"); err == nil {
+	if _, err := sched.ParseFaults("node-crash"); err == nil {
 		t.Error("ParseFaults(node-crash): no error")
 	}
 }

@@ -8,20 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/view"
 )
 
 // A result written for a person: what was explored and how far the
 // search went, then what it found. A command adds lines of its own
 // between the two, here the server it ran on.
 func ExampleWriteFindings() {
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.Clients = 2
-	res := &explore.Result{
+	res := &sched.Result{
 		Target:     "my mutex",
 		About:      "SET NX PX, released by a compare-and-delete script",
 		Model:      m.Resolve(),
-		Checked:    []string{explore.MutualExclusion, explore.Liveness},
+		Checked:    []string{sched.MutualExclusion, sched.Liveness},
 		Mode:       "exhaustive",
 		Schedules:  1200,
 		Held:       1180,
@@ -30,11 +31,11 @@ func ExampleWriteFindings() {
 		Exhaustive: true,
 		Elapsed:    3 * time.Second,
 	}
-	if err := explore.WriteSummary(os.Stdout, res); err != nil {
+	if err := view.WriteSummary(os.Stdout, res); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Println("redis: redis-server 7.2.4")
-	if err := explore.WriteFindings(os.Stdout, res, false); err != nil {
+	if err := view.WriteFindings(os.Stdout, res, false); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
@@ -60,9 +61,9 @@ func ExampleWriteFindings() {
 // A document of a command of your own: the result's keys, then the
 // command's. Printed here are its keys, in order.
 func ExampleResult_JSON() {
-	res := &explore.Result{Target: "my mutex", Model: explore.DefaultModel(), Mode: "exhaustive"}
+	res := &sched.Result{Target: "my mutex", Model: sched.DefaultModel(), Mode: "exhaustive"}
 	b, err := json.Marshal(struct {
-		explore.ResultJSON
+		sched.ResultJSON
 		Host string `json:"host"`
 	}{res.JSON(), "ci-1"})
 	if err != nil {
@@ -93,35 +94,35 @@ func ExampleResult_JSON() {
 // result's keys, in the same order and the same bytes as its
 // MarshalJSON, followed by the document's own.
 func TestResultJSONEmbedded(t *testing.T) {
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	found := explore.Counterexample{
-		Violation: explore.Violation{
-			Property: explore.Resource,
+	found := sched.Counterexample{
+		Violation: sched.Violation{
+			Property: sched.Resource,
 			Message:  "lost an update",
 			Step:     1,
 		},
-		Actions: []explore.Action{{Kind: explore.Start, Client: "A"}},
-		Steps: []explore.Step{
-			{Action: explore.Action{Kind: explore.Start, Client: "A"}, Text: "A starts"},
+		Actions: []sched.Action{{Kind: sched.Start, Client: "A"}},
+		Steps: []sched.Step{
+			{Action: sched.Action{Kind: sched.Start, Client: "A"}, Text: "A starts"},
 		},
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
-	for _, res := range []*explore.Result{
+	for _, res := range []*sched.Result{
 		{Target: "nothing " +
 			"found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
-		{Target: "found", Model: m, Checked: []string{explore.Resource}, Mode: "random", Seed: 7,
+		{Target: "found", Model: m, Checked: []string{sched.Resource}, Mode: "random", Seed: 7,
 			Schedules: 40,
-			Stopped:   explore.StoppedBudget, Budget: 20 * time.Second,
-			Violations: []explore.Counterexample{found}},
+			Stopped:   sched.StoppedBudget, Budget: 20 * time.Second,
+			Violations: []sched.Counterexample{found}},
 	} {
 		own, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
 		}
 		doc, err := json.Marshal(struct {
-			explore.ResultJSON
+			sched.ResultJSON
 			Host string `json:"host"`
 		}{res.JSON(), "h"})
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -21,9 +21,9 @@ func TestStuck(t *testing.T) {
 
 	never := make(chan struct{})
 	defer close(never)
-	target := &explore.Target{
+	target := &sched.Target{
 		Name: "blocks on a channel",
-		Client: func(ctx context.Context, c *explore.Client) error {
+		Client: func(ctx context.Context, c *sched.Client) error {
 			if err := c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err(); err != nil {
 				return err
 			}
@@ -36,11 +36,11 @@ func TestStuck(t *testing.T) {
 			return nil
 		},
 	}
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.FaultKinds = nil
-	_, err := explore.Check(context.Background(), rdb, target, explore.Options{Model: &m,
+	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m,
 		StuckAfter: 200 * time.Millisecond})
-	if !errors.Is(err, explore.ErrStuck) {
+	if !errors.Is(err, sched.ErrStuck) {
 		t.Fatalf("err = %v, want ErrStuck", err)
 	}
 }

@@ -7,15 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // small is a model whose exhaustive search takes a fraction of a second:
 // two clients, one attempt, one advance of the clock, a crash.
-func small() explore.Model {
-	m := explore.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{explore.FaultCrash}, 1, 1
+func small() sched.Model {
+	m := sched.DefaultModel()
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{sched.FaultCrash}, 1, 1
 	return m
 }
 
@@ -45,11 +47,11 @@ func TestVacuous(t *testing.T) {
 		{"right", setLock(`["OK"]`, `[1]`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := explore.LoadRecipe(writeRecipe(t, tc.manifest, nil))
+			tg, err := targets.LoadRecipe(writeRecipe(t, tc.manifest, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, broken := search(t, b.Client, tg, small(), explore.Options{})
+			res, broken := search(t, b.Client, tg, small(), sched.Options{})
 			if len(broken) > 0 || !res.Exhaustive {
 				t.Fatalf(
 					"broken %v, exhaustive %v; want nothing broken, exhaustively", broken,
@@ -58,9 +60,9 @@ func TestVacuous(t *testing.T) {
 			}
 			err = res.Vacuous()
 			var doc struct {
-				Held    *int              `json:"schedules_with_holder"`
-				Ops     []explore.OpCount `json:"ops"`
-				Vacuous string            `json:"vacuous"`
+				Held    *int            `json:"schedules_with_holder"`
+				Ops     []sched.OpCount `json:"ops"`
+				Vacuous string          `json:"vacuous"`
 			}
 			if b, jerr := json.Marshal(res); jerr != nil || json.Unmarshal(b, &doc) != nil ||
 				doc.Held == nil ||
@@ -78,14 +80,14 @@ func TestVacuous(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, explore.ErrVacuous) || !strings.Contains(err.Error(), tc.want) ||
+			if !errors.Is(err, sched.ErrVacuous) || !strings.Contains(err.Error(), tc.want) ||
 				!strings.HasPrefix(doc.Vacuous, tc.want[:strings.Index(tc.want, " matched")]) {
 				t.Errorf(
 					"vacuous %v, JSON %q; want ErrVacuous naming %q", err, doc.Vacuous, tc.want,
 				)
 			}
 			var text strings.Builder
-			explore.WriteFindings(&text, res, false)
+			view.WriteFindings(&text, res, false)
 			if strings.Contains(text.String(), "No violation") ||
 				!strings.Contains(text.String(), "No verdict: ") {
 				t.Errorf("the report says %q; want no verdict", text.String())
@@ -98,20 +100,20 @@ func TestVacuous(t *testing.T) {
 // explored namespace is an error naming it, before it is sent.
 func TestKeyOutside(t *testing.T) {
 	b := redistest.Real(t)
-	tg, err := explore.LoadRecipe(writeRecipe(t, `{"ops": {
+	tg, err := targets.LoadRecipe(writeRecipe(t, `{"ops": {
   "acquire": {"steps": [{"cmd": ["ECHO", "elsewhere"], "save": "k"},
     {"cmd": ["SET", "${k}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
   "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := explore.New(t.Context(), b.Client, tg, small())
+	e, err := sched.New(t.Context(), b.Client, tg, small())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	_, err = e.Explore(t.Context(), explore.Options{})
-	if !errors.Is(err, explore.ErrKeyOutside) ||
+	_, err = e.Explore(t.Context(), sched.Options{})
+	if !errors.Is(err, targets.ErrKeyOutside) ||
 		!strings.Contains(err.Error(), `ops.acquire.steps[1] (SET): key "elsewhere"`) {
 		t.Errorf("got %v; want ErrKeyOutside naming the key", err)
 	}
@@ -165,14 +167,14 @@ func TestLeaseProperty(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			manifest, files := leaseLock(tc.unit, tc.acquire, tc.extend)
-			tg, err := explore.LoadRecipe(writeRecipe(t, manifest, files))
+			tg, err := targets.LoadRecipe(writeRecipe(t, manifest, files))
 			if err != nil {
 				t.Fatal(err)
 			}
 			m := small()
-			m.FaultKinds, m.Ticks = []string{explore.FaultPauseShort}, 2
+			m.FaultKinds, m.Ticks = []string{sched.FaultPauseShort}, 2
 			res, broken := search(
-				t, b.Client, tg, m, explore.Options{Check: []string{explore.Lease}},
+				t, b.Client, tg, m, sched.Options{Check: []string{sched.Lease}},
 			)
 			if !tc.broken {
 				if len(broken) > 0 || !res.Exhaustive {
@@ -183,7 +185,7 @@ func TestLeaseProperty(t *testing.T) {
 				}
 				return
 			}
-			if len(res.Violations) != 1 || broken[0] != explore.Lease ||
+			if len(res.Violations) != 1 || broken[0] != sched.Lease ||
 				!res.Violations[0].Reproduced ||
 				!strings.Contains(res.Violations[0].Message, "longer than the longest lease a "+
 					"client asked for (10s)") {
@@ -199,14 +201,14 @@ func TestLeaseProperty(t *testing.T) {
 // parallel.
 func TestReplayNotFinished(t *testing.T) {
 	b := redistest.Real(t)
-	defer func(d time.Duration) { explore.ReplayBound = d }(explore.ReplayBound)
-	explore.ReplayBound = time.Nanosecond
+	defer func(d time.Duration) { sched.ReplayBound = d }(sched.ReplayBound)
+	sched.ReplayBound = time.Nanosecond
 	manifest, files := leaseLock("ms", "PX", "EXPIRE")
-	tg, err := explore.LoadRecipe(writeRecipe(t, manifest, files))
+	tg, err := targets.LoadRecipe(writeRecipe(t, manifest, files))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := search(t, b.Client, tg, small(), explore.Options{StopAtFirst: true})
+	res, _ := search(t, b.Client, tg, small(), sched.Options{StopAtFirst: true})
 	if len(res.Violations) != 1 || len(res.Unsteady) != 0 {
 		t.Fatalf("violations %+v, unsteady %+v; want one violation", res.Violations, res.Unsteady)
 	}

@@ -6,23 +6,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // plan cuts e after each of moves ("kind client", "pause A long", "tick"),
 // taking the first enabled action that fits, and returns the last cut.
-func plan(t *testing.T, e *explore.Explorer, moves ...string) *explore.Snapshot {
+func plan(t *testing.T, e *sched.Explorer, moves ...string) *step.Snapshot {
 	t.Helper()
 	ctx := context.Background()
-	var actions []explore.Action
-	snap, err := explore.Cut(ctx, e, nil)
+	var actions []sched.Action
+	snap, err := step.Cut(ctx, e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range moves {
 		f := strings.Fields(m)
-		i := slices.IndexFunc(snap.Enabled, func(a explore.Action) bool {
+		i := slices.IndexFunc(snap.Enabled, func(a sched.Action) bool {
 			return a.Kind == f[0] && (len(f) < 2 || a.Client == f[1]) &&
 				(len(f) < 3 || a.Length == f[2])
 		})
@@ -30,7 +33,7 @@ func plan(t *testing.T, e *explore.Explorer, moves ...string) *explore.Snapshot 
 			t.Fatalf("%q is not enabled after %v: %v", m, actions, snap.Enabled)
 		}
 		actions = append(actions, snap.Enabled[i])
-		if snap, err = explore.Cut(ctx, e, actions); err != nil {
+		if snap, err = step.Cut(ctx, e, actions); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,12 +47,12 @@ func plan(t *testing.T, e *explore.Explorer, moves ...string) *explore.Snapshot 
 func TestNarrate(t *testing.T) {
 	b := redistest.Mini(t)
 	ctx := context.Background()
-	open := func(fixed bool) *explore.Explorer {
-		tg, err := explore.Recipe("6", fixed)
+	open := func(fixed bool) *sched.Explorer {
+		tg, err := targets.Recipe("6", fixed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := explore.New(ctx, b.Client, tg, explore.DefaultModel())
+		e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +98,7 @@ func TestNarrate(t *testing.T) {
 		t.Errorf("B's view: %+v", b6)
 	}
 	snap = plan(t, e, append(moves, "run B")...)
-	if len(snap.Chains) != 1 || snap.Chains[0].Property != explore.Resource {
+	if len(snap.Chains) != 1 || snap.Chains[0].Property != sched.Resource {
 		t.Fatalf("chains %+v, want one of the resource", snap.Chains)
 	}
 	story := snap.Chains[0].Story
@@ -107,7 +110,7 @@ func TestNarrate(t *testing.T) {
 	}
 	if !slices.IsSortedFunc(
 		snap.Chains[0].Links,
-		func(a, b explore.ChainLink) int { return a.Step - b.Step },
+		func(a, b view.ChainLink) int { return a.Step - b.Step },
 	) {
 		t.Errorf("links out of order: %+v", snap.Chains[0].Links)
 	}

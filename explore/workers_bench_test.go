@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/redis/go-redis/v9"
 )
 
 // BenchmarkWorkers searches two targets exhaustively with 1, 2 and 4
@@ -25,23 +25,23 @@ import (
 func BenchmarkWorkers(b *testing.B) {
 	srv := redistest.Real(b)
 	ctx := context.Background()
-	watchdog := explore.DefaultModel()
-	watchdog.FaultKinds = []string{explore.FaultPauseShort, explore.FaultCrash}
-	fine := explore.DefaultModel()
+	watchdog := sched.DefaultModel()
+	watchdog.FaultKinds = []string{sched.FaultPauseShort, sched.FaultCrash}
+	fine := sched.DefaultModel()
 	fine.Clients = 2
 	tgs := []struct {
 		name string
-		make func() (*explore.Target, error)
-		m    explore.Model
+		make func() (*sched.Target, error)
+		m    sched.Model
 	}{
 		{
 			"watchdog",
-			func() (*explore.Target, error) { return explore.Watchdog(false), nil },
+			func() (*sched.Target, error) { return targets.Watchdog(false), nil },
 			watchdog,
 		},
 		{
 			"fine-fenced",
-			func() (*explore.Target, error) { return explore.Strategy(market.Fine, true) },
+			func() (*sched.Target, error) { return targets.Strategy(market.Fine, true) },
 			fine,
 		},
 	}
@@ -53,13 +53,13 @@ func BenchmarkWorkers(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					e, err := explore.New(ctx, srv.Client, tg, tc.m)
+					e, err := sched.New(ctx, srv.Client, tg, tc.m)
 					if err != nil {
 						b.Fatal(err)
 					}
 					srv.Client.ConfigResetStat(ctx)
 					start := time.Now()
-					res, err := e.Explore(ctx, explore.Options{Workers: workers})
+					res, err := e.Explore(ctx, sched.Options{Workers: workers})
 					el := time.Since(start)
 					e.Close()
 					if err != nil {

@@ -12,13 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/redis/go-redis/v9"
 )
 
 // maxWorkers bounds -workers: each worker holds a few connections of its
@@ -114,10 +115,10 @@ type exploreOptions struct {
 	watchdog bool
 	redlock  bool
 	nodes    int
-	lua      explore.LuaRecipe
+	lua      targets.LuaRecipe
 	dir      string
-	manifest *explore.Target
-	model    explore.Model
+	manifest *sched.Target
+	model    sched.Model
 	clients  int
 	check    []string
 	mode     string
@@ -174,7 +175,7 @@ func parseExploreFlags(args []string, stderr io.Writer) (exploreOptions, error) 
 // and within which model.
 func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) {
 	f.redis(&o.redis, "the explorer needs one server, not a cluster")
-	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(explore.Recipes(), ", ")+")")
+	f.StringVar(&o.recipe, "recipe", "", "explore gallery recipe `N` ("+strings.Join(targets.Recipes(), ", ")+")")
 	f.BoolVar(&o.fixed, "fixed", false, "explore the recipe's fix instead")
 	f.StringVar(&o.strategy, "strategy", "", "explore the market under strategy `S` (watch, coarse, fine, lua)")
 	f.BoolVar(&o.fencing, "fencing", false, "with -strategy: the market's locks fence their commits (market.WithFencing); "+
@@ -183,7 +184,7 @@ func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 		"unless -fencing")
 	f.BoolVar(&o.redlock, "redlock", false, "explore locking.RedlockMutex over several nodes, no fencing")
 	f.IntVar(&o.nodes, "nodes", 0, fmt.Sprintf("with -redlock: `N` nodes, 1 to %d: logical databases 1 to N of the server "+
-		"(default %d)", explore.MaxNodes, explore.DefaultNodes))
+		"(default %d)", sched.MaxNodes, targets.DefaultNodes))
 	f.DurationVar(&fl.jump, "jump", 0, "with -faults clock-jump: how far a node's clock jumps forward (default: one lease)")
 	f.IntVar(&o.clients, "clients", 0, "clients, 2 to 4 (default: the target's, 3 where the failure needs a third)")
 	f.DurationVar(&fl.ttl, "ttl", 10*time.Second, "the lease (virtual time; 1s to 10m)")
@@ -194,7 +195,7 @@ func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 		"it, as a watchdog does, instead of once (a target with an extension)")
 	f.DurationVar(&fl.delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
 		"time (default: unbounded, a command may land any time later)")
-	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(explore.FaultNames(), ", ")+", none")
+	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(sched.FaultNames(), ", ")+", none")
 	f.StringVar(&fl.bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
@@ -225,8 +226,8 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	given := 0
 	if o.recipe != "" {
 		given++
-		if !slices.Contains(explore.Recipes(), o.recipe) {
-			return f.Bad("-recipe %q: want one of %s", o.recipe, strings.Join(explore.Recipes(), ", "))
+		if !slices.Contains(targets.Recipes(), o.recipe) {
+			return f.Bad("-recipe %q: want one of %s", o.recipe, strings.Join(targets.Recipes(), ", "))
 		}
 	}
 	if o.strategy != "" {
@@ -248,7 +249,7 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 		return f.Bad("give exactly one target: -recipe N, -strategy S, -watchdog, -redlock, Lua scripts, or -recipe-dir DIR")
 	}
 	if o.dir != "" {
-		t, err := explore.LoadRecipe(o.dir)
+		t, err := targets.LoadRecipe(o.dir)
 		if err != nil {
 			return f.Bad("%v", err) // one line naming the field, then the hint
 		}
@@ -260,7 +261,7 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 // readLua reads the Lua scripts named by their flags, and reports whether
 // any was given.
 func (o *exploreOptions) readLua(f *cmdFlags, files map[string]*string) (bool, error) {
-	scripts := map[string]*explore.Script{
+	scripts := map[string]*targets.Script{
 		"acquire": &o.lua.Acquire, "release": &o.lua.Release, "extend": &o.lua.Extend,
 		"read-acquire": &o.lua.ReadAcquire, "read-release": &o.lua.ReadRelease,
 		"write-acquire": &o.lua.WriteAcquire, "write-release": &o.lua.WriteRelease,
@@ -272,11 +273,11 @@ func (o *exploreOptions) readLua(f *cmdFlags, files map[string]*string) (bool, e
 			continue
 		}
 		lua = true
-		src, err := explore.ReadScript(p)
+		src, err := targets.ReadScript(p)
 		if err != nil {
 			return false, f.Bad("-%s: %v", name, err)
 		}
-		*scripts[name] = explore.Script{Name: p, Source: src}
+		*scripts[name] = targets.Script{Name: p, Source: src}
 	}
 	return lua, nil
 }
@@ -294,10 +295,10 @@ func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 		return f.Bad("-nodes goes with -redlock")
 	}
 	if o.redlock && o.nodes == 0 {
-		o.nodes = explore.DefaultNodes
+		o.nodes = targets.DefaultNodes
 	}
-	if o.redlock && (o.nodes < 1 || o.nodes > explore.MaxNodes) {
-		return f.Bad("-nodes %d: must be 1 to %d", o.nodes, explore.MaxNodes)
+	if o.redlock && (o.nodes < 1 || o.nodes > sched.MaxNodes) {
+		return f.Bad("-nodes %d: must be 1 to %d", o.nodes, sched.MaxNodes)
 	}
 	return nil
 }
@@ -305,10 +306,10 @@ func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 // readModel reads the model: the leases, their renewal, the network's
 // delay, the faults and the bounds.
 func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
-	o.model = explore.DefaultModel()
+	o.model = sched.DefaultModel()
 	o.model.TTL = fl.ttl
 	if fl.ttls != "" {
-		ttls, err := explore.ParseLeases(fl.ttls)
+		ttls, err := sched.ParseLeases(fl.ttls)
 		if err != nil {
 			return f.Bad("-ttls %q: want leases such as 10s,3s", fl.ttls)
 		}
@@ -327,8 +328,8 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 	if err := o.readFaults(f, fl); err != nil {
 		return err
 	}
-	switch err := explore.ParseBounds(fl.bound, &o.model); {
-	case errors.Is(err, explore.ErrBoundForm):
+	switch err := sched.ParseBounds(fl.bound, &o.model); {
+	case errors.Is(err, sched.ErrBoundForm):
 		return f.Bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", fl.bound)
 	case err != nil:
 		return f.Bad("-bound: %v", err)
@@ -339,7 +340,7 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 // readFaults reads the faults that may strike, and the clock jump's
 // length.
 func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
-	fk, err := explore.ParseFaults(fl.faults)
+	fk, err := sched.ParseFaults(fl.faults)
 	if err != nil {
 		return f.Bad("-faults: %v", err)
 	}
@@ -347,10 +348,10 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 	if len(fk) == 0 {
 		o.model.Faults = 0
 	}
-	if (slices.Contains(fk, explore.FaultNodeRestart) || slices.Contains(fk, explore.FaultClockJump)) && !o.redlock {
-		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", explore.FaultNodeRestart, explore.FaultClockJump)
+	if (slices.Contains(fk, sched.FaultNodeRestart) || slices.Contains(fk, sched.FaultClockJump)) && !o.redlock {
+		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", sched.FaultNodeRestart, sched.FaultClockJump)
 	}
-	if fl.jump != 0 && !slices.Contains(fk, explore.FaultClockJump) {
+	if fl.jump != 0 && !slices.Contains(fk, sched.FaultClockJump) {
 		return f.Bad("-jump goes with -faults clock-jump")
 	}
 	o.model.Jump = fl.jump
@@ -360,12 +361,12 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 // readSearch reads the properties to check and the search's mode, and
 // checks the model with the clients given.
 func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
-	check, err := explore.ParseProperties(fl.check)
+	check, err := sched.ParseProperties(fl.check)
 	if err != nil {
 		return f.Bad("-check: %v", err)
 	}
 	o.check = check
-	if _, err := explore.ParseMode(o.mode); err != nil || o.mode == "" {
+	if _, err := sched.ParseMode(o.mode); err != nil || o.mode == "" {
 		return f.Bad("-mode %q: want exhaustive, random or pct", o.mode)
 	}
 	if o.depth < 1 || o.depth > 10 {
@@ -413,8 +414,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		exploreStarting()
 	}
 	res, err := e.Explore(ctx, o.searchOptions(stderr))
-	if errors.Is(err, explore.ErrTarget) || errors.Is(err, explore.ErrOutside) ||
-		errors.Is(err, explore.ErrKeyOutside) || errors.Is(err, explore.ErrWallClock) {
+	if errors.Is(err, sched.ErrTarget) || errors.Is(err, sched.ErrOutside) ||
+		errors.Is(err, targets.ErrKeyOutside) || errors.Is(err, sched.ErrWallClock) {
 		// The code under test did what cannot be explored: bad input,
 		// but not a mistake in the command line.
 		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
@@ -443,7 +444,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
-	if res.Stopped == explore.StoppedInterrupted {
+	if res.Stopped == sched.StoppedInterrupted {
 		return fmt.Errorf("explore: %w after %s, nothing found", progress.ErrInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
 	if res.Diverged > 0 || len(res.Unsteady) > 0 {
@@ -459,45 +460,45 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 var errExploreInconclusive = errors.New("no violation found, but the search is not a proof")
 
 // target is the target the flags name.
-func (o *exploreOptions) target() (*explore.Target, error) {
+func (o *exploreOptions) target() (*sched.Target, error) {
 	switch {
 	case o.recipe != "":
-		return explore.Recipe(o.recipe, o.fixed)
+		return targets.Recipe(o.recipe, o.fixed)
 	case o.strategy != "":
-		return explore.Strategy(market.Strategy(o.strategy), o.fencing)
+		return targets.Strategy(market.Strategy(o.strategy), o.fencing)
 	case o.watchdog:
-		return explore.Watchdog(o.fencing), nil
+		return targets.Watchdog(o.fencing), nil
 	case o.redlock:
-		return explore.Redlock(o.nodes)
+		return targets.Redlock(o.nodes)
 	case o.manifest != nil:
 		return o.manifest, nil
 	}
-	return explore.Lua(o.lua)
+	return targets.Lua(o.lua)
 }
 
 // newExplorer is the explorer of t within model m on conn's server; a
 // cluster, a manifest that cannot be used or a script that does not
 // parse is a usage error.
-func newExplorer(ctx context.Context, conn *redisconn.Conn, t *explore.Target, m explore.Model, stderr io.Writer) (*explore.Explorer, error) {
+func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m sched.Model, stderr io.Writer) (*sched.Explorer, error) {
 	base, ok := conn.Client.(*redis.Client)
 	if !ok {
 		return nil, output.Usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
 	}
-	e, err := explore.New(ctx, base, t, m)
-	if errors.Is(err, explore.ErrManifest) {
+	e, err := sched.New(ctx, base, t, m)
+	if errors.Is(err, targets.ErrManifest) {
 		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
 	}
-	if errors.Is(err, explore.ErrBadScript) {
+	if errors.Is(err, targets.ErrBadScript) {
 		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
 	}
 	return e, err
 }
 
 // searchOptions are the search's options, with a progress line on stderr.
-func (o *exploreOptions) searchOptions(stderr io.Writer) explore.Options {
-	return explore.Options{Mode: explore.Mode(o.mode), Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
+func (o *exploreOptions) searchOptions(stderr io.Writer) sched.Options {
+	return sched.Options{Mode: sched.Mode(o.mode), Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
 		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first,
-		Progress: func(p explore.Progress) {
+		Progress: func(p sched.Progress) {
 			fmt.Fprintf(stderr, "explore: %s, %.0f s, found: %s\n", output.Plural(p.Schedules, "schedule"), p.Elapsed.Seconds(),
 				orNone(p.Found))
 		}}
@@ -505,7 +506,7 @@ func (o *exploreOptions) searchOptions(stderr io.Writer) explore.Options {
 
 // writeExploreResult writes, with -out, the counterexamples' timelines
 // into their folder, and then res on stdout in o's format.
-func writeExploreResult(ctx context.Context, e *explore.Explorer, res *explore.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
+func writeExploreResult(ctx context.Context, e *sched.Explorer, res *sched.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		files, err := writeExploreTimelines(ctx, e, o.out, res)
 		if err != nil {
@@ -538,7 +539,7 @@ func orNone(ps []string) string {
 	return strings.Join(ps, ", ")
 }
 
-func propertiesOf(fs []explore.Counterexample) []string {
+func propertiesOf(fs []sched.Counterexample) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Property)
@@ -547,14 +548,14 @@ func propertiesOf(fs []explore.Counterexample) []string {
 }
 
 // exploreDoc is the document -format json writes: the result's keys
-// (explore.Result.MarshalJSON), then the environment block (redis,
+// (sched.Result.MarshalJSON), then the environment block (redis,
 // machine), as every document of the commands has it.
 type exploreDoc struct {
-	explore.ResultJSON
+	sched.ResultJSON
 	output.Env
 }
 
-func writeExploreJSON(w io.Writer, res *explore.Result, env output.Env) error {
+func writeExploreJSON(w io.Writer, res *sched.Result, env output.Env) error {
 	b, err := json.MarshalIndent(exploreDoc{res.JSON(), env}, "", "  ")
 	if err != nil {
 		return err
@@ -565,20 +566,20 @@ func writeExploreJSON(w io.Writer, res *explore.Result, env output.Env) error {
 
 // writeExploreTable writes res for a person, with the Redis it ran on
 // after the search's line.
-func writeExploreTable(w io.Writer, res *explore.Result, env output.Env, verbose bool) error {
-	if err := explore.WriteSummary(w, res); err != nil {
+func writeExploreTable(w io.Writer, res *sched.Result, env output.Env, verbose bool) error {
+	if err := view.WriteSummary(w, res); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "redis: %s\n", env.Redis); err != nil {
 		return err
 	}
-	return explore.WriteFindings(w, res, verbose)
+	return view.WriteFindings(w, res, verbose)
 }
 
 // writeExploreTimelines writes each counterexample's timeline as SVG and
 // text: the main one as replayed on a fresh server, the others replayed on
 // the explorer's server. It returns the names of the files written.
-func writeExploreTimelines(ctx context.Context, e *explore.Explorer, dir string, res *explore.Result) ([]string, error) {
+func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, res *sched.Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

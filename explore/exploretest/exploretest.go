@@ -17,10 +17,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/redis/go-redis/v9"
 )
 
 // Width is the width of the timelines, in columns.
@@ -53,9 +52,9 @@ func Redis(tb testing.TB) *redis.Client {
 // fails it too when the search fails, when replays diverged, or when a
 // finding was unsteady: then no violation proves nothing. It returns the
 // result.
-func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options) *explore.Result {
+func Check(tb testing.TB, rdb *redis.Client, t *sched.Target, o sched.Options) *sched.Result {
 	tb.Helper()
-	res, err := explore.Check(context.Background(), rdb, t, o)
+	res, err := sched.Check(context.Background(), rdb, t, o)
 	if err != nil {
 		tb.Fatalf("exploring %s: %v", t.Name, err)
 	}
@@ -80,7 +79,7 @@ func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Option
 // Timeline replays f, a counterexample res holds, on rdb and returns its
 // timeline as text: a column per client, time going down, on the virtual
 // clock, and the schedule's steps one per line.
-func Timeline(tb testing.TB, rdb *redis.Client, t *explore.Target, res *explore.Result, f explore.Counterexample) string {
+func Timeline(tb testing.TB, rdb *redis.Client, t *sched.Target, res *sched.Result, f sched.Counterexample) string {
 	tb.Helper()
 	var b strings.Builder
 	for i, st := range f.Steps {
@@ -89,13 +88,13 @@ func Timeline(tb testing.TB, rdb *redis.Client, t *explore.Target, res *explore.
 			mark = "  <- " + st.Violation
 		}
 		who := ""
-		if st.Action.Kind == explore.Run {
+		if st.Action.Kind == sched.Run {
 			who = st.Action.Client + ": "
 		}
-		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, explore.FmtMS(st.ClockMS), who, st.Text, mark)
+		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, sched.FmtMS(st.ClockMS), who, st.Text, mark)
 	}
 	ctx := context.Background()
-	e, err := explore.New(ctx, rdb, t, res.Model)
+	e, err := sched.New(ctx, rdb, t, res.Model)
 	if err != nil {
 		tb.Errorf("replaying the counterexample: %v", err)
 		return b.String()

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+
 	tl "github.com/lockmarket/lockmarket/internal/timeline"
 )
 
@@ -16,46 +19,46 @@ import (
 // for a Tick, the earliest one.
 type move struct{ kind, client, what string }
 
-func (m move) pick(en []explore.Action) (explore.Action, bool) {
+func (m move) pick(en []sched.Action) (sched.Action, bool) {
 	for _, a := range en {
 		if a.Kind != m.kind || (m.client != "" && a.Client != m.client) {
 			continue
 		}
-		if (a.Kind == explore.Run && !strings.Contains(a.Command, m.what)) ||
-			(a.Kind == explore.Pause && a.Length != m.what) {
+		if (a.Kind == sched.Run && !strings.Contains(a.Command, m.what)) ||
+			(a.Kind == sched.Pause && a.Length != m.what) {
 			continue
 		}
 		return a, true
 	}
-	return explore.Action{}, false
+	return sched.Action{}, false
 }
 
 // Moves of the generic workload: A and B each take the lock, read the
 // counter (the listing), write it back plus one (the commit) and release.
 var (
-	startA   = move{explore.Start, "A", ""}
-	startB   = move{explore.Start, "B", ""}
-	acquireA = move{explore.Run, "A", "SET EX NX"}
-	acquireB = move{explore.Run, "B", "SET EX NX"}
-	readA    = move{explore.Run, "A", "GET counter"}
-	readB    = move{explore.Run, "B", "GET counter"}
-	commitB  = move{explore.Run, "B", "counter"} // after readB: the write
-	watchA   = move{explore.Run, "A", "WATCH"}
-	watchB   = move{explore.Run, "B", "WATCH"}
-	releaseB = move{explore.Run, "B", "EVAL"}
-	renewA   = move{explore.Run, "A", "EVAL"} // the watchdog's renewal while A's commit waits
-	tick     = move{explore.Tick, "", ""}
+	startA   = move{sched.Start, "A", ""}
+	startB   = move{sched.Start, "B", ""}
+	acquireA = move{sched.Run, "A", "SET EX NX"}
+	acquireB = move{sched.Run, "B", "SET EX NX"}
+	readA    = move{sched.Run, "A", "GET counter"}
+	readB    = move{sched.Run, "B", "GET counter"}
+	commitB  = move{sched.Run, "B", "counter"} // after readB: the write
+	watchA   = move{sched.Run, "A", "WATCH"}
+	watchB   = move{sched.Run, "B", "WATCH"}
+	releaseB = move{sched.Run, "B", "EVAL"}
+	renewA   = move{sched.Run, "A", "EVAL"} // the watchdog's renewal while A's commit waits
+	tick     = move{sched.Tick, "", ""}
 )
 
 // play steps through moves on e (each must be enabled at its turn) and
 // records the schedule, run to its end with the first enabled command or
 // tick at each step, as a timeline.
-func play(t *testing.T, e *explore.Explorer, moves []move) (tl.Timeline, []explore.Violation) {
+func play(t *testing.T, e *sched.Explorer, moves []move) (tl.Timeline, []sched.Violation) {
 	t.Helper()
 	ctx := context.Background()
-	var plan []explore.Action
+	var plan []sched.Action
 	for i, m := range moves {
-		snap, err := explore.Cut(ctx, e, plan)
+		snap, err := step.Cut(ctx, e, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,18 +92,18 @@ func play(t *testing.T, e *explore.Explorer, moves []move) (tl.Timeline, []explo
 // and one past the lease loses the update again.
 func TestTraceVirtual(t *testing.T) {
 	b := redistest.Real(t)
-	unfenced, err := explore.Recipe("6", false)
+	unfenced, err := targets.Recipe("6", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fenced, err := explore.Recipe("6", true)
+	fenced, err := targets.Recipe("6", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A's pause past her lease: the clock runs to its end, then B buys.
-	pastLease := []move{startA, acquireA, readA, {explore.Pause, "A", explore.Long}, tick,
+	pastLease := []move{startA, acquireA, readA, {sched.Pause, "A", sched.Long}, tick,
 		startB, acquireB, readB, commitB, releaseB}
-	fencedPastLease := []move{startA, acquireA, watchA, readA, {explore.Pause, "A", explore.Long}, tick,
+	fencedPastLease := []move{startA, acquireA, watchA, readA, {sched.Pause, "A", sched.Long}, tick,
 		startB, acquireB, watchB, readB, commitB}
 	soldTwice := []tl.Pattern{
 		{Client: "A", Kind: tl.Acquire},
@@ -114,7 +117,7 @@ func TestTraceVirtual(t *testing.T) {
 	noViolation := tl.Pattern{Kind: tl.Finding, Clean: true, Detail: "no violation"}
 	for _, tc := range []struct {
 		name   string
-		target *explore.Target
+		target *sched.Target
 		moves  []move
 		steps  []tl.Pattern
 		broken bool // the resource's update is lost
@@ -132,7 +135,7 @@ func TestTraceVirtual(t *testing.T) {
 		// A's commit waits while the clock passes four renewal
 		// intervals: the lease she took ran to 3 s, the watchdog's
 		// renewals carry it past; B tries at 4 s and fails.
-		{"watchdog/worker-held", explore.Watchdog(false), []move{startA, acquireA, readA,
+		{"watchdog/worker-held", targets.Watchdog(false), []move{startA, acquireA, readA,
 			tick, renewA, tick, renewA, tick, renewA, tick, renewA, startB, acquireB}, []tl.Pattern{
 			{Client: "A", Kind: tl.Acquire},
 			{Client: "A", Kind: tl.LeaseStart, Detail: "extend"},
@@ -147,8 +150,8 @@ func TestTraceVirtual(t *testing.T) {
 		}, false, true},
 		// The whole process paused for half a lease, its watchdog with
 		// it: the lease still runs, B waits.
-		{"watchdog/process-paused-short", explore.Watchdog(false), []move{startA, acquireA, readA,
-			{explore.Pause, "A", explore.Short}, startB, acquireB}, []tl.Pattern{
+		{"watchdog/process-paused-short", targets.Watchdog(false), []move{startA, acquireA, readA,
+			{sched.Pause, "A", sched.Short}, startB, acquireB}, []tl.Pattern{
 			{Client: "A", Kind: tl.Acquire},
 			{Client: "A", Kind: tl.PauseStart},
 			{Client: "B", Kind: tl.AcquireFailed, Detail: "held by A"},
@@ -156,12 +159,12 @@ func TestTraceVirtual(t *testing.T) {
 			noViolation,
 		}, false, true},
 		// Paused past the lease, the watchdog frozen too: sold twice.
-		{"watchdog/process-paused-long", explore.Watchdog(false), pastLease, soldTwice, true, false},
+		{"watchdog/process-paused-long", targets.Watchdog(false), pastLease, soldTwice, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := explore.DefaultModel()
+			m := sched.DefaultModel()
 			m.Clients, m.TTL, m.Ticks, m.Attempts = 2, 3*time.Second, 10, 2
-			e, err := explore.New(context.Background(), b.Client, tc.target, m)
+			e, err := sched.New(context.Background(), b.Client, tc.target, m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -21,31 +22,31 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 	// holders, a lock that blocks every later purchase, a late commit of
 	// a holder paused past its lease, a writer inside a read.
 	want := map[string]string{
-		"1": explore.MutualExclusion, "2": explore.Liveness, "3": explore.Liveness, "4": explore.MutualExclusion,
-		"5": explore.MutualExclusion, "6": explore.Resource, "9": explore.MutualExclusion, "11": explore.Resource,
+		"1": sched.MutualExclusion, "2": sched.Liveness, "3": sched.Liveness, "4": sched.MutualExclusion,
+		"5": sched.MutualExclusion, "6": sched.Resource, "9": sched.MutualExclusion, "11": sched.Resource,
 	}
 	for _, s := range gallery.Scenarios() {
 		n := s.Recipe.ID
 		t.Run(n, func(t *testing.T) {
-			tg, err := explore.Recipe(n, false)
+			tg, err := targets.Recipe(n, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tg.Property != want[n] {
 				t.Errorf("recipe %s is said to break %s, the gallery shows %s", n, tg.Property, want[n])
 			}
-			m := explore.DefaultModel()
-			m.FaultKinds = []string{explore.FaultPauseLong, explore.FaultCrash}
-			e, err := explore.New(ctx, b.Client, tg, m)
+			m := sched.DefaultModel()
+			m.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
+			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			res, err := e.Explore(ctx, explore.Options{Stop: []string{want[n]}, NoShrink: true})
+			res, err := e.Explore(ctx, sched.Options{Stop: []string{want[n]}, NoShrink: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(res.Violations, func(f explore.Counterexample) bool { return f.Property == want[n] }) {
+			if !slices.ContainsFunc(res.Violations, func(f sched.Counterexample) bool { return f.Property == want[n] }) {
 				t.Errorf("recipe %s: the explorer found %v in %d schedules, not %s", n, res.Violations, res.Schedules, want[n])
 			}
 		})

@@ -1,6 +1,10 @@
 package api
 
-import "github.com/lockmarket/lockmarket/explore"
+import (
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/view"
+)
 
 // ExploreRequest is the body of POST /api/explore/sessions: a recipe of
 // the gallery, flawed or fixed (Fixed, or Fencing: the fix of 6 and 11 is
@@ -55,7 +59,7 @@ type ExploreState struct {
 	Target string `json:"target"`
 	About  string `json:"about"`
 	Model  string `json:"model"`
-	*explore.Snapshot
+	*step.Snapshot
 	Resource string         `json:"resource"`
 	Frames   []ExploreFrame `json:"frames"`
 	Find     *FindStatus    `json:"find"`
@@ -108,17 +112,17 @@ type PropertyVerdict struct {
 // ExploreFrame is a session's state after some steps: where the slider of
 // the page's history shows it.
 type ExploreFrame struct {
-	ClockMS int64            `json:"clock_ms"`
-	Holders []explore.Holder `json:"holders"`
+	ClockMS int64         `json:"clock_ms"`
+	Holders []step.Holder `json:"holders"`
 	// Enabled is the actions that may come next from this frame.
-	Enabled    []explore.Action    `json:"enabled"`
-	Violations []explore.Violation `json:"violations"`
-	Complete   bool                `json:"complete"`
+	Enabled    []sched.Action    `json:"enabled"`
+	Violations []sched.Violation `json:"violations"`
+	Complete   bool              `json:"complete"`
 	// Views is each client as it stands: what it read, the token it
 	// holds, whether it believes it holds the lock, its lease.
-	Views []explore.ClientView `json:"views"`
+	Views []view.ClientView `json:"views"`
 	// Chains is the causal chain of each violation.
-	Chains []explore.Chain `json:"chains"`
+	Chains []view.Chain `json:"chains"`
 	// Resource is the protected resource (the shared counter the
 	// clients' critical sections increment, or the market's listing) as
 	// it stands, "" before the first write.
@@ -166,12 +170,12 @@ type FindStatus struct {
 	// or when there was nothing to look for): the explorer's result, as
 	// the command line prints it, whose counterexample starts with the
 	// FromStep steps searched from.
-	Result *explore.Result `json:"result,omitempty"`
+	Result *sched.Result `json:"result,omitempty"`
 	// Unpromised is the search for what the lock does not promise (a
 	// lost update of a lease lock without fencing), run when nothing it
 	// promises broke: its counterexample shows it.
-	Unpromised *explore.Result `json:"unpromised,omitempty"`
+	Unpromised *sched.Result `json:"unpromised,omitempty"`
 	// Properties is the verdict on every property, in the order of
-	// explore.Properties(): what was checked and what was not.
+	// sched.Properties(): what was checked and what was not.
 	Properties []PropertyVerdict `json:"properties,omitempty"`
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )
@@ -24,7 +25,7 @@ const (
 )
 
 // luaFaults are the fault kinds a pasted lock may be searched under.
-var luaFaults = []string{explore.FaultPauseShort, explore.FaultPauseLong, explore.FaultPauseForever, explore.FaultCrash}
+var luaFaults = []string{sched.FaultPauseShort, sched.FaultPauseLong, sched.FaultPauseForever, sched.FaultCrash}
 
 // luaBounds reads the clients and faults of req, a request for a pasted
 // lock: clients 0 for the default, faults nil for all of luaFaults
@@ -49,7 +50,7 @@ func luaBounds(req api.ExploreRequest) (clients int, faults []string, err error)
 	}
 	faults = []string{}
 	for _, f := range req.Faults {
-		kinds, err := explore.ParseFaults(f)
+		kinds, err := sched.ParseFaults(f)
 		if f == "" || strings.Contains(f, ",") || err != nil ||
 			slices.ContainsFunc(kinds, func(k string) bool { return !slices.Contains(luaFaults, k) }) {
 			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, strings.Join(luaFaults, ", "))
@@ -65,30 +66,30 @@ func luaBounds(req api.ExploreRequest) (clients int, faults []string, err error)
 
 // What each property means, for a lock promising it.
 var promiseWhy = map[string]string{
-	explore.MutualExclusion: "no two clients hold unexpired leases at once",
-	explore.Liveness:        "no key left without expiry keeps a live client waiting for ever",
-	explore.Ownership:       "a release or an extension answers success only to a client whose hold has not ended",
-	explore.Lease:           "the lock's key never outlives the lease its holder asked for",
-	explore.Resource:        "the protected resource loses no update",
+	sched.MutualExclusion: "no two clients hold unexpired leases at once",
+	sched.Liveness:        "no key left without expiry keeps a live client waiting for ever",
+	sched.Ownership:       "a release or an extension answers success only to a client whose hold has not ended",
+	sched.Lease:           "the lock's key never outlives the lease its holder asked for",
+	sched.Resource:        "the protected resource loses no update",
 }
 
 // judging says how each property of explore.Properties() is judged for a
 // session's target tg: lua for a pasted lock, unfenced for a lease lock
 // whose critical section's write no fence guards (a pasted lock, an
 // unfixed recipe that checks its resource).
-func judging(tg *explore.Target, lua, unfenced bool) []api.Judged {
-	js := make([]api.Judged, 0, len(explore.Properties()))
-	for _, p := range explore.Properties() {
+func judging(tg *sched.Target, lua, unfenced bool) []api.Judged {
+	js := make([]api.Judged, 0, len(sched.Properties()))
+	for _, p := range sched.Properties() {
 		j := api.Judged{Property: p}
 		switch {
-		case p == explore.Resource && unfenced:
+		case p == sched.Resource && unfenced:
 			j.Judged, j.Why = api.NotPromised, fencingWord(lua)
-		case (p == explore.Ownership || p == explore.Lease) && !lua:
+		case (p == sched.Ownership || p == sched.Lease) && !lua:
 			j.Judged = api.NotChecked
 			j.Why = "judged for a lock given as scripts, from their replies and the lease they set; this code is not"
 		case slices.Contains(tg.Checks, p):
 			j.Judged, j.Why = api.Promised, promiseWhy[p]
-		case p == explore.Resource:
+		case p == sched.Resource:
 			j.Judged = api.NotChecked
 			j.Why = "not this lesson's: a lease lock without fencing cannot keep it (recipe 6 shows it)"
 		default:
@@ -115,7 +116,7 @@ func fencingWord(lua bool) string {
 // lock promises (res), of what it does not (unpromised, when nothing it
 // promises broke), each property's verdict, and a note.
 type judgement struct {
-	res, unpromised *explore.Result
+	res, unpromised *sched.Result
 	props           []api.PropertyVerdict
 	note            string
 }
@@ -130,7 +131,7 @@ const minUnpromised = 3 * time.Second
 // (a lost update). Each search stops at budget, or earlier when ctx ends
 // (the search's budget as its followers grew it: left says how much of
 // it is left). progress gets the schedules run so far.
-func (s *session) judge(ctx context.Context, prefix []explore.Action, before []explore.Violation, budget time.Duration,
+func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sched.Violation, budget time.Duration,
 	left func() time.Duration, progress func(schedules int)) (judgement, error) {
 	var promised, unpromised []string
 	for _, j := range s.judged {
@@ -142,10 +143,10 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 		}
 	}
 	var jd judgement
-	search := func(check []string, budget time.Duration, base int) (*explore.Result, error) {
-		res, err := explore.FindFrom(ctx, s.explorer(), prefix, explore.Options{Budget: budget, Check: check,
-			Progress: func(p explore.Progress) { progress(base + p.Schedules) }})
-		if errors.Is(err, explore.ErrNothingToFind) {
+	search := func(check []string, budget time.Duration, base int) (*sched.Result, error) {
+		res, err := step.FindFrom(ctx, s.explorer(), prefix, sched.Options{Budget: budget, Check: check,
+			Progress: func(p sched.Progress) { progress(base + p.Schedules) }})
+		if errors.Is(err, step.ErrNothingToFind) {
 			return nil, nil
 		}
 		return res, err
@@ -171,7 +172,7 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 		jd.note = "every property checked as a promise is broken already in these steps: undo to look for another way"
 	case jd.res.Counterexample() != nil:
 	case jd.res.Vacuous() != nil:
-		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), explore.ErrVacuous.Error()+": ")
+		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), sched.ErrVacuous.Error()+": ")
 	case jd.res.Stopped != "":
 		jd.note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", budget)
 	}
@@ -181,15 +182,15 @@ func (s *session) judge(ctx context.Context, prefix []explore.Action, before []e
 // verdicts is each property's verdict after jd's searches, from a frame
 // that had broken before; left tells whether budget was left for the
 // search of what the lock does not promise.
-func (s *session) verdicts(jd judgement, before []explore.Violation, left bool) []api.PropertyVerdict {
-	found := func(r *explore.Result, p string) bool {
-		return r != nil && slices.ContainsFunc(r.Violations, func(f explore.Counterexample) bool { return f.Property == p })
+func (s *session) verdicts(jd judgement, before []sched.Violation, left bool) []api.PropertyVerdict {
+	found := func(r *sched.Result, p string) bool {
+		return r != nil && slices.ContainsFunc(r.Violations, func(f sched.Counterexample) bool { return f.Property == p })
 	}
-	schedules := func(r *explore.Result) string {
+	schedules := func(r *sched.Result) string {
 		return fmt.Sprintf("in every one of the %s schedules within the bounds", output.Thousands(int64(r.Schedules)))
 	}
 	// settled says what a search r that did not break p says of it.
-	settled := func(r *explore.Result) (string, string) {
+	settled := func(r *sched.Result) (string, string) {
 		switch {
 		case r.Counterexample() != nil:
 			return api.Open, "not searched further: the search stops at the first property it finds broken"
@@ -210,7 +211,7 @@ func (s *session) verdicts(jd judgement, before []explore.Violation, left bool) 
 		switch {
 		case j.Judged == api.NotChecked:
 			v.Verdict, v.Note = api.NotChecked, j.Why
-		case slices.ContainsFunc(before, func(x explore.Violation) bool { return x.Property == j.Property }):
+		case slices.ContainsFunc(before, func(x sched.Violation) bool { return x.Property == j.Property }):
 			v.Verdict, v.Note = broke, "broken already in the steps searched from"
 		case j.Judged == api.Promised && jd.res == nil:
 			v.Verdict, v.Note = api.Open, "not searched: every property the lock promises broke in these steps"

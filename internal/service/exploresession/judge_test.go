@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -89,8 +89,8 @@ func TestPastedLockJudged(t *testing.T) {
 		for _, j := range st.Judged {
 			judged[j.Property] = j.Judged
 		}
-		if want := map[string]string{explore.MutualExclusion: api.Promised, explore.Liveness: api.Promised,
-			explore.Ownership: api.Promised, explore.Lease: api.Promised, explore.Resource: api.NotPromised}; !maps.Equal(judged, want) {
+		if want := map[string]string{sched.MutualExclusion: api.Promised, sched.Liveness: api.Promised,
+			sched.Ownership: api.Promised, sched.Lease: api.Promised, sched.Resource: api.NotPromised}; !maps.Equal(judged, want) {
 			t.Errorf("judged %v, want %v", judged, want)
 		}
 		c := fs.Result.Counterexample()
@@ -98,11 +98,11 @@ func TestPastedLockJudged(t *testing.T) {
 			t.Fatalf("the DEL release: %s, counterexample %v, want one found", fs.State, c)
 		}
 		vs := verdictsOf(fs)
-		if (c.Property != explore.MutualExclusion && c.Property != explore.Ownership) || vs[c.Property] != api.Broken {
+		if (c.Property != sched.MutualExclusion && c.Property != sched.Ownership) || vs[c.Property] != api.Broken {
 			t.Errorf("found %s (verdict %q), want mutual exclusion or ownership broken", c.Property, vs[c.Property])
 		}
-		if vs[explore.Resource] != api.Open {
-			t.Errorf("the resource after the lock broke: %q, want open", vs[explore.Resource])
+		if vs[sched.Resource] != api.Open {
+			t.Errorf("the resource after the lock broke: %q, want open", vs[sched.Resource])
 		}
 	})
 
@@ -112,7 +112,7 @@ func TestPastedLockJudged(t *testing.T) {
 		// counter), with two clients as recipe 6's lesson has: the
 		// search from the start is the same question, asked of a few
 		// times more schedules (docs/lab.md has its figures).
-		taken := [][2]string{{explore.Start, "A"}, {explore.Run, "A"}, {explore.Run, "A"}}
+		taken := [][2]string{{sched.Start, "A"}, {sched.Run, "A"}, {sched.Run, "A"}}
 		var six, own *api.FindStatus
 		var wg sync.WaitGroup
 		wg.Go(func() { _, six = findOn(t, m, api.ExploreRequest{Recipe: ptr("6")}, taken...) })
@@ -121,20 +121,20 @@ func TestPastedLockJudged(t *testing.T) {
 		wg.Wait()
 		for _, fs := range []*api.FindStatus{six, own} {
 			vs := verdictsOf(fs)
-			if fs.State != api.FindNone || vs[explore.MutualExclusion] != api.Holds || vs[explore.Liveness] != api.Holds ||
-				vs[explore.Resource] != api.NotPromised {
+			if fs.State != api.FindNone || vs[sched.MutualExclusion] != api.Holds || vs[sched.Liveness] != api.Holds ||
+				vs[sched.Resource] != api.NotPromised {
 				t.Errorf("%s, verdicts %v: want none found, mutual exclusion and liveness holding, the resource not promised",
 					fs.State, vs)
 			}
-			if c := fs.Unpromised.Counterexample(); c == nil || c.Property != explore.Resource {
+			if c := fs.Unpromised.Counterexample(); c == nil || c.Property != sched.Resource {
 				t.Errorf("the lost update not shown: %+v", fs.Unpromised)
 			}
 		}
 		vs6, vs := verdictsOf(six), verdictsOf(own)
-		if vs[explore.Ownership] != api.Holds || vs[explore.Lease] != api.Holds {
+		if vs[sched.Ownership] != api.Holds || vs[sched.Lease] != api.Holds {
 			t.Errorf("the pasted copy: %v, want ownership and its lease holding", vs)
 		}
-		for _, p := range explore.Properties() {
+		for _, p := range sched.Properties() {
 			if vs6[p] != api.NotChecked && vs6[p] != vs[p] {
 				t.Errorf("%s: recipe 6 %q, its pasted copy %q", p, vs6[p], vs[p])
 			}

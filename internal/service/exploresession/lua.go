@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yuin/gopher-lua/parse"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/service/api"
+	"github.com/yuin/gopher-lua/parse"
 )
 
 // MaxScriptBytes bounds each script's source of a lock given as Lua (a
@@ -30,7 +30,7 @@ var refused = map[string]bool{"loadfile": true, "dofile": true, "load": true, "l
 // luaTarget is the target of a lock given as Lua: each script parsed
 // (one that does not parse is refused with the parser's message) and
 // bounded.
-func luaTarget(l *api.LuaLock) (*explore.Target, error) {
+func luaTarget(l *api.LuaLock) (*sched.Target, error) {
 	given := map[string]string{"acquire": l.Acquire, "release": l.Release, "extend": l.Extend,
 		"read_acquire": l.ReadAcquire, "read_release": l.ReadRelease, "write_acquire": l.WriteAcquire,
 		"write_release": l.WriteRelease}
@@ -45,7 +45,7 @@ func luaTarget(l *api.LuaLock) (*explore.Target, error) {
 		return nil, api.Invalidf("lua: give acquire and release (extend optional), or read_acquire, read_release, " +
 			"write_acquire and write_release")
 	}
-	scripts := map[string]explore.Script{}
+	scripts := map[string]targets.Script{}
 	for _, name := range names {
 		src := given[name]
 		if len(src) > MaxScriptBytes {
@@ -54,9 +54,9 @@ func luaTarget(l *api.LuaLock) (*explore.Target, error) {
 		if err := check(name, src); err != nil {
 			return nil, err
 		}
-		scripts[name] = explore.Script{Name: name + ".lua", Source: src}
+		scripts[name] = targets.Script{Name: name + ".lua", Source: src}
 	}
-	tg, err := explore.Lua(explore.LuaRecipe{Acquire: scripts["acquire"], Release: scripts["release"],
+	tg, err := targets.Lua(targets.LuaRecipe{Acquire: scripts["acquire"], Release: scripts["release"],
 		Extend: scripts["extend"], ReadAcquire: scripts["read_acquire"], ReadRelease: scripts["read_release"],
 		WriteAcquire: scripts["write_acquire"], WriteRelease: scripts["write_release"]})
 	if err != nil {
@@ -112,7 +112,7 @@ func scriptStopped(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, explore.ErrConvention) || errors.Is(err, explore.ErrBadScript) {
+	if errors.Is(err, targets.ErrConvention) || errors.Is(err, targets.ErrBadScript) {
 		msg := err.Error()
 		switch {
 		case strings.Contains(msg, "not enough memory"):

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/redis/go-redis/v9"
 )
 
 // Defaults of a Manager's Config. A session costs about what docs/lab.md
@@ -141,7 +143,7 @@ type session struct {
 	sb     *sandbox
 	budget time.Duration
 	req    api.ExploreRequest
-	tg     *explore.Target
+	tg     *sched.Target
 	rdb    *redis.Client
 	model  string
 	// size and faults are a pasted lock's clients and faults
@@ -154,10 +156,10 @@ type session struct {
 	// mu guards e (a sandbox's explorer is made again when its server
 	// is) and what follows: State reads it while a search runs.
 	mu      sync.Mutex
-	e       *explore.Explorer
-	actions []explore.Action
-	steps   []explore.Step
-	notes   []explore.StepNote
+	e       *sched.Explorer
+	actions []sched.Action
+	steps   []sched.Step
+	notes   []view.StepNote
 	clients []string
 	// frames[k] is the state after k actions.
 	frames []api.ExploreFrame
@@ -225,12 +227,12 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 }
 
 // open makes a session of req's target tg, on a server of its own.
-func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *explore.Target) (*session, error) {
+func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *sched.Target) (*session, error) {
 	clients, faults, err := luaBounds(req)
 	if err != nil {
 		return nil, err
 	}
-	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, explore.Resource)
+	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, sched.Resource)
 	judged := judging(tg, req.Lua != nil, unfenced)
 	if req.Lua == nil {
 		mr, err := miniredis.Run()
@@ -251,7 +253,7 @@ func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *explore.
 }
 
 // target is the explorer's target for req.
-func target(req api.ExploreRequest) (*explore.Target, error) {
+func target(req api.ExploreRequest) (*sched.Target, error) {
 	switch {
 	case req.Lua != nil && (req.Recipe != nil || req.Strategy != nil || req.Fixed || req.Fencing):
 		return nil, api.Invalidf("lua goes alone: give a recipe, a strategy or lua")
@@ -267,18 +269,18 @@ func target(req api.ExploreRequest) (*explore.Target, error) {
 		if err != nil {
 			return nil, api.Invalidf("strategy %q: want one of watch, coarse, fine, lua", *req.Strategy)
 		}
-		tg, err := explore.Strategy(st, req.Fencing)
+		tg, err := targets.Strategy(st, req.Fencing)
 		if err != nil {
 			return nil, api.Invalidf("%v", err)
 		}
 		return tg, nil
 	case req.Recipe == nil:
-		return nil, api.Invalidf("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(explore.Recipes(), ", "))
+		return nil, api.Invalidf("give recipe (one of %s), with fencing or fixed for its fix", strings.Join(targets.Recipes(), ", "))
 	}
-	if !slices.Contains(explore.Recipes(), *req.Recipe) {
-		return nil, api.Invalidf("recipe %q: want one of %s", *req.Recipe, strings.Join(explore.Recipes(), ", "))
+	if !slices.Contains(targets.Recipes(), *req.Recipe) {
+		return nil, api.Invalidf("recipe %q: want one of %s", *req.Recipe, strings.Join(targets.Recipes(), ", "))
 	}
-	tg, err := explore.Recipe(*req.Recipe, req.Fencing || req.Fixed)
+	tg, err := targets.Recipe(*req.Recipe, req.Fencing || req.Fixed)
 	if err != nil {
 		return nil, api.Invalidf("%v", err)
 	}
@@ -318,7 +320,7 @@ func open(ctx context.Context, s *session) (*session, error) {
 // newExplorer makes the session's explorer, on a server that has none
 // (started, or started again).
 func (s *session) newExplorer(ctx context.Context) error {
-	model := explore.DefaultModel()
+	model := sched.DefaultModel()
 	model.Clients = s.tg.Clients
 	if s.size > 0 {
 		model.Clients = s.size
@@ -329,7 +331,7 @@ func (s *session) newExplorer(ctx context.Context) error {
 			model.Faults = 0
 		}
 	}
-	e, err := explore.New(ctx, s.rdb, s.tg, model)
+	e, err := sched.New(ctx, s.rdb, s.tg, model)
 	if err != nil {
 		return err
 	}
@@ -340,7 +342,7 @@ func (s *session) newExplorer(ctx context.Context) error {
 }
 
 // explorer is the session's explorer.
-func (s *session) explorer() *explore.Explorer {
+func (s *session) explorer() *sched.Explorer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.e
@@ -402,9 +404,9 @@ func (s *session) guardWithin(ctx context.Context, budget time.Duration, what st
 
 // cut runs actions on the session's explorer and reads the frame they
 // lead to. No search may be running.
-func (s *session) cut(ctx context.Context, actions []explore.Action) (*explore.Snapshot, api.ExploreFrame, error) {
+func (s *session) cut(ctx context.Context, actions []sched.Action) (*step.Snapshot, api.ExploreFrame, error) {
 	e := s.explorer()
-	snap, err := explore.Cut(ctx, e, actions)
+	snap, err := step.Cut(ctx, e, actions)
 	if err != nil {
 		return nil, api.ExploreFrame{}, err
 	}
@@ -467,7 +469,7 @@ func (s *session) state() api.ExploreState {
 func (s *session) stateLocked() api.ExploreState {
 	cur := s.frames[len(s.frames)-1]
 	st := api.ExploreState{Target: s.e.Target().Name, About: s.e.Target().About, Model: s.model,
-		Snapshot: &explore.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
+		Snapshot: &step.Snapshot{Clients: s.clients, Steps: s.steps, Enabled: cur.Enabled, ClockMS: cur.ClockMS,
 			Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete, Notes: s.notes, Views: cur.Views,
 			Chains: cur.Chains},
 		Resource: cur.Resource, Frames: slices.Clone(s.frames), Judged: s.judged}
@@ -515,7 +517,7 @@ func (m *Manager) State(_ context.Context, id string) (api.ExploreState, error) 
 // frame after FromStep steps (default: the last), which discards the steps
 // after it.
 type stepRequest struct {
-	Action   explore.Action
+	Action   sched.Action
 	FromStep *int
 }
 
@@ -549,7 +551,7 @@ func parseStep(body []byte) (stepRequest, error) {
 // UnmarshalJSON takes any others silently): those of an action with
 // every field set.
 var actionFields = func() map[string]bool {
-	b, err := json.Marshal(explore.Action{Kind: "k", Client: "c", Index: 1, Command: "c", Length: "l", At: 1, Node: "n"})
+	b, err := json.Marshal(sched.Action{Kind: "k", Client: "c", Index: 1, Command: "c", Length: "l", At: 1, Node: "n"})
 	if err != nil {
 		panic(err)
 	}
@@ -578,7 +580,7 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (ap
 		s.mu.Lock()
 		from, err := s.fromLocked(req.FromStep)
 		busy := s.searching()
-		var en []explore.Action
+		var en []sched.Action
 		if err == nil {
 			en = s.frames[from].Enabled
 		}
@@ -595,7 +597,7 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (ap
 			}
 			return api.Invalidf("%s is not enabled at step %d; the enabled actions are: %s", a, from, actionList(en))
 		}
-		var snap *explore.Snapshot
+		var snap *step.Snapshot
 		var f api.ExploreFrame
 		err = s.guard(ctx, "the step", func(ctx context.Context) error {
 			var err error
@@ -630,7 +632,7 @@ func (s *session) fromLocked(from *int) (int, error) {
 	return *from, nil
 }
 
-func actionList(as []explore.Action) string {
+func actionList(as []sched.Action) string {
 	parts := make([]string, len(as))
 	for i, a := range as {
 		parts[i] = a.String()

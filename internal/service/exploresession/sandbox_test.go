@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const release = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -29,8 +29,8 @@ return 0`
 // script do.
 func addUnchecked(t *testing.T, m *Manager, client, acquire string) string {
 	t.Helper()
-	tg, err := explore.Lua(explore.LuaRecipe{Acquire: explore.Script{Name: "acquire.lua", Source: acquire},
-		Release: explore.Script{Name: "release.lua", Source: release}})
+	tg, err := targets.Lua(targets.LuaRecipe{Acquire: targets.Script{Name: "acquire.lua", Source: acquire},
+		Release: targets.Script{Name: "release.lua", Source: release}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func runAcquire(m *Manager, id string) (api.ExploreState, error) {
 	if err != nil {
 		return st, err
 	}
-	for _, kind := range []string{explore.Start, explore.Run} {
+	for _, kind := range []string{sched.Start, sched.Run} {
 		var body []byte
 		for _, a := range st.Enabled {
 			if a.Kind == kind && a.Client == "A" {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
@@ -49,9 +49,9 @@ var (
 type search struct {
 	key    string
 	req    api.ExploreRequest
-	prefix []explore.Action
+	prefix []sched.Action
 	// before is what the last of prefix's frames broke already.
-	before []explore.Violation
+	before []sched.Violation
 	done   chan struct{}
 	cancel context.CancelCauseFunc
 	// started is closed when it gets a CPU.
@@ -93,7 +93,7 @@ func newSearches(cfg *Config, st *stats, runner func(context.Context, api.Explor
 }
 
 // searchKey names the search of prefix on the target of req under model.
-func searchKey(req api.ExploreRequest, model string, prefix []explore.Action) string {
+func searchKey(req api.ExploreRequest, model string, prefix []sched.Action) string {
 	if len(prefix) == 0 {
 		prefix = nil // from the start, whatever steps the session took since
 	}
@@ -104,7 +104,7 @@ func searchKey(req api.ExploreRequest, model string, prefix []explore.Action) st
 	b, err := json.Marshal(struct {
 		Req    api.ExploreRequest
 		Model  string
-		Prefix []explore.Action
+		Prefix []sched.Action
 	}{req, model, prefix})
 	if err != nil {
 		panic(err) // plain data
@@ -117,8 +117,8 @@ func searchKey(req api.ExploreRequest, model string, prefix []explore.Action) st
 // running or waiting, the kept answer, or a new search queued for prefix
 // on req's target.
 // kept says it is a kept answer.
-func (q *searches) join(key string, req api.ExploreRequest, prefix []explore.Action,
-	before []explore.Violation) (sr *search, kept bool, err error) {
+func (q *searches) join(key string, req api.ExploreRequest, prefix []sched.Action,
+	before []sched.Violation) (sr *search, kept bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -277,7 +277,7 @@ func (q *searches) run(ctx context.Context, sr *search) {
 	}
 	fs.Result, fs.Unpromised, fs.Properties = res, jd.unpromised, jd.props
 	fs.Schedules = 0
-	for _, r := range []*explore.Result{res, jd.unpromised} {
+	for _, r := range []*sched.Result{res, jd.unpromised} {
 		if r != nil {
 			fs.Schedules += r.Schedules
 		}

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
@@ -18,14 +19,14 @@ import (
 
 // exploreState is the part of a session's state the tests read.
 type exploreState struct {
-	Target     string              `json:"target"`
-	Clients    []string            `json:"clients"`
-	Steps      []explore.Step      `json:"steps"`
-	Enabled    []explore.Action    `json:"enabled"`
-	ClockMS    int64               `json:"clock_ms"`
-	Holders    []explore.Holder    `json:"holders"`
-	Violations []explore.Violation `json:"violations"`
-	Resource   string              `json:"resource"`
+	Target     string            `json:"target"`
+	Clients    []string          `json:"clients"`
+	Steps      []sched.Step      `json:"steps"`
+	Enabled    []sched.Action    `json:"enabled"`
+	ClockMS    int64             `json:"clock_ms"`
+	Holders    []step.Holder     `json:"holders"`
+	Violations []sched.Violation `json:"violations"`
+	Resource   string            `json:"resource"`
 }
 
 // enabled is the JSON of client's enabled action of kind (run: its next
@@ -107,12 +108,12 @@ func TestExploreSessions(t *testing.T) {
 	if st.Target != "recipe 1" || len(st.Clients) != 2 || len(st.Steps) != 0 || len(st.Enabled) == 0 || len(st.Violations) != 0 {
 		t.Fatalf("recipe 1 at the start: %+v", st)
 	}
-	st = step(id, enabled(t, st, explore.Start, "A"))
-	st = step(id, enabled(t, st, explore.Start, "B"))
+	st = step(id, enabled(t, st, sched.Start, "A"))
+	st = step(id, enabled(t, st, sched.Start, "B"))
 	for _, c := range []string{"A", "B", "A", "B"} {
-		st = step(id, enabled(t, st, explore.Run, c))
+		st = step(id, enabled(t, st, sched.Run, c))
 	}
-	if len(st.Steps) != 6 || len(st.Violations) != 1 || st.Violations[0].Property != explore.MutualExclusion ||
+	if len(st.Steps) != 6 || len(st.Violations) != 1 || st.Violations[0].Property != sched.MutualExclusion ||
 		st.Violations[0].Step != 5 || st.Steps[5].Action.Client != "B" || !strings.HasPrefix(st.Steps[5].Text, "SET") {
 		t.Fatalf("after A GET, B GET, A SET, B SET: %+v", st)
 	}
@@ -161,7 +162,7 @@ func TestExploreSessions(t *testing.T) {
 	found := waitFind(t, h, id6)
 	c := found.Unpromised.Counterexample()
 	if found.State != api.FindNone || found.Result == nil || !found.Result.Exhaustive || c == nil ||
-		c.Property != explore.Resource || !c.Reproduced || len(c.Actions) <= found.FromStep || found.FromStep != 4 ||
+		c.Property != sched.Resource || !c.Reproduced || len(c.Actions) <= found.FromStep || found.FromStep != 4 ||
 		found.Result.Model.Clients == 0 {
 		t.Fatalf("find on recipe 6: %+v", found)
 	}
@@ -169,7 +170,7 @@ func TestExploreSessions(t *testing.T) {
 		b, _ := json.Marshal(a)
 		st6 = step(id6, string(b))
 	}
-	if len(st6.Violations) == 0 || st6.Violations[len(st6.Violations)-1].Property != explore.Resource ||
+	if len(st6.Violations) == 0 || st6.Violations[len(st6.Violations)-1].Property != sched.Resource ||
 		!strings.HasPrefix(st6.Resource, "counter = ") {
 		t.Fatalf("recipe 6 after the counterexample: %+v", st6)
 	}

@@ -2,6 +2,11 @@ package lab
 
 import (
 	"context"
+
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/explore/targets"
+
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -12,13 +17,11 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/market"
+	"github.com/redis/go-redis/v9"
 )
 
 // The pause fault in the lab is one schedule on the explorer's runtime
@@ -54,17 +57,17 @@ const pauseDescription = "holder A paused before her commit, past her lease (her
 var errSchedule = errors.New("lab: the pause schedule cannot be played")
 
 // pauseTarget is the explorer's target of variant v.
-func pauseTarget(v faults.Variant) (*explore.Target, error) {
+func pauseTarget(v faults.Variant) (*sched.Target, error) {
 	name := string(v)
 	if name == "fine"+faults.WatchdogSuffix {
-		return explore.Watchdog(false), nil
+		return targets.Watchdog(false), nil
 	}
 	name, fenced := strings.CutSuffix(name, faults.FencedSuffix)
 	s, err := market.ParseStrategy(name)
 	if err != nil {
 		return nil, err
 	}
-	return explore.Strategy(s, fenced)
+	return targets.Strategy(s, fenced)
 }
 
 // commits reports whether command is a client's write: the market's
@@ -81,12 +84,12 @@ func commits(command string) bool {
 // pausePlan is the schedule of a pause run, played on e up to B's end;
 // what follows (A's commit and release) is the first enabled command or
 // tick at each step, as explore.Explorer.Record plays it.
-func pausePlan(ctx context.Context, e *explore.Explorer) ([]explore.Action, error) {
-	var plan []explore.Action
+func pausePlan(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
+	var plan []sched.Action
 	// take appends the first enabled action that ok accepts, and reports
 	// whether there was one.
-	take := func(ok func(explore.Action) bool) (bool, error) {
-		snap, err := explore.Cut(ctx, e, plan)
+	take := func(ok func(sched.Action) bool) (bool, error) {
+		snap, err := step.Cut(ctx, e, plan)
 		if err != nil {
 			return false, err
 		}
@@ -98,23 +101,23 @@ func pausePlan(ctx context.Context, e *explore.Explorer) ([]explore.Action, erro
 		}
 		return false, nil
 	}
-	must := func(what string, ok func(explore.Action) bool) error {
+	must := func(what string, ok func(sched.Action) bool) error {
 		found, err := take(ok)
 		if err == nil && !found {
 			err = fmt.Errorf("%w: %s is not enabled after %d steps", errSchedule, what, len(plan))
 		}
 		return err
 	}
-	of := func(client, kind string) func(explore.Action) bool {
-		return func(a explore.Action) bool { return a.Client == client && a.Kind == kind }
+	of := func(client, kind string) func(sched.Action) bool {
+		return func(a sched.Action) bool { return a.Client == client && a.Kind == kind }
 	}
 	const most = 20 // commands of one client before its commit, or in all
-	if err := must("A's start", of("A", explore.Start)); err != nil {
+	if err := must("A's start", of("A", sched.Start)); err != nil {
 		return nil, err
 	}
 	for range most {
-		found, err := take(func(a explore.Action) bool {
-			return a.Client == "A" && a.Kind == explore.Run && !commits(a.Command)
+		found, err := take(func(a sched.Action) bool {
+			return a.Client == "A" && a.Kind == sched.Run && !commits(a.Command)
 		})
 		if err != nil {
 			return nil, err
@@ -123,19 +126,19 @@ func pausePlan(ctx context.Context, e *explore.Explorer) ([]explore.Action, erro
 			break
 		}
 	}
-	if err := must("A's pause", func(a explore.Action) bool {
-		return a.Client == "A" && a.Kind == explore.Pause && a.Length == explore.Long
+	if err := must("A's pause", func(a sched.Action) bool {
+		return a.Client == "A" && a.Kind == sched.Pause && a.Length == sched.Long
 	}); err != nil {
 		return nil, err
 	}
-	if err := must("the clock's advance", func(a explore.Action) bool { return a.Kind == explore.Tick }); err != nil {
+	if err := must("the clock's advance", func(a sched.Action) bool { return a.Kind == sched.Tick }); err != nil {
 		return nil, err
 	}
-	if err := must("B's start", of("B", explore.Start)); err != nil {
+	if err := must("B's start", of("B", sched.Start)); err != nil {
 		return nil, err
 	}
 	for range most {
-		found, err := take(of("B", explore.Run))
+		found, err := take(of("B", sched.Run))
 		if err != nil {
 			return nil, err
 		}
@@ -159,15 +162,15 @@ func pausePlan(ctx context.Context, e *explore.Explorer) ([]explore.Action, erro
 var pauseSchedules []byte
 
 // schedules is pauseSchedules read.
-var schedules = sync.OnceValues(func() (map[string][]explore.Action, error) {
-	var m map[string][]explore.Action
+var schedules = sync.OnceValues(func() (map[string][]sched.Action, error) {
+	var m map[string][]sched.Action
 	err := json.Unmarshal(pauseSchedules, &m)
 	return m, err
 })
 
 // scheduleOf is the pause schedule of e's target: the one kept, or, for a
 // target that has none kept, the one pausePlan finds.
-func scheduleOf(ctx context.Context, e *explore.Explorer) ([]explore.Action, error) {
+func scheduleOf(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
 	m, err := schedules()
 	if err != nil {
 		return nil, err
@@ -197,7 +200,7 @@ func runPause(ctx context.Context, v faults.Variant) (timeline.Timeline, error) 
 // playPause plays the pause schedule on target t and returns its
 // timeline, tokens and keys named alike in every run, and the violations
 // found.
-func playPause(ctx context.Context, t *explore.Target) (timeline.Timeline, []explore.Violation, error) {
+func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []sched.Violation, error) {
 	mini, err := miniredis.Run()
 	if err != nil {
 		return timeline.Timeline{}, nil, err
@@ -206,9 +209,9 @@ func playPause(ctx context.Context, t *explore.Target) (timeline.Timeline, []exp
 	mini.SetTime(pauseEpoch)
 	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr(), PoolSize: 2})
 	defer rdb.Close()
-	m := explore.DefaultModel()
+	m := sched.DefaultModel()
 	m.Clients, m.TTL = 2, pauseLease
-	e, err := explore.New(ctx, rdb, t, m)
+	e, err := sched.New(ctx, rdb, t, m)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
 	}
@@ -234,17 +237,17 @@ func playPause(ctx context.Context, t *explore.Target) (timeline.Timeline, []exp
 // plays it as the pause schedule, or its fix: recipe 6, locking.Mutex,
 // is the market's own fine lock, and its fix the same lock with
 // market.WithFencing. The other recipes run in the gallery.
-func scheduledRecipe(id string, fixed bool) (*explore.Target, bool) {
+func scheduledRecipe(id string, fixed bool) (*sched.Target, bool) {
 	if id != "6" {
 		return nil, false
 	}
-	t, err := explore.Strategy(market.Fine, fixed)
+	t, err := targets.Strategy(market.Fine, fixed)
 	return t, err == nil
 }
 
 // runScheduledRecipe plays scenario sc (flawed, or fixed) on target t,
 // the pause schedule.
-func runScheduledRecipe(ctx context.Context, sc gallery.Scenario, t *explore.Target, fixed bool) (timeline.Timeline, error) {
+func runScheduledRecipe(ctx context.Context, sc gallery.Scenario, t *sched.Target, fixed bool) (timeline.Timeline, error) {
 	tl, violations, err := playPause(ctx, t)
 	if err != nil {
 		return timeline.Timeline{}, err
@@ -255,7 +258,7 @@ func runScheduledRecipe(ctx context.Context, sc gallery.Scenario, t *explore.Tar
 }
 
 // pauseVerdict says in words what a pause run showed.
-func pauseVerdict(v faults.Variant, violations []explore.Violation) string {
+func pauseVerdict(v faults.Variant, violations []sched.Violation) string {
 	if len(violations) == 0 {
 		if strings.HasSuffix(string(v), faults.FencedSuffix) {
 			return "No violation: A's late commit was refused (the fence: her lock was lost). Times are virtual."

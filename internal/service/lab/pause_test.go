@@ -10,12 +10,10 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockmarket/lockmarket/explore"
-
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/timeline"
+	"github.com/redis/go-redis/v9"
 )
 
 var update = flag.Bool("update", false, "write pause_schedules.json again")
@@ -27,15 +25,15 @@ func TestPauseSchedules(t *testing.T) {
 	mini := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr(), PoolSize: 2})
 	defer rdb.Close()
-	found := map[string][]explore.Action{}
+	found := map[string][]sched.Action{}
 	for _, v := range faults.Pause.Variants() {
 		target, err := pauseTarget(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := explore.DefaultModel()
+		m := sched.DefaultModel()
 		m.Clients, m.TTL = 2, pauseLease
-		e, err := explore.New(context.Background(), rdb, target, m)
+		e, err := sched.New(context.Background(), rdb, target, m)
 		if err != nil {
 			t.Fatal(err)
 		}

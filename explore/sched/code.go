@@ -1,0 +1,211 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoClient is returned for a Target that has no code to run: no
+// Client function, and not made by one of this package's constructors.
+var ErrNoClient = errors.New("explore: the target has no Client function")
+
+// Namespace is the prefix of every key of one exploration. Each schedule
+// starts with no key under it, and each worker of a search has one of its
+// own, so a target's code must make every key it uses with Key: the
+// explorer runs the leases down on the virtual clock, and clears the keys
+// between schedules, under the namespace only.
+type Namespace string
+
+// Key is name in the namespace. A key named "lock:..." is drawn as a
+// lock in a counterexample's timeline.
+func (ns Namespace) Key(name string) string { return string(ns) + name }
+
+// Client is one client of a target written in Go (Target.Client), as the
+// explorer hands it to the code: its own go-redis client, whose every
+// command and pipeline waits for the scheduler; the lease to ask for; its
+// clock; its name; and where the code says what it believes it holds.
+//
+// Client is a locking.Clock: the context given to Target.Client carries
+// it (locking.WithClock), so the locks of package locking run on it too.
+type Client struct {
+	c *ClientState
+	m Model
+}
+
+// Redis is the client's go-redis client. Every command sent through it
+// waits for the scheduler, whatever its context (context.Background()
+// too): its hook knows the client from the go-redis client. Send from
+// the client's own goroutine or one started with Go: a command from a
+// goroutine started with the go statement ends the search (ErrOutside).
+func (c *Client) Redis() *redis.Client { return c.c.Rdb }
+
+// Name is the client's name: "A", "B", "C" or "D".
+func (c *Client) Name() string { return c.c.Name }
+
+// Key is name in the exploration's namespace (Namespace.Key).
+func (c *Client) Key(name string) string { return c.c.W.T.Ns + name }
+
+// Lease is the lease (TTL) the client's lock should ask for: the model's
+// TTL, as the server sees it (dilated: times Dilation).
+func (c *Client) Lease() time.Duration { return c.c.W.Dilate(c.m.TTL) }
+
+// Now is the time on the client's clock: the virtual clock, dilated (its
+// epoch plus the virtual time times Dilation).
+func (c *Client) Now() time.Time { return Clock{c.c}.Now() }
+
+// Sleep waits for d on the client's clock (d/Dilation of virtual time),
+// or until ctx ends: the scheduler decides when the clock gets there. A
+// real time.Sleep (or a timer, or a channel another client writes to)
+// waits on the wall clock, outside the scheduler's view: the leases on
+// the server run down in real time meanwhile, and once a client has so
+// waited WallAfter the search ends (ErrWallClock).
+func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
+	return Clock{c.c}.Sleep(ctx, d)
+}
+
+// Go runs f in a goroutine of the client that the scheduler waits for
+// (a watchdog that renews a lease, say). A goroutine started with the go
+// statement instead is outside the scheduler's view.
+func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
+
+// Holding records that the client now believes it holds the lock. Its
+// lease (as the server sees it, like Lease) ends lease after the client
+// sent its last command (the one that took or renewed the lock); a lease
+// of 0 or less never ends. A second call (after a renewal) replaces the
+// lease. Mutual exclusion is broken when two clients believe they hold
+// the lock and neither's lease has run out.
+func (c *Client) Holding(lease time.Duration) {
+	w := c.c.W
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	end := time.Duration(-1)
+	if lease > 0 {
+		end = c.c.sentAt + w.Undilate(lease)
+	}
+	c.c.Hold = &hold{Write: true, End: func() time.Duration { return end }}
+	c.c.endHold = false
+	c.c.Got++
+}
+
+// Released says that the client is about to release the lock: it stops
+// believing it holds it when its next command runs (the release's first),
+// or when Target.Client returns. Call it just before the release.
+func (c *Client) Released() {
+	w := c.c.W
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	if c.c.Hold != nil {
+		c.c.endHold = true
+	}
+}
+
+// bindCode makes t, a target written in Go, run as one: each client runs
+// t.Client once per critical section, Setup prepares each schedule and
+// Check checks its end. A target made by a constructor of this package
+// is left as it is.
+func (t *Target) bindCode() error {
+	if t.Client == nil {
+		if t.Run == nil && t.NewLock == nil {
+			return ErrNoClient
+		}
+		return nil
+	}
+	if t.Name == "" {
+		t.Name = "code"
+	}
+	if t.Checks == nil {
+		t.Checks = []string{MutualExclusion}
+		if t.Check != nil {
+			t.Checks = append(t.Checks, Resource)
+		}
+	}
+	t.Prepare = nil
+	if t.Setup != nil {
+		setup := t.Setup
+		t.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
+			return setup(ctx, rdb.(*redis.Client), Namespace(ns))
+		}
+	}
+	t.Run = t.runCode
+	t.End = t.endCode
+	return nil
+}
+
+// runCode is one client of a target written in Go: for each critical
+// section, once the scheduler lets it start, the target's Client.
+func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 4<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			err = fmt.Errorf("panic: %v\n%s", r, buf)
+		}
+	}()
+	h := &Client{c: c, m: m}
+	for range m.Iterations {
+		if err := (Clock{c}).AwaitStart(ctx); err != nil {
+			return err
+		}
+		c.W.Mu.Lock()
+		c.Wanted = true
+		c.W.Mu.Unlock()
+		err := t.Client(ctx, h)
+		c.W.Mu.Lock()
+		if c.endHold {
+			c.Hold, c.endHold = nil, false
+		}
+		c.W.Mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	c.W.Mu.Lock()
+	c.Done = true
+	c.W.Mu.Unlock()
+	return nil
+}
+
+// endCode checks the end of a schedule of a target written in Go: its
+// Check, if any, on the scheduler's own connection.
+func (t *Target) endCode(ctx context.Context, e *Explorer, _ *World) ([]Violation, error) {
+	if t.Check == nil {
+		return nil, nil
+	}
+	err := t.Check(ctx, e.Rdb, Namespace(e.Ns))
+	if err == nil {
+		return nil, nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	return []Violation{{Property: Resource, Message: t.Short(err.Error())}}, nil
+}
+
+// Check explores t on the Redis rdb talks to: every schedule of its
+// clients within o.Model's bounds (nil: DefaultModel, with t.Clients
+// clients), or as o says otherwise (its mode, its workers). The result
+// holds the shortest counterexample found of each property broken; none
+// means the bounds were searched through without finding one when
+// Result.Exhaustive is true.
+func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Result, error) {
+	m := DefaultModel()
+	if o.Model != nil {
+		m = *o.Model
+	}
+	m.FaultKinds = slices.Clone(m.FaultKinds)
+	e, err := New(ctx, rdb, t, m)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.Explore(ctx, o)
+	if cerr := e.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return res, err
+}

@@ -1,0 +1,83 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Lease is the property that the lock's key never outlives the lease its
+// holder asked for: no command lengthens the time the key ${lock} has
+// left to live by more than the longest lease a client asks for (its
+// ${ttl}, in the manifest's ttl_unit). A take leaves it at most one lease;
+// an extension at most one lease more than it had left (an extension may
+// set the lease anew, or add to it, as some libraries do). It is checked
+// after every command that writes the key. An extension that hands
+// EXPIRE milliseconds breaks it: a crashed holder then blocks everyone a
+// thousand times longer than it meant to. A key without expiry is for
+// liveness to judge. Only recipes (manifests, Lua scripts) check it.
+const Lease = "lease"
+
+// checkLease records a lease violation when the action just taken ran a
+// command that wrote the lock's key of a recipe and lengthened its life
+// by more than the longest lease of the model.
+func (e *Explorer) checkLease(ctx context.Context, w *World, s *Schedule) error {
+	n := len(s.actions)
+	if e.target.RecipeOps == nil || n == 0 || s.actions[n-1].Kind != Run {
+		return nil
+	}
+	key := LockKey(e.Ns)
+	w.Mu.Lock()
+	p := w.lastRun
+	w.Mu.Unlock()
+	if p == nil || !p.write || p.node != "" || !slices.Contains(p.keys, key) {
+		return nil
+	}
+	pttl, err := e.Rdb.Do(ctx, "PTTL", key).Int64()
+	if err != nil {
+		return fmt.Errorf("explore: reading the lock's lease: %w", err)
+	}
+	// What the key had left before the command: what it had at the last
+	// read, less the virtual time since (every advance of the clock
+	// shortens it by as much).
+	before := max(0, w.leaseLeft-w.Dilate(w.Now-w.leaseAt).Milliseconds())
+	w.leaseLeft, w.leaseAt = max(pttl, 0), w.Now
+	var longest time.Duration
+	for i := range e.model.Clients {
+		longest = max(longest, e.model.LeaseOf(i))
+	}
+	// The advances of the clock give back the real time that ran the key
+	// down since it was written, which the read above did not see: allow a
+	// virtual millisecond (a second of the server's time at least).
+	slack := max(w.Dilate(time.Millisecond), time.Second).Milliseconds()
+	if pttl <= before+w.Dilate(longest).Milliseconds()+slack ||
+		slices.ContainsFunc(s.Violations, func(v Violation) bool { return v.Property == Lease }) {
+		return nil
+	}
+	a := s.actions[n-1]
+	msg := fmt.Sprintf(
+		"at %s, %s's %s left the lock's key %s to live, longer than the longest lease a client "+
+			"asked for (%v)",
+		fmtAt(w.Now), a.Client, a.Command, virtualText(pttl, w.Factor), longest,
+	)
+	if before > 0 {
+		msg += fmt.Sprintf(" past the %s it had left", virtualText(before, w.Factor))
+	}
+	i := n - 1
+	s.Violations = append(s.Violations, Violation{Property: Lease, Message: msg, Step: i})
+	if s.Steps[i].Violation == "" {
+		s.Steps[i].Violation = Lease
+	}
+	return nil
+}
+
+// virtualText is a time to live of ms milliseconds on the server, as
+// virtual time under dilation factor.
+func virtualText(ms, factor int64) string {
+	secs := float64(ms) / float64(factor) / 1000
+	if secs < 1e9 {
+		return time.Duration(secs * float64(time.Second)).Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("%.3g s", secs)
+}

@@ -1,0 +1,848 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore/plumbing"
+	"github.com/lockmarket/lockmarket/explore/search"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/redis/go-redis/v9"
+)
+
+// The kinds of Action.
+const (
+	// Run releases one pending command (or pipeline) of a client: Redis
+	// runs it now.
+	Run = "run"
+	// Tick advances the virtual clock to a deadline: a client's sleep, or
+	// the end of a pause. Every sleep due by then ends, every pause ends,
+	// and every lease in the namespace shortens by the time that passed.
+	Tick = "tick"
+	// Pause freezes a client (all its goroutines) for a length: short
+	// (half the lease), long (one and a half leases) or forever (it never
+	// runs again, but it is not dead: what it holds, it still holds).
+	Pause = "pause"
+	// Crash stops a client for good: its pending command is never sent,
+	// and it counts as dead for liveness.
+	Crash = "crash"
+	// Start lets a client begin a critical section (take the lock): at
+	// the start of the schedule, or after time has passed.
+	Start = "start"
+)
+
+// The pause lengths.
+const (
+	Short   = "short"
+	Long    = "long"
+	Forever = "forever"
+)
+
+// Action is one choice of the scheduler. It is JSON-serialisable; an
+// action read back from JSON identifies the same choice (Same).
+type Action struct {
+	Kind   string `json:"kind"`
+	Client string `json:"client,omitempty"`
+	// Index is, for Run, which of the client's pending commands (they are
+	// ordered by command and key); almost always 0.
+	Index int `json:"index,omitempty"`
+	// Command is, for Run, the command's name and keys (for reading, and
+	// to tell commands apart).
+	Command string `json:"command,omitempty"`
+	// Length is a Pause's length: short, long or forever.
+	Length string `json:"length,omitempty"`
+	// At is, for Tick, the virtual time it advances to, to the
+	// nanosecond: a sleep of the code under test can end between two
+	// milliseconds (Dilation). In JSON it is at_ms, in milliseconds with
+	// the decimals it needs to be exact.
+	At time.Duration `json:"-"`
+	// Node is, for Restart and Jump, the node that fails.
+	Node string `json:"node,omitempty"`
+}
+
+// Same reports whether a and b are the same choice.
+func (a Action) Same(b Action) bool {
+	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index &&
+		a.Command == b.Command &&
+		a.Length == b.Length && a.At == b.At &&
+		a.Node == b.Node
+}
+
+// String says what the action does.
+func (a Action) String() string {
+	if f := faultOf(a); f != nil {
+		return f.describe(a)
+	}
+	switch a.Kind {
+	case Run:
+		return a.Client + ": " + a.Command
+	case Tick:
+		return fmt.Sprintf("clock → %s", fmtAt(a.At))
+	case Start:
+		return a.Client + " starts"
+	}
+	return a.Kind
+}
+
+// choice is an enabled action with what it touches, for the reduction.
+type Choice struct {
+	Action
+	keys  []string
+	write bool
+	p     *parked
+}
+
+// independent reports whether two enabled actions commute: actions of
+// different clients that touch different keys, or only read the same
+// ones. A tick depends on everything; a fault commutes as its entry in
+// faults says.
+func independent(a, b Choice) bool {
+	if f := faultOf(a.Action); f != nil {
+		return f.commutes(a, b)
+	}
+	if f := faultOf(b.Action); f != nil {
+		return f.commutes(b, a)
+	}
+	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
+		return false
+	}
+	if a.Kind != Run || b.Kind != Run {
+		return true
+	}
+	if !a.write && !b.write {
+		return true
+	}
+	for _, k := range a.keys {
+		for _, l := range b.keys {
+			if k == l || k == "*" || l == "*" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Step is one action of a schedule as it ran.
+type Step struct {
+	Action Action `json:"action"`
+	// ClockMS is the virtual time when it ran.
+	ClockMS int64 `json:"clock_ms"`
+	// Text says what happened: the command and its reply, the fault.
+	Text string `json:"text"`
+	// HeldMS is, for a command, how long it was held in flight: it was
+	// sent HeldMS before ClockMS, when it landed (0: it landed as it was
+	// sent).
+	HeldMS int64 `json:"held_ms,omitempty"`
+	// Violation names the property that broke at this step, if any.
+	Violation string `json:"violation,omitempty"`
+}
+
+// Violation is a property found broken: Property is mutual_exclusion,
+// resource or liveness; Message says how; Step is the index in the
+// schedule's steps where it broke (the last step for the properties
+// checked at the end).
+type Violation = search.Violation
+
+// The properties.
+const (
+	MutualExclusion = "mutual_exclusion"
+	Resource        = "resource"
+	Liveness        = "liveness"
+)
+
+// properties lists the properties in the order they are reported
+// (Ownership is in manifest_run.go, Lease in lease.go).
+var properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
+
+// Properties lists the properties in the order they are reported; the
+// slice is the caller's.
+func Properties() []string { return slices.Clone(properties) }
+
+// schedule is one run of the target's clients under the scheduler.
+type Schedule struct {
+	Steps      []Step
+	actions    []Action
+	Violations []Violation
+	Faults     int
+	Ticks      int
+	Complete   bool // ran until nothing was enabled (not cut by the chooser)
+	CmdLog     []CmdRecord
+	Expired    []expiry
+	lost       map[int][]string // keys a node fault lost, by step
+	Clients    []string
+	End        time.Duration
+	// world is the schedule's world, kept to read where it stopped (Cut).
+	World *World
+}
+
+type expiry struct {
+	At   time.Duration
+	Keys []string
+}
+
+// errUnsteady is returned by runOnce when the real time the schedule
+// took may have changed its outcome: a stall of this process or of the
+// server longer than the margin of a lease on the server (which runs down
+// in real time between two advances of the clock; dilated, the margin is
+// the virtual time left times Dilation), or a command whose reply came
+// back so late that whether a lease outlived an advance of the clock is
+// not known. The schedule is run again.
+var errUnsteady = fmt.Errorf(
+	"explore: the schedule's real timing was unsteady: %w",
+	search.ErrRetry,
+)
+
+// errScriptMissed is returned by runOnce for a run in which an EVALSHA
+// met NOSCRIPT: the server's script cache, which no reset of the
+// namespace clears, made that run differ from the same schedule run
+// later. The run is void and run again, with the script cached (the
+// EVAL after the NOSCRIPT cached it), so that the search does not depend
+// on what earlier runs or searches left on the server.
+var errScriptMissed = fmt.Errorf(
+	"explore: a script was not yet cached on the server: %w",
+	search.ErrRetry,
+)
+
+// ErrUnsteady is returned when a schedule was unsteady (a stall longer
+// than a lease's margin) in every one of maxUnsteady runs: the machine
+// is too busy for the model's leases.
+var ErrUnsteady = errors.New(
+	"explore: the machine stalled longer than a lease's margin, run after run",
+)
+
+// runOnce runs one schedule: the actions choose picks.
+func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (*Schedule, error) {
+	if err := e.reset(ctx); err != nil {
+		return nil, err
+	}
+	w := &World{
+		T:              e.target,
+		Epoch:          e.epoch,
+		Factor:         e.Factor,
+		stuckAfter:     e.stuckAfter,
+		signal:         make(chan struct{}, 1),
+		lastTickServer: e.resetAt,
+		tickSent:       time.Now(),
+		written:        map[string]window{},
+		KeyLog:         map[string][]string{},
+		tokens:         map[string]string{},
+		maxDelay:       e.model.MaxDelay,
+		goroutines:     map[uint64]gref{},
+		ids:            map[string]int{},
+	}
+	if e.target.SteadySleeps {
+		w.sleepAs = e.model.Retry
+	}
+	for i := range e.model.Clients {
+		c := &ClientState{
+			W:       w,
+			Name:    ClientName(i),
+			Idx:     i,
+			Rdb:     e.clients[i],
+			spawned: 1,
+			wall:    e.wall[i],
+		}
+		w.Clients = append(w.Clients, c)
+		e.slots[i].set(c)
+	}
+	s := &Schedule{World: w}
+	for _, c := range w.Clients {
+		s.Clients = append(s.Clients, c.Name)
+	}
+	w.running, w.live = len(w.Clients), len(w.Clients)
+	for _, c := range w.Clients {
+		cctx := locking.WithClock(ctx, Clock{c})
+		go func() {
+			defer w.exit()
+			w.track(c, 0)
+			err := e.target.work(cctx, c, e.model)
+			// Every error counts, whatever its kind, unless the client
+			// was stopped (a crash, the end of the schedule) or the
+			// search was: then its command or sleep failed on purpose.
+			w.Mu.Lock()
+			if err != nil && !w.stopping && !c.Crashed && ctx.Err() == nil {
+				c.failure = err
+			}
+			w.Mu.Unlock()
+		}()
+	}
+	err := e.drive(ctx, w, s, choose)
+	w.Mu.Lock()
+	if err == nil && w.missedScript {
+		err = errScriptMissed
+	}
+	w.Mu.Unlock()
+	if errors.Is(err, errUnsteady) {
+		e.Reruns.Add(1)
+	}
+	if ferr := e.finish(ctx, w, s, err == nil); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		for _, c := range w.Clients {
+			if c.failure != nil {
+				return s, fmt.Errorf("%w: client %s: %w", ErrTarget, c.Name, c.failure)
+			}
+		}
+	}
+	return s, err
+}
+
+// ErrTarget wraps an error of the code under test that is not a
+// property violation: a Lua script that failed or answered outside the
+// convention, say.
+var ErrTarget = errors.New("explore: the target failed")
+
+func ClientName(i int) string { return string(rune('A' + i)) }
+
+// drive makes the schedule's choices until nothing is enabled.
+func (e *Explorer) drive(
+	ctx context.Context, w *World, s *Schedule, choose search.Chooser[Choice],
+) error {
+	for depth := 0; ; depth++ {
+		if err := w.settle(); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if w.unsteadyNow() {
+			return errUnsteady
+		}
+		if depth > 0 {
+			w.checkHolders(s)
+			w.checkOwnership(s)
+			if err := e.checkLease(ctx, w, s); err != nil {
+				return err
+			}
+		}
+		if w.failed() {
+			s.Complete = true
+			return nil
+		}
+		en := w.enabled(e.model, s.Faults, s.Ticks)
+		if len(en) == 0 || depth >= e.model.MaxSteps {
+			s.Complete = true
+			return nil
+		}
+		i, ok := choose(e.decision(w, s, depth, en))
+		if !ok {
+			return nil
+		}
+		if err := e.apply(ctx, w, s, en[i]); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *World) failed() bool {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	for _, c := range w.Clients {
+		if c.failure != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// settle waits until every goroutine of every client is parked at a
+// command, asleep on its clock, or finished. A sleeper whose context has
+// ended is woken first.
+func (w *World) settle() error {
+	return w.await(func() bool {
+		w.Mu.Lock()
+		defer w.Mu.Unlock()
+		for _, s := range slices.Clone(w.sleepers) {
+			if err := s.ctx.Err(); err != nil {
+				w.wake(s, err)
+			}
+		}
+		return w.running == 0
+	})
+}
+
+// enabled lists the actions the scheduler may take now, in a fixed order:
+// commands by client, ticks by time, then faults.
+func (w *World) enabled(m Model, faults, ticks int) []Choice {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	var out []Choice
+	byClient := map[*ClientState][]*parked{}
+	for _, p := range w.parked {
+		if !p.c.Paused && !p.c.Crashed && p.c.Steps < m.Steps {
+			byClient[p.c] = append(byClient[p.c], p)
+		}
+	}
+	for _, c := range w.Clients {
+		for _, s := range w.sleepers {
+			if s.c == c && s.start && !c.Paused && !c.Crashed {
+				out = append(out, Choice{Action: Action{Kind: Start, Client: c.Name}})
+			}
+		}
+		ps := byClient[c]
+		sort.SliceStable(ps, func(i, j int) bool {
+			if ps[i].desc != ps[j].desc {
+				return ps[i].desc < ps[j].desc
+			}
+			return ps[i].seq < ps[j].seq
+		})
+		for i, p := range ps {
+			// The keys without the namespace: a choice is compared with
+			// choices of other workers, whose namespaces differ.
+			keys := make([]string, len(p.keys))
+			for j, k := range p.keys {
+				keys[j] = w.T.Short(k)
+			}
+			out = append(
+				out,
+				Choice{Action: Action{Kind: Run, Client: c.Name, Index: i, Command: p.desc},
+					keys: keys, write: p.write, p: p},
+			)
+		}
+	}
+	// Ticks: to each distinct deadline ahead.
+	seen := map[time.Duration]bool{}
+	var tickChoices []Choice
+	add := func(c *ClientState, at time.Duration) {
+		if seen[at] {
+			return
+		}
+		seen[at] = true
+		tickChoices = append(
+			tickChoices,
+			Choice{Action: Action{Kind: Tick, Client: c.Name, At: at}},
+		)
+	}
+	for _, s := range w.sleepers {
+		if s.deadline >= 0 && !s.c.Paused && !s.c.Crashed {
+			add(s.c, max(s.deadline, w.Now))
+		}
+	}
+	for _, c := range w.Clients {
+		if c.Paused && c.PausedUntil >= 0 && !c.Crashed {
+			add(c, c.PausedUntil)
+		}
+	}
+	sort.SliceStable(
+		tickChoices,
+		func(i, j int) bool { return tickChoices[i].At < tickChoices[j].At },
+	)
+	if by, ok := w.deliverBy(m); ok {
+		// The network's delay is bounded: the clock waits for the
+		// commands in flight that would otherwise land too late.
+		tickChoices = slices.DeleteFunc(tickChoices, func(c Choice) bool { return c.At > by })
+	}
+	if ticks >= m.Ticks {
+		tickChoices = nil
+	}
+	if len(out) == 0 && len(tickChoices) == 0 {
+		return nil
+	}
+	out = append(out, tickChoices...)
+	if faults >= m.Faults {
+		return out
+	}
+	return append(out, w.enabledFaults(m)...)
+}
+
+// deliverBy is the time by which the commands in flight must have run
+// under m.MaxDelay, and false when nothing bounds the clock: delays are
+// unbounded, or no command is in flight. A command is in flight when
+// its client may send it now (neither paused, crashed nor past its
+// steps); a paused client has not sent its command yet. w.mu is held.
+func (w *World) deliverBy(m Model) (time.Duration, bool) {
+	if m.MaxDelay <= 0 {
+		return 0, false
+	}
+	by, ok := time.Duration(0), false
+	for _, p := range w.parked {
+		if p.c.Paused || p.c.Crashed || p.c.Steps >= m.Steps {
+			continue
+		}
+		if t := p.since + m.MaxDelay; !ok || t < by {
+			by, ok = t, true
+		}
+	}
+	return by, ok
+}
+
+// hasWork reports whether c is still at something (parked or asleep).
+// w.mu is held.
+func (w *World) hasWork(c *ClientState) bool {
+	for _, p := range w.parked {
+		if p.c == c {
+			return true
+		}
+	}
+	for _, s := range w.sleepers {
+		if s.c == c {
+			return true
+		}
+	}
+	return false
+}
+
+// apply takes one action and waits for its effects to settle.
+func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) error {
+	w.Mu.Lock()
+	now := w.Now
+	w.Mu.Unlock()
+	step := Step{Action: c.Action, ClockMS: now.Milliseconds()}
+	switch c.Kind {
+	case Run:
+		w.Mu.Lock()
+		p := c.p
+		i := slices.Index(w.parked, p)
+		w.parked = slices.Delete(w.parked, i, i+1)
+		w.running++
+		w.lastRun = p
+		w.StepNo = len(s.Steps)
+		p.c.Steps++
+		if p.lock && p.c.endHold {
+			p.c.Hold, p.c.endHold = nil, false
+		}
+		w.touch(p)
+		w.Mu.Unlock()
+		p.go_ <- nil
+		if err := w.settle(); err != nil {
+			return err
+		}
+		w.Mu.Lock()
+		step.Text = p.desc + " → " + p.reply
+		if held := now - p.since; held > 0 {
+			step.HeldMS = held.Milliseconds()
+			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
+		}
+		w.Mu.Unlock()
+	case Tick:
+		s.Ticks++
+		at := c.At
+		keys, err := e.advance(ctx, w, at)
+		if err != nil {
+			return err
+		}
+		step.Text = fmt.Sprintf("clock %s → %s", fmtAt(now), fmtAt(at))
+		if len(keys) > 0 {
+			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
+			s.Expired = append(s.Expired, expiry{At: at, Keys: keys})
+		}
+	case Start:
+		w.Mu.Lock()
+		for _, sl := range slices.Clone(w.sleepers) {
+			if sl.c.Name == c.Client && sl.start {
+				w.wake(sl, nil)
+			}
+		}
+		w.Mu.Unlock()
+		if err := w.settle(); err != nil {
+			return err
+		}
+		step.Text = c.Client + " starts a critical section"
+	default:
+		f := faultOf(c.Action)
+		if f == nil {
+			return fmt.Errorf("explore: no such action: %s", c.Action)
+		}
+		text, err := f.strike(ctx, e, w, s, c.Action)
+		if err != nil {
+			return err
+		}
+		step.Text = text
+		s.Faults++
+	}
+	s.Steps = append(s.Steps, step)
+	s.actions = append(s.actions, c.Action)
+	return nil
+}
+
+func (w *World) client(name string) *ClientState {
+	for _, c := range w.Clients {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// advance moves the clock to at: leases in the namespace shorten (and
+// those that ran out are deleted), pauses that end by then end, and
+// sleeps due by then end. It returns the keys whose lease ran out.
+func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]string, error) {
+	w.Mu.Lock()
+	d := at - w.Now
+	w.Mu.Unlock()
+	var keys []string
+	if d > 0 {
+		// The leases on the server shorten by d dilated. The real time
+		// since the last advance also ran them down (by a Dilation-th of
+		// it in virtual time): give it back all the same, so that a lease
+		// loses exactly the virtual time d. A key written since then gets
+		// back only the real time since its write, which this process
+		// knows to within the command's round trip.
+		w.Mu.Lock()
+		if w.unsteadyNow() {
+			w.Mu.Unlock()
+			return nil, errUnsteady
+		}
+		written, last := w.written, w.lastTickServer
+		w.written = map[string]window{}
+		w.tickSent = time.Now()
+		w.Mu.Unlock()
+		r, err := runTick(ctx, e.Rdb, e.Ns, w.Dilate(d), last, written, "")
+		if err != nil {
+			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
+		}
+		w.Mu.Lock()
+		w.lastTickServer = r.at
+		w.shortest = 0
+		gone, err := w.ticked(r, "")
+		w.Mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range gone {
+			keys = append(keys, e.target.Short(k))
+		}
+		more, err := e.tickNodes(ctx, w, w.Dilate(d), written)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, more...)
+		sort.Strings(keys)
+		if e.Stall != nil {
+			w.Mu.Lock()
+			left := w.Undilate(w.shortest)
+			w.Mu.Unlock()
+			e.Stall(left)
+		}
+	}
+	w.Mu.Lock()
+	w.Now = max(w.Now, at)
+	for _, c := range w.Clients {
+		if c.Paused && c.PausedUntil >= 0 && c.PausedUntil <= w.Now {
+			c.Paused = false
+			for _, p := range w.parked {
+				if p.c == c {
+					p.since = w.Now // sent when the pause ends
+				}
+			}
+		}
+	}
+	for _, s := range slices.Clone(w.sleepers) {
+		if s.deadline >= 0 && s.deadline <= w.Now && !s.c.Paused && !s.c.Crashed {
+			w.wake(s, nil)
+		}
+	}
+	w.Mu.Unlock()
+	w.poke()
+	return keys, w.settle()
+}
+
+// ticked takes in what an advance did on the one server (node "") or a
+// node: the shortest lease left, and the keys whose lease ran out, which
+// it returns qualified by node; errUnsteady when the advance could not
+// tell. w.mu is held.
+func (w *World) ticked(r tickResult, node string) ([]string, error) {
+	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
+		w.shortest = r.shortest
+	}
+	if r.unsteady {
+		return nil, errUnsteady
+	}
+	var gone []string
+	for _, k := range r.gone {
+		if node != "" {
+			k += "@" + node
+		}
+		gone = append(gone, k)
+		w.KeyLog[k] = append(w.KeyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.Now), 10))
+	}
+	return gone, nil
+}
+
+// tickResult is what tickScript answered.
+type tickResult struct {
+	at       int64         // the server's time, µs
+	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
+	unsteady bool
+	gone     []string // the keys whose lease ran out
+}
+
+// runTick runs tickScript on rdb over the namespace ns: leases shorten by
+// d (dilated: the server's time), less the real time since last (the server's time of the last
+// advance, µs; -1 for none to give back) or, for the keys written since
+// (those of node, "" for the one server), since their write.
+func runTick(
+	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
+	written map[string]window, node string,
+) (tickResult, error) {
+	args := []any{NsPattern(ns), d.Microseconds(), last}
+	for k, win := range written {
+		if key, n := plumbing.SplitNode(k); n == node {
+			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
+		}
+	}
+	res, err := plumbing.TickScript.Run(ctx, rdb, nil, args...).StringSlice()
+	if err != nil {
+		return tickResult{}, err
+	}
+	var sec, usec, shortest int64
+	if len(res) >= 4 {
+		sec, err = strconv.ParseInt(res[0], 10, 64)
+	}
+	if err == nil && len(res) >= 4 {
+		usec, err = strconv.ParseInt(res[1], 10, 64)
+	}
+	if err == nil && len(res) >= 4 {
+		shortest, err = strconv.ParseInt(res[2], 10, 64)
+	}
+	if err != nil || len(res) < 4 {
+		return tickResult{}, fmt.Errorf("reply %q", res)
+	}
+	return tickResult{
+		at:       sec*1_000_000 + usec,
+		shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
+		unsteady: res[3] == "1",
+		gone:     res[4:],
+	}, nil
+}
+
+// unsteadyNow reports whether the schedule has become unsteady: the
+// real time since the clock last advanced has run the shortest lease
+// down (less a millisecond) on the server, which deletes it on real time
+// though the virtual clock says it has not run out. Dilated, that takes
+// a stall of the virtual time left times Dilation. Only the scheduler's
+// goroutine (drive, advance) reads and writes these fields.
+func (w *World) unsteadyNow() bool {
+	if w.unsteady {
+		return true
+	}
+	if w.shortest > 0 && time.Since(w.tickSent) > w.shortest-time.Millisecond {
+		w.unsteady = true
+	}
+	return w.unsteady
+}
+
+// checkHolders records a mutual-exclusion violation when two clients hold
+// the lock (one of them for writing) with leases that have not run out.
+func (w *World) checkHolders(s *Schedule) {
+	if slices.ContainsFunc(
+		s.Violations,
+		func(v Violation) bool { return v.Property == MutualExclusion },
+	) {
+		return
+	}
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	// Holders of different keys (the market's locks of two listings) do
+	// not exclude each other: look for two of one key.
+	var hs []*ClientState
+	byKey := map[string][]*ClientState{}
+	for _, c := range w.Holders() {
+		byKey[c.Hold.Key] = append(byKey[c.Hold.Key], c)
+	}
+	for _, c := range w.Holders() {
+		group := byKey[c.Hold.Key]
+		writer := false
+		for _, d := range group {
+			writer = writer || d.Hold.Write
+		}
+		if len(group) >= 2 && writer {
+			hs = group
+			break
+		}
+	}
+	if hs == nil {
+		return
+	}
+	var parts []string
+	for _, c := range hs {
+		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.Name, w.leaseText(c)))
+	}
+	msg := fmt.Sprintf(
+		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.Now),
+		strings.Join(parts, " and "),
+	)
+	i := len(s.Steps) - 1
+	s.Violations = append(s.Violations, Violation{Property: MutualExclusion, Message: msg, Step: i})
+	if i >= 0 && s.Steps[i].Violation == "" {
+		s.Steps[i].Violation = MutualExclusion
+	}
+}
+
+// holders is the clients that hold a lease not yet run out. w.mu is held.
+func (w *World) Holders() []*ClientState {
+	var out []*ClientState
+	for _, c := range w.Clients {
+		if c.Hold == nil {
+			continue
+		}
+		if end := c.Hold.End(); end < 0 || w.Now < end {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (w *World) leaseText(c *ClientState) string {
+	end := c.Hold.End()
+	if end < 0 {
+		return "never (no expiry)"
+	}
+	return fmtAt(end)
+}
+
+// finish ends the schedule: every client still waiting is stopped, and
+// the properties checked at the end are checked.
+func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool) error {
+	w.Mu.Lock()
+	s.End = w.Now
+	now := w.Now
+	w.stopping = true
+	for _, p := range w.parked {
+		p.go_ <- errStopped
+		w.running++
+	}
+	w.parked = nil
+	for _, sl := range slices.Clone(w.sleepers) {
+		w.wake(sl, errStopped)
+	}
+	w.Mu.Unlock()
+	if err := w.awaitEnd(func() bool {
+		w.Mu.Lock()
+		defer w.Mu.Unlock()
+		return w.live == 0
+	}); err != nil {
+		return err
+	}
+	s.CmdLog = w.CmdLog
+	if !check || !s.Complete {
+		return nil
+	}
+	vs, err := e.target.checkEnd(ctx, e, w, now)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		v.Step = len(s.Steps) - 1
+		s.Violations = append(s.Violations, v)
+		if v.Step >= 0 && s.Steps[v.Step].Violation == "" {
+			s.Steps[v.Step].Violation = v.Property
+		}
+	}
+	return nil
+}
+
+func FmtMS(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("t=%ds", ms/1000)
+	}
+	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
+}

@@ -1,0 +1,152 @@
+package sched
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/lockmarket/lockmarket/explore/search"
+)
+
+// Symmetry. The clients of most targets run the same code with the same
+// lease, and differ only in their names: the tokens they make (named
+// <A#0>, <B#0> in the logs, world.replaceTokens) and a recipe's ${client}
+// (client-A). A state and the state with two clients' names swapped go
+// on alike, with the names swapped, and break the same properties. The
+// state cache names a state of such a target by the least of the
+// fingerprints of its renamings (canonical), so that a state reached with
+// A ahead of B is cut once the search has explored it with B ahead of A;
+// the sleep sets it keeps with a state are renamed alike (Rename).
+
+// maxSymmetric is the most clients whose renamings are all tried (n! of
+// them, at each decision).
+const maxSymmetric = 4
+
+// symmetric reports whether the target's clients under m are alike but
+// for their names: the target says they run the same code (Target.alike:
+// the recipes, their fixes and the watchdog; not the market's roles,
+// readers and a writer, nor Go code of the user's, which may read
+// Client.Name), with the same lease, on one server.
+func (t *Target) symmetric(m Model) bool {
+	if !t.Alike || t.Client != nil || t.Run != nil || t.Rw || t.NodeCount > 0 || m.Clients < 2 ||
+		m.Clients > maxSymmetric {
+		return false
+	}
+	for i := range m.Clients {
+		if m.LeaseOf(i) != m.LeaseOf(0) {
+			return false
+		}
+	}
+	return true
+}
+
+// renamers holds, by renaming, the rewriting of a state's text it makes
+// (renamer).
+var renamers sync.Map
+
+// renamer rewrites the text of a state (stateText), or a command's, with
+// the clients renamed by names: their marked names, their tokens and
+// their owner names.
+func renamer(names map[string]string) *strings.Replacer {
+	olds := slices.Sorted(maps.Keys(names))
+	var id strings.Builder
+	for _, o := range olds {
+		id.WriteString(o + ">" + names[o] + " ")
+	}
+	if r, ok := renamers.Load(id.String()); ok {
+		return r.(*strings.Replacer)
+	}
+	var pairs []string
+	for _, o := range olds {
+		n := names[o]
+		pairs = append(
+			pairs, "\x01"+o+"\x02", "\x01"+n+"\x02", "<"+o+"#", "<"+n+"#", OwnerName(o),
+			OwnerName(n),
+		)
+	}
+	r := strings.NewReplacer(pairs...)
+	renamers.Store(id.String(), r)
+	return r
+}
+
+// canonical is the least fingerprint of the state over the renamings of
+// its clients, and that renaming. w.mu is held.
+func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
+	st, ok := w.state(depth, ticks, faults)
+	if !ok {
+		return search.Fingerprint{}, nil, false
+	}
+	var names []string
+	for _, c := range w.Clients {
+		names = append(names, c.Name)
+	}
+	var best search.Fingerprint
+	var bestNames map[string]string
+	for i, perm := range permutations(names) {
+		m := map[string]string{}
+		for i, n := range names {
+			m[n] = perm[i]
+		}
+		fp := st.hash(m, renamer(m))
+		if i == 0 || bytes.Compare(fp[:], best[:]) < 0 {
+			best, bestNames = fp, m
+		}
+	}
+	return best, bestNames, true
+}
+
+// permutations lists every order of xs.
+func permutations(xs []string) [][]string {
+	if len(xs) <= 1 {
+		return [][]string{slices.Clone(xs)}
+	}
+	var out [][]string
+	for i := range xs {
+		rest := slices.Concat(xs[:i], xs[i+1:])
+		for _, p := range permutations(rest) {
+			out = append(out, append([]string{xs[i]}, p...))
+		}
+	}
+	return out
+}
+
+// renameChoice is c in the state with the clients renamed by names: its
+// client's name, and the names in its command. A tick's client only
+// labels it (the first with that deadline): renamed, it has none.
+func renameChoice(c Choice, names map[string]string) Choice {
+	if c.Kind == Tick {
+		c.Client = ""
+		return c
+	}
+	if n, ok := names[c.Client]; ok {
+		c.Client = n
+	}
+	c.Command = renamer(names).Replace(c.Command)
+	return c
+}
+
+// decision is the decision of schedule s at depth, with en enabled: its
+// state is the world's fingerprint, or, for a target whose clients are
+// symmetric, the least of its renamings.
+func (e *Explorer) decision(w *World, s *Schedule, depth int, en []Choice) search.Decision[Choice] {
+	d := search.Decision[Choice]{Depth: depth, Enabled: en}
+	if !e.Symmetric {
+		d.State = func() (search.Fingerprint, bool) {
+			w.Mu.Lock()
+			defer w.Mu.Unlock()
+			return w.fingerprint(depth, s.Ticks, s.Faults)
+		}
+		return d
+	}
+	var names map[string]string
+	d.State = func() (fp search.Fingerprint, ok bool) {
+		w.Mu.Lock()
+		defer w.Mu.Unlock()
+		fp, names, ok = w.Canonical(depth, s.Ticks, s.Faults)
+		return fp, ok
+	}
+	d.Rename = func(c Choice) Choice { return renameChoice(c, names) }
+	return d
+}

@@ -1,0 +1,592 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/redis/go-redis/v9"
+)
+
+// The faults a model may allow.
+const (
+	FaultPauseShort   = "pause-short"
+	FaultPauseLong    = "pause-long"
+	FaultPauseForever = "pause-forever"
+	FaultCrash        = "crash"
+)
+
+// Model is the bounds of an exploration: what may happen in a schedule.
+type Model struct {
+	// Clients is how many clients run the workload (2 to 4; 0 for the
+	// target's default).
+	Clients int `json:"clients"`
+	// Iterations is how many critical sections each client goes through.
+	Iterations int `json:"iterations"`
+	// Attempts is how many times a client tries to take the lock in one
+	// iteration before it gives up; 0 for the default (Resolve).
+	Attempts int `json:"attempts"`
+	// Faults is the most faults in one schedule.
+	Faults int `json:"faults"`
+	// FaultKinds is which faults may happen.
+	FaultKinds []string `json:"fault_kinds"`
+	// TTL is the lease (of every client, unless TTLs says otherwise);
+	// pauses are measured against it.
+	TTL time.Duration `json:"-"`
+	// TTLs, when set, is a lease per client, in order: client i's is
+	// TTLs[i], and clients past the list take its last.
+	TTLs []time.Duration `json:"-"`
+	// RenewEvery, when set, makes each holder extend its hold every
+	// RenewEvery of virtual time while it holds it, as a watchdog does
+	// (instead of once in the critical section): a target with an
+	// extension (a Lua or manifest recipe with extend, locking.Mutex).
+	RenewEvery time.Duration `json:"-"`
+	// Retry is a client's wait between attempts, in virtual time.
+	Retry time.Duration `json:"-"`
+	// Steps is the most commands one client may send in a schedule;
+	// past it, the client stops where it is (as if paused for good).
+	Steps int `json:"steps"`
+	// Ticks is the most times the clock advances in one schedule (a
+	// retry's wait, a pause's end, a watchdog's interval each take one).
+	Ticks int `json:"ticks"`
+	// MaxSteps cuts a schedule (a safety net; never reached by the
+	// workloads' bounds).
+	MaxSteps int `json:"max_steps"`
+	// Jump is how far a node's clock jumps forward (FaultClockJump); 0
+	// for the default, one lease (Resolve).
+	Jump time.Duration `json:"-"`
+	// MaxDelay, when set, bounds the network's delay in virtual time: a
+	// command sent (parked by a client that is neither paused nor
+	// crashed) runs before the clock passes MaxDelay after its sending,
+	// as on a network whose delays are bounded. A pause before a command
+	// is sent is a pause, not a delay: the bound counts from the pause's
+	// end. 0, the default, bounds nothing: a command may land any time
+	// later, as on an asynchronous network, where only fencing keeps a
+	// write in flight from landing after the lease that allowed it.
+	MaxDelay time.Duration `json:"-"`
+}
+
+// DefaultModel is the model of a target unless told otherwise: the target's
+// number of clients (Target.Clients), one critical section each, two attempts
+// (one with three clients or more: a client's first attempt can already come
+// after any other step), at most one fault of any kind, a 10 s lease and a 10
+// ms retry.
+func DefaultModel() Model {
+	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3, Steps: 10,
+		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
+		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
+}
+
+// Resolve returns m with its defaults filled in.
+func (m Model) Resolve() Model {
+	m.Attempts = m.attempts()
+	if m.Jump == 0 {
+		m.Jump = m.TTL
+	}
+	return m
+}
+
+// attempts is Attempts, or its default for the number of clients.
+func (m Model) attempts() int {
+	if m.Attempts > 0 {
+		return m.Attempts
+	}
+	if m.Clients >= 3 {
+		return 1
+	}
+	return 2
+}
+
+// MaxTTL is the longest lease (and clock jump) a model may have: a
+// schedule's virtual time, times Dilation, must fit a time.Duration.
+const MaxTTL = 10 * time.Minute
+
+// Validate checks the bounds.
+func (m Model) Validate() error {
+	switch {
+	case m.Clients < 2 || m.Clients > 4:
+		return fmt.Errorf("clients %d: must be 2 to 4", m.Clients)
+	case m.Iterations < 1 || m.Iterations > 3:
+		return fmt.Errorf("iterations %d: must be 1 to 3", m.Iterations)
+	case m.Attempts < 0 || m.Attempts > 5:
+		return fmt.Errorf("attempts %d: must be 1 to 5", m.Attempts)
+	case m.Steps < 1 || m.Steps > 50:
+		return fmt.Errorf("steps %d: must be 1 to 50", m.Steps)
+	case m.Ticks < 0 || m.Ticks > 10:
+		return fmt.Errorf("ticks %d: must be 0 to 10", m.Ticks)
+	case m.Faults < 0 || m.Faults > 3:
+		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
+	case m.TTL < time.Second:
+		return fmt.Errorf(
+			"ttl %v: must be at least 1s (the real time a schedule takes must be negligible "+
+				"beside it)",
+			m.TTL,
+		)
+	case m.TTL > MaxTTL:
+		return fmt.Errorf(
+			"ttl %v: must be at most %v (times Dilation, a schedule's time must fit a "+
+				"time.Duration)",
+			m.TTL,
+			MaxTTL,
+		)
+	case m.TTL%time.Millisecond != 0:
+		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
+	case m.Jump < 0 || m.Jump > MaxTTL || m.Jump%time.Millisecond != 0:
+		return fmt.Errorf("clock jump %v: must be whole milliseconds, 0 to %v", m.Jump, MaxTTL)
+	case len(m.TTLs) > 4:
+		return fmt.Errorf("ttls: %d leases for at most 4 clients", len(m.TTLs))
+	case m.RenewEvery < 0 || m.RenewEvery > MaxTTL || m.RenewEvery%time.Millisecond != 0:
+		return fmt.Errorf(
+			"renew every %v: must be whole milliseconds, 0 to %v", m.RenewEvery, MaxTTL,
+		)
+	}
+	for _, d := range m.TTLs {
+		if d < time.Second || d > MaxTTL || d%time.Millisecond != 0 {
+			return fmt.Errorf("ttls: lease %v: must be 1s to %v, in whole milliseconds", d, MaxTTL)
+		}
+	}
+	return nil
+}
+
+// leaseOf is client i's lease.
+func (m Model) LeaseOf(i int) time.Duration {
+	if len(m.TTLs) == 0 {
+		return m.TTL
+	}
+	return m.TTLs[min(i, len(m.TTLs)-1)]
+}
+
+// Target is code to explore: a lock recipe (or a market strategy) and
+// the workload its clients run.
+type Target struct {
+	// Name identifies the target ("recipe 4", "recipe 4 fixed", "lua").
+	Name string
+	// About says what it is.
+	About string
+	// Property is the property the target is known to break, or its fix
+	// to keep; empty when unknown (a user's script).
+	Property string
+
+	// Clients is the default number of clients.
+	Clients int
+	// Checks is the properties checked unless told otherwise: those the
+	// target's lesson is about. A lease lock without fencing cannot keep
+	// the resource under a pause past its lease (recipe 6's lesson), so
+	// the resource is checked only where fencing or its absence is the
+	// point.
+	Checks []string
+
+	// Setup, Client and Check make a target of Go code of your own (see
+	// code.go): Client is what each client does, Setup (optional)
+	// prepares each schedule's keys, Check (optional) checks them at its
+	// end.
+	Setup  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
+	Client func(ctx context.Context, c *Client) error
+	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
+
+	Ns        string
+	NodeCount int      // independent servers (Redlock); 0: the one server
+	NodeSet   *nodeSet // their clients, once an explorer has opened them
+	Rw        bool     // readers and a writer
+	Watchdog  bool
+	Fenced    bool // the critical section's write is fenced (Lock.Held)
+	Extend    bool // extend once in the critical section
+	NewLock   func(rdb redis.UniversalClient, c *ClientState, m Model, ns string) Locker
+	LockKeys  func(ns string) []string
+	// check runs the target's own sanity checks (Lua).
+	SelfCheck func(ctx context.Context, rdb redis.UniversalClient, ns string) error
+
+	// recipeOps lists, for a recipe (a manifest or Lua scripts), its ops
+	// with their ok as the manifest gives it; nil for any other target.
+	RecipeOps []OpDesc
+	// reentrant: each critical section takes the lock twice, nested, and
+	// releases it twice.
+	Reentrant bool
+	// liveness, when set, checks liveness at the end of a schedule
+	// instead of checkEnd's look at the lock keys (a recipe's probe).
+	Liveness func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
+
+	// For a workload of its own (the market): setup prepares each
+	// schedule's state, run is one client's workload instead of work's,
+	// and end checks the end of a schedule instead of checkEnd's.
+	Prepare func(ctx context.Context, rdb redis.UniversalClient, ns string) error
+	Run     func(ctx context.Context, c *ClientState, m Model) error
+	End     func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
+	// resource describes the protected resource as it stands, for a
+	// workload of its own.
+	Resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
+	// steadySleeps makes every sleep of a client last Model.Retry (the
+	// market's lock waits are jittered).
+	SteadySleeps bool
+	// inferHolds follows who holds the lock from the commands on lock
+	// keys and their replies (world.inferHold), for a workload whose lock
+	// is taken inside the code under test.
+	InferHolds bool
+	// alike declares the clients alike but for their names: they run
+	// the same code, which reads no client's name or index but through
+	// its tokens and a recipe's ${client} (symmetry.go).
+	Alike bool
+}
+
+// opDesc is one op of a recipe: its name and its ok as the manifest
+// gives it.
+type OpDesc struct{ Name, Ok string }
+
+// locker is one client's lock: attempts return a hold, or
+// locking.ErrNotAcquired.
+type Locker interface {
+	Acquire(ctx context.Context, write bool) (Held, error)
+}
+
+// held is a hold as the workload sees it.
+type Held interface {
+	Release(ctx context.Context) error
+	// extend renews the lease; locking.ErrNotHeld when it is lost.
+	Extend(ctx context.Context) error
+	// end is when the lease ends, on the virtual clock since the epoch;
+	// -1 for never.
+	End() time.Duration
+}
+
+// Keys of the generic workload, under the namespace.
+const (
+	lockName    = "lock:L"
+	CounterName = "counter"
+	XName       = "x"
+	YName       = "y"
+)
+
+func (t *Target) IsLock(key string) bool {
+	return strings.HasPrefix(key, t.Ns+"lock:") || strings.HasPrefix(key, "{"+t.Ns+"lock:")
+}
+
+// short is text with the namespace left out.
+func (t *Target) Short(s string) string {
+	s = strings.ReplaceAll(s, "{"+t.Ns, "{")
+	return strings.ReplaceAll(s, t.Ns, "")
+}
+
+// describe is a command's name and keys, for reading and to tell pending
+// commands apart: no tokens, no values that change between runs.
+func (t *Target) describe(cmds []redis.Cmder) string {
+	var parts []string
+	for _, c := range cmds {
+		parts = append(parts, rediscmd.Describe(plumbing.ArgStrings(c), t.Short))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// registerScript names a script of a target in the steps and timelines.
+func RegisterScript(name string, s *redis.Script) { rediscmd.Register(name, s.Hash()) }
+
+// work is what one client runs: Iterations times, take the lock
+// (retrying after Retry of virtual time, Attempts times at most), do the
+// critical section, release the lock.
+func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
+	if t.Run != nil {
+		return t.Run(ctx, c, m)
+	}
+	m.TTL = m.LeaseOf(c.Idx)
+	lk := t.NewLock(c.Rdb, c, m, t.Ns)
+	clk := Clock{c}
+	write := !t.Rw || c.Idx == m.Clients-1
+	for range m.Iterations {
+		if err := clk.AwaitStart(ctx); err != nil {
+			return err
+		}
+		c.W.Mu.Lock()
+		c.Wanted = true
+		c.W.Mu.Unlock()
+		var h Held
+		for n := 0; ; n++ {
+			var err error
+			h, err = lk.Acquire(ctx, write)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, locking.ErrNotAcquired) {
+				return err
+			}
+			if n+1 >= m.attempts() {
+				c.W.Mu.Lock()
+				c.GaveUp = true
+				c.W.Mu.Unlock()
+				return nil
+			}
+			if err := clk.Sleep(ctx, c.W.Dilate(m.Retry)); err != nil {
+				return err
+			}
+		}
+		c.W.Mu.Lock()
+		c.Hold = &hold{Write: write, End: h.End}
+		c.Got++
+		c.W.Mu.Unlock()
+		inner, err := t.nest(ctx, lk, write)
+		if err != nil {
+			return err
+		}
+		work, stop := ctx, func() {}
+		in := h
+		if inner != nil {
+			in = inner
+		}
+		if t.Watchdog {
+			if e, ok := h.(interface{ Extender() locking.Extender }); ok {
+				work, stop = locking.KeepAlive(ctx, e.Extender(), c.W.Dilate(m.TTL))
+			}
+		} else if m.RenewEvery > 0 {
+			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
+			if t.Extend {
+				in = renewedHold{in}
+			}
+		}
+		err = t.critical(work, c, in, write)
+		stop()
+		if err != nil {
+			return err
+		}
+		if inner != nil {
+			if err := inner.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
+				return err
+			}
+		}
+		c.W.Mu.Lock()
+		c.endHold = true
+		c.W.Mu.Unlock()
+		if err := h.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
+			return err
+		}
+		c.W.Mu.Lock()
+		c.Hold, c.endHold = nil, false
+		c.W.Mu.Unlock()
+	}
+	c.W.Mu.Lock()
+	c.Done = true
+	c.W.Mu.Unlock()
+	return nil
+}
+
+// critical is the critical section: for a lock, read the shared counter
+// and write it back plus one (a lost update shows as a counter below the
+// number of sections completed); for a read-write lock, a reader reads x
+// and y, which the writer increments together, and finds them equal.
+func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write bool) error {
+	rdb := c.Rdb
+	if t.Rw {
+		if write {
+			if ctx.Err() != nil {
+				return nil
+			}
+			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Incr(ctx, t.Ns+XName)
+				p.Incr(ctx, t.Ns+YName)
+				return nil
+			})
+			if err == nil {
+				c.W.Mu.Lock()
+				c.Completed++
+				c.W.Mu.Unlock()
+			}
+			return err
+		}
+		x, err := getInt(ctx, rdb, t.Ns+XName)
+		if err != nil {
+			return err
+		}
+		y, err := getInt(ctx, rdb, t.Ns+YName)
+		if err != nil {
+			return err
+		}
+		c.W.Mu.Lock()
+		c.Completed++
+		if x != y {
+			c.W.torn = append(
+				c.W.torn,
+				fmt.Sprintf(
+					"reader %s read x=%d and y=%d: a write landed between its reads", c.Name, x, y,
+				),
+			)
+		}
+		c.W.Mu.Unlock()
+		return nil
+	}
+	if t.Fenced {
+		l := h.(interface{ Lock() *locking.Lock }).Lock()
+		// Lock.Held's check, pipelined with the read: the write commits
+		// only while the lock key still holds this hold's token.
+		err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+			var own, cur *redis.StringCmd
+			if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+				own = p.Get(ctx, l.Key())
+				cur = p.Get(ctx, t.Ns+CounterName)
+				return nil
+			}); err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			if v, err := own.Result(); err != nil || v != l.Token() {
+				return locking.ErrNotHeld
+			}
+			n, _ := cur.Int64()
+			if err := t.maybeExtend(ctx, h); err != nil {
+				return err
+			}
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, t.Ns+CounterName, n+1, 0)
+				return nil
+			})
+			return err
+		}, l.Key())
+		switch {
+		case err == nil:
+			c.W.Mu.Lock()
+			c.Completed++
+			c.W.Mu.Unlock()
+		case errors.Is(err, locking.ErrNotHeld), errors.Is(err, redis.TxFailedErr):
+			// Refused: the write of a holder that lost the lock.
+		default:
+			return err
+		}
+		return nil
+	}
+	n, err := getInt(ctx, rdb, t.Ns+CounterName)
+	if err != nil {
+		return err
+	}
+	if err := t.maybeExtend(ctx, h); err != nil {
+		if errors.Is(err, locking.ErrNotHeld) {
+			return nil // the client learns it lost the lock, and stops
+		}
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil // the watchdog found the lock lost
+	}
+	if err := rdb.Set(ctx, t.Ns+CounterName, n+1, 0).Err(); err != nil {
+		return err
+	}
+	c.W.Mu.Lock()
+	c.Completed++
+	c.W.Mu.Unlock()
+	return nil
+}
+
+func (t *Target) maybeExtend(ctx context.Context, h Held) error {
+	if !t.Extend {
+		return nil
+	}
+	return h.Extend(ctx)
+}
+
+func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, error) {
+	n, err := rdb.Get(ctx, key).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// checkEnd checks the properties that are read at the end of a schedule.
+func (t *Target) checkEnd(
+	ctx context.Context, e *Explorer, w *World, now time.Duration,
+) ([]Violation, error) {
+	if t.End != nil {
+		return t.End(ctx, e, w)
+	}
+	var out []Violation
+	w.Mu.Lock()
+	completed := 0
+	var torn []string
+	for _, c := range w.Clients {
+		completed += c.Completed
+	}
+	torn = append(torn, w.torn...)
+	w.Mu.Unlock()
+	// resource
+	if t.Rw {
+		if len(torn) > 0 {
+			out = append(out, Violation{Property: Resource, Message: torn[0]})
+		}
+	} else {
+		n, err := getInt(ctx, e.Rdb, t.Ns+CounterName)
+		if err != nil {
+			return nil, err
+		}
+		if n != int64(completed) {
+			out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
+				"lost update: %d critical sections completed their write, the counter says "+
+					"%d", completed, n)})
+		}
+	}
+	// liveness
+	if t.Liveness != nil {
+		vs, err := t.Liveness(ctx, e, w)
+		return append(out, vs...), err
+	}
+	for _, key := range t.LockKeys(t.Ns) {
+		ttl, err := e.Rdb.PTTL(ctx, key).Result()
+		if err != nil {
+			return nil, err
+		}
+		if ttl != -1 {
+			continue // no key (-2), or a lease that will run out
+		}
+		w.Mu.Lock()
+		heldByLive, waiting := false, ""
+		for _, c := range w.Clients {
+			if c.Crashed {
+				continue
+			}
+			if c.Hold != nil {
+				heldByLive = true
+			}
+			if c.Wanted && c.GaveUp && waiting == "" {
+				waiting = c.Name
+			}
+		}
+		var dead []string
+		for _, c := range w.Clients {
+			if c.Crashed {
+				dead = append(dead, c.Name)
+			}
+		}
+		w.Mu.Unlock()
+		if !heldByLive && waiting != "" {
+			who := "nobody alive holds it"
+			if len(dead) > 0 {
+				who = strings.Join(dead, ", ") + " crashed"
+			}
+			out = append(out, Violation{Property: Liveness, Message: fmt.Sprintf(
+				"%s has no expiry and %s; %s waited in vain (it would wait forever)", t.Short(key),
+				who, waiting,
+			)})
+			break
+		}
+	}
+	return out, nil
+}
+
+// now is the virtual time since the epoch.
+func (k Clock) Elapsed() time.Duration {
+	w := k.C.W
+	id := goid()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	w.note(k.C, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	return w.Now
+}
+
+func LockKey(ns string) string { return ns + lockName }
+
+// nsPattern matches every key of namespace ns: those that begin with it,
+// and those that name one of its keys inside a longer string (a recipe's
+// "lock-signal:${lock}" or "{${lock}}:rwlock_timeout"). Its leases follow
+// the virtual clock, and each schedule starts without them.
+func NsPattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
+
+func OneLockKey(ns string) []string { return []string{LockKey(ns)} }

@@ -1,0 +1,327 @@
+package sched
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrWallClock ends a search in which a client waited on the wall clock
+// rather than the explorer's: it slept (time.Sleep), or waited on a timer
+// or a channel the explorer does not own, for WallAfter of real time in
+// one schedule. The virtual clock does not move while it waits, the
+// leases on the server run down in real time, and a search of such code
+// takes as long as its waits. The error names the client, its last
+// command, the wait and how long it lasted, and the ways out.
+var ErrWallClock = errors.New("explore: a client waits on the wall clock")
+
+// WallAfter is how much real time one client may spend waiting on the
+// wall clock, over the schedules of a search, before the search ends with
+// ErrWallClock. Waits shorter than lookAfter are not seen.
+var WallAfter = time.Second
+
+// lookAfter is how long the scheduler waits for the clients with none of
+// them moving before it looks at where their goroutines stand, and then
+// how often it looks again.
+const lookAfter = 25 * time.Millisecond
+
+// wallWait is what one client waited on the wall clock in a search.
+type wallWait struct {
+	total time.Duration // the real time credited
+	waits int           // the stalls it was seen waiting in
+	what  string        // the last wait seen: "time.Sleep in pkg.F"
+	until time.Time     // the real time credited up to
+	stall time.Time     // the start of the last stall it was seen in
+}
+
+// goroutineState is one goroutine of a stack dump.
+type goroutineState struct {
+	id    uint64
+	state string   // "sleep", "select", "chan receive", "running", ...
+	funcs []string // the functions of its frames, innermost first
+}
+
+// dumpGoroutines is every goroutine's state and frames.
+func dumpGoroutines() map[uint64]goroutineState {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[uint64]goroutineState{}
+	for _, block := range bytes.Split(buf, []byte("\n\n")) {
+		lines := strings.Split(string(block), "\n")
+		head, ok := strings.CutPrefix(lines[0], "goroutine ")
+		if !ok {
+			continue
+		}
+		idText, rest, _ := strings.Cut(head, " [")
+		id, err := strconv.ParseUint(idText, 10, 64)
+		if err != nil {
+			continue
+		}
+		state, _, _ := strings.Cut(strings.TrimSuffix(rest, "]:"), ",")
+		g := goroutineState{id: id, state: state}
+		for _, l := range lines[1:] {
+			if l == "" || strings.HasPrefix(l, "\t") {
+				continue
+			}
+			if i := strings.LastIndexByte(l, '('); i > 0 {
+				l = l[:i]
+			}
+			g.funcs = append(g.funcs, l)
+		}
+		out[id] = g
+	}
+	return out
+}
+
+// explorerWaits are the functions in which a client's goroutine waits
+// for the scheduler.
+// Their names are read from the functions themselves, so that they
+// follow any move or rename.
+var explorerWaits = []string{funcName((*World).gate), funcName(Clock.Sleep), funcName(Clock.AwaitStart)}
+
+// funcName is the name of function f as a goroutine's stack shows it.
+func funcName(f any) string {
+	return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
+}
+
+// blockedStates are the states of a goroutine that waits for something
+// other than the processor, the network or a system call.
+var blockedStates = []string{"sleep", "select", "select (no cases)", "chan receive", "chan send",
+	"chan receive (nil chan)", "chan send (nil " +
+		"chan)", "sync.Cond.Wait", "sync.Mutex.Lock", "sync.RWMutex.Lock",
+	"sync.RWMutex.RLock", "sync.WaitGroup.Wait", "semacquire"}
+
+// kind says what g is doing, for the scheduler: "scheduler" (waiting for
+// it), "sleep" (in time.Sleep), "blocked" (on a channel, a select, a
+// lock) or "active" (running, runnable, on the network, in a system
+// call).
+func (g goroutineState) kind() string {
+	for _, f := range g.funcs {
+		for _, x := range explorerWaits {
+			if f == x {
+				return "scheduler"
+			}
+		}
+	}
+	switch {
+	case g.state == "sleep":
+		return "sleep"
+	case containsString(blockedStates, g.state):
+		return "blocked"
+	}
+	return "active"
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// where names the wait or the work of g: its state, and the innermost
+// function of its frames that is neither the runtime's, nor the
+// standard library's waits, nor go-redis's.
+func (g goroutineState) where() string {
+	what := g.state
+	switch g.state {
+	case "sleep":
+		what = "time.Sleep"
+	case "select":
+		what = "a select (a timer, a channel)"
+	case "chan receive":
+		what = "a channel receive (a timer, a channel)"
+	}
+	for _, f := range g.funcs {
+		if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "time.") ||
+			strings.HasPrefix(f, "sync.") ||
+			strings.HasPrefix(f, "internal/") ||
+			strings.HasPrefix(f, "context.") ||
+			strings.HasPrefix(f, "github.com/redis/go-redis/") {
+			continue
+		}
+		return what + " in " + f
+	}
+	return what
+}
+
+// look looks at where the clients' goroutines stand, the clients having
+// not moved since stall began (real time), and credits each client that
+// waits on the wall clock with the time since: one in time.Sleep, or one
+// blocked on a channel, a select or a lock while no goroutine of a client
+// is at work (on the processor, the network, a system call) and no other
+// goroutine of the process is on the processor or waiting for it. A slow
+// machine is at work, and is not credited. look returns ErrWallClock,
+// with what to do, once a client has waited WallAfter in the search.
+func (w *World) look(stall time.Time) error {
+	gs := dumpGoroutines()
+	now := time.Now()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	type wait struct {
+		c *ClientState
+		g goroutineState
+	}
+	var waits []wait
+	busy := false
+	for id, gr := range w.goroutines {
+		c := gr.c
+		g, ok := gs[id]
+		if !ok {
+			continue // finished
+		}
+		switch g.kind() {
+		case "active":
+			busy = true
+		case "sleep", "blocked":
+			waits = append(waits, wait{c, g})
+		}
+	}
+	// A goroutine of the process that is on the processor, or waits for
+	// it, may be about to free a client's blocked one (a context's
+	// AfterFunc that wakes a sleeper, say): while there is one, only a
+	// sleep counts.
+	self := goid()
+	for id, g := range gs {
+		if _, ok := w.goroutines[id]; !ok && id != self &&
+			(g.state == "runnable" || g.state == "running") {
+			busy = true
+		}
+	}
+	for _, x := range waits {
+		if x.g.kind() != "sleep" && busy {
+			continue // it may be waiting for a goroutine at work
+		}
+		ww := x.c.wall
+		from := stall
+		if ww.until.After(from) {
+			from = ww.until
+		}
+		if ww.stall != stall {
+			ww.stall = stall
+			ww.waits++
+		}
+		ww.total += now.Sub(from)
+		ww.until, ww.what = now, x.g.where()
+		if ww.total >= WallAfter {
+			err := w.wallError(x.c)
+			w.fail(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// wallError is the error for client c, which waited on the wall clock.
+// w.mu is held.
+func (w *World) wallError(c *ClientState) error {
+	last := "before its first command"
+	if c.last != "" {
+		last = "after its last command, " + c.last
+	}
+	waits := "in one wait"
+	if c.wall.waits > 1 {
+		waits = fmt.Sprintf("over %d waits", c.wall.waits)
+	}
+	return fmt.Errorf(
+		"%w: client %s waited %.1f s of real time %s, %s: %s. The explorer's clock does not move "+
+			"meanwhile (its leases on the server run down in real time), so it cannot order what "+
+			"follows. Ways out: give the lock's context-aware call the client's context, which "+
+			"carries its clock (locking.ClockFrom); wait with Client.Sleep; or make the lock try "+
+			"once, or fewer times, without waiting between tries",
+		ErrWallClock, c.Name, c.wall.total.Seconds(), waits, last, c.wall.what,
+	)
+}
+
+// stuckError is ErrStuck with where each goroutine of the clients stood.
+func (w *World) stuckError() error {
+	gs := dumpGoroutines()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	var parts []string
+	for _, c := range w.Clients {
+		for id, gr := range w.goroutines {
+			g, ok := gs[id]
+			if gr.c != c || !ok || g.kind() == "scheduler" {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("client %s: %s", c.Name, g.where()))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("%w for %v", ErrStuck, w.stuckAfter)
+	}
+	return fmt.Errorf("%w for %v: %s", ErrStuck, w.stuckAfter, strings.Join(parts, "; "))
+}
+
+// await waits until done reports true, the scheduler's view of the
+// clients having changed (w.signal), or fails: with the error that ends
+// the schedule (world.fail), ErrWallClock, or ErrStuck once no client
+// has moved for w.stuckAfter.
+func (w *World) await(done func() bool) error {
+	stuck := time.NewTimer(w.stuckAfter)
+	defer stuck.Stop()
+	look := time.NewTimer(lookAfter)
+	defer look.Stop()
+	stall := time.Now()
+	for {
+		if err := w.fatalErr(); err != nil {
+			return err
+		}
+		if done() {
+			return nil
+		}
+		select {
+		case <-w.signal:
+			// Progress: the waits start again.
+			stuck.Reset(w.stuckAfter)
+			look.Reset(lookAfter)
+			stall = time.Now()
+		case <-look.C:
+			if err := w.look(stall); err != nil {
+				return err
+			}
+			look.Reset(lookAfter)
+		case <-stuck.C:
+			return w.stuckError()
+		}
+	}
+}
+
+// endAfterFailure is how long a failed schedule waits for its clients to
+// end (one asleep on the wall clock may not soon).
+const endAfterFailure = 2 * time.Second
+
+// awaitEnd waits until done reports true, for the clients to end after
+// the schedule: as await, but once the schedule has failed (world.fail)
+// only for a short while, without looking for more.
+func (w *World) awaitEnd(done func() bool) error {
+	err := w.fatalErr()
+	if err == nil {
+		return w.await(done)
+	}
+	deadline := time.NewTimer(endAfterFailure)
+	defer deadline.Stop()
+	for !done() {
+		select {
+		case <-w.signal:
+		case <-deadline.C:
+			return err
+		}
+	}
+	return err
+}

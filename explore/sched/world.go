@@ -1,0 +1,839 @@
+package sched
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore/plumbing"
+	"github.com/lockmarket/lockmarket/explore/search"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/redis/go-redis/v9"
+)
+
+// errStopped is what a client's command or sleep returns once the client
+// crashed or the schedule ended. It wraps redis.ErrClosed: nothing was
+// sent, so a lock does not start a background release of an attempt
+// whose reply it believes lost.
+var errStopped = fmt.Errorf("explore: client stopped: %w", redis.ErrClosed)
+
+// errNoSchedule is returned for a command sent through a client's
+// go-redis client while no schedule runs: nothing can order it.
+var errNoSchedule = errors.New("explore: command sent while no schedule runs")
+
+// ErrOutside ends a search in which a client sent a command the explorer
+// cannot hold: from a goroutine it does not know (one started with the go
+// statement rather than Client.Go), which it cannot wait for. The error
+// names the client, the command and the fix.
+var ErrOutside = errors.New("explore: a command the explorer cannot hold")
+
+// ErrStuck is returned when a client neither sent a command, slept on its
+// clock, nor finished within Options.StuckAfter of real time, without waiting on
+// the wall clock (ErrWallClock): it is busy, or blocked in a system call.
+// The error says where each goroutine of the clients stands.
+var ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
+
+// defaultStuckAfter is Options.StuckAfter's default.
+const defaultStuckAfter = 10 * time.Second
+
+// client is one client of one schedule.
+type ClientState struct {
+	W    *World
+	Name string
+	Idx  int
+	Rdb  *redis.Client
+
+	// wall is what the client waited on the wall clock in the search
+	// (world.look): the explorer's, for its client of that name. Guarded
+	// by w.mu.
+	wall *wallWait
+	// last is its last command released and its reply, for messages.
+	last string
+
+	// Guarded by w.mu.
+	Paused      bool
+	PausedUntil time.Duration // -1: for good (an unbounded pause)
+	Crashed     bool
+	freePass    bool // the next command passes: an EVAL after its EVALSHA met NOSCRIPT
+	Hold        *hold
+	endHold     bool // the hold ends with the client's next lock command
+	Wanted      bool // tried to take the lock
+	Got         int  // holds taken
+	GaveUp      bool
+	Done        bool
+	Completed   int // critical sections whose write was applied
+	pauses      int
+	Steps       int   // commands released
+	failure     error // an error that is not the schedule's doing
+	// log is everything the client's code has learnt since the schedule
+	// began, in order for each of its goroutines: each command's reply,
+	// each reading of the clock, each end of a sleep. Its code being
+	// deterministic, two clients with one log are in one state
+	// (world.fingerprint). How its goroutines' entries interleave within
+	// one step depends on real time, and does not count.
+	log []logEntry
+	// spawned is how many goroutines the client has had: its own (0),
+	// then those its Go started, numbered in order.
+	spawned int
+	// sentAt is when its last command was parked, on the virtual clock:
+	// where a lease it then says it holds (Client.Holding) starts.
+	sentAt time.Duration
+}
+
+// logEntry is one entry of a client's log, with the number of the
+// goroutine it is about (-1: one the explorer does not know).
+type logEntry struct {
+	g int
+	s string
+}
+
+// gref is a goroutine of a client: the client, and its number among the
+// client's goroutines (client.spawned).
+type gref struct {
+	c *ClientState
+	n int
+}
+
+// hold is what a client believes it holds.
+type hold struct {
+	Write bool
+	Key   string // the lock key, when a target tells; empty: its first lock key
+	// end is when the lease ends on the virtual clock, -1 for never.
+	End func() time.Duration
+}
+
+// parked is a command (or a pipeline) waiting for the scheduler.
+type parked struct {
+	c     *ClientState
+	seq   int
+	cmds  []redis.Cmder
+	keys  []string
+	write bool
+	lock  bool   // touches a lock key
+	node  string // the node it goes to ("" for the one server)
+	desc  string
+	reply string
+	g     int // the number of the goroutine that sent it
+	go_   chan error
+	// since is when it was sent on the virtual clock: when it was
+	// parked, or when its client's pause ended (Model.MaxDelay).
+	since time.Duration
+}
+
+// sleeper is a goroutine waiting on a client's clock.
+type sleeper struct {
+	start    bool // a client waiting to begin a critical section (a Start action wakes it)
+	c        *ClientState
+	g        int // the number of the goroutine that sleeps
+	ctx      context.Context
+	deadline time.Duration // -1: until ctx ends
+	ch       chan error
+	woken    bool
+	stop     func() bool
+}
+
+// world is one schedule's run: the clients, what each is waiting for, and
+// the virtual clock.
+type World struct {
+	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
+	// not yet cached a script the clients use, so this run saw a step
+	// the runs after it will not (errScriptMissed).
+	missedScript bool
+	T            *Target
+	Epoch        time.Time
+	signal       chan struct{}
+	// factor is the dilation of time (Dilation; tests of the reruns
+	// set 1).
+	Factor int64
+	// stuckAfter is how long await waits with no client moving.
+	stuckAfter time.Duration
+
+	Mu       sync.Mutex
+	Now      time.Duration
+	running  int // goroutines neither parked nor sleeping
+	live     int // goroutines not finished
+	Clients  []*ClientState
+	parked   []*parked
+	sleepers []*sleeper
+	seq      int
+	stopping bool
+	lastRun  *parked
+	CmdLog   []CmdRecord
+	torn     []string // what readers saw of a write in progress
+	StepNo   int      // index of the step being taken
+
+	// owned is the ownership violations the clients' replies showed
+	// (recipeHeld.owned).
+	Owned []Violation
+	// ops is, for a recipe, each op's calls and replies (countOp).
+	ops map[string]*opTally
+	// leaseLeft is what the lock's key had left to live (ms on the
+	// server, 0 for gone or no expiry) when checkLease last read it, at
+	// virtual time leaseAt.
+	leaseLeft int64
+	leaseAt   time.Duration
+	// For the leases' real run-down: when the clock last advanced (the
+	// server's time, µs, as the tick read it, on the one server and on
+	// each node; and this process's time when it sent the tick), how
+	// long the shortest lease then had to run in real time, and when each
+	// key written since was written (between the sending of the command
+	// and its reply).
+	lastTickServer int64
+	nodeTick       map[string]int64
+	tickSent       time.Time
+	shortest       time.Duration
+	written        map[string]window
+	// unsteady is set when the real time the schedule took may have
+	// changed its outcome (a stall longer than a lease's margin): the
+	// schedule is run again (errUnsteady).
+	unsteady bool
+	// nodeDirty is the nodes a write went to since they last restarted:
+	// only there can a node fault change anything.
+	nodeDirty map[string]bool
+	// For world.fingerprint: each key's writes (and WATCHes) in order,
+	// the node faults, tokens named after the client that made them, and
+	// opaque when a command touched keys it does not name.
+	KeyLog    map[string][]string
+	nodeFalls []string
+	tokens    map[string]string
+	opaque    bool
+	// maxDelay is the model's MaxDelay: how long a command may stay in
+	// flight on the virtual clock, 0 for ever.
+	maxDelay time.Duration
+	// sleepAs, when set, is how long every sleep of a client lasts (in
+	// virtual time), whatever it asked: a jittered backoff (locking.Backoff) would
+	// otherwise sleep a random time, and a replay go another way.
+	sleepAs time.Duration
+	// goroutines is the goroutines the scheduler waits for, by id: each
+	// client's own, and those its Go started.
+	goroutines map[uint64]gref
+	// fatal, once set, ends the schedule and the search with it: the
+	// clients did something the explorer cannot order (ErrOutside,
+	// ErrWallClock).
+	fatal error
+	// ids counts the values the explorer made for each client and kind
+	// (tokens, call ids), so that a replay makes the same ones.
+	ids map[string]int
+}
+
+// window is when a command ran, as far as this process can tell: after
+// it was sent, before its reply came back.
+type window struct{ sent, replied time.Time }
+
+// cmdRecord is one command as executed, for the timeline.
+type CmdRecord struct {
+	Step   int // index of the schedule's step that released it
+	Client string
+	at     time.Duration
+	Args   [][]string
+	Values []string
+	Errs   []string
+}
+
+// slot is where the hook of a go-redis client finds the client it sends
+// for: the client of the schedule running, set by runOnce. The hook
+// knows its client from the go-redis client, not from the command's
+// context, so code that sends with a context of its own
+// (context.Background()) is held like any other.
+type slot struct {
+	mu sync.Mutex
+	c  *ClientState
+}
+
+func (s *slot) set(c *ClientState) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+}
+
+func (s *slot) get() *ClientState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
+}
+
+// track counts the calling goroutine as c's goroutine number n: the
+// scheduler waits for it, and holds its commands.
+func (w *World) track(c *ClientState, n int) {
+	id := goid()
+	w.Mu.Lock()
+	w.goroutines[id] = gref{c: c, n: n}
+	w.Mu.Unlock()
+}
+
+// gnum is the number among its client's goroutines of the goroutine id,
+// -1 for one the explorer does not know. w.mu is held.
+func (w *World) gnum(id uint64) int {
+	if g, ok := w.goroutines[id]; ok {
+		return g.n
+	}
+	return -1
+}
+
+// note adds an entry about goroutine g to c's log. w.mu is held.
+func (w *World) note(c *ClientState, g int, s string) {
+	c.log = append(c.log, logEntry{g: g, s: s})
+}
+
+// goid is the calling goroutine's id, as its stack trace shows it.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i >= 0 {
+		b = b[:i]
+	}
+	n, _ := strconv.ParseUint(string(b), 10, 64)
+	return n
+}
+
+// fail ends the schedule with err (the first one given wins). w.mu is
+// held.
+func (w *World) fail(err error) {
+	if w.fatal == nil {
+		w.fatal = err
+	}
+}
+
+// fatalErr is the error that ends the schedule, if any.
+func (w *World) fatalErr() error {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	return w.fatal
+}
+
+// newID is the n-th value of kind the explorer makes for client c in
+// this schedule, shaped as a UUID (as the tokens of most locks are): the
+// same in every run of the schedule, and unlike any other client's or
+// kind's. w.mu is held.
+func (w *World) NewID(c *ClientState, kind string) string {
+	k := c.Name + " " + kind
+	n := w.ids[k]
+	w.ids[k] = n + 1
+	tag := 0
+	if kind == IdCall {
+		tag = 1
+	}
+	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Idx+1, tag, n+1)
+}
+
+// The kinds of value the explorer makes (world.newID).
+const (
+	IdToken = "token"
+	IdCall  = "call"
+)
+
+// poke tells the scheduler that something changed.
+func (w *World) poke() {
+	select {
+	case w.signal <- struct{}{}:
+	default:
+	}
+}
+
+// clock is a client's view of the virtual clock (locking.Clock).
+type Clock struct{ C *ClientState }
+
+func (k Clock) Now() time.Time {
+	w := k.C.W
+	id := goid()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	w.note(k.C, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	return w.At(w.Now)
+}
+
+func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
+	w := k.C.W
+	id := goid()
+	w.Mu.Lock()
+	if w.stopping || k.C.Crashed {
+		w.Mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errStopped
+	}
+	s := &sleeper{c: k.C, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	if d < locking.Forever/2 {
+		// d is on the clients' dilated clock.
+		v := w.Undilate(max(d, 0))
+		if w.sleepAs > 0 && d > 0 {
+			v = w.sleepAs
+		}
+		s.deadline = w.Now + v
+	}
+	w.note(k.C, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	if err := ctx.Err(); err != nil {
+		// Logged as a sleep its context's end cut short: whether the
+		// context ended just before the sleep began or just after
+		// depends on real time, not on the schedule.
+		w.note(k.C, s.g, "woke: "+err.Error())
+		w.Mu.Unlock()
+		return err
+	}
+	w.sleepers = append(w.sleepers, s)
+	w.running--
+	w.Mu.Unlock()
+	s.stop = context.AfterFunc(ctx, func() {
+		w.Mu.Lock()
+		w.wake(s, ctx.Err())
+		w.Mu.Unlock()
+		w.poke()
+	})
+	w.poke()
+	err := <-s.ch
+	s.stop()
+	return err
+}
+
+// awaitStart waits until the scheduler lets the client begin its next
+// critical section (a Start action): a client may begin at any moment of
+// the schedule, after any other client's step or advance of the clock.
+func (k Clock) AwaitStart(ctx context.Context) error {
+	w := k.C.W
+	id := goid()
+	w.Mu.Lock()
+	if w.stopping || k.C.Crashed {
+		w.Mu.Unlock()
+		return errStopped
+	}
+	s := &sleeper{
+		c:        k.C,
+		g:        w.gnum(id),
+		ctx:      ctx,
+		deadline: -1,
+		start:    true,
+		ch:       make(chan error, 1),
+	}
+	w.note(k.C, s.g, "await start")
+	w.sleepers = append(w.sleepers, s)
+	w.running--
+	w.Mu.Unlock()
+	w.poke()
+	return <-s.ch
+}
+
+func (k Clock) Go(f func()) {
+	w := k.C.W
+	id := goid()
+	w.Mu.Lock()
+	n := k.C.spawned
+	k.C.spawned++
+	w.note(k.C, w.gnum(id), "go "+strconv.Itoa(n))
+	w.running++
+	w.live++
+	w.Mu.Unlock()
+	go func() {
+		defer w.exit()
+		w.track(k.C, n)
+		f()
+	}()
+}
+
+// wake ends s's sleep with err (nil: its time came). w.mu is held.
+func (w *World) wake(s *sleeper, err error) {
+	if s.woken {
+		return
+	}
+	s.woken = true
+	woke := "woke"
+	if err != nil {
+		woke += ": " + err.Error()
+	}
+	w.note(s.c, s.g, woke)
+	w.running++
+	if i := slices.Index(w.sleepers, s); i >= 0 {
+		w.sleepers = slices.Delete(w.sleepers, i, i+1)
+	}
+	s.ch <- err
+}
+
+func (w *World) exit() {
+	w.Mu.Lock()
+	w.running--
+	w.live--
+	w.Mu.Unlock()
+	w.poke()
+}
+
+// gate parks a command for node ("" for the one server) until the
+// scheduler releases it.
+func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, error) {
+	id := goid()
+	w.Mu.Lock()
+	if w.stopping || c.Crashed {
+		w.Mu.Unlock()
+		return nil, errStopped
+	}
+	g := w.gnum(id)
+	if g < 0 {
+		err := fmt.Errorf(
+			"%w: client %s sent %s from a goroutine the explorer does not know (started with the "+
+				"go statement): it cannot wait for it, nor order what it sends. Start the "+
+				"goroutine with Client.Go (or the Go of the locking.Clock the client's context "+
+				"carries), or send from the client's own",
+			ErrOutside, c.Name, w.T.describe(cmds),
+		)
+		w.fail(err)
+		w.Mu.Unlock()
+		w.poke()
+		return nil, err
+	}
+	if c.freePass {
+		c.freePass = false
+		w.Mu.Unlock()
+		return nil, nil
+	}
+	w.seq++
+	c.sentAt = w.Now
+	if w.T.Client != nil {
+		// A lease the client then says it holds counts from here: two
+		// states that differ in it must not look alike (fingerprint).
+		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
+	}
+	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
+	p.keys, p.write = plumbing.Footprint(cmds)
+	for _, k := range p.keys {
+		if w.T.IsLock(k) {
+			p.lock = true
+		}
+	}
+	p.desc = w.T.describe(cmds)
+	if node != "" {
+		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
+	}
+	w.parked = append(w.parked, p)
+	w.running--
+	w.Mu.Unlock()
+	w.poke()
+	return p, <-p.go_
+}
+
+// after records a released command's outcome; sent is when it was sent.
+func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	rec := CmdRecord{Step: w.StepNo, at: w.Now}
+	if p != nil {
+		rec.Client = p.c.Name
+		if w.T.Client != nil && p.c.endHold {
+			p.c.Hold, p.c.endHold = nil, false // Client.Released: the release's first command ran
+		}
+	}
+	var replies []string
+	for _, c := range cmds {
+		rec.Args = append(rec.Args, plumbing.ArgStrings(c))
+		// A pipeline's error is its first failed command's, which
+		// go-redis also sets on that command: the others keep their own.
+		cerr := err
+		if len(cmds) > 1 {
+			cerr = nil
+		}
+		v, e := plumbing.ReplyOf(c, cerr)
+		if p != nil && w.T.InferHolds {
+			w.inferHold(p.c, rec.Args[len(rec.Args)-1], v, e)
+		}
+		rec.Values = append(rec.Values, v)
+		rec.Errs = append(rec.Errs, e)
+		if e != "" {
+			replies = append(replies, "error: "+e)
+		} else {
+			replies = append(replies, v)
+		}
+	}
+	w.CmdLog = append(w.CmdLog, rec)
+	if p != nil {
+		w.logCommand(p, rec)
+	}
+	if p != nil && p.write {
+		win := window{sent: sent, replied: time.Now()}
+		for _, k := range p.keys {
+			if k != "*" {
+				w.written[k] = win
+			}
+		}
+	}
+	if p != nil {
+		p.reply = w.T.Short(strings.Join(replies, ", "))
+		p.c.last = p.desc + " → " + p.reply
+	}
+	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil &&
+		strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if c := p.c; c != nil {
+			c.freePass = true
+		}
+		w.missedScript = true
+	}
+}
+
+// Hold is the slot's half of the hook (hook.go): it waits for cmds' turn
+// under the client of the current schedule, and returns what to call with
+// their outcome once sent; a nil client gets errNoSchedule.
+func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.Time), error) {
+	c := s.get()
+	if c == nil {
+		return nil, errNoSchedule
+	}
+	w := c.W
+	p, err := w.gate(c, node, cmds)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil { // a free pass: record it under the command it follows
+		w.Mu.Lock()
+		p = w.lastRun
+		w.Mu.Unlock()
+	}
+	return func(err error, sent time.Time) { w.after(p, cmds, err, sent) }, nil
+}
+
+// inferHold follows what client c holds, for a target whose lock is
+// taken inside code the explorer runs unchanged (the market), from one
+// command on a lock key and its reply: a SET NX with a lease that
+// succeeded holds the key until the lease ends on the virtual clock; the
+// client's next script on that key, its release, ends the hold. w.mu is
+// held.
+func (w *World) inferHold(c *ClientState, args []string, value, errText string) {
+	l, ok := rediscmd.ReadLock(args, value, errText, w.T.IsLock)
+	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
+		end := w.Now + w.Undilate(l.TTL) // the server's lease is dilated
+		c.Hold = &hold{Write: true, Key: l.Key, End: func() time.Duration { return end }}
+		c.Got++
+		return
+	}
+	name := rediscmd.Name(args)
+	if errText != "" || name != "eval" && name != "evalsha" {
+		return
+	}
+	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.Hold != nil &&
+		c.Hold.Key == keys[0] {
+		c.Hold = nil
+	}
+}
+
+// uuidPattern matches the tokens the code under test makes (uuid).
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// replaceTokens returns text with each token replaced by a name that is the
+// same in every run of a schedule: the client that first sent it and a
+// number. A token first seen in a reply (sent false) keeps its text.
+// w.mu is held.
+func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
+	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
+		if name, ok := w.tokens[tok]; ok {
+			return name
+		}
+		if !sent {
+			return tok
+		}
+		n := 0
+		for _, name := range w.tokens {
+			if strings.HasPrefix(name, "<"+c.Name+"#") {
+				n++
+			}
+		}
+		name := fmt.Sprintf("<%s#%d>", c.Name, n)
+		w.tokens[tok] = name
+		return name
+	})
+}
+
+// bigNumber matches the integers of a reply that may count a lease's time
+// left on the server (a PTTL or TTL in a script's reply, dilated).
+var bigNumber = regexp.MustCompile(`\b[0-9]{7,}\b`)
+
+// coarse is a reply with each large integer rounded to a multiple of the
+// dilation: a lease's time left, read on the server, is its virtual time
+// left dilated, less the real time that ran it down since the clock last
+// advanced; that real time (a second of it is a microsecond of virtual
+// time) must not tell two states apart. Undilated, text is left as it
+// is.
+func (w *World) coarse(text string) string {
+	f := w.Factor
+	if f <= 1 {
+		return text
+	}
+	return bigNumber.ReplaceAllStringFunc(text, func(n string) string {
+		v, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return n
+		}
+		return "~" + strconv.FormatInt((v+f/2)/f, 10) + "e6"
+	})
+}
+
+// logCommand adds a released command and its reply to its client's log and,
+// for a write or a WATCH, to the log of each key it touches, with the
+// virtual time (a lease's end depends on it). w.mu is held.
+func (w *World) logCommand(p *parked, rec CmdRecord) {
+	c := p.c
+	var parts []string
+	ordered := p.write
+	for i, args := range rec.Args {
+		a := w.replaceTokens(c, strings.Join(args, " "), true)
+		parts = append(
+			parts,
+			a+" -> "+w.coarse(w.replaceTokens(c, rec.Values[i]+"|"+rec.Errs[i], false)),
+		)
+		if strings.EqualFold(args[0], "watch") {
+			ordered = true
+		}
+	}
+	entry := strings.Join(parts, "; ")
+	w.note(c, p.g, entry)
+	if !ordered {
+		return
+	}
+	for _, k := range p.keys {
+		if k == "*" {
+			w.opaque = true
+			continue
+		}
+		w.KeyLog[k] = append(w.KeyLog[k], c.Name+" "+strconv.FormatInt(int64(w.Now), 10)+" "+entry)
+	}
+}
+
+// fingerprint names the state of the schedule after depth steps, ticks
+// advances and faults faults: two schedules with one fingerprint go on
+// alike, whatever comes next. The state is:
+//   - each client's log (replies, readings of the clock, ends of sleeps;
+//     its code is deterministic) and where it stands (paused, crashed,
+//     what it holds, what it waits for);
+//   - the virtual time;
+//   - for each key, the writes it saw, in order, each with its client,
+//     arguments, reply and virtual time.
+//
+// Two runs that agree on all of these wrote every key alike, in the same
+// order relative to every other access that could see the difference, so
+// the server holds the same data with the same leases. Reads are not in
+// the keys' logs: what a read saw is in its client's log. The namespace
+// is left out (every worker has its own). ok is false when a command
+// touched keys it does not name. w.mu is held.
+func (w *World) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
+	st, ok := w.state(depth, ticks, faults)
+	if !ok {
+		return key, false
+	}
+	return st.hash(nil, nil), true
+}
+
+// stateText is the text of a state (fingerprint), each client's part
+// apart so that the clients can be renamed (symmetry.go): a client's name
+// is written between the marks \x01 and \x02.
+type stateText struct {
+	head    string
+	clients []clientText
+	rest    string
+}
+
+type clientText struct{ name, text string }
+
+// state is the text of the state fingerprint names. w.mu is held.
+func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
+	if w.opaque {
+		return st, false
+	}
+	st.head = fmt.Sprintf("%d %d %d %d\n", depth, ticks, faults, w.Now)
+	var b strings.Builder
+	for _, c := range w.Clients {
+		b.Reset()
+		hold := "-"
+		if c.Hold != nil {
+			hold = fmt.Sprintf("%s %v %d", w.T.Short(c.Hold.Key), c.Hold.Write, c.Hold.End())
+		}
+		fmt.Fprintf(
+			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.Name, c.Paused,
+			c.PausedUntil, c.Crashed, c.freePass, hold, c.endHold, c.Got, c.Wanted, c.GaveUp,
+			c.Done, c.Completed, c.pauses, c.Steps, c.failure != nil,
+		)
+		log := slices.Clone(c.log)
+		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
+		for _, l := range log {
+			fmt.Fprintf(&b, "%d %s\n", l.g, w.T.Short(l.s))
+		}
+		var waits []string
+		for _, p := range w.parked {
+			if p.c == c {
+				wait := "parked " + p.desc
+				if w.maxDelay > 0 {
+					wait += " since " + strconv.FormatInt(int64(p.since), 10)
+				}
+				waits = append(waits, wait)
+			}
+		}
+		for _, s := range w.sleepers {
+			if s.c == c {
+				waits = append(waits, fmt.Sprintf("sleeper %v %d", s.start, s.deadline))
+			}
+		}
+		sort.Strings(waits)
+		b.WriteString(strings.Join(waits, "\n"))
+		b.WriteByte('\n')
+		st.clients = append(st.clients, clientText{name: c.Name, text: b.String()})
+	}
+	b.Reset()
+	fmt.Fprintf(&b, "torn %q\n", w.torn)
+	dirty := make([]string, 0, len(w.nodeDirty))
+	for n := range w.nodeDirty {
+		dirty = append(dirty, n)
+	}
+	sort.Strings(dirty)
+	fmt.Fprintf(&b, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
+	keys := make([]string, 0, len(w.KeyLog))
+	for k := range w.KeyLog {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "key %s\n", w.T.Short(k))
+		for _, l := range w.KeyLog[k] {
+			// Each line begins with its client's name.
+			who, rest, _ := strings.Cut(l, " ")
+			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.T.Short(rest))
+		}
+	}
+	st.rest = b.String()
+	return st, true
+}
+
+// hash is the fingerprint of the state with the clients renamed by names
+// (nil: as they are), rn rewriting the text alike (symmetry.go).
+func (st stateText) hash(names map[string]string, rn *strings.Replacer) (key search.Fingerprint) {
+	h := sha256.New()
+	io.WriteString(h, st.head)
+	cs := st.clients
+	if names != nil {
+		cs = slices.Clone(cs)
+		slices.SortStableFunc(
+			cs,
+			func(a, b clientText) int { return strings.Compare(names[a.name], names[b.name]) },
+		)
+	}
+	for _, c := range cs {
+		if rn != nil {
+			rn.WriteString(h, c.text)
+		} else {
+			io.WriteString(h, c.text)
+		}
+	}
+	if rn != nil {
+		rn.WriteString(h, st.rest)
+	} else {
+		io.WriteString(h, st.rest)
+	}
+	copy(key[:], h.Sum(nil))
+	return key
+}

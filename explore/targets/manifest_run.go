@@ -1,0 +1,995 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore/plumbing"
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/redis/go-redis/v9"
+)
+
+// opNames are a recipe's acquire and release ops, by write (0: read).
+func (r *recipe) acquireOp(write bool) *op {
+	if !r.rw {
+		return r.ops["acquire"]
+	}
+	if write {
+		return r.ops["write_acquire"]
+	}
+	return r.ops["read_acquire"]
+}
+
+func (r *recipe) releaseOp(write bool) *op {
+	if !r.rw {
+		return r.ops["release"]
+	}
+	if write {
+		return r.ops["write_release"]
+	}
+	return r.ops["read_release"]
+}
+
+// sortedOps is the ops in a fixed order.
+func (r *recipe) sortedOps() []*op {
+	var out []*op
+	for _, name := range append(slices.Clone(mutexOps), rwlockOps...) {
+		if o := r.ops[name]; o != nil && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (r *recipe) about() string {
+	kind := "a lock"
+	if r.rw {
+		kind = "a read-write lock"
+	}
+	var parts []string
+	for _, o := range r.sortedOps() {
+		if o.script != nil {
+			parts = append(parts, o.name+" "+filepath.Base(o.script.file))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s in %d step(s)", o.name, len(o.steps)))
+		}
+	}
+	s := kind + " from " + ManifestFile + ": " + strings.Join(parts, ", ")
+	if r.reentrant {
+		s += "; taken twice, nested"
+	}
+	return s
+}
+
+// okText is an op's ok as the manifest gives it.
+func okText(o *op) string {
+	if o.anyOK {
+		return `"any"`
+	}
+	var parts []string
+	for _, v := range o.ok {
+		parts = append(parts, v.String())
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// opDescs lists the recipe's ops in order, each with its ok.
+func (r *recipe) opDescs() []sched.OpDesc {
+	ds := []sched.OpDesc{}
+	for _, o := range r.sortedOps() {
+		ds = append(ds, sched.OpDesc{Name: o.name, Ok: okText(o)})
+	}
+	return ds
+}
+
+// target makes the recipe's target.
+func (r *recipe) target() *sched.Target {
+	for _, o := range r.sortedOps() {
+		if o.script != nil && o.sc == nil {
+			o.sc = redis.NewScript(o.script.source)
+			sched.RegisterScript(filepath.Base(o.script.file), o.sc)
+		}
+		for _, st := range o.steps {
+			if st.script != nil && st.sc == nil {
+				st.sc = redis.NewScript(st.script.source)
+				sched.RegisterScript(filepath.Base(st.script.file), st.sc)
+			}
+		}
+	}
+	t := &sched.Target{
+		Name:      r.name,
+		About:     r.about(),
+		Clients:   2,
+		Rw:        r.rw,
+		Extend:    r.ops["extend"] != nil,
+		Reentrant: r.reentrant,
+		LockKeys:  sched.OneLockKey,
+		Checks:    r.checks,
+		RecipeOps: r.opDescs(),
+		Alike:     !r.rw,
+	}
+	if r.rw {
+		t.Clients = 3
+	}
+	t.SelfCheck = r.check
+	t.NewLock = func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+		return &recipeLocker{
+			r:     r,
+			rdb:   rdb,
+			c:     c,
+			clk:   sched.Clock{C: c},
+			key:   sched.LockKey(ns),
+			ttl:   m.TTL,
+			owner: sched.OwnerName(c.Name),
+		}
+	}
+	t.Liveness = r.liveness
+	return t
+}
+
+// check loads every script (one that does not parse is ErrBadScript) and
+// asks the server whether it knows every step's command.
+func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string) error {
+	for _, o := range r.sortedOps() {
+		if o.script != nil {
+			if err := rdb.ScriptLoad(ctx, o.script.source).Err(); err != nil {
+				var rerr redis.Error
+				if !errors.As(err, &rerr) {
+					return err
+				}
+				if r.strict {
+					return fmt.Errorf("%w: %s: %v", ErrBadScript, o.script.file, err)
+				}
+				return &manifestError{
+					field: "ops." + o.name + ".script",
+					msg: fmt.Sprintf("%s does not load: %v",
+						o.script.file, err),
+					also: ErrBadScript,
+				}
+			}
+			continue
+		}
+		for i, st := range o.steps {
+			if st.script != nil {
+				if err := rdb.ScriptLoad(ctx, st.script.source).Err(); err != nil {
+					var rerr redis.Error
+					if !errors.As(err, &rerr) {
+						return err
+					}
+					return &manifestError{field: fmt.Sprintf("ops.%s.steps[%d].script", o.name, i),
+						msg: fmt.Sprintf(
+							"%s does not load: %v", st.script.file, err,
+						), also: ErrBadScript}
+				}
+				continue
+			}
+			name := st.cmd[0].raw
+			v, err := rdb.Do(ctx, "COMMAND", "INFO", name).Slice()
+			if err != nil {
+				continue // a server without COMMAND INFO (miniredis): it answers at run time
+			}
+			if len(v) == 1 && v[0] == nil {
+				return badField(
+					fmt.Sprintf("ops.%s.steps[%d].cmd[0]", o.name, i),
+					"%s: the server knows no such command", name,
+				)
+			}
+		}
+	}
+	return nil
+}
+
+// recipeTTL is the lease a recipe is handed, and recipeNow the time its
+// ${now_ms} says, for a lease and a virtual time: every duration a recipe
+// sees goes through these two, dilated as every other target's.
+func recipeTTL(w *sched.World, d time.Duration) time.Duration { return w.Dilate(d) }
+
+func recipeNow(w *sched.World, now time.Duration) int64 { return w.At(now).UnixMilli() }
+
+// recipeLocker runs a recipe for one client.
+type recipeLocker struct {
+	r     *recipe
+	rdb   redis.UniversalClient
+	c     *sched.ClientState
+	clk   sched.Clock
+	key   string
+	ttl   time.Duration
+	owner string
+	// outer is the hold taken and not yet released: a reentrant recipe's
+	// second take nests in it.
+	outer *recipeHeld
+}
+
+// recipeLease is what a hold (and the holds nested in it) knows of its
+// lease. Guarded by w.mu.
+type recipeLease struct {
+	sent time.Duration // when the last acquire or extend that succeeded was sent
+	// gotAt is each client's count of holds taken when the hold began.
+	gotAt []int
+	// seen is, for each key the hold's take or extension named, how many
+	// times its lease had run out (world.keyLog) when that op ran.
+	seen map[string]int
+}
+
+// expiries is how many times key's lease has run out in the schedule.
+// w.mu is held.
+func expiries(w *sched.World, key string) int {
+	n := 0
+	for _, e := range w.KeyLog[key] {
+		if strings.HasPrefix(e, "lease ran out") {
+			n++
+		}
+	}
+	return n
+}
+
+// grant records a take, sent at sent, that named keys. w.mu is held.
+func (ls *recipeLease) grant(w *sched.World, sent time.Duration, keys []string) {
+	ls.sent, ls.gotAt, ls.seen = sent, nil, nil
+	for _, c := range w.Clients {
+		ls.gotAt = append(ls.gotAt, c.Got)
+	}
+	ls.note(w, keys)
+}
+
+// note records the keys an op that granted the lease named. w.mu is
+// held.
+func (ls *recipeLease) note(w *sched.World, keys []string) {
+	if ls.seen == nil {
+		ls.seen = map[string]int{}
+	}
+	for _, k := range keys {
+		ls.seen[k] = expiries(w, k)
+	}
+}
+
+type recipeHeld struct {
+	l      *recipeLocker
+	write  bool
+	token  string
+	nested bool
+	lease  *recipeLease
+}
+
+// vars is the placeholders' values for one op of a hold.
+func (l *recipeLocker) vars(w *sched.World, token string, now time.Duration) (map[string]value, error) {
+	ttl := recipeTTL(w, l.ttl)
+	var ttlText string
+	if l.r.seconds {
+		if ttl%time.Second != 0 {
+			return nil, fmt.Errorf(
+				"%w: the lease %v is not whole seconds, and the recipe's ttl_unit is s",
+				ErrManifest, ttl,
+			)
+		}
+		ttlText = strconv.FormatInt(int64(ttl/time.Second), 10)
+	} else {
+		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
+	}
+	w.Mu.Lock()
+	call := w.NewID(l.c, sched.IdCall)
+	w.Mu.Unlock()
+	return map[string]value{
+		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
+		phNowMS: {
+			s: strconv.FormatInt(recipeNow(w, now), 10),
+		}, phTokenLen: {s: strconv.Itoa(len(token))},
+		phCall: {s: call},
+	}, nil
+}
+
+// usesNow reports whether an op reads the clock.
+func (o *op) usesNow() bool {
+	for _, t := range append(slices.Clone(o.keys), o.args...) {
+		if t.uses(phNowMS) {
+			return true
+		}
+	}
+	for _, st := range o.steps {
+		for _, t := range slices.Concat(st.cmd, st.keys, st.args) {
+			if t.uses(phNowMS) {
+				return true
+			}
+		}
+		if st.cond != nil && (st.cond.a.t.uses(phNowMS) || st.cond.b.t.uses(phNowMS)) {
+			return true
+		}
+	}
+	return false
+}
+
+// commander is what an op needs of a client: scripts and commands.
+type commander interface {
+	redis.Scripter
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// runKeys runs op o on rdb for the hold with token; now reads the clock
+// when a template needs it. It returns the op's reply (that of its
+// script, or of its last step that ran; nil for a nil reply) and the
+// keys the commands that ran named.
+// wrote, if not nil, is called once, after the first step that may write
+// (a script, or a command that writes) has answered.
+func (l *recipeLocker) runKeys(
+	ctx context.Context, rdb commander, w *sched.World, o *op, token string, now func() time.Duration,
+	wrote func(),
+) (any, []string, error) {
+	once := func() {
+		if wrote != nil {
+			wrote()
+			wrote = nil
+		}
+	}
+	t := time.Duration(0)
+	if o.usesNow() {
+		t = now()
+	}
+	vars, err := l.vars(w, token, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.script != nil {
+		keys := make([]string, len(o.keys))
+		for i, k := range o.keys {
+			keys[i] = k.expand(vars).s
+		}
+		args := make([]any, len(o.args))
+		for i, a := range o.args {
+			args[i] = a.expand(vars).s
+		}
+		if err := outsideNS(w, o.where(-1), keys); err != nil {
+			return nil, nil, err
+		}
+		v, err := o.sc.Run(ctx, rdb, keys, args...).Result()
+		v, err = l.reply(o, -1, v, err)
+		once()
+		return v, keys, err
+	}
+	var reply any
+	var named []string
+	for i, st := range o.steps {
+		if i > 0 && o.usesNow() {
+			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(w, now()), 10)}
+		}
+		if st.cond != nil && !st.cond.holds(vars) {
+			continue
+		}
+		if st.script != nil {
+			keys := make([]string, len(st.keys))
+			for j, k := range st.keys {
+				keys[j] = k.expand(vars).s
+			}
+			args := make([]any, len(st.args))
+			for j, a := range st.args {
+				args[j] = a.expand(vars).s
+			}
+			if err := outsideNS(w, o.where(i), keys); err != nil {
+				return nil, nil, err
+			}
+			named = append(named, keys...)
+			v, err := st.sc.Run(ctx, rdb, keys, args...).Result()
+			if v, err = l.reply(o, i, v, err); err != nil {
+				return nil, nil, err
+			}
+			once()
+			reply = v
+			if st.save != "" {
+				vars[st.save] = valueOf(v)
+			}
+			continue
+		}
+		args := make([]any, len(st.cmd))
+		texts := make([]string, len(st.cmd))
+		for j, a := range st.cmd {
+			texts[j] = a.expand(vars).s
+			args[j] = texts[j]
+		}
+		idx, _ := keyIndexes(texts)
+		var keys []string
+		for _, j := range idx {
+			keys = append(keys, texts[j])
+		}
+		if err := outsideNS(w, o.where(i), keys); err != nil {
+			return nil, nil, err
+		}
+		named = append(named, commandKeys(texts)...)
+		v, err := rdb.Do(ctx, args...).Result()
+		if v, err = l.reply(o, i, v, err); err != nil {
+			return nil, nil, err
+		}
+		if commandWrites(texts) {
+			once()
+		}
+		reply = v
+		if st.save != "" {
+			vars[st.save] = valueOf(v)
+		}
+	}
+	return reply, named, nil
+}
+
+// ErrKeyOutside is returned for a command of a recipe on a key outside the
+// explored namespace: one the explorer neither resets between schedules
+// nor runs down with its clock, so that a search over it proves nothing.
+var ErrKeyOutside = errors.New("explore: a key outside the explored namespace")
+
+// outsideNS refuses, before it is sent, a command of op (where) on a key
+// outside w's namespace, naming the key.
+func outsideNS(w *sched.World, where string, keys []string) error {
+	id := strings.Trim(w.T.Ns, "{}:")
+	for _, k := range keys {
+		if !strings.Contains(k, id) {
+			return fmt.Errorf(
+				"%w: %s: key %q (make every key from ${lock})", ErrKeyOutside, where, k,
+			)
+		}
+	}
+	return nil
+}
+
+// reply reads a command's answer: redis.Nil is nil; a Redis error is an
+// error of the target, naming the op (and step, i ≥ 0).
+func (l *recipeLocker) reply(o *op, i int, v any, err error) (any, error) {
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		if l.r.strict {
+			return nil, fmt.Errorf("%w: %s failed: %v", ErrConvention, o.script.file, err)
+		}
+		return nil, fmt.Errorf("%s failed: %v", o.where(i), err)
+	}
+	return v, err
+}
+
+// where names an op, or one of its steps (i ≥ 0), for messages.
+func (o *op) where(i int) string {
+	if o.script != nil {
+		return fmt.Sprintf("ops.%s (%s)", o.name, filepath.Base(o.script.file))
+	}
+	if i < 0 {
+		return "ops." + o.name
+	}
+	if st := o.steps[i]; st.script != nil {
+		return fmt.Sprintf("ops.%s.steps[%d] (%s)", o.name, i, filepath.Base(st.script.file))
+	}
+	return fmt.Sprintf("ops.%s.steps[%d] (%s)", o.name, i, strings.ToUpper(o.steps[i].cmd[0].raw))
+}
+
+// valueOf is a reply as a placeholder's value: a table by its first
+// element.
+func valueOf(v any) value {
+	switch v := firstElem(v).(type) {
+	case nil:
+		return value{null: true}
+	case int64:
+		return value{s: strconv.FormatInt(v, 10)}
+	case string:
+		return value{s: v}
+	default:
+		return value{s: fmt.Sprint(v)}
+	}
+}
+
+// firstElem is a reply with every table replaced by its first element (an
+// empty table by nil).
+func firstElem(v any) any {
+	for {
+		t, ok := v.([]any)
+		if !ok {
+			return v
+		}
+		if len(t) == 0 {
+			return nil
+		}
+		v = t[0]
+	}
+}
+
+// matches reports whether reply v is one of vals.
+func matches(v any, vals []okValue) bool {
+	v = firstElem(v)
+	for _, ok := range vals {
+		switch x := v.(type) {
+		case nil:
+			if ok.kind == okNil {
+				return true
+			}
+		case int64:
+			if ok.kind == okInt && ok.i == x {
+				return true
+			}
+		case string:
+			if ok.kind == okStr && ok.s == x {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// judge says whether a reply of op o means success; under the strict
+// convention, a reply that is neither success nor refusal is an error.
+func (l *recipeLocker) judge(o *op, v any) (bool, error) {
+	if o.anyOK || matches(v, o.ok) {
+		return true, nil
+	}
+	if l.r.strict && !matches(v, o.refuse) {
+		return false, fmt.Errorf(
+			"%w: %s returned %v (%T); want 1 or 0", ErrConvention, o.script.file, v, v,
+		)
+	}
+	return false, nil
+}
+
+func (l *recipeLocker) Now() time.Duration { return l.clk.Elapsed() }
+
+func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, error) {
+	o := l.r.acquireOp(write)
+	var token string
+	nested := l.r.reentrant && l.outer != nil
+	if nested {
+		token = l.outer.token
+	} else {
+		l.c.W.Mu.Lock()
+		token = l.c.W.NewID(l.c, sched.IdToken)
+		l.c.W.Mu.Unlock()
+	}
+	sent := l.Now()
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.W, o, token, l.Now, nil)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := l.judge(o, v)
+	if err != nil {
+		return nil, err
+	}
+	w := l.c.W
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	w.CountOp(o.name, replyText(v), ok)
+	if !ok {
+		return nil, locking.ErrNotAcquired
+	}
+	if nested {
+		// A take that succeeds grants the lease anew, nested or not: if
+		// the first hold had ended meanwhile, this take began a new one.
+		l.outer.lease.grant(w, sent, keys)
+		return &recipeHeld{
+			l:      l,
+			write:  write,
+			token:  token,
+			nested: true,
+			lease:  l.outer.lease,
+		}, nil
+	}
+	lease := &recipeLease{}
+	lease.grant(w, sent, keys)
+	h := &recipeHeld{l: l, write: write, token: token, lease: lease}
+	l.outer = h
+	return h, nil
+}
+
+func (h *recipeHeld) Release(ctx context.Context) error {
+	l := h.l
+	o := l.r.releaseOp(h.write)
+	if !h.nested {
+		l.outer = nil
+	}
+	_, err := h.runHeld(ctx, o)
+	return err
+}
+
+func (h *recipeHeld) Extend(ctx context.Context) error {
+	l := h.l
+	o := l.r.ops["extend"]
+	if o == nil {
+		return nil
+	}
+	sent := l.Now()
+	keys, err := h.runHeld(ctx, o)
+	if err != nil {
+		return err
+	}
+	w := l.c.W
+	w.Mu.Lock()
+	h.lease.sent = sent
+	h.lease.note(w, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
+	w.Mu.Unlock()
+	return nil
+}
+
+// runHeld runs op o (a release or an extension) of hold h and judges its
+// reply: locking.ErrNotHeld when it says the hold was not the caller's.
+// It checks the reply against the hold as it stood when o's first write
+// answered (owned), and returns the keys o named.
+func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
+	l := h.l
+	var at *holdState
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.W, o, h.token, l.Now, func() { at = h.state() })
+	if err != nil {
+		return nil, err
+	}
+	ok, err := l.judge(o, v)
+	if err != nil {
+		return nil, err
+	}
+	w := l.c.W
+	w.Mu.Lock()
+	w.CountOp(o.name, replyText(v), ok)
+	w.Mu.Unlock()
+	if !ok {
+		return nil, locking.ErrNotHeld
+	}
+	h.owned(o, v, at)
+	return keys, nil
+}
+
+func (h *recipeHeld) End() time.Duration { return h.lease.sent + h.l.ttl }
+
+// holdState is what ends a hold, as it stood when an op's first write
+// answered: how many times each key the hold named had run out, and each
+// client's count of holds taken. What happens after that write (another
+// client takes the lock the op's own write let go of) does not end the
+// hold the op is about.
+type holdState struct {
+	expired map[string]int
+	got     []int
+}
+
+// state is the hold's holdState now.
+func (h *recipeHeld) state() *holdState {
+	w := h.l.c.W
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	st := &holdState{expired: map[string]int{}}
+	for k := range h.lease.seen {
+		st.expired[k] = expiries(w, k)
+	}
+	for _, c := range w.Clients {
+		st.got = append(st.got, c.Got)
+	}
+	return st
+}
+
+// owned checks a release or extension answered v, a success: the hold
+// must not have ended, by the lease of a key its take or last extension
+// named running out since, or by another client's conflicting take since
+// it began, before the op's first write answered (at; nil: now).
+// Otherwise it records an ownership violation. (A read hold whose own
+// lease has run out while the key lives on, lengthened by another
+// reader, has not ended: the lock still keeps writers out.)
+func (h *recipeHeld) owned(o *op, v any, at *holdState) {
+	if o.anyOK {
+		return // the reply claims nothing
+	}
+	if at == nil {
+		at = h.state()
+	}
+	l := h.l
+	w := l.c.W
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	var why string
+	keys := slices.Sorted(maps.Keys(h.lease.seen))
+	for _, k := range keys {
+		if at.expired[k] > h.lease.seen[k] {
+			why = "its lease had run out (" + w.T.Short(k) + " expired)"
+			break
+		}
+	}
+	if why == "" {
+		last := len(w.Clients) - 1
+		for i, c := range w.Clients {
+			conflict := !l.r.rw || h.write || i == last
+			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
+				at.got[i] > h.lease.gotAt[i] {
+				why = c.Name + " had taken the lock since"
+				break
+			}
+		}
+	}
+	if why == "" {
+		return
+	}
+	w.Owned = append(w.Owned, sched.Violation{Property: sched.Ownership, Step: w.StepNo, Message: fmt.Sprintf(
+		"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
+		sched.FmtMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why)})
+}
+
+func replyText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return strconv.Quote(v)
+	case []any:
+		var parts []string
+		for _, x := range v {
+			parts = append(parts, replyText(x))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// restoreKeys puts the namespace's keys and those of touched back as they
+// were when kept dumped them (all without expiry).
+func restoreKeys(ctx context.Context, e *sched.Explorer, touched []string, kept map[string]string) error {
+	now, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Concat(now, touched) {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.Ns+n }) {
+			continue
+		}
+		if err := e.Rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+	}
+	for k, d := range kept {
+		if err := e.Rdb.Restore(ctx, k, 0, d).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloadKeys are the generic workload's own keys, which no recipe
+// writes.
+var workloadKeys = []string{sched.CounterName, sched.XName, sched.YName}
+
+// liveness finds a client that waits forever: a live client gave up on
+// the lock, no live client holds it, some key the recipe wrote has no
+// expiry, and once every lease has run out (every key with an expiry
+// gone) the client's take is still refused. The message names each key
+// without expiry and the step that wrote it last. The client probed is
+// the first that gave up; when the clients are symmetric (the search
+// takes a state and its renamings as one), each that gave up is probed
+// in turn from the same keys, until one is refused: the state a search
+// cut may be the renaming in which another is first.
+func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World) ([]sched.Violation, error) {
+	w.Mu.Lock()
+	var waiters []*sched.ClientState
+	heldByLive := false
+	for _, c := range w.Clients {
+		if c.Crashed {
+			continue
+		}
+		heldByLive = heldByLive || c.Hold != nil
+		if c.Wanted && c.GaveUp && (e.Symmetric || len(waiters) == 0) {
+			waiters = append(waiters, c)
+		}
+	}
+	now := w.Now
+	log := slices.Clone(w.CmdLog)
+	crashed := map[string]bool{}
+	for _, c := range w.Clients {
+		crashed[c.Name] = c.Crashed
+	}
+	w.Mu.Unlock()
+	if heldByLive || len(waiters) == 0 {
+		return nil, nil
+	}
+	// Every key in the namespace, and every key the recipe named outside it.
+	all, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range log {
+		for _, args := range rec.Args {
+			for _, k := range commandKeys(args) {
+				if !slices.Contains(all, k) {
+					all = append(all, k)
+				}
+			}
+		}
+	}
+	sort.Strings(all)
+	var stuck, volatile []string
+	for _, k := range all {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.Ns+n }) {
+			continue
+		}
+		ttl, err := e.Rdb.PTTL(ctx, k).Result()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ttl == -1:
+			stuck = append(stuck, k)
+		case ttl >= 0:
+			volatile = append(volatile, k)
+		}
+	}
+	if len(stuck) == 0 {
+		return nil, nil
+	}
+	// Let every lease run out, and try the waiter's take once more.
+	if len(volatile) > 0 {
+		if err := e.Rdb.Del(ctx, volatile...).Err(); err != nil {
+			return nil, err
+		}
+	}
+	var kept map[string]string // the keys left, to probe the next waiter from
+	if len(waiters) > 1 {
+		kept = map[string]string{}
+		for _, k := range stuck {
+			d, err := e.Rdb.Dump(ctx, k).Result()
+			if err != nil {
+				return nil, err
+			}
+			kept[k] = d
+		}
+	}
+	m := e.Model()
+	var waiter *sched.ClientState
+	var o *op
+	for i, c := range waiters {
+		write := !r.rw || c.Idx == m.Clients-1
+		l := &recipeLocker{
+			r:     r,
+			rdb:   e.Rdb,
+			c:     c,
+			key:   sched.LockKey(e.Ns),
+			ttl:   m.LeaseOf(c.Idx),
+			owner: sched.OwnerName(c.Name),
+		}
+		o = r.acquireOp(write)
+		w.Mu.Lock()
+		token := w.NewID(c, sched.IdToken)
+		w.Mu.Unlock()
+		v, named, err := l.runKeys(
+			ctx, e.Rdb, w, o, token, func() time.Duration { return now }, nil,
+		)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"%w: client %s: probing whether its %s would ever succeed: %w", sched.ErrTarget, c.Name,
+				o.name, err,
+			)
+		}
+		ok, err := l.judge(o, v)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			waiter = c
+			break
+		}
+		if i+1 < len(waiters) {
+			if err := restoreKeys(ctx, e, slices.Concat(all, named), kept); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if waiter == nil {
+		return nil, nil
+	}
+	var why []string
+	for _, k := range stuck {
+		why = append(why, r.blame(e, k, log, crashed))
+	}
+	return []sched.Violation{{Property: sched.Liveness, Message: fmt.Sprintf(
+		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is "+
+			"still refused (it would wait forever)",
+		strings.Join(why, "; "), waiter.Name, o.name,
+	)}}, nil
+}
+
+// blame says which step left key behind: the last write to it by a
+// client that crashed (its crash is why nothing cleaned it up), or else
+// the last write to it.
+func (r *recipe) blame(e *sched.Explorer, key string, log []sched.CmdRecord, crashed map[string]bool) string {
+	short := e.Target().Short(key)
+	var last, byCrashed *sched.CmdRecord
+	var lastArgs, crashedArgs []string
+	for i := range log {
+		rec := &log[i]
+		for j, args := range rec.Args {
+			if !slices.Contains(commandKeys(args), key) || !commandWrites(args) ||
+				j < len(rec.Errs) && rec.Errs[j] != "" ||
+				j < len(rec.Values) && unchanged(args, rec.Values[j]) {
+				continue
+			}
+			last, lastArgs = rec, args
+			if crashed[rec.Client] {
+				byCrashed, crashedArgs = rec, args
+			}
+		}
+	}
+	switch {
+	case byCrashed != nil:
+		return fmt.Sprintf(
+			"%s has no expiry: %s's %s (step %d) left it, and %s crashed", short, byCrashed.Client,
+			r.stepOf(crashedArgs), byCrashed.Step+1, byCrashed.Client,
+		)
+	case last != nil:
+		return fmt.Sprintf(
+			"%s has no expiry: %s's %s (step %d) left it", short, last.Client, r.stepOf(lastArgs),
+			last.Step+1,
+		)
+	}
+	return short + " has no expiry"
+}
+
+// unchanged reports whether a write command's reply says it changed
+// nothing: a SETNX or SET NX that found the key, an EXPIRE or a DEL that
+// found none.
+func unchanged(args []string, reply string) bool {
+	switch strings.ToUpper(args[0]) {
+	case "SETNX",
+		"HSETNX",
+		"MSETNX",
+		"EXPIRE",
+		"PEXPIRE",
+		"EXPIREAT",
+		"PEXPIREAT",
+		"PERSIST",
+		"DEL",
+		"UNLINK",
+		"HDEL":
+		return reply == "0" || reply == "false"
+	case "SET":
+		return reply == "(nil)"
+	}
+	return false
+}
+
+// stepOf names the op (and step) a command belongs to: its script, or
+// the first step whose command has its name.
+func (r *recipe) stepOf(args []string) string {
+	name := strings.ToUpper(args[0])
+	if (name == "EVALSHA" || name == "EVAL") && len(args) > 1 {
+		for _, o := range r.sortedOps() {
+			if o.sc != nil && (args[1] == o.sc.Hash() || args[1] == o.script.source) {
+				return o.where(-1)
+			}
+			for i, st := range o.steps {
+				if st.sc != nil && (args[1] == st.sc.Hash() || args[1] == st.script.source) {
+					return o.where(i)
+				}
+			}
+		}
+		return "EVAL " + rediscmd.ScriptName(args[1])
+	}
+	for _, o := range r.sortedOps() {
+		for i, st := range o.steps {
+			if st.script == nil && strings.EqualFold(st.cmd[0].raw, name) {
+				return o.where(i)
+			}
+		}
+	}
+	return name
+}
+
+// commandKeys is the keys a command names (a script's KEYS).
+func commandKeys(args []string) []string {
+	keys, _ := plumbing.Footprint([]redis.Cmder{cmdOf(args)})
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "*" })
+}
+
+// commandWrites reports whether a command may write.
+func commandWrites(args []string) bool {
+	_, w := plumbing.Footprint([]redis.Cmder{cmdOf(args)})
+	return w
+}
+
+func cmdOf(args []string) redis.Cmder {
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	return redis.NewCmd(context.Background(), a...)
+}
