@@ -56,14 +56,14 @@ func TestUnlockRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Violations) == 0 || res.Violations[0].Property != explore.MutualExclusion {
-		t.Fatalf("%d schedules, found %v; want the race (mutual_exclusion)", res.Schedules, res.Violations)
+	if len(res.Counterexamples) == 0 || res.Counterexamples[0].Property != explore.MutualExclusion {
+		t.Fatalf("%d schedules, found %v; want the race (mutual_exclusion)", res.Schedules, res.Counterexamples)
 	}
-	f := res.Violations[0]
-	if len(f.Actions) == 0 || len(f.Steps) == 0 {
+	f := res.Counterexamples[0]
+	if len(f.Steps) == 0 {
 		t.Fatalf("%s: no counterexample", f.Message)
 	}
-	t.Logf("found after %d schedules: %s\n%s", res.Schedules, f.Message, exploretest.Timeline(t, rdb, tg, res, f))
+	t.Logf("found after %d schedules: %s\n%s", res.Schedules, f.Message, f)
 }
 
 // TestFixedMutex checks every schedule of the fixed mutex within the

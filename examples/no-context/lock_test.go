@@ -75,18 +75,18 @@ func target(name string, tries int, wait time.Duration) *explore.Target {
 func TestLostUpdate(t *testing.T) {
 	rdb := exploretest.Redis(t)
 	tg := target("lock without context, one try", 1, 0)
-	res, err := explore.Check(context.Background(), rdb, tg, explore.Options{Stop: []string{explore.Resource}})
+	res, err := explore.Check(context.Background(), rdb, tg, explore.Options{Stop: []explore.Property{explore.Resource}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Violations) == 0 || res.Violations[0].Property != explore.Resource {
-		t.Fatalf("%d schedules, found %v; want the lost update (resource)", res.Schedules, res.Violations)
+	if len(res.Counterexamples) == 0 || res.Counterexamples[0].Property != explore.Resource {
+		t.Fatalf("%d schedules, found %v; want the lost update (resource)", res.Schedules, res.Counterexamples)
 	}
-	f := res.Violations[0]
+	f := res.Counterexamples[0]
 	if !f.Reproduced {
 		t.Errorf("the lost update was not reproduced on a fresh server: %s", f.ReplayNote)
 	}
-	t.Logf("found after %d schedules: %s\n%s", res.Schedules, f.Message, exploretest.Timeline(t, rdb, tg, res, f))
+	t.Logf("found after %d schedules: %s\n%s", res.Schedules, f.Message, f)
 }
 
 // TestWallClockWait checks that a lock that sleeps on the wall clock

@@ -1,6 +1,5 @@
 // Package exploretest runs package explore from go test: a redis-server
-// for the test, and a check that fails the test with the counterexample's
-// timeline.
+// for the test, and a check that fails the test with the counterexample.
 //
 //	func TestMutex(t *testing.T) {
 //		rdb := exploretest.Redis(t)
@@ -11,19 +10,14 @@ package exploretest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/redis/go-redis/v9"
 )
-
-// Width is the width of the timelines, in columns.
-const Width = 100
 
 // Redis starts a private redis-server on a free loopback port for the
 // test, with persistence off, and returns a client of it; both end with
@@ -48,66 +42,32 @@ func Redis(tb testing.TB) *redis.Client {
 }
 
 // Check explores t (explore.Check) and fails the test for each property
-// broken, with its message and the timeline of its counterexample. It
+// broken, with its message, its steps and the timeline of its replay. It
 // fails it too when the search fails, when replays diverged, or when a
 // finding was unsteady: then no violation proves nothing. It returns the
 // result.
-func Check(tb testing.TB, rdb *redis.Client, t *sched.Target, o sched.Options) *sched.Result {
+func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options) *explore.Result {
 	tb.Helper()
-	res, err := sched.Check(context.Background(), rdb, t, o)
+	res, err := explore.Check(context.Background(), rdb, t, o)
 	if err != nil {
 		tb.Fatalf("exploring %s: %v", t.Name, err)
 	}
-	for _, f := range res.Violations {
-		tb.Errorf("%s: %s broken: %s\n%s", res.Target, f.Property, f.Message, Timeline(tb, rdb, t, res, f))
+	for _, c := range res.Counterexamples {
+		tb.Errorf("%s: %s broken: %s\n%s", res.Target, c.Property, c.Message, c)
 	}
 	// No violation is a proof only when the search could follow the
 	// code: every replay went its way, and every finding was replayed.
 	if res.Diverged > 0 {
-		tb.Errorf("%s: %d replays went another way than their first run: the code did something the explorer "+
-			"does not order, and the search is no proof", res.Target, res.Diverged)
+		tb.Errorf("%s: %d replays went another way than their first run: the code did something the "+
+			"explorer does not order, and the search is no proof", res.Target, res.Diverged)
 	}
-	for _, f := range res.Unsteady {
-		tb.Errorf("%s: %s broken in the search, but not when replayed (unsteady): %s", res.Target, f.Property, f.Message)
+	for _, c := range res.Unsteady {
+		tb.Errorf("%s: %s broken in the search, but not when replayed (unsteady): %s",
+			res.Target, c.Property, c.Message)
 	}
-	if len(res.Violations) == 0 && !res.Exhaustive {
-		tb.Logf("%s: no violation in %d schedules, but the search did not cover every schedule", res.Target, res.Schedules)
+	if len(res.Counterexamples) == 0 && !res.Exhaustive {
+		tb.Logf("%s: no violation in %d schedules, but the search did not cover every schedule",
+			res.Target, res.Schedules)
 	}
 	return res
-}
-
-// Timeline replays f, a counterexample res holds, on rdb and returns its
-// timeline as text: a column per client, time going down, on the virtual
-// clock, and the schedule's steps one per line.
-func Timeline(tb testing.TB, rdb *redis.Client, t *sched.Target, res *sched.Result, f sched.Counterexample) string {
-	tb.Helper()
-	var b strings.Builder
-	for i, st := range f.Steps {
-		mark := ""
-		if st.Violation != "" {
-			mark = "  <- " + st.Violation
-		}
-		who := ""
-		if st.Action.Kind == sched.Run {
-			who = st.Action.Client + ": "
-		}
-		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, sched.FmtMS(st.ClockMS), who, st.Text, mark)
-	}
-	ctx := context.Background()
-	e, err := sched.New(ctx, rdb, t, res.Model)
-	if err != nil {
-		tb.Errorf("replaying the counterexample: %v", err)
-		return b.String()
-	}
-	defer e.Close()
-	tl, _, err := e.Record(ctx, f.Actions)
-	if err != nil {
-		tb.Errorf("replaying the counterexample: %v", err)
-		return b.String()
-	}
-	b.WriteString("\n")
-	if err := tl.Text(&b, Width, false); err != nil {
-		tb.Errorf("rendering the counterexample: %v", err)
-	}
-	return b.String()
 }

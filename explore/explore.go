@@ -1,0 +1,407 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/view"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Target is a lock of your own, in Go: what each client does, and
+// optionally how each schedule's keys start and how they must end.
+type Target struct {
+	// Name names it in the report ("code" when empty).
+	Name string
+	// Clients is how many clients run Client at once (2 when 0).
+	Clients int
+	// Setup, if set, prepares each schedule's keys.
+	Setup func(ctx context.Context, rdb *redis.Client, ns Namespace) error
+	// Client is what one client does: it takes the lock, says it holds
+	// it (Client.Holding), works, says it lets go (Client.Released) and
+	// releases it. It must use the Redis client and the context it is
+	// given, and the Client's clock to wait.
+	Client func(ctx context.Context, c *Client) error
+	// Check, if set, checks the keys at the end of each schedule; an
+	// error breaks Resource.
+	Check func(ctx context.Context, rdb *redis.Client, ns Namespace) error
+}
+
+// A Namespace is the prefix of every key of one explorer. Each schedule
+// starts with none of its keys.
+type Namespace string
+
+// Key is the key name in the namespace.
+func (ns Namespace) Key(name string) string { return string(ns) + name }
+
+// A Client is one client of a Target while a schedule runs.
+type Client struct{ c *sched.Client }
+
+// Redis is the client's own go-redis client: every command sent with the
+// context the Target's Client function was given waits for its turn.
+func (c *Client) Redis() *redis.Client { return c.c.Redis() }
+
+// Name is the client's name: "A", "B", ...
+func (c *Client) Name() string { return c.c.Name() }
+
+// Key is the key name in the explored namespace.
+func (c *Client) Key(name string) string { return c.c.Key(name) }
+
+// Lease is the lease to ask for, as the server sees it.
+func (c *Client) Lease() time.Duration { return c.c.Lease() }
+
+// Now is the time on the explorer's virtual clock.
+func (c *Client) Now() time.Time { return c.c.Now() }
+
+// Sleep waits d on the virtual clock, or until ctx ends.
+func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.c.Sleep(ctx, d) }
+
+// Go runs f in a goroutine the scheduler follows.
+func (c *Client) Go(f func()) { c.c.Go(f) }
+
+// Holding says the client believes it holds the lock, for lease from the
+// sending of its last command (0: for good).
+func (c *Client) Holding(lease time.Duration) { c.c.Holding(lease) }
+
+// Released says the client lets go of the lock: it stops holding it when
+// its next command runs.
+func (c *Client) Released() { c.c.Released() }
+
+// A Property is what a lock must keep.
+type Property string
+
+// The properties a search checks.
+const (
+	// MutualExclusion: no two clients hold the lock at once, their
+	// leases not run out.
+	MutualExclusion Property = sched.MutualExclusion
+	// Resource: Target.Check passes at the end of every schedule.
+	Resource Property = sched.Resource
+	// Liveness: no client waits for good on a lock no live client holds.
+	Liveness Property = sched.Liveness
+)
+
+// A Mode is how schedules are picked.
+type Mode string
+
+// The modes.
+const (
+	// Exhaustive searches every schedule within the bounds.
+	Exhaustive Mode = Mode(sched.Exhaustive)
+	// Random runs random schedules.
+	Random Mode = Mode(sched.Random)
+	// PCT runs random schedules with few, randomly placed switches
+	// between clients.
+	PCT Mode = Mode(sched.PCT)
+)
+
+// Options bound a search. The zero value searches every schedule of the
+// target's clients, one critical section each, with at most one fault of
+// any kind.
+type Options struct {
+	// Mode is how schedules are picked (Exhaustive when empty).
+	Mode Mode
+	// Seed seeds the random modes.
+	Seed uint64
+	// Schedules bounds how many schedules run (0: no bound, or 1,000
+	// in a random mode).
+	Schedules int
+	// Budget bounds the search's time (0: none).
+	Budget time.Duration
+	// Workers is how many schedules run at once (0: the machine's cores).
+	Workers int
+	// StopAtFirst ends the search at the first violation; Stop, at the
+	// first violation of one of these properties.
+	StopAtFirst bool
+	Stop        []Property
+	// Properties are checked (empty: MutualExclusion, and Resource when
+	// the target has a Check).
+	Properties []Property
+	// Iterations is how many critical sections each client runs (1 when
+	// 0).
+	Iterations int
+	// Faults bounds the faults per schedule (1 when 0; -1 for none).
+	Faults int
+	// FaultKinds names the kinds of fault (every kind when nil):
+	// "pause-short", "pause-long", "pause-forever", "crash".
+	FaultKinds []string
+	// TTL is the lease Client.Lease gives (the default when 0).
+	TTL time.Duration
+	// StuckAfter is how long a client may block outside the scheduler's
+	// view before ErrStuck (10 s when 0).
+	StuckAfter time.Duration
+}
+
+// Errors a search returns; errors.Is finds them.
+var (
+	// ErrNoClient: the Target has no Client function.
+	ErrNoClient = errors.New("explore: the target has no Client function")
+	// ErrOption: an Options field holds a value none of its kind.
+	ErrOption = errors.New("explore: bad option")
+	// ErrStuck: a client blocked where the scheduler cannot see it.
+	ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
+	// ErrWallClock: a client waited on the wall clock.
+	ErrWallClock = errors.New("explore: a client waits on the wall clock")
+	// ErrOutside: a client sent a command the explorer cannot hold.
+	ErrOutside = errors.New("explore: a command the explorer cannot hold")
+	// ErrTarget: the target's own code failed.
+	ErrTarget = errors.New("explore: the target failed")
+	// ErrUnsteady: the machine stalled longer than a lease's margin, run
+	// after run.
+	ErrUnsteady = errors.New("explore: the machine stalled longer than a lease's margin, run after run")
+)
+
+// engineErrs pairs each of the engine's errors with the one it is here.
+var engineErrs = []struct{ engine, user error }{
+	{sched.ErrNoClient, ErrNoClient},
+	{sched.ErrMode, ErrOption},
+	{sched.ErrStuck, ErrStuck},
+	{sched.ErrWallClock, ErrWallClock},
+	{sched.ErrOutside, ErrOutside},
+	{sched.ErrTarget, ErrTarget},
+	{sched.ErrUnsteady, ErrUnsteady},
+}
+
+// userErr keeps the engine's message and answers to the user's sentinel.
+type userErr struct {
+	err  error
+	user error
+}
+
+func (e *userErr) Error() string        { return e.err.Error() }
+func (e *userErr) Unwrap() []error      { return []error{e.err, e.user} }
+func (e *userErr) Is(target error) bool { return target == e.user }
+
+func userError(err error) error {
+	for _, p := range engineErrs {
+		if errors.Is(err, p.engine) {
+			return &userErr{err, p.user}
+		}
+	}
+	return err
+}
+
+// Check explores t's schedules on rdb, in a namespace of its own, within
+// o's bounds, and returns the shortest counterexample of each property
+// broken. An error says the search could not be trusted: what it found so
+// far is returned with it.
+func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Result, error) {
+	if t == nil || t.Client == nil {
+		return nil, ErrNoClient
+	}
+	st, so, err := engine(t, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sched.Check(ctx, rdb, st, so)
+	if res == nil {
+		return nil, userError(err)
+	}
+	return newResult(res), userError(err)
+}
+
+// engine makes the engine's target and options of the user's.
+func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
+	bad := func(format string, a ...any) (*sched.Target, sched.Options, error) {
+		return nil, sched.Options{}, fmt.Errorf("%w: %s", ErrOption, fmt.Sprintf(format, a...))
+	}
+	switch o.Mode {
+	case "", Exhaustive, Random, PCT:
+	default:
+		return bad("mode %q: want %s, %s or %s", o.Mode, Exhaustive, Random, PCT)
+	}
+	m := sched.DefaultModel()
+	if t.Clients < 0 || o.Iterations < 0 || o.Faults < -1 || o.TTL < 0 || o.Schedules < 0 ||
+		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 {
+		return bad("a negative count or duration")
+	}
+	if o.Iterations > 0 {
+		m.Iterations = o.Iterations
+	}
+	switch {
+	case o.Faults == -1:
+		m.Faults = 0
+	case o.Faults > 0:
+		m.Faults = o.Faults
+	}
+	if o.FaultKinds != nil {
+		for _, k := range o.FaultKinds {
+			if !slices.Contains(sched.FaultNames(), k) {
+				return bad("fault kind %q: want one of %s", k, strings.Join(sched.FaultNames(), ", "))
+			}
+		}
+		m.FaultKinds = slices.Clone(o.FaultKinds)
+	}
+	if o.TTL > 0 {
+		m.TTL = o.TTL
+	}
+	if err := m.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	checks, err := names(o.Properties)
+	if err != nil {
+		return bad("%v", err)
+	}
+	stop, err := names(o.Stop)
+	if err != nil {
+		return bad("%v", err)
+	}
+	st := &sched.Target{Name: t.Name, Clients: t.Clients,
+		Client: func(ctx context.Context, c *sched.Client) error { return t.Client(ctx, &Client{c}) }}
+	if t.Setup != nil {
+		st.Setup = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
+			return t.Setup(ctx, rdb, Namespace(ns))
+		}
+	}
+	if t.Check != nil {
+		st.Check = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
+			return t.Check(ctx, rdb, Namespace(ns))
+		}
+	}
+	return st, sched.Options{Mode: sched.Mode(o.Mode), Seed: o.Seed, Schedules: o.Schedules,
+		Budget: o.Budget, Workers: o.Workers, StopAtFirst: o.StopAtFirst, Stop: stop, Check: checks,
+		Model: &m, StuckAfter: o.StuckAfter}, nil
+}
+
+// names checks ps and returns them as the engine names them.
+func names(ps []Property) ([]string, error) {
+	var out []string
+	for _, p := range ps {
+		switch p {
+		case MutualExclusion, Resource, Liveness:
+			out = append(out, string(p))
+		default:
+			return nil, fmt.Errorf("property %q: want %s, %s or %s", p, MutualExclusion, Resource, Liveness)
+		}
+	}
+	return out, nil
+}
+
+// A Result is what a search found, and how far it went.
+type Result struct {
+	// Target is the target's name.
+	Target string
+	// Mode is how the schedules were picked.
+	Mode Mode
+	// Schedules is how many complete schedules ran.
+	Schedules int
+	// Exhaustive is true when every schedule within the bounds ran (or
+	// was shown equivalent to one that did).
+	Exhaustive bool
+	// Stopped says why a search ended before its end ("" when it did
+	// not).
+	Stopped string
+	// Counterexamples holds the shortest counterexample of each property
+	// broken.
+	Counterexamples []Counterexample
+	// Unsteady holds what broke in the search but not when replayed: the
+	// code did something the explorer does not order.
+	Unsteady []Counterexample
+	// Diverged counts the replays that went another way than their first
+	// run: a search with any is no proof.
+	Diverged int
+
+	res *sched.Result
+}
+
+func newResult(r *sched.Result) *Result {
+	out := &Result{Target: r.Target, Mode: Mode(r.Mode), Schedules: r.Schedules,
+		Exhaustive: r.Exhaustive, Stopped: r.Stopped, Diverged: r.Diverged, res: r}
+	if out.Mode == "" {
+		out.Mode = Exhaustive
+	}
+	out.Counterexamples = counterexamples(r.Violations)
+	out.Unsteady = counterexamples(r.Unsteady)
+	return out
+}
+
+func counterexamples(fs []sched.Counterexample) []Counterexample {
+	var out []Counterexample
+	for _, f := range fs {
+		c := Counterexample{Property: Property(f.Property), Message: f.Message,
+			Reproduced: f.Reproduced, ReplayNote: f.ReplayNote}
+		for _, st := range f.Steps {
+			s := Step{ClockMS: st.ClockMS, Text: st.Text, Violation: Property(st.Violation)}
+			if st.Action.Kind == sched.Run || st.Action.Kind == sched.Start {
+				s.Client = st.Action.Client
+			}
+			c.Steps = append(c.Steps, s)
+		}
+		if f.Replay.Events != nil {
+			var b bytes.Buffer
+			if err := f.Replay.Text(&b, 100, false); err == nil {
+				c.Timeline = b.String()
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// WriteSummary writes, for a person, what was explored and how far.
+func (r *Result) WriteSummary(w io.Writer) error { return view.WriteSummary(w, r.res) }
+
+// WriteFindings writes, for a person, the properties broken and the first
+// counterexample's timeline (and its steps when verbose).
+func (r *Result) WriteFindings(w io.Writer, verbose bool) error {
+	return view.WriteFindings(w, r.res, verbose)
+}
+
+// MarshalJSON writes the result as the explorer's JSON document does.
+func (r *Result) MarshalJSON() ([]byte, error) { return r.res.MarshalJSON() }
+
+// A Counterexample is a schedule that breaks a property, shortened.
+type Counterexample struct {
+	// Property is the property broken.
+	Property Property
+	// Message says how.
+	Message string
+	// Steps are the schedule's steps, in order.
+	Steps []Step
+	// Reproduced is true when a replay on a fresh redis-server broke the
+	// property again; ReplayNote says why not, when it did not.
+	Reproduced bool
+	ReplayNote string
+	// Timeline is that replay drawn as a timeline, 100 columns wide (""
+	// when there was none).
+	Timeline string
+}
+
+// String lists the steps, then the timeline.
+func (c Counterexample) String() string {
+	var b strings.Builder
+	for i, st := range c.Steps {
+		who, mark := "", ""
+		if st.Client != "" {
+			who = st.Client + ": "
+		}
+		if st.Violation != "" {
+			mark = "  <- " + string(st.Violation)
+		}
+		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, sched.FmtMS(st.ClockMS), who, st.Text, mark)
+	}
+	if c.Timeline != "" {
+		b.WriteString("\n" + c.Timeline)
+	}
+	return b.String()
+}
+
+// A Step is one step of a schedule.
+type Step struct {
+	// ClockMS is the virtual time at which it ran.
+	ClockMS int64
+	// Client names the client that took it ("" for the clock or a
+	// fault).
+	Client string
+	// Text says what happened.
+	Text string
+	// Violation is the property broken at this step, if any.
+	Violation Property
+}
