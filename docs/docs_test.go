@@ -873,7 +873,58 @@ func TestInternalLayers(t *testing.T) {
 			}
 		}
 	}
-	for _, v := range layerViolations(order, imports) {
+	for _, v := range layerViolations(order, imports, group) {
+		t.Error(v)
+	}
+}
+
+// TestExploreLayers checks every import between the packages of explore/
+// against the order of the table of docs/architecture.md: each imports
+// only those below it, tests included.
+func TestExploreLayers(t *testing.T) {
+	tables := markedTables(t)["explore layers"]
+	if len(tables) != 1 {
+		t.Fatalf("%d tables marked explore layers, want 1", len(tables))
+	}
+	var order []string
+	for _, row := range tables[0] {
+		order = append(order, strings.Trim(row[0], "`"))
+	}
+	const module = "github.com/lockmarket/lockmarket/"
+	cmd := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./explore/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var imports []packageImport
+	listed := map[string]bool{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from := strings.TrimPrefix(fields[0], module)
+		listed[from] = true
+		test := false
+		for _, f := range fields[1:] {
+			if f == "|" {
+				test = true
+			} else if to, ok := strings.CutPrefix(f, module); ok {
+				imports = append(imports, packageImport{from, to, test})
+			}
+		}
+	}
+	for p := range listed {
+		if !slices.Contains(order, p) {
+			t.Errorf("package %s is not in the table of explore's layers", p)
+		}
+	}
+	explorePackage := func(path string) string {
+		if path == "explore" || strings.HasPrefix(path, "explore/") {
+			return path
+		}
+		return ""
+	}
+	for _, v := range layerViolations(order, imports, explorePackage) {
 		t.Error(v)
 	}
 }
@@ -896,9 +947,10 @@ func group(path string) string {
 }
 
 // layerViolations lists the imports that go from a group of order (top
-// first) to a group that is not below it; a test may import
+// first) to a group that is not below it; groupOf names the group of a
+// package ("" for one outside every group); a test may import
 // internal/testsupport from anywhere.
-func layerViolations(order []string, imports []packageImport) []string {
+func layerViolations(order []string, imports []packageImport, groupOf func(string) string) []string {
 	rank := map[string]int{}
 	for i, g := range order {
 		rank[g] = i
@@ -906,7 +958,7 @@ func layerViolations(order []string, imports []packageImport) []string {
 	var out []string
 	seen := map[[2]string]bool{}
 	for _, imp := range imports {
-		from, to := group(imp.from), group(imp.to)
+		from, to := groupOf(imp.from), groupOf(imp.to)
 		if seen[[2]string{imp.from, imp.to}] {
 			continue
 		}
@@ -915,7 +967,7 @@ func layerViolations(order []string, imports []packageImport) []string {
 		}
 		if rank[to] <= rank[from] {
 			seen[[2]string{imp.from, imp.to}] = true
-			out = append(out, fmt.Sprintf("%s imports %s: group %s is not below group %s in the table of "+
+			out = append(out, fmt.Sprintf("%s imports %s: %s is not below %s in the table of "+
 				"docs/architecture.md", imp.from, imp.to, to, from))
 		}
 	}
@@ -939,7 +991,7 @@ func TestLayerViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := layerViolations(order, []packageImport{tt.imp})
+			got := layerViolations(order, []packageImport{tt.imp}, group)
 			if (len(got) > 0) != tt.bad {
 				t.Errorf("layerViolations(%v) = %q, want a violation: %v", tt.imp, got, tt.bad)
 			}
@@ -1034,4 +1086,24 @@ func expandList(s string) []string {
 	}
 	add(s[start:])
 	return out
+}
+
+// TestExploreLayerViolation shows the check of explore's layers failing:
+// the runtime importing a target, or a test of it doing so.
+func TestExploreLayerViolation(t *testing.T) {
+	order := []string{"explore", "explore/targets", "explore/sched"}
+	same := func(p string) string { return p }
+	for _, tt := range []struct {
+		imp packageImport
+		bad bool
+	}{
+		{packageImport{"explore/targets", "explore/sched", false}, false},
+		{packageImport{"explore/sched", "explore/targets", false}, true},
+		{packageImport{"explore/sched", "explore/targets", true}, true},
+		{packageImport{"explore/sched", "explore", false}, true},
+	} {
+		if got := layerViolations(order, []packageImport{tt.imp}, same); (len(got) > 0) != tt.bad {
+			t.Errorf("%v: %q, want a violation: %v", tt.imp, got, tt.bad)
+		}
+	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,10 +24,10 @@ func lockTarget(
 	acquire func(
 		ctx context.Context, rdb *redis.Client, key, token string, ttl time.Duration,
 	) (bool, error),
-) *sched.Target {
-	return &sched.Target{
+) *explore.Target {
+	return &explore.Target{
 		Name: name,
-		Client: func(ctx context.Context, c *sched.Client) error {
+		Client: func(ctx context.Context, c *explore.Client) error {
 			rdb, key, token := c.Redis(), c.Key("lock:job"), "token-"+c.Name()
 			ok, err := acquire(ctx, rdb, key, token, c.Lease())
 			if err != nil || !ok {
@@ -72,20 +72,19 @@ func ExampleCheck() {
 		},
 	)
 
-	// The bounds: the default model (two clients, one critical section
-	// each), where the one fault is a crash of a client.
-	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultCrash}
-	for _, t := range []*sched.Target{getThenSet, setNX} {
-		res, err := sched.Check(ctx, rdb, t, sched.Options{Model: &m})
+	// The bounds: two clients, one critical section each, where the one
+	// fault is a crash of a client.
+	o := explore.Options{FaultKinds: []string{"crash"}}
+	for _, t := range []*explore.Target{getThenSet, setNX} {
+		res, err := explore.Check(ctx, rdb, t, o)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		for _, v := range res.Violations {
-			fmt.Printf("%s: %s: %s\n", t.Name, v.Property, v.Message)
+		for _, c := range res.Counterexamples {
+			fmt.Printf("%s: %s: %s\n", t.Name, c.Property, c.Message)
 		}
-		if len(res.Violations) == 0 {
+		if len(res.Counterexamples) == 0 {
 			fmt.Printf("%s: no violation, every schedule searched: %v\n", t.Name, res.Exhaustive)
 		}
 	}

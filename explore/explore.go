@@ -81,11 +81,11 @@ type Property string
 const (
 	// MutualExclusion: no two clients hold the lock at once, their
 	// leases not run out.
-	MutualExclusion Property = sched.MutualExclusion
+	MutualExclusion Property = "mutual_exclusion"
 	// Resource: Target.Check passes at the end of every schedule.
-	Resource Property = sched.Resource
+	Resource Property = "resource"
 	// Liveness: no client waits for good on a lock no live client holds.
-	Liveness Property = sched.Liveness
+	Liveness Property = "liveness"
 )
 
 // A Mode is how schedules are picked.
@@ -94,12 +94,12 @@ type Mode string
 // The modes.
 const (
 	// Exhaustive searches every schedule within the bounds.
-	Exhaustive Mode = Mode(sched.Exhaustive)
+	Exhaustive Mode = "exhaustive"
 	// Random runs random schedules.
-	Random Mode = Mode(sched.Random)
+	Random Mode = "random"
 	// PCT runs random schedules with few, randomly placed switches
 	// between clients.
-	PCT Mode = Mode(sched.PCT)
+	PCT Mode = "pct"
 )
 
 // Options bound a search. The zero value searches every schedule of the
@@ -218,6 +218,7 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		return bad("mode %q: want %s, %s or %s", o.Mode, Exhaustive, Random, PCT)
 	}
 	m := sched.DefaultModel()
+	m.Clients = max(t.Clients, 2)
 	if t.Clients < 0 || o.Iterations < 0 || o.Faults < -1 || o.TTL < 0 || o.Schedules < 0 ||
 		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 {
 		return bad("a negative count or duration")

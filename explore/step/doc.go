@@ -1,0 +1,8 @@
+// Package step steps through one schedule by hand, for the lab page and
+// the explorer's commands: Cut runs a schedule up to a point and says
+// where it stands (the enabled actions, the holders, each client's view),
+// and FindFrom searches the schedules that continue it.
+//
+// It may import packages sched, view and search; nothing above it
+// (explore).
+package step
