@@ -1,4 +1,4 @@
-package explore_test
+package view_test
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func ExampleWriteFindings() {
 
 // A document of a command of your own: the result's keys, then the
 // command's. Printed here are its keys, in order.
-func ExampleResult_JSON() {
+func Example_resultJSON() {
 	res := &sched.Result{Target: "my mutex", Model: sched.DefaultModel(), Mode: "exhaustive"}
 	b, err := json.Marshal(struct {
 		sched.ResultJSON

@@ -1,4 +1,4 @@
-package explore_test
+package targets_test
 
 import (
 	"errors"

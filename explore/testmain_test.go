@@ -1,9 +1,0 @@
-package explore_test
-
-import (
-	"testing"
-
-	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
-)
-
-func TestMain(m *testing.M) { redistest.Main(m) }
