@@ -590,3 +590,7 @@ func LockKey(ns string) string { return ns + lockName }
 func NsPattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
 
 func OneLockKey(ns string) []string { return []string{LockKey(ns)} }
+
+// Nodes is the number of independent servers the target's lock runs on;
+// 0 for the one server.
+func (t *Target) Nodes() int { return t.NodeCount }

@@ -9,7 +9,7 @@ import (
 // out, and no other client had taken the lock since.
 const Ownership = "ownership"
 
-// ownerName is a client's ${client}.
+// OwnerName is a client's ${client}.
 func OwnerName(client string) string { return "client-" + client }
 
 // checkOwnership moves the ownership violations the clients' replies
