@@ -31,9 +31,9 @@
 // packages import only those below them:
 //
 //   - explore/step: stepping through one schedule by hand (the lab page);
-//   - explore/view: a schedule narrated and a search reported, for people;
 //   - explore/targets: the catalogue's recipes, the watchdog, Redlock, the
 //     market, Lua scripts and recipe manifests, as targets;
+//   - explore/view: a schedule narrated and a search reported, for people;
 //   - explore/sched: the runtime: clients, scheduler, virtual clock,
 //     faults, properties, the verdict and its replay;
 //   - explore/plumbing: the hook that holds each command, the scripts that

@@ -6,6 +6,6 @@
 // exported interface.
 //
 // It may import packages sched and plumbing, the market, the lock
-// catalogue and the standard library; nothing above it (view, step,
+// catalogue and the standard library; nothing above it (step,
 // explore).
 package targets

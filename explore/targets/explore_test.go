@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
 	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -151,7 +150,7 @@ func readScripts(t *testing.T, dir string, names ...string) []targets.Script {
 	t.Helper()
 	var out []targets.Script
 	for _, n := range names {
-		p := filepath.Join("..", "examples", "recipes", dir, n+".lua")
+		p := filepath.Join("..", "..", "examples", "recipes", dir, n+".lua")
 		src, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -291,47 +290,5 @@ func TestCounterexampleReplays(t *testing.T) {
 	}
 	if len(rep.Timeline.Marked()) == 0 {
 		t.Error("the timeline marks no step")
-	}
-}
-
-// TestStepping steps through recipe 1 by hand on miniredis (as the lab
-// does): Cut after a prefix, one step back, and FindFrom for the rest of a
-// counterexample.
-func TestStepping(t *testing.T) {
-	b := redistest.Mini(t)
-	ctx := context.Background()
-	tg, _ := targets.Recipe("1", false)
-	m := sched.DefaultModel()
-	m.Faults = 0
-	e, err := sched.New(ctx, b.Client, tg, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	st, err := step.Cut(ctx, e, nil)
-	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != sched.Start || st.Complete {
-		t.Fatalf("first state: %v, %+v", err, st)
-	}
-	if _, err := step.Cut(ctx, e, []sched.Action{{Kind: sched.Crash, Client: "A"}}); !errors.Is(
-		err,
-		sched.ErrNotEnabled,
-	) {
-		t.Errorf("a fault outside the model: %v", err)
-	}
-	first := st.Enabled[0]
-	if st, err = step.Cut(ctx, e, []sched.Action{first}); err != nil || len(st.Steps) != 1 {
-		t.Fatalf("one step: %v, %+v", err, st)
-	}
-	res, err := step.FindFrom(ctx, e, nil, sched.Options{})
-	if err != nil || len(res.Violations) == 0 ||
-		res.Violations[0].Property != sched.MutualExclusion {
-		t.Fatalf("find: %v, %+v", err, res)
-	}
-	if st, err = step.Cut(ctx, e, res.Violations[0].Actions); err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Violations) == 0 || st.Violations[0].Property != sched.MutualExclusion ||
-		len(st.Holders) != 2 {
-		t.Errorf("after the counterexample: %+v", st)
 	}
 }

@@ -1,13 +1,10 @@
 package targets_test
 
 import (
-	"context"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
 	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/market"
@@ -68,41 +65,5 @@ func TestStrategyTargets(t *testing.T) {
 func TestStrategyUnknown(t *testing.T) {
 	if _, err := targets.Strategy("nope", false); err == nil {
 		t.Error("Strategy(nope): no error")
-	}
-}
-
-// TestPipelineReplies: a pipeline one of whose commands fails (the
-// market's first read sends XINFO on a stream that does not exist yet)
-// shows that command's error, and the other commands' own replies.
-func TestPipelineReplies(t *testing.T) {
-	b := redistest.Real(t)
-	ctx := context.Background()
-	tg, err := targets.Strategy(market.Fine, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := sched.DefaultModel()
-	m.Clients = 2
-	e, err := sched.New(ctx, b.Client, tg, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	var actions []sched.Action
-	for range 2 { // A starts, then sends its first pipeline
-		snap, err := step.Cut(ctx, e, actions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		actions = append(actions, snap.Enabled[0])
-	}
-	snap, err := step.Cut(ctx, e, actions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := snap.Steps[1].Text
-	if strings.Count(text, "error:") != 1 || !strings.Contains(text, "XINFO") ||
-		!strings.Contains(text, "OK") {
-		t.Errorf("step %q: want one error (XINFO's) and the other replies", text)
 	}
 }

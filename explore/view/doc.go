@@ -4,5 +4,5 @@
 // Chain), and the report of a search (WriteSummary, WriteFindings).
 //
 // It may import packages sched and plumbing and the report helpers of
-// internal/report; nothing above it (step, explore).
+// internal/report; nothing above it (targets, step, explore).
 package view

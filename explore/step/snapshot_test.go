@@ -1,4 +1,4 @@
-package targets_test
+package step_test
 
 import (
 	"context"
