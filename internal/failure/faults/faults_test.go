@@ -85,10 +85,14 @@ func correct(v Variant) bool {
 	return false
 }
 
-// atOnce is how many cells a test runs side by side: each cell's trials
-// run on servers of their own and mostly wait on real time (a pause, a
-// lease running out, a restart), whose outcome they do not depend on.
-const atOnce = 4
+// pausesAtOnce is how many cells of the pause faults a test runs side by
+// side: each cell's trials run on a server of their own and mostly wait
+// on real time (a pause longer than the lease), and with pauseConfig's
+// second of lease and of pause to spare their outcome does not depend on
+// the load the others add. The other faults' cells, whose set-up holds a
+// lease of testConfig's 100 ms, run one at a time, their tests one after
+// the other, as before.
+const pausesAtOnce = 4
 
 // cell is a fault and a variant of it.
 type cell struct {
@@ -113,7 +117,7 @@ func variants(keep func(Fault, Variant) bool, fs ...Fault) []cell {
 
 // sideBySide calls do for each of n cases, atOnce at a time, and returns
 // once every one has returned.
-func sideBySide(n int, do func(i int)) {
+func sideBySide(n, atOnce int, do func(i int)) {
 	door := make(chan struct{}, atOnce)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -126,16 +130,16 @@ func sideBySide(n int, do func(i int)) {
 	wg.Wait()
 }
 
-// runCells runs the trials of each of cs, side by side, then checks each
-// result in a subtest named by its cell.
-func runCells(t *testing.T, cs []cell, cfg Config, check func(t *testing.T, c cell, res Result)) {
+// runCells runs the trials of each of cs, atOnce at a time, then checks
+// each result in a subtest named by its cell.
+func runCells(t *testing.T, cs []cell, atOnce int, cfg Config, check func(t *testing.T, c cell, res Result)) {
 	t.Helper()
 	type ran struct {
 		res Result
 		err error
 	}
 	got := make([]ran, len(cs))
-	sideBySide(len(cs), func(i int) {
+	sideBySide(len(cs), atOnce, func(i int) {
 		got[i].res, got[i].err = Run(context.Background(), cs[i].f, cs[i].v, cfg)
 	})
 	for i, c := range cs {
@@ -162,7 +166,7 @@ func TestPause(t *testing.T) {
 	skipShort(t, "TestTrace and TestTraceVirtual run each pause case once")
 	t.Parallel() // servers of its own
 	cfg := pauseConfig(testConfig(t))
-	runCells(t, variants(nil, Pause, PauseProcess), cfg, func(t *testing.T, c cell, res Result) {
+	runCells(t, variants(nil, Pause, PauseProcess), pausesAtOnce, cfg, func(t *testing.T, c cell, res Result) {
 		f, v := c.f, c.v
 		if v == "fine"+WatchdogSuffix && f == Pause {
 			// Whether the watchdog's renewals beat the lease's end
@@ -202,13 +206,12 @@ func TestPause(t *testing.T) {
 // the correct strategies keep every guarantee.
 func TestWorkloadFaults(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
-	t.Parallel() // servers of its own
 	cfg := testConfig(t)
 	cs := variants(func(f Fault, v Variant) bool {
 		// keep the suite short; the CLI runs them all
 		return f != DebugSleep && f != Restart || slices.Contains([]Variant{"watch", "fine"}, v)
 	}, Stall, DebugSleep, ClientKill, Restart)
-	runCells(t, cs, cfg, func(t *testing.T, c cell, res Result) {
+	runCells(t, cs, 1, cfg, func(t *testing.T, c cell, res Result) {
 		v := c.v
 		if res.Ok == 0 {
 			t.Errorf("nothing acknowledged: %+v", res.Counts)
@@ -235,13 +238,12 @@ func TestWorkloadFaults(t *testing.T) {
 // had applied.
 func TestFailoverMarket(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
-	t.Parallel() // servers of its own
 	cfg := testConfig(t)
 	var cs []cell
 	for _, v := range []Variant{"watch", "watch+key", "fine", "lua+key", "watch+wait", "watch+wait+key", "fine+wait", "lua+wait+key"} {
 		cs = append(cs, cell{FailoverMarket, v})
 	}
-	runCells(t, cs, cfg, func(t *testing.T, c cell, res Result) {
+	runCells(t, cs, 1, cfg, func(t *testing.T, c cell, res Result) {
 		v := c.v
 		if res.Ok == 0 {
 			t.Errorf("nothing acknowledged: %+v", res.Counts)
@@ -274,9 +276,8 @@ func TestFailoverMarket(t *testing.T) {
 
 func TestFailover(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
-	t.Parallel() // servers of its own
 	cfg := testConfig(t)
-	runCells(t, variants(nil, FailoverWait, FailoverAsync, FailoverNoLink), cfg, func(t *testing.T, c cell, res Result) {
+	runCells(t, variants(nil, FailoverWait, FailoverAsync, FailoverNoLink), 1, cfg, func(t *testing.T, c cell, res Result) {
 		f := c.f
 		if res.Attempted != foLocks {
 			t.Errorf("attempted %d, want %d", res.Attempted, foLocks)
@@ -298,9 +299,8 @@ func TestFailover(t *testing.T) {
 
 func TestRedlock(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
-	t.Parallel() // servers of its own
 	cfg := testConfig(t)
-	runCells(t, variants(nil, RedlockRestart, RedlockClockJump), cfg, func(t *testing.T, c cell, res Result) {
+	runCells(t, variants(nil, RedlockRestart, RedlockClockJump), 1, cfg, func(t *testing.T, c cell, res Result) {
 		v := c.v
 		if res.DoubleHolders != 1 || res.LockLost != 1 {
 			t.Errorf("double holders %d, locks lost %d; want 1 each", res.DoubleHolders, res.LockLost)

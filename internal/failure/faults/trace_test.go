@@ -69,7 +69,7 @@ func TestTrace(t *testing.T) {
 		err      error
 	}
 	got := make([]traced, len(cases))
-	sideBySide(len(cases), func(i int) {
+	sideBySide(len(cases), pausesAtOnce, func(i int) {
 		got[i].timeline, got[i].res, got[i].err = Trace(context.Background(), cases[i].f, cases[i].v, cfg)
 	})
 	for i, tc := range cases {
