@@ -35,13 +35,15 @@ func chromium() string {
 	return ""
 }
 
-// browser is the headless Chromium the package's browser tests share,
-// started by the first of them and closed by TestMain after the last.
-// Each test opens a browser context of its own in it (browserTab: as
-// separate as an incognito window, with its own cookies and storage),
-// which costs a tab where a browser of its own costs a process to start.
-// Its timers are not slowed in tabs in the background, where most of a
-// class's tabs are (TestBrowserClass).
+// browser is the headless Chromium the package's browser tests of one
+// tab share, started by the first of them and closed by TestMain after
+// the last. Each test opens a browser context of its own in it
+// (browserTab: as separate as an incognito window, with its own cookies
+// and storage), which costs a tab where a browser of its own costs a
+// process to start. TestBrowserClass keeps a browser of its own, as
+// its class of tabs is most of a browser's work: with the class in the
+// shared browser, a run at a load of 20 on 2 cores ran out another
+// test's 2-minute wait.
 var browser struct {
 	once  sync.Once
 	ctx   context.Context // the browser's
@@ -75,9 +77,6 @@ func browserTab(t *testing.T) (ctx context.Context, cancel context.CancelFunc) {
 			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-default-apps", true),
 			chromedp.Flag("disable-extensions", true),
 			chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("no-pings", true),
-			chromedp.Flag("disable-background-timer-throttling", true),
-			chromedp.Flag("disable-renderer-backgrounding", true),
-			chromedp.Flag("disable-backgrounding-occluded-windows", true),
 			chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1000))
 		bctx, cancelBrowser := chromedp.NewContext(actx)
 		browser.ctx = bctx
