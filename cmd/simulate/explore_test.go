@@ -283,6 +283,7 @@ func TestExploreInterrupted(t *testing.T) {
 // replayed on a fresh server, and exits 1.
 func TestExploreInterruptedAfterFinding(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // waits for the first progress line (5 s)
+	t.Parallel()                                 // a server of its own
 	b := redistest.Real(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

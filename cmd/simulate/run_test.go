@@ -136,6 +136,7 @@ func TestParseRunFlags(t *testing.T) {
 // TestExitCodes runs the command in a child process (this test binary,
 // re-entered through TestHelperMain) and checks its exit status.
 func TestExitCodes(t *testing.T) {
+	t.Parallel() // a process of its own for each case
 	tests := []struct {
 		args []string
 		code int
@@ -163,6 +164,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperMain$", "--"}, tc.args...)...)
 			cmd.Env = append(os.Environ(), "SIMULATE_HELPER_MAIN=1")
 			out, err := cmd.CombinedOutput()
@@ -338,12 +340,12 @@ func TestRunPrefill(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), []string{"run", "-redis", redisArg, "-scenarios", "1x1",
-			"-strategies", "lua", "-duration", "200ms", "-prefill", "1500", "-markets", "2", "-format", "markdown"}, &stdout, &stderr)
+			"-strategies", "lua", "-duration", "200ms", "-prefill", "1000", "-markets", "2", "-format", "markdown"}, &stdout, &stderr)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, stderr.String())
 		}
 		out := stdout.String()
-		for _, want := range []string{"| B/listing |", "| 1x1 | lua | 2 | 1,500 |", "client RSS"} {
+		for _, want := range []string{"| B/listing |", "| 1x1 | lua | 2 | 1,000 |", "client RSS"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("markdown lacks %q:\n%s", want, out)
 			}
@@ -425,6 +427,7 @@ func TestReportRoundTrip(t *testing.T) {
 // whichever master holds them. It runs the lean forms, then the book's
 // with every node behind the delay proxy.
 func TestRunCluster(t *testing.T) {
+	t.Parallel() // a cluster of its own
 	client, cl := redistest.Cluster(t, 3)
 	for _, extra := range [][]string{nil, {"-client", "book", "-rtt", "1ms"}} {
 		t.Run(strings.Join(append([]string{"lean"}, extra...), " "), func(t *testing.T) {

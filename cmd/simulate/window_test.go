@@ -72,6 +72,7 @@ func TestParseWindowFlags(t *testing.T) {
 // again to the same table.
 func TestWindowRealServer(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // real time or real load: the full run has it
+	t.Parallel()                                 // a server of its own
 	b := redistest.Real(t)
 	dir := filepath.Join(t.TempDir(), "w")
 	var stdout, stderr bytes.Buffer

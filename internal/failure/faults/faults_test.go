@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,19 +85,78 @@ func correct(v Variant) bool {
 	return false
 }
 
-func run(t *testing.T, f Fault, v Variant, cfg Config) Result {
+// pausesAtOnce is how many cells of the pause faults a test runs side by
+// side: each cell's trials run on a server of their own and mostly wait
+// on real time (a pause longer than the lease), and with pauseConfig's
+// second of lease and of pause to spare their outcome does not depend on
+// the load the others add. The other faults' cells, whose set-up holds a
+// lease of testConfig's 100 ms, run one at a time, their tests one after
+// the other, as before.
+const pausesAtOnce = 4
+
+// cell is a fault and a variant of it.
+type cell struct {
+	f Fault
+	v Variant
+}
+
+func (c cell) String() string { return string(c.f) + "/" + string(c.v) }
+
+// variants is every variant of each of fs that keep accepts (nil: all).
+func variants(keep func(Fault, Variant) bool, fs ...Fault) []cell {
+	var cs []cell
+	for _, f := range fs {
+		for _, v := range f.Variants() {
+			if keep == nil || keep(f, v) {
+				cs = append(cs, cell{f, v})
+			}
+		}
+	}
+	return cs
+}
+
+// sideBySide calls do for each of n cases, atOnce at a time, and returns
+// once every one has returned.
+func sideBySide(n, atOnce int, do func(i int)) {
+	door := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			door <- struct{}{}
+			defer func() { <-door }()
+			do(i)
+		})
+	}
+	wg.Wait()
+}
+
+// runCells runs the trials of each of cs, atOnce at a time, then checks
+// each result in a subtest named by its cell.
+func runCells(t *testing.T, cs []cell, atOnce int, cfg Config, check func(t *testing.T, c cell, res Result)) {
 	t.Helper()
-	res, err := Run(context.Background(), f, v, cfg)
-	if err != nil {
-		t.Fatalf("%s %s: %v", f, v, err)
+	type ran struct {
+		res Result
+		err error
 	}
-	if res.Trials != cfg.Trials {
-		t.Fatalf("%s %s: %d trials, want %d", f, v, res.Trials, cfg.Trials)
+	got := make([]ran, len(cs))
+	sideBySide(len(cs), atOnce, func(i int) {
+		got[i].res, got[i].err = Run(context.Background(), cs[i].f, cs[i].v, cfg)
+	})
+	for i, c := range cs {
+		t.Run(c.String(), func(t *testing.T) {
+			res, err := got[i].res, got[i].err
+			if err != nil {
+				t.Fatalf("%s: %v", c, err)
+			}
+			if res.Trials != cfg.Trials {
+				t.Fatalf("%s: %d trials, want %d", c, res.Trials, cfg.Trials)
+			}
+			if res.Undecided != 0 {
+				t.Errorf("%d items undecided", res.Undecided)
+			}
+			check(t, c, res)
+		})
 	}
-	if res.Undecided != 0 {
-		t.Errorf("%d items undecided", res.Undecided)
-	}
-	return res
 }
 
 // TestPause is the demonstration of fault 1: a holder paused past its
@@ -104,44 +164,41 @@ func run(t *testing.T, f Fault, v Variant, cfg Config) Result {
 // sell it twice; the other strategies do not.
 func TestPause(t *testing.T) {
 	skipShort(t, "TestTrace and TestTraceVirtual run each pause case once")
+	t.Parallel() // servers of its own
 	cfg := pauseConfig(testConfig(t))
-	for _, f := range []Fault{Pause, PauseProcess} {
-		for _, v := range f.Variants() {
-			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
-				res := run(t, f, v, cfg)
-				if v == "fine"+WatchdogSuffix && f == Pause {
-					// Whether the watchdog's renewals beat the lease's end
-					// depends on the machine's load; TestTraceVirtual checks
-					// that bob waits on the virtual clock. Here only what
-					// no speed changes: money moved in whole purchases.
-					t.Logf("%d violations, %d locks lost", res.Violations(), res.LockLost)
-					if res.Audit.MoneyNotConserved+res.History[history.FundsMismatch] != 0 {
-						t.Errorf("a purchase applied partially: %q", res.Details)
-					}
-					return
-				}
-				if correct(v) {
-					if res.Violations() != 0 {
-						t.Errorf("%d violations: %q", res.Violations(), res.Details)
-					}
-					return
-				}
-				// Unfenced lease lock, or a renewed one whose watchdog was
-				// frozen with its process: alice's commit lands after bob's.
-				if res.History[history.SoldTwice] != cfg.Trials || res.Audit.ItemMisplaced != cfg.Trials {
-					t.Errorf("sold twice %d, misplaced %d, want %d each (the double sale must show): %q",
-						res.History[history.SoldTwice], res.Audit.ItemMisplaced, cfg.Trials, res.Details)
-				}
-				if res.LockLost != cfg.Trials {
-					t.Errorf("locks lost %d, want %d", res.LockLost, cfg.Trials)
-				}
-				// Even then, money moved in whole purchases.
-				if res.Audit.MoneyNotConserved+res.History[history.FundsMismatch] != 0 {
-					t.Errorf("a purchase applied partially: %q", res.Details)
-				}
-			})
+	runCells(t, variants(nil, Pause, PauseProcess), pausesAtOnce, cfg, func(t *testing.T, c cell, res Result) {
+		f, v := c.f, c.v
+		if v == "fine"+WatchdogSuffix && f == Pause {
+			// Whether the watchdog's renewals beat the lease's end
+			// depends on the machine's load; TestTraceVirtual checks
+			// that bob waits on the virtual clock. Here only what
+			// no speed changes: money moved in whole purchases.
+			t.Logf("%d violations, %d locks lost", res.Violations(), res.LockLost)
+			if res.Audit.MoneyNotConserved+res.History[history.FundsMismatch] != 0 {
+				t.Errorf("a purchase applied partially: %q", res.Details)
+			}
+			return
 		}
-	}
+		if correct(v) {
+			if res.Violations() != 0 {
+				t.Errorf("%d violations: %q", res.Violations(), res.Details)
+			}
+			return
+		}
+		// Unfenced lease lock, or a renewed one whose watchdog was
+		// frozen with its process: alice's commit lands after bob's.
+		if res.History[history.SoldTwice] != cfg.Trials || res.Audit.ItemMisplaced != cfg.Trials {
+			t.Errorf("sold twice %d, misplaced %d, want %d each (the double sale must show): %q",
+				res.History[history.SoldTwice], res.Audit.ItemMisplaced, cfg.Trials, res.Details)
+		}
+		if res.LockLost != cfg.Trials {
+			t.Errorf("locks lost %d, want %d", res.LockLost, cfg.Trials)
+		}
+		// Even then, money moved in whole purchases.
+		if res.Audit.MoneyNotConserved+res.History[history.FundsMismatch] != 0 {
+			t.Errorf("a purchase applied partially: %q", res.Details)
+		}
+	})
 }
 
 // TestWorkloadFaults runs stalls, killed connections and restarts under
@@ -150,30 +207,27 @@ func TestPause(t *testing.T) {
 func TestWorkloadFaults(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
-	for _, f := range []Fault{Stall, DebugSleep, ClientKill, Restart} {
-		for _, v := range f.Variants() {
-			if (f == DebugSleep || f == Restart) && !slices.Contains([]Variant{"watch", "fine"}, v) {
-				continue // keep the suite short; the CLI runs them all
-			}
-			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
-				res := run(t, f, v, cfg)
-				if res.Ok == 0 {
-					t.Errorf("nothing acknowledged: %+v", res.Counts)
-				}
-				if res.Audit.MoneyNotConserved+res.Audit.NegativeFunds+res.History[history.FundsMismatch] != 0 {
-					t.Errorf("a purchase applied partially: %+v %+v %q", res.Audit, res.History, res.Details)
-				}
-				if correct(v) && res.Violations() != 0 {
-					t.Errorf("%d violations: %q", res.Violations(), res.Details)
-				}
-				// Every lost reply was retried with its operation ID;
-				// what stayed unknown is what no retry answered.
-				if res.Unknown != res.Retried-res.Resolved {
-					t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
-				}
-			})
+	cs := variants(func(f Fault, v Variant) bool {
+		// keep the suite short; the CLI runs them all
+		return f != DebugSleep && f != Restart || slices.Contains([]Variant{"watch", "fine"}, v)
+	}, Stall, DebugSleep, ClientKill, Restart)
+	runCells(t, cs, 1, cfg, func(t *testing.T, c cell, res Result) {
+		v := c.v
+		if res.Ok == 0 {
+			t.Errorf("nothing acknowledged: %+v", res.Counts)
 		}
-	}
+		if res.Audit.MoneyNotConserved+res.Audit.NegativeFunds+res.History[history.FundsMismatch] != 0 {
+			t.Errorf("a purchase applied partially: %+v %+v %q", res.Audit, res.History, res.Details)
+		}
+		if correct(v) && res.Violations() != 0 {
+			t.Errorf("%d violations: %q", res.Violations(), res.Details)
+		}
+		// Every lost reply was retried with its operation ID;
+		// what stayed unknown is what no retry answered.
+		if res.Unknown != res.Retried-res.Resolved {
+			t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
+		}
+	})
 }
 
 // TestFailoverMarket runs purchases across a failover whose replica lags:
@@ -185,84 +239,80 @@ func TestWorkloadFaults(t *testing.T) {
 func TestFailoverMarket(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
+	var cs []cell
 	for _, v := range []Variant{"watch", "watch+key", "fine", "lua+key", "watch+wait", "watch+wait+key", "fine+wait", "lua+wait+key"} {
-		t.Run(string(v), func(t *testing.T) {
-			res := run(t, FailoverMarket, v, cfg)
-			if res.Ok == 0 {
-				t.Errorf("nothing acknowledged: %+v", res.Counts)
-			}
-			if res.Duplicated != 0 || res.Audit.Total() != 0 {
-				t.Errorf("%d duplicated, audit %+v: %q", res.Duplicated, res.Audit, res.Details)
-			}
-			if res.Unknown != res.Retried-res.Resolved {
-				t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
-			}
-			if strings.HasSuffix(string(v), KeySuffix) && res.RefusedApplied != 0 {
-				t.Errorf("with keys, %d retries refused although applied", res.RefusedApplied)
-			}
-			if !strings.Contains(string(v), WaitSuffix) {
-				if res.Lost == 0 {
-					t.Errorf("no WAIT, replica lagging: nothing lost: %+v", res)
-				}
-				return
-			}
-			if res.Lost != 0 {
-				t.Errorf("with WAIT: %d lost: %q", res.Lost, res.Details)
-			}
-			// A purchase committed while the replica lagged cannot be
-			// acknowledged by it.
-			if res.Retried == 0 {
-				t.Errorf("with WAIT: no purchase retried")
-			}
-		})
+		cs = append(cs, cell{FailoverMarket, v})
 	}
+	runCells(t, cs, 1, cfg, func(t *testing.T, c cell, res Result) {
+		v := c.v
+		if res.Ok == 0 {
+			t.Errorf("nothing acknowledged: %+v", res.Counts)
+		}
+		if res.Duplicated != 0 || res.Audit.Total() != 0 {
+			t.Errorf("%d duplicated, audit %+v: %q", res.Duplicated, res.Audit, res.Details)
+		}
+		if res.Unknown != res.Retried-res.Resolved {
+			t.Errorf("%d retried, %d resolved, %d still unknown", res.Retried, res.Resolved, res.Unknown)
+		}
+		if strings.HasSuffix(string(v), KeySuffix) && res.RefusedApplied != 0 {
+			t.Errorf("with keys, %d retries refused although applied", res.RefusedApplied)
+		}
+		if !strings.Contains(string(v), WaitSuffix) {
+			if res.Lost == 0 {
+				t.Errorf("no WAIT, replica lagging: nothing lost: %+v", res)
+			}
+			return
+		}
+		if res.Lost != 0 {
+			t.Errorf("with WAIT: %d lost: %q", res.Lost, res.Details)
+		}
+		// A purchase committed while the replica lagged cannot be
+		// acknowledged by it.
+		if res.Retried == 0 {
+			t.Errorf("with WAIT: no purchase retried")
+		}
+	})
 }
 
 func TestFailover(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
-	for _, f := range []Fault{FailoverWait, FailoverAsync, FailoverNoLink} {
-		t.Run(string(f), func(t *testing.T) {
-			res := run(t, f, Mutex, cfg)
-			if res.Attempted != foLocks {
-				t.Errorf("attempted %d, want %d", res.Attempted, foLocks)
+	runCells(t, variants(nil, FailoverWait, FailoverAsync, FailoverNoLink), 1, cfg, func(t *testing.T, c cell, res Result) {
+		f := c.f
+		if res.Attempted != foLocks {
+			t.Errorf("attempted %d, want %d", res.Attempted, foLocks)
+		}
+		switch f {
+		case FailoverWait:
+			// Every hold kept was acknowledged by the replica.
+			if res.LockLost != 0 || res.DoubleHolders != 0 {
+				t.Errorf("with WAIT: %d lost, %d double holders", res.LockLost, res.DoubleHolders)
 			}
-			switch f {
-			case FailoverWait:
-				// Every hold kept was acknowledged by the replica.
-				if res.LockLost != 0 || res.DoubleHolders != 0 {
-					t.Errorf("with WAIT: %d lost, %d double holders", res.LockLost, res.DoubleHolders)
-				}
-			case FailoverNoLink:
-				if res.LockLost != res.Ok || res.DoubleHolders != res.Ok || res.Ok != foLocks {
-					t.Errorf("link down: %d held, %d lost, %d double holders; want all %d",
-						res.Ok, res.LockLost, res.DoubleHolders, foLocks)
-				}
+		case FailoverNoLink:
+			if res.LockLost != res.Ok || res.DoubleHolders != res.Ok || res.Ok != foLocks {
+				t.Errorf("link down: %d held, %d lost, %d double holders; want all %d",
+					res.Ok, res.LockLost, res.DoubleHolders, foLocks)
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestRedlock(t *testing.T) {
 	skipShort(t, "it stops, kills and restarts servers in real time")
 	cfg := testConfig(t)
-	for _, f := range []Fault{RedlockRestart, RedlockClockJump} {
-		for _, v := range f.Variants() {
-			t.Run(string(f)+"/"+string(v), func(t *testing.T) {
-				res := run(t, f, v, cfg)
-				if res.DoubleHolders != 1 || res.LockLost != 1 {
-					t.Errorf("double holders %d, locks lost %d; want 1 each", res.DoubleHolders, res.LockLost)
-				}
-				want := 1
-				if v == RedlockFenced {
-					want = 0
-				}
-				if res.StaleWrites != want {
-					t.Errorf("stale writes %d, want %d", res.StaleWrites, want)
-				}
-			})
+	runCells(t, variants(nil, RedlockRestart, RedlockClockJump), 1, cfg, func(t *testing.T, c cell, res Result) {
+		v := c.v
+		if res.DoubleHolders != 1 || res.LockLost != 1 {
+			t.Errorf("double holders %d, locks lost %d; want 1 each", res.DoubleHolders, res.LockLost)
 		}
-	}
+		want := 1
+		if v == RedlockFenced {
+			want = 0
+		}
+		if res.StaleWrites != want {
+			t.Errorf("stale writes %d, want %d", res.StaleWrites, want)
+		}
+	})
 }
 
 func TestParseFaults(t *testing.T) {

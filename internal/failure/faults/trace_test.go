@@ -23,6 +23,7 @@ import (
 // the explorer's virtual clock instead: TestTraceVirtual.
 func TestTrace(t *testing.T) {
 	skipShort(t, "its pauses take real time; TestTraceVirtual checks the same lessons on the virtual clock")
+	t.Parallel() // servers of its own
 	cfg := pauseConfig(testConfig(t))
 	soldTwice := []tl.Pattern{
 		{Client: laneAlice, Kind: tl.Acquire, Detail: "lock:item:relic.seller"},
@@ -42,7 +43,7 @@ func TestTrace(t *testing.T) {
 		{Client: laneAlice, Kind: tl.Result, Detail: "lock was lost"},
 		{Kind: tl.Finding, Clean: true, Detail: "no violation"},
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		f     Fault
 		v     Variant
 		steps []tl.Pattern
@@ -61,9 +62,19 @@ func TestTrace(t *testing.T) {
 			{Client: laneBob, Kind: tl.Commit, Detail: "script applied"},
 			{Client: laneAlice, Kind: tl.CommitRefused, Detail: "listing_not_found"},
 		}},
-	} {
+	}
+	type traced struct {
+		timeline tl.Timeline
+		res      Result
+		err      error
+	}
+	got := make([]traced, len(cases))
+	sideBySide(len(cases), pausesAtOnce, func(i int) {
+		got[i].timeline, got[i].res, got[i].err = Trace(context.Background(), cases[i].f, cases[i].v, cfg)
+	})
+	for i, tc := range cases {
 		t.Run(string(tc.f)+"/"+string(tc.v), func(t *testing.T) {
-			timeline, res, err := Trace(context.Background(), tc.f, tc.v, cfg)
+			timeline, res, err := got[i].timeline, got[i].res, got[i].err
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -155,15 +155,18 @@ func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sch
 	if jd.res, err = search(promised, budget, 0); err != nil {
 		return jd, err
 	}
-	clean := jd.res != nil && jd.res.Counterexample() == nil && jd.res.Exhaustive && jd.res.Vacuous() == nil
 	more := ctx.Err() == nil && left() >= minUnpromised
-	if (clean || jd.res == nil) && len(unpromised) > 0 && more {
+	if jd.through() && len(unpromised) > 0 && more {
 		base := 0
 		if jd.res != nil {
 			base = jd.res.Schedules
 		}
 		if jd.unpromised, err = search(unpromised, budget, base); err != nil {
-			return jd, err
+			if !errors.Is(context.Cause(ctx), errBudgetSpent) {
+				return jd, err
+			}
+			// the budget ran out before this search had begun
+			jd.unpromised, more = nil, false
 		}
 	}
 	jd.props = s.verdicts(jd, before, more)
@@ -174,9 +177,36 @@ func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sch
 	case jd.res.Vacuous() != nil:
 		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), sched.ErrVacuous.Error()+": ")
 	case jd.res.Stopped != "":
-		jd.note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", budget)
+		jd.note = jd.cutNote(budget)
 	}
 	return jd, nil
+}
+
+// through says the search of what the lock promises settled it: it was
+// searched through, or broken in every property already in the steps
+// searched from.
+func (jd judgement) through() bool {
+	r := jd.res
+	return r == nil || r.Exhaustive && r.Counterexample() == nil && r.Vacuous() == nil
+}
+
+// cutNote is the note of a search whose budget ran out: it says which of
+// the two searches the budget cut, the one of what the lock promises, or
+// only the one of what it does not.
+func (jd judgement) cutNote(budget time.Duration) string {
+	others := slices.ContainsFunc(jd.props, func(v api.PropertyVerdict) bool { return v.Judged == api.NotPromised })
+	switch {
+	case jd.props == nil || !jd.through(): // cut, or ended before it had begun
+		return fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered", budget)
+	case !others || jd.unpromised != nil && (jd.unpromised.Exhaustive || jd.unpromised.Counterexample() != nil):
+		return jd.note // nothing was cut
+	case jd.res == nil:
+		return fmt.Sprintf("every property checked as a promise is broken already in these steps; what the lock "+
+			"does not promise was not searched through within %v", budget)
+	}
+	return fmt.Sprintf("what the lock promises holds: it was searched through, in every one of the %s schedules "+
+		"within the bounds; what it does not promise was not searched through within the %v budget",
+		output.Thousands(int64(jd.res.Schedules)), budget)
 }
 
 // verdicts is each property's verdict after jd's searches, from a frame

@@ -168,3 +168,51 @@ func TestPastedLockBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestPastedLockBudgetSpent: a search whose budget runs out once the
+// search of what the lock promises has gone through, before the one of
+// what it does not has, says which was cut: the promises hold, searched
+// through (each verdict "holds"); the lost update was not searched for
+// through within the budget (the resource "open"). The note must not
+// call the whole search partial.
+func TestPastedLockBudgetSpent(t *testing.T) {
+	redistest.RequireServer(t)
+	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
+	t.Cleanup(m.Close)
+	ctx := context.Background()
+	id, st, err := m.Start(ctx, t.Name(), api.ExploreRequest{Clients: 2, Faults: []string{"none"},
+		Lua: &api.LuaLock{Acquire: pastedAcquire, Release: pastedRelease}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Remove(id) })
+	for _, s := range [][2]string{{sched.Start, "A"}, {sched.Run, "A"}} {
+		if st, err = stepTo(t, m, id, st, s[0], s[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, err := m.JudgeSpent(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %q, %+v", fs.State, fs.Note, fs.Properties)
+	vs := verdictsOf(&fs)
+	want := map[string]string{sched.MutualExclusion: api.Holds, sched.Liveness: api.Holds,
+		sched.Ownership: api.Holds, sched.Lease: api.Holds, sched.Resource: api.Open}
+	if fs.State != api.FindNone || !maps.Equal(vs, want) {
+		t.Fatalf("%s, verdicts %v: want none found, %v", fs.State, vs, want)
+	}
+	if !fs.Result.Exhaustive || fs.Unpromised != nil && fs.Unpromised.Counterexample() != nil {
+		t.Fatalf("the promises' search exhaustive %v, the other's %+v: want it exhaustive, nothing else found",
+			fs.Result.Exhaustive, fs.Unpromised)
+	}
+	for _, w := range []string{"what the lock promises holds: it was searched through",
+		"what it does not promise was not searched through within the 10m0s budget"} {
+		if !strings.Contains(fs.Note, w) {
+			t.Errorf("note %q, want it saying %q", fs.Note, w)
+		}
+	}
+	if strings.Contains(fs.Note, "not every continuation was covered") {
+		t.Errorf("note %q: the promises were searched through", fs.Note)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -248,27 +247,40 @@ func (q *searches) run(ctx context.Context, sr *search) {
 	fs := &sr.status
 	fs.Waiting = false
 	fs.BudgetMS = q.budgetLocked(sr).Milliseconds()
-	keep := false
+	answered, keep := answer(fs, jd, err, cause, q.budgetLocked(sr), q.cfg.MaxFindBudget)
+	if !answered {
+		return
+	}
+	q.stats.searched(fs.State == api.FindFound || jd.unpromised != nil && jd.unpromised.Counterexample() != nil)
+	if keep {
+		q.keepLocked(sr)
+	}
+}
+
+// answer fills fs with the end of a search: jd and err as its judge
+// returned them, cause why its context ended (nil when it did not),
+// budget its budget, most the most any search is given. answered is
+// false for a search cancelled or failed, which has no answer; keep says
+// the answer is final, worth keeping for the sessions that ask again.
+func answer(fs *api.FindStatus, jd judgement, err, cause error, budget, most time.Duration) (answered, keep bool) {
 	res := jd.res
 	switch {
 	case res != nil && res.Counterexample() != nil:
 		fs.State, keep = api.FindFound, true
 	case errors.Is(cause, errLetGo) || errors.Is(cause, errClosing):
 		fs.State = api.StateCancelled
-		return
+		return false, false
 	case errors.Is(cause, errBudgetSpent):
 		fs.State = api.FindNone
-		fs.Note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered",
-			q.budgetLocked(sr).Round(time.Second))
+		fs.Note = jd.cutNote(budget.Round(time.Second))
 	case err != nil:
 		fs.State, fs.Error = api.StateFailed, strings.TrimPrefix(scriptStopped(err).Error(), api.ErrInvalid.Error()+": ")
-		return
+		return false, false
 	case res == nil: // every property checked as a promise broke in the prefix
 		fs.State, keep = api.FindNone, true
 	case res.Stopped != "":
 		fs.State = api.FindNone
-		fs.Note = fmt.Sprintf("no counterexample within %v of searching: not every continuation was covered",
-			q.cfg.MaxFindBudget.Round(time.Second))
+		fs.Note = jd.cutNote(most.Round(time.Second))
 	default:
 		fs.State, keep = api.FindNone, true
 	}
@@ -282,10 +294,7 @@ func (q *searches) run(ctx context.Context, sr *search) {
 			fs.Schedules += r.Schedules
 		}
 	}
-	q.stats.searched(fs.State == api.FindFound || jd.unpromised != nil && jd.unpromised.Counterexample() != nil)
-	if keep {
-		q.keepLocked(sr)
-	}
+	return true, keep
 }
 
 // keepLocked keeps sr's answer, dropping the least recently asked for

@@ -41,7 +41,7 @@ const unnamedControls = `(() => {
 // plainly once the session has ended; errors are shown in words, without
 // the API's codes.
 func TestBrowserPage(t *testing.T) {
-	t.Parallel() // a browser and a service of its own
+	t.Parallel() // a tab and a service of its own
 	b := redistest.Mini(t)
 	m := demoMarket(t, b, market.WithLedger(market.NewLedger()))
 	_, ts := demoServer(t, withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))

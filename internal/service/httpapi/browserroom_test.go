@@ -65,7 +65,7 @@ const chartFacts = `((sel) => {
 // on the rush's own figures, varied: a winner only beyond the spread, the
 // note where the run was short or the machine busy.
 func TestBrowserRoom(t *testing.T) {
-	t.Parallel() // a browser and a service of its own
+	t.Parallel() // a tab and a service of its own
 	// With LOCKMARKET_SCREENSHOT set, it runs on redis-server the rushes
 	// the page suggests (50 buyers, 10 s), and writes the screenshots of
 	// projector mode and of the comparison beside that file.

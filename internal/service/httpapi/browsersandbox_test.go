@@ -19,7 +19,7 @@ import (
 // how to enable it, and the rest of the page works: a gallery recipe's
 // session starts and steps.
 func TestBrowserNoSandbox(t *testing.T) {
-	t.Parallel() // a browser and a service of its own
+	t.Parallel() // a tab and a service of its own
 	b := redistest.Mini(t)
 	cfg := withJobs(Config{Market: demoMarket(t, b), Env: output.NewEnv(b.Name, "")}, b)
 	cfg.Explore.Close()

@@ -18,20 +18,11 @@ import (
 // admin token: the first admin action asks for the token, sends it, and
 // works; the next ones send it without asking again.
 func TestBrowserAdminToken(t *testing.T) {
-	t.Parallel() // a browser and a service of its own
-	bin := chromium()
-	if bin == "" {
-		redistest.Skip(t, redistest.NeedBrowser, "chromium not on PATH")
-	}
+	t.Parallel() // a tab and a service of its own
 	b := redistest.Mini(t)
-	ctx := context.Background()
 	srv, ts := demoServer(t, Config{Market: demoMarket(t, b), AdminToken: "s3cret"})
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	cctx, cancelTab := chromedp.NewContext(actx)
+	cctx, cancelTab := browserTab(t)
 	defer cancelTab()
 	tctx, cancel := context.WithTimeout(cctx, 2*time.Minute)
 	defer cancel()

@@ -7,5 +7,6 @@ import (
 )
 
 // TestMain reports the tests skipped for want of a real server, a cluster
-// or a browser (and fails them under CI=true).
-func TestMain(m *testing.M) { redistest.Main(m) }
+// or a browser (and fails them under CI=true), and closes the browser the
+// browser tests shared.
+func TestMain(m *testing.M) { redistest.Main(m, closeBrowser) }

@@ -49,10 +49,16 @@ var mainCalled atomic.Bool
 // calls it from its TestMain:
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
-func Main(m *testing.M) {
+//
+// Each of after runs once the tests have ended, before the process exits:
+// it closes what the package's tests shared (a browser).
+func Main(m *testing.M, after ...func()) {
 	mainCalled.Store(true)
 	stop := talk()
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	stop()
 	if s := skips.summary(); s != "" {
 		fmt.Println(s)
