@@ -83,12 +83,13 @@ mask_exact() {
     -e 's/[0-9a-f]{12,40}/<H>/g' -e 's/(go_version|program|cpu_model)": "[^"]*"/\1": "<V>"/g' \
     -e 's#/tmp/[^ ]*#<TMP>#g' -e 's/[0-9]+(\.[0-9]+)? s\b/<T>/g' -e 's/[0-9,]+ schedules\/s/<R>/g' \
     -e 's/[0-9a-f]{8}…/<K>/g' -e 's/\([0-9]+ more cut by the reduction\)/(<N> more cut by the reduction)/' \
+    -e 's/"pruned": [0-9]+/"pruned": <N>/' \
     -e '/^explore: [0-9]+ schedules, <T>, found: /d' -e 's/127\.0\.0\.1:[0-9]+/<ADDR>/g' -e 's/"(elapsed_s|elapsed_ms|schedules_per_s)": [0-9.e+-]+/"\1": <N>/g'
 }
 # a measurement's figures change a table's column widths and which fields
 # of a progress line fit 100 columns: runs of spaces and rules collapse, and
 # a progress line keeps what comes before its figures.
-mask_shape() { sed -E 's/^(\[[0-9]+\/[0-9]+\] .*) bought .*/\1 bought .../' | tr '\n' ' ' | mask_exact | sed -E -e 's/[0-9][0-9,.]*/<N>/g' -e 's/ +/ /g' -e 's/─+/─/g'; }
+mask_shape() { sed -E 's/^(\[[0-9]+\/[0-9]+\] .*) bought .*/\1 bought .../' | tr '\n' ' ' | mask_exact | sed -E -e 's/[0-9][0-9,.]*/<N>/g' -e 's/[+-]<N>%/<N>%/g' -e 's/ +/ /g' -e 's/─+/─/g'; }
 i=0; diffs=0
 for c in "${cmds[@]}"; do
   i=$((i+1)); kind=${c%%|*}; args=${c#*|}
