@@ -43,7 +43,9 @@ func Redlock(nodes int) (*sched.Target, error) {
 	}
 	return &sched.Target{Name: "redlock", About: about,
 		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks, NodeCount: nodes,
-		NewLock: func(_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+		NewLock: func(
+			_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+		) sched.Locker {
 			var rdbs []redis.UniversalClient
 			for _, r := range c.W.T.NodeSet.Clients[c.Idx] {
 				rdbs = append(rdbs, r)
