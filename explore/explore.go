@@ -155,7 +155,8 @@ var (
 	ErrTarget = errors.New("explore: the target failed")
 	// ErrUnsteady: the machine stalled longer than a lease's margin, run
 	// after run.
-	ErrUnsteady = errors.New("explore: the machine stalled longer than a lease's margin, run after run")
+	ErrUnsteady = errors.New(
+		"explore: the machine stalled longer than a lease's margin, run after run")
 )
 
 // engineErrs pairs each of the engine's errors with the one it is here.
@@ -235,7 +236,8 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 	if o.FaultKinds != nil {
 		for _, k := range o.FaultKinds {
 			if !slices.Contains(sched.FaultNames(), k) {
-				return bad("fault kind %q: want one of %s", k, strings.Join(sched.FaultNames(), ", "))
+				return bad("fault kind %q: want one of %s",
+					k, strings.Join(sched.FaultNames(), ", "))
 			}
 		}
 		m.FaultKinds = slices.Clone(o.FaultKinds)
@@ -255,7 +257,9 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		return bad("%v", err)
 	}
 	st := &sched.Target{Name: t.Name, Clients: t.Clients,
-		Client: func(ctx context.Context, c *sched.Client) error { return t.Client(ctx, &Client{c}) }}
+		Client: func(ctx context.Context, c *sched.Client) error {
+			return t.Client(ctx, &Client{c})
+		}}
 	if t.Setup != nil {
 		st.Setup = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
 			return t.Setup(ctx, rdb, Namespace(ns))
@@ -279,7 +283,8 @@ func names(ps []Property) ([]string, error) {
 		case MutualExclusion, Resource, Liveness:
 			out = append(out, string(p))
 		default:
-			return nil, fmt.Errorf("property %q: want %s, %s or %s", p, MutualExclusion, Resource, Liveness)
+			return nil, fmt.Errorf("property %q: want %s, %s or %s",
+				p, MutualExclusion, Resource, Liveness)
 		}
 	}
 	return out, nil

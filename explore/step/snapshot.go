@@ -118,7 +118,9 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 // returns the search's result: its violations' counterexamples start with
 // prefix (they are not shortened, which could drop a step of it). The
 // search stops at the first violation.
-func FindFrom(ctx context.Context, e *sched.Explorer, prefix []sched.Action, o sched.Options) (*sched.Result, error) {
+func FindFrom(
+	ctx context.Context, e *sched.Explorer, prefix []sched.Action, o sched.Options,
+) (*sched.Result, error) {
 	snap, err := Cut(ctx, e, prefix)
 	if err != nil {
 		return nil, err
