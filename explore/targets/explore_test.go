@@ -151,7 +151,7 @@ func readScripts(t *testing.T, dir string, names ...string) []targets.Script {
 	t.Helper()
 	var out []targets.Script
 	for _, n := range names {
-		p := filepath.Join("..", "examples", "recipes", dir, n+".lua")
+		p := filepath.Join("..", "..", "examples", "recipes", dir, n+".lua")
 		src, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

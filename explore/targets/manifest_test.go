@@ -230,7 +230,7 @@ func TestManifestExample(t *testing.T) {
 
 // recipeDir is a directory of examples/recipes.
 func recipeDir(parts ...string) string {
-	return filepath.Join(append([]string{"..", "examples", "recipes"}, parts...)...)
+	return filepath.Join(append([]string{"..", "..", "examples", "recipes"}, parts...)...)
 }
 
 // recipeCases is each class of examples/recipes: the property its broken
