@@ -34,11 +34,12 @@ type Target struct {
 	Check func(ctx context.Context, rdb *redis.Client, ns Namespace) error
 }
 
-// A Namespace is the prefix of every key of one explorer. Each schedule
-// starts with none of its keys.
+// A Namespace is the prefix of every key one search may use. Each
+// schedule starts with none of its keys, and the virtual clock runs down
+// the leases of those keys only.
 type Namespace string
 
-// Key is the key name in the namespace.
+// Key returns name prefixed with the namespace.
 func (ns Namespace) Key(name string) string { return string(ns) + name }
 
 // A Client is one client of a Target while a schedule runs.
@@ -51,27 +52,33 @@ func (c *Client) Redis() *redis.Client { return c.c.Redis() }
 // Name is the client's name: "A", "B", ...
 func (c *Client) Name() string { return c.c.Name() }
 
-// Key is the key name in the explored namespace.
+// Key returns name prefixed with the search's namespace; every key the
+// lock and the work touch must be made by it (or Namespace.Key).
 func (c *Client) Key(name string) string { return c.c.Key(name) }
 
-// Lease is the lease to ask for, as the server sees it.
+// Lease is the TTL the lock should ask the server for: Options.TTL,
+// stretched as the explorer's dilated time needs, so pass it unchanged.
 func (c *Client) Lease() time.Duration { return c.c.Lease() }
 
-// Now is the time on the explorer's virtual clock.
+// Now is the time on the search's virtual clock.
 func (c *Client) Now() time.Time { return c.c.Now() }
 
 // Sleep waits d on the virtual clock, or until ctx ends.
 func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.c.Sleep(ctx, d) }
 
-// Go runs f in a goroutine the scheduler follows.
+// Go runs f in a goroutine the scheduler waits for (a watchdog that
+// renews the lease, say); one started with the go statement is outside
+// its view.
 func (c *Client) Go(f func()) { c.c.Go(f) }
 
-// Holding says the client believes it holds the lock, for lease from the
-// sending of its last command (0: for good).
+// Holding says the client now believes it holds the lock, for lease
+// counted from when it sent its last command (0: a lease that never
+// ends). Call it once the acquire succeeded, and again after a renewal.
 func (c *Client) Holding(lease time.Duration) { c.c.Holding(lease) }
 
-// Released says the client lets go of the lock: it stops holding it when
-// its next command runs.
+// Released says the client is about to release the lock: it stops
+// believing it holds it when its next command runs. Call it just before
+// the release.
 func (c *Client) Released() { c.c.Released() }
 
 // A Property is what a lock must keep.
@@ -79,12 +86,14 @@ type Property string
 
 // The properties a search checks.
 const (
-	// MutualExclusion: no two clients hold the lock at once, their
-	// leases not run out.
+	// MutualExclusion holds when no two clients believe they hold the
+	// lock (Client.Holding) at once with leases that have not run out.
 	MutualExclusion Property = "mutual_exclusion"
-	// Resource: Target.Check passes at the end of every schedule.
+	// Resource holds when Target.Check passes at the end of every
+	// schedule.
 	Resource Property = "resource"
-	// Liveness: no client waits for good on a lock no live client holds.
+	// Liveness holds when no client waits for good on a lock that no
+	// live client holds.
 	Liveness Property = "liveness"
 )
 
@@ -117,45 +126,56 @@ type Options struct {
 	Budget time.Duration
 	// Workers is how many schedules run at once (0: the machine's cores).
 	Workers int
-	// StopAtFirst ends the search at the first violation; Stop, at the
-	// first violation of one of these properties.
+	// StopAtFirst ends the search at the first violation.
 	StopAtFirst bool
-	Stop        []Property
-	// Properties are checked (empty: MutualExclusion, and Resource when
-	// the target has a Check).
+	// Stop ends the search at the first violation of one of these
+	// properties.
+	Stop []Property
+	// Properties are the properties checked (empty: MutualExclusion, and
+	// Resource when the target has a Check).
 	Properties []Property
 	// Iterations is how many critical sections each client runs (1 when
 	// 0).
 	Iterations int
 	// Faults bounds the faults per schedule (1 when 0; -1 for none).
 	Faults int
-	// FaultKinds names the kinds of fault (every kind when nil):
-	// "pause-short", "pause-long", "pause-forever", "crash".
+	// FaultKinds names the kinds of fault injected (every kind when
+	// nil): "pause-short", "pause-long", "pause-forever", "crash".
 	FaultKinds []string
-	// TTL is the lease Client.Lease gives (the default when 0).
+	// TTL is the lease Client.Lease gives, in virtual time (the
+	// explorer's default when 0).
 	TTL time.Duration
-	// StuckAfter is how long a client may block outside the scheduler's
-	// view before ErrStuck (10 s when 0).
+	// StuckAfter is how long, in real time, a client may block outside
+	// the scheduler's view before the search ends with ErrStuck (10 s
+	// when 0).
 	StuckAfter time.Duration
 }
 
-// Errors a search returns; errors.Is finds them.
+// Errors Check returns; errors.Is finds them in its error, whose message
+// says more.
 var (
-	// ErrNoClient: the Target has no Client function.
+	// ErrNoClient means the Target is nil or has no Client function.
 	ErrNoClient = errors.New("explore: the target has no Client function")
-	// ErrOption: an Options field holds a value none of its kind.
+	// ErrOption means an Options field, or Target.Clients, holds a value
+	// out of range, or names no known mode, property or fault kind.
 	ErrOption = errors.New("explore: bad option")
-	// ErrStuck: a client blocked where the scheduler cannot see it.
+	// ErrStuck means a client blocked outside the scheduler's view (busy,
+	// or in a system call) for longer than Options.StuckAfter.
 	ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
-	// ErrWallClock: a client waited on the wall clock.
+	// ErrWallClock means a client waited on the wall clock (time.Sleep,
+	// a timer) instead of Client.Sleep.
 	ErrWallClock = errors.New("explore: a client waits on the wall clock")
-	// ErrOutside: a client sent a command the explorer cannot hold.
+	// ErrOutside means a client sent a command the scheduler cannot hold
+	// back: from a goroutine started with the go statement rather than
+	// Client.Go.
 	ErrOutside = errors.New("explore: a command the explorer cannot hold")
-	// ErrTarget: the target's own code failed.
+	// ErrTarget means the target's own code failed: a Client function
+	// returned an error, say.
 	ErrTarget = errors.New("explore: the target failed")
-	// ErrUnsteady: the machine stalled longer than a lease's margin, run
-	// after run.
-	ErrUnsteady = errors.New("explore: the machine stalled longer than a lease's margin, run after run")
+	// ErrUnsteady means the machine stalled longer than a lease's margin,
+	// run after run, so that what the search saw cannot be trusted.
+	ErrUnsteady = errors.New(
+		"explore: the machine stalled longer than a lease's margin, run after run")
 )
 
 // engineErrs pairs each of the engine's errors with the one it is here.
@@ -179,6 +199,8 @@ func (e *userErr) Error() string        { return e.err.Error() }
 func (e *userErr) Unwrap() []error      { return []error{e.err, e.user} }
 func (e *userErr) Is(target error) bool { return target == e.user }
 
+// userError is err answering also to the user's sentinel of the engine's
+// error it wraps, if any.
 func userError(err error) error {
 	for _, p := range engineErrs {
 		if errors.Is(err, p.engine) {
@@ -235,7 +257,8 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 	if o.FaultKinds != nil {
 		for _, k := range o.FaultKinds {
 			if !slices.Contains(sched.FaultNames(), k) {
-				return bad("fault kind %q: want one of %s", k, strings.Join(sched.FaultNames(), ", "))
+				return bad("fault kind %q: want one of %s",
+					k, strings.Join(sched.FaultNames(), ", "))
 			}
 		}
 		m.FaultKinds = slices.Clone(o.FaultKinds)
@@ -255,7 +278,9 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		return bad("%v", err)
 	}
 	st := &sched.Target{Name: t.Name, Clients: t.Clients,
-		Client: func(ctx context.Context, c *sched.Client) error { return t.Client(ctx, &Client{c}) }}
+		Client: func(ctx context.Context, c *sched.Client) error {
+			return t.Client(ctx, &Client{c})
+		}}
 	if t.Setup != nil {
 		st.Setup = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
 			return t.Setup(ctx, rdb, Namespace(ns))
@@ -279,7 +304,8 @@ func names(ps []Property) ([]string, error) {
 		case MutualExclusion, Resource, Liveness:
 			out = append(out, string(p))
 		default:
-			return nil, fmt.Errorf("property %q: want %s, %s or %s", p, MutualExclusion, Resource, Liveness)
+			return nil, fmt.Errorf("property %q: want %s, %s or %s",
+				p, MutualExclusion, Resource, Liveness)
 		}
 	}
 	return out, nil
@@ -296,8 +322,9 @@ type Result struct {
 	// Exhaustive is true when every schedule within the bounds ran (or
 	// was shown equivalent to one that did).
 	Exhaustive bool
-	// Stopped says why a search ended before its end ("" when it did
-	// not).
+	// Stopped says why the search was cut short: "budget" (Options.Budget
+	// ran out) or "interrupted" (ctx ended); "" otherwise, a stop at a
+	// violation that Options.StopAtFirst or Stop asked for included.
 	Stopped string
 	// Counterexamples holds the shortest counterexample of each property
 	// broken.
@@ -312,6 +339,7 @@ type Result struct {
 	res *sched.Result
 }
 
+// newResult is the user's view of the engine's result r.
 func newResult(r *sched.Result) *Result {
 	out := &Result{Target: r.Target, Mode: Mode(r.Mode), Schedules: r.Schedules,
 		Exhaustive: r.Exhaustive, Stopped: r.Stopped, Diverged: r.Diverged, res: r}
@@ -323,6 +351,8 @@ func newResult(r *sched.Result) *Result {
 	return out
 }
 
+// counterexamples is the user's view of the engine's findings fs, each
+// with its replay's timeline.
 func counterexamples(fs []sched.Counterexample) []Counterexample {
 	var out []Counterexample
 	for _, f := range fs {
@@ -367,8 +397,9 @@ type Counterexample struct {
 	// Steps are the schedule's steps, in order.
 	Steps []Step
 	// Reproduced is true when a replay on a fresh redis-server broke the
-	// property again; ReplayNote says why not, when it did not.
+	// property again.
 	Reproduced bool
+	// ReplayNote says why not, when the replay did not.
 	ReplayNote string
 	// Timeline is that replay drawn as a timeline, 100 columns wide (""
 	// when there was none).

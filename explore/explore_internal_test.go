@@ -56,7 +56,8 @@ func TestOptionsRefuseUnknownValues(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrOption", o, err)
 		}
 	}
-	if _, err := Check(context.Background(), nil, &Target{}, Options{}); !errors.Is(err, ErrNoClient) {
+	_, err := Check(context.Background(), nil, &Target{}, Options{})
+	if !errors.Is(err, ErrNoClient) {
 		t.Errorf("no Client: %v, want ErrNoClient", err)
 	}
 }

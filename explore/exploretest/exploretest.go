@@ -3,7 +3,8 @@
 //
 //	func TestMutex(t *testing.T) {
 //		rdb := exploretest.Redis(t)
-//		exploretest.Check(t, rdb, &explore.Target{Name: "my mutex", Clients: 3, Client: client}, explore.Options{})
+//		target := &explore.Target{Name: "my mutex", Clients: 3, Client: client}
+//		exploretest.Check(t, rdb, target, explore.Options{})
 //	}
 package exploretest
 
@@ -25,10 +26,12 @@ import (
 // when the environment says CI=true.
 func Redis(tb testing.TB) *redis.Client {
 	tb.Helper()
-	srv, err := redisserver.Start(context.Background(), redisserver.Options{Args: []string{"--hz", "100"}})
+	srv, err := redisserver.Start(context.Background(),
+		redisserver.Options{Args: []string{"--hz", "100"}})
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			tb.Fatalf("exploretest: no redis-server on PATH, and CI=true: the test may not be skipped")
+			tb.Fatalf("exploretest: no redis-server on PATH, and CI=true: " +
+				"the test may not be skipped")
 		}
 		tb.Skip("exploretest: no redis-server on PATH")
 	}
@@ -46,7 +49,9 @@ func Redis(tb testing.TB) *redis.Client {
 // fails it too when the search fails, when replays diverged, or when a
 // finding was unsteady: then no violation proves nothing. It returns the
 // result.
-func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options) *explore.Result {
+func Check(
+	tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options,
+) *explore.Result {
 	tb.Helper()
 	res, err := explore.Check(context.Background(), rdb, t, o)
 	if err != nil {
@@ -58,8 +63,9 @@ func Check(tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Option
 	// No violation is a proof only when the search could follow the
 	// code: every replay went its way, and every finding was replayed.
 	if res.Diverged > 0 {
-		tb.Errorf("%s: %d replays went another way than their first run: the code did something the "+
-			"explorer does not order, and the search is no proof", res.Target, res.Diverged)
+		tb.Errorf("%s: %d replays went another way than their first run: the code did "+
+			"something the explorer does not order, and the search is no proof",
+			res.Target, res.Diverged)
 	}
 	for _, c := range res.Unsteady {
 		tb.Errorf("%s: %s broken in the search, but not when replayed (unsteady): %s",

@@ -30,15 +30,17 @@ type Snapshot struct {
 	Violations []sched.Violation `json:"violations"`
 	// Complete is set once nothing is enabled.
 	Complete bool `json:"complete"`
-	// Notes says each step in plain words (view.go); Views is each client
-	// as it stands now; Chains is the causal chain of each violation.
-	Notes  []view.StepNote   `json:"notes"`
-	Views  []view.ClientView `json:"views"`
-	Chains []view.Chain      `json:"chains"`
+	// Notes says each step in plain words.
+	Notes []view.StepNote `json:"notes"`
+	// Views is each client as it stands now.
+	Views []view.ClientView `json:"views"`
+	// Chains is the causal chain of each violation.
+	Chains []view.Chain `json:"chains"`
 }
 
 // Holder is a client holding a lease.
 type Holder struct {
+	// Client is the holder's name ("A").
 	Client string `json:"client"`
 	// Key is the lock key, without the explorer's namespace.
 	Key string `json:"key"`
@@ -118,7 +120,9 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 // returns the search's result: its violations' counterexamples start with
 // prefix (they are not shortened, which could drop a step of it). The
 // search stops at the first violation.
-func FindFrom(ctx context.Context, e *sched.Explorer, prefix []sched.Action, o sched.Options) (*sched.Result, error) {
+func FindFrom(
+	ctx context.Context, e *sched.Explorer, prefix []sched.Action, o sched.Options,
+) (*sched.Result, error) {
 	snap, err := Cut(ctx, e, prefix)
 	if err != nil {
 		return nil, err

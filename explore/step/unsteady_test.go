@@ -48,7 +48,8 @@ func TestStallChangesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
-			target := &sched.Target{Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+			target := &sched.Target{
+				Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
 				Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
 					if c.Idx > 0 {
 						return nil
@@ -58,7 +59,8 @@ func TestStallChangesNothing(t *testing.T) {
 					if err := c.Rdb.Set(ctx, key, "x", ttl).Err(); err != nil {
 						return err
 					}
-					if err := (sched.Clock{C: c}).Sleep(ctx, c.W.Dilate(4990*time.Millisecond)); err != nil {
+					clk := sched.Clock{C: c}
+					if err := clk.Sleep(ctx, c.W.Dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
 					time.Sleep(tc.stall)
@@ -68,7 +70,7 @@ func TestStallChangesNothing(t *testing.T) {
 					}
 					got = v
 					// A second advance, past the lease's end: it runs out.
-					if err := (sched.Clock{C: c}).Sleep(ctx, c.W.Dilate(20*time.Millisecond)); err != nil {
+					if err := clk.Sleep(ctx, c.W.Dilate(20*time.Millisecond)); err != nil {
 						return err
 					}
 					if v, err := c.Rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
@@ -76,7 +78,9 @@ func TestStallChangesNothing(t *testing.T) {
 					}
 					return nil
 				},
-				End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
+				End: func(
+					context.Context, *sched.Explorer, *sched.World,
+				) ([]sched.Violation, error) {
 					return nil, nil
 				}}
 			m := sched.DefaultModel()
@@ -115,7 +119,8 @@ func TestStallChangesNothing(t *testing.T) {
 func TestPipelineWithUnwatchWaits(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	target := &sched.Target{Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+	target := &sched.Target{
+		Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
 			if c.Idx > 0 {
 				return nil

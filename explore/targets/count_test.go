@@ -57,8 +57,11 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
-		target := &sched.Target{Name: "pings", Checks: sched.Properties(), LockKeys: sched.OneLockKey,
-			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, _ sched.Model, _ string) sched.Locker {
+		target := &sched.Target{
+			Name: "pings", Checks: sched.Properties(), LockKeys: sched.OneLockKey,
+			NewLock: func(
+				rdb redis.UniversalClient, c *sched.ClientState, _ sched.Model, _ string,
+			) sched.Locker {
 				return pingLock{rdb: rdb, pings: pings[c.Idx]}
 			}}
 		m := sched.DefaultModel()

@@ -6,6 +6,7 @@
 // exported interface.
 //
 // It may import packages sched and plumbing, the market, the lock
-// catalogue and the standard library; nothing above it (step,
-// explore).
+// catalogue (locking and the flawed recipes of internal/failure/flawed),
+// internal/redis/rediscmd, go-redis and the standard library; nothing
+// above it (step, explore).
 package targets

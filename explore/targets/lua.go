@@ -34,7 +34,10 @@ type Script struct {
 // Either Acquire and Release (and optionally Extend, called once inside
 // each critical section), or the four read-write scripts are set.
 type LuaRecipe struct {
-	Acquire, Release, Extend                             Script
+	// Acquire, Release and the optional Extend make a mutex.
+	Acquire, Release, Extend Script
+	// ReadAcquire, ReadRelease, WriteAcquire and WriteRelease make a
+	// read-write lock.
 	ReadAcquire, ReadRelease, WriteAcquire, WriteRelease Script
 }
 

@@ -122,7 +122,9 @@ func (r *recipe) target() *sched.Target {
 		t.Clients = 3
 	}
 	t.SelfCheck = r.check
-	t.NewLock = func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+	t.NewLock = func(
+		rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+	) sched.Locker {
 		return &recipeLocker{
 			r:     r,
 			rdb:   rdb,
@@ -262,7 +264,9 @@ type recipeHeld struct {
 }
 
 // vars is the placeholders' values for one op of a hold.
-func (l *recipeLocker) vars(w *sched.World, token string, now time.Duration) (map[string]value, error) {
+func (l *recipeLocker) vars(
+	w *sched.World, token string, now time.Duration,
+) (map[string]value, error) {
 	ttl := recipeTTL(w, l.ttl)
 	var ttlText string
 	if l.r.seconds {
@@ -321,8 +325,8 @@ type commander interface {
 // wrote, if not nil, is called once, after the first step that may write
 // (a script, or a command that writes) has answered.
 func (l *recipeLocker) runKeys(
-	ctx context.Context, rdb commander, w *sched.World, o *op, token string, now func() time.Duration,
-	wrote func(),
+	ctx context.Context, rdb commander, w *sched.World, o *op, token string,
+	now func() time.Duration, wrote func(),
 ) (any, []string, error) {
 	once := func() {
 		if wrote != nil {
@@ -703,9 +707,11 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	if why == "" {
 		return
 	}
-	w.Owned = append(w.Owned, sched.Violation{Property: sched.Ownership, Step: w.StepNo, Message: fmt.Sprintf(
-		"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
-		sched.FmtMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why)})
+	w.Owned = append(w.Owned, sched.Violation{
+		Property: sched.Ownership, Step: w.StepNo, Message: fmt.Sprintf(
+			"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
+			sched.FmtMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why),
+	})
 }
 
 func replyText(v any) string {
@@ -726,7 +732,9 @@ func replyText(v any) string {
 
 // restoreKeys puts the namespace's keys and those of touched back as they
 // were when kept dumped them (all without expiry).
-func restoreKeys(ctx context.Context, e *sched.Explorer, touched []string, kept map[string]string) error {
+func restoreKeys(
+	ctx context.Context, e *sched.Explorer, touched []string, kept map[string]string,
+) error {
 	now, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
 	if err != nil {
 		return err
@@ -760,7 +768,9 @@ var workloadKeys = []string{sched.CounterName, sched.XName, sched.YName}
 // takes a state and its renamings as one), each that gave up is probed
 // in turn from the same keys, until one is refused: the state a search
 // cut may be the renaming in which another is first.
-func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World) ([]sched.Violation, error) {
+func (r *recipe) liveness(
+	ctx context.Context, e *sched.Explorer, w *sched.World,
+) ([]sched.Violation, error) {
 	w.Mu.Lock()
 	var waiters []*sched.ClientState
 	heldByLive := false
@@ -856,8 +866,8 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 		)
 		if err != nil {
 			return nil, fmt.Errorf(
-				"%w: client %s: probing whether its %s would ever succeed: %w", sched.ErrTarget, c.Name,
-				o.name, err,
+				"%w: client %s: probing whether its %s would ever succeed: %w",
+				sched.ErrTarget, c.Name, o.name, err,
 			)
 		}
 		ok, err := l.judge(o, v)
@@ -891,7 +901,9 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 // blame says which step left key behind: the last write to it by a
 // client that crashed (its crash is why nothing cleaned it up), or else
 // the last write to it.
-func (r *recipe) blame(e *sched.Explorer, key string, log []sched.CmdRecord, crashed map[string]bool) string {
+func (r *recipe) blame(
+	e *sched.Explorer, key string, log []sched.CmdRecord, crashed map[string]bool,
+) string {
 	short := e.Target().Short(key)
 	var last, byCrashed *sched.CmdRecord
 	var lastArgs, crashedArgs []string

@@ -48,7 +48,8 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 		name += " fenced"
 		about += ", with market.WithFencing"
 	}
-	t := &sched.Target{Name: name, About: about + " (A and B buy the same listing; C lists another item)",
+	t := &sched.Target{Name: name,
+		About:    about + " (A and B buy the same listing; C lists another item)",
 		Property: property, Clients: 3, Checks: []string{sched.Resource}, SteadySleeps: true}
 	if s == market.Coarse || s == market.Fine {
 		// The lock is taken inside Purchase and List: who holds it is read
@@ -93,7 +94,9 @@ func setupMarket(ctx context.Context, rdb redis.UniversalClient, ns string) erro
 // tradeInMarket is client c's part under strategy s: the third client
 // lists the shield, the others buy the sword. The market's lease is the
 // model's TTL (dilated), its timeouts an hour.
-func tradeInMarket(ctx context.Context, c *sched.ClientState, m sched.Model, s market.Strategy, fencing bool) error {
+func tradeInMarket(
+	ctx context.Context, c *sched.ClientState, m sched.Model, s market.Strategy, fencing bool,
+) error {
 	opts := []market.Option{
 		market.WithLockTTL(c.W.Dilate(m.TTL)),
 		market.WithTimeouts(time.Hour, time.Hour),
@@ -135,7 +138,9 @@ func tradeInMarket(ctx context.Context, c *sched.ClientState, m sched.Model, s m
 
 // marketViolations is what broke the resource at the end of a schedule:
 // the sword bought by both buyers, and what the market's audit found.
-func marketViolations(ctx context.Context, e *sched.Explorer, w *sched.World) ([]sched.Violation, error) {
+func marketViolations(
+	ctx context.Context, e *sched.Explorer, w *sched.World,
+) ([]sched.Violation, error) {
 	var out []sched.Violation
 	w.Mu.Lock()
 	var bought []string

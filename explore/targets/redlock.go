@@ -15,19 +15,20 @@ import (
 const DefaultNodes = 3
 
 // Redlock returns locking.RedlockMutex over nodes independent servers
-// (1 to MaxNodes), without fencing. Node i (from 1) is the explorer's
-// server's logical database base+i, where base is the database the
-// explorer was given: each client sends every SET NX PX and every release
-// to every node through a go-redis client of its own, and the scheduler
-// orders each of them. The clients' hold (what each believes it holds)
-// ends when the lock's validity does: the acquisition's start plus the
-// lease, less Redlock's drift allowance, on the virtual clock.
+// (1 to sched.MaxNodes, sched.ErrNodes otherwise), without fencing. Node
+// i (from 1) is the explorer's server's logical database base+i, where
+// base is the database the explorer was given: each client sends every
+// SET NX PX and every release to every node through a go-redis client of
+// its own, and the scheduler orders each of them. The clients' hold (what
+// each believes it holds) ends when the lock's validity does: the
+// acquisition's start plus the lease, less Redlock's drift allowance, on
+// the virtual clock.
 //
-// Without node faults it keeps mutual exclusion. With FaultNodeRestart
-// (a node without persistence restarts empty) or FaultClockJump (a
-// node's clock jumps forward, so a lease on it runs out early), two
-// clients can each hold a majority: Kleppmann's arguments against
-// Redlock.
+// Without node faults it keeps mutual exclusion. With
+// sched.FaultNodeRestart (a node without persistence restarts empty) or
+// sched.FaultClockJump (a node's clock jumps forward, so a lease on it
+// runs out early), two clients can each hold a majority: Kleppmann's
+// arguments against Redlock.
 func Redlock(nodes int) (*sched.Target, error) {
 	if nodes < 1 || nodes > sched.MaxNodes {
 		return nil, fmt.Errorf("%w: %d: must be 1 to %d", sched.ErrNodes, nodes, sched.MaxNodes)
@@ -43,7 +44,9 @@ func Redlock(nodes int) (*sched.Target, error) {
 	}
 	return &sched.Target{Name: "redlock", About: about,
 		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks, NodeCount: nodes,
-		NewLock: func(_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+		NewLock: func(
+			_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+		) sched.Locker {
 			var rdbs []redis.UniversalClient
 			for _, r := range c.W.T.NodeSet.Clients[c.Idx] {
 				rdbs = append(rdbs, r)
@@ -92,7 +95,7 @@ func (h *redlockHeld) Release(ctx context.Context) error { return h.l.Release(ct
 
 func (h *redlockHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx, h.ttl) }
 
-// end is the validity's end; w.mu is held.
+// End is the validity's end; the world's Mu is held.
 func (h *redlockHeld) End() time.Duration {
 	if e := h.l.Expires(); !e.IsZero() {
 		h.last = h.clk.C.W.Since(e)

@@ -185,7 +185,9 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			Clients:  2,
 			Checks:   lockChecks,
 			Alike:    true,
-			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+			NewLock: func(
+				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+			) sched.Locker {
 				ttl := time.Duration(0)
 				if leased {
 					ttl = m.TTL
@@ -254,7 +256,9 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			Clients:  3,
 			Rw:       true,
 			Checks:   lockChecks,
-			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+			NewLock: func(
+				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+			) sched.Locker {
 				clk := sched.Clock{C: c}
 				ttl := c.W.Dilate(m.TTL)
 				return &seedRWLocker{
@@ -267,7 +271,8 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			LockKeys: sched.OneLockKey,
 		}, nil
 	case "11":
-		t := flawedTarget("Redis in Action's lock with timeout (flawed.BookTimeout)", sched.Resource,
+		t := flawedTarget(
+			"Redis in Action's lock with timeout (flawed.BookTimeout)", sched.Resource,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
 			}, true)
@@ -303,7 +308,9 @@ func recipeFix(n string) (*sched.Target, error) {
 			About:    "locking.RWMutex (one hold per reader)",
 			Property: sched.MutualExclusion,
 			Rw:       true,
-			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+			NewLock: func(
+				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+			) sched.Locker {
 				ttl := c.W.Dilate(m.TTL)
 				return &rwLocker{
 					rw:  locking.NewRWMutex(rdb, ns+"lock:RW", ttl),
@@ -341,9 +348,15 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 		Fenced:   fenced,
 		Checks:   sched.Properties(),
 		Alike:    true,
-		NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
+		NewLock: func(
+			rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
+		) sched.Locker {
 			ttl := c.W.Dilate(m.TTL)
-			return &mutexLocker{m: locking.NewMutex(rdb, sched.LockKey(ns), ttl), clk: sched.Clock{C: c}, ttl: ttl}
+			return &mutexLocker{
+				m:   locking.NewMutex(rdb, sched.LockKey(ns), ttl),
+				clk: sched.Clock{C: c},
+				ttl: ttl,
+			}
 		},
 		LockKeys: sched.OneLockKey,
 	}
@@ -353,7 +366,7 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 // (locking.KeepAlive, every ttl/3, with its drift allowance). Without
 // fencing it holds under pauses shorter than the lease less the renewal
 // interval and drift, on a network whose delays are bounded below that
-// too (Model.MaxDelay), and breaks the resource under longer ones: a
+// too (sched.Model.MaxDelay), and breaks the resource under longer ones: a
 // write sent while the lease ran can land after it ended. With fencing,
 // the critical section's write commits only while the lock key still
 // holds the writer's token (Lock.Held under WATCH), as locking.KeepAlive's

@@ -95,7 +95,8 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	var checks atomic.Int64
-	target := &sched.Target{Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+	target := &sched.Target{
+		Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
 			return c.Rdb.Incr(ctx, c.W.T.Ns+sched.CounterName).Err()
 		},

@@ -3,6 +3,7 @@
 // holders and the causal chain of a violation (StepNote, ClientView,
 // Chain), and the report of a search (WriteSummary, WriteFindings).
 //
-// It may import packages sched and plumbing and the report helpers of
-// internal/report; nothing above it (targets, step, explore).
+// It may import packages sched and plumbing, the report helpers of
+// internal/report and the command helpers of internal/redis/rediscmd;
+// nothing above it (targets, step, explore).
 package view

@@ -34,8 +34,10 @@ func TestWriteFindings(t *testing.T) {
 			Violation: sched.MutualExclusion,
 		}}
 	broken := sched.Counterexample{
-		Violation: sched.Violation{Property: sched.MutualExclusion, Message: "A and B hold the lock"},
-		Steps:     steps,
+		Violation: sched.Violation{
+			Property: sched.MutualExclusion, Message: "A and B hold the lock",
+		},
+		Steps: steps,
 		Actions: []sched.Action{
 			{Kind: sched.Start, Client: "A"},
 		},
@@ -48,22 +50,34 @@ func TestWriteFindings(t *testing.T) {
 		res  sched.Result
 		want []string
 	}{
-		{"nothing, cut short", sched.Result{Checked: []string{sched.Resource}, Stopped: sched.StoppedBudget},
-			[]string{"No violation of resource found before the search was cut short."}},
+		{
+			"nothing, cut short",
+			sched.Result{Checked: []string{sched.Resource}, Stopped: sched.StoppedBudget},
+			[]string{"No violation of resource found before the search was cut short."},
+		},
 		{
 			"a violation not reproduced",
-			sched.Result{Checked: []string{sched.MutualExclusion}, Violations: []sched.Counterexample{broken}},
+			sched.Result{
+				Checked:    []string{sched.MutualExclusion},
+				Violations: []sched.Counterexample{broken},
+			},
 			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
 				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh " +
 					"redis-server: the replay did\nnot",
 				"  2  t=5s      B: SET lock  !! mutual_exclusion"},
 		},
-		{"unsteady", sched.Result{Checked: []string{sched.Resource}, Unsteady: []sched.Counterexample{unsteady}},
+		{
+			"unsteady",
+			sched.Result{
+				Checked:  []string{sched.Resource},
+				Unsteady: []sched.Counterexample{unsteady},
+			},
 			[]string{
 				"No violation of resource.",
 				"resource: A and B hold the lock (2 steps; the replay did not",
 				"schedule: A starts",
-			}},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 // it read, the token it holds, whether it believes it holds the lock, and
 // its lease on the virtual clock.
 type ClientView struct {
+	// Client is the client's name ("A").
 	Client string `json:"client"`
 	// Status is where the client stands, in words: "not started",
 	// "taking the lock", "holding the lock", "paused", "crashed", "done".
@@ -30,9 +31,10 @@ type ClientView struct {
 	// Fence is the fencing token its take returned, "" when none.
 	Fence string `json:"fence,omitempty"`
 	// LeaseUntilMS is when its lease runs out on the virtual clock, -1
-	// for no expiry or no hold; LeaseMS is the lease's length.
+	// for no expiry or no hold.
 	LeaseUntilMS int64 `json:"lease_until_ms"`
-	LeaseMS      int64 `json:"lease_ms"`
+	// LeaseMS is the lease's length.
+	LeaseMS int64 `json:"lease_ms"`
 	// Read is the last value it read of the protected resource
 	// ("counter = 0"), "" before its first read.
 	Read string `json:"read"`
@@ -59,9 +61,11 @@ type StepNote struct {
 // Chain is the causal chain of a broken property: the steps that led to
 // it, in order, each with a few words naming its client.
 type Chain struct {
+	// Property is the property broken.
 	Property string `json:"property"`
 	// Step is where the property broke.
-	Step  int         `json:"step"`
+	Step int `json:"step"`
+	// Links are the steps that led there, in order.
 	Links []ChainLink `json:"links"`
 	// Story is the links' words in one sentence.
 	Story string `json:"story"`
@@ -69,7 +73,9 @@ type Chain struct {
 
 // ChainLink is one step of a causal chain.
 type ChainLink struct {
-	Step int    `json:"step"`
+	// Step is the step's index among the schedule's steps (from 0).
+	Step int `json:"step"`
+	// Text says what the step did, in words.
 	Text string `json:"text"`
 }
 
@@ -84,15 +90,20 @@ type cmdView struct {
 	isLock bool
 }
 
-// narrator reads a schedule's commands in order and says each step.
-type narrator struct {
+// Narration is a schedule told for a person: it reads the schedule's
+// commands in order and says each step (Notes), each client as it stands
+// at the end (Views) and how each violation came about (Chains). Narrate
+// makes one.
+type Narration struct {
+	// Notes says each step of the schedule, in order.
+	Notes []StepNote
+
 	e     *sched.Explorer
 	s     *sched.Schedule
 	names map[string]string // token -> "A#1"
 	count map[string]int    // client -> tokens named
 	// owner is who holds each lock key as Redis sees it; lastTake each
-	// client's last successful take (step), lastLoss the step where its
-	// lease ran out on the server.
+	// client's last successful take (step).
 	owner    map[string]string
 	lastTake map[string]int
 	read     map[string]string
@@ -100,7 +111,6 @@ type narrator struct {
 	token    map[string]string
 	fence    map[string]string
 	watching map[string]bool
-	Notes    []StepNote
 	byStep   map[int][]cmdView
 	// events kept for the causal chains, by step.
 	took     map[int]string   // step -> client that took the lock
@@ -119,8 +129,9 @@ type access struct {
 	value  string
 }
 
-func Narrate(e *sched.Explorer, s *sched.Schedule) *narrator {
-	n := &narrator{
+// Narrate tells schedule s, run by e, step by step.
+func Narrate(e *sched.Explorer, s *sched.Schedule) *Narration {
+	n := &Narration{
 		e:        e,
 		s:        s,
 		names:    map[string]string{},
@@ -157,7 +168,7 @@ func Narrate(e *sched.Explorer, s *sched.Schedule) *narrator {
 
 // nameTokens names the tokens a client sends when it tries to take a lock:
 // its first is A#1, its second A#2.
-func (n *narrator) nameTokens(cv cmdView) {
+func (n *Narration) nameTokens(cv cmdView) {
 	tok := ""
 	switch {
 	case cv.isLock && (cv.lock.Op == rediscmd.Acquire || cv.lock.Op == rediscmd.AcquireFailed):
@@ -186,7 +197,7 @@ func scriptName(args []string) string {
 }
 
 // name is s with every token replaced by its name.
-func (n *narrator) name(s string) string {
+func (n *Narration) name(s string) string {
 	if nm, ok := n.names[s]; ok {
 		return nm
 	}
@@ -198,12 +209,13 @@ func (n *narrator) name(s string) string {
 	return s
 }
 
-func (n *narrator) Short(k string) string { return n.e.Target().Short(k) }
+// short is key k without the explorer's namespace.
+func (n *Narration) short(k string) string { return n.e.Target().Short(k) }
 
 func at(ms int64) string { return output.Thousands(ms) + " ms" }
 
 // say is step i in words.
-func (n *narrator) say(i int, st sched.Step) StepNote {
+func (n *Narration) say(i int, st sched.Step) StepNote {
 	a := st.Action
 	switch a.Kind {
 	case sched.Start:
@@ -239,7 +251,7 @@ func (n *narrator) say(i int, st sched.Step) StepNote {
 	return StepNote{Say: n.name(st.Text)}
 }
 
-func (n *narrator) sayTick(i int, st sched.Step) StepNote {
+func (n *Narration) sayTick(i int, st sched.Step) StepNote {
 	text := fmt.Sprintf("Time passes to %s.", at(st.Action.At.Milliseconds()))
 	for _, x := range n.s.Expired {
 		if x.At != st.Action.At {
@@ -263,13 +275,13 @@ func (n *narrator) sayTick(i int, st sched.Step) StepNote {
 }
 
 // ownerNow is who holds lock key k as Redis sees it.
-func (n *narrator) ownerNow(k string) string { return n.owner[k] }
+func (n *Narration) ownerNow(k string) string { return n.owner[k] }
 
 // ownerOf is who holds lock key k (as named in the steps) as Redis sees
 // it, and forgets it: its lease ran out.
-func (n *narrator) ownerOf(k string) string {
+func (n *Narration) ownerOf(k string) string {
 	for full, c := range n.owner {
-		if n.Short(full) == k {
+		if n.short(full) == k {
 			delete(n.owner, full)
 			return c
 		}
@@ -277,7 +289,7 @@ func (n *narrator) ownerOf(k string) string {
 	return ""
 }
 
-func (n *narrator) sayRun(i int, st sched.Step) StepNote {
+func (n *Narration) sayRun(i int, st sched.Step) StepNote {
 	who := st.Action.Client
 	cmds := n.byStep[i]
 	if len(cmds) == 0 {
@@ -292,7 +304,7 @@ func (n *narrator) sayRun(i int, st sched.Step) StepNote {
 			n.watching[who] = true
 			keys, _ := rediscmd.Keys(cv.args)
 			for i, k := range keys {
-				keys[i] = n.Short(k)
+				keys[i] = n.short(k)
 			}
 			parts = append(
 				parts,
@@ -327,7 +339,7 @@ func (n *narrator) sayRun(i int, st sched.Step) StepNote {
 			}
 			parts = append(
 				parts,
-				fmt.Sprintf("%s failed: %s", rediscmd.Show(cv.args, n.Short), cv.err),
+				fmt.Sprintf("%s failed: %s", rediscmd.Show(cv.args, n.short), cv.err),
 			)
 			continue
 		}
@@ -380,7 +392,7 @@ func (n *narrator) sayRun(i int, st sched.Step) StepNote {
 
 // sayCommand is one command of a run step in words; refused is set when
 // it shows a fenced write refused.
-func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (string, bool) {
+func (n *Narration) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (string, bool) {
 	name := rediscmd.Name(cv.args)
 	key := ""
 	if len(cv.args) > 1 {
@@ -438,10 +450,10 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 			n.extended[i] = who
 			if o := n.owner[l.Key]; o != "" && o != who {
 				return fmt.Sprintf(
-					"%s extended the lease on %s, but the lock is %s's", who, n.Short(l.Key), o,
+					"%s extended the lease on %s, but the lock is %s's", who, n.short(l.Key), o,
 				), false
 			}
-			return fmt.Sprintf("%s extended its lease on %s", who, n.Short(l.Key)), false
+			return fmt.Sprintf("%s extended its lease on %s", who, n.short(l.Key)), false
 		case rediscmd.Delete, rediscmd.Release:
 			tok := n.token[who]
 			if tok == "" {
@@ -483,7 +495,7 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 	if len(keys) > 0 && n.e.Target().IsLock(keys[0]) {
 		if write {
 			return fmt.Sprintf(
-				"%s sent %s: %s", who, rediscmd.Show(cv.args, n.Short), n.name(cv.value),
+				"%s sent %s: %s", who, rediscmd.Show(cv.args, n.short), n.name(cv.value),
 			), false
 		}
 		switch {
@@ -501,8 +513,8 @@ func (n *narrator) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (s
 		}
 		return fmt.Sprintf("%s reads the lock: %s holds it", who, n.name(cv.value)), false
 	}
-	short := n.Short(key)
-	shown := strings.TrimPrefix(rediscmd.Show(cv.args, n.Short), strings.ToUpper(name)+" ")
+	short := n.short(key)
+	shown := strings.TrimPrefix(rediscmd.Show(cv.args, n.short), strings.ToUpper(name)+" ")
 	if !write {
 		if name == "type" || name == "xinfo" || name == "exists" {
 			return "", false // the code's own checks of the keys' types
@@ -546,7 +558,7 @@ func valueOr0(v string) string {
 // sayScript is a script that package rediscmd does not read: a Lua lock's
 // acquire, release or extend, read by the convention (1 succeeded, 0 or
 // nil refused).
-func (n *narrator) sayScript(i int, who string, cv cmdView) string {
+func (n *Narration) sayScript(i int, who string, cv cmdView) string {
 	sn := scriptName(cv.args)
 	keys, argv, _ := rediscmd.ScriptArgs(cv.args)
 	ok := cv.value == "1"
@@ -605,8 +617,8 @@ func (n *narrator) sayScript(i int, who string, cv cmdView) string {
 	return fmt.Sprintf("%s ran %s: it answered %s", who, sn, rediscmd.Clip(n.name(cv.value), 40))
 }
 
-// views is each client as it stands at the end of the schedule cut.
-func (n *narrator) Views() []ClientView {
+// Views is each client as it stands at the end of the schedule cut.
+func (n *Narration) Views() []ClientView {
 	w := n.s.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
@@ -653,8 +665,8 @@ func (n *narrator) Views() []ClientView {
 	return out
 }
 
-// chains is the causal chain of each violation.
-func (n *narrator) Chains(vs []sched.Violation) []Chain {
+// Chains is the causal chain of each of vs, the schedule's violations.
+func (n *Narration) Chains(vs []sched.Violation) []Chain {
 	out := []Chain{}
 	for _, v := range vs {
 		c := Chain{Property: v.Property, Step: v.Step, Links: []ChainLink{}}
@@ -680,7 +692,7 @@ func (n *narrator) Chains(vs []sched.Violation) []Chain {
 // lostUpdate finds a write that overwrote another's with the same value:
 // X read v, Y wrote v+1, X wrote v+1 over it. Its chain: who took the
 // lock, whose lease ran out, the reads and the two writes.
-func (n *narrator) lostUpdate(v sched.Violation) []ChainLink {
+func (n *Narration) lostUpdate(v sched.Violation) []ChainLink {
 	for k, late := range n.writes {
 		if late.step > v.Step || late.value == "" {
 			continue
@@ -722,7 +734,7 @@ func (n *narrator) lostUpdate(v sched.Violation) []ChainLink {
 
 // lockStory adds client c's lock events up to step end to links: its
 // takes, its pauses, its lease running out, its releases.
-func (n *narrator) lockStory(links map[int]string, c string, end int) {
+func (n *Narration) lockStory(links map[int]string, c string, end int) {
 	for i, st := range n.s.Steps {
 		if i > end {
 			break
@@ -744,7 +756,7 @@ func (n *narrator) lockStory(links map[int]string, c string, end int) {
 
 // bothHold is the chain of a broken mutual exclusion: each client's take
 // of the lock, and leases that ran out on the way.
-func (n *narrator) bothHold(v sched.Violation) []ChainLink {
+func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 	links := map[int]string{}
 	var who []string
 	for _, c := range n.s.Clients {
@@ -775,7 +787,7 @@ func (n *narrator) bothHold(v sched.Violation) []ChainLink {
 
 // generic is the chain of another violation: the lock's events of every
 // client up to the step, and the writes.
-func (n *narrator) generic(v sched.Violation) []ChainLink {
+func (n *Narration) generic(v sched.Violation) []ChainLink {
 	links := map[int]string{}
 	for _, c := range n.s.Clients {
 		n.lockStory(links, c, v.Step)
