@@ -390,6 +390,100 @@ func (n *Narration) sayRun(i int, st sched.Step) StepNote {
 	return StepNote{Say: strings.ToUpper(s[:1]) + s[1:] + ".", FenceRefused: refused}
 }
 
+// sayLockOp says what a command on the lock did to the lock, as package
+// rediscmd reads it: a take, a failed take, an extension or a release;
+// ok is false for any other operation, which sayCommand says instead.
+func (n *Narration) sayLockOp(i int, who string, cv cmdView, nilReply bool) (s string, ok bool) {
+	l := cv.lock
+	switch l.Op {
+	case rediscmd.Acquire:
+		n.lastTake[who] = i
+		n.took[i] = who
+		n.token[who] = n.name(l.Token)
+		n.fence[who] = l.Fence
+		if prev := n.ownerNow(l.Key); !l.NX && prev != "" && prev != who {
+			n.owner[l.Key] = who
+			return fmt.Sprintf(
+				"%s: a plain SET, so %s wrote its token %s over %s's: %s and %s both believe "+
+					"they hold the lock",
+				n.name(cv.value), who, n.name(l.Token), prev, prev, who,
+			), true
+		}
+		free := "the lock was free"
+		if strings.Contains(l.How, "GET") {
+			free = "(nil): the lock was free"
+		} else {
+			free = n.name(cv.value) + ": the lock was free"
+		}
+		n.owner[l.Key] = who
+		s := fmt.Sprintf("%s; %s now holds it, with token %s", free, who, n.name(l.Token))
+		if l.Fence != "" {
+			s += ", fence " + l.Fence
+		}
+		if l.TTL > 0 {
+			s += fmt.Sprintf(
+				", lease until %s",
+				at(
+					(time.Duration(n.s.Steps[i].ClockMS)*time.Millisecond +
+						l.TTL).Milliseconds(),
+				),
+			)
+		}
+		return s, true
+	case rediscmd.AcquireFailed:
+		if strings.Contains(l.How, "GET") && !nilReply {
+			return fmt.Sprintf(
+				"%s: the lock is held (token %s), so %s did not get it", n.name(cv.value),
+				n.name(cv.value), who,
+			), true
+		}
+		return fmt.Sprintf(
+			"%s: the lock is held, so %s did not get it", n.name(cv.value), who,
+		), true
+	case rediscmd.Lease:
+		n.extended[i] = who
+		if o := n.owner[l.Key]; o != "" && o != who {
+			return fmt.Sprintf(
+				"%s extended the lease on %s, but the lock is %s's", who, n.short(l.Key), o,
+			), true
+		}
+		return fmt.Sprintf("%s extended its lease on %s", who, n.short(l.Key)), true
+	case rediscmd.Delete, rediscmd.Release:
+		tok := n.token[who]
+		if tok == "" {
+			tok = who + "'s token"
+		}
+		n.token[who], n.fence[who] = "", ""
+		if l.Done {
+			holder := n.owner[l.Key]
+			delete(n.owner, l.Key)
+			n.released[i] = who
+			if holder != "" && holder != who {
+				return fmt.Sprintf(
+					"%s: %s deleted the lock key, but the lock was %s's: %s's lock is gone",
+					cv.value, who, holder, holder,
+				), true
+			}
+			if l.Op == rediscmd.Delete {
+				return fmt.Sprintf(
+					"%s: %s deleted the lock key: it released the lock", cv.value, who,
+				), true
+			}
+			return fmt.Sprintf(
+				"%s: the key still held %s, so it was deleted: %s released the lock", cv.value,
+				tok, who,
+			), true
+		}
+		return fmt.Sprintf(
+			"%s: the key no longer holds %s (its lease ran out, or another client took the "+
+				"lock), so nothing was deleted",
+			cv.value,
+			tok,
+		), true
+	}
+	return "", false
+}
+
 // sayCommand is one command of a run step in words; refused is set when
 // it shows a fenced write refused.
 func (n *Narration) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (string, bool) {
@@ -400,92 +494,8 @@ func (n *Narration) sayCommand(i int, who string, cv cmdView, fenceCheck bool) (
 	}
 	nilReply := cv.value == "(nil)"
 	if cv.isLock {
-		l := cv.lock
-		switch l.Op {
-		case rediscmd.Acquire:
-			n.lastTake[who] = i
-			n.took[i] = who
-			n.token[who] = n.name(l.Token)
-			n.fence[who] = l.Fence
-			if prev := n.ownerNow(l.Key); !l.NX && prev != "" && prev != who {
-				n.owner[l.Key] = who
-				return fmt.Sprintf(
-					"%s: a plain SET, so %s wrote its token %s over %s's: %s and %s both believe "+
-						"they hold the lock",
-					n.name(cv.value), who, n.name(l.Token), prev, prev, who,
-				), false
-			}
-			free := "the lock was free"
-			if strings.Contains(l.How, "GET") {
-				free = "(nil): the lock was free"
-			} else {
-				free = n.name(cv.value) + ": the lock was free"
-			}
-			n.owner[l.Key] = who
-			s := fmt.Sprintf("%s; %s now holds it, with token %s", free, who, n.name(l.Token))
-			if l.Fence != "" {
-				s += ", fence " + l.Fence
-			}
-			if l.TTL > 0 {
-				s += fmt.Sprintf(
-					", lease until %s",
-					at(
-						(time.Duration(n.s.Steps[i].ClockMS)*time.Millisecond +
-							l.TTL).Milliseconds(),
-					),
-				)
-			}
+		if s, ok := n.sayLockOp(i, who, cv, nilReply); ok {
 			return s, false
-		case rediscmd.AcquireFailed:
-			if strings.Contains(l.How, "GET") && !nilReply {
-				return fmt.Sprintf(
-					"%s: the lock is held (token %s), so %s did not get it", n.name(cv.value),
-					n.name(cv.value), who,
-				), false
-			}
-			return fmt.Sprintf(
-				"%s: the lock is held, so %s did not get it", n.name(cv.value), who,
-			), false
-		case rediscmd.Lease:
-			n.extended[i] = who
-			if o := n.owner[l.Key]; o != "" && o != who {
-				return fmt.Sprintf(
-					"%s extended the lease on %s, but the lock is %s's", who, n.short(l.Key), o,
-				), false
-			}
-			return fmt.Sprintf("%s extended its lease on %s", who, n.short(l.Key)), false
-		case rediscmd.Delete, rediscmd.Release:
-			tok := n.token[who]
-			if tok == "" {
-				tok = who + "'s token"
-			}
-			n.token[who], n.fence[who] = "", ""
-			if l.Done {
-				holder := n.owner[l.Key]
-				delete(n.owner, l.Key)
-				n.released[i] = who
-				if holder != "" && holder != who {
-					return fmt.Sprintf(
-						"%s: %s deleted the lock key, but the lock was %s's: %s's lock is gone",
-						cv.value, who, holder, holder,
-					), false
-				}
-				if l.Op == rediscmd.Delete {
-					return fmt.Sprintf(
-						"%s: %s deleted the lock key: it released the lock", cv.value, who,
-					), false
-				}
-				return fmt.Sprintf(
-					"%s: the key still held %s, so it was deleted: %s released the lock", cv.value,
-					tok, who,
-				), false
-			}
-			return fmt.Sprintf(
-				"%s: the key no longer holds %s (its lease ran out, or another client took the "+
-					"lock), so nothing was deleted",
-				cv.value,
-				tok,
-			), false
 		}
 	}
 	if name == "eval" || name == "evalsha" {
