@@ -528,19 +528,19 @@ const probeSchedules = 300
 
 // system is an explorer as the search sees it: a schedule is a run of the
 // target's clients, a choice an enabled action, its identity the action.
-type System struct{ E *Explorer }
+type System struct{ Explorer *Explorer }
 
 func (s System) Run(ctx context.Context, choose search.Chooser[Choice]) (search.Outcome, error) {
-	sc, err := s.E.runOnce(ctx, choose)
+	sc, err := s.Explorer.runOnce(ctx, choose)
 	if sc == nil {
 		return search.Outcome{}, err
 	}
 	if err == nil && sc.Complete {
-		s.E.act.tally(sc.World)
+		s.Explorer.act.tally(sc.World)
 	}
-	if !sc.Complete && len(sc.Violations) > 0 && s.E.strays != nil &&
+	if !sc.Complete && len(sc.Violations) > 0 && s.Explorer.strays != nil &&
 		!errors.Is(err, search.ErrRetry) {
-		s.E.strays.add(sc)
+		s.Explorer.strays.add(sc)
 	}
 	return search.Outcome{Complete: sc.Complete, Violations: sc.Violations, Data: sc}, err
 }

@@ -222,7 +222,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		return nil, err
 	}
 	w := &World{
-		T:              e.target,
+		Target:         e.target,
 		Epoch:          e.epoch,
 		Factor:         e.Factor,
 		stuckAfter:     e.stuckAfter,
@@ -241,7 +241,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 	}
 	for i := range e.model.Clients {
 		c := &ClientState{
-			W:       w,
+			World:   w,
 			Name:    ClientName(i),
 			Idx:     i,
 			Rdb:     e.clients[i],
@@ -398,7 +398,7 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 			// choices of other workers, whose namespaces differ.
 			keys := make([]string, len(p.keys))
 			for j, k := range p.keys {
-				keys[j] = w.T.Short(k)
+				keys[j] = w.Target.Short(k)
 			}
 			out = append(
 				out,

@@ -300,9 +300,9 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		if err := clk.AwaitStart(ctx); err != nil {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Wanted = true
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		var h Held
 		for n := 0; ; n++ {
 			var err error
@@ -314,19 +314,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 			if n+1 >= m.attempts() {
-				c.W.Mu.Lock()
+				c.World.Mu.Lock()
 				c.GaveUp = true
-				c.W.Mu.Unlock()
+				c.World.Mu.Unlock()
 				return nil
 			}
-			if err := clk.Sleep(ctx, c.W.Dilate(m.Retry)); err != nil {
+			if err := clk.Sleep(ctx, c.World.Dilate(m.Retry)); err != nil {
 				return err
 			}
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Hold = &hold{Write: write, End: h.End}
 		c.Got++
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		inner, err := t.nest(ctx, lk, write)
 		if err != nil {
 			return err
@@ -338,7 +338,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		}
 		if t.Watchdog {
 			if e, ok := h.(interface{ Extender() locking.Extender }); ok {
-				work, stop = locking.KeepAlive(ctx, e.Extender(), c.W.Dilate(m.TTL))
+				work, stop = locking.KeepAlive(ctx, e.Extender(), c.World.Dilate(m.TTL))
 			}
 		} else if m.RenewEvery > 0 {
 			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
@@ -356,19 +356,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.endHold = true
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		if err := h.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Hold, c.endHold = nil, false
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Done = true
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -389,9 +389,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return nil
 			})
 			if err == nil {
-				c.W.Mu.Lock()
+				c.World.Mu.Lock()
 				c.Completed++
-				c.W.Mu.Unlock()
+				c.World.Mu.Unlock()
 			}
 			return err
 		}
@@ -403,17 +403,17 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		if err != nil {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Completed++
 		if x != y {
-			c.W.torn = append(
-				c.W.torn,
+			c.World.torn = append(
+				c.World.torn,
 				fmt.Sprintf(
 					"reader %s read x=%d and y=%d: a write landed between its reads", c.Name, x, y,
 				),
 			)
 		}
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		return nil
 	}
 	if t.Fenced {
@@ -444,9 +444,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}, l.Key())
 		switch {
 		case err == nil:
-			c.W.Mu.Lock()
+			c.World.Mu.Lock()
 			c.Completed++
-			c.W.Mu.Unlock()
+			c.World.Mu.Unlock()
 		case errors.Is(err, locking.ErrNotHeld), errors.Is(err, redis.TxFailedErr):
 			// Refused: the write of a holder that lost the lock.
 		default:
@@ -470,9 +470,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if err := rdb.Set(ctx, t.Ns+CounterName, n+1, 0).Err(); err != nil {
 		return err
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Completed++
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -573,11 +573,11 @@ func (t *Target) checkEnd(
 
 // now is the virtual time since the epoch.
 func (k Clock) Elapsed() time.Duration {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	w.note(k.C, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.Now
 }
 

@@ -50,10 +50,10 @@ const defaultStuckAfter = 10 * time.Second
 
 // client is one client of one schedule.
 type ClientState struct {
-	W    *World
-	Name string
-	Idx  int
-	Rdb  *redis.Client
+	World *World
+	Name  string
+	Idx   int
+	Rdb   *redis.Client
 
 	// wall is what the client waited on the wall clock in the search
 	// (world.look): the explorer's, for its client of that name. Guarded
@@ -151,7 +151,7 @@ type World struct {
 	// not yet cached a script the clients use, so this run saw a step
 	// the runs after it will not (errScriptMissed).
 	missedScript bool
-	T            *Target
+	Target       *Target
 	Epoch        time.Time
 	signal       chan struct{}
 	// factor is the dilation of time (Dilation; tests of the reruns
@@ -344,29 +344,29 @@ func (w *World) poke() {
 }
 
 // clock is a client's view of the virtual clock (locking.Clock).
-type Clock struct{ C *ClientState }
+type Clock struct{ Client *ClientState }
 
 func (k Clock) Now() time.Time {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	w.note(k.C, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.At(w.Now)
 }
 
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
-	if w.stopping || k.C.Crashed {
+	if w.stopping || k.Client.Crashed {
 		w.Mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return errStopped
 	}
-	s := &sleeper{c: k.C, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	s := &sleeper{c: k.Client, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
 		v := w.Undilate(max(d, 0))
@@ -375,12 +375,12 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		}
 		s.deadline = w.Now + v
 	}
-	w.note(k.C, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	w.note(k.Client, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
 	if err := ctx.Err(); err != nil {
 		// Logged as a sleep its context's end cut short: whether the
 		// context ended just before the sleep began or just after
 		// depends on real time, not on the schedule.
-		w.note(k.C, s.g, "woke: "+err.Error())
+		w.note(k.Client, s.g, "woke: "+err.Error())
 		w.Mu.Unlock()
 		return err
 	}
@@ -403,22 +403,22 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 // critical section (a Start action): a client may begin at any moment of
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
-	if w.stopping || k.C.Crashed {
+	if w.stopping || k.Client.Crashed {
 		w.Mu.Unlock()
 		return errStopped
 	}
 	s := &sleeper{
-		c:        k.C,
+		c:        k.Client,
 		g:        w.gnum(id),
 		ctx:      ctx,
 		deadline: -1,
 		start:    true,
 		ch:       make(chan error, 1),
 	}
-	w.note(k.C, s.g, "await start")
+	w.note(k.Client, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	w.running--
 	w.Mu.Unlock()
@@ -427,18 +427,18 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 }
 
 func (k Clock) Go(f func()) {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
-	n := k.C.spawned
-	k.C.spawned++
-	w.note(k.C, w.gnum(id), "go "+strconv.Itoa(n))
+	n := k.Client.spawned
+	k.Client.spawned++
+	w.note(k.Client, w.gnum(id), "go "+strconv.Itoa(n))
 	w.running++
 	w.live++
 	w.Mu.Unlock()
 	go func() {
 		defer w.exit()
-		w.track(k.C, n)
+		w.track(k.Client, n)
 		f()
 	}()
 }
@@ -485,7 +485,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 				"go statement): it cannot wait for it, nor order what it sends. Start the "+
 				"goroutine with Client.Go (or the Go of the locking.Clock the client's context "+
 				"carries), or send from the client's own",
-			ErrOutside, c.Name, w.T.describe(cmds),
+			ErrOutside, c.Name, w.Target.describe(cmds),
 		)
 		w.fail(err)
 		w.Mu.Unlock()
@@ -499,7 +499,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	}
 	w.seq++
 	c.sentAt = w.Now
-	if w.T.Client != nil {
+	if w.Target.Client != nil {
 		// A lease the client then says it holds counts from here: two
 		// states that differ in it must not look alike (fingerprint).
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
@@ -507,11 +507,11 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
 	p.keys, p.write = plumbing.Footprint(cmds)
 	for _, k := range p.keys {
-		if w.T.IsLock(k) {
+		if w.Target.IsLock(k) {
 			p.lock = true
 		}
 	}
-	p.desc = w.T.describe(cmds)
+	p.desc = w.Target.describe(cmds)
 	if node != "" {
 		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
 	}
@@ -529,7 +529,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	rec := CmdRecord{Step: w.StepNo, at: w.Now}
 	if p != nil {
 		rec.Client = p.c.Name
-		if w.T.Client != nil && p.c.endHold {
+		if w.Target.Client != nil && p.c.endHold {
 			p.c.Hold, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
@@ -543,7 +543,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 			cerr = nil
 		}
 		v, e := plumbing.ReplyOf(c, cerr)
-		if p != nil && w.T.InferHolds {
+		if p != nil && w.Target.InferHolds {
 			w.inferHold(p.c, rec.Args[len(rec.Args)-1], v, e)
 		}
 		rec.Values = append(rec.Values, v)
@@ -567,7 +567,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		}
 	}
 	if p != nil {
-		p.reply = w.T.Short(strings.Join(replies, ", "))
+		p.reply = w.Target.Short(strings.Join(replies, ", "))
 		p.c.last = p.desc + " → " + p.reply
 	}
 	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil &&
@@ -587,7 +587,7 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 	if c == nil {
 		return nil, errNoSchedule
 	}
-	w := c.W
+	w := c.World
 	p, err := w.gate(c, node, cmds)
 	if err != nil {
 		return nil, err
@@ -607,7 +607,7 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 // client's next script on that key, its release, ends the hold. w.mu is
 // held.
 func (w *World) inferHold(c *ClientState, args []string, value, errText string) {
-	l, ok := rediscmd.ReadLock(args, value, errText, w.T.IsLock)
+	l, ok := rediscmd.ReadLock(args, value, errText, w.Target.IsLock)
 	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
 		end := w.Now + w.Undilate(l.TTL) // the server's lease is dilated
 		c.Hold = &hold{Write: true, Key: l.Key, End: func() time.Duration { return end }}
@@ -752,7 +752,7 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 		b.Reset()
 		hold := "-"
 		if c.Hold != nil {
-			hold = fmt.Sprintf("%s %v %d", w.T.Short(c.Hold.Key), c.Hold.Write, c.Hold.End())
+			hold = fmt.Sprintf("%s %v %d", w.Target.Short(c.Hold.Key), c.Hold.Write, c.Hold.End())
 		}
 		fmt.Fprintf(
 			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.Name, c.Paused,
@@ -762,7 +762,7 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 		log := slices.Clone(c.log)
 		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
 		for _, l := range log {
-			fmt.Fprintf(&b, "%d %s\n", l.g, w.T.Short(l.s))
+			fmt.Fprintf(&b, "%d %s\n", l.g, w.Target.Short(l.s))
 		}
 		var waits []string
 		for _, p := range w.parked {
@@ -798,11 +798,11 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "key %s\n", w.T.Short(k))
+		fmt.Fprintf(&b, "key %s\n", w.Target.Short(k))
 		for _, l := range w.KeyLog[k] {
 			// Each line begins with its client's name.
 			who, rest, _ := strings.Cut(l, " ")
-			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.T.Short(rest))
+			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.Target.Short(rest))
 		}
 	}
 	st.rest = b.String()

@@ -55,7 +55,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 	var enabled []sched.Action
 	r, err := search.Replay(
 		ctx,
-		search.System[sched.Choice, sched.Action](sched.System{E: e}),
+		search.System[sched.Choice, sched.Action](sched.System{Explorer: e}),
 		actions,
 		func(d search.Decision[sched.Choice]) (int, bool) {
 			enabled = nil // a run again (unsteady) asks again

@@ -53,12 +53,12 @@ func TestStallChangesNothing(t *testing.T) {
 					if c.Idx > 0 {
 						return nil
 					}
-					key := sched.LockKey(c.W.T.Ns)
-					ttl := c.W.Dilate(5 * time.Second)
+					key := sched.LockKey(c.World.Target.Ns)
+					ttl := c.World.Dilate(5 * time.Second)
 					if err := c.Rdb.Set(ctx, key, "x", ttl).Err(); err != nil {
 						return err
 					}
-					if err := (sched.Clock{C: c}).Sleep(ctx, c.W.Dilate(4990*time.Millisecond)); err != nil {
+					if err := (sched.Clock{Client: c}).Sleep(ctx, c.World.Dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
 					time.Sleep(tc.stall)
@@ -68,7 +68,7 @@ func TestStallChangesNothing(t *testing.T) {
 					}
 					got = v
 					// A second advance, past the lease's end: it runs out.
-					if err := (sched.Clock{C: c}).Sleep(ctx, c.W.Dilate(20*time.Millisecond)); err != nil {
+					if err := (sched.Clock{Client: c}).Sleep(ctx, c.World.Dilate(20*time.Millisecond)); err != nil {
 						return err
 					}
 					if v, err := c.Rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
@@ -122,7 +122,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			}
 			_, err := c.Rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.Do(ctx, "unwatch")
-				p.Incr(ctx, c.W.T.Ns+sched.CounterName)
+				p.Incr(ctx, c.World.Target.Ns+sched.CounterName)
 				return nil
 			})
 			return err

@@ -127,7 +127,7 @@ func (r *recipe) target() *sched.Target {
 			r:     r,
 			rdb:   rdb,
 			c:     c,
-			clk:   sched.Clock{C: c},
+			clk:   sched.Clock{Client: c},
 			key:   sched.LockKey(ns),
 			ttl:   m.TTL,
 			owner: sched.OwnerName(c.Name),
@@ -426,7 +426,7 @@ var ErrKeyOutside = errors.New("explore: a key outside the explored namespace")
 // outsideNS refuses, before it is sent, a command of op (where) on a key
 // outside w's namespace, naming the key.
 func outsideNS(w *sched.World, where string, keys []string) error {
-	id := strings.Trim(w.T.Ns, "{}:")
+	id := strings.Trim(w.Target.Ns, "{}:")
 	for _, k := range keys {
 		if !strings.Contains(k, id) {
 			return fmt.Errorf(
@@ -542,12 +542,12 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if nested {
 		token = l.outer.token
 	} else {
-		l.c.W.Mu.Lock()
-		token = l.c.W.NewID(l.c, sched.IdToken)
-		l.c.W.Mu.Unlock()
+		l.c.World.Mu.Lock()
+		token = l.c.World.NewID(l.c, sched.IdToken)
+		l.c.World.Mu.Unlock()
 	}
 	sent := l.Now()
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.W, o, token, l.Now, nil)
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, token, l.Now, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -555,7 +555,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if err != nil {
 		return nil, err
 	}
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	w.CountOp(o.name, replyText(v), ok)
@@ -602,7 +602,7 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	h.lease.sent = sent
 	h.lease.note(w, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
@@ -617,7 +617,7 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	l := h.l
 	var at *holdState
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.W, o, h.token, l.Now, func() { at = h.state() })
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, h.token, l.Now, func() { at = h.state() })
 	if err != nil {
 		return nil, err
 	}
@@ -625,7 +625,7 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	w.CountOp(o.name, replyText(v), ok)
 	w.Mu.Unlock()
@@ -650,7 +650,7 @@ type holdState struct {
 
 // state is the hold's holdState now.
 func (h *recipeHeld) state() *holdState {
-	w := h.l.c.W
+	w := h.l.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	st := &holdState{expired: map[string]int{}}
@@ -678,14 +678,14 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		at = h.state()
 	}
 	l := h.l
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	var why string
 	keys := slices.Sorted(maps.Keys(h.lease.seen))
 	for _, k := range keys {
 		if at.expired[k] > h.lease.seen[k] {
-			why = "its lease had run out (" + w.T.Short(k) + " expired)"
+			why = "its lease had run out (" + w.Target.Short(k) + " expired)"
 			break
 		}
 	}

@@ -95,22 +95,22 @@ func setupMarket(ctx context.Context, rdb redis.UniversalClient, ns string) erro
 // model's TTL (dilated), its timeouts an hour.
 func tradeInMarket(ctx context.Context, c *sched.ClientState, m sched.Model, s market.Strategy, fencing bool) error {
 	opts := []market.Option{
-		market.WithLockTTL(c.W.Dilate(m.TTL)),
+		market.WithLockTTL(c.World.Dilate(m.TTL)),
 		market.WithTimeouts(time.Hour, time.Hour),
 	}
 	if fencing {
 		opts = append(opts, market.WithFencing())
 	}
-	mk, err := market.New(c.Rdb, marketName(c.W.T.Ns), opts...)
+	mk, err := market.New(c.Rdb, marketName(c.World.Target.Ns), opts...)
 	if err != nil {
 		return err
 	}
-	if err := (sched.Clock{C: c}).AwaitStart(ctx); err != nil {
+	if err := (sched.Clock{Client: c}).AwaitStart(ctx); err != nil {
 		return err
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Wanted = true
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	if c.Idx == 2 {
 		_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
 	} else {
@@ -118,18 +118,18 @@ func tradeInMarket(ctx context.Context, c *sched.ClientState, m sched.Model, s m
 	}
 	switch {
 	case err == nil:
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Completed++
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 	case refused(err):
 		// The market said no (the listing was sold, the lock was
 		// lost): an answer, not a failure.
 	default:
 		return err
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Done = true
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 

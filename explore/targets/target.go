@@ -74,7 +74,7 @@ func (h *mutexHeld) Release(ctx context.Context) error { return h.l.Release(ctx)
 
 func (h *mutexHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx, h.ttl) }
 
-func (h *mutexHeld) End() time.Duration { return h.clk.C.W.Since(h.l.Expires()) }
+func (h *mutexHeld) End() time.Duration { return h.clk.Client.World.Since(h.l.Expires()) }
 
 func (h *mutexHeld) Extender() locking.Extender { return h.l }
 
@@ -111,7 +111,7 @@ func (h *rwHeld) Release(ctx context.Context) error { return h.h.Release(ctx) }
 
 func (h *rwHeld) Extend(ctx context.Context) error { return h.h.Extend(ctx, h.ttl) }
 
-func (h *rwHeld) End() time.Duration { return h.clk.C.W.Since(h.h.Expires()) }
+func (h *rwHeld) End() time.Duration { return h.clk.Client.World.Since(h.h.Expires()) }
 
 // seedRWLocker adapts flawed.SeedRWLock: a hold is stale once older than
 // its timeout, by the clients' clocks; ttl is that timeout in virtual
@@ -191,9 +191,9 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 					ttl = m.TTL
 				}
 				return &flawedLocker{
-					l:   mk(rdb, sched.LockKey(ns), c.W.Dilate(m.TTL)),
+					l:   mk(rdb, sched.LockKey(ns), c.World.Dilate(m.TTL)),
 					ttl: ttl,
-					clk: sched.Clock{C: c},
+					clk: sched.Clock{Client: c},
 				}
 			},
 			LockKeys: sched.OneLockKey,
@@ -255,8 +255,8 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			Rw:       true,
 			Checks:   lockChecks,
 			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
-				clk := sched.Clock{C: c}
-				ttl := c.W.Dilate(m.TTL)
+				clk := sched.Clock{Client: c}
+				ttl := c.World.Dilate(m.TTL)
 				return &seedRWLocker{
 					clk: clk,
 					ttl: m.TTL,
@@ -304,10 +304,10 @@ func recipeFix(n string) (*sched.Target, error) {
 			Property: sched.MutualExclusion,
 			Rw:       true,
 			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
-				ttl := c.W.Dilate(m.TTL)
+				ttl := c.World.Dilate(m.TTL)
 				return &rwLocker{
 					rw:  locking.NewRWMutex(rdb, ns+"lock:RW", ttl),
-					clk: sched.Clock{C: c},
+					clk: sched.Clock{Client: c},
 					ttl: ttl,
 				}
 			},
@@ -342,8 +342,8 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 		Checks:   sched.Properties(),
 		Alike:    true,
 		NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
-			ttl := c.W.Dilate(m.TTL)
-			return &mutexLocker{m: locking.NewMutex(rdb, sched.LockKey(ns), ttl), clk: sched.Clock{C: c}, ttl: ttl}
+			ttl := c.World.Dilate(m.TTL)
+			return &mutexLocker{m: locking.NewMutex(rdb, sched.LockKey(ns), ttl), clk: sched.Clock{Client: c}, ttl: ttl}
 		},
 		LockKeys: sched.OneLockKey,
 	}
