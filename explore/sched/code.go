@@ -43,13 +43,13 @@ type Client struct {
 // too): its hook knows the client from the go-redis client. Send from
 // the client's own goroutine or one started with Go: a command from a
 // goroutine started with the go statement ends the search (ErrOutside).
-func (c *Client) Redis() *redis.Client { return c.c.Rdb }
+func (c *Client) Redis() *redis.Client { return c.c.Redis }
 
 // Name is the client's name: "A", "B", "C" or "D".
 func (c *Client) Name() string { return c.c.Name }
 
 // Key is name in the exploration's namespace (Namespace.Key).
-func (c *Client) Key(name string) string { return c.c.World.Target.Ns + name }
+func (c *Client) Key(name string) string { return c.c.World.Target.KeyPrefix + name }
 
 // Lease is the lease (TTL) the client's lock should ask for: the model's
 // TTL, as the server sees it (dilated: times Dilation).
@@ -177,7 +177,7 @@ func (t *Target) endCode(ctx context.Context, e *Explorer, _ *World) ([]Violatio
 	if t.Check == nil {
 		return nil, nil
 	}
-	err := t.Check(ctx, e.Rdb, Namespace(e.Ns))
+	err := t.Check(ctx, e.Redis, Namespace(e.KeyPrefix))
 	if err == nil {
 		return nil, nil
 	}

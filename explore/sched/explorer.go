@@ -26,19 +26,19 @@ type Explorer struct {
 	// stuckAfter is Options.StuckAfter of the search running (the
 	// default between searches).
 	stuckAfter time.Duration
-	Rdb        *redis.Client // the scheduler's own: resets, clock ticks, checks
+	Redis      *redis.Client // the scheduler's own: resets, clock ticks, checks
 	clients    []*redis.Client
 	// slots is, by client, where the hooks of its go-redis clients find
 	// the client of the schedule running.
 	slots []*slot
 	// wall is, by client, what it waited on the wall clock in the
 	// explorer's schedules.
-	wall    []*wallWait
-	target  *Target
-	model   Model
-	Ns      string
-	epoch   time.Time
-	resetAt int64 // the server's time of the last reset, µs
+	wall      []*wallWait
+	target    *Target
+	model     Model
+	KeyPrefix string
+	epoch     time.Time
+	resetAt   int64 // the server's time of the last reset, µs
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
@@ -105,11 +105,11 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	rand.Read(b)
 	m = m.Resolve()
 	tc := *t
-	tc.Ns = "{explore-" + hex.EncodeToString(b) + "}:"
+	tc.KeyPrefix = "{explore-" + hex.EncodeToString(b) + "}:"
 	if err := tc.bindCode(); err != nil {
 		return nil, err
 	}
-	e := &Explorer{target: &tc, model: m, Ns: tc.Ns, base: base, orig: t, Factor: plumbing.Dilation,
+	e := &Explorer{target: &tc, model: m, KeyPrefix: tc.KeyPrefix, base: base, orig: t, Factor: plumbing.Dilation,
 		stuckAfter: defaultStuckAfter}
 	opts := *base.Options()
 	opts.Protocol = 2
@@ -118,7 +118,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	opts.MaintNotificationsConfig = nil
 	opts.PushNotificationProcessor = nil
 	ctl := opts
-	e.Rdb = redis.NewClient(&ctl)
+	e.Redis = redis.NewClient(&ctl)
 	for range m.Clients {
 		o := opts
 		o.PoolSize = 4
@@ -134,7 +134,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		return nil, err
 	}
 	if tc.SelfCheck != nil {
-		if err := tc.SelfCheck(ctx, e.Rdb, tc.Ns); err != nil {
+		if err := tc.SelfCheck(ctx, e.Redis, tc.KeyPrefix); err != nil {
 			e.Close()
 			return nil, err
 		}
@@ -152,14 +152,14 @@ func (e *Explorer) Close() error {
 		l.Close()
 	}
 	e.lanes = nil
-	err := plumbing.ResetScript.Run(context.Background(), e.Rdb, nil, NsPattern(e.Ns)).Err()
+	err := plumbing.ResetScript.Run(context.Background(), e.Redis, nil, NsPattern(e.KeyPrefix)).Err()
 	if nerr := e.closeNodes(); err == nil {
 		err = nerr
 	}
 	for _, c := range e.clients {
 		c.Close()
 	}
-	e.Rdb.Close()
+	e.Redis.Close()
 	return err
 }
 
@@ -176,17 +176,17 @@ func (e *Explorer) Resource(ctx context.Context) (string, error) {
 	if e.target.Resource == nil {
 		return "", nil
 	}
-	return e.target.Resource(ctx, e.Rdb, e.Ns)
+	return e.target.Resource(ctx, e.Redis, e.KeyPrefix)
 }
 
 // Prefix is the namespace of the target's keys.
-func (e *Explorer) Prefix() string { return e.Ns }
+func (e *Explorer) Prefix() string { return e.KeyPrefix }
 
 // reset deletes the namespace's keys, so that each schedule starts from
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = virtualEpoch
-	at, err := plumbing.ResetScript.Run(ctx, e.Rdb, nil, NsPattern(e.Ns)).Int64()
+	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, NsPattern(e.KeyPrefix)).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
@@ -195,7 +195,7 @@ func (e *Explorer) reset(ctx context.Context) error {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
 	if e.target.Prepare != nil {
-		if err := e.target.Prepare(ctx, e.Rdb, e.Ns); err != nil {
+		if err := e.target.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
 			return fmt.Errorf("explore: setting up the target: %w", err)
 		}
 	}

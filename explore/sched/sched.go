@@ -243,8 +243,8 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		c := &ClientState{
 			World:   w,
 			Name:    ClientName(i),
-			Idx:     i,
-			Rdb:     e.clients[i],
+			Index:   i,
+			Redis:   e.clients[i],
 			spawned: 1,
 			wall:    e.wall[i],
 		}
@@ -595,7 +595,7 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 		w.written = map[string]window{}
 		w.tickSent = time.Now()
 		w.Mu.Unlock()
-		r, err := runTick(ctx, e.Rdb, e.Ns, w.Dilate(d), last, written, "")
+		r, err := runTick(ctx, e.Redis, e.KeyPrefix, w.Dilate(d), last, written, "")
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}

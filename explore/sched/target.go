@@ -190,10 +190,10 @@ type Target struct {
 	Client func(ctx context.Context, c *Client) error
 	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
 
-	Ns        string
+	KeyPrefix string
 	NodeCount int      // independent servers (Redlock); 0: the one server
 	NodeSet   *nodeSet // their clients, once an explorer has opened them
-	Rw        bool     // readers and a writer
+	ReadWrite bool     // readers and a writer
 	Watchdog  bool
 	Fenced    bool // the critical section's write is fenced (Lock.Held)
 	Extend    bool // extend once in the critical section
@@ -263,13 +263,13 @@ const (
 )
 
 func (t *Target) IsLock(key string) bool {
-	return strings.HasPrefix(key, t.Ns+"lock:") || strings.HasPrefix(key, "{"+t.Ns+"lock:")
+	return strings.HasPrefix(key, t.KeyPrefix+"lock:") || strings.HasPrefix(key, "{"+t.KeyPrefix+"lock:")
 }
 
 // short is text with the namespace left out.
 func (t *Target) Short(s string) string {
-	s = strings.ReplaceAll(s, "{"+t.Ns, "{")
-	return strings.ReplaceAll(s, t.Ns, "")
+	s = strings.ReplaceAll(s, "{"+t.KeyPrefix, "{")
+	return strings.ReplaceAll(s, t.KeyPrefix, "")
 }
 
 // describe is a command's name and keys, for reading and to tell pending
@@ -292,10 +292,10 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 	if t.Run != nil {
 		return t.Run(ctx, c, m)
 	}
-	m.TTL = m.LeaseOf(c.Idx)
-	lk := t.NewLock(c.Rdb, c, m, t.Ns)
+	m.TTL = m.LeaseOf(c.Index)
+	lk := t.NewLock(c.Redis, c, m, t.KeyPrefix)
 	clk := Clock{c}
-	write := !t.Rw || c.Idx == m.Clients-1
+	write := !t.ReadWrite || c.Index == m.Clients-1
 	for range m.Iterations {
 		if err := clk.AwaitStart(ctx); err != nil {
 			return err
@@ -377,15 +377,15 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 // number of sections completed); for a read-write lock, a reader reads x
 // and y, which the writer increments together, and finds them equal.
 func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write bool) error {
-	rdb := c.Rdb
-	if t.Rw {
+	rdb := c.Redis
+	if t.ReadWrite {
 		if write {
 			if ctx.Err() != nil {
 				return nil
 			}
 			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Incr(ctx, t.Ns+XName)
-				p.Incr(ctx, t.Ns+YName)
+				p.Incr(ctx, t.KeyPrefix+XName)
+				p.Incr(ctx, t.KeyPrefix+YName)
 				return nil
 			})
 			if err == nil {
@@ -395,11 +395,11 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			}
 			return err
 		}
-		x, err := getInt(ctx, rdb, t.Ns+XName)
+		x, err := getInt(ctx, rdb, t.KeyPrefix+XName)
 		if err != nil {
 			return err
 		}
-		y, err := getInt(ctx, rdb, t.Ns+YName)
+		y, err := getInt(ctx, rdb, t.KeyPrefix+YName)
 		if err != nil {
 			return err
 		}
@@ -424,7 +424,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			var own, cur *redis.StringCmd
 			if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 				own = p.Get(ctx, l.Key())
-				cur = p.Get(ctx, t.Ns+CounterName)
+				cur = p.Get(ctx, t.KeyPrefix+CounterName)
 				return nil
 			}); err != nil && !errors.Is(err, redis.Nil) {
 				return err
@@ -437,7 +437,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return err
 			}
 			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, t.Ns+CounterName, n+1, 0)
+				p.Set(ctx, t.KeyPrefix+CounterName, n+1, 0)
 				return nil
 			})
 			return err
@@ -454,7 +454,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}
 		return nil
 	}
-	n, err := getInt(ctx, rdb, t.Ns+CounterName)
+	n, err := getInt(ctx, rdb, t.KeyPrefix+CounterName)
 	if err != nil {
 		return err
 	}
@@ -467,7 +467,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if ctx.Err() != nil {
 		return nil // the watchdog found the lock lost
 	}
-	if err := rdb.Set(ctx, t.Ns+CounterName, n+1, 0).Err(); err != nil {
+	if err := rdb.Set(ctx, t.KeyPrefix+CounterName, n+1, 0).Err(); err != nil {
 		return err
 	}
 	c.World.Mu.Lock()
@@ -508,12 +508,12 @@ func (t *Target) checkEnd(
 	torn = append(torn, w.torn...)
 	w.Mu.Unlock()
 	// resource
-	if t.Rw {
+	if t.ReadWrite {
 		if len(torn) > 0 {
 			out = append(out, Violation{Property: Resource, Message: torn[0]})
 		}
 	} else {
-		n, err := getInt(ctx, e.Rdb, t.Ns+CounterName)
+		n, err := getInt(ctx, e.Redis, t.KeyPrefix+CounterName)
 		if err != nil {
 			return nil, err
 		}
@@ -528,8 +528,8 @@ func (t *Target) checkEnd(
 		vs, err := t.Liveness(ctx, e, w)
 		return append(out, vs...), err
 	}
-	for _, key := range t.LockKeys(t.Ns) {
-		ttl, err := e.Rdb.PTTL(ctx, key).Result()
+	for _, key := range t.LockKeys(t.KeyPrefix) {
+		ttl, err := e.Redis.PTTL(ctx, key).Result()
 		if err != nil {
 			return nil, err
 		}

@@ -52,8 +52,8 @@ const defaultStuckAfter = 10 * time.Second
 type ClientState struct {
 	World *World
 	Name  string
-	Idx   int
-	Rdb   *redis.Client
+	Index int
+	Redis *redis.Client
 
 	// wall is what the client waited on the wall clock in the search
 	// (world.look): the explorer's, for its client of that name. Guarded
@@ -326,7 +326,7 @@ func (w *World) NewID(c *ClientState, kind string) string {
 	if kind == IdCall {
 		tag = 1
 	}
-	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Idx+1, tag, n+1)
+	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Index+1, tag, n+1)
 }
 
 // The kinds of value the explorer makes (world.newID).

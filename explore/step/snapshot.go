@@ -95,7 +95,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 		}
 		key := c.Hold.Key
 		if key == "" && e.Target().LockKeys != nil {
-			if ks := e.Target().LockKeys(e.Ns); len(ks) > 0 {
+			if ks := e.Target().LockKeys(e.KeyPrefix); len(ks) > 0 {
 				key = ks[0]
 			}
 		}

@@ -50,19 +50,19 @@ func TestStallChangesNothing(t *testing.T) {
 			var got string
 			target := &sched.Target{Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
 				Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-					if c.Idx > 0 {
+					if c.Index > 0 {
 						return nil
 					}
-					key := sched.LockKey(c.World.Target.Ns)
+					key := sched.LockKey(c.World.Target.KeyPrefix)
 					ttl := c.World.Dilate(5 * time.Second)
-					if err := c.Rdb.Set(ctx, key, "x", ttl).Err(); err != nil {
+					if err := c.Redis.Set(ctx, key, "x", ttl).Err(); err != nil {
 						return err
 					}
 					if err := (sched.Clock{Client: c}).Sleep(ctx, c.World.Dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
 					time.Sleep(tc.stall)
-					v, err := c.Rdb.Get(ctx, key).Result()
+					v, err := c.Redis.Get(ctx, key).Result()
 					if err != nil && !errors.Is(err, redis.Nil) {
 						return err
 					}
@@ -71,7 +71,7 @@ func TestStallChangesNothing(t *testing.T) {
 					if err := (sched.Clock{Client: c}).Sleep(ctx, c.World.Dilate(20*time.Millisecond)); err != nil {
 						return err
 					}
-					if v, err := c.Rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
+					if v, err := c.Redis.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
 						got += ", then " + v
 					}
 					return nil
@@ -117,12 +117,12 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	ctx := context.Background()
 	target := &sched.Target{Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			if c.Idx > 0 {
+			if c.Index > 0 {
 				return nil
 			}
-			_, err := c.Rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			_, err := c.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.Do(ctx, "unwatch")
-				p.Incr(ctx, c.World.Target.Ns+sched.CounterName)
+				p.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterName)
 				return nil
 			})
 			return err
@@ -139,7 +139,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := e.Rdb.Get(ctx, e.Prefix()+sched.CounterName).Int()
+	n, err := e.Redis.Get(ctx, e.Prefix()+sched.CounterName).Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}

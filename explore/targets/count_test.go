@@ -59,7 +59,7 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 		pings := []int{tc.pingsA, tc.pingsB}
 		target := &sched.Target{Name: "pings", Checks: sched.Properties(), LockKeys: sched.OneLockKey,
 			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, _ sched.Model, _ string) sched.Locker {
-				return pingLock{rdb: rdb, pings: pings[c.Idx]}
+				return pingLock{rdb: rdb, pings: pings[c.Index]}
 			}}
 		m := sched.DefaultModel()
 		m.Faults, m.FaultKinds = 0, nil

@@ -110,7 +110,7 @@ func (r *recipe) target() *sched.Target {
 		Name:      r.name,
 		About:     r.about(),
 		Clients:   2,
-		Rw:        r.rw,
+		ReadWrite: r.rw,
 		Extend:    r.ops["extend"] != nil,
 		Reentrant: r.reentrant,
 		LockKeys:  sched.OneLockKey,
@@ -426,7 +426,7 @@ var ErrKeyOutside = errors.New("explore: a key outside the explored namespace")
 // outsideNS refuses, before it is sent, a command of op (where) on a key
 // outside w's namespace, naming the key.
 func outsideNS(w *sched.World, where string, keys []string) error {
-	id := strings.Trim(w.Target.Ns, "{}:")
+	id := strings.Trim(w.Target.KeyPrefix, "{}:")
 	for _, k := range keys {
 		if !strings.Contains(k, id) {
 			return fmt.Errorf(
@@ -727,20 +727,20 @@ func replyText(v any) string {
 // restoreKeys puts the namespace's keys and those of touched back as they
 // were when kept dumped them (all without expiry).
 func restoreKeys(ctx context.Context, e *sched.Explorer, touched []string, kept map[string]string) error {
-	now, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
+	now, err := e.Redis.Keys(ctx, sched.NsPattern(e.KeyPrefix)).Result()
 	if err != nil {
 		return err
 	}
 	for _, k := range slices.Concat(now, touched) {
-		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.Ns+n }) {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.KeyPrefix+n }) {
 			continue
 		}
-		if err := e.Rdb.Del(ctx, k).Err(); err != nil {
+		if err := e.Redis.Del(ctx, k).Err(); err != nil {
 			return err
 		}
 	}
 	for k, d := range kept {
-		if err := e.Rdb.Restore(ctx, k, 0, d).Err(); err != nil {
+		if err := e.Redis.Restore(ctx, k, 0, d).Err(); err != nil {
 			return err
 		}
 	}
@@ -784,7 +784,7 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 		return nil, nil
 	}
 	// Every key in the namespace, and every key the recipe named outside it.
-	all, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
+	all, err := e.Redis.Keys(ctx, sched.NsPattern(e.KeyPrefix)).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -800,10 +800,10 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 	sort.Strings(all)
 	var stuck, volatile []string
 	for _, k := range all {
-		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.Ns+n }) {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.KeyPrefix+n }) {
 			continue
 		}
-		ttl, err := e.Rdb.PTTL(ctx, k).Result()
+		ttl, err := e.Redis.PTTL(ctx, k).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -819,7 +819,7 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 	}
 	// Let every lease run out, and try the waiter's take once more.
 	if len(volatile) > 0 {
-		if err := e.Rdb.Del(ctx, volatile...).Err(); err != nil {
+		if err := e.Redis.Del(ctx, volatile...).Err(); err != nil {
 			return nil, err
 		}
 	}
@@ -827,7 +827,7 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 	if len(waiters) > 1 {
 		kept = map[string]string{}
 		for _, k := range stuck {
-			d, err := e.Rdb.Dump(ctx, k).Result()
+			d, err := e.Redis.Dump(ctx, k).Result()
 			if err != nil {
 				return nil, err
 			}
@@ -838,13 +838,13 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 	var waiter *sched.ClientState
 	var o *op
 	for i, c := range waiters {
-		write := !r.rw || c.Idx == m.Clients-1
+		write := !r.rw || c.Index == m.Clients-1
 		l := &recipeLocker{
 			r:     r,
-			rdb:   e.Rdb,
+			rdb:   e.Redis,
 			c:     c,
-			key:   sched.LockKey(e.Ns),
-			ttl:   m.LeaseOf(c.Idx),
+			key:   sched.LockKey(e.KeyPrefix),
+			ttl:   m.LeaseOf(c.Index),
 			owner: sched.OwnerName(c.Name),
 		}
 		o = r.acquireOp(write)
@@ -852,7 +852,7 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 		token := w.NewID(c, sched.IdToken)
 		w.Mu.Unlock()
 		v, named, err := l.runKeys(
-			ctx, e.Rdb, w, o, token, func() time.Duration { return now }, nil,
+			ctx, e.Redis, w, o, token, func() time.Duration { return now }, nil,
 		)
 		if err != nil {
 			return nil, fmt.Errorf(

@@ -101,7 +101,7 @@ func tradeInMarket(ctx context.Context, c *sched.ClientState, m sched.Model, s m
 	if fencing {
 		opts = append(opts, market.WithFencing())
 	}
-	mk, err := market.New(c.Rdb, marketName(c.World.Target.Ns), opts...)
+	mk, err := market.New(c.Redis, marketName(c.World.Target.KeyPrefix), opts...)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func tradeInMarket(ctx context.Context, c *sched.ClientState, m sched.Model, s m
 	c.World.Mu.Lock()
 	c.Wanted = true
 	c.World.Mu.Unlock()
-	if c.Idx == 2 {
+	if c.Index == 2 {
 		_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
 	} else {
 		_, err = mk.Purchase(ctx, s, c.Name, marketSeller, marketSword, swordPrice)
@@ -140,7 +140,7 @@ func marketViolations(ctx context.Context, e *sched.Explorer, w *sched.World) ([
 	w.Mu.Lock()
 	var bought []string
 	for _, c := range w.Clients {
-		if c.Idx < 2 && c.Completed > 0 {
+		if c.Index < 2 && c.Completed > 0 {
 			bought = append(bought, c.Name)
 		}
 	}
@@ -150,7 +150,7 @@ func marketViolations(ctx context.Context, e *sched.Explorer, w *sched.World) ([
 			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "),
 		)})
 	}
-	mk, err := market.New(e.Rdb, marketName(e.Ns))
+	mk, err := market.New(e.Redis, marketName(e.KeyPrefix))
 	if err != nil {
 		return nil, err
 	}

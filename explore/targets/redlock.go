@@ -45,7 +45,7 @@ func Redlock(nodes int) (*sched.Target, error) {
 		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks, NodeCount: nodes,
 		NewLock: func(_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
 			var rdbs []redis.UniversalClient
-			for _, r := range c.World.Target.NodeSet.Clients[c.Idx] {
+			for _, r := range c.World.Target.NodeSet.Clients[c.Index] {
 				rdbs = append(rdbs, r)
 			}
 			ttl := c.World.Dilate(m.TTL)

@@ -248,12 +248,12 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 		return t, nil
 	case "9":
 		return &sched.Target{
-			Name:     "recipe 9",
-			About:    "the seed article's read-write lock (flawed.SeedRWLock)",
-			Property: sched.MutualExclusion,
-			Clients:  3,
-			Rw:       true,
-			Checks:   lockChecks,
+			Name:      "recipe 9",
+			About:     "the seed article's read-write lock (flawed.SeedRWLock)",
+			Property:  sched.MutualExclusion,
+			Clients:   3,
+			ReadWrite: true,
+			Checks:    lockChecks,
 			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
 				clk := sched.Clock{Client: c}
 				ttl := c.World.Dilate(m.TTL)
@@ -299,10 +299,10 @@ func recipeFix(n string) (*sched.Target, error) {
 		)
 	case "9":
 		t = &sched.Target{
-			Name:     "recipe 9 fixed",
-			About:    "locking.RWMutex (one hold per reader)",
-			Property: sched.MutualExclusion,
-			Rw:       true,
+			Name:      "recipe 9 fixed",
+			About:     "locking.RWMutex (one hold per reader)",
+			Property:  sched.MutualExclusion,
+			ReadWrite: true,
 			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string) sched.Locker {
 				ttl := c.World.Dilate(m.TTL)
 				return &rwLocker{

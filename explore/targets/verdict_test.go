@@ -97,7 +97,7 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	var checks atomic.Int64
 	target := &sched.Target{Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			return c.Rdb.Incr(ctx, c.World.Target.Ns+sched.CounterName).Err()
+			return c.Redis.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterName).Err()
 		},
 		End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
 			if checks.Add(1) == 1 {
