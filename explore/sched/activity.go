@@ -140,7 +140,7 @@ func report(res *Result, t *Target, es []*Explorer) {
 	res.Held = sum.held
 	res.vacuity = t.RecipeOps != nil
 	for _, o := range t.RecipeOps {
-		c := OpCount{Op: o.Name, OK: o.Ok}
+		c := OpCount{Op: o.Name, OK: o.OK}
 		if u := sum.ops[o.Name]; u != nil {
 			c.Calls, c.Succeeded = u.calls, u.ok
 			for _, r := range u.order {

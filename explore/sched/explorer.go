@@ -152,7 +152,7 @@ func (e *Explorer) Close() error {
 		l.Close()
 	}
 	e.lanes = nil
-	err := plumbing.ResetScript.Run(context.Background(), e.Redis, nil, NsPattern(e.KeyPrefix)).Err()
+	err := plumbing.ResetScript.Run(context.Background(), e.Redis, nil, NamespacePattern(e.KeyPrefix)).Err()
 	if nerr := e.closeNodes(); err == nil {
 		err = nerr
 	}
@@ -186,7 +186,7 @@ func (e *Explorer) Prefix() string { return e.KeyPrefix }
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = virtualEpoch
-	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, NsPattern(e.KeyPrefix)).Int64()
+	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, NamespacePattern(e.KeyPrefix)).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}

@@ -98,7 +98,7 @@ func (e *Explorer) resetNodes(ctx context.Context) error {
 	}
 	e.nodeResetAt = e.nodeResetAt[:0]
 	for i, c := range e.target.NodeSet.ctl {
-		at, err := plumbing.ResetScript.Run(ctx, c, nil, NsPattern(e.KeyPrefix)).Int64()
+		at, err := plumbing.ResetScript.Run(ctx, c, nil, NamespacePattern(e.KeyPrefix)).Int64()
 		if err != nil {
 			return fmt.Errorf("node %s (database %d): %w", plumbing.NodeName(i), c.Options().DB, err)
 		}
@@ -153,7 +153,7 @@ func restartNode(
 	ctx context.Context, e *Explorer, w *World, s *Schedule, a Action,
 ) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
-		return plumbing.DropScript.Run(ctx, ctl, nil, NsPattern(e.KeyPrefix)).StringSlice()
+		return plumbing.DropScript.Run(ctx, ctl, nil, NamespacePattern(e.KeyPrefix)).StringSlice()
 	})
 	if err != nil {
 		return "", err

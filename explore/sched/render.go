@@ -157,7 +157,7 @@ func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
 				At:     at - time.Duration(st.HeldMS)*time.Millisecond,
 				Kind:   timeline.Result,
 				Detail: fmt.Sprintf("sends %s (held in flight until %s)", st.Action.Command,
-					FmtMS(st.ClockMS)),
+					FormatMS(st.ClockMS)),
 			},
 		)
 	}

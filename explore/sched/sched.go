@@ -503,7 +503,7 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 		w.parked = slices.Delete(w.parked, i, i+1)
 		w.running++
 		w.lastRun = p
-		w.StepNo = len(s.Steps)
+		w.StepIndex = len(s.Steps)
 		p.c.Steps++
 		if p.lock && p.c.endHold {
 			p.c.Hold, p.c.endHold = nil, false
@@ -683,7 +683,7 @@ func runTick(
 	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
 	written map[string]window, node string,
 ) (tickResult, error) {
-	args := []any{NsPattern(ns), d.Microseconds(), last}
+	args := []any{NamespacePattern(ns), d.Microseconds(), last}
 	for k, win := range written {
 		if key, n := plumbing.SplitNode(k); n == node {
 			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
@@ -840,7 +840,7 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	return nil
 }
 
-func FmtMS(ms int64) string {
+func FormatMS(ms int64) string {
 	if ms%1000 == 0 {
 		return fmt.Sprintf("t=%ds", ms/1000)
 	}

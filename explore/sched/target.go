@@ -236,7 +236,7 @@ type Target struct {
 
 // opDesc is one op of a recipe: its name and its ok as the manifest
 // gives it.
-type OpDesc struct{ Name, Ok string }
+type OpDesc struct{ Name, OK string }
 
 // locker is one client's lock: attempts return a hold, or
 // locking.ErrNotAcquired.
@@ -256,10 +256,10 @@ type Held interface {
 
 // Keys of the generic workload, under the namespace.
 const (
-	lockName    = "lock:L"
-	CounterName = "counter"
-	XName       = "x"
-	YName       = "y"
+	lockName      = "lock:L"
+	CounterKey    = "counter"
+	ReadWriteKeyX = "x"
+	ReadWriteKeyY = "y"
 )
 
 func (t *Target) IsLock(key string) bool {
@@ -384,8 +384,8 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return nil
 			}
 			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Incr(ctx, t.KeyPrefix+XName)
-				p.Incr(ctx, t.KeyPrefix+YName)
+				p.Incr(ctx, t.KeyPrefix+ReadWriteKeyX)
+				p.Incr(ctx, t.KeyPrefix+ReadWriteKeyY)
 				return nil
 			})
 			if err == nil {
@@ -395,11 +395,11 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			}
 			return err
 		}
-		x, err := getInt(ctx, rdb, t.KeyPrefix+XName)
+		x, err := getInt(ctx, rdb, t.KeyPrefix+ReadWriteKeyX)
 		if err != nil {
 			return err
 		}
-		y, err := getInt(ctx, rdb, t.KeyPrefix+YName)
+		y, err := getInt(ctx, rdb, t.KeyPrefix+ReadWriteKeyY)
 		if err != nil {
 			return err
 		}
@@ -424,7 +424,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			var own, cur *redis.StringCmd
 			if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 				own = p.Get(ctx, l.Key())
-				cur = p.Get(ctx, t.KeyPrefix+CounterName)
+				cur = p.Get(ctx, t.KeyPrefix+CounterKey)
 				return nil
 			}); err != nil && !errors.Is(err, redis.Nil) {
 				return err
@@ -437,7 +437,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return err
 			}
 			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, t.KeyPrefix+CounterName, n+1, 0)
+				p.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0)
 				return nil
 			})
 			return err
@@ -454,7 +454,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}
 		return nil
 	}
-	n, err := getInt(ctx, rdb, t.KeyPrefix+CounterName)
+	n, err := getInt(ctx, rdb, t.KeyPrefix+CounterKey)
 	if err != nil {
 		return err
 	}
@@ -467,7 +467,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if ctx.Err() != nil {
 		return nil // the watchdog found the lock lost
 	}
-	if err := rdb.Set(ctx, t.KeyPrefix+CounterName, n+1, 0).Err(); err != nil {
+	if err := rdb.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0).Err(); err != nil {
 		return err
 	}
 	c.World.Mu.Lock()
@@ -513,7 +513,7 @@ func (t *Target) checkEnd(
 			out = append(out, Violation{Property: Resource, Message: torn[0]})
 		}
 	} else {
-		n, err := getInt(ctx, e.Redis, t.KeyPrefix+CounterName)
+		n, err := getInt(ctx, e.Redis, t.KeyPrefix+CounterKey)
 		if err != nil {
 			return nil, err
 		}
@@ -587,9 +587,9 @@ func LockKey(ns string) string { return ns + lockName }
 // and those that name one of its keys inside a longer string (a recipe's
 // "lock-signal:${lock}" or "{${lock}}:rwlock_timeout"). Its leases follow
 // the virtual clock, and each schedule starts without them.
-func NsPattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
+func NamespacePattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
 
-func OneLockKey(ns string) []string { return []string{LockKey(ns)} }
+func SingleLockKey(ns string) []string { return []string{LockKey(ns)} }
 
 // Nodes is the number of independent servers the target's lock runs on;
 // 0 for the one server.

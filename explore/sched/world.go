@@ -160,19 +160,19 @@ type World struct {
 	// stuckAfter is how long await waits with no client moving.
 	stuckAfter time.Duration
 
-	Mu       sync.Mutex
-	Now      time.Duration
-	running  int // goroutines neither parked nor sleeping
-	live     int // goroutines not finished
-	Clients  []*ClientState
-	parked   []*parked
-	sleepers []*sleeper
-	seq      int
-	stopping bool
-	lastRun  *parked
-	CmdLog   []CmdRecord
-	torn     []string // what readers saw of a write in progress
-	StepNo   int      // index of the step being taken
+	Mu        sync.Mutex
+	Now       time.Duration
+	running   int // goroutines neither parked nor sleeping
+	live      int // goroutines not finished
+	Clients   []*ClientState
+	parked    []*parked
+	sleepers  []*sleeper
+	seq       int
+	stopping  bool
+	lastRun   *parked
+	CmdLog    []CmdRecord
+	torn      []string // what readers saw of a write in progress
+	StepIndex int      // index of the step being taken
 
 	// owned is the ownership violations the clients' replies showed
 	// (recipeHeld.owned).
@@ -323,7 +323,7 @@ func (w *World) NewID(c *ClientState, kind string) string {
 	n := w.ids[k]
 	w.ids[k] = n + 1
 	tag := 0
-	if kind == IdCall {
+	if kind == IDCall {
 		tag = 1
 	}
 	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Index+1, tag, n+1)
@@ -331,8 +331,8 @@ func (w *World) NewID(c *ClientState, kind string) string {
 
 // The kinds of value the explorer makes (world.newID).
 const (
-	IdToken = "token"
-	IdCall  = "call"
+	IDToken = "token"
+	IDCall  = "call"
 )
 
 // poke tells the scheduler that something changed.
@@ -526,7 +526,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	rec := CmdRecord{Step: w.StepNo, at: w.Now}
+	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
 	if p != nil {
 		rec.Client = p.c.Name
 		if w.Target.Client != nil && p.c.endHold {

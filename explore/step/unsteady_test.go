@@ -48,7 +48,7 @@ func TestStallChangesNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
-			target := &sched.Target{Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+			target := &sched.Target{Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
 				Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
 					if c.Index > 0 {
 						return nil
@@ -115,14 +115,14 @@ func TestStallChangesNothing(t *testing.T) {
 func TestPipelineWithUnwatchWaits(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	target := &sched.Target{Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+	target := &sched.Target{Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
 			if c.Index > 0 {
 				return nil
 			}
 			_, err := c.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.Do(ctx, "unwatch")
-				p.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterName)
+				p.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterKey)
 				return nil
 			})
 			return err
@@ -139,7 +139,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := e.Redis.Get(ctx, e.Prefix()+sched.CounterName).Int()
+	n, err := e.Redis.Get(ctx, e.Prefix()+sched.CounterKey).Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
-		target := &sched.Target{Name: "pings", Checks: sched.Properties(), LockKeys: sched.OneLockKey,
+		target := &sched.Target{Name: "pings", Checks: sched.Properties(), LockKeys: sched.SingleLockKey,
 			NewLock: func(rdb redis.UniversalClient, c *sched.ClientState, _ sched.Model, _ string) sched.Locker {
 				return pingLock{rdb: rdb, pings: pings[c.Index]}
 			}}

@@ -87,7 +87,7 @@ func okText(o *op) string {
 func (r *recipe) opDescs() []sched.OpDesc {
 	ds := []sched.OpDesc{}
 	for _, o := range r.sortedOps() {
-		ds = append(ds, sched.OpDesc{Name: o.name, Ok: okText(o)})
+		ds = append(ds, sched.OpDesc{Name: o.name, OK: okText(o)})
 	}
 	return ds
 }
@@ -113,7 +113,7 @@ func (r *recipe) target() *sched.Target {
 		ReadWrite: r.rw,
 		Extend:    r.ops["extend"] != nil,
 		Reentrant: r.reentrant,
-		LockKeys:  sched.OneLockKey,
+		LockKeys:  sched.SingleLockKey,
 		Checks:    r.checks,
 		RecipeOps: r.opDescs(),
 		Alike:     !r.rw,
@@ -277,7 +277,7 @@ func (l *recipeLocker) vars(w *sched.World, token string, now time.Duration) (ma
 		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
 	}
 	w.Mu.Lock()
-	call := w.NewID(l.c, sched.IdCall)
+	call := w.NewID(l.c, sched.IDCall)
 	w.Mu.Unlock()
 	return map[string]value{
 		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
@@ -543,7 +543,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 		token = l.outer.token
 	} else {
 		l.c.World.Mu.Lock()
-		token = l.c.World.NewID(l.c, sched.IdToken)
+		token = l.c.World.NewID(l.c, sched.IDToken)
 		l.c.World.Mu.Unlock()
 	}
 	sent := l.Now()
@@ -703,9 +703,9 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	if why == "" {
 		return
 	}
-	w.Owned = append(w.Owned, sched.Violation{Property: sched.Ownership, Step: w.StepNo, Message: fmt.Sprintf(
+	w.Owned = append(w.Owned, sched.Violation{Property: sched.Ownership, Step: w.StepIndex, Message: fmt.Sprintf(
 		"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
-		sched.FmtMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why)})
+		sched.FormatMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why)})
 }
 
 func replyText(v any) string {
@@ -727,7 +727,7 @@ func replyText(v any) string {
 // restoreKeys puts the namespace's keys and those of touched back as they
 // were when kept dumped them (all without expiry).
 func restoreKeys(ctx context.Context, e *sched.Explorer, touched []string, kept map[string]string) error {
-	now, err := e.Redis.Keys(ctx, sched.NsPattern(e.KeyPrefix)).Result()
+	now, err := e.Redis.Keys(ctx, sched.NamespacePattern(e.KeyPrefix)).Result()
 	if err != nil {
 		return err
 	}
@@ -749,7 +749,7 @@ func restoreKeys(ctx context.Context, e *sched.Explorer, touched []string, kept 
 
 // workloadKeys are the generic workload's own keys, which no recipe
 // writes.
-var workloadKeys = []string{sched.CounterName, sched.XName, sched.YName}
+var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWriteKeyY}
 
 // liveness finds a client that waits forever: a live client gave up on
 // the lock, no live client holds it, some key the recipe wrote has no
@@ -784,7 +784,7 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 		return nil, nil
 	}
 	// Every key in the namespace, and every key the recipe named outside it.
-	all, err := e.Redis.Keys(ctx, sched.NsPattern(e.KeyPrefix)).Result()
+	all, err := e.Redis.Keys(ctx, sched.NamespacePattern(e.KeyPrefix)).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -849,7 +849,7 @@ func (r *recipe) liveness(ctx context.Context, e *sched.Explorer, w *sched.World
 		}
 		o = r.acquireOp(write)
 		w.Mu.Lock()
-		token := w.NewID(c, sched.IdToken)
+		token := w.NewID(c, sched.IDToken)
 		w.Mu.Unlock()
 		v, named, err := l.runKeys(
 			ctx, e.Redis, w, o, token, func() time.Duration { return now }, nil,

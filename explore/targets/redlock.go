@@ -55,7 +55,7 @@ func Redlock(nodes int) (*sched.Target, error) {
 				ttl: ttl,
 			}
 		},
-		LockKeys: sched.OneLockKey}, nil
+		LockKeys: sched.SingleLockKey}, nil
 }
 
 // redlockLocker adapts locking.RedlockMutex; ttl is dilated.

@@ -196,7 +196,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 					clk: sched.Clock{Client: c},
 				}
 			},
-			LockKeys: sched.OneLockKey,
+			LockKeys: sched.SingleLockKey,
 		}
 	}
 	switch n {
@@ -264,7 +264,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 						KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: clk.Now},
 				}
 			},
-			LockKeys: sched.OneLockKey,
+			LockKeys: sched.SingleLockKey,
 		}, nil
 	case "11":
 		t := flawedTarget("Redis in Action's lock with timeout (flawed.BookTimeout)", sched.Resource,
@@ -345,7 +345,7 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 			ttl := c.World.Dilate(m.TTL)
 			return &mutexLocker{m: locking.NewMutex(rdb, sched.LockKey(ns), ttl), clk: sched.Clock{Client: c}, ttl: ttl}
 		},
-		LockKeys: sched.OneLockKey,
+		LockKeys: sched.SingleLockKey,
 	}
 }
 

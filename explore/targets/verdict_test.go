@@ -95,9 +95,9 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	var checks atomic.Int64
-	target := &sched.Target{Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+	target := &sched.Target{Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			return c.Redis.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterName).Err()
+			return c.Redis.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterKey).Err()
 		},
 		End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
 			if checks.Add(1) == 1 {
