@@ -61,7 +61,7 @@ func (t *opTally) note(reply string, n int) {
 	t.replies[reply] += n
 }
 
-// countOp records a call of the op named op whose reply, as text, was
+// CountOp records a call of the op named op whose reply, as text, was
 // reply, a success or not. w.mu is held.
 func (w *World) CountOp(op, reply string, ok bool) {
 	if w.ops == nil {
@@ -187,7 +187,7 @@ func (r *Result) Vacuous() error {
 	return nil
 }
 
-// activityText says what happened in the search: how many schedules had
+// ActivityText says what happened in the search: how many schedules had
 // a holder, and how often each op of a recipe succeeded.
 func (r *Result) ActivityText() string {
 	s := fmt.Sprintf("activity: a client held the lock in %d of %d schedules", r.Held, r.Schedules)

@@ -42,14 +42,14 @@ type Explorer struct {
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
-	// factor is the dilation of time: Dilation (tests of the reruns set
+	// Factor is the dilation of time: Dilation (tests of the reruns set
 	// 1, where a stall of the machine runs a lease down as much).
 	Factor int64
 	Reruns atomic.Int64
-	// symmetric is set, for a search, when the state cache takes the
+	// Symmetric is set, for a search, when the state cache takes the
 	// target's clients as alike but for their names (symmetry.go).
 	Symmetric bool
-	// stall, when set (by tests), is called after each advance of the
+	// Stall, when set (by tests), is called after each advance of the
 	// clock with the shortest lease left on the virtual clock (0 for
 	// none), before any client goes on: it may stall, as a busy machine
 	// does.
@@ -512,7 +512,7 @@ func found(f search.Found[Action]) Counterexample {
 	}
 }
 
-// searchErr is an error of the search as the explorer says it.
+// SearchErr is an error of the search as the explorer says it.
 func SearchErr(err error) error {
 	if errors.Is(err, search.ErrRetries) {
 		return ErrUnsteady
@@ -526,10 +526,12 @@ func SearchErr(err error) error {
 // the exhaustive search's).
 const probeSchedules = 300
 
-// system is an explorer as the search sees it: a schedule is a run of the
+// System is an explorer as the search sees it: a schedule is a run of the
 // target's clients, a choice an enabled action, its identity the action.
 type System struct{ Explorer *Explorer }
 
+// Run runs one schedule, its choices made by choose, and tallies it if
+// it completed.
 func (s System) Run(ctx context.Context, choose search.Chooser[Choice]) (search.Outcome, error) {
 	sc, err := s.Explorer.runOnce(ctx, choose)
 	if sc == nil {
@@ -545,12 +547,16 @@ func (s System) Run(ctx context.Context, choose search.Chooser[Choice]) (search.
 	return search.Outcome{Complete: sc.Complete, Violations: sc.Violations, Data: sc}, err
 }
 
+// Key is a choice's identity: its action.
 func (System) Key(c Choice) Action { return c.Action }
 
+// Independent reports whether two choices commute (for the sleep sets).
 func (System) Independent(a, b Choice) bool { return independent(a, b) }
 
+// Fault reports whether a choice strikes a fault (Model.Faults bounds them).
 func (System) Fault(c Choice) bool { return c.fault() }
 
+// Owner is the thread a choice moves, for pct.
 func (System) Owner(c Choice) string { return c.owner() }
 
 // owner is the thread an action moves, for pct: the clock for a tick,
@@ -565,7 +571,7 @@ func (a Action) owner() string {
 	return a.Client
 }
 
-// compareAction orders two actions, field by field.
+// CompareAction orders two actions, field by field.
 func CompareAction(a, b Action) int {
 	key := func(x Action) string {
 		return fmt.Sprintf(
@@ -576,7 +582,7 @@ func CompareAction(a, b Action) int {
 	return strings.Compare(key(a), key(b))
 }
 
-// compareActions orders two schedules of one length, action by action.
+// CompareActions orders two schedules of one length, action by action.
 func CompareActions(a, b []Action) int {
 	for i := range min(len(a), len(b)) {
 		if c := CompareAction(a[i], b[i]); c != 0 {

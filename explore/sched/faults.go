@@ -198,7 +198,7 @@ func (w *World) enabledFaults(m Model) []Choice {
 	return out
 }
 
-// pauseLength is how long a pause of that length lasts under m, -1 for
+// PauseLength is how long a pause of that length lasts under m, -1 for
 // good; ok is false for no pause of the table.
 func (m Model) PauseLength(length string) (d time.Duration, ok bool) {
 	for _, f := range faults {

@@ -43,7 +43,7 @@ const (
 // MaxNodes is the most nodes a target may have.
 const MaxNodes = 7
 
-// errNodes is returned for a model or target whose nodes do not fit.
+// ErrNodes is returned for a model or target whose nodes do not fit.
 var ErrNodes = errors.New("explore: nodes")
 
 // nodeSet is the go-redis clients of a target's nodes.

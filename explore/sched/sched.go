@@ -90,7 +90,7 @@ func (a Action) String() string {
 	return a.Kind
 }
 
-// choice is an enabled action with what it touches, for the reduction.
+// Choice is an enabled action with what it touches, for the reduction.
 type Choice struct {
 	Action
 	keys  []string
@@ -164,7 +164,7 @@ var properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
 // slice is the caller's.
 func Properties() []string { return slices.Clone(properties) }
 
-// schedule is one run of the target's clients under the scheduler.
+// Schedule is one run of the target's clients under the scheduler.
 type Schedule struct {
 	Steps      []Step
 	actions    []Action
@@ -177,7 +177,7 @@ type Schedule struct {
 	lost       map[int][]string // keys a node fault lost, by step
 	Clients    []string
 	End        time.Duration
-	// world is the schedule's world, kept to read where it stopped (Cut).
+	// World is the schedule's world, kept to read where it stopped (Cut).
 	World *World
 }
 
@@ -299,6 +299,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 // convention, say.
 var ErrTarget = errors.New("explore: the target failed")
 
+// ClientName is the name of the i-th client: "A", "B", "C"...
 func ClientName(i int) string { return string(rune('A' + i)) }
 
 // drive makes the schedule's choices until nothing is enabled.
@@ -777,7 +778,7 @@ func (w *World) checkHolders(s *Schedule) {
 	}
 }
 
-// holders is the clients that hold a lease not yet run out. w.mu is held.
+// Holders is the clients that hold a lease not yet run out. w.mu is held.
 func (w *World) Holders() []*ClientState {
 	var out []*ClientState
 	for _, c := range w.Clients {
@@ -840,6 +841,8 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	return nil
 }
 
+// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
+// "t=0.010s".
 func FormatMS(ms int64) string {
 	if ms%1000 == 0 {
 		return fmt.Sprintf("t=%ds", ms/1000)

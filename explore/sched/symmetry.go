@@ -71,7 +71,7 @@ func renamer(names map[string]string) *strings.Replacer {
 	return r
 }
 
-// canonical is the least fingerprint of the state over the renamings of
+// Canonical is the least fingerprint of the state over the renamings of
 // its clients, and that renaming. w.mu is held.
 func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
 	st, ok := w.state(depth, ticks, faults)

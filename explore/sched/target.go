@@ -154,7 +154,7 @@ func (m Model) Validate() error {
 	return nil
 }
 
-// leaseOf is client i's lease.
+// LeaseOf is client i's lease.
 func (m Model) LeaseOf(i int) time.Duration {
 	if len(m.TTLs) == 0 {
 		return m.TTL
@@ -196,19 +196,19 @@ type Target struct {
 	ReadWrite bool     // readers and a writer
 	Watchdog  bool
 	Fenced    bool // the critical section's write is fenced (Lock.Held)
-	Extend    bool // extend once in the critical section
+	Extend    bool // the critical section extends its hold once
 	NewLock   func(rdb redis.UniversalClient, c *ClientState, m Model, ns string) Locker
 	LockKeys  func(ns string) []string
 	// check runs the target's own sanity checks (Lua).
 	SelfCheck func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 
-	// recipeOps lists, for a recipe (a manifest or Lua scripts), its ops
+	// RecipeOps lists, for a recipe (a manifest or Lua scripts), its ops
 	// with their ok as the manifest gives it; nil for any other target.
 	RecipeOps []OpDesc
-	// reentrant: each critical section takes the lock twice, nested, and
+	// Reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	Reentrant bool
-	// liveness, when set, checks liveness at the end of a schedule
+	// Liveness, when set, checks liveness at the end of a schedule
 	// instead of checkEnd's look at the lock keys (a recipe's probe).
 	Liveness func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
 
@@ -218,38 +218,38 @@ type Target struct {
 	Prepare func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 	Run     func(ctx context.Context, c *ClientState, m Model) error
 	End     func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
-	// resource describes the protected resource as it stands, for a
+	// Resource describes the protected resource as it stands, for a
 	// workload of its own.
 	Resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
-	// steadySleeps makes every sleep of a client last Model.Retry (the
+	// SteadySleeps makes every sleep of a client last Model.Retry (the
 	// market's lock waits are jittered).
 	SteadySleeps bool
-	// inferHolds follows who holds the lock from the commands on lock
+	// InferHolds follows who holds the lock from the commands on lock
 	// keys and their replies (world.inferHold), for a workload whose lock
 	// is taken inside the code under test.
 	InferHolds bool
-	// alike declares the clients alike but for their names: they run
+	// Alike declares the clients alike but for their names: they run
 	// the same code, which reads no client's name or index but through
 	// its tokens and a recipe's ${client} (symmetry.go).
 	Alike bool
 }
 
-// opDesc is one op of a recipe: its name and its ok as the manifest
+// OpDesc is one op of a recipe: its name and its ok as the manifest
 // gives it.
 type OpDesc struct{ Name, OK string }
 
-// locker is one client's lock: attempts return a hold, or
+// Locker is one client's lock: attempts return a hold, or
 // locking.ErrNotAcquired.
 type Locker interface {
 	Acquire(ctx context.Context, write bool) (Held, error)
 }
 
-// held is a hold as the workload sees it.
+// Held is a hold as the workload sees it.
 type Held interface {
 	Release(ctx context.Context) error
-	// extend renews the lease; locking.ErrNotHeld when it is lost.
+	// Extend renews the lease; locking.ErrNotHeld when it is lost.
 	Extend(ctx context.Context) error
-	// end is when the lease ends, on the virtual clock since the epoch;
+	// End is when the lease ends, on the virtual clock since the epoch;
 	// -1 for never.
 	End() time.Duration
 }
@@ -262,11 +262,13 @@ const (
 	ReadWriteKeyY = "y"
 )
 
+// IsLock reports whether key is a lock key of the target's namespace
+// ("lock:...", braced or not).
 func (t *Target) IsLock(key string) bool {
 	return strings.HasPrefix(key, t.KeyPrefix+"lock:") || strings.HasPrefix(key, "{"+t.KeyPrefix+"lock:")
 }
 
-// short is text with the namespace left out.
+// Short is text with the namespace left out.
 func (t *Target) Short(s string) string {
 	s = strings.ReplaceAll(s, "{"+t.KeyPrefix, "{")
 	return strings.ReplaceAll(s, t.KeyPrefix, "")
@@ -282,7 +284,7 @@ func (t *Target) describe(cmds []redis.Cmder) string {
 	return strings.Join(parts, "; ")
 }
 
-// registerScript names a script of a target in the steps and timelines.
+// RegisterScript names a script of a target in the steps and timelines.
 func RegisterScript(name string, s *redis.Script) { rediscmd.Register(name, s.Hash()) }
 
 // work is what one client runs: Iterations times, take the lock
@@ -571,7 +573,7 @@ func (t *Target) checkEnd(
 	return out, nil
 }
 
-// now is the virtual time since the epoch.
+// Elapsed is the virtual time since the epoch.
 func (k Clock) Elapsed() time.Duration {
 	w := k.Client.World
 	id := goid()
@@ -581,14 +583,17 @@ func (k Clock) Elapsed() time.Duration {
 	return w.Now
 }
 
+// LockKey is the key of the generic workload's lock in namespace ns.
 func LockKey(ns string) string { return ns + lockName }
 
-// nsPattern matches every key of namespace ns: those that begin with it,
+// NamespacePattern matches every key of namespace ns: those that begin with it,
 // and those that name one of its keys inside a longer string (a recipe's
 // "lock-signal:${lock}" or "{${lock}}:rwlock_timeout"). Its leases follow
 // the virtual clock, and each schedule starts without them.
 func NamespacePattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
 
+// SingleLockKey is a Target.LockKeys for a lock whose one key is
+// LockKey(ns).
 func SingleLockKey(ns string) []string { return []string{LockKey(ns)} }
 
 // Nodes is the number of independent servers the target's lock runs on;

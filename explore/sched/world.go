@@ -48,7 +48,8 @@ var ErrStuck = errors.New("explore: a client blocked outside the scheduler's vie
 // defaultStuckAfter is Options.StuckAfter's default.
 const defaultStuckAfter = 10 * time.Second
 
-// client is one client of one schedule.
+// ClientState is one client of one schedule: its go-redis client and
+// where it stands.
 type ClientState struct {
 	World *World
 	Name  string
@@ -110,7 +111,7 @@ type gref struct {
 type hold struct {
 	Write bool
 	Key   string // the lock key, when a target tells; empty: its first lock key
-	// end is when the lease ends on the virtual clock, -1 for never.
+	// End is when the lease ends on the virtual clock, -1 for never.
 	End func() time.Duration
 }
 
@@ -144,7 +145,7 @@ type sleeper struct {
 	stop     func() bool
 }
 
-// world is one schedule's run: the clients, what each is waiting for, and
+// World is one schedule's run: the clients, what each is waiting for, and
 // the virtual clock.
 type World struct {
 	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
@@ -154,7 +155,7 @@ type World struct {
 	Target       *Target
 	Epoch        time.Time
 	signal       chan struct{}
-	// factor is the dilation of time (Dilation; tests of the reruns
+	// Factor is the dilation of time (Dilation; tests of the reruns
 	// set 1).
 	Factor int64
 	// stuckAfter is how long await waits with no client moving.
@@ -174,7 +175,7 @@ type World struct {
 	torn      []string // what readers saw of a write in progress
 	StepIndex int      // index of the step being taken
 
-	// owned is the ownership violations the clients' replies showed
+	// Owned is the ownership violations the clients' replies showed
 	// (recipeHeld.owned).
 	Owned []Violation
 	// ops is, for a recipe, each op's calls and replies (countOp).
@@ -232,7 +233,7 @@ type World struct {
 // it was sent, before its reply came back.
 type window struct{ sent, replied time.Time }
 
-// cmdRecord is one command as executed, for the timeline.
+// CmdRecord is one command as executed, for the timeline.
 type CmdRecord struct {
 	Step   int // index of the schedule's step that released it
 	Client string
@@ -314,7 +315,7 @@ func (w *World) fatalErr() error {
 	return w.fatal
 }
 
-// newID is the n-th value of kind the explorer makes for client c in
+// NewID is the n-th value of kind the explorer makes for client c in
 // this schedule, shaped as a UUID (as the tokens of most locks are): the
 // same in every run of the schedule, and unlike any other client's or
 // kind's. w.mu is held.
@@ -343,9 +344,11 @@ func (w *World) poke() {
 	}
 }
 
-// clock is a client's view of the virtual clock (locking.Clock).
+// Clock is a client's view of the virtual clock (locking.Clock).
 type Clock struct{ Client *ClientState }
 
+// Now is the time on the clients' clock: the virtual time, dilated
+// (World.At).
 func (k Clock) Now() time.Time {
 	w := k.Client.World
 	id := goid()
@@ -355,6 +358,8 @@ func (k Clock) Now() time.Time {
 	return w.At(w.Now)
 }
 
+// Sleep waits for d on the clients' clock (d/Dilation of virtual time),
+// or until ctx ends: the scheduler decides when the clock gets there.
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	w := k.Client.World
 	id := goid()
@@ -399,7 +404,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	return err
 }
 
-// awaitStart waits until the scheduler lets the client begin its next
+// AwaitStart waits until the scheduler lets the client begin its next
 // critical section (a Start action): a client may begin at any moment of
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
@@ -426,6 +431,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 	return <-s.ch
 }
 
+// Go runs f in a goroutine of the client that the scheduler waits for.
 func (k Clock) Go(f func()) {
 	w := k.Client.World
 	id := goid()
