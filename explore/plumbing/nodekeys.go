@@ -25,7 +25,7 @@ func OnNode(node string, keys []string) []string {
 	return out
 }
 
-// SplitNode splits a key qualified by onNode into the key and its node
+// SplitNode splits a key qualified by OnNode into the key and its node
 // ("" for a key of the one server).
 func SplitNode(k string) (key, node string) {
 	i := strings.LastIndex(k, "@n")

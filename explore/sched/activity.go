@@ -62,7 +62,7 @@ func (t *opTally) note(reply string, n int) {
 }
 
 // CountOp records a call of the op named op whose reply, as text, was
-// reply, a success or not. w.mu is held.
+// reply, a success or not. w.Mu is held.
 func (w *World) CountOp(op, reply string, ok bool) {
 	if w.ops == nil {
 		w.ops = map[string]*opTally{}

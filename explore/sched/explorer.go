@@ -109,8 +109,15 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	if err := tc.bindCode(); err != nil {
 		return nil, err
 	}
-	e := &Explorer{target: &tc, model: m, KeyPrefix: tc.KeyPrefix, base: base, orig: t, Factor: plumbing.Dilation,
-		stuckAfter: defaultStuckAfter}
+	e := &Explorer{
+		target:     &tc,
+		model:      m,
+		KeyPrefix:  tc.KeyPrefix,
+		base:       base,
+		orig:       t,
+		Factor:     plumbing.Dilation,
+		stuckAfter: defaultStuckAfter,
+	}
 	opts := *base.Options()
 	opts.Protocol = 2
 	opts.DisableIdentity = true
@@ -152,7 +159,8 @@ func (e *Explorer) Close() error {
 		l.Close()
 	}
 	e.lanes = nil
-	err := plumbing.ResetScript.Run(context.Background(), e.Redis, nil, NamespacePattern(e.KeyPrefix)).Err()
+	pattern := NamespacePattern(e.KeyPrefix)
+	err := plumbing.ResetScript.Run(context.Background(), e.Redis, nil, pattern).Err()
 	if nerr := e.closeNodes(); err == nil {
 		err = nerr
 	}

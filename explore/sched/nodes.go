@@ -100,7 +100,8 @@ func (e *Explorer) resetNodes(ctx context.Context) error {
 	for i, c := range e.target.NodeSet.ctl {
 		at, err := plumbing.ResetScript.Run(ctx, c, nil, NamespacePattern(e.KeyPrefix)).Int64()
 		if err != nil {
-			return fmt.Errorf("node %s (database %d): %w", plumbing.NodeName(i), c.Options().DB, err)
+			return fmt.Errorf("node %s (database %d): %w",
+				plumbing.NodeName(i), c.Options().DB, err)
 		}
 		e.nodeResetAt = append(e.nodeResetAt, at)
 	}
@@ -136,7 +137,7 @@ func onOtherNodes(a, b Choice) bool {
 }
 
 // touch marks the node a released command goes to as possibly holding
-// keys, when the command may write. w.mu is held.
+// keys, when the command may write. w.Mu is held.
 func (w *World) touch(p *parked) {
 	if p.node == "" || !p.write {
 		return

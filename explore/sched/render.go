@@ -288,7 +288,8 @@ func (b *timelineBuilder) nodeFault(i int, st Step, at time.Duration) {
 				k,
 			)
 		}
-		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.KeyPrefix + k, Detail: how})
+		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.KeyPrefix + k,
+			Detail: how})
 	}
 }
 

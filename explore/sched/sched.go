@@ -457,7 +457,7 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 // under m.MaxDelay, and false when nothing bounds the clock: delays are
 // unbounded, or no command is in flight. A command is in flight when
 // its client may send it now (neither paused, crashed nor past its
-// steps); a paused client has not sent its command yet. w.mu is held.
+// steps); a paused client has not sent its command yet. w.Mu is held.
 func (w *World) deliverBy(m Model) (time.Duration, bool) {
 	if m.MaxDelay <= 0 {
 		return 0, false
@@ -475,7 +475,7 @@ func (w *World) deliverBy(m Model) (time.Duration, bool) {
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
-// w.mu is held.
+// w.Mu is held.
 func (w *World) hasWork(c *ClientState) bool {
 	for _, p := range w.parked {
 		if p.c == c {
@@ -649,7 +649,7 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 // ticked takes in what an advance did on the one server (node "") or a
 // node: the shortest lease left, and the keys whose lease ran out, which
 // it returns qualified by node; errUnsteady when the advance could not
-// tell. w.mu is held.
+// tell. w.Mu is held.
 func (w *World) ticked(r tickResult, node string) ([]string, error) {
 	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
 		w.shortest = r.shortest
@@ -668,7 +668,7 @@ func (w *World) ticked(r tickResult, node string) ([]string, error) {
 	return gone, nil
 }
 
-// tickResult is what tickScript answered.
+// tickResult is what plumbing.TickScript answered.
 type tickResult struct {
 	at       int64         // the server's time, µs
 	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
@@ -676,7 +676,7 @@ type tickResult struct {
 	gone     []string // the keys whose lease ran out
 }
 
-// runTick runs tickScript on rdb over the namespace ns: leases shorten by
+// runTick runs plumbing.TickScript on rdb over the namespace ns: leases shorten by
 // d (dilated: the server's time), less the real time since last (the server's time of the last
 // advance, µs; -1 for none to give back) or, for the keys written since
 // (those of node, "" for the one server), since their write.
@@ -778,7 +778,7 @@ func (w *World) checkHolders(s *Schedule) {
 	}
 }
 
-// Holders is the clients that hold a lease not yet run out. w.mu is held.
+// Holders is the clients that hold a lease not yet run out. w.Mu is held.
 func (w *World) Holders() []*ClientState {
 	var out []*ClientState
 	for _, c := range w.Clients {

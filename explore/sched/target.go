@@ -265,7 +265,8 @@ const (
 // IsLock reports whether key is a lock key of the target's namespace
 // ("lock:...", braced or not).
 func (t *Target) IsLock(key string) bool {
-	return strings.HasPrefix(key, t.KeyPrefix+"lock:") || strings.HasPrefix(key, "{"+t.KeyPrefix+"lock:")
+	return strings.HasPrefix(key, t.KeyPrefix+"lock:") ||
+		strings.HasPrefix(key, "{"+t.KeyPrefix+"lock:")
 }
 
 // Short is text with the namespace left out.

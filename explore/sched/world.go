@@ -58,12 +58,12 @@ type ClientState struct {
 
 	// wall is what the client waited on the wall clock in the search
 	// (world.look): the explorer's, for its client of that name. Guarded
-	// by w.mu.
+	// by w.Mu.
 	wall *wallWait
 	// last is its last command released and its reply, for messages.
 	last string
 
-	// Guarded by w.mu.
+	// Guarded by w.Mu.
 	Paused      bool
 	PausedUntil time.Duration // -1: for good (an unbounded pause)
 	Crashed     bool
@@ -178,7 +178,7 @@ type World struct {
 	// Owned is the ownership violations the clients' replies showed
 	// (recipeHeld.owned).
 	Owned []Violation
-	// ops is, for a recipe, each op's calls and replies (countOp).
+	// ops is, for a recipe, each op's calls and replies (World.CountOp).
 	ops map[string]*opTally
 	// leaseLeft is what the lock's key had left to live (ms on the
 	// server, 0 for gone or no expiry) when checkLease last read it, at
@@ -275,7 +275,7 @@ func (w *World) track(c *ClientState, n int) {
 }
 
 // gnum is the number among its client's goroutines of the goroutine id,
-// -1 for one the explorer does not know. w.mu is held.
+// -1 for one the explorer does not know. w.Mu is held.
 func (w *World) gnum(id uint64) int {
 	if g, ok := w.goroutines[id]; ok {
 		return g.n
@@ -283,7 +283,7 @@ func (w *World) gnum(id uint64) int {
 	return -1
 }
 
-// note adds an entry about goroutine g to c's log. w.mu is held.
+// note adds an entry about goroutine g to c's log. w.Mu is held.
 func (w *World) note(c *ClientState, g int, s string) {
 	c.log = append(c.log, logEntry{g: g, s: s})
 }
@@ -300,7 +300,7 @@ func goid() uint64 {
 	return n
 }
 
-// fail ends the schedule with err (the first one given wins). w.mu is
+// fail ends the schedule with err (the first one given wins). w.Mu is
 // held.
 func (w *World) fail(err error) {
 	if w.fatal == nil {
@@ -318,7 +318,7 @@ func (w *World) fatalErr() error {
 // NewID is the n-th value of kind the explorer makes for client c in
 // this schedule, shaped as a UUID (as the tokens of most locks are): the
 // same in every run of the schedule, and unlike any other client's or
-// kind's. w.mu is held.
+// kind's. w.Mu is held.
 func (w *World) NewID(c *ClientState, kind string) string {
 	k := c.Name + " " + kind
 	n := w.ids[k]
@@ -330,7 +330,7 @@ func (w *World) NewID(c *ClientState, kind string) string {
 	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Index+1, tag, n+1)
 }
 
-// The kinds of value the explorer makes (world.newID).
+// The kinds of value the explorer makes (World.NewID).
 const (
 	IDToken = "token"
 	IDCall  = "call"
@@ -449,7 +449,7 @@ func (k Clock) Go(f func()) {
 	}()
 }
 
-// wake ends s's sleep with err (nil: its time came). w.mu is held.
+// wake ends s's sleep with err (nil: its time came). w.Mu is held.
 func (w *World) wake(s *sleeper, err error) {
 	if s.woken {
 		return
@@ -610,7 +610,7 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 // taken inside code the explorer runs unchanged (the market), from one
 // command on a lock key and its reply: a SET NX with a lease that
 // succeeded holds the key until the lease ends on the virtual clock; the
-// client's next script on that key, its release, ends the hold. w.mu is
+// client's next script on that key, its release, ends the hold. w.Mu is
 // held.
 func (w *World) inferHold(c *ClientState, args []string, value, errText string) {
 	l, ok := rediscmd.ReadLock(args, value, errText, w.Target.IsLock)
@@ -636,7 +636,7 @@ var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 // replaceTokens returns text with each token replaced by a name that is the
 // same in every run of a schedule: the client that first sent it and a
 // number. A token first seen in a reply (sent false) keeps its text.
-// w.mu is held.
+// w.Mu is held.
 func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
 	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
@@ -683,7 +683,7 @@ func (w *World) coarse(text string) string {
 
 // logCommand adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
-// virtual time (a lease's end depends on it). w.mu is held.
+// virtual time (a lease's end depends on it). w.Mu is held.
 func (w *World) logCommand(p *parked, rec CmdRecord) {
 	c := p.c
 	var parts []string
@@ -727,7 +727,7 @@ func (w *World) logCommand(p *parked, rec CmdRecord) {
 // the server holds the same data with the same leases. Reads are not in
 // the keys' logs: what a read saw is in its client's log. The namespace
 // is left out (every worker has its own). ok is false when a command
-// touched keys it does not name. w.mu is held.
+// touched keys it does not name. w.Mu is held.
 func (w *World) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
@@ -747,7 +747,7 @@ type stateText struct {
 
 type clientText struct{ name, text string }
 
-// state is the text of the state fingerprint names. w.mu is held.
+// state is the text of the state fingerprint names. w.Mu is held.
 func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	if w.opaque {
 		return st, false
