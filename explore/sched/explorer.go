@@ -36,7 +36,7 @@ type Explorer struct {
 	wall      []*wallWait
 	target    *Target
 	model     Model
-	KeyPrefix string
+	KeyPrefix string // the namespace of the target's keys (Prefix)
 	epoch     time.Time
 	resetAt   int64 // the server's time of the last reset, µs
 	// nodeResetAt is, for a target of several nodes, each node's server

@@ -190,7 +190,7 @@ type Target struct {
 	Client func(ctx context.Context, c *Client) error
 	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
 
-	KeyPrefix string
+	KeyPrefix string   // the namespace: the prefix of every key of the target
 	NodeCount int      // independent servers (Redlock); 0: the one server
 	NodeSet   *nodeSet // their clients, once an explorer has opened them
 	ReadWrite bool     // readers and a writer
@@ -254,7 +254,9 @@ type Held interface {
 	End() time.Duration
 }
 
-// Keys of the generic workload, under the namespace.
+// Keys of the generic workload, under the namespace: the counter a lock's
+// critical section increments, and the pair x and y a read-write lock's
+// writer increments together and its readers find equal.
 const (
 	lockName      = "lock:L"
 	CounterKey    = "counter"

@@ -330,7 +330,8 @@ func (w *World) NewID(c *ClientState, kind string) string {
 	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Index+1, tag, n+1)
 }
 
-// The kinds of value the explorer makes (World.NewID).
+// The kinds of value the explorer makes (World.NewID): a lock's token and
+// a call's ID.
 const (
 	IDToken = "token"
 	IDCall  = "call"
