@@ -417,7 +417,7 @@ func (c Counterexample) String() string {
 		if st.Violation != "" {
 			mark = "  <- " + string(st.Violation)
 		}
-		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, sched.FmtMS(st.ClockMS), who, st.Text, mark)
+		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, sched.FormatMS(st.ClockMS), who, st.Text, mark)
 	}
 	if c.Timeline != "" {
 		b.WriteString("\n" + c.Timeline)

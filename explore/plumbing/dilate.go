@@ -30,6 +30,8 @@ import (
 // time).
 const Dilation = 1_000_000
 
+// DilateBy is the virtual duration v dilated by f (Dilation, or 1 in
+// tests), saturating at the largest durations.
 func DilateBy(f int64, v time.Duration) time.Duration {
 	switch {
 	case v > math.MaxInt64/time.Duration(f):
@@ -40,6 +42,8 @@ func DilateBy(f int64, v time.Duration) time.Duration {
 	return v * time.Duration(f)
 }
 
+// UndilateBy is the virtual duration of d, dilated by f, rounded up to a
+// whole nanosecond.
 func UndilateBy(f int64, d time.Duration) time.Duration {
 	v := d / time.Duration(f)
 	if d%time.Duration(f) > 0 {
@@ -48,7 +52,7 @@ func UndilateBy(f int64, d time.Duration) time.Duration {
 	return v
 }
 
-// virtualArgs is a command's arguments as a timeline shows and reads
+// VirtualArgs is a command's arguments as a timeline shows and reads
 // them: the leases it sets (SET's PX and EX, PSETEX, SETEX, PEXPIRE,
 // EXPIRE, and the TTL of package locking's acquiring and extending
 // scripts) in virtual time, when they are a whole number of their unit

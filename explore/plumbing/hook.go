@@ -13,12 +13,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// hook is the go-redis hook of every client of an explorer: it parks each
+// Hook is the go-redis hook of every client of an explorer: it parks each
 // command and pipeline the go-redis client sends, whatever its context,
 // for the client of the current schedule its slot names, until the
 // scheduler releases it. A parked command has been
 // sent, as far as its client knows: it is on the wire, and the end of its
-// context no longer recalls it. node names the node the go-redis client
+// context no longer recalls it. Node names the node the go-redis client
 // talks to, for a target of several nodes ("" for the one server).
 type Hook struct {
 	Node string
@@ -30,8 +30,10 @@ type gate interface {
 	Hold(node string, cmds []redis.Cmder) (done func(err error, sent time.Time), err error)
 }
 
+// DialHook dials as go-redis does: connections are not held.
 func (Hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// ProcessHook holds each command until the gate lets it go.
 func (h Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		return process(
@@ -41,6 +43,8 @@ func (h Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// ProcessPipelineHook holds each pipeline, as one, until the gate lets it
+// go.
 func (h Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		return process(
@@ -93,7 +97,7 @@ func housekeeping(name string) bool {
 	return false
 }
 
-// footprint is the keys a command or pipeline touches and whether it may
+// Footprint is the keys a command or pipeline touches and whether it may
 // write; rediscmd.Unknown ("*") stands for keys it does not name.
 func Footprint(cmds []redis.Cmder) ([]string, bool) {
 	var keys []string
@@ -105,6 +109,7 @@ func Footprint(cmds []redis.Cmder) ([]string, bool) {
 	return keys, write
 }
 
+// ArgStrings is a command's arguments as text.
 func ArgStrings(c redis.Cmder) []string {
 	args := c.Args()
 	out := make([]string, len(args))
@@ -114,7 +119,7 @@ func ArgStrings(c redis.Cmder) []string {
 	return out
 }
 
-// replyOf is a command's reply as text, or its error.
+// ReplyOf is a command's reply as text, or its error.
 func ReplyOf(c redis.Cmder, err error) (value, errText string) {
 	e := c.Err()
 	if e == nil {

@@ -8,9 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// NodeName is the name of the i-th node of a target: "n1", "n2"...
 func NodeName(i int) string { return "n" + strconv.Itoa(i+1) }
 
-// onNode qualifies keys with the node they are on; "*" (keys unknown)
+// OnNode qualifies keys with the node they are on; "*" (keys unknown)
 // stays as it is.
 func OnNode(node string, keys []string) []string {
 	out := make([]string, len(keys))
@@ -24,7 +25,7 @@ func OnNode(node string, keys []string) []string {
 	return out
 }
 
-// splitNode splits a key qualified by onNode into the key and its node
+// SplitNode splits a key qualified by OnNode into the key and its node
 // ("" for a key of the one server).
 func SplitNode(k string) (key, node string) {
 	i := strings.LastIndex(k, "@n")
@@ -37,7 +38,7 @@ func SplitNode(k string) (key, node string) {
 	return k[:i], k[i+1:]
 }
 
-// commandNode is the node a command described by gate goes to ("n2 SET
+// CommandNode is the node a command described by gate goes to ("n2 SET
 // NX PX lock:L"), or "".
 func CommandNode(desc string) string {
 	node, _, _ := strings.Cut(desc, " ")
@@ -47,7 +48,7 @@ func CommandNode(desc string) string {
 	return node
 }
 
-// nodeArgs is a command's arguments with each key of the namespace ns
+// NodeArgs is a command's arguments with each key of the namespace ns
 // qualified with node, so that a timeline tells the nodes' locks apart.
 func NodeArgs(ns, node string, args []string) []string {
 	out := slices.Clone(args)
@@ -59,7 +60,7 @@ func NodeArgs(ns, node string, args []string) []string {
 	return out
 }
 
-// dropScript deletes every key matching ARGV[1], and returns them.
+// DropScript deletes every key matching ARGV[1], and returns them.
 var DropScript = redis.NewScript(`
 local gone = redis.call('KEYS', ARGV[1])
 for _, k in ipairs(gone) do redis.call('DEL', k) end

@@ -4,7 +4,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// tickScript shortens the lease of every volatile key matching ARGV[1] by
+// TickScript shortens the lease of every volatile key matching ARGV[1] by
 // ARGV[2] µs (of the server's time: virtual time dilated), less the real time
 // that already ran it down: since ARGV[3] (the server's time of the last
 // advance, µs; -1 for none to give back), or for the keys named in the triples
@@ -49,7 +49,7 @@ local out = {t[1], t[2], tostring(shortest), unsteady}
 for _, k in ipairs(gone) do out[#out + 1] = k end
 return out`)
 
-// resetScript deletes every key matching ARGV[1], and returns the
+// ResetScript deletes every key matching ARGV[1], and returns the
 // server's time (µs).
 var ResetScript = redis.NewScript(`
 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end

@@ -61,8 +61,8 @@ func (t *opTally) note(reply string, n int) {
 	t.replies[reply] += n
 }
 
-// countOp records a call of the op named op whose reply, as text, was
-// reply, a success or not. w.mu is held.
+// CountOp records a call of the op named op whose reply, as text, was
+// reply, a success or not. w.Mu is held.
 func (w *World) CountOp(op, reply string, ok bool) {
 	if w.ops == nil {
 		w.ops = map[string]*opTally{}
@@ -140,7 +140,7 @@ func report(res *Result, t *Target, es []*Explorer) {
 	res.Held = sum.held
 	res.vacuity = t.RecipeOps != nil
 	for _, o := range t.RecipeOps {
-		c := OpCount{Op: o.Name, OK: o.Ok}
+		c := OpCount{Op: o.Name, OK: o.OK}
 		if u := sum.ops[o.Name]; u != nil {
 			c.Calls, c.Succeeded = u.calls, u.ok
 			for _, r := range u.order {
@@ -187,7 +187,7 @@ func (r *Result) Vacuous() error {
 	return nil
 }
 
-// activityText says what happened in the search: how many schedules had
+// ActivityText says what happened in the search: how many schedules had
 // a holder, and how often each op of a recipe succeeded.
 func (r *Result) ActivityText() string {
 	s := fmt.Sprintf("activity: a client held the lock in %d of %d schedules", r.Held, r.Schedules)

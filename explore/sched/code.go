@@ -43,17 +43,17 @@ type Client struct {
 // too): its hook knows the client from the go-redis client. Send from
 // the client's own goroutine or one started with Go: a command from a
 // goroutine started with the go statement ends the search (ErrOutside).
-func (c *Client) Redis() *redis.Client { return c.c.Rdb }
+func (c *Client) Redis() *redis.Client { return c.c.Redis }
 
 // Name is the client's name: "A", "B", "C" or "D".
 func (c *Client) Name() string { return c.c.Name }
 
 // Key is name in the exploration's namespace (Namespace.Key).
-func (c *Client) Key(name string) string { return c.c.W.T.Ns + name }
+func (c *Client) Key(name string) string { return c.c.World.Target.KeyPrefix + name }
 
 // Lease is the lease (TTL) the client's lock should ask for: the model's
 // TTL, as the server sees it (dilated: times Dilation).
-func (c *Client) Lease() time.Duration { return c.c.W.Dilate(c.m.TTL) }
+func (c *Client) Lease() time.Duration { return c.c.World.Dilate(c.m.TTL) }
 
 // Now is the time on the client's clock: the virtual clock, dilated (its
 // epoch plus the virtual time times Dilation).
@@ -81,7 +81,7 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 // lease. Mutual exclusion is broken when two clients believe they hold
 // the lock and neither's lease has run out.
 func (c *Client) Holding(lease time.Duration) {
-	w := c.c.W
+	w := c.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	end := time.Duration(-1)
@@ -97,7 +97,7 @@ func (c *Client) Holding(lease time.Duration) {
 // believing it holds it when its next command runs (the release's first),
 // or when Target.Client returns. Call it just before the release.
 func (c *Client) Released() {
-	w := c.c.W
+	w := c.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	if c.c.Hold != nil {
@@ -152,22 +152,22 @@ func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err erro
 		if err := (Clock{c}).AwaitStart(ctx); err != nil {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Wanted = true
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		err := t.Client(ctx, h)
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		if c.endHold {
 			c.Hold, c.endHold = nil, false
 		}
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		if err != nil {
 			return err
 		}
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Done = true
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -177,7 +177,7 @@ func (t *Target) endCode(ctx context.Context, e *Explorer, _ *World) ([]Violatio
 	if t.Check == nil {
 		return nil, nil
 	}
-	err := t.Check(ctx, e.Rdb, Namespace(e.Ns))
+	err := t.Check(ctx, e.Redis, Namespace(e.KeyPrefix))
 	if err == nil {
 		return nil, nil
 	}

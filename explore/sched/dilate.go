@@ -6,19 +6,19 @@ import (
 	"github.com/lockmarket/lockmarket/explore/plumbing"
 )
 
-// dilate is the duration the code under test and the server see for the
+// Dilate is the duration the code under test and the server see for the
 // virtual duration v (saturating at the largest durations).
 func (w *World) Dilate(v time.Duration) time.Duration { return plumbing.DilateBy(w.Factor, v) }
 
-// undilate is the virtual duration of d, a duration the code under test
+// Undilate is the virtual duration of d, a duration the code under test
 // or the server sees, rounded up to a whole nanosecond: a sleep of d ends
 // no earlier than d on the clients' clock, and a lease's end compares
 // with the virtual time as the dilated end would.
 func (w *World) Undilate(d time.Duration) time.Duration { return plumbing.UndilateBy(w.Factor, d) }
 
-// at is what the clients' clock reads at virtual time v.
+// At is what the clients' clock reads at virtual time v.
 func (w *World) At(v time.Duration) time.Time { return w.Epoch.Add(w.Dilate(v)) }
 
-// since is the virtual time of t, a time the clients' clock read (or a
+// Since is the virtual time of t, a time the clients' clock read (or a
 // lease's end computed from one).
 func (w *World) Since(t time.Time) time.Duration { return w.Undilate(t.Sub(w.Epoch)) }

@@ -26,30 +26,30 @@ type Explorer struct {
 	// stuckAfter is Options.StuckAfter of the search running (the
 	// default between searches).
 	stuckAfter time.Duration
-	Rdb        *redis.Client // the scheduler's own: resets, clock ticks, checks
+	Redis      *redis.Client // the scheduler's own: resets, clock ticks, checks
 	clients    []*redis.Client
 	// slots is, by client, where the hooks of its go-redis clients find
 	// the client of the schedule running.
 	slots []*slot
 	// wall is, by client, what it waited on the wall clock in the
 	// explorer's schedules.
-	wall    []*wallWait
-	target  *Target
-	model   Model
-	Ns      string
-	epoch   time.Time
-	resetAt int64 // the server's time of the last reset, µs
+	wall      []*wallWait
+	target    *Target
+	model     Model
+	KeyPrefix string // the namespace of the target's keys (Prefix)
+	epoch     time.Time
+	resetAt   int64 // the server's time of the last reset, µs
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
-	// factor is the dilation of time: Dilation (tests of the reruns set
+	// Factor is the dilation of time: Dilation (tests of the reruns set
 	// 1, where a stall of the machine runs a lease down as much).
 	Factor int64
 	Reruns atomic.Int64
-	// symmetric is set, for a search, when the state cache takes the
+	// Symmetric is set, for a search, when the state cache takes the
 	// target's clients as alike but for their names (symmetry.go).
 	Symmetric bool
-	// stall, when set (by tests), is called after each advance of the
+	// Stall, when set (by tests), is called after each advance of the
 	// clock with the shortest lease left on the virtual clock (0 for
 	// none), before any client goes on: it may stall, as a busy machine
 	// does.
@@ -105,12 +105,19 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	rand.Read(b)
 	m = m.Resolve()
 	tc := *t
-	tc.Ns = "{explore-" + hex.EncodeToString(b) + "}:"
+	tc.KeyPrefix = "{explore-" + hex.EncodeToString(b) + "}:"
 	if err := tc.bindCode(); err != nil {
 		return nil, err
 	}
-	e := &Explorer{target: &tc, model: m, Ns: tc.Ns, base: base, orig: t, Factor: plumbing.Dilation,
-		stuckAfter: defaultStuckAfter}
+	e := &Explorer{
+		target:     &tc,
+		model:      m,
+		KeyPrefix:  tc.KeyPrefix,
+		base:       base,
+		orig:       t,
+		Factor:     plumbing.Dilation,
+		stuckAfter: defaultStuckAfter,
+	}
 	opts := *base.Options()
 	opts.Protocol = 2
 	opts.DisableIdentity = true
@@ -118,7 +125,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 	opts.MaintNotificationsConfig = nil
 	opts.PushNotificationProcessor = nil
 	ctl := opts
-	e.Rdb = redis.NewClient(&ctl)
+	e.Redis = redis.NewClient(&ctl)
 	for range m.Clients {
 		o := opts
 		o.PoolSize = 4
@@ -134,7 +141,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		return nil, err
 	}
 	if tc.SelfCheck != nil {
-		if err := tc.SelfCheck(ctx, e.Rdb, tc.Ns); err != nil {
+		if err := tc.SelfCheck(ctx, e.Redis, tc.KeyPrefix); err != nil {
 			e.Close()
 			return nil, err
 		}
@@ -152,14 +159,15 @@ func (e *Explorer) Close() error {
 		l.Close()
 	}
 	e.lanes = nil
-	err := plumbing.ResetScript.Run(context.Background(), e.Rdb, nil, NsPattern(e.Ns)).Err()
+	pattern := NamespacePattern(e.KeyPrefix)
+	err := plumbing.ResetScript.Run(context.Background(), e.Redis, nil, pattern).Err()
 	if nerr := e.closeNodes(); err == nil {
 		err = nerr
 	}
 	for _, c := range e.clients {
 		c.Close()
 	}
-	e.Rdb.Close()
+	e.Redis.Close()
 	return err
 }
 
@@ -176,17 +184,17 @@ func (e *Explorer) Resource(ctx context.Context) (string, error) {
 	if e.target.Resource == nil {
 		return "", nil
 	}
-	return e.target.Resource(ctx, e.Rdb, e.Ns)
+	return e.target.Resource(ctx, e.Redis, e.KeyPrefix)
 }
 
 // Prefix is the namespace of the target's keys.
-func (e *Explorer) Prefix() string { return e.Ns }
+func (e *Explorer) Prefix() string { return e.KeyPrefix }
 
 // reset deletes the namespace's keys, so that each schedule starts from
 // the same empty state, and starts the virtual clock afresh.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = virtualEpoch
-	at, err := plumbing.ResetScript.Run(ctx, e.Rdb, nil, NsPattern(e.Ns)).Int64()
+	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, NamespacePattern(e.KeyPrefix)).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
@@ -195,7 +203,7 @@ func (e *Explorer) reset(ctx context.Context) error {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
 	if e.target.Prepare != nil {
-		if err := e.target.Prepare(ctx, e.Rdb, e.Ns); err != nil {
+		if err := e.target.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
 			return fmt.Errorf("explore: setting up the target: %w", err)
 		}
 	}
@@ -512,7 +520,7 @@ func found(f search.Found[Action]) Counterexample {
 	}
 }
 
-// searchErr is an error of the search as the explorer says it.
+// SearchErr is an error of the search as the explorer says it.
 func SearchErr(err error) error {
 	if errors.Is(err, search.ErrRetries) {
 		return ErrUnsteady
@@ -526,31 +534,37 @@ func SearchErr(err error) error {
 // the exhaustive search's).
 const probeSchedules = 300
 
-// system is an explorer as the search sees it: a schedule is a run of the
+// System is an explorer as the search sees it: a schedule is a run of the
 // target's clients, a choice an enabled action, its identity the action.
-type System struct{ E *Explorer }
+type System struct{ Explorer *Explorer }
 
+// Run runs one schedule, its choices made by choose, and tallies it if
+// it completed.
 func (s System) Run(ctx context.Context, choose search.Chooser[Choice]) (search.Outcome, error) {
-	sc, err := s.E.runOnce(ctx, choose)
+	sc, err := s.Explorer.runOnce(ctx, choose)
 	if sc == nil {
 		return search.Outcome{}, err
 	}
 	if err == nil && sc.Complete {
-		s.E.act.tally(sc.World)
+		s.Explorer.act.tally(sc.World)
 	}
-	if !sc.Complete && len(sc.Violations) > 0 && s.E.strays != nil &&
+	if !sc.Complete && len(sc.Violations) > 0 && s.Explorer.strays != nil &&
 		!errors.Is(err, search.ErrRetry) {
-		s.E.strays.add(sc)
+		s.Explorer.strays.add(sc)
 	}
 	return search.Outcome{Complete: sc.Complete, Violations: sc.Violations, Data: sc}, err
 }
 
+// Key is a choice's identity: its action.
 func (System) Key(c Choice) Action { return c.Action }
 
+// Independent reports whether two choices commute (for the sleep sets).
 func (System) Independent(a, b Choice) bool { return independent(a, b) }
 
+// Fault reports whether a choice strikes a fault (Model.Faults bounds them).
 func (System) Fault(c Choice) bool { return c.fault() }
 
+// Owner is the thread a choice moves, for pct.
 func (System) Owner(c Choice) string { return c.owner() }
 
 // owner is the thread an action moves, for pct: the clock for a tick,
@@ -565,7 +579,7 @@ func (a Action) owner() string {
 	return a.Client
 }
 
-// compareAction orders two actions, field by field.
+// CompareAction orders two actions, field by field.
 func CompareAction(a, b Action) int {
 	key := func(x Action) string {
 		return fmt.Sprintf(
@@ -576,7 +590,7 @@ func CompareAction(a, b Action) int {
 	return strings.Compare(key(a), key(b))
 }
 
-// compareActions orders two schedules of one length, action by action.
+// CompareActions orders two schedules of one length, action by action.
 func CompareActions(a, b []Action) int {
 	for i := range min(len(a), len(b)) {
 		if c := CompareAction(a[i], b[i]); c != 0 {

@@ -21,7 +21,7 @@ type fault struct {
 	// action is the fault striking on (a client's name, or a node's).
 	action func(on string) Action
 	// enabled reports whether it may strike on now (the model's bound on
-	// faults aside). w.mu is held.
+	// faults aside). w.Mu is held.
 	enabled func(w *World, on string) bool
 	// strike does it, and says what happened.
 	strike func(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action) (string, error)
@@ -114,14 +114,14 @@ func pauseFault(name, length string, pause func(Model) time.Duration) fault {
 }
 
 // clientMayFault: a fault may strike a client still at something, neither
-// paused nor crashed. w.mu is held.
+// paused nor crashed. w.Mu is held.
 func clientMayFault(w *World, name string) bool {
 	c := w.client(name)
 	return c != nil && !c.Paused && !c.Crashed && w.hasWork(c)
 }
 
 // nodeMayFault: a fault may strike a node a write went to since it last
-// restarted (elsewhere a restart or a clock jump changes nothing). w.mu
+// restarted (elsewhere a restart or a clock jump changes nothing). w.Mu
 // is held.
 func nodeMayFault(w *World, node string) bool { return w.nodeDirty[node] }
 
@@ -179,7 +179,7 @@ func faultNamed(name string) *fault {
 func (a Action) fault() bool { return faultOf(a) != nil }
 
 // enabledFaults is the faults of the model that may strike now: each
-// client's, then each node's. w.mu is held.
+// client's, then each node's. w.Mu is held.
 func (w *World) enabledFaults(m Model) []Choice {
 	var out []Choice
 	add := func(node bool, on string) {
@@ -192,13 +192,13 @@ func (w *World) enabledFaults(m Model) []Choice {
 	for _, c := range w.Clients {
 		add(false, c.Name)
 	}
-	for i := range w.T.NodeCount {
+	for i := range w.Target.NodeCount {
 		add(true, plumbing.NodeName(i))
 	}
 	return out
 }
 
-// pauseLength is how long a pause of that length lasts under m, -1 for
+// PauseLength is how long a pause of that length lasts under m, -1 for
 // good; ok is false for no pause of the table.
 func (m Model) PauseLength(length string) (d time.Duration, ok bool) {
 	for _, f := range faults {

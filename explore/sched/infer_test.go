@@ -16,8 +16,8 @@ import (
 func TestInferHold(t *testing.T) {
 	const ns = "{x}:"
 	lock := ns + "lock:item:sword"
-	w := &World{T: &Target{Ns: ns, InferHolds: true}, Factor: plumbing.Dilation}
-	a, b := &ClientState{W: w, Name: "A"}, &ClientState{W: w, Name: "B"}
+	w := &World{Target: &Target{KeyPrefix: ns, InferHolds: true}, Factor: plumbing.Dilation}
+	a, b := &ClientState{World: w, Name: "A"}, &ClientState{World: w, Name: "B"}
 	w.Clients = []*ClientState{a, b}
 	names := func() []string {
 		var out []string
@@ -123,9 +123,9 @@ func TestCheckHoldersByKey(t *testing.T) {
 		{"lock:item:sword", "lock:item:shield", false},
 		{"lock:item:sword", "lock:item:sword", true},
 	} {
-		w := &World{T: &Target{}}
-		a := &ClientState{W: w, Name: "A", Hold: &hold{Write: true, Key: tc.keyA, End: forever}}
-		b := &ClientState{W: w, Name: "B", Hold: &hold{Write: true, Key: tc.keyB, End: forever}}
+		w := &World{Target: &Target{}}
+		a := &ClientState{World: w, Name: "A", Hold: &hold{Write: true, Key: tc.keyA, End: forever}}
+		b := &ClientState{World: w, Name: "B", Hold: &hold{Write: true, Key: tc.keyB, End: forever}}
 		w.Clients = []*ClientState{a, b}
 		s := &Schedule{Steps: []Step{{}}}
 		w.checkHolders(s)

@@ -27,14 +27,14 @@ func (e *Explorer) checkLease(ctx context.Context, w *World, s *Schedule) error 
 	if e.target.RecipeOps == nil || n == 0 || s.actions[n-1].Kind != Run {
 		return nil
 	}
-	key := LockKey(e.Ns)
+	key := LockKey(e.KeyPrefix)
 	w.Mu.Lock()
 	p := w.lastRun
 	w.Mu.Unlock()
 	if p == nil || !p.write || p.node != "" || !slices.Contains(p.keys, key) {
 		return nil
 	}
-	pttl, err := e.Rdb.Do(ctx, "PTTL", key).Int64()
+	pttl, err := e.Redis.Do(ctx, "PTTL", key).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: reading the lock's lease: %w", err)
 	}

@@ -43,7 +43,7 @@ const (
 // MaxNodes is the most nodes a target may have.
 const MaxNodes = 7
 
-// errNodes is returned for a model or target whose nodes do not fit.
+// ErrNodes is returned for a model or target whose nodes do not fit.
 var ErrNodes = errors.New("explore: nodes")
 
 // nodeSet is the go-redis clients of a target's nodes.
@@ -98,9 +98,10 @@ func (e *Explorer) resetNodes(ctx context.Context) error {
 	}
 	e.nodeResetAt = e.nodeResetAt[:0]
 	for i, c := range e.target.NodeSet.ctl {
-		at, err := plumbing.ResetScript.Run(ctx, c, nil, NsPattern(e.Ns)).Int64()
+		at, err := plumbing.ResetScript.Run(ctx, c, nil, NamespacePattern(e.KeyPrefix)).Int64()
 		if err != nil {
-			return fmt.Errorf("node %s (database %d): %w", plumbing.NodeName(i), c.Options().DB, err)
+			return fmt.Errorf("node %s (database %d): %w",
+				plumbing.NodeName(i), c.Options().DB, err)
 		}
 		e.nodeResetAt = append(e.nodeResetAt, at)
 	}
@@ -136,7 +137,7 @@ func onOtherNodes(a, b Choice) bool {
 }
 
 // touch marks the node a released command goes to as possibly holding
-// keys, when the command may write. w.mu is held.
+// keys, when the command may write. w.Mu is held.
 func (w *World) touch(p *parked) {
 	if p.node == "" || !p.write {
 		return
@@ -153,7 +154,7 @@ func restartNode(
 	ctx context.Context, e *Explorer, w *World, s *Schedule, a Action,
 ) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
-		return plumbing.DropScript.Run(ctx, ctl, nil, NsPattern(e.Ns)).StringSlice()
+		return plumbing.DropScript.Run(ctx, ctl, nil, NamespacePattern(e.KeyPrefix)).StringSlice()
 	})
 	if err != nil {
 		return "", err
@@ -175,7 +176,7 @@ func jumpNode(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action)
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		// No real time is given back: the server's own run-down since the
 		// last advance is given back by the next one.
-		r, err := runTick(ctx, ctl, e.Ns, w.Dilate(e.model.Jump), -1, nil, a.Node)
+		r, err := runTick(ctx, ctl, e.KeyPrefix, w.Dilate(e.model.Jump), -1, nil, a.Node)
 		if err == nil && r.shortest > 0 {
 			w.Mu.Lock()
 			if w.shortest <= 0 || r.shortest < w.shortest {
@@ -265,7 +266,7 @@ func (e *Explorer) tickNodes(
 			last = e.nodeResetAt[i]
 		}
 		w.Mu.Unlock()
-		r, err := runTick(ctx, c, e.Ns, d, last, written, node)
+		r, err := runTick(ctx, c, e.KeyPrefix, d, last, written, node)
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock on %s: %w", node, err)
 		}

@@ -51,8 +51,9 @@ func TestNodeIndependence(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"{ns}:lock:L", "x@n", "a@nb"} {
-		if key, node := plumbing.SplitNode(plumbing.OnNode("n3", []string{k})[0]); key != k || node != "n3" {
-			t.Errorf("splitNode(onNode(%q)) = %q, %q", k, key, node)
+		key, node := plumbing.SplitNode(plumbing.OnNode("n3", []string{k})[0])
+		if key != k || node != "n3" {
+			t.Errorf("SplitNode(OnNode(%q)) = %q, %q", k, key, node)
 		}
 		if key, node := plumbing.SplitNode(k); key != k || node != "" {
 			t.Errorf("splitNode(%q) = %q, %q; want it unqualified", k, key, node)

@@ -47,7 +47,7 @@ func (e *Explorer) timeline(s *Schedule) timeline.Timeline {
 			},
 		)
 	}
-	rec := timeline.NewRecorderAt(e.Ns, time.Now().Add(-s.End))
+	rec := timeline.NewRecorderAt(e.KeyPrefix, time.Now().Add(-s.End))
 	rec.Lanes(append(slices.Clone(s.Clients), struck(s)...)...)
 	rec.Merge(b.events)
 	verdict := "No violation."
@@ -157,7 +157,7 @@ func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
 				At:     at - time.Duration(st.HeldMS)*time.Millisecond,
 				Kind:   timeline.Result,
 				Detail: fmt.Sprintf("sends %s (held in flight until %s)", st.Action.Command,
-					FmtMS(st.ClockMS)),
+					FormatMS(st.ClockMS)),
 			},
 		)
 	}
@@ -180,7 +180,7 @@ func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
 			// The same key on two nodes is two locks.
 			all := make([][]string, len(r.Args))
 			for j, args := range r.Args {
-				all[j] = plumbing.NodeArgs(e.Ns, node, args)
+				all[j] = plumbing.NodeArgs(e.KeyPrefix, node, args)
 			}
 			r.Args = all
 		}
@@ -248,7 +248,7 @@ func (b *timelineBuilder) tick(st Step, at time.Duration) {
 		}
 	}
 	for _, k := range b.expired[at] {
-		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.Ns + k,
+		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.KeyPrefix + k,
 			Detail: fmt.Sprintf(
 				"lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At),
 			)})
@@ -262,7 +262,7 @@ func (b *timelineBuilder) tick(st Step, at time.Duration) {
 				timeline.Event{
 					At:   to,
 					Kind: timeline.LeaseExpired,
-					Key:  b.e.Ns + k,
+					Key:  b.e.KeyPrefix + k,
 					Detail: fmt.Sprintf(
 						"lease on %s ran out at %s, early: %s's clock jumped", k,
 						fmtAt(st.Action.At), n,
@@ -288,7 +288,8 @@ func (b *timelineBuilder) nodeFault(i int, st Step, at time.Duration) {
 				k,
 			)
 		}
-		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.Ns + k, Detail: how})
+		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.KeyPrefix + k,
+			Detail: how})
 	}
 }
 

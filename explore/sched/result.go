@@ -317,10 +317,10 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	*r = Result{Target: j.Target, About: j.About, Model: m, Checked: j.Checked, Mode: j.Mode,
 		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged,
-		Reruns:     j.Reruns,
-		Exhaustive: j.Exhaustive, Stopped: j.Stopped, Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
-		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property, NodeCount: j.Model.Nodes,
-		Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil}
+		Reruns: j.Reruns, Exhaustive: j.Exhaustive, Stopped: j.Stopped,
+		Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
+		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property,
+		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil}
 	if j.Seed != nil {
 		r.Seed = *j.Seed
 	}

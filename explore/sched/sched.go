@@ -90,7 +90,7 @@ func (a Action) String() string {
 	return a.Kind
 }
 
-// choice is an enabled action with what it touches, for the reduction.
+// Choice is an enabled action with what it touches, for the reduction.
 type Choice struct {
 	Action
 	keys  []string
@@ -164,7 +164,7 @@ var properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
 // slice is the caller's.
 func Properties() []string { return slices.Clone(properties) }
 
-// schedule is one run of the target's clients under the scheduler.
+// Schedule is one run of the target's clients under the scheduler.
 type Schedule struct {
 	Steps      []Step
 	actions    []Action
@@ -177,7 +177,7 @@ type Schedule struct {
 	lost       map[int][]string // keys a node fault lost, by step
 	Clients    []string
 	End        time.Duration
-	// world is the schedule's world, kept to read where it stopped (Cut).
+	// World is the schedule's world, kept to read where it stopped (Cut).
 	World *World
 }
 
@@ -222,7 +222,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		return nil, err
 	}
 	w := &World{
-		T:              e.target,
+		Target:         e.target,
 		Epoch:          e.epoch,
 		Factor:         e.Factor,
 		stuckAfter:     e.stuckAfter,
@@ -241,10 +241,10 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 	}
 	for i := range e.model.Clients {
 		c := &ClientState{
-			W:       w,
+			World:   w,
 			Name:    ClientName(i),
-			Idx:     i,
-			Rdb:     e.clients[i],
+			Index:   i,
+			Redis:   e.clients[i],
 			spawned: 1,
 			wall:    e.wall[i],
 		}
@@ -299,6 +299,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 // convention, say.
 var ErrTarget = errors.New("explore: the target failed")
 
+// ClientName is the name of the i-th client: "A", "B", "C"...
 func ClientName(i int) string { return string(rune('A' + i)) }
 
 // drive makes the schedule's choices until nothing is enabled.
@@ -398,7 +399,7 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 			// choices of other workers, whose namespaces differ.
 			keys := make([]string, len(p.keys))
 			for j, k := range p.keys {
-				keys[j] = w.T.Short(k)
+				keys[j] = w.Target.Short(k)
 			}
 			out = append(
 				out,
@@ -456,7 +457,7 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 // under m.MaxDelay, and false when nothing bounds the clock: delays are
 // unbounded, or no command is in flight. A command is in flight when
 // its client may send it now (neither paused, crashed nor past its
-// steps); a paused client has not sent its command yet. w.mu is held.
+// steps); a paused client has not sent its command yet. w.Mu is held.
 func (w *World) deliverBy(m Model) (time.Duration, bool) {
 	if m.MaxDelay <= 0 {
 		return 0, false
@@ -474,7 +475,7 @@ func (w *World) deliverBy(m Model) (time.Duration, bool) {
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
-// w.mu is held.
+// w.Mu is held.
 func (w *World) hasWork(c *ClientState) bool {
 	for _, p := range w.parked {
 		if p.c == c {
@@ -503,7 +504,7 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 		w.parked = slices.Delete(w.parked, i, i+1)
 		w.running++
 		w.lastRun = p
-		w.StepNo = len(s.Steps)
+		w.StepIndex = len(s.Steps)
 		p.c.Steps++
 		if p.lock && p.c.endHold {
 			p.c.Hold, p.c.endHold = nil, false
@@ -595,7 +596,7 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 		w.written = map[string]window{}
 		w.tickSent = time.Now()
 		w.Mu.Unlock()
-		r, err := runTick(ctx, e.Rdb, e.Ns, w.Dilate(d), last, written, "")
+		r, err := runTick(ctx, e.Redis, e.KeyPrefix, w.Dilate(d), last, written, "")
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
@@ -648,7 +649,7 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 // ticked takes in what an advance did on the one server (node "") or a
 // node: the shortest lease left, and the keys whose lease ran out, which
 // it returns qualified by node; errUnsteady when the advance could not
-// tell. w.mu is held.
+// tell. w.Mu is held.
 func (w *World) ticked(r tickResult, node string) ([]string, error) {
 	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
 		w.shortest = r.shortest
@@ -667,7 +668,7 @@ func (w *World) ticked(r tickResult, node string) ([]string, error) {
 	return gone, nil
 }
 
-// tickResult is what tickScript answered.
+// tickResult is what plumbing.TickScript answered.
 type tickResult struct {
 	at       int64         // the server's time, µs
 	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
@@ -675,7 +676,7 @@ type tickResult struct {
 	gone     []string // the keys whose lease ran out
 }
 
-// runTick runs tickScript on rdb over the namespace ns: leases shorten by
+// runTick runs plumbing.TickScript on rdb over the namespace ns: leases shorten by
 // d (dilated: the server's time), less the real time since last (the server's time of the last
 // advance, µs; -1 for none to give back) or, for the keys written since
 // (those of node, "" for the one server), since their write.
@@ -683,7 +684,7 @@ func runTick(
 	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
 	written map[string]window, node string,
 ) (tickResult, error) {
-	args := []any{NsPattern(ns), d.Microseconds(), last}
+	args := []any{NamespacePattern(ns), d.Microseconds(), last}
 	for k, win := range written {
 		if key, n := plumbing.SplitNode(k); n == node {
 			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
@@ -777,7 +778,7 @@ func (w *World) checkHolders(s *Schedule) {
 	}
 }
 
-// holders is the clients that hold a lease not yet run out. w.mu is held.
+// Holders is the clients that hold a lease not yet run out. w.Mu is held.
 func (w *World) Holders() []*ClientState {
 	var out []*ClientState
 	for _, c := range w.Clients {
@@ -840,7 +841,9 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	return nil
 }
 
-func FmtMS(ms int64) string {
+// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
+// "t=0.010s".
+func FormatMS(ms int64) string {
 	if ms%1000 == 0 {
 		return fmt.Sprintf("t=%ds", ms/1000)
 	}

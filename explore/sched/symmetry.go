@@ -30,8 +30,8 @@ const maxSymmetric = 4
 // readers and a writer, nor Go code of the user's, which may read
 // Client.Name), with the same lease, on one server.
 func (t *Target) symmetric(m Model) bool {
-	if !t.Alike || t.Client != nil || t.Run != nil || t.Rw || t.NodeCount > 0 || m.Clients < 2 ||
-		m.Clients > maxSymmetric {
+	if !t.Alike || t.Client != nil || t.Run != nil || t.ReadWrite || t.NodeCount > 0 ||
+		m.Clients < 2 || m.Clients > maxSymmetric {
 		return false
 	}
 	for i := range m.Clients {
@@ -71,8 +71,8 @@ func renamer(names map[string]string) *strings.Replacer {
 	return r
 }
 
-// canonical is the least fingerprint of the state over the renamings of
-// its clients, and that renaming. w.mu is held.
+// Canonical is the least fingerprint of the state over the renamings of
+// its clients, and that renaming. w.Mu is held.
 func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {

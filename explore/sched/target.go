@@ -154,7 +154,7 @@ func (m Model) Validate() error {
 	return nil
 }
 
-// leaseOf is client i's lease.
+// LeaseOf is client i's lease.
 func (m Model) LeaseOf(i int) time.Duration {
 	if len(m.TTLs) == 0 {
 		return m.TTL
@@ -190,25 +190,25 @@ type Target struct {
 	Client func(ctx context.Context, c *Client) error
 	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
 
-	Ns        string
+	KeyPrefix string   // the namespace: the prefix of every key of the target
 	NodeCount int      // independent servers (Redlock); 0: the one server
 	NodeSet   *nodeSet // their clients, once an explorer has opened them
-	Rw        bool     // readers and a writer
+	ReadWrite bool     // readers and a writer
 	Watchdog  bool
 	Fenced    bool // the critical section's write is fenced (Lock.Held)
-	Extend    bool // extend once in the critical section
+	Extend    bool // the critical section extends its hold once
 	NewLock   func(rdb redis.UniversalClient, c *ClientState, m Model, ns string) Locker
 	LockKeys  func(ns string) []string
 	// check runs the target's own sanity checks (Lua).
 	SelfCheck func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 
-	// recipeOps lists, for a recipe (a manifest or Lua scripts), its ops
+	// RecipeOps lists, for a recipe (a manifest or Lua scripts), its ops
 	// with their ok as the manifest gives it; nil for any other target.
 	RecipeOps []OpDesc
-	// reentrant: each critical section takes the lock twice, nested, and
+	// Reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	Reentrant bool
-	// liveness, when set, checks liveness at the end of a schedule
+	// Liveness, when set, checks liveness at the end of a schedule
 	// instead of checkEnd's look at the lock keys (a recipe's probe).
 	Liveness func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
 
@@ -218,58 +218,63 @@ type Target struct {
 	Prepare func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 	Run     func(ctx context.Context, c *ClientState, m Model) error
 	End     func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
-	// resource describes the protected resource as it stands, for a
+	// Resource describes the protected resource as it stands, for a
 	// workload of its own.
 	Resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
-	// steadySleeps makes every sleep of a client last Model.Retry (the
+	// SteadySleeps makes every sleep of a client last Model.Retry (the
 	// market's lock waits are jittered).
 	SteadySleeps bool
-	// inferHolds follows who holds the lock from the commands on lock
+	// InferHolds follows who holds the lock from the commands on lock
 	// keys and their replies (world.inferHold), for a workload whose lock
 	// is taken inside the code under test.
 	InferHolds bool
-	// alike declares the clients alike but for their names: they run
+	// Alike declares the clients alike but for their names: they run
 	// the same code, which reads no client's name or index but through
 	// its tokens and a recipe's ${client} (symmetry.go).
 	Alike bool
 }
 
-// opDesc is one op of a recipe: its name and its ok as the manifest
+// OpDesc is one op of a recipe: its name and its ok as the manifest
 // gives it.
-type OpDesc struct{ Name, Ok string }
+type OpDesc struct{ Name, OK string }
 
-// locker is one client's lock: attempts return a hold, or
+// Locker is one client's lock: attempts return a hold, or
 // locking.ErrNotAcquired.
 type Locker interface {
 	Acquire(ctx context.Context, write bool) (Held, error)
 }
 
-// held is a hold as the workload sees it.
+// Held is a hold as the workload sees it.
 type Held interface {
 	Release(ctx context.Context) error
-	// extend renews the lease; locking.ErrNotHeld when it is lost.
+	// Extend renews the lease; locking.ErrNotHeld when it is lost.
 	Extend(ctx context.Context) error
-	// end is when the lease ends, on the virtual clock since the epoch;
+	// End is when the lease ends, on the virtual clock since the epoch;
 	// -1 for never.
 	End() time.Duration
 }
 
-// Keys of the generic workload, under the namespace.
+// Keys of the generic workload, under the namespace: the counter a lock's
+// critical section increments, and the pair x and y a read-write lock's
+// writer increments together and its readers find equal.
 const (
-	lockName    = "lock:L"
-	CounterName = "counter"
-	XName       = "x"
-	YName       = "y"
+	lockName      = "lock:L"
+	CounterKey    = "counter"
+	ReadWriteKeyX = "x"
+	ReadWriteKeyY = "y"
 )
 
+// IsLock reports whether key is a lock key of the target's namespace
+// ("lock:...", braced or not).
 func (t *Target) IsLock(key string) bool {
-	return strings.HasPrefix(key, t.Ns+"lock:") || strings.HasPrefix(key, "{"+t.Ns+"lock:")
+	return strings.HasPrefix(key, t.KeyPrefix+"lock:") ||
+		strings.HasPrefix(key, "{"+t.KeyPrefix+"lock:")
 }
 
-// short is text with the namespace left out.
+// Short is text with the namespace left out.
 func (t *Target) Short(s string) string {
-	s = strings.ReplaceAll(s, "{"+t.Ns, "{")
-	return strings.ReplaceAll(s, t.Ns, "")
+	s = strings.ReplaceAll(s, "{"+t.KeyPrefix, "{")
+	return strings.ReplaceAll(s, t.KeyPrefix, "")
 }
 
 // describe is a command's name and keys, for reading and to tell pending
@@ -282,7 +287,7 @@ func (t *Target) describe(cmds []redis.Cmder) string {
 	return strings.Join(parts, "; ")
 }
 
-// registerScript names a script of a target in the steps and timelines.
+// RegisterScript names a script of a target in the steps and timelines.
 func RegisterScript(name string, s *redis.Script) { rediscmd.Register(name, s.Hash()) }
 
 // work is what one client runs: Iterations times, take the lock
@@ -292,17 +297,17 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 	if t.Run != nil {
 		return t.Run(ctx, c, m)
 	}
-	m.TTL = m.LeaseOf(c.Idx)
-	lk := t.NewLock(c.Rdb, c, m, t.Ns)
+	m.TTL = m.LeaseOf(c.Index)
+	lk := t.NewLock(c.Redis, c, m, t.KeyPrefix)
 	clk := Clock{c}
-	write := !t.Rw || c.Idx == m.Clients-1
+	write := !t.ReadWrite || c.Index == m.Clients-1
 	for range m.Iterations {
 		if err := clk.AwaitStart(ctx); err != nil {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Wanted = true
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		var h Held
 		for n := 0; ; n++ {
 			var err error
@@ -314,19 +319,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 			if n+1 >= m.attempts() {
-				c.W.Mu.Lock()
+				c.World.Mu.Lock()
 				c.GaveUp = true
-				c.W.Mu.Unlock()
+				c.World.Mu.Unlock()
 				return nil
 			}
-			if err := clk.Sleep(ctx, c.W.Dilate(m.Retry)); err != nil {
+			if err := clk.Sleep(ctx, c.World.Dilate(m.Retry)); err != nil {
 				return err
 			}
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Hold = &hold{Write: write, End: h.End}
 		c.Got++
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		inner, err := t.nest(ctx, lk, write)
 		if err != nil {
 			return err
@@ -338,7 +343,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		}
 		if t.Watchdog {
 			if e, ok := h.(interface{ Extender() locking.Extender }); ok {
-				work, stop = locking.KeepAlive(ctx, e.Extender(), c.W.Dilate(m.TTL))
+				work, stop = locking.KeepAlive(ctx, e.Extender(), c.World.Dilate(m.TTL))
 			}
 		} else if m.RenewEvery > 0 {
 			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
@@ -356,19 +361,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.endHold = true
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		if err := h.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Hold, c.endHold = nil, false
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Done = true
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -377,43 +382,43 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 // number of sections completed); for a read-write lock, a reader reads x
 // and y, which the writer increments together, and finds them equal.
 func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write bool) error {
-	rdb := c.Rdb
-	if t.Rw {
+	rdb := c.Redis
+	if t.ReadWrite {
 		if write {
 			if ctx.Err() != nil {
 				return nil
 			}
 			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Incr(ctx, t.Ns+XName)
-				p.Incr(ctx, t.Ns+YName)
+				p.Incr(ctx, t.KeyPrefix+ReadWriteKeyX)
+				p.Incr(ctx, t.KeyPrefix+ReadWriteKeyY)
 				return nil
 			})
 			if err == nil {
-				c.W.Mu.Lock()
+				c.World.Mu.Lock()
 				c.Completed++
-				c.W.Mu.Unlock()
+				c.World.Mu.Unlock()
 			}
 			return err
 		}
-		x, err := getInt(ctx, rdb, t.Ns+XName)
+		x, err := getInt(ctx, rdb, t.KeyPrefix+ReadWriteKeyX)
 		if err != nil {
 			return err
 		}
-		y, err := getInt(ctx, rdb, t.Ns+YName)
+		y, err := getInt(ctx, rdb, t.KeyPrefix+ReadWriteKeyY)
 		if err != nil {
 			return err
 		}
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Completed++
 		if x != y {
-			c.W.torn = append(
-				c.W.torn,
+			c.World.torn = append(
+				c.World.torn,
 				fmt.Sprintf(
 					"reader %s read x=%d and y=%d: a write landed between its reads", c.Name, x, y,
 				),
 			)
 		}
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 		return nil
 	}
 	if t.Fenced {
@@ -424,7 +429,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			var own, cur *redis.StringCmd
 			if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 				own = p.Get(ctx, l.Key())
-				cur = p.Get(ctx, t.Ns+CounterName)
+				cur = p.Get(ctx, t.KeyPrefix+CounterKey)
 				return nil
 			}); err != nil && !errors.Is(err, redis.Nil) {
 				return err
@@ -437,16 +442,16 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return err
 			}
 			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, t.Ns+CounterName, n+1, 0)
+				p.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0)
 				return nil
 			})
 			return err
 		}, l.Key())
 		switch {
 		case err == nil:
-			c.W.Mu.Lock()
+			c.World.Mu.Lock()
 			c.Completed++
-			c.W.Mu.Unlock()
+			c.World.Mu.Unlock()
 		case errors.Is(err, locking.ErrNotHeld), errors.Is(err, redis.TxFailedErr):
 			// Refused: the write of a holder that lost the lock.
 		default:
@@ -454,7 +459,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}
 		return nil
 	}
-	n, err := getInt(ctx, rdb, t.Ns+CounterName)
+	n, err := getInt(ctx, rdb, t.KeyPrefix+CounterKey)
 	if err != nil {
 		return err
 	}
@@ -467,12 +472,12 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if ctx.Err() != nil {
 		return nil // the watchdog found the lock lost
 	}
-	if err := rdb.Set(ctx, t.Ns+CounterName, n+1, 0).Err(); err != nil {
+	if err := rdb.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0).Err(); err != nil {
 		return err
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Completed++
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -508,12 +513,12 @@ func (t *Target) checkEnd(
 	torn = append(torn, w.torn...)
 	w.Mu.Unlock()
 	// resource
-	if t.Rw {
+	if t.ReadWrite {
 		if len(torn) > 0 {
 			out = append(out, Violation{Property: Resource, Message: torn[0]})
 		}
 	} else {
-		n, err := getInt(ctx, e.Rdb, t.Ns+CounterName)
+		n, err := getInt(ctx, e.Redis, t.KeyPrefix+CounterKey)
 		if err != nil {
 			return nil, err
 		}
@@ -528,8 +533,8 @@ func (t *Target) checkEnd(
 		vs, err := t.Liveness(ctx, e, w)
 		return append(out, vs...), err
 	}
-	for _, key := range t.LockKeys(t.Ns) {
-		ttl, err := e.Rdb.PTTL(ctx, key).Result()
+	for _, key := range t.LockKeys(t.KeyPrefix) {
+		ttl, err := e.Redis.PTTL(ctx, key).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -571,25 +576,28 @@ func (t *Target) checkEnd(
 	return out, nil
 }
 
-// now is the virtual time since the epoch.
+// Elapsed is the virtual time since the epoch.
 func (k Clock) Elapsed() time.Duration {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	w.note(k.C, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.Now
 }
 
+// LockKey is the key of the generic workload's lock in namespace ns.
 func LockKey(ns string) string { return ns + lockName }
 
-// nsPattern matches every key of namespace ns: those that begin with it,
+// NamespacePattern matches every key of namespace ns: those that begin with it,
 // and those that name one of its keys inside a longer string (a recipe's
 // "lock-signal:${lock}" or "{${lock}}:rwlock_timeout"). Its leases follow
 // the virtual clock, and each schedule starts without them.
-func NsPattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
+func NamespacePattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
 
-func OneLockKey(ns string) []string { return []string{LockKey(ns)} }
+// SingleLockKey is a Target.LockKeys for a lock whose one key is
+// LockKey(ns).
+func SingleLockKey(ns string) []string { return []string{LockKey(ns)} }
 
 // Nodes is the number of independent servers the target's lock runs on;
 // 0 for the one server.

@@ -95,7 +95,7 @@ func (a *Action) UnmarshalJSON(b []byte) error {
 // not a whole millisecond (t=3.333333334s).
 func fmtAt(d time.Duration) string {
 	if d%time.Millisecond == 0 {
-		return FmtMS(d.Milliseconds())
+		return FormatMS(d.Milliseconds())
 	}
 	sign := ""
 	if d < 0 {

@@ -22,7 +22,7 @@ const (
 // errBudget is the cause of a search's context once its budget ran out.
 var errBudget = errors.New("explore: the search's budget ran out")
 
-// replayTries is how many times a counterexample is replayed on a fresh
+// ReplayTries is how many times a counterexample is replayed on a fresh
 // server before it is reported as unsteady.
 const ReplayTries = 2
 
@@ -39,7 +39,7 @@ func finishReserve(budget time.Duration) time.Duration {
 	return min(finishBound, budget/5)
 }
 
-// searchContext is the context a search runs under: ctx, ended by the
+// SearchContext is the context a search runs under: ctx, ended by the
 // budget too when there is one (less its finishReserve).
 func SearchContext(
 	ctx context.Context,
@@ -51,7 +51,7 @@ func SearchContext(
 	return context.WithTimeoutCause(ctx, budget-finishReserve(budget), errBudget)
 }
 
-// stopReason says why a search whose run ended with err stopped before it
+// StopReason says why a search whose run ended with err stopped before it
 // was through: "" when it was not cut (err is then the search's own).
 func StopReason(search context.Context, err error) string {
 	switch {

@@ -89,7 +89,11 @@ func dumpGoroutines() map[uint64]goroutineState {
 // for the scheduler.
 // Their names are read from the functions themselves, so that they
 // follow any move or rename.
-var explorerWaits = []string{funcName((*World).gate), funcName(Clock.Sleep), funcName(Clock.AwaitStart)}
+var explorerWaits = []string{
+	funcName((*World).gate),
+	funcName(Clock.Sleep),
+	funcName(Clock.AwaitStart),
+}
 
 // funcName is the name of function f as a goroutine's stack shows it.
 func funcName(f any) string {
@@ -227,7 +231,7 @@ func (w *World) look(stall time.Time) error {
 }
 
 // wallError is the error for client c, which waited on the wall clock.
-// w.mu is held.
+// w.Mu is held.
 func (w *World) wallError(c *ClientState) error {
 	last := "before its first command"
 	if c.last != "" {

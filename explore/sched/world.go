@@ -48,21 +48,22 @@ var ErrStuck = errors.New("explore: a client blocked outside the scheduler's vie
 // defaultStuckAfter is Options.StuckAfter's default.
 const defaultStuckAfter = 10 * time.Second
 
-// client is one client of one schedule.
+// ClientState is one client of one schedule: its go-redis client and
+// where it stands.
 type ClientState struct {
-	W    *World
-	Name string
-	Idx  int
-	Rdb  *redis.Client
+	World *World
+	Name  string
+	Index int
+	Redis *redis.Client
 
 	// wall is what the client waited on the wall clock in the search
 	// (world.look): the explorer's, for its client of that name. Guarded
-	// by w.mu.
+	// by w.Mu.
 	wall *wallWait
 	// last is its last command released and its reply, for messages.
 	last string
 
-	// Guarded by w.mu.
+	// Guarded by w.Mu.
 	Paused      bool
 	PausedUntil time.Duration // -1: for good (an unbounded pause)
 	Crashed     bool
@@ -110,7 +111,7 @@ type gref struct {
 type hold struct {
 	Write bool
 	Key   string // the lock key, when a target tells; empty: its first lock key
-	// end is when the lease ends on the virtual clock, -1 for never.
+	// End is when the lease ends on the virtual clock, -1 for never.
 	End func() time.Duration
 }
 
@@ -144,40 +145,40 @@ type sleeper struct {
 	stop     func() bool
 }
 
-// world is one schedule's run: the clients, what each is waiting for, and
+// World is one schedule's run: the clients, what each is waiting for, and
 // the virtual clock.
 type World struct {
 	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
 	// not yet cached a script the clients use, so this run saw a step
 	// the runs after it will not (errScriptMissed).
 	missedScript bool
-	T            *Target
+	Target       *Target
 	Epoch        time.Time
 	signal       chan struct{}
-	// factor is the dilation of time (Dilation; tests of the reruns
+	// Factor is the dilation of time (Dilation; tests of the reruns
 	// set 1).
 	Factor int64
 	// stuckAfter is how long await waits with no client moving.
 	stuckAfter time.Duration
 
-	Mu       sync.Mutex
-	Now      time.Duration
-	running  int // goroutines neither parked nor sleeping
-	live     int // goroutines not finished
-	Clients  []*ClientState
-	parked   []*parked
-	sleepers []*sleeper
-	seq      int
-	stopping bool
-	lastRun  *parked
-	CmdLog   []CmdRecord
-	torn     []string // what readers saw of a write in progress
-	StepNo   int      // index of the step being taken
+	Mu        sync.Mutex
+	Now       time.Duration
+	running   int // goroutines neither parked nor sleeping
+	live      int // goroutines not finished
+	Clients   []*ClientState
+	parked    []*parked
+	sleepers  []*sleeper
+	seq       int
+	stopping  bool
+	lastRun   *parked
+	CmdLog    []CmdRecord
+	torn      []string // what readers saw of a write in progress
+	StepIndex int      // index of the step being taken
 
-	// owned is the ownership violations the clients' replies showed
+	// Owned is the ownership violations the clients' replies showed
 	// (recipeHeld.owned).
 	Owned []Violation
-	// ops is, for a recipe, each op's calls and replies (countOp).
+	// ops is, for a recipe, each op's calls and replies (World.CountOp).
 	ops map[string]*opTally
 	// leaseLeft is what the lock's key had left to live (ms on the
 	// server, 0 for gone or no expiry) when checkLease last read it, at
@@ -232,7 +233,7 @@ type World struct {
 // it was sent, before its reply came back.
 type window struct{ sent, replied time.Time }
 
-// cmdRecord is one command as executed, for the timeline.
+// CmdRecord is one command as executed, for the timeline.
 type CmdRecord struct {
 	Step   int // index of the schedule's step that released it
 	Client string
@@ -274,7 +275,7 @@ func (w *World) track(c *ClientState, n int) {
 }
 
 // gnum is the number among its client's goroutines of the goroutine id,
-// -1 for one the explorer does not know. w.mu is held.
+// -1 for one the explorer does not know. w.Mu is held.
 func (w *World) gnum(id uint64) int {
 	if g, ok := w.goroutines[id]; ok {
 		return g.n
@@ -282,7 +283,7 @@ func (w *World) gnum(id uint64) int {
 	return -1
 }
 
-// note adds an entry about goroutine g to c's log. w.mu is held.
+// note adds an entry about goroutine g to c's log. w.Mu is held.
 func (w *World) note(c *ClientState, g int, s string) {
 	c.log = append(c.log, logEntry{g: g, s: s})
 }
@@ -299,7 +300,7 @@ func goid() uint64 {
 	return n
 }
 
-// fail ends the schedule with err (the first one given wins). w.mu is
+// fail ends the schedule with err (the first one given wins). w.Mu is
 // held.
 func (w *World) fail(err error) {
 	if w.fatal == nil {
@@ -314,25 +315,26 @@ func (w *World) fatalErr() error {
 	return w.fatal
 }
 
-// newID is the n-th value of kind the explorer makes for client c in
+// NewID is the n-th value of kind the explorer makes for client c in
 // this schedule, shaped as a UUID (as the tokens of most locks are): the
 // same in every run of the schedule, and unlike any other client's or
-// kind's. w.mu is held.
+// kind's. w.Mu is held.
 func (w *World) NewID(c *ClientState, kind string) string {
 	k := c.Name + " " + kind
 	n := w.ids[k]
 	w.ids[k] = n + 1
 	tag := 0
-	if kind == IdCall {
+	if kind == IDCall {
 		tag = 1
 	}
-	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Idx+1, tag, n+1)
+	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Index+1, tag, n+1)
 }
 
-// The kinds of value the explorer makes (world.newID).
+// The kinds of value the explorer makes (World.NewID): a lock's token and
+// a call's ID.
 const (
-	IdToken = "token"
-	IdCall  = "call"
+	IDToken = "token"
+	IDCall  = "call"
 )
 
 // poke tells the scheduler that something changed.
@@ -343,30 +345,34 @@ func (w *World) poke() {
 	}
 }
 
-// clock is a client's view of the virtual clock (locking.Clock).
-type Clock struct{ C *ClientState }
+// Clock is a client's view of the virtual clock (locking.Clock).
+type Clock struct{ Client *ClientState }
 
+// Now is the time on the clients' clock: the virtual time, dilated
+// (World.At).
 func (k Clock) Now() time.Time {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	w.note(k.C, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.At(w.Now)
 }
 
+// Sleep waits for d on the clients' clock (d/Dilation of virtual time),
+// or until ctx ends: the scheduler decides when the clock gets there.
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
-	if w.stopping || k.C.Crashed {
+	if w.stopping || k.Client.Crashed {
 		w.Mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return errStopped
 	}
-	s := &sleeper{c: k.C, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	s := &sleeper{c: k.Client, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
 		v := w.Undilate(max(d, 0))
@@ -375,12 +381,12 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		}
 		s.deadline = w.Now + v
 	}
-	w.note(k.C, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	w.note(k.Client, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
 	if err := ctx.Err(); err != nil {
 		// Logged as a sleep its context's end cut short: whether the
 		// context ended just before the sleep began or just after
 		// depends on real time, not on the schedule.
-		w.note(k.C, s.g, "woke: "+err.Error())
+		w.note(k.Client, s.g, "woke: "+err.Error())
 		w.Mu.Unlock()
 		return err
 	}
@@ -399,26 +405,26 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	return err
 }
 
-// awaitStart waits until the scheduler lets the client begin its next
+// AwaitStart waits until the scheduler lets the client begin its next
 // critical section (a Start action): a client may begin at any moment of
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
-	if w.stopping || k.C.Crashed {
+	if w.stopping || k.Client.Crashed {
 		w.Mu.Unlock()
 		return errStopped
 	}
 	s := &sleeper{
-		c:        k.C,
+		c:        k.Client,
 		g:        w.gnum(id),
 		ctx:      ctx,
 		deadline: -1,
 		start:    true,
 		ch:       make(chan error, 1),
 	}
-	w.note(k.C, s.g, "await start")
+	w.note(k.Client, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	w.running--
 	w.Mu.Unlock()
@@ -426,24 +432,25 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 	return <-s.ch
 }
 
+// Go runs f in a goroutine of the client that the scheduler waits for.
 func (k Clock) Go(f func()) {
-	w := k.C.W
+	w := k.Client.World
 	id := goid()
 	w.Mu.Lock()
-	n := k.C.spawned
-	k.C.spawned++
-	w.note(k.C, w.gnum(id), "go "+strconv.Itoa(n))
+	n := k.Client.spawned
+	k.Client.spawned++
+	w.note(k.Client, w.gnum(id), "go "+strconv.Itoa(n))
 	w.running++
 	w.live++
 	w.Mu.Unlock()
 	go func() {
 		defer w.exit()
-		w.track(k.C, n)
+		w.track(k.Client, n)
 		f()
 	}()
 }
 
-// wake ends s's sleep with err (nil: its time came). w.mu is held.
+// wake ends s's sleep with err (nil: its time came). w.Mu is held.
 func (w *World) wake(s *sleeper, err error) {
 	if s.woken {
 		return
@@ -485,7 +492,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 				"go statement): it cannot wait for it, nor order what it sends. Start the "+
 				"goroutine with Client.Go (or the Go of the locking.Clock the client's context "+
 				"carries), or send from the client's own",
-			ErrOutside, c.Name, w.T.describe(cmds),
+			ErrOutside, c.Name, w.Target.describe(cmds),
 		)
 		w.fail(err)
 		w.Mu.Unlock()
@@ -499,7 +506,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	}
 	w.seq++
 	c.sentAt = w.Now
-	if w.T.Client != nil {
+	if w.Target.Client != nil {
 		// A lease the client then says it holds counts from here: two
 		// states that differ in it must not look alike (fingerprint).
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
@@ -507,11 +514,11 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
 	p.keys, p.write = plumbing.Footprint(cmds)
 	for _, k := range p.keys {
-		if w.T.IsLock(k) {
+		if w.Target.IsLock(k) {
 			p.lock = true
 		}
 	}
-	p.desc = w.T.describe(cmds)
+	p.desc = w.Target.describe(cmds)
 	if node != "" {
 		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
 	}
@@ -526,10 +533,10 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	rec := CmdRecord{Step: w.StepNo, at: w.Now}
+	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
 	if p != nil {
 		rec.Client = p.c.Name
-		if w.T.Client != nil && p.c.endHold {
+		if w.Target.Client != nil && p.c.endHold {
 			p.c.Hold, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
@@ -543,7 +550,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 			cerr = nil
 		}
 		v, e := plumbing.ReplyOf(c, cerr)
-		if p != nil && w.T.InferHolds {
+		if p != nil && w.Target.InferHolds {
 			w.inferHold(p.c, rec.Args[len(rec.Args)-1], v, e)
 		}
 		rec.Values = append(rec.Values, v)
@@ -567,7 +574,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		}
 	}
 	if p != nil {
-		p.reply = w.T.Short(strings.Join(replies, ", "))
+		p.reply = w.Target.Short(strings.Join(replies, ", "))
 		p.c.last = p.desc + " → " + p.reply
 	}
 	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil &&
@@ -587,7 +594,7 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 	if c == nil {
 		return nil, errNoSchedule
 	}
-	w := c.W
+	w := c.World
 	p, err := w.gate(c, node, cmds)
 	if err != nil {
 		return nil, err
@@ -604,10 +611,10 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 // taken inside code the explorer runs unchanged (the market), from one
 // command on a lock key and its reply: a SET NX with a lease that
 // succeeded holds the key until the lease ends on the virtual clock; the
-// client's next script on that key, its release, ends the hold. w.mu is
+// client's next script on that key, its release, ends the hold. w.Mu is
 // held.
 func (w *World) inferHold(c *ClientState, args []string, value, errText string) {
-	l, ok := rediscmd.ReadLock(args, value, errText, w.T.IsLock)
+	l, ok := rediscmd.ReadLock(args, value, errText, w.Target.IsLock)
 	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
 		end := w.Now + w.Undilate(l.TTL) // the server's lease is dilated
 		c.Hold = &hold{Write: true, Key: l.Key, End: func() time.Duration { return end }}
@@ -630,7 +637,7 @@ var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 // replaceTokens returns text with each token replaced by a name that is the
 // same in every run of a schedule: the client that first sent it and a
 // number. A token first seen in a reply (sent false) keeps its text.
-// w.mu is held.
+// w.Mu is held.
 func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
 	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
@@ -677,7 +684,7 @@ func (w *World) coarse(text string) string {
 
 // logCommand adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
-// virtual time (a lease's end depends on it). w.mu is held.
+// virtual time (a lease's end depends on it). w.Mu is held.
 func (w *World) logCommand(p *parked, rec CmdRecord) {
 	c := p.c
 	var parts []string
@@ -721,7 +728,7 @@ func (w *World) logCommand(p *parked, rec CmdRecord) {
 // the server holds the same data with the same leases. Reads are not in
 // the keys' logs: what a read saw is in its client's log. The namespace
 // is left out (every worker has its own). ok is false when a command
-// touched keys it does not name. w.mu is held.
+// touched keys it does not name. w.Mu is held.
 func (w *World) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
@@ -741,7 +748,7 @@ type stateText struct {
 
 type clientText struct{ name, text string }
 
-// state is the text of the state fingerprint names. w.mu is held.
+// state is the text of the state fingerprint names. w.Mu is held.
 func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	if w.opaque {
 		return st, false
@@ -752,7 +759,7 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 		b.Reset()
 		hold := "-"
 		if c.Hold != nil {
-			hold = fmt.Sprintf("%s %v %d", w.T.Short(c.Hold.Key), c.Hold.Write, c.Hold.End())
+			hold = fmt.Sprintf("%s %v %d", w.Target.Short(c.Hold.Key), c.Hold.Write, c.Hold.End())
 		}
 		fmt.Fprintf(
 			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.Name, c.Paused,
@@ -762,7 +769,7 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 		log := slices.Clone(c.log)
 		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
 		for _, l := range log {
-			fmt.Fprintf(&b, "%d %s\n", l.g, w.T.Short(l.s))
+			fmt.Fprintf(&b, "%d %s\n", l.g, w.Target.Short(l.s))
 		}
 		var waits []string
 		for _, p := range w.parked {
@@ -798,11 +805,11 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "key %s\n", w.T.Short(k))
+		fmt.Fprintf(&b, "key %s\n", w.Target.Short(k))
 		for _, l := range w.KeyLog[k] {
 			// Each line begins with its client's name.
 			who, rest, _ := strings.Cut(l, " ")
-			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.T.Short(rest))
+			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.Target.Short(rest))
 		}
 	}
 	st.rest = b.String()

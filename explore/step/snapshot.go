@@ -57,7 +57,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 	var enabled []sched.Action
 	r, err := search.Replay(
 		ctx,
-		search.System[sched.Choice, sched.Action](sched.System{E: e}),
+		search.System[sched.Choice, sched.Action](sched.System{Explorer: e}),
 		actions,
 		func(d search.Decision[sched.Choice]) (int, bool) {
 			enabled = nil // a run again (unsteady) asks again
@@ -97,7 +97,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 		}
 		key := c.Hold.Key
 		if key == "" && e.Target().LockKeys != nil {
-			if ks := e.Target().LockKeys(e.Ns); len(ks) > 0 {
+			if ks := e.Target().LockKeys(e.KeyPrefix); len(ks) > 0 {
 				key = ks[0]
 			}
 		}

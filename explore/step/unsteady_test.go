@@ -49,31 +49,31 @@ func TestStallChangesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
 			target := &sched.Target{
-				Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+				Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
 				Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-					if c.Idx > 0 {
+					if c.Index > 0 {
 						return nil
 					}
-					key := sched.LockKey(c.W.T.Ns)
-					ttl := c.W.Dilate(5 * time.Second)
-					if err := c.Rdb.Set(ctx, key, "x", ttl).Err(); err != nil {
+					key := sched.LockKey(c.World.Target.KeyPrefix)
+					ttl := c.World.Dilate(5 * time.Second)
+					if err := c.Redis.Set(ctx, key, "x", ttl).Err(); err != nil {
 						return err
 					}
-					clk := sched.Clock{C: c}
-					if err := clk.Sleep(ctx, c.W.Dilate(4990*time.Millisecond)); err != nil {
+					clk := sched.Clock{Client: c}
+					if err := clk.Sleep(ctx, c.World.Dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
 					time.Sleep(tc.stall)
-					v, err := c.Rdb.Get(ctx, key).Result()
+					v, err := c.Redis.Get(ctx, key).Result()
 					if err != nil && !errors.Is(err, redis.Nil) {
 						return err
 					}
 					got = v
 					// A second advance, past the lease's end: it runs out.
-					if err := clk.Sleep(ctx, c.W.Dilate(20*time.Millisecond)); err != nil {
+					if err := clk.Sleep(ctx, c.World.Dilate(20*time.Millisecond)); err != nil {
 						return err
 					}
-					if v, err := c.Rdb.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
+					if v, err := c.Redis.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
 						got += ", then " + v
 					}
 					return nil
@@ -120,14 +120,14 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	target := &sched.Target{
-		Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+		Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			if c.Idx > 0 {
+			if c.Index > 0 {
 				return nil
 			}
-			_, err := c.Rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			_, err := c.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.Do(ctx, "unwatch")
-				p.Incr(ctx, c.W.T.Ns+sched.CounterName)
+				p.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterKey)
 				return nil
 			})
 			return err
@@ -144,7 +144,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := e.Rdb.Get(ctx, e.Prefix()+sched.CounterName).Int()
+	n, err := e.Redis.Get(ctx, e.Prefix()+sched.CounterKey).Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}

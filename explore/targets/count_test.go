@@ -58,11 +58,11 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
 		target := &sched.Target{
-			Name: "pings", Checks: sched.Properties(), LockKeys: sched.OneLockKey,
+			Name: "pings", Checks: sched.Properties(), LockKeys: sched.SingleLockKey,
 			NewLock: func(
 				rdb redis.UniversalClient, c *sched.ClientState, _ sched.Model, _ string,
 			) sched.Locker {
-				return pingLock{rdb: rdb, pings: pings[c.Idx]}
+				return pingLock{rdb: rdb, pings: pings[c.Index]}
 			}}
 		m := sched.DefaultModel()
 		m.Faults, m.FaultKinds = 0, nil

@@ -87,7 +87,7 @@ func okText(o *op) string {
 func (r *recipe) opDescs() []sched.OpDesc {
 	ds := []sched.OpDesc{}
 	for _, o := range r.sortedOps() {
-		ds = append(ds, sched.OpDesc{Name: o.name, Ok: okText(o)})
+		ds = append(ds, sched.OpDesc{Name: o.name, OK: okText(o)})
 	}
 	return ds
 }
@@ -110,10 +110,10 @@ func (r *recipe) target() *sched.Target {
 		Name:      r.name,
 		About:     r.about(),
 		Clients:   2,
-		Rw:        r.rw,
+		ReadWrite: r.rw,
 		Extend:    r.ops["extend"] != nil,
 		Reentrant: r.reentrant,
-		LockKeys:  sched.OneLockKey,
+		LockKeys:  sched.SingleLockKey,
 		Checks:    r.checks,
 		RecipeOps: r.opDescs(),
 		Alike:     !r.rw,
@@ -129,7 +129,7 @@ func (r *recipe) target() *sched.Target {
 			r:     r,
 			rdb:   rdb,
 			c:     c,
-			clk:   sched.Clock{C: c},
+			clk:   sched.Clock{Client: c},
 			key:   sched.LockKey(ns),
 			ttl:   m.TTL,
 			owner: sched.OwnerName(c.Name),
@@ -281,7 +281,7 @@ func (l *recipeLocker) vars(
 		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
 	}
 	w.Mu.Lock()
-	call := w.NewID(l.c, sched.IdCall)
+	call := w.NewID(l.c, sched.IDCall)
 	w.Mu.Unlock()
 	return map[string]value{
 		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
@@ -430,7 +430,7 @@ var ErrKeyOutside = errors.New("explore: a key outside the explored namespace")
 // outsideNS refuses, before it is sent, a command of op (where) on a key
 // outside w's namespace, naming the key.
 func outsideNS(w *sched.World, where string, keys []string) error {
-	id := strings.Trim(w.T.Ns, "{}:")
+	id := strings.Trim(w.Target.KeyPrefix, "{}:")
 	for _, k := range keys {
 		if !strings.Contains(k, id) {
 			return fmt.Errorf(
@@ -546,12 +546,12 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if nested {
 		token = l.outer.token
 	} else {
-		l.c.W.Mu.Lock()
-		token = l.c.W.NewID(l.c, sched.IdToken)
-		l.c.W.Mu.Unlock()
+		l.c.World.Mu.Lock()
+		token = l.c.World.NewID(l.c, sched.IDToken)
+		l.c.World.Mu.Unlock()
 	}
 	sent := l.Now()
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.W, o, token, l.Now, nil)
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, token, l.Now, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -559,7 +559,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if err != nil {
 		return nil, err
 	}
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	w.CountOp(o.name, replyText(v), ok)
@@ -606,7 +606,7 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	h.lease.sent = sent
 	h.lease.note(w, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
@@ -621,7 +621,7 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	l := h.l
 	var at *holdState
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.W, o, h.token, l.Now, func() { at = h.state() })
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, h.token, l.Now, func() { at = h.state() })
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +629,7 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	w.CountOp(o.name, replyText(v), ok)
 	w.Mu.Unlock()
@@ -654,7 +654,7 @@ type holdState struct {
 
 // state is the hold's holdState now.
 func (h *recipeHeld) state() *holdState {
-	w := h.l.c.W
+	w := h.l.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	st := &holdState{expired: map[string]int{}}
@@ -682,14 +682,14 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		at = h.state()
 	}
 	l := h.l
-	w := l.c.W
+	w := l.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	var why string
 	keys := slices.Sorted(maps.Keys(h.lease.seen))
 	for _, k := range keys {
 		if at.expired[k] > h.lease.seen[k] {
-			why = "its lease had run out (" + w.T.Short(k) + " expired)"
+			why = "its lease had run out (" + w.Target.Short(k) + " expired)"
 			break
 		}
 	}
@@ -708,9 +708,9 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		return
 	}
 	w.Owned = append(w.Owned, sched.Violation{
-		Property: sched.Ownership, Step: w.StepNo, Message: fmt.Sprintf(
+		Property: sched.Ownership, Step: w.StepIndex, Message: fmt.Sprintf(
 			"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
-			sched.FmtMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why),
+			sched.FormatMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why),
 	})
 }
 
@@ -735,20 +735,20 @@ func replyText(v any) string {
 func restoreKeys(
 	ctx context.Context, e *sched.Explorer, touched []string, kept map[string]string,
 ) error {
-	now, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
+	now, err := e.Redis.Keys(ctx, sched.NamespacePattern(e.KeyPrefix)).Result()
 	if err != nil {
 		return err
 	}
 	for _, k := range slices.Concat(now, touched) {
-		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.Ns+n }) {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.KeyPrefix+n }) {
 			continue
 		}
-		if err := e.Rdb.Del(ctx, k).Err(); err != nil {
+		if err := e.Redis.Del(ctx, k).Err(); err != nil {
 			return err
 		}
 	}
 	for k, d := range kept {
-		if err := e.Rdb.Restore(ctx, k, 0, d).Err(); err != nil {
+		if err := e.Redis.Restore(ctx, k, 0, d).Err(); err != nil {
 			return err
 		}
 	}
@@ -757,7 +757,7 @@ func restoreKeys(
 
 // workloadKeys are the generic workload's own keys, which no recipe
 // writes.
-var workloadKeys = []string{sched.CounterName, sched.XName, sched.YName}
+var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWriteKeyY}
 
 // liveness finds a client that waits forever: a live client gave up on
 // the lock, no live client holds it, some key the recipe wrote has no
@@ -794,7 +794,7 @@ func (r *recipe) liveness(
 		return nil, nil
 	}
 	// Every key in the namespace, and every key the recipe named outside it.
-	all, err := e.Rdb.Keys(ctx, sched.NsPattern(e.Ns)).Result()
+	all, err := e.Redis.Keys(ctx, sched.NamespacePattern(e.KeyPrefix)).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -810,10 +810,10 @@ func (r *recipe) liveness(
 	sort.Strings(all)
 	var stuck, volatile []string
 	for _, k := range all {
-		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.Ns+n }) {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.KeyPrefix+n }) {
 			continue
 		}
-		ttl, err := e.Rdb.PTTL(ctx, k).Result()
+		ttl, err := e.Redis.PTTL(ctx, k).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -829,7 +829,7 @@ func (r *recipe) liveness(
 	}
 	// Let every lease run out, and try the waiter's take once more.
 	if len(volatile) > 0 {
-		if err := e.Rdb.Del(ctx, volatile...).Err(); err != nil {
+		if err := e.Redis.Del(ctx, volatile...).Err(); err != nil {
 			return nil, err
 		}
 	}
@@ -837,7 +837,7 @@ func (r *recipe) liveness(
 	if len(waiters) > 1 {
 		kept = map[string]string{}
 		for _, k := range stuck {
-			d, err := e.Rdb.Dump(ctx, k).Result()
+			d, err := e.Redis.Dump(ctx, k).Result()
 			if err != nil {
 				return nil, err
 			}
@@ -848,21 +848,21 @@ func (r *recipe) liveness(
 	var waiter *sched.ClientState
 	var o *op
 	for i, c := range waiters {
-		write := !r.rw || c.Idx == m.Clients-1
+		write := !r.rw || c.Index == m.Clients-1
 		l := &recipeLocker{
 			r:     r,
-			rdb:   e.Rdb,
+			rdb:   e.Redis,
 			c:     c,
-			key:   sched.LockKey(e.Ns),
-			ttl:   m.LeaseOf(c.Idx),
+			key:   sched.LockKey(e.KeyPrefix),
+			ttl:   m.LeaseOf(c.Index),
 			owner: sched.OwnerName(c.Name),
 		}
 		o = r.acquireOp(write)
 		w.Mu.Lock()
-		token := w.NewID(c, sched.IdToken)
+		token := w.NewID(c, sched.IDToken)
 		w.Mu.Unlock()
 		v, named, err := l.runKeys(
-			ctx, e.Rdb, w, o, token, func() time.Duration { return now }, nil,
+			ctx, e.Redis, w, o, token, func() time.Duration { return now }, nil,
 		)
 		if err != nil {
 			return nil, fmt.Errorf(

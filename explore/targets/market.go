@@ -98,41 +98,41 @@ func tradeInMarket(
 	ctx context.Context, c *sched.ClientState, m sched.Model, s market.Strategy, fencing bool,
 ) error {
 	opts := []market.Option{
-		market.WithLockTTL(c.W.Dilate(m.TTL)),
+		market.WithLockTTL(c.World.Dilate(m.TTL)),
 		market.WithTimeouts(time.Hour, time.Hour),
 	}
 	if fencing {
 		opts = append(opts, market.WithFencing())
 	}
-	mk, err := market.New(c.Rdb, marketName(c.W.T.Ns), opts...)
+	mk, err := market.New(c.Redis, marketName(c.World.Target.KeyPrefix), opts...)
 	if err != nil {
 		return err
 	}
-	if err := (sched.Clock{C: c}).AwaitStart(ctx); err != nil {
+	if err := (sched.Clock{Client: c}).AwaitStart(ctx); err != nil {
 		return err
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Wanted = true
-	c.W.Mu.Unlock()
-	if c.Idx == 2 {
+	c.World.Mu.Unlock()
+	if c.Index == 2 {
 		_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
 	} else {
 		_, err = mk.Purchase(ctx, s, c.Name, marketSeller, marketSword, swordPrice)
 	}
 	switch {
 	case err == nil:
-		c.W.Mu.Lock()
+		c.World.Mu.Lock()
 		c.Completed++
-		c.W.Mu.Unlock()
+		c.World.Mu.Unlock()
 	case refused(err):
 		// The market said no (the listing was sold, the lock was
 		// lost): an answer, not a failure.
 	default:
 		return err
 	}
-	c.W.Mu.Lock()
+	c.World.Mu.Lock()
 	c.Done = true
-	c.W.Mu.Unlock()
+	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -145,7 +145,7 @@ func marketViolations(
 	w.Mu.Lock()
 	var bought []string
 	for _, c := range w.Clients {
-		if c.Idx < 2 && c.Completed > 0 {
+		if c.Index < 2 && c.Completed > 0 {
 			bought = append(bought, c.Name)
 		}
 	}
@@ -155,7 +155,7 @@ func marketViolations(
 			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "),
 		)})
 	}
-	mk, err := market.New(e.Rdb, marketName(e.Ns))
+	mk, err := market.New(e.Redis, marketName(e.KeyPrefix))
 	if err != nil {
 		return nil, err
 	}

@@ -48,17 +48,17 @@ func Redlock(nodes int) (*sched.Target, error) {
 			_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
 		) sched.Locker {
 			var rdbs []redis.UniversalClient
-			for _, r := range c.W.T.NodeSet.Clients[c.Idx] {
+			for _, r := range c.World.Target.NodeSet.Clients[c.Index] {
 				rdbs = append(rdbs, r)
 			}
-			ttl := c.W.Dilate(m.TTL)
+			ttl := c.World.Dilate(m.TTL)
 			return &redlockLocker{
 				r:   locking.NewRedlockMutex(rdbs, sched.LockKey(ns), ttl),
-				clk: sched.Clock{C: c},
+				clk: sched.Clock{Client: c},
 				ttl: ttl,
 			}
 		},
-		LockKeys: sched.OneLockKey}, nil
+		LockKeys: sched.SingleLockKey}, nil
 }
 
 // redlockLocker adapts locking.RedlockMutex; ttl is dilated.
@@ -84,7 +84,7 @@ func (r *redlockLocker) Acquire(ctx context.Context, _ bool) (sched.Held, error)
 		return nil, err
 	}
 	h := &redlockHeld{l: l, clk: r.clk, ttl: r.ttl}
-	w := r.clk.C.W
+	w := r.clk.Client.World
 	w.Mu.Lock()
 	h.last = w.Since(l.Expires())
 	w.Mu.Unlock()
@@ -98,7 +98,7 @@ func (h *redlockHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx,
 // End is the validity's end; the world's Mu is held.
 func (h *redlockHeld) End() time.Duration {
 	if e := h.l.Expires(); !e.IsZero() {
-		h.last = h.clk.C.W.Since(e)
+		h.last = h.clk.Client.World.Since(e)
 	}
 	return h.last
 }

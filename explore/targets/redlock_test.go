@@ -98,7 +98,7 @@ func TestRedlockNodeFaults(t *testing.T) {
 			f := res.Violations[0]
 			t.Logf("%d schedules; %s (%d steps)", res.Schedules, f.Message, len(f.Steps))
 			for _, s := range f.Steps {
-				t.Logf("  %-8s %-2s %s", sched.FmtMS(s.ClockMS), s.Action.Client, s.Text)
+				t.Logf("  %-8s %-2s %s", sched.FormatMS(s.ClockMS), s.Action.Client, s.Text)
 			}
 			if !slices.ContainsFunc(
 				f.Actions,

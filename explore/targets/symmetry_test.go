@@ -86,7 +86,7 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		// first EVALSHA of a fresh server, refused, is in its client's
 		// log and the state's fingerprint).
 		firstEnabled := func(search.Decision[sched.Choice]) (int, bool) { return 0, true }
-		sys0 := search.System[sched.Choice, sched.Action](sched.System{E: explorers[0]})
+		sys0 := search.System[sched.Choice, sched.Action](sched.System{Explorer: explorers[0]})
 		if _, err := search.Replay(ctx, sys0, nil, firstEnabled); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 			var sys []search.System[sched.Choice, sched.Action]
 			for _, e := range explorers[:workers] {
 				e.Symmetric = symmetric
-				sys = append(sys, finalStates{System: sched.System{E: e}, mu: mu, seen: seen})
+				sys = append(sys, finalStates{System: sched.System{Explorer: e}, mu: mu, seen: seen})
 			}
 			o.Less = sched.CompareAction
 			s := search.New(sys, o)

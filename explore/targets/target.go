@@ -74,7 +74,7 @@ func (h *mutexHeld) Release(ctx context.Context) error { return h.l.Release(ctx)
 
 func (h *mutexHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx, h.ttl) }
 
-func (h *mutexHeld) End() time.Duration { return h.clk.C.W.Since(h.l.Expires()) }
+func (h *mutexHeld) End() time.Duration { return h.clk.Client.World.Since(h.l.Expires()) }
 
 func (h *mutexHeld) Extender() locking.Extender { return h.l }
 
@@ -111,7 +111,7 @@ func (h *rwHeld) Release(ctx context.Context) error { return h.h.Release(ctx) }
 
 func (h *rwHeld) Extend(ctx context.Context) error { return h.h.Extend(ctx, h.ttl) }
 
-func (h *rwHeld) End() time.Duration { return h.clk.C.W.Since(h.h.Expires()) }
+func (h *rwHeld) End() time.Duration { return h.clk.Client.World.Since(h.h.Expires()) }
 
 // seedRWLocker adapts flawed.SeedRWLock: a hold is stale once older than
 // its timeout, by the clients' clocks; ttl is that timeout in virtual
@@ -193,12 +193,12 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 					ttl = m.TTL
 				}
 				return &flawedLocker{
-					l:   mk(rdb, sched.LockKey(ns), c.W.Dilate(m.TTL)),
+					l:   mk(rdb, sched.LockKey(ns), c.World.Dilate(m.TTL)),
 					ttl: ttl,
-					clk: sched.Clock{C: c},
+					clk: sched.Clock{Client: c},
 				}
 			},
-			LockKeys: sched.OneLockKey,
+			LockKeys: sched.SingleLockKey,
 		}
 	}
 	switch n {
@@ -250,17 +250,17 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 		return t, nil
 	case "9":
 		return &sched.Target{
-			Name:     "recipe 9",
-			About:    "the seed article's read-write lock (flawed.SeedRWLock)",
-			Property: sched.MutualExclusion,
-			Clients:  3,
-			Rw:       true,
-			Checks:   lockChecks,
+			Name:      "recipe 9",
+			About:     "the seed article's read-write lock (flawed.SeedRWLock)",
+			Property:  sched.MutualExclusion,
+			Clients:   3,
+			ReadWrite: true,
+			Checks:    lockChecks,
 			NewLock: func(
 				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
 			) sched.Locker {
-				clk := sched.Clock{C: c}
-				ttl := c.W.Dilate(m.TTL)
+				clk := sched.Clock{Client: c}
+				ttl := c.World.Dilate(m.TTL)
 				return &seedRWLocker{
 					clk: clk,
 					ttl: m.TTL,
@@ -268,7 +268,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 						KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: clk.Now},
 				}
 			},
-			LockKeys: sched.OneLockKey,
+			LockKeys: sched.SingleLockKey,
 		}, nil
 	case "11":
 		t := flawedTarget(
@@ -304,17 +304,17 @@ func recipeFix(n string) (*sched.Target, error) {
 		)
 	case "9":
 		t = &sched.Target{
-			Name:     "recipe 9 fixed",
-			About:    "locking.RWMutex (one hold per reader)",
-			Property: sched.MutualExclusion,
-			Rw:       true,
+			Name:      "recipe 9 fixed",
+			About:     "locking.RWMutex (one hold per reader)",
+			Property:  sched.MutualExclusion,
+			ReadWrite: true,
 			NewLock: func(
 				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
 			) sched.Locker {
-				ttl := c.W.Dilate(m.TTL)
+				ttl := c.World.Dilate(m.TTL)
 				return &rwLocker{
 					rw:  locking.NewRWMutex(rdb, ns+"lock:RW", ttl),
-					clk: sched.Clock{C: c},
+					clk: sched.Clock{Client: c},
 					ttl: ttl,
 				}
 			},
@@ -351,14 +351,14 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 		NewLock: func(
 			rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
 		) sched.Locker {
-			ttl := c.W.Dilate(m.TTL)
+			ttl := c.World.Dilate(m.TTL)
 			return &mutexLocker{
 				m:   locking.NewMutex(rdb, sched.LockKey(ns), ttl),
-				clk: sched.Clock{C: c},
+				clk: sched.Clock{Client: c},
 				ttl: ttl,
 			}
 		},
-		LockKeys: sched.OneLockKey,
+		LockKeys: sched.SingleLockKey,
 	}
 }
 

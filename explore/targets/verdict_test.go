@@ -96,9 +96,9 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	ctx := context.Background()
 	var checks atomic.Int64
 	target := &sched.Target{
-		Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.OneLockKey,
+		Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
 		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			return c.Rdb.Incr(ctx, c.W.T.Ns+sched.CounterName).Err()
+			return c.Redis.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterKey).Err()
 		},
 		End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
 			if checks.Add(1) == 1 {

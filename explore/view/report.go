@@ -267,7 +267,7 @@ func writeFound(b *bytes.Buffer, f *sched.Counterexample, verbose bool) error {
 			if s.Action.Kind == sched.Run {
 				text = s.Action.Client + ": " + text
 			}
-			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, sched.FmtMS(s.ClockMS), text, mark)
+			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, sched.FormatMS(s.ClockMS), text, mark)
 		}
 	}
 	if f.Replay.Events == nil {
