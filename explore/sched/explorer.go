@@ -375,26 +375,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	}
 	e.strays = &strays{found: map[string]Counterexample{}}
 	defer func() { e.strays = nil }()
-	systems := []search.System[Choice, Action]{System{e}}
-	if o.Workers == 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
-	if mode == Exhaustive && o.Workers > 1 && !o.StopAtFirst && len(o.Stop) == 0 &&
-		o.Prefix == nil {
-		for len(e.lanes) < o.Workers-1 {
-			l, err := New(ctx, e.base, e.orig, e.model)
-			if err != nil && ctx.Err() != nil {
-				break // stopped already: the search says so
-			}
-			if err != nil {
-				return res, err
-			}
-			e.lanes = append(e.lanes, l)
-		}
-		for _, l := range e.lanes[:min(len(e.lanes), o.Workers-1)] {
-			l.strays = e.strays
-			systems = append(systems, System{l})
-		}
+	systems, err := e.workers(ctx, mode, o)
+	if err != nil {
+		return res, err
 	}
 	stuckAfter := cmp.Or(o.StuckAfter, defaultStuckAfter)
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
@@ -457,6 +440,37 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		shrink = nil
 	}
 	return e.conclude(ctx, res, fs, SearchErr(err), shrink, start)
+}
+
+// workers returns the systems an exhaustive search runs on: the explorer
+// and as many of its lanes (explorers of their own, opened once and kept)
+// as o.Workers asks, less one; the explorer alone for any other search.
+func (e *Explorer) workers(
+	ctx context.Context, mode Mode, o Options,
+) ([]search.System[Choice, Action], error) {
+	systems := []search.System[Choice, Action]{System{e}}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if mode != Exhaustive || o.Workers <= 1 || o.StopAtFirst || len(o.Stop) > 0 ||
+		o.Prefix != nil {
+		return systems, nil
+	}
+	for len(e.lanes) < o.Workers-1 {
+		l, err := New(ctx, e.base, e.orig, e.model)
+		if err != nil && ctx.Err() != nil {
+			break // stopped already: the search says so
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.lanes = append(e.lanes, l)
+	}
+	for _, l := range e.lanes[:min(len(e.lanes), o.Workers-1)] {
+		l.strays = e.strays
+		systems = append(systems, System{l})
+	}
+	return systems, nil
 }
 
 // walk runs the search s in mode: random or pct walks of o.Schedules

@@ -793,36 +793,9 @@ func (r *recipe) liveness(
 	if heldByLive || len(waiters) == 0 {
 		return nil, nil
 	}
-	// Every key in the namespace, and every key the recipe named outside it.
-	all, err := e.Redis.Keys(ctx, sched.NamespacePattern(e.KeyPrefix)).Result()
+	all, stuck, volatile, err := lockKeysLeft(ctx, e, log)
 	if err != nil {
 		return nil, err
-	}
-	for _, rec := range log {
-		for _, args := range rec.Args {
-			for _, k := range commandKeys(args) {
-				if !slices.Contains(all, k) {
-					all = append(all, k)
-				}
-			}
-		}
-	}
-	sort.Strings(all)
-	var stuck, volatile []string
-	for _, k := range all {
-		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.KeyPrefix+n }) {
-			continue
-		}
-		ttl, err := e.Redis.PTTL(ctx, k).Result()
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case ttl == -1:
-			stuck = append(stuck, k)
-		case ttl >= 0:
-			volatile = append(volatile, k)
-		}
 	}
 	if len(stuck) == 0 {
 		return nil, nil
@@ -896,6 +869,46 @@ func (r *recipe) liveness(
 			"still refused (it would wait forever)",
 		strings.Join(why, "; "), waiter.Name, o.name,
 	)}}, nil
+}
+
+// lockKeysLeft lists every key in the namespace and every key the
+// recipe's commands in log named outside it (all), and among them, the
+// workload's keys apart, those that never expire (stuck) and those that
+// will (volatile).
+func lockKeysLeft(
+	ctx context.Context, e *sched.Explorer, log []sched.CmdRecord,
+) (all, stuck, volatile []string, err error) {
+	// Every key in the namespace, and every key the recipe named outside it.
+	all, err = e.Redis.Keys(ctx, sched.NamespacePattern(e.KeyPrefix)).Result()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, rec := range log {
+		for _, args := range rec.Args {
+			for _, k := range commandKeys(args) {
+				if !slices.Contains(all, k) {
+					all = append(all, k)
+				}
+			}
+		}
+	}
+	sort.Strings(all)
+	for _, k := range all {
+		if slices.ContainsFunc(workloadKeys, func(n string) bool { return k == e.KeyPrefix+n }) {
+			continue
+		}
+		ttl, err := e.Redis.PTTL(ctx, k).Result()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		switch {
+		case ttl == -1:
+			stuck = append(stuck, k)
+		case ttl >= 0:
+			volatile = append(volatile, k)
+		}
+	}
+	return all, stuck, volatile, nil
 }
 
 // blame says which step left key behind: the last write to it by a
