@@ -17,7 +17,8 @@ func TestNoRedisInDeps(t *testing.T) {
 	}
 	for dep := range strings.FieldsSeq(string(out)) {
 		if strings.Contains(strings.ToLower(dep), "redis") ||
-			(strings.HasPrefix(dep, "github.com/lockmarket/lockmarket/") && dep != "github.com/lockmarket/lockmarket/explore/search") {
+			(strings.HasPrefix(dep, "github.com/lockmarket/lockmarket/") &&
+				dep != "github.com/lockmarket/lockmarket/explore/search") {
 			t.Errorf("the search layer depends on %s", dep)
 		}
 	}

@@ -78,12 +78,23 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 // With share set, whenever a worker waits for work it gives share the
 // untried subtree nearest the root (donate), as a lone dfs would search
 // it: the same sleep set, and the same schedules.
-func (s *Search[C, K]) dfs(ctx context.Context, sys System[C, K], t task[C, K], split func(task[C, K]), share *pool[C, K]) (bool, error) {
+func (s *Search[C, K]) dfs(
+	ctx context.Context,
+	sys System[C, K],
+	t task[C, K],
+	split func(task[C, K]),
+	share *pool[C, K],
+) (bool, error) {
 	w := &walk[C, K]{s: s, sys: sys, t: t, split: split, share: share, covered: true}
 	void := 0 // runs in a row that were void
 	for {
 		run := &walkRun[C, K]{depth0: len(w.stack), credit: new(big.Rat)}
-		r, _, err := runOnce(ctx, sys, w.plan(), func(d Decision[C]) (int, bool) { return w.decide(d, run) })
+		r, _, err := runOnce(
+			ctx,
+			sys,
+			w.plan(),
+			func(d Decision[C]) (int, bool) { return w.decide(d, run) },
+		)
 		if errors.Is(err, ErrRetry) {
 			// Run it again, as if this run had not happened.
 			w.undo(run)
@@ -205,7 +216,8 @@ func (w *walk[C, K]) donate() bool {
 			path := append(w.path(k), sys.Key(c))
 			var sleep []C
 			if w.s.o.Sleep {
-				for _, b := range append(append(append(slices.Clone(n.sleep), n.done...), n.chosen), n.given...) {
+				taken := append(append(slices.Clone(n.sleep), n.done...), n.chosen)
+				for _, b := range append(taken, n.given...) {
 					if sys.Independent(c, b) {
 						sleep = append(sleep, b)
 					}
@@ -245,7 +257,10 @@ func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 		}
 	}
 	if w.split != nil && len(w.stack) == SplitDepth {
-		run.handed = append(run.handed, task[C, K]{prefix: w.plan(), sleep: n.sleep, weight: n.weight, claimed: cached})
+		run.handed = append(
+			run.handed,
+			task[C, K]{prefix: w.plan(), sleep: n.sleep, weight: n.weight, claimed: cached},
+		)
 		return 0, false
 	}
 	asleep := 0
@@ -255,7 +270,10 @@ func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 		}
 	}
 	if asleep > 0 {
-		run.credit.Add(run.credit, new(big.Rat).Mul(n.weight, big.NewRat(int64(asleep), int64(len(n.enabled)))))
+		run.credit.Add(
+			run.credit,
+			new(big.Rat).Mul(n.weight, big.NewRat(int64(asleep), int64(len(n.enabled)))),
+		)
 	}
 	if w.s.o.DPOR {
 		// The decisions above the split explore every child (their
@@ -368,7 +386,10 @@ func (w *walk[C, K]) backtrack() bool {
 			}
 			if left > 0 {
 				w.s.mu.Lock()
-				w.s.covered.Add(&w.s.covered, new(big.Rat).Mul(n.weight, big.NewRat(int64(left), int64(len(n.enabled)))))
+				w.s.covered.Add(
+					&w.s.covered,
+					new(big.Rat).Mul(n.weight, big.NewRat(int64(left), int64(len(n.enabled)))),
+				)
 				w.s.mu.Unlock()
 			}
 		}
@@ -457,7 +478,10 @@ func (w *walk[C, K]) races() {
 					first = append(first, owner[k])
 				}
 			}
-			if slices.ContainsFunc(m.threads, func(t string) bool { return slices.Contains(first, t) }) {
+			if slices.ContainsFunc(
+				m.threads,
+				func(t string) bool { return slices.Contains(first, t) },
+			) {
 				continue
 			}
 			if t, ok := w.enabledThread(m, first); ok {

@@ -186,7 +186,12 @@ func New[C any, K comparable](systems []System[C, K], o Options[K]) *Search[C, K
 	if o.Less == nil {
 		o.Less = func(a, b K) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
 	}
-	return &Search[C, K]{systems: systems, o: o, found: map[string]Found[K]{}, walkSeen: map[string]bool{}}
+	return &Search[C, K]{
+		systems:  systems,
+		o:        o,
+		found:    map[string]Found[K]{},
+		walkSeen: map[string]bool{},
+	}
 }
 
 // Result is what the search has found so far.
@@ -241,7 +246,8 @@ func (s *Search[C, K]) record(r *Run[K]) {
 			n = len(r.Path)
 		}
 		f, ok := s.found[v.Property]
-		if !ok || n < len(f.Path) || n == len(f.Path) && comparePaths(r.Path[:n], f.Path, s.o.Less) < 0 {
+		if !ok || n < len(f.Path) ||
+			n == len(f.Path) && comparePaths(r.Path[:n], f.Path, s.o.Less) < 0 {
 			s.found[v.Property] = Found[K]{Violation: v, Path: slices.Clone(r.Path[:n]), Run: r}
 		}
 	}
@@ -285,7 +291,12 @@ func (s *Search[C, K]) stop() bool {
 // runOnce runs sys once: the choices of plan, then those choose picks.
 // It returns the run, and the weight of the path it took (the product,
 // over its decisions, of one over the number of choices enabled).
-func runOnce[C any, K comparable](ctx context.Context, sys System[C, K], plan []K, choose Chooser[C]) (*Run[K], *big.Rat, error) {
+func runOnce[C any, K comparable](
+	ctx context.Context,
+	sys System[C, K],
+	plan []K,
+	choose Chooser[C],
+) (*Run[K], *big.Rat, error) {
 	var path []K
 	weight := big.NewRat(1, 1)
 	var diverged error
@@ -298,8 +309,13 @@ func runOnce[C any, K comparable](ctx context.Context, sys System[C, K], plan []
 				for _, c := range d.Enabled {
 					names = append(names, fmt.Sprint(sys.Key(c)))
 				}
-				diverged = fmt.Errorf("%w: step %d: %v (enabled: %s)", ErrNotEnabled, d.Depth+1, plan[d.Depth],
-					strings.Join(names, "; "))
+				diverged = fmt.Errorf(
+					"%w: step %d: %v (enabled: %s)",
+					ErrNotEnabled,
+					d.Depth+1,
+					plan[d.Depth],
+					strings.Join(names, "; "),
+				)
 				return 0, false
 			}
 			ok = true
@@ -322,7 +338,12 @@ func runOnce[C any, K comparable](ctx context.Context, sys System[C, K], plan []
 // choices it took again, then asks choose only past them, so that a
 // chooser that draws random numbers draws no more for the choices it
 // made already.
-func runAgain[C any, K comparable](ctx context.Context, sys System[C, K], plan []K, choose Chooser[C]) (*Run[K], *big.Rat, error) {
+func runAgain[C any, K comparable](
+	ctx context.Context,
+	sys System[C, K],
+	plan []K,
+	choose Chooser[C],
+) (*Run[K], *big.Rat, error) {
 	var last error
 	for range MaxRetries {
 		r, w, err := runOnce(ctx, sys, plan, choose)
@@ -340,7 +361,12 @@ func runAgain[C any, K comparable](ctx context.Context, sys System[C, K], plan [
 // Replay runs sys once: the choices of plan, each of which must be
 // enabled at its turn (else ErrNotEnabled), then those then picks (nil:
 // none). A void run is run again.
-func Replay[C any, K comparable](ctx context.Context, sys System[C, K], plan []K, then Chooser[C]) (*Run[K], error) {
+func Replay[C any, K comparable](
+	ctx context.Context,
+	sys System[C, K],
+	plan []K,
+	then Chooser[C],
+) (*Run[K], error) {
 	r, _, err := runAgain(ctx, sys, plan, then)
 	return r, err
 }
@@ -348,7 +374,12 @@ func Replay[C any, K comparable](ctx context.Context, sys System[C, K], plan []K
 // Shrink shortens a counterexample: it drops one choice of its path at a
 // time, and keeps each drop after which the replay (then is the chooser
 // past the plan) still breaks the property, sooner.
-func Shrink[C any, K comparable](ctx context.Context, sys System[C, K], f Found[K], then Chooser[C]) (Found[K], error) {
+func Shrink[C any, K comparable](
+	ctx context.Context,
+	sys System[C, K],
+	f Found[K],
+	then Chooser[C],
+) (Found[K], error) {
 	best := f
 	for changed := true; changed; {
 		changed = false

@@ -21,7 +21,11 @@ func binomial(n, k int) int {
 	return r
 }
 
-func exhaustive(t *testing.T, sys []search.System[choice, move], o search.Options[move]) search.Result[move] {
+func exhaustive(
+	t *testing.T,
+	sys []search.System[choice, move],
+	o search.Options[move],
+) search.Result[move] {
 	t.Helper()
 	s := search.New(sys, o)
 	if err := s.Exhaustive(context.Background(), nil); err != nil {
@@ -34,17 +38,32 @@ func exhaustive(t *testing.T, sys []search.System[choice, move], o search.Option
 // steps have (a+b+c)!/(a!b!c!) schedules, every one complete, on one
 // worker and on three; the coverage is 1.
 func TestCountIsMultinomial(t *testing.T) {
-	for _, tc := range []struct{ a, b, c int }{{0, 0, 0}, {1, 0, 0}, {2, 1, 0}, {3, 3, 0}, {4, 4, 0}, {2, 2, 2}, {3, 2, 1}} {
+	for _, tc := range []struct{ a, b, c int }{
+		{0, 0, 0}, {1, 0, 0}, {2, 1, 0}, {3, 3, 0}, {4, 4, 0}, {2, 2, 2}, {3, 2, 1},
+	} {
 		progs := [][]op{steps(tc.a, 0), steps(tc.b, 0)}
 		if tc.c > 0 {
 			progs = append(progs, steps(tc.c, 0))
 		}
 		want := binomial(tc.a+tc.b, tc.a) * binomial(tc.a+tc.b+tc.c, tc.c)
 		for _, workers := range []int{1, 3} {
-			res := exhaustive(t, systems(&toy{progs: progs, vars: 1, counter: -1}, workers), search.Options[move]{})
+			res := exhaustive(
+				t,
+				systems(&toy{progs: progs, vars: 1, counter: -1}, workers),
+				search.Options[move]{},
+			)
 			if res.Schedules != want || res.Pruned != 0 || !res.Exhaustive || res.Coverage != 1 {
-				t.Errorf("%+v, %d workers: %d schedules (%d pruned, exhaustive %v, coverage %v), want %d",
-					tc, workers, res.Schedules, res.Pruned, res.Exhaustive, res.Coverage, want)
+				t.Errorf(
+					"%+v, %d workers: %d schedules (%d pruned, "+
+						"exhaustive %v, coverage %v), want %d",
+					tc,
+					workers,
+					res.Schedules,
+					res.Pruned,
+					res.Exhaustive,
+					res.Coverage,
+					want,
+				)
 			}
 		}
 	}
@@ -54,11 +73,20 @@ func TestCountIsMultinomial(t *testing.T) {
 // commute entirely: one schedule, and the rest pruned, covered all the
 // same.
 func TestSleepSetsIndependentThreads(t *testing.T) {
-	sys := &toy{progs: [][]op{{load(0), inc(0)}, {load(1), inc(1)}, {load(2), inc(2)}}, vars: 3, counter: -1}
+	sys := &toy{
+		progs:   [][]op{{load(0), inc(0)}, {load(1), inc(1)}, {load(2), inc(2)}},
+		vars:    3,
+		counter: -1,
+	}
 	res := exhaustive(t, systems(sys, 1), search.Options[move]{Sleep: true})
 	if res.Schedules != 1 || !res.Exhaustive || res.Coverage != 1 {
-		t.Errorf("%d schedules (%d pruned, exhaustive %v, coverage %v), want 1", res.Schedules, res.Pruned,
-			res.Exhaustive, res.Coverage)
+		t.Errorf(
+			"%d schedules (%d pruned, exhaustive %v, coverage %v), want 1",
+			res.Schedules,
+			res.Pruned,
+			res.Exhaustive,
+			res.Coverage,
+		)
 	}
 }
 
@@ -91,30 +119,70 @@ func (r *recorder) Run(ctx context.Context, choose search.Chooser[choice]) (sear
 // and find the same violations.
 func TestReductionsKeepEveryFinalState(t *testing.T) {
 	models := map[string]*toy{
-		"two counters": {progs: [][]op{{load(0), inc(0), load(1), inc(1)}, {load(1), inc(1)}, {load(0), inc(0)}},
-			vars: 2, counter: 0},
-		"lock and noise": {progs: [][]op{{load(0), enter(0), leave(0)}, {load(0), enter(0), leave(0)}, {load(1), inc(1), load(1), inc(1)}},
-			vars: 2, counter: 1},
-		"crashes": {progs: [][]op{{load(0), inc(0), load(0), inc(0)}, {load(0), inc(0)}}, vars: 1, counter: 0, faults: 1},
+		"two counters": {
+			progs: [][]op{
+				{load(0), inc(0), load(1), inc(1)},
+				{load(1), inc(1)},
+				{load(0), inc(0)},
+			},
+			vars:    2,
+			counter: 0,
+		},
+		"lock and noise": {
+			progs: [][]op{
+				{load(0), enter(0), leave(0)},
+				{load(0), enter(0), leave(0)},
+				{load(1), inc(1), load(1), inc(1)},
+			},
+			vars:    2,
+			counter: 1,
+		},
+		"crashes": {
+			progs:   [][]op{{load(0), inc(0), load(0), inc(0)}, {load(0), inc(0)}},
+			vars:    1,
+			counter: 0,
+			faults:  1,
+		},
 	}
 	for name, m := range models {
 		full, fres := finals(t, m.clone(), search.Options[move]{})
-		for _, o := range []search.Options[move]{{Sleep: true}, {Cache: true}, {Sleep: true, Cache: true}} {
+		opts := []search.Options[move]{{Sleep: true}, {Cache: true}, {Sleep: true, Cache: true}}
+		for _, o := range opts {
 			got, res := finals(t, m.clone(), o)
 			if !maps.Equal(full, got) {
-				t.Errorf("%s, %+v: final states %v, the full search %v", name, o, slices.Sorted(maps.Keys(got)),
-					slices.Sorted(maps.Keys(full)))
+				t.Errorf(
+					"%s, %+v: final states %v, the full search %v",
+					name,
+					o,
+					slices.Sorted(maps.Keys(got)),
+					slices.Sorted(maps.Keys(full)),
+				)
 			}
 			if res.Schedules >= fres.Schedules || !res.Exhaustive || res.Coverage != 1 {
-				t.Errorf("%s, %+v: %d schedules (exhaustive %v, coverage %v), the full search %d", name, o,
-					res.Schedules, res.Exhaustive, res.Coverage, fres.Schedules)
+				t.Errorf(
+					"%s, %+v: %d schedules (exhaustive %v, coverage %v), the full search %d",
+					name,
+					o,
+					res.Schedules,
+					res.Exhaustive,
+					res.Coverage,
+					fres.Schedules,
+				)
 			}
-			if a, b := slices.Sorted(maps.Keys(res.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+			a := slices.Sorted(maps.Keys(res.Violations))
+			if b := slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
 				t.Errorf("%s, %+v: found %v, the full search %v", name, o, a, b)
 			}
 			for p, f := range fres.Violations {
 				if g := res.Violations[p]; len(g.Path) != len(f.Path) {
-					t.Errorf("%s, %+v: %s in %d steps, the full search %d", name, o, p, len(g.Path), len(f.Path))
+					t.Errorf(
+						"%s, %+v: %s in %d steps, the full search %d",
+						name,
+						o,
+						p,
+						len(g.Path),
+						len(f.Path),
+					)
 				}
 			}
 		}
@@ -125,17 +193,37 @@ func TestReductionsKeepEveryFinalState(t *testing.T) {
 // the schedules one runs and keep the same counterexamples; with it, they
 // find the same properties broken.
 func TestWorkersRunTheSameSchedules(t *testing.T) {
-	m := &toy{progs: [][]op{{load(0), enter(0), leave(0)}, {load(0), enter(0), leave(0)}, {load(1), inc(1)}},
-		vars: 2, counter: 1, faults: 1}
+	m := &toy{
+		progs: [][]op{
+			{load(0), enter(0), leave(0)},
+			{load(0), enter(0), leave(0)},
+			{load(1), inc(1)},
+		},
+		vars:    2,
+		counter: 1,
+		faults:  1,
+	}
 	for _, o := range []search.Options[move]{{}, {Sleep: true}, {Sleep: true, Cache: true}} {
 		one := exhaustive(t, systems(m.clone(), 1), o)
 		many := exhaustive(t, systems(m.clone(), 3), o)
 		if !one.Exhaustive || !many.Exhaustive || many.Coverage != 1 {
-			t.Errorf("%+v: exhaustive %v and %v (coverage %v)", o, one.Exhaustive, many.Exhaustive, many.Coverage)
+			t.Errorf(
+				"%+v: exhaustive %v and %v (coverage %v)",
+				o,
+				one.Exhaustive,
+				many.Exhaustive,
+				many.Coverage,
+			)
 		}
 		if !o.Cache && (one.Schedules != many.Schedules || one.Pruned != many.Pruned) {
-			t.Errorf("%+v: one worker %d schedules (+%d pruned), three %d (+%d)", o, one.Schedules, one.Pruned,
-				many.Schedules, many.Pruned)
+			t.Errorf(
+				"%+v: one worker %d schedules (+%d pruned), three %d (+%d)",
+				o,
+				one.Schedules,
+				one.Pruned,
+				many.Schedules,
+				many.Pruned,
+			)
 		}
 		if len(one.Violations) == 0 || len(one.Violations) != len(many.Violations) {
 			t.Fatalf("%+v: found %v and %v", o, one.Violations, many.Violations)
@@ -157,7 +245,8 @@ func TestVoidRunsRunAgain(t *testing.T) {
 	v := m.clone()
 	v.voidEvery = 3
 	got := exhaustive(t, systems(v, 1), search.Options[move]{Sleep: true})
-	if got.Schedules != want.Schedules || got.Pruned != want.Pruned || !got.Exhaustive || got.Coverage != 1 {
+	if got.Schedules != want.Schedules || got.Pruned != want.Pruned || !got.Exhaustive ||
+		got.Coverage != 1 {
 		t.Errorf("voiding every third run: %+v, want %+v", got.Stats, want.Stats)
 	}
 	always := m.clone()
@@ -172,10 +261,20 @@ func TestVoidRunsRunAgain(t *testing.T) {
 // searched as far as it can be, and the search says it is not
 // exhaustive.
 func TestDivergedIsNotExhaustive(t *testing.T) {
-	m := &toy{progs: [][]op{{load(0), inc(0)}, {load(0), inc(0)}}, vars: 1, counter: -1, diverge: true}
+	m := &toy{
+		progs:   [][]op{{load(0), inc(0)}, {load(0), inc(0)}},
+		vars:    1,
+		counter: -1,
+		diverge: true,
+	}
 	res := exhaustive(t, systems(m, 1), search.Options[move]{})
 	if res.Diverged == 0 || res.Exhaustive || res.Coverage >= 1 {
-		t.Errorf("diverged %d, exhaustive %v, coverage %v", res.Diverged, res.Exhaustive, res.Coverage)
+		t.Errorf(
+			"diverged %d, exhaustive %v, coverage %v",
+			res.Diverged,
+			res.Exhaustive,
+			res.Coverage,
+		)
 	}
 }
 
@@ -183,8 +282,15 @@ func TestDivergedIsNotExhaustive(t *testing.T) {
 // and what it found so far: the runs counted, the coverage between 0 and
 // 1, not exhaustive; so does one stopped at its first violation.
 func TestStopKeepsWhatItHas(t *testing.T) {
-	m := &toy{progs: [][]op{{load(0), enter(0), leave(0)}, {load(0), enter(0), leave(0)}, {load(1), inc(1), load(1)}},
-		vars: 2, counter: 1}
+	m := &toy{
+		progs: [][]op{
+			{load(0), enter(0), leave(0)},
+			{load(0), enter(0), leave(0)},
+			{load(1), inc(1), load(1)},
+		},
+		vars:    2,
+		counter: 1,
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	at := 0
@@ -196,10 +302,18 @@ func TestStopKeepsWhatItHas(t *testing.T) {
 	}})
 	err := s.Exhaustive(ctx, nil)
 	res := s.Result()
-	if !errors.Is(err, context.Canceled) || at == 0 || res.Schedules != at || res.Exhaustive || res.Coverage <= 0 ||
+	if !errors.Is(err, context.Canceled) || at == 0 || res.Schedules != at || res.Exhaustive ||
+		res.Coverage <= 0 ||
 		res.Coverage >= 1 {
-		t.Errorf("cancelled at the first violation, schedule %d: %v, %d schedules, exhaustive %v, coverage %v", at,
-			err, res.Schedules, res.Exhaustive, res.Coverage)
+		t.Errorf(
+			"cancelled at the first violation, schedule %d: "+
+				"%v, %d schedules, exhaustive %v, coverage %v",
+			at,
+			err,
+			res.Schedules,
+			res.Exhaustive,
+			res.Coverage,
+		)
 	}
 	if len(res.Violations) == 0 {
 		t.Errorf("cancelled at the first violation: none kept")
@@ -209,7 +323,12 @@ func TestStopKeepsWhatItHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := first.Result(); len(r.Violations) != 1 || r.Exhaustive || r.Coverage >= 1 {
-		t.Errorf("stopped at the first: %v, exhaustive %v, coverage %v", r.Violations, r.Exhaustive, r.Coverage)
+		t.Errorf(
+			"stopped at the first: %v, exhaustive %v, coverage %v",
+			r.Violations,
+			r.Exhaustive,
+			r.Coverage,
+		)
 	}
 }
 
@@ -239,7 +358,11 @@ func TestShrink(t *testing.T) {
 	if err != nil || len(r.Violations) == 0 || r.Violations[0].Step != 3 {
 		t.Errorf("replay of %v: %v, %v", g.Path, r, err)
 	}
-	if _, err := search.Replay(context.Background(), search.System[choice, move](m), []move{{Thread: 5}}, nil); !errors.Is(err, search.ErrNotEnabled) {
+	sys := search.System[choice, move](m)
+	if _, err := search.Replay(context.Background(), sys, []move{{Thread: 5}}, nil); !errors.Is(
+		err,
+		search.ErrNotEnabled,
+	) {
 		t.Errorf("replay of a thread that does not exist: %v, want ErrNotEnabled", err)
 	}
 }
@@ -247,8 +370,16 @@ func TestShrink(t *testing.T) {
 // TestRandomIsReproducible: a walk and pct from one seed run the same
 // schedules and find the same counterexample twice; both find the race.
 func TestRandomIsReproducible(t *testing.T) {
-	m := &toy{progs: [][]op{{load(0), enter(0), leave(0)}, {load(0), enter(0), leave(0)}, {load(1), inc(1), load(1), inc(1)}},
-		vars: 2, counter: 1, faults: 1}
+	m := &toy{
+		progs: [][]op{
+			{load(0), enter(0), leave(0)},
+			{load(0), enter(0), leave(0)},
+			{load(1), inc(1), load(1), inc(1)},
+		},
+		vars:    2,
+		counter: 1,
+		faults:  1,
+	}
 	for _, mode := range []string{"walk", "pct"} {
 		var got []string
 		for range 2 {
@@ -265,8 +396,15 @@ func TestRandomIsReproducible(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := s.Result()
-			if _, ok := res.Violations["mutex"]; !ok || res.Schedules != 60 || res.Coverage <= 0 || res.Coverage >= 1 {
-				t.Errorf("%s: found %v in %d schedules, coverage %v", mode, res.Found, res.Schedules, res.Coverage)
+			if _, ok := res.Violations["mutex"]; !ok || res.Schedules != 60 || res.Coverage <= 0 ||
+				res.Coverage >= 1 {
+				t.Errorf(
+					"%s: found %v in %d schedules, coverage %v",
+					mode,
+					res.Found,
+					res.Schedules,
+					res.Coverage,
+				)
 			}
 			got = append(got, fmt.Sprint(paths, res.Violations["mutex"].Path))
 		}
@@ -282,7 +420,10 @@ type pathRecorder struct {
 	paths *[]string
 }
 
-func (r *pathRecorder) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
+func (r *pathRecorder) Run(
+	ctx context.Context,
+	choose search.Chooser[choice],
+) (search.Outcome, error) {
 	var path []move
 	out, err := r.toy.Run(ctx, func(d search.Decision[choice]) (int, bool) {
 		i, ok := choose(d)
@@ -310,7 +451,11 @@ func TestCoverageOfAWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := s.Result().Coverage; c < 0.99 || c >= 1 {
-		t.Errorf("fifty walks of two schedules: coverage %v, want just below 1 (walks are never exhaustive)", c)
+		t.Errorf(
+			"fifty walks of two schedules: coverage %v, want "+
+				"just below 1 (walks are never exhaustive)",
+			c,
+		)
 	}
 }
 
@@ -333,23 +478,51 @@ func TestSymmetryKeepsEveryFinalState(t *testing.T) {
 		for _, workers := range []int{1, 3} {
 			sym := m.clone()
 			sym.symmetric = true
-			got, res := lockedFinals(t, sym, workers, search.Options[move]{Sleep: true, Cache: true})
-			t.Logf("%s, %d workers: %d schedules, %d without the symmetry, %d without reductions", name, workers,
-				res.Schedules, pres.Schedules, fres.Schedules)
+			got, res := lockedFinals(
+				t,
+				sym,
+				workers,
+				search.Options[move]{Sleep: true, Cache: true},
+			)
+			t.Logf(
+				"%s, %d workers: %d schedules, %d without the symmetry, %d without reductions",
+				name,
+				workers,
+				res.Schedules,
+				pres.Schedules,
+				fres.Schedules,
+			)
 			if !maps.Equal(full, got) || !maps.Equal(full, plain) {
 				t.Errorf("%s, %d workers: final states %v, the full search %v", name, workers,
 					slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(full)))
 			}
-			if !res.Exhaustive || res.Coverage != 1 || workers == 1 && res.Schedules >= pres.Schedules {
-				t.Errorf("%s, %d workers: %d schedules (exhaustive %v, coverage %v), %d without the symmetry",
-					name, workers, res.Schedules, res.Exhaustive, res.Coverage, pres.Schedules)
+			if !res.Exhaustive || res.Coverage != 1 ||
+				workers == 1 && res.Schedules >= pres.Schedules {
+				t.Errorf(
+					"%s, %d workers: %d schedules (exhaustive %v, "+
+						"coverage %v), %d without the symmetry",
+					name,
+					workers,
+					res.Schedules,
+					res.Exhaustive,
+					res.Coverage,
+					pres.Schedules,
+				)
 			}
-			if a, b := slices.Sorted(maps.Keys(res.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+			a := slices.Sorted(maps.Keys(res.Violations))
+			if b := slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
 				t.Errorf("%s, %d workers: found %v, the full search %v", name, workers, a, b)
 			}
 			for p, f := range fres.Violations {
 				if g := res.Violations[p]; len(g.Path) != len(f.Path) {
-					t.Errorf("%s, %d workers: %s in %d steps, the full search %d", name, workers, p, len(g.Path), len(f.Path))
+					t.Errorf(
+						"%s, %d workers: %s in %d steps, the full search %d",
+						name,
+						workers,
+						p,
+						len(g.Path),
+						len(f.Path),
+					)
 				}
 			}
 		}
@@ -357,7 +530,12 @@ func TestSymmetryKeepsEveryFinalState(t *testing.T) {
 }
 
 // lockedFinals is finals on several workers.
-func lockedFinals(t *testing.T, m *toy, workers int, o search.Options[move]) (map[string]bool, search.Result[move]) {
+func lockedFinals(
+	t *testing.T,
+	m *toy,
+	workers int,
+	o search.Options[move],
+) (map[string]bool, search.Result[move]) {
 	t.Helper()
 	return finalsBy(t, m, workers, o, func(e end) string { return e.vars })
 }
@@ -384,7 +562,10 @@ type lockedRecorder struct {
 	key  func(end) string
 }
 
-func (r *lockedRecorder) Run(ctx context.Context, choose search.Chooser[choice]) (search.Outcome, error) {
+func (r *lockedRecorder) Run(
+	ctx context.Context,
+	choose search.Chooser[choice],
+) (search.Outcome, error) {
 	out, err := r.toy.Run(ctx, choose)
 	if err == nil && out.Complete {
 		r.mu.Lock()
@@ -402,12 +583,35 @@ func (r *lockedRecorder) Run(ctx context.Context, choose search.Chooser[choice])
 // schedules than with sleep sets alone on one worker.
 func TestDPORKeepsEveryFinalState(t *testing.T) {
 	models := map[string]*toy{
-		"two counters": {progs: [][]op{{load(0), inc(0), load(1), inc(1)}, {load(1), inc(1)}, {load(0), inc(0)}},
-			vars: 2, counter: 0},
-		"lock and noise": {progs: [][]op{{load(0), enter(0), leave(0)}, {load(0), enter(0), leave(0)}, {load(1), inc(1), load(1), inc(1)}},
-			vars: 2, counter: 1},
-		"crashes":     {progs: [][]op{{load(0), inc(0), load(0), inc(0)}, {load(0), inc(0)}}, vars: 1, counter: 0, faults: 1},
-		"independent": {progs: [][]op{{load(0), inc(0)}, {load(1), inc(1)}, {load(2), inc(2)}}, vars: 3, counter: 0},
+		"two counters": {
+			progs: [][]op{
+				{load(0), inc(0), load(1), inc(1)},
+				{load(1), inc(1)},
+				{load(0), inc(0)},
+			},
+			vars:    2,
+			counter: 0,
+		},
+		"lock and noise": {
+			progs: [][]op{
+				{load(0), enter(0), leave(0)},
+				{load(0), enter(0), leave(0)},
+				{load(1), inc(1), load(1), inc(1)},
+			},
+			vars:    2,
+			counter: 1,
+		},
+		"crashes": {
+			progs:   [][]op{{load(0), inc(0), load(0), inc(0)}, {load(0), inc(0)}},
+			vars:    1,
+			counter: 0,
+			faults:  1,
+		},
+		"independent": {
+			progs:   [][]op{{load(0), inc(0)}, {load(1), inc(1)}, {load(2), inc(2)}},
+			vars:    3,
+			counter: 0,
+		},
 	}
 	rng := rand.New(rand.NewPCG(7, 40))
 	kinds := []func(int) op{load, inc, enter, leave}
@@ -427,16 +631,31 @@ func TestDPORKeepsEveryFinalState(t *testing.T) {
 		full, fres := allFinals(t, m, 1, search.Options[move]{})
 		_, sres := allFinals(t, m, 1, search.Options[move]{Sleep: true})
 		for _, workers := range []int{1, 3} {
-			got, res := allFinals(t, m, workers, search.Options[move]{Sleep: true, DPOR: true, Cache: true})
+			got, res := allFinals(
+				t,
+				m,
+				workers,
+				search.Options[move]{Sleep: true, DPOR: true, Cache: true},
+			)
 			if !maps.Equal(full, got) {
 				t.Errorf("%s, %d workers: final states %v, the full search %v", name, workers,
 					slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(full)))
 			}
-			if !res.Exhaustive || res.Coverage != 1 || workers == 1 && res.Schedules > sres.Schedules {
-				t.Errorf("%s, %d workers: %d schedules (exhaustive %v, coverage %v), %d with sleep sets alone",
-					name, workers, res.Schedules, res.Exhaustive, res.Coverage, sres.Schedules)
+			if !res.Exhaustive || res.Coverage != 1 ||
+				workers == 1 && res.Schedules > sres.Schedules {
+				t.Errorf(
+					"%s, %d workers: %d schedules (exhaustive %v, "+
+						"coverage %v), %d with sleep sets alone",
+					name,
+					workers,
+					res.Schedules,
+					res.Exhaustive,
+					res.Coverage,
+					sres.Schedules,
+				)
 			}
-			if a, b := slices.Sorted(maps.Keys(res.Violations)), slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
+			a := slices.Sorted(maps.Keys(res.Violations))
+			if b := slices.Sorted(maps.Keys(fres.Violations)); !slices.Equal(a, b) {
 				t.Errorf("%s, %d workers: found %v, the full search %v", name, workers, a, b)
 			}
 			if workers == 1 {
@@ -445,12 +664,22 @@ func TestDPORKeepsEveryFinalState(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("one worker, in all: %d schedules (+%d cut) with sleep sets, %d (+%d) with DPOR too", plain, cut,
-		reduced, dporCut)
+	t.Logf(
+		"one worker, in all: %d schedules (+%d cut) with sleep sets, %d (+%d) with DPOR too",
+		plain,
+		cut,
+		reduced,
+		dporCut,
+	)
 }
 
 // allFinals is lockedFinals, each final state in full.
-func allFinals(t *testing.T, m *toy, workers int, o search.Options[move]) (map[string]bool, search.Result[move]) {
+func allFinals(
+	t *testing.T,
+	m *toy,
+	workers int,
+	o search.Options[move],
+) (map[string]bool, search.Result[move]) {
 	t.Helper()
 	return finalsBy(t, m, workers, o, func(e end) string { return e.all })
 }

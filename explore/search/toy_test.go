@@ -105,7 +105,19 @@ func (t *toy) Run(ctx context.Context, choose search.Chooser[choice]) (search.Ou
 			break
 		}
 		state := func() (search.Fingerprint, bool) {
-			return sha256.Sum256(fmt.Appendf(nil, "%d %v %v %v %v %d %d", depth, vars, pc, reg, crashed, inside, faults)), true
+			return sha256.Sum256(
+				fmt.Appendf(
+					nil,
+					"%d %v %v %v %v %d %d",
+					depth,
+					vars,
+					pc,
+					reg,
+					crashed,
+					inside,
+					faults,
+				),
+			), true
 		}
 		d := search.Decision[choice]{Depth: depth, Enabled: en, State: state}
 		if t.symmetric {
@@ -113,11 +125,32 @@ func (t *toy) Run(ctx context.Context, choose search.Chooser[choice]) (search.Ou
 			d.State = func() (search.Fingerprint, bool) {
 				var best search.Fingerprint
 				for n, perm := range orders(len(t.progs)) {
-					p, r, c := make([]int, len(pc)), make([]int, len(reg)), make([]bool, len(crashed))
+					p, r, c := make(
+						[]int,
+						len(pc),
+					), make(
+						[]int,
+						len(reg),
+					), make(
+						[]bool,
+						len(crashed),
+					)
 					for i, j := range perm {
 						p[j], r[j], c[j] = pc[i], reg[i], crashed[i]
 					}
-					fp := sha256.Sum256(fmt.Appendf(nil, "%d %v %v %v %v %d %d", depth, vars, p, r, c, inside, faults))
+					fp := sha256.Sum256(
+						fmt.Appendf(
+							nil,
+							"%d %v %v %v %v %d %d",
+							depth,
+							vars,
+							p,
+							r,
+							c,
+							inside,
+							faults,
+						),
+					)
 					if n == 0 || string(fp[:]) < string(best[:]) {
 						best, to = fp, perm
 					}

@@ -710,7 +710,15 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	w.Owned = append(w.Owned, sched.Violation{
 		Property: sched.Ownership, Step: w.StepIndex, Message: fmt.Sprintf(
 			"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
-			sched.FormatMS(w.Now.Milliseconds()), l.c.Name, o.where(-1), replyText(v), l.c.Name, why),
+			sched.FormatMS(
+				w.Now.Milliseconds(),
+			),
+			l.c.Name,
+			o.where(-1),
+			replyText(v),
+			l.c.Name,
+			why,
+		),
 	})
 }
 

@@ -97,7 +97,10 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 			var sys []search.System[sched.Choice, sched.Action]
 			for _, e := range explorers[:workers] {
 				e.Symmetric = symmetric
-				sys = append(sys, finalStates{System: sched.System{Explorer: e}, mu: mu, seen: seen})
+				sys = append(
+					sys,
+					finalStates{System: sched.System{Explorer: e}, mu: mu, seen: seen},
+				)
 			}
 			o.Less = sched.CompareAction
 			s := search.New(sys, o)
