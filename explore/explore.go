@@ -195,9 +195,8 @@ type userErr struct {
 	user error
 }
 
-func (e *userErr) Error() string        { return e.err.Error() }
-func (e *userErr) Unwrap() []error      { return []error{e.err, e.user} }
-func (e *userErr) Is(target error) bool { return target == e.user }
+func (e *userErr) Error() string   { return e.err.Error() }
+func (e *userErr) Unwrap() []error { return []error{e.err, e.user} }
 
 // userError is err answering also to the user's sentinel of the engine's
 // error it wraps, if any.
