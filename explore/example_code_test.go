@@ -74,7 +74,7 @@ func ExampleCheck() {
 
 	// The bounds: two clients, one critical section each, where the one
 	// fault is a crash of a client.
-	o := explore.Options{FaultKinds: []string{"crash"}}
+	o := explore.Options{FaultKinds: []explore.Fault{explore.Crash}}
 	for _, t := range []*explore.Target{getThenSet, setNX} {
 		res, err := explore.Check(ctx, rdb, t, o)
 		if err != nil {

@@ -111,9 +111,25 @@ const (
 	PCT Mode = "pct"
 )
 
+// A Fault is a kind of fault a search may inject into a schedule.
+type Fault string
+
+// The kinds of fault. A pause's length is counted against Options.TTL.
+const (
+	// PauseShort pauses a client for half a lease, then lets it go on.
+	PauseShort Fault = "pause-short"
+	// PauseLong pauses a client for a lease and a half: a lease it holds
+	// runs out meanwhile.
+	PauseLong Fault = "pause-long"
+	// PauseForever pauses a client for good: alive, it never runs again.
+	PauseForever Fault = "pause-forever"
+	// Crash ends a client: its pending command is never sent.
+	Crash Fault = "crash"
+)
+
 // Options bound a search. The zero value searches every schedule of the
 // target's clients, one critical section each, with at most one fault of
-// any kind.
+// any kind, on a network whose delays are unbounded.
 type Options struct {
 	// Mode is how schedules are picked (Exhaustive when empty).
 	Mode Mode
@@ -137,11 +153,19 @@ type Options struct {
 	// Iterations is how many critical sections each client runs (1 when
 	// 0).
 	Iterations int
-	// Faults bounds the faults per schedule (1 when 0; -1 for none).
+	// Faults bounds the faults per schedule (1 when 0).
 	Faults int
-	// FaultKinds names the kinds of fault injected (every kind when
-	// nil): "pause-short", "pause-long", "pause-forever", "crash".
-	FaultKinds []string
+	// FaultKinds are the kinds of fault injected (every kind when empty).
+	FaultKinds []Fault
+	// NoFaults injects no fault: the search orders the clients' commands
+	// and the clock alone. Faults and FaultKinds must then be unset.
+	NoFaults bool
+	// MaxDelay bounds the network's delay in virtual time: a command a
+	// client sent runs before the clock passes MaxDelay after its sending
+	// (after a pause's end, when it was paused first), as on a network
+	// whose delays are bounded. 0 bounds nothing, as on an asynchronous
+	// network. Otherwise it is whole milliseconds, 1ms or more.
+	MaxDelay time.Duration
 	// TTL is the lease Client.Lease gives, in virtual time (the
 	// explorer's default when 0).
 	TTL time.Duration
@@ -240,31 +264,20 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 	}
 	m := sched.DefaultModel()
 	m.Clients = max(t.Clients, 2)
-	if t.Clients < 0 || o.Iterations < 0 || o.Faults < -1 || o.TTL < 0 || o.Schedules < 0 ||
-		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 {
+	if t.Clients < 0 || o.Iterations < 0 || o.Faults < 0 || o.TTL < 0 || o.Schedules < 0 ||
+		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 || o.MaxDelay < 0 {
 		return bad("a negative count or duration")
 	}
 	if o.Iterations > 0 {
 		m.Iterations = o.Iterations
 	}
-	switch {
-	case o.Faults == -1:
-		m.Faults = 0
-	case o.Faults > 0:
-		m.Faults = o.Faults
-	}
-	if o.FaultKinds != nil {
-		for _, k := range o.FaultKinds {
-			if !slices.Contains(sched.FaultNames(), k) {
-				return bad("fault kind %q: want one of %s",
-					k, strings.Join(sched.FaultNames(), ", "))
-			}
-		}
-		m.FaultKinds = slices.Clone(o.FaultKinds)
+	if err := faults(&m, o); err != nil {
+		return bad("%v", err)
 	}
 	if o.TTL > 0 {
 		m.TTL = o.TTL
 	}
+	m.MaxDelay = o.MaxDelay
 	if err := m.Validate(); err != nil {
 		return bad("%v", err)
 	}
@@ -294,6 +307,37 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		Budget: o.Budget, Workers: o.Workers, StopAtFirst: o.StopAtFirst, Stop: stop, Check: checks,
 		Model: &m, StuckAfter: o.StuckAfter}, nil
 }
+
+// faults sets m's faults as o says.
+func faults(m *sched.Model, o Options) error {
+	if o.NoFaults {
+		if o.Faults != 0 || len(o.FaultKinds) > 0 {
+			return errors.New("NoFaults with Faults or FaultKinds set")
+		}
+		m.Faults, m.FaultKinds = 0, nil
+		return nil
+	}
+	if o.Faults > 0 {
+		m.Faults = o.Faults
+	}
+	if len(o.FaultKinds) == 0 {
+		return nil
+	}
+	m.FaultKinds = nil
+	for _, k := range o.FaultKinds {
+		if !slices.Contains(allFaults, k) {
+			return fmt.Errorf("fault kind %q: want %s, %s, %s or %s",
+				k, PauseShort, PauseLong, PauseForever, Crash)
+		}
+		if !slices.Contains(m.FaultKinds, string(k)) {
+			m.FaultKinds = append(m.FaultKinds, string(k))
+		}
+	}
+	return nil
+}
+
+// allFaults lists the kinds of fault, in the engine's order.
+var allFaults = []Fault{PauseShort, PauseLong, PauseForever, Crash}
 
 // names checks ps and returns them as the engine names them.
 func names(ps []Property) ([]string, error) {

@@ -321,8 +321,8 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 		}
 	}
 	o.model.RenewEvery = fl.renew
-	if fl.delay < 0 || fl.delay > 0 && fl.delay < time.Millisecond {
-		return f.Bad("-max-delay %v: want 1ms or more (0: unbounded)", fl.delay)
+	if err := sched.CheckDelay(fl.delay); err != nil {
+		return f.Bad("-max-delay %v: %v", fl.delay, err)
 	}
 	o.model.MaxDelay = fl.delay
 	if err := o.readFaults(f, fl); err != nil {

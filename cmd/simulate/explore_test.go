@@ -62,6 +62,8 @@ func TestExploreFlags(t *testing.T) {
 		{"bounded delay", []string{"-watchdog", "-max-delay", "100ms"}, ""},
 		{"negative delay", []string{"-watchdog", "-max-delay", "-1s"}, "-max-delay -1s"},
 		{"tiny delay", []string{"-watchdog", "-max-delay", "1us"}, "-max-delay 1µs"},
+		{"part of a millisecond", []string{"-watchdog", "-max-delay", "1500us"}, "-max-delay 1.5ms"},
+		{"long delay", []string{"-watchdog", "-max-delay", "11m"}, "-max-delay 11m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer

@@ -146,10 +146,25 @@ func (m Model) Validate() error {
 			"renew every %v: must be whole milliseconds, 0 to %v", m.RenewEvery, MaxTTL,
 		)
 	}
+	if err := CheckDelay(m.MaxDelay); err != nil {
+		return fmt.Errorf("max delay %v: %w", m.MaxDelay, err)
+	}
 	for _, d := range m.TTLs {
 		if d < time.Second || d > MaxTTL || d%time.Millisecond != 0 {
 			return fmt.Errorf("ttls: lease %v: must be 1s to %v, in whole milliseconds", d, MaxTTL)
 		}
+	}
+	return nil
+}
+
+// CheckDelay checks d as a bound on the network's delay (Model.MaxDelay):
+// 0, for none, or whole milliseconds from 1ms to MaxTTL.
+func CheckDelay(d time.Duration) error {
+	if d == 0 {
+		return nil
+	}
+	if d < time.Millisecond || d > MaxTTL || d%time.Millisecond != 0 {
+		return fmt.Errorf("want whole milliseconds, 1ms to %v (0: unbounded)", MaxTTL)
 	}
 	return nil
 }
