@@ -74,11 +74,14 @@ func (c *Client) Go(f func()) { c.c.Go(f) }
 // Holding says the client now believes it holds the lock, for lease
 // counted from when it sent its last command (0: a lease that never
 // ends). Call it once the acquire succeeded, and again after a renewal.
+// After Released, a call from another goroutine than the one running
+// Target.Client (a watchdog whose renewal's reply came late) is ignored
+// until the next critical section: the hold it would renew has ended.
 func (c *Client) Holding(lease time.Duration) { c.c.Holding(lease) }
 
 // Released says the client is about to release the lock: it stops
 // believing it holds it when its next command runs. Call it just before
-// the release.
+// the release; a watchdog need not have stopped.
 func (c *Client) Released() { c.c.Released() }
 
 // A Property is what a lock must keep.

@@ -70,12 +70,16 @@ func target(name string, tries int, wait time.Duration) *explore.Target {
 
 // TestLostUpdate checks that the explorer holds the commands the lock
 // sends with context.Background() like any other, and finds the lost
-// update of its unfenced lease: a holder paused past its lease writes
-// after another client took the lock and wrote.
+// update of its unfenced lease: a holder paused past its lease (the one
+// fault injected) writes after another client took the lock and wrote.
 func TestLostUpdate(t *testing.T) {
 	rdb := exploretest.Redis(t)
 	tg := target("lock without context, one try", 1, 0)
-	res, err := explore.Check(context.Background(), rdb, tg, explore.Options{Stop: []explore.Property{explore.Resource}})
+	o := explore.Options{
+		FaultKinds: []explore.Fault{explore.PauseLong},
+		Stop:       []explore.Property{explore.Resource},
+	}
+	res, err := explore.Check(context.Background(), rdb, tg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

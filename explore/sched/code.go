@@ -36,6 +36,10 @@ func (ns Namespace) Key(name string) string { return string(ns) + name }
 type Client struct {
 	c *ClientState
 	m Model
+	// released is set by Released, until the critical section ends or
+	// the client's own goroutine says it holds the lock again. Guarded by
+	// c.World.Mu.
+	released bool
 }
 
 // Redis is the client's go-redis client. Every command sent through it
@@ -80,10 +84,20 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 // of 0 or less never ends. A second call (after a renewal) replaces the
 // lease. Mutual exclusion is broken when two clients believe they hold
 // the lock and neither's lease has run out.
+//
+// After Released, a call from any goroutine but the client's own (a
+// watchdog whose renewal's reply came late) is ignored until the
+// critical section ends: the hold it would renew has ended. A call from
+// the client's own goroutine is a hold taken anew.
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.World
+	id := goid()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
+	if c.released && w.gnum(id) != 0 {
+		return
+	}
+	c.released = false
 	end := time.Duration(-1)
 	if lease > 0 {
 		end = c.c.sentAt + w.Undilate(lease)
@@ -95,11 +109,13 @@ func (c *Client) Holding(lease time.Duration) {
 
 // Released says that the client is about to release the lock: it stops
 // believing it holds it when its next command runs (the release's first),
-// or when Target.Client returns. Call it just before the release.
+// or when Target.Client returns. Call it just before the release. A
+// renewal that lands after it renews nothing (Holding).
 func (c *Client) Released() {
 	w := c.c.World
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
+	c.released = true
 	if c.c.Hold != nil {
 		c.c.endHold = true
 	}
@@ -154,6 +170,7 @@ func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err erro
 		}
 		c.World.Mu.Lock()
 		c.Wanted = true
+		h.released = false
 		c.World.Mu.Unlock()
 		err := t.Client(ctx, h)
 		c.World.Mu.Lock()
