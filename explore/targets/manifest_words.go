@@ -63,9 +63,9 @@ var numericPlaceholders = []string{phTTL, phNowMS, phTokenLen}
 
 var exprTermRE = regexp.MustCompile(`^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+)`)
 
-// isExpr reports whether a placeholder's text is arithmetic: no name has
-// a + or a -.
-func isExpr(s string) bool { return strings.ContainsAny(s, "+-") }
+// isExpr reports whether a placeholder's text is arithmetic, or meant as
+// such: no name has an operator.
+func isExpr(s string) bool { return strings.ContainsAny(s, "+-*/%") }
 
 // parseExpr reads the arithmetic s of a placeholder (field): names among
 // known and whole numbers, joined by + or -.
@@ -215,6 +215,9 @@ func parseGiveUpOK(field string, obj *object, o *op) error {
 
 // parseOpWords reads an op's refused, reply and unheld (field).
 func parseOpWords(field string, obj *object, o *op) error {
+	if o.name == opGiveUp && (obj.has(wordRefused) || obj.has(wordReply)) {
+		return badField(field, "give_up's reply is not judged: it takes no refused or reply")
+	}
 	if err := parseRefused(field, obj, o); err != nil {
 		return err
 	}
@@ -248,9 +251,6 @@ func parseOpWords(field string, obj *object, o *op) error {
 			o.name)
 	}
 	o.unheld = unheld
-	if o.name == opGiveUp && (o.refused != nil || o.replyFrom != "") {
-		return badField(field, "give_up's reply is not judged: it takes no refused or reply")
-	}
 	return nil
 }
 
