@@ -37,23 +37,23 @@ func TestManifestWordErrors(t *testing.T) {
 			`"refused": [{"error": "NOT_OWNER"}]}`),
 			`recipe.json: ops.release.refused: goes with a list of ok replies`},
 		{"refused past the limit", release(`{"script": "acquire.lua", "ok": [1], "refused": [` +
-			strings.Repeat(`{"error": "E"}, `, targets.MaxRefusals)+`{"error": "E"}]}`),
+			strings.Repeat(`{"error": "E"}, `, targets.MaxRefusals) + `{"error": "E"}]}`),
 			"recipe.json: ops.release.refused: 17 refusals, more than the limit of 16"},
 		{"reply with a script", release(`{"script": "acquire.lua", "ok": [1], "reply": "v"}`),
 			"recipe.json: ops.release.reply: goes with steps"},
-		{"reply no step saves", release(`{`+steps+`, "ok": [1], "reply": "w"}`),
+		{"reply no step saves", release(`{` + steps + `, "ok": [1], "reply": "w"}`),
 			`recipe.json: ops.release.reply: "w": no step saves it (saved: v)`},
-		{"reply not a string", release(`{`+steps+`, "ok": [1], "reply": 1}`),
+		{"reply not a string", release(`{` + steps + `, "ok": [1], "reply": 1}`),
 			"recipe.json: ops.release.reply: want a string"},
-		{"unheld on a take", mutex(`"acquire": {"script": "acquire.lua", "ok": [1], `+
+		{"unheld on a take", mutex(`"acquire": {"script": "acquire.lua", "ok": [1], ` +
 			`"unheld": true}, "release": {"script": "acquire.lua", "ok": [1]}`),
 			"recipe.json: ops.acquire.unheld: is for a release or an extend"},
 		{"unheld not a boolean", release(`{"script": "acquire.lua", "ok": [1], "unheld": "yes"}`),
 			"recipe.json: ops.release.unheld: want true or false"},
-		{"give_up judged", mutex(take+`, "release": {"script": "acquire.lua", "ok": [1]}, `+
+		{"give_up judged", mutex(take + `, "release": {"script": "acquire.lua", "ok": [1]}, ` +
 			`"give_up": {"script": "acquire.lua", "ok": [1]}`),
 			"recipe.json: ops.give_up.ok: give_up's reply is not judged"},
-		{"give_up refused", mutex(take+`, "release": {"script": "acquire.lua", "ok": [1]}, `+
+		{"give_up refused", mutex(take + `, "release": {"script": "acquire.lua", "ok": [1]}, ` +
 			`"give_up": {"script": "acquire.lua", "refused": [{"error": "E"}]}`),
 			"recipe.json: ops.give_up: give_up's reply is not judged"},
 		{"give_up alone", mutex(`"give_up": {"script": "acquire.lua"}`),
