@@ -68,7 +68,8 @@ func TestManifestWordErrors(t *testing.T) {
 			`"args": ["${1+2}"]}`),
 			"recipe.json: ops.release.args[0]: ${1+2}: no placeholder"},
 		{"arithmetic with a product", release(`{"script": "acquire.lua", "ok": [1], ` +
-			`"args": ["${ttl*2}"]}`), `recipe.json: ops.release.args[0]: ${ttl*2}: "*": want + or - between terms`},
+			`"args": ["${ttl*2}"]}`),
+			`recipe.json: ops.release.args[0]: ${ttl*2}: "*": want + or - between terms`},
 		{"arithmetic with a dangling sign", release(`{"script": "acquire.lua", "ok": [1], ` +
 			`"args": ["${ttl-}"]}`), "recipe.json: ops.release.args[0]: ${ttl-}: want"},
 		{"arithmetic past int64", release(`{"script": "acquire.lua", "ok": [1], ` +
@@ -253,7 +254,8 @@ func TestManifestWordsMatter(t *testing.T) {
 func TestManifestUnheldMessages(t *testing.T) {
 	b := redistest.Real(t)
 	claims := writeRecipe(t, `{"ops": {
-  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}], "ok": ["OK"]},
+  "acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", "${ttl}"]}],
+    "ok": ["OK"]},
   "release": {"script": "release.lua", "keys": ["${lock}"], "args": ["${token}"], "ok": [1],
     "unheld": true}}}`, map[string]string{"release.lua": `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
