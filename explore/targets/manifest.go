@@ -442,6 +442,12 @@ func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
 // takes the lock twice, nested, with the same ${client} and ${token}, and
 // releases it twice.
 //
+// An op may also list the errors that mean refused ("refused"), take its
+// reply from a named step ("reply"), or be run by a client that gives up
+// holding nothing ("unheld"); a placeholder may add and subtract
+// (${now_ms+ttl}); a give_up op runs when a client stops waiting. See
+// docs/explorer.md.
+//
 // An error (wrapping ErrManifest) names the field at fault.
 func LoadRecipe(dir string) (*sched.Target, error) {
 	r, err := readRecipe(dir)
