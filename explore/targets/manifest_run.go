@@ -323,8 +323,9 @@ type commander interface {
 
 // runKeys runs op o on rdb for the hold with token; now reads the clock
 // when a template needs it. It returns the op's reply (that of its
-// script, or of its last step that ran; nil for a nil reply) and the
-// keys the commands that ran named.
+// script, or of its last step that ran or of the step its reply names;
+// nil for a nil reply; a refusal, ending the op, for an error its
+// refused names) and the keys the commands that ran named.
 // wrote, if not nil, is called once, after the first step that may write
 // (a script, or a command that writes) has answered.
 func (l *recipeLocker) runKeys(
