@@ -251,7 +251,7 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 	if o.dir != "" {
 		t, err := targets.LoadRecipe(o.dir)
 		if err != nil {
-			return f.Bad("%v", err) // one line naming the field, then the hint
+			return badManifest(f.Output(), err)
 		}
 		o.manifest = t
 	}
@@ -486,12 +486,22 @@ func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m s
 	}
 	e, err := sched.New(ctx, base, t, m)
 	if errors.Is(err, targets.ErrManifest) {
-		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
+		return nil, badManifest(stderr, err)
 	}
 	if errors.Is(err, targets.ErrBadScript) {
 		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
 	}
 	return e, err
+}
+
+// badManifest prints a manifest that cannot be used (targets.ErrManifest)
+// as one line naming the file, the field and the limit, without the usage
+// hint: the command line is not what is wrong. It returns it as a usage
+// error, which exits 2.
+func badManifest(stderr io.Writer, err error) error {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintf(stderr, "simulate explore: %s\n", msg)
+	return fmt.Errorf("%w: %s", output.ErrUsage, msg)
 }
 
 // searchOptions are the search's options, with a progress line on stderr.

@@ -132,7 +132,7 @@ func TestExploreExitStatus(t *testing.T) {
 }
 
 // TestExploreManifestError: a manifest that cannot be used exits 2 with
-// one line naming the field, before any server is reached; a command no
+// one line naming the field, and no usage hint, before any server is reached; a command no
 // step may send (one the server does not know, here) names its field too.
 func TestExploreManifestError(t *testing.T) {
 	dir := t.TempDir()
@@ -144,8 +144,8 @@ func TestExploreManifestError(t *testing.T) {
 	err := run(context.Background(), []string{"explore", "-redis", "127.0.0.1:1", "-recipe-dir", dir}, &stdout, &stderr)
 	want := "simulate explore: recipe.json: ops.release.steps[1].if: unknown placeholder ${tokn}"
 	if !errors.Is(err, output.ErrUsage) || !strings.HasPrefix(stderr.String(), want) ||
-		!strings.HasSuffix(stderr.String(), "\nrun 'simulate explore -h' for usage\n") {
-		t.Errorf("err %v, stderr %q; want a usage error, one line beginning %q and the hint", err, stderr.String(), want)
+		strings.Count(stderr.String(), "\n") != 1 || strings.Contains(stderr.String(), "for usage") {
+		t.Errorf("err %v, stderr %q; want a usage error, one line beginning %q and no usage hint", err, stderr.String(), want)
 	}
 	b := redistest.Real(t)
 	os.WriteFile(filepath.Join(dir, "recipe.json"), []byte(`{"ops": {

@@ -231,6 +231,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		tickSent:       time.Now(),
 		written:        map[string]window{},
 		KeyLog:         map[string][]string{},
+		Control:        e.Redis,
 		tokens:         map[string]string{},
 		maxDelay:       e.model.MaxDelay,
 		goroutines:     map[uint64]gref{},

@@ -259,6 +259,14 @@ type Locker interface {
 	Acquire(ctx context.Context, write bool) (Held, error)
 }
 
+// Quitter is a Locker that does something when its client stops waiting
+// for the lock: a recipe's give_up op, a release by a client that holds
+// nothing. The workload calls GiveUp once its last attempt was refused;
+// the client has given up (ClientState.GaveUp) once it returns.
+type Quitter interface {
+	GiveUp(ctx context.Context, write bool) error
+}
+
 // Held is a hold as the workload sees it.
 type Held interface {
 	Release(ctx context.Context) error
@@ -334,6 +342,11 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 			if n+1 >= m.attempts() {
+				if q, ok := lk.(Quitter); ok {
+					if err := q.GiveUp(ctx, write); err != nil {
+						return err
+					}
+				}
 				c.World.Mu.Lock()
 				c.GaveUp = true
 				c.World.Mu.Unlock()

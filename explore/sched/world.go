@@ -178,6 +178,10 @@ type World struct {
 	// Owned is the ownership violations the clients' replies showed
 	// (recipeHeld.owned).
 	Owned []Violation
+	// Control is the scheduler's own connection, which it does not hold:
+	// a target may read the server through it while one of its clients
+	// runs, when nothing else moves.
+	Control *redis.Client
 	// ops is, for a recipe, each op's calls and replies (World.CountOp).
 	ops map[string]*opTally
 	// leaseLeft is what the lock's key had left to live (ms on the

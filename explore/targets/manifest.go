@@ -60,8 +60,10 @@ const (
 )
 
 var (
-	mutexOps  = []string{"acquire", "release", "extend"}
-	rwlockOps = []string{"read_acquire", "read_release", "write_acquire", "write_release", "extend"}
+	mutexOps  = []string{"acquire", "release", "extend", opGiveUp}
+	rwlockOps = []string{
+		"read_acquire", "read_release", "write_acquire", "write_release", "extend", opGiveUp,
+	}
 )
 
 // The placeholders every template may use; a step's saved replies add
@@ -108,6 +110,14 @@ type op struct {
 	// caller nothing (it returns nothing, or its answer is ignored): every
 	// reply counts as done, and ownership does not judge it.
 	anyOK bool
+	// refused is "refused": the prefixes of the Redis errors that mean
+	// refused (manifest_words.go).
+	refused []string
+	// replyFrom is "reply": the save whose reply is the op's.
+	replyFrom string
+	// unheld is "unheld": a client that gives up runs the op too,
+	// holding nothing.
+	unheld bool
 }
 
 type scriptRef struct {
@@ -171,6 +181,7 @@ type tmpl struct {
 type tmplPart struct {
 	lit  string
 	name string // a placeholder when lit is ""
+	expr *expr  // the placeholder's arithmetic (${now_ms+ttl}), if any
 }
 
 var placeholderRE = regexp.MustCompile(`\$\{([^}]*)\}`)
@@ -199,6 +210,15 @@ func parseTmpl(field, s string, known []string) (tmpl, error) {
 			t.parts = append(t.parts, tmplPart{lit: pre})
 		}
 		name := rest[loc[2]:loc[3]]
+		if isExpr(name) {
+			e, err := parseExpr(field, name, known)
+			if err != nil {
+				return t, err
+			}
+			t.parts = append(t.parts, tmplPart{name: name, expr: e})
+			rest = rest[loc[1]:]
+			continue
+		}
 		if !slices.Contains(known, name) {
 			return t, badField(
 				field, "unknown placeholder ${%s} (known here: %s)", name, placeholderList(known),
@@ -250,7 +270,7 @@ func (t tmpl) expand(vars map[string]value) value {
 func (t tmpl) uses(name string) bool {
 	return slices.ContainsFunc(
 		t.parts,
-		func(p tmplPart) bool { return p.lit == "" && p.name == name },
+		func(p tmplPart) bool { return p.lit == "" && (p.name == name || p.expr.uses(name)) },
 	)
 }
 
@@ -421,6 +441,12 @@ func parseOK(field string, raws []json.RawMessage) ([]okValue, error) {
 // named after one is too. With reentrant, the workload
 // takes the lock twice, nested, with the same ${client} and ${token}, and
 // releases it twice.
+//
+// An op may also list the errors that mean refused ("refused"), take its
+// reply from a named step ("reply"), or be run by a client that gives up
+// holding nothing ("unheld"); a placeholder may add and subtract
+// (${now_ms+ttl}); a give_up op runs when a client stops waiting. See
+// docs/explorer.md.
 //
 // An error (wrapping ErrManifest) names the field at fault.
 func LoadRecipe(dir string) (*sched.Target, error) {
@@ -657,7 +683,7 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 		r.ops[name] = o
 	}
 	for _, need := range allowed {
-		if need != "extend" && r.ops[need] == nil {
+		if need != "extend" && need != opGiveUp && r.ops[need] == nil {
 			return nil, badField(
 				"ops."+need,
 				"missing: a%s %s needs %s",
@@ -666,7 +692,7 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 				strings.Join(
 					slices.DeleteFunc(
 						slices.Clone(allowed),
-						func(s string) bool { return s == "extend" },
+						func(s string) bool { return s == "extend" || s == opGiveUp },
 					),
 					", ",
 				),
@@ -701,7 +727,9 @@ var blocked = map[string]string{
 func parseOp(
 	field, name string, raw json.RawMessage, read func(string) (string, error),
 ) (*op, error) {
-	obj, err := readObject(field, raw, "script", "keys", "args", "steps", "ok")
+	obj, err := readObject(
+		field, raw, "script", "keys", "args", "steps", "ok", wordRefused, wordReply, wordUnheld,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -723,7 +751,7 @@ func parseOp(
 		if err != nil {
 			return nil, err
 		}
-		return o, nil
+		return o, parseOpWords(field, obj, o)
 	}
 	for _, k := range []string{"keys", "args"} {
 		if obj.has(k) {
@@ -733,13 +761,16 @@ func parseOp(
 	if o.steps, err = parseSteps(field, obj, read); err != nil {
 		return nil, err
 	}
-	return o, nil
+	return o, parseOpWords(field, obj, o)
 }
 
 // parseOpOK reads the "ok" of op o (field): a list of the replies that
 // mean success, or "any" for a release or extension whose reply says
 // nothing.
 func parseOpOK(field string, obj *object, o *op) error {
+	if o.name == opGiveUp {
+		return parseGiveUpOK(field, obj, o)
+	}
 	if !obj.has("ok") {
 		return badField(join(field, "ok"), "missing: the replies that mean success")
 	}
@@ -1027,6 +1058,12 @@ func keyIndexes(args []string) (idx []int, ok bool) {
 // sent.
 func checkKey(f string, t tmpl) error {
 	for _, p := range t.parts {
+		if p.expr != nil {
+			if p.expr.saved() {
+				return nil
+			}
+			continue
+		}
 		if p.lit == "" && (p.name == phLock || !slices.Contains(builtinPlaceholders, p.name)) {
 			return nil
 		}

@@ -210,6 +210,9 @@ type recipeLocker struct {
 	// outer is the hold taken and not yet released: a reentrant recipe's
 	// second take nests in it.
 	outer *recipeHeld
+	// lastToken is the token of its last take, for the ops a client that
+	// gives up runs (GiveUp).
+	lastToken string
 }
 
 // recipeLease is what a hold (and the holds nested in it) knows of its
@@ -320,8 +323,9 @@ type commander interface {
 
 // runKeys runs op o on rdb for the hold with token; now reads the clock
 // when a template needs it. It returns the op's reply (that of its
-// script, or of its last step that ran; nil for a nil reply) and the
-// keys the commands that ran named.
+// script, or of its last step that ran or of the step its reply names;
+// nil for a nil reply; a refusal, ending the op, for an error its
+// refused names) and the keys the commands that ran named.
 // wrote, if not nil, is called once, after the first step that may write
 // (a script, or a command that writes) has answered.
 func (l *recipeLocker) runKeys(
@@ -340,6 +344,9 @@ func (l *recipeLocker) runKeys(
 	}
 	vars, err := l.vars(w, token, t)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := o.evalExprs(-1, vars); err != nil {
 		return nil, nil, err
 	}
 	if o.script != nil {
@@ -361,9 +368,13 @@ func (l *recipeLocker) runKeys(
 	}
 	var reply any
 	var named []string
+	saved := map[string]any{}
 	for i, st := range o.steps {
 		if i > 0 && o.usesNow() {
 			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(w, now()), 10)}
+		}
+		if err := o.evalExprs(i, vars); err != nil {
+			return nil, nil, err
 		}
 		if st.cond != nil && !st.cond.holds(vars) {
 			continue
@@ -385,10 +396,13 @@ func (l *recipeLocker) runKeys(
 			if v, err = l.reply(o, i, v, err); err != nil {
 				return nil, nil, err
 			}
+			if isRefusal(v) {
+				return v, named, nil
+			}
 			once()
 			reply = v
 			if st.save != "" {
-				vars[st.save] = valueOf(v)
+				vars[st.save], saved[st.save] = valueOf(v), v
 			}
 			continue
 		}
@@ -411,15 +425,18 @@ func (l *recipeLocker) runKeys(
 		if v, err = l.reply(o, i, v, err); err != nil {
 			return nil, nil, err
 		}
+		if isRefusal(v) {
+			return v, named, nil
+		}
 		if commandWrites(texts) {
 			once()
 		}
 		reply = v
 		if st.save != "" {
-			vars[st.save] = valueOf(v)
+			vars[st.save], saved[st.save] = valueOf(v), v
 		}
 	}
-	return reply, named, nil
+	return o.opReply(reply, saved), named, nil
 }
 
 // ErrKeyOutside is returned for a command of a recipe on a key outside the
@@ -446,6 +463,9 @@ func outsideNS(w *sched.World, where string, keys []string) error {
 func (l *recipeLocker) reply(o *op, i int, v any, err error) (any, error) {
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
+	}
+	if r, ok := o.refusedBy(err); ok {
+		return r, nil
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
@@ -550,6 +570,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 		token = l.c.World.NewID(l.c, sched.IDToken)
 		l.c.World.Mu.Unlock()
 	}
+	l.lastToken = token
 	sent := l.Now()
 	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, token, l.Now, nil)
 	if err != nil {
@@ -726,6 +747,8 @@ func replyText(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "nil"
+	case refusal:
+		return "error " + strconv.Quote(v.msg)
 	case string:
 		return strconv.Quote(v)
 	case []any:
