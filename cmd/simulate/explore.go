@@ -100,6 +100,8 @@ Examples:
   simulate explore -strategy fine -first
   simulate explore -strategy fine -budget 20s
   simulate explore -strategy fine -fencing -clients 2
+  simulate explore -recipe 6 -fixed -clients 3 -shard 0/4 -format json > shard-0.json
+  simulate explore -merge shard-0.json shard-1.json shard-2.json shard-3.json
   simulate explore -redlock -faults node-restart -first
   simulate explore -acquire examples/recipes/broken/acquire.lua \
       -release examples/recipes/broken/release.lua \

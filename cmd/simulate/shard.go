@@ -181,13 +181,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	f.BoolVar(&merge, "merge", false, "merge the shards' results given as arguments")
 	f.format(&format, "table", "json")
 	f.verbose(&verbose, "the counterexample's steps as well as its timeline")
-	if err := output.ParseFlags(f.FlagSet, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return f.Bad("%v", err)
+	files, err := mergeArgs(f, args)
+	if err != nil {
+		return err
 	}
-	if f.NArg() == 0 {
+	if len(files) == 0 {
 		return f.Bad("-merge: give the shards' JSON files")
 	}
 	if format != "table" && format != "json" {
@@ -195,7 +193,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	var parts []sched.Part
 	var env output.Env
-	for i, name := range f.Args() {
+	for i, name := range files {
 		res, e, err := readShardFile(name)
 		if err != nil {
 			return f.Bad("%s: %v", name, err)
@@ -218,6 +216,30 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return exploreVerdict(res, stderr)
+}
+
+// mergeArgs reads -merge's flags, before and after its files, and returns
+// the files.
+func mergeArgs(f *cmdFlags, args []string) ([]string, error) {
+	var files []string
+	for rest := args; len(rest) > 0; {
+		if rest[0] == "-" || !strings.HasPrefix(rest[0], "-") {
+			files = append(files, rest[0])
+			rest = rest[1:]
+			continue
+		}
+		err := output.ParseFlags(f.FlagSet, rest)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		if err != nil {
+			return nil, f.Bad("%v", err)
+		}
+		if rest = f.Args(); len(args) > 0 && args[len(args)-len(rest)-1] == "--" {
+			return append(files, rest...), nil
+		}
+	}
+	return files, nil
 }
 
 // readShardFile reads a shard's JSON result, and the environment it ran
