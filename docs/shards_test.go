@@ -58,7 +58,8 @@ func at(t *testing.T, where string, v any, path ...any) any {
 }
 
 // shardRE finds a shard command: the target's flags, then -shard INDEX/N.
-var shardRE = regexp.MustCompile(`simulate explore ((?:-[^\n]*?)) (?:\\\n\s*)?-shard "?([^/"]+)/(\d+)"?`)
+var shardRE = regexp.MustCompile(
+	`simulate explore ((?:-[^\n]*?)) (?:\\\n\s*)?-shard "?([^/"]+)/(\d+)"?`)
 
 // shardCommand reads a shard command in script: its target's flags (one
 // space between words), the index variable and N.

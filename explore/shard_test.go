@@ -19,7 +19,8 @@ func TestShardOption(t *testing.T) {
 		{Shard: explore.Shard{Count: -1}},
 		{Shard: explore.Shard{Index: 0, Count: 2}, Mode: explore.Random},
 	} {
-		if _, err := explore.Check(context.Background(), nil, target, o); !errors.Is(err, explore.ErrOption) {
+		_, err := explore.Check(context.Background(), nil, target, o)
+		if !errors.Is(err, explore.ErrOption) {
 			t.Errorf("%+v: %v, want ErrOption", o, err)
 		}
 	}

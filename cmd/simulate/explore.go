@@ -219,8 +219,9 @@ func defineExploreSearchFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 	f.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), maxWorkers),
 		"exhaustive search for every violation: schedules run at once, `N` 1 to 64 (same result; default: the cores)")
 	f.format(&o.format, "table", "json")
-	f.StringVar(&fl.shard, "shard", "", "search only part `i/N` of the schedules, i from 0 to N-1: N runs, "+
-		"anywhere, search them all; combine their -format json results with simulate explore -merge")
+	f.StringVar(&fl.shard, "shard", "", "search only part `i/N` of the schedules, i from 0 "+
+		"to N-1: N runs, anywhere, search them all; combine their -format json results "+
+		"with simulate explore -merge")
 	f.Bool("merge", false, "combine the JSON results of a search's shards, given as arguments "+
 		"(simulate explore -merge -h)")
 	f.out(&o.out, "each counterexample's timeline (SVG and text)")

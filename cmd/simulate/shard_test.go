@@ -26,7 +26,8 @@ func TestShardFlag(t *testing.T) {
 		{[]string{"-recipe", "6", "-shard", "0/1"}, `-shard "0/1"`},
 		{[]string{"-recipe", "6", "-shard", "-1/2"}, `-shard "-1/2"`},
 		{[]string{"-recipe", "6", "-shard", "half"}, `-shard "half"`},
-		{[]string{"-recipe", "6", "-shard", "1/2", "-mode", "random"}, "-shard goes with -mode exhaustive"},
+		{[]string{"-recipe", "6", "-shard", "1/2", "-mode", "random"},
+			"-shard goes with -mode exhaustive"},
 	} {
 		var stderr bytes.Buffer
 		_, err := parseExploreFlags(tc.args, &stderr)
@@ -66,8 +67,8 @@ type shardDoc struct {
 func exploreJSON(t *testing.T, dir, name string, args ...string) (string, shardDoc, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append(append([]string{"explore"}, args...), "-format", "json"),
-		&stdout, &stderr)
+	args = append(append([]string{"explore"}, args...), "-format", "json")
+	err := run(context.Background(), args, &stdout, &stderr)
 	var doc shardDoc
 	if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil {
 		t.Fatalf("%q: %v (%v)\n%s", args, jerr, err, stderr.String())
@@ -158,10 +159,13 @@ func refusals(t *testing.T, dir, url string, fixed, flawed []string) {
 		want  string
 	}{
 		{"missing", fixed[:2], "shard 2/3 missing"},
-		{"twice", []string{fixed[0], fixed[1], fixed[1], fixed[2]}, fixed[1] + ": shard 1/3 given twice"},
+		{"twice", []string{fixed[0], fixed[1], fixed[1], fixed[2]},
+			fixed[1] + ": shard 1/3 given twice"},
 		{"other target", []string{fixed[0], flawed[1]}, flawed[1] + ": a shard of 2"},
-		{"other options", []string{fixed[0], other, fixed[2]}, other + ": a shard of another search"},
-		{"other commit", []string{fixed[0], fixed[1], commit}, commit + ": written by v0.0.0-another"},
+		{"other options", []string{fixed[0], other, fixed[2]},
+			other + ": a shard of another search"},
+		{"other commit", []string{fixed[0], fixed[1], commit},
+			commit + ": written by v0.0.0-another"},
 		{"not a shard", []string{whole, fixed[1]}, whole + ": not a shard"},
 		{"not JSON", []string{fixed[0], garbage}, garbage + ": not an explorer's JSON result"},
 		{"no file", []string{filepath.Join(dir, "none.json")}, "none.json: open"},

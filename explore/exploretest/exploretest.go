@@ -108,7 +108,8 @@ func Sharded(tb testing.TB, o explore.Options) explore.Options {
 		return o
 	}
 	o.Shard = sh
-	tb.Logf("exploretest: shard %d of %d (from 0): this part of the search only", sh.Index, sh.Count)
+	tb.Logf("exploretest: shard %d of %d (from 0): this part of the search only",
+		sh.Index, sh.Count)
 	return o
 }
 

@@ -39,7 +39,8 @@ func shardInfo(sh search.Shard, split *search.Split) *ShardInfo {
 	}
 	s := &ShardInfo{Index: sh.Index, Count: sh.Count}
 	if split != nil {
-		s.Depth, s.Subtrees, s.Runs, s.Digest = split.Depth, split.Subtrees, split.Runs, split.Digest
+		s.Depth, s.Subtrees, s.Runs = split.Depth, split.Subtrees, split.Runs
+		s.Digest = split.Digest
 	}
 	return s
 }
@@ -225,7 +226,10 @@ func addOps(have, ops []OpCount) []OpCount {
 func addReplies(have, rs []string) []string {
 	for _, r := range rs {
 		reply, n := splitReply(r)
-		i := slices.IndexFunc(have, func(h string) bool { x, _ := splitReply(h); return x == reply })
+		i := slices.IndexFunc(have, func(h string) bool {
+			x, _ := splitReply(h)
+			return x == reply
+		})
 		if i < 0 {
 			have = append(have, r)
 			continue

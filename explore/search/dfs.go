@@ -62,9 +62,10 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 	case s.o.Shard.Count > 1:
 		covered, err = s.sharded(ctx, root)
 	case s.parallelOK():
-		covered, err = s.parallel(ctx, func(ctx context.Context, put func(task[C, K])) (bool, error) {
+		first := func(ctx context.Context, put func(task[C, K])) (bool, error) {
 			return s.dfs(ctx, s.systems[0], root, put, nil)
-		})
+		}
+		covered, err = s.parallel(ctx, first)
 	default:
 		covered, err = s.dfs(ctx, s.systems[0], root, nil, nil)
 	}

@@ -163,7 +163,9 @@ func (s *Search[C, K]) cut(ctx context.Context, root task[C, K]) ([]unit[C, K], 
 // parts runs the decisions of root down to depth, on the first system,
 // with a fresh state cache, and lists the parts: the subtrees there, and
 // the runs that ended above it, in the order a lone dfs meets them.
-func (s *Search[C, K]) parts(ctx context.Context, root task[C, K], depth int) ([]unit[C, K], error) {
+func (s *Search[C, K]) parts(
+	ctx context.Context, root task[C, K], depth int,
+) ([]unit[C, K], error) {
 	s.cache = cache[K]{visited: map[Fingerprint][]*asleep[K]{}}
 	var units []unit[C, K]
 	w := &walk[C, K]{s: s, sys: s.systems[0], t: root, split: func(task[C, K]) {},
