@@ -109,8 +109,8 @@ func shardModels() map[string]*toy {
 func TestShardsSplitTheSearch(t *testing.T) {
 	for name, m := range shardModels() {
 		opts := []search.Options[move]{{Sleep: true}, {Sleep: true, Cache: true}}
-		if !testing.Short() {
-			opts = append(opts, search.Options[move]{})
+		if !testing.Short() && name == "counter" {
+			opts = append(opts, search.Options[move]{}) // the largest tree
 		}
 		for _, o := range opts {
 			whole := searchShard(t, m, 1, o, search.Shard{})
@@ -119,6 +119,9 @@ func TestShardsSplitTheSearch(t *testing.T) {
 			}
 			for _, n := range []int{2, 5} {
 				for _, workers := range []int{1, 3} {
+					if workers > 1 && testing.Short() {
+						continue
+					}
 					what := fmt.Sprintf("%s, %+v, %d shards, %d workers", name, o, n, workers)
 					checkShards(t, what, m, workers, o, n, whole)
 				}
