@@ -107,8 +107,7 @@ func TestShardManifests(t *testing.T) {
 	for _, v := range at(t, where, w, "jobs", "shard", "strategy", "matrix", "index").([]any) {
 		indexes = append(indexes, v.(int))
 	}
-	var steps []any
-	steps = at(t, where, w, "jobs", "shard", "steps").([]any)
+	steps := at(t, where, w, "jobs", "shard", "steps").([]any)
 	var ghFlags string
 	var n int
 	for _, s := range steps {

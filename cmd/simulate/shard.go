@@ -91,13 +91,9 @@ func (o exploreOptions) fingerprint(res *sched.Result) (string, error) {
 // code is the code of a target given as files: each Lua script's source,
 // or a digest of every regular file of -recipe-dir, by its name there.
 func (o exploreOptions) code() ([]string, error) {
-	var code []string
 	l := o.lua
-	for _, s := range []string{l.Acquire.Source, l.Release.Source, l.Extend.Source,
-		l.ReadAcquire.Source, l.ReadRelease.Source, l.WriteAcquire.Source,
-		l.WriteRelease.Source} {
-		code = append(code, s)
-	}
+	code := []string{l.Acquire.Source, l.Release.Source, l.Extend.Source,
+		l.ReadAcquire.Source, l.ReadRelease.Source, l.WriteAcquire.Source, l.WriteRelease.Source}
 	if o.dir == "" {
 		return code, nil
 	}
