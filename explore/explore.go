@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/search"
 	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/redis/go-redis/v9"
 )
@@ -176,7 +177,17 @@ type Options struct {
 	// the scheduler's view before the search ends with ErrStuck (10 s
 	// when 0).
 	StuckAfter time.Duration
+	// Shard, when its Count is above 1, makes an exhaustive search
+	// search only one of Count disjoint parts of the schedules: Count
+	// searches, one for each Index, run anywhere, search them all, and a
+	// violation is found by the one whose part holds it. Exhaustive then
+	// says that every schedule of the part ran. exploretest.Check sets
+	// it from a test runner's TEST_SHARD_INDEX and TEST_TOTAL_SHARDS.
+	Shard Shard
 }
+
+// Shard is the Index-th, counted from 0, of Count parts of a search.
+type Shard struct{ Index, Count int }
 
 // Errors Check returns; errors.Is finds them in its error, whose message
 // says more.
@@ -271,6 +282,9 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 || o.MaxDelay < 0 {
 		return bad("a negative count or duration")
 	}
+	if err := o.checkShard(); err != nil {
+		return bad("%v", err)
+	}
 	if o.Iterations > 0 {
 		m.Iterations = o.Iterations
 	}
@@ -308,7 +322,21 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 	}
 	return st, sched.Options{Mode: sched.Mode(o.Mode), Seed: o.Seed, Schedules: o.Schedules,
 		Budget: o.Budget, Workers: o.Workers, StopAtFirst: o.StopAtFirst, Stop: stop, Check: checks,
-		Model: &m, StuckAfter: o.StuckAfter}, nil
+		Model: &m, StuckAfter: o.StuckAfter,
+		Shard: search.Shard{Index: o.Shard.Index, Count: o.Shard.Count}}, nil
+}
+
+// checkShard checks o.Shard: one of its count's, of an exhaustive
+// search.
+func (o Options) checkShard() error {
+	sh := o.Shard
+	switch {
+	case sh.Count < 0, sh.Count > 1 && (sh.Index < 0 || sh.Index >= sh.Count):
+		return fmt.Errorf("shard %d of %d: no such shard", sh.Index, sh.Count)
+	case sh.Count > 1 && o.Mode != "" && o.Mode != Exhaustive:
+		return fmt.Errorf("a shard of a %s search: only an exhaustive search splits", o.Mode)
+	}
+	return nil
 }
 
 // faults sets m's faults as o says.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/explore/search"
 	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
@@ -99,6 +100,8 @@ Examples:
   simulate explore -strategy fine -first
   simulate explore -strategy fine -budget 20s
   simulate explore -strategy fine -fencing -clients 2
+  simulate explore -recipe 6 -fixed -clients 3 -shard 0/4 -format json > shard-0.json
+  simulate explore -merge shard-0.json shard-1.json shard-2.json shard-3.json
   simulate explore -redlock -faults node-restart -first
   simulate explore -acquire examples/recipes/broken/acquire.lua \
       -release examples/recipes/broken/release.lua \
@@ -132,14 +135,15 @@ type exploreOptions struct {
 	format   string
 	out      string
 	verbose  bool
+	shard    search.Shard
 }
 
 // exploreFlags are the flags of "simulate explore" that parseExploreFlags
 // reads into exploreOptions after the flag package has parsed them.
 type exploreFlags struct {
-	files                      map[string]*string // the Lua scripts, by flag name
-	faults, bound, check, ttls string
-	ttl, jump, renew, delay    time.Duration
+	files                             map[string]*string // the Lua scripts, by flag name
+	faults, bound, check, ttls, shard string
+	ttl, jump, renew, delay           time.Duration
 }
 
 // luaFlags are the flags of the Lua scripts, in order.
@@ -215,6 +219,11 @@ func defineExploreSearchFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 	f.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), maxWorkers),
 		"exhaustive search for every violation: schedules run at once, `N` 1 to 64 (same result; default: the cores)")
 	f.format(&o.format, "table", "json")
+	f.StringVar(&fl.shard, "shard", "", "search only part `i/N` of the schedules, i from 0 "+
+		"to N-1: N runs, anywhere, search them all; combine their -format json results "+
+		"with simulate explore -merge")
+	f.Bool("merge", false, "combine the JSON results of a search's shards, given as arguments "+
+		"(simulate explore -merge -h)")
 	f.out(&o.out, "each counterexample's timeline (SVG and text)")
 	f.verbose(&o.verbose, "each counterexample's steps as well as its timeline")
 }
@@ -369,6 +378,9 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	if _, err := sched.ParseMode(o.mode); err != nil || o.mode == "" {
 		return f.Bad("-mode %q: want exhaustive, random or pct", o.mode)
 	}
+	if err := o.readShard(f, fl.shard); err != nil {
+		return err
+	}
 	if o.depth < 1 || o.depth > 10 {
 		return f.Bad("-depth %d: want 1 to 10", o.depth)
 	}
@@ -388,6 +400,9 @@ var errExploreFound = errors.New("a property was found broken")
 
 // runExplore is "simulate explore".
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if isMerge(args) {
+		return runMerge(args, stdout, stderr)
+	}
 	o, err := parseExploreFlags(args, stderr)
 	if err != nil {
 		return err
@@ -432,9 +447,19 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// few seconds at most: the result is printed whatever stopped it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportBound)
 	defer cancel()
+	if err := o.markShard(res); err != nil {
+		return err
+	}
 	if err := writeExploreResult(ctx, e, res, o, conn.Env(), stdout, stderr); err != nil {
 		return err
 	}
+	return exploreVerdict(res, stderr)
+}
+
+// exploreVerdict is the error a search's result exits with: nil (0), a
+// violation (1), a verdict that proves nothing (2), no proof (3), or an
+// interruption with nothing found (130).
+func exploreVerdict(res *sched.Result, stderr io.Writer) error {
 	if err := res.Vacuous(); err != nil {
 		// Nothing the search was about happened: its verdict proves
 		// nothing, and the manifest is to blame (exit 2).
@@ -507,7 +532,7 @@ func badManifest(stderr io.Writer, err error) error {
 // searchOptions are the search's options, with a progress line on stderr.
 func (o *exploreOptions) searchOptions(stderr io.Writer) sched.Options {
 	return sched.Options{Mode: sched.Mode(o.mode), Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
-		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first,
+		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first, Shard: o.shard,
 		Progress: func(p sched.Progress) {
 			fmt.Fprintf(stderr, "explore: %s, %.0f s, found: %s\n", output.Plural(p.Schedules, "schedule"), p.Elapsed.Seconds(),
 				orNone(p.Found))

@@ -11,9 +11,11 @@ package exploretest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
@@ -53,6 +55,7 @@ func Check(
 	tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options,
 ) *explore.Result {
 	tb.Helper()
+	o = Sharded(tb, o)
 	res, err := explore.Check(context.Background(), rdb, t, o)
 	if err != nil {
 		tb.Fatalf("exploring %s: %v", t.Name, err)
@@ -71,9 +74,69 @@ func Check(
 		tb.Errorf("%s: %s broken in the search, but not when replayed (unsteady): %s",
 			res.Target, c.Property, c.Message)
 	}
+	if o.Shard.Count > 1 {
+		tb.Logf("%s: shard %d of %d: %d schedules, every one of its part: %v",
+			res.Target, o.Shard.Index, o.Shard.Count, res.Schedules, res.Exhaustive)
+	}
 	if len(res.Counterexamples) == 0 && !res.Exhaustive {
 		tb.Logf("%s: no violation in %d schedules, but the search did not cover every schedule",
 			res.Target, res.Schedules)
 	}
 	return res
+}
+
+// Sharded returns o with its Shard set as a test runner that splits a
+// test into shards asks, in the variables Bazel sets: TEST_TOTAL_SHARDS
+// shards, of which this is TEST_SHARD_INDEX (from 0). It touches the file
+// TEST_SHARD_STATUS_FILE names, which tells the runner the test splits. A
+// CI matrix or a Kubernetes Indexed Job sets the same variables from its
+// index. Without them, or for a search that is not exhaustive (which does
+// not split: each shard runs it whole), o is returned as it is; values
+// that do not make a shard fail the test.
+func Sharded(tb testing.TB, o explore.Options) explore.Options {
+	tb.Helper()
+	if f := os.Getenv("TEST_SHARD_STATUS_FILE"); f != "" {
+		if err := touch(f); err != nil {
+			tb.Fatalf("exploretest: TEST_SHARD_STATUS_FILE: %v", err)
+		}
+	}
+	sh, err := shardOf(os.Getenv("TEST_TOTAL_SHARDS"), os.Getenv("TEST_SHARD_INDEX"))
+	if err != nil {
+		tb.Fatalf("exploretest: %v", err)
+	}
+	if sh.Count <= 1 || o.Mode != "" && o.Mode != explore.Exhaustive {
+		return o
+	}
+	o.Shard = sh
+	tb.Logf("exploretest: shard %d of %d (from 0): this part of the search only",
+		sh.Index, sh.Count)
+	return o
+}
+
+// shardOf reads the shard TEST_TOTAL_SHARDS and TEST_SHARD_INDEX name
+// (none when neither is set).
+func shardOf(total, index string) (explore.Shard, error) {
+	if total == "" && index == "" {
+		return explore.Shard{}, nil
+	}
+	n, err1 := strconv.Atoi(total)
+	i, err2 := strconv.Atoi(index)
+	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return explore.Shard{}, fmt.Errorf("TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q: want "+
+			"N from 1, and an index from 0 to N-1", total, index)
+	}
+	return explore.Shard{Index: i, Count: n}, nil
+}
+
+// touch creates the file name, or sets its times to now.
+func touch(name string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	now := time.Now()
+	return os.Chtimes(name, now, now)
 }

@@ -320,6 +320,13 @@ type Options struct {
 	StuckAfter time.Duration
 
 	Prefix []Action // every schedule starts with these (FindFrom)
+
+	// Shard, when its Count is above 1, makes an exhaustive search
+	// search one of Count disjoint parts of the tree (search.Shard): the
+	// shards of one search, run anywhere, cover its schedules together,
+	// and MergeShards makes one result of theirs. A shard runs no random
+	// schedules first (Budget, StopAtFirst); another mode is an error.
+	Shard search.Shard
 }
 
 // Progress is how far a search has got.
@@ -351,6 +358,10 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	mode, err := ParseMode(string(o.Mode))
 	if err != nil {
 		return nil, err
+	}
+	if o.Shard.Count > 1 && mode != Exhaustive {
+		return nil, fmt.Errorf("%w: a %s search does not split (an exhaustive one does)",
+			search.ErrShard, mode)
 	}
 	res := &Result{
 		Target:    e.target.Name,
@@ -402,6 +413,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		Stop:        o.Stop,
 		StopAtFirst: o.StopAtFirst,
 		Less:        CompareAction,
+		Shard:       o.Shard,
 		Progress: func(st search.Stats) {
 			if o.Progress == nil || time.Since(last) < 5*time.Second {
 				return
@@ -424,6 +436,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	report(res, e.target, append([]*Explorer{e}, e.lanes...))
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
 	res.Exhaustive, res.Coverage = r.Exhaustive, r.Coverage
+	res.Shard = shardInfo(o.Shard, r.Split)
 	var fs []Counterexample
 	for _, p := range properties {
 		if f, ok := r.Violations[p]; ok {
@@ -496,7 +509,8 @@ func (e *Explorer) walk(
 		return s.Walk(ctx, o.Seed, n)
 	default:
 		var err error
-		if (o.StopAtFirst || len(o.Stop) > 0 || o.Budget > 0) && o.Prefix == nil {
+		if (o.StopAtFirst || len(o.Stop) > 0 || o.Budget > 0) && o.Prefix == nil &&
+			o.Shard.Count <= 1 {
 			// Looking for a counterexample, or for as much as a budget
 			// allows: try random schedules first, which reach deep
 			// schedules early, then every schedule.

@@ -72,6 +72,12 @@ type Result struct {
 	Held int
 	Ops  []OpCount
 
+	// Shard, for a shard of a search (Options.Shard), says which, and
+	// how the tree was cut; nil for a whole search. MergedShards is the
+	// number of shards MergeShards made the result of (0: none).
+	Shard        *ShardInfo
+	MergedShards int
+
 	vacuity   bool   // the target is a recipe, whose verdicts Vacuous judges
 	property  string // the target's own property, for Counterexample
 	NodeCount int    // the target's nodes (Redlock), 0 for one server
@@ -180,6 +186,8 @@ type resultJSON struct {
 	Counterexample *Counterexample  `json:"counterexample"`
 	Unsteady       []Counterexample `json:"unsteady"`
 	Note           string           `json:"note"`
+	Shard          *ShardInfo       `json:"shard,omitempty"`
+	MergedShards   int              `json:"merged_shards,omitempty"`
 }
 
 // modelJSON is Model's JSON.
@@ -279,6 +287,8 @@ func (r *Result) JSON() ResultJSON {
 		Note:           r.Note(),
 		Held:           r.Held,
 		Ops:            r.Ops,
+		Shard:          r.Shard,
+		MergedShards:   r.MergedShards,
 	}
 	if err := r.Vacuous(); err != nil {
 		j.Vacuous = strings.TrimPrefix(err.Error(), ErrVacuous.Error()+": ")
@@ -320,7 +330,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		Reruns: j.Reruns, Exhaustive: j.Exhaustive, Stopped: j.Stopped,
 		Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
 		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property,
-		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil}
+		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil,
+		Shard: j.Shard, MergedShards: j.MergedShards}
 	if j.Seed != nil {
 		r.Seed = *j.Seed
 	}

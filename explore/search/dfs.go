@@ -58,9 +58,15 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 	root := task[C, K]{prefix: slices.Clone(prefix), weight: big.NewRat(1, 1)}
 	var covered bool
 	var err error
-	if len(s.systems) > 1 && !s.o.StopAtFirst && len(s.o.Stop) == 0 {
-		covered, err = s.parallel(ctx, root)
-	} else {
+	switch {
+	case s.o.Shard.Count > 1:
+		covered, err = s.sharded(ctx, root)
+	case s.parallelOK():
+		first := func(ctx context.Context, put func(task[C, K])) (bool, error) {
+			return s.dfs(ctx, s.systems[0], root, put, nil)
+		}
+		covered, err = s.parallel(ctx, first)
+	default:
 		covered, err = s.dfs(ctx, s.systems[0], root, nil, nil)
 	}
 	if err == nil && ctx.Err() != nil {
@@ -70,6 +76,12 @@ func (s *Search[C, K]) Exhaustive(ctx context.Context, prefix []K) error {
 	s.complete = covered && err == nil
 	s.mu.Unlock()
 	return err
+}
+
+// parallelOK tells whether the exhaustive search runs on every worker:
+// when there are several, and the search is not told to stop.
+func (s *Search[C, K]) parallelOK() bool {
+	return len(s.systems) > 1 && !s.o.StopAtFirst && len(s.o.Stop) == 0
 }
 
 // dfs runs every schedule of t on sys, depth first. It reports whether it
@@ -85,7 +97,14 @@ func (s *Search[C, K]) dfs(
 	split func(task[C, K]),
 	share *pool[C, K],
 ) (bool, error) {
-	w := &walk[C, K]{s: s, sys: sys, t: t, split: split, share: share, covered: true}
+	w := &walk[C, K]{s: s, sys: sys, t: t, split: split, splitAt: SplitDepth, share: share,
+		covered: true}
+	return w.search(ctx)
+}
+
+// search runs the walk's schedules, one after the other, as dfs says.
+func (w *walk[C, K]) search(ctx context.Context) (bool, error) {
+	s, sys := w.s, w.sys
 	void := 0 // runs in a row that were void
 	for {
 		run := &walkRun[C, K]{depth0: len(w.stack), credit: new(big.Rat)}
@@ -116,7 +135,7 @@ func (s *Search[C, K]) dfs(
 		if !w.backtrack() {
 			return w.covered, nil
 		}
-		for share != nil && share.hungry() && w.donate() {
+		for w.share != nil && w.share.hungry() && w.donate() {
 		}
 	}
 }
@@ -128,7 +147,13 @@ type walk[C any, K comparable] struct {
 	sys   System[C, K]
 	t     task[C, K]
 	split func(task[C, K])
-	share *pool[C, K]
+	// splitAt is the depth below the task's root where split takes the
+	// subtrees.
+	splitAt int
+	share   *pool[C, K]
+	// units, when set, takes each run instead of the search: the walk
+	// only lists the parts of a sharded search (shard.go).
+	units *[]unit[C, K]
 
 	stack   []*node[C]
 	covered bool // no subtree was skipped
@@ -256,7 +281,7 @@ func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 			cached = true
 		}
 	}
-	if w.split != nil && len(w.stack) == SplitDepth {
+	if w.split != nil && len(w.stack) == w.splitAt {
 		run.handed = append(
 			run.handed,
 			task[C, K]{prefix: w.plan(), sleep: n.sleep, weight: n.weight, claimed: cached},
@@ -339,6 +364,9 @@ func (w *walk[C, K]) undo(run *walkRun[C, K]) {
 // search cannot go on.
 func (w *walk[C, K]) settle(r *Run[K], err error, run *walkRun[C, K]) error {
 	s := w.s
+	if w.units != nil {
+		return w.unit(r, err, run)
+	}
 	for _, h := range run.handed {
 		w.split(h)
 	}
@@ -519,7 +547,13 @@ func (w *walk[C, K]) enabledThread(n *node[C], threads []string) (string, bool) 
 // starts with the sleep set dfs alone would give it, so the schedules run
 // are dfs's (without the cache: with it, the workers share one, and which
 // states a worker finds there depends on where the others have got).
-func (s *Search[C, K]) parallel(ctx context.Context, root task[C, K]) (bool, error) {
+//
+// first hands the subtrees to the workers: it is the first worker's
+// search down to SplitDepth, or the subtrees of a shard (shard.go).
+func (s *Search[C, K]) parallel(
+	ctx context.Context,
+	first func(ctx context.Context, put func(task[C, K])) (bool, error),
+) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -554,7 +588,7 @@ func (s *Search[C, K]) parallel(ctx context.Context, root task[C, K]) (bool, err
 	for _, sys := range s.systems[1:] {
 		wg.Go(func() { work(sys) })
 	}
-	end(s.dfs(ctx, s.systems[0], root, tasks.put, nil))
+	end(first(ctx, tasks.put))
 	work(s.systems[0])
 	wg.Wait()
 	return covered && firstErr == nil, firstErr

@@ -116,6 +116,9 @@ type Options[K comparable] struct {
 	// Progress, when set, is called after each run counted, with the
 	// counts so far; calls do not overlap.
 	Progress func(Stats)
+	// Shard, when its Count is above 1, makes Exhaustive search only that
+	// part of the tree (see Shard).
+	Shard Shard
 }
 
 // Stats is how far a search has got.
@@ -140,6 +143,11 @@ type Result[K comparable] struct {
 	Coverage float64
 	// Violations holds, by property, the shortest counterexample found.
 	Violations map[string]Found[K]
+	// Split is how a sharded exhaustive search cut the tree (nil for
+	// the whole search). Exhaustive then says that every schedule of
+	// the shard's part was covered, and Coverage is the fraction of the
+	// whole tree the part covered: the shards' fractions add up to 1.
+	Split *Split
 }
 
 // ErrRetry is wrapped by the error of a run that must be run again.
@@ -175,6 +183,8 @@ type Search[C any, K comparable] struct {
 	// cache is the state cache of the exhaustive search (Exhaustive),
 	// one for every worker.
 	cache cache[K]
+	// split is how a sharded search cut the tree.
+	split *Split
 }
 
 // New returns a search of the system, each system of systems a worker
@@ -208,7 +218,13 @@ func (s *Search[C, K]) Result() Result[K] {
 		cov = &s.covered
 	}
 	r.Coverage, _ = cov.Float64()
+	if s.split != nil {
+		split := *s.split
+		r.Split = &split
+	}
 	switch {
+	case s.complete && r.Split != nil:
+		// A shard's share of the tree, as covered.
 	case s.complete:
 		r.Coverage = 1
 	case r.Coverage >= 1:

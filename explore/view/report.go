@@ -121,6 +121,7 @@ func writeSearch(b *bytes.Buffer, r *sched.Result) {
 			r.SchedulesPerSecond(), coverText(r.Coverage), cover,
 		),
 	)
+	writeShard(b, r)
 	switch r.Stopped {
 	case sched.StoppedBudget:
 		writeLine(
@@ -158,6 +159,23 @@ func writeSearch(b *bytes.Buffer, r *sched.Result) {
 				output.Plural(r.Reruns, "run"),
 			),
 		)
+	}
+}
+
+// writeShard says, for a shard of a search, which part it searched, and
+// for a merged result, of how many shards.
+func writeShard(b *bytes.Buffer, r *sched.Result) {
+	if s := r.Shard; s != nil {
+		writeLine(b, fmt.Sprintf("shard %d/%d: its part is the subtrees k of the %d found %d "+
+			"decisions down, and the runs k of the %d that ended above, with k mod %d = %d; "+
+			"the counts, the coverage (of the whole tree) and \"every schedule searched\" are "+
+			"this part's; simulate explore -merge combines the %d shards' JSON results",
+			s.Index, s.Count, s.Subtrees, s.Depth, s.Runs, s.Count, s.Index, s.Count))
+	}
+	if r.MergedShards > 0 {
+		writeLine(b, fmt.Sprintf("merged: the results of %d shards of one search, their "+
+			"schedules summed (a state two shards reached was searched by both); time: the "+
+			"longest shard's", r.MergedShards))
 	}
 }
 
