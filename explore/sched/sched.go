@@ -234,6 +234,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		tokens:         map[string]string{},
 		maxDelay:       e.model.MaxDelay,
 		goroutines:     map[uint64]gref{},
+		parents:        map[uint64]uint64{},
 		ids:            map[string]int{},
 	}
 	if e.target.SteadySleeps {
@@ -357,7 +358,7 @@ func (w *World) failed() bool {
 // command, asleep on its clock, or finished. A sleeper whose context has
 // ended is woken first.
 func (w *World) settle() error {
-	return w.await(func() bool {
+	return w.awaitRest(func() bool {
 		w.Mu.Lock()
 		defer w.Mu.Unlock()
 		for _, s := range slices.Clone(w.sleepers) {
@@ -365,8 +366,8 @@ func (w *World) settle() error {
 				w.wake(s, err)
 			}
 		}
-		return w.running == 0
-	})
+		return w.running == 0 && w.adopted == 0
+	}, w.atRest)
 }
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
@@ -502,10 +503,15 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 		p := c.p
 		i := slices.Index(w.parked, p)
 		w.parked = slices.Delete(w.parked, i, i+1)
-		w.running++
+		if p.counted {
+			w.running++
+		}
 		w.lastRun = p
 		w.StepIndex = len(s.Steps)
 		p.c.Steps++
+		if p.g > 0 {
+			p.c.FromStarted++
+		}
 		if p.lock && p.c.endHold {
 			p.c.Hold, p.c.endHold = nil, false
 		}
@@ -809,7 +815,9 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	w.stopping = true
 	for _, p := range w.parked {
 		p.go_ <- errStopped
-		w.running++
+		if p.counted {
+			w.running++
+		}
 	}
 	w.parked = nil
 	for _, sl := range slices.Clone(w.sleepers) {
@@ -818,8 +826,9 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	w.Mu.Unlock()
 	if err := w.awaitEnd(func() bool {
 		w.Mu.Lock()
-		defer w.Mu.Unlock()
-		return w.live == 0
+		live := w.live
+		w.Mu.Unlock()
+		return live == 0 && w.gone()
 	}); err != nil {
 		return err
 	}
