@@ -14,8 +14,10 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"testing/synctest"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/redis/go-redis/v9"
 )
@@ -44,18 +46,43 @@ func Redis(tb testing.TB) *redis.Client {
 	return rdb
 }
 
-// Check explores t (explore.Check) and fails the test for each property
-// broken, with its message, its steps and the timeline of its replay. It
-// fails it too when the search fails, when replays diverged, or when a
-// finding was unsteady: then no violation proves nothing. It returns the
-// result.
+// Explore explores target as Check does, its clients in testing/synctest
+// bubbles of t, and returns what it found without failing the test: for
+// a test that asserts a lock is caught, or of the explorer itself. In a
+// bubble the real-time waits of the clients' code (time.Sleep, timers,
+// tickers, contexts' deadlines), however deep in a library, run on the
+// explorer's virtual clock, and a timer's firing is a step of the
+// schedules like any other; explore.Check, outside a test, refuses them
+// (explore.ErrWallClock).
+func Explore(
+	t *testing.T, rdb *redis.Client, target *explore.Target, o explore.Options,
+) (*explore.Result, error) {
+	t.Helper()
+	ctx := sched.WithBubbles(context.Background(), func(f func()) {
+		synctest.Test(t, func(*testing.T) { f() })
+	})
+	return explore.Check(ctx, rdb, target, o)
+}
+
+// Check explores target as Explore does (a *testing.T's; any other
+// testing.TB's, a benchmark's, outside bubbles as explore.Check does),
+// and fails the test for each property broken, with its message, its
+// steps and the timeline of its replay. It fails it too when the search
+// fails, when replays diverged, or when a finding was unsteady: then no
+// violation proves nothing. It returns the result.
 func Check(
-	tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options,
+	tb testing.TB, rdb *redis.Client, target *explore.Target, o explore.Options,
 ) *explore.Result {
 	tb.Helper()
-	res, err := explore.Check(context.Background(), rdb, t, o)
+	var res *explore.Result
+	var err error
+	if t, ok := tb.(*testing.T); ok {
+		res, err = Explore(t, rdb, target, o)
+	} else {
+		res, err = explore.Check(context.Background(), rdb, target, o)
+	}
 	if err != nil {
-		tb.Fatalf("exploring %s: %v", t.Name, err)
+		tb.Fatalf("exploring %s: %v", target.Name, err)
 	}
 	for _, c := range res.Counterexamples {
 		tb.Errorf("%s: %s broken: %s\n%s", res.Target, c.Property, c.Message, c)

@@ -140,6 +140,9 @@ func (w *World) family(gs map[uint64]goroutineState) map[uint64]gref {
 // descendant at the scheduler is not at rest: it may be waiting on the
 // wall clock (World.look). w.Mu is held.
 func (w *World) quiet(gs map[uint64]goroutineState) bool {
+	if w.bubble.delivering() || w.bubble != nil && !w.bubble.still(gs) {
+		return false
+	}
 	fam := w.family(gs)
 	atScheduler := map[uint64]bool{}
 	for id := range fam {
@@ -147,19 +150,27 @@ func (w *World) quiet(gs map[uint64]goroutineState) bool {
 		switch {
 		case g.onCPU():
 			return false
-		case g.kind() == "scheduler":
+		case g.atScheduler():
 			atScheduler[id] = true
 		}
 	}
+	waiting := false
 	for id := range fam {
 		g := gs[id]
 		if atScheduler[id] {
 			continue
 		}
-		if g.kind() != "blocked" || !w.waitsForDescendant(id, fam, atScheduler) {
+		forDescendant := w.waitsForDescendant(id, fam, atScheduler)
+		switch {
+		case w.bubble != nil && g.durable:
+			// In a bubble, a goroutine durably blocked waits for the
+			// bubble's clock, or for another of its goroutines.
+			waiting = waiting || !forDescendant
+		case !g.waiting() || !forDescendant:
 			return false
 		}
 	}
+	w.timerWait = waiting
 	return true
 }
 
@@ -172,6 +183,23 @@ func (w *World) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// atScheduler reports whether g waits for the scheduler: in one of its
+// waits, on the channel the scheduler answers on (not yet on its lock).
+func (g goroutineState) atScheduler() bool {
+	return g.kind() == "scheduler" && g.state == "chan receive"
+}
+
+// waiting reports whether g waits for another goroutine to send, close
+// or signal: on a channel, a select, a WaitGroup or a Cond, not on a
+// lock (held for a moment) nor in time.Sleep.
+func (g goroutineState) waiting() bool {
+	switch g.state {
+	case "chan receive", "chan send", "select", "sync.WaitGroup.Wait", "sync.Cond.Wait":
+		return g.kind() == "blocked"
 	}
 	return false
 }
@@ -196,6 +224,12 @@ func (w *World) counted(id uint64) bool {
 // atRest reports whether every goroutine of the clients is at rest
 // (World.quiet), from a stack dump taken now.
 func (w *World) atRest() bool {
+	w.Mu.Lock()
+	counted := w.adopted == 0 && w.bubble == nil
+	w.Mu.Unlock()
+	if counted {
+		return false // World.running says it all
+	}
 	gs := dumpGoroutines()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
@@ -206,6 +240,12 @@ func (w *World) atRest() bool {
 // goroutines they started have too: one that outlives its schedule would
 // send in the next.
 func (w *World) gone() bool {
+	w.Mu.Lock()
+	counted := w.adopted == 0 && w.bubble == nil
+	w.Mu.Unlock()
+	if counted {
+		return true // no goroutine of theirs sent: World.live says it all
+	}
 	gs := dumpGoroutines()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()

@@ -51,8 +51,9 @@ type goroutineState struct {
 	funcs []string // the functions of its frames, innermost first
 	// parent is the goroutine that created it (0: none named), and
 	// bubble is set for one in a testing/synctest bubble.
-	parent uint64
-	bubble bool
+	parent  uint64
+	bubble  string // the id of its testing/synctest bubble, "" for none
+	durable bool   // blocked where only its bubble can wake it
 }
 
 // dumpGoroutines is every goroutine's state and frames.
@@ -80,9 +81,11 @@ func dumpGoroutines() map[uint64]goroutineState {
 		}
 		rest = strings.TrimSuffix(rest, "]:")
 		state, _, _ := strings.Cut(rest, ",")
-		state = strings.TrimSuffix(state, " (durable)")
-		g := goroutineState{id: id, state: state,
-			bubble: strings.Contains(rest, "synctest bubble")}
+		g := goroutineState{id: id}
+		if _, b, ok := strings.Cut(rest, "synctest bubble "); ok {
+			g.bubble, _, _ = strings.Cut(b, ",")
+		}
+		g.state, g.durable = strings.CutSuffix(state, " (durable)")
 		for _, l := range lines[1:] {
 			if l == "" || strings.HasPrefix(l, "\t") {
 				continue
@@ -201,13 +204,16 @@ func (w *World) look(stall time.Time) error {
 	fam := w.family(gs)
 	at := map[uint64]bool{}
 	for id := range fam {
-		if g := gs[id]; g.kind() == "scheduler" && !g.onCPU() {
+		if gs[id].atScheduler() {
 			at[id] = true
 		}
 	}
 	for id, gr := range fam {
 		c := gr.c
 		g := gs[id]
+		if g.durable && w.bubble != nil {
+			continue // it waits on the bubble's clock, which the explorer keeps
+		}
 		switch g.kind() {
 		case "active":
 			busy = true

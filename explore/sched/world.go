@@ -241,6 +241,11 @@ type World struct {
 	// clients did something the explorer cannot order (ErrOutside,
 	// ErrWallClock).
 	fatal error
+	// bubble is set when the clients run in a testing/synctest bubble
+	// (bubble.go), and timerWait when one of their goroutines waits in it
+	// on something other than the scheduler (a timer, say).
+	bubble    *bubble
+	timerWait bool
 	// timersFired counts the timers of the clients' code that fired on
 	// the virtual clock (bubble.go).
 	timersFired int
@@ -414,6 +419,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		w.poke()
 	})
 	w.poke()
+	w.reached()
 	err := <-s.ch
 	s.stop()
 	return err
@@ -446,6 +452,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 	}
 	w.Mu.Unlock()
 	w.poke()
+	w.reached()
 	return <-s.ch
 }
 
@@ -484,7 +491,7 @@ func (w *World) wake(s *sleeper, err error) {
 	if i := slices.Index(w.sleepers, s); i >= 0 {
 		w.sleepers = slices.Delete(w.sleepers, i, i+1)
 	}
-	s.ch <- err
+	w.deliver(s.ch, err)
 }
 
 func (w *World) exit() {
@@ -493,6 +500,7 @@ func (w *World) exit() {
 	w.live--
 	w.Mu.Unlock()
 	w.poke()
+	w.reached()
 }
 
 // gate parks a command for node ("" for the one server) until the
@@ -548,6 +556,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	}
 	w.Mu.Unlock()
 	w.poke()
+	w.reached()
 	return p, <-p.go_
 }
 
@@ -587,7 +596,9 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	if p != nil {
 		w.logCommand(p, rec)
 	}
-	if p != nil && p.write {
+	if p != nil && p.write && w.bubble == nil {
+		// In a bubble this goroutine's clock is the bubble's: the
+		// scheduler notes the window instead (Explorer.apply).
 		win := window{sent: sent, replied: time.Now()}
 		for _, k := range p.keys {
 			if k != "*" {
