@@ -64,9 +64,9 @@ type bubble struct {
 	done      chan struct{} // closed when the bubble has ended
 	// id is the bubble's, and agent the agent's goroutine, as stack
 	// dumps name them.
-	id    string
+	id      string
 	agentID uint64
-	cancel    func()        // ends the clients' context (in the bubble)
+	cancel  func() // ends the clients' context (in the bubble)
 }
 
 type delivery struct {
