@@ -46,9 +46,9 @@ func Redis(tb testing.TB) *redis.Client {
 	return rdb
 }
 
-// Explore explores target as Check does, its clients in testing/synctest
-// bubbles of t, and returns what it found without failing the test: for
-// a test that asserts a lock is caught, or of the explorer itself. In a
+// Explore explores target with its clients in testing/synctest bubbles
+// of t, and returns what it found without failing the test: for a test
+// that asserts a lock is caught, or of the explorer itself. In a
 // bubble the real-time waits of the clients' code (time.Sleep, timers,
 // tickers, contexts' deadlines), however deep in a library, run on the
 // explorer's virtual clock, and a timer's firing is a step of the
@@ -64,23 +64,27 @@ func Explore(
 	return explore.Check(ctx, rdb, target, o)
 }
 
-// Check explores target as Explore does (a *testing.T's; any other
-// testing.TB's, a benchmark's, outside bubbles as explore.Check does),
-// and fails the test for each property broken, with its message, its
-// steps and the timeline of its replay. It fails it too when the search
-// fails, when replays diverged, or when a finding was unsteady: then no
-// violation proves nothing. It returns the result.
+// Check explores target (explore.Check, outside bubbles: a wall-clock
+// wait of its code ends the search with explore.ErrWallClock; Explore
+// runs such waits on the virtual clock) and fails the test for each
+// property broken, with its message, its steps and the timeline of its
+// replay. It fails it too when the search fails, when replays diverged,
+// or when a finding was unsteady: then no violation proves nothing. It
+// returns the result.
 func Check(
 	tb testing.TB, rdb *redis.Client, target *explore.Target, o explore.Options,
 ) *explore.Result {
 	tb.Helper()
-	var res *explore.Result
-	var err error
-	if t, ok := tb.(*testing.T); ok {
-		res, err = Explore(t, rdb, target, o)
-	} else {
-		res, err = explore.Check(context.Background(), rdb, target, o)
-	}
+	res, err := explore.Check(context.Background(), rdb, target, o)
+	return failures(tb, target, res, err)
+}
+
+// failures fails tb for what the search of target found (res, err), as
+// Check says, and returns res.
+func failures(
+	tb testing.TB, target *explore.Target, res *explore.Result, err error,
+) *explore.Result {
+	tb.Helper()
 	if err != nil {
 		tb.Fatalf("exploring %s: %v", target.Name, err)
 	}
