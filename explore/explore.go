@@ -409,6 +409,15 @@ type Result struct {
 	// Diverged counts the replays that went another way than their first
 	// run: a search with any is no proof.
 	Diverged int
+	// FromStarted counts, by client name, the commands each client sent
+	// from goroutines it started (with Client.Go, or the go statement,
+	// however deep in a library), in the schedules counted.
+	FromStarted map[string]int
+	// TimersFired counts the timers of the clients' code (time.Sleep,
+	// time.After, a Timer or Ticker, a context's deadline) that fired on
+	// the virtual clock and woke a client, in the schedules counted: 0
+	// outside a test (exploretest), where such a wait is refused.
+	TimersFired int
 
 	res *sched.Result
 }
@@ -416,7 +425,8 @@ type Result struct {
 // newResult is the user's view of the engine's result r.
 func newResult(r *sched.Result) *Result {
 	out := &Result{Target: r.Target, Mode: Mode(r.Mode), Schedules: r.Schedules,
-		Exhaustive: r.Exhaustive, Stopped: r.Stopped, Diverged: r.Diverged, res: r}
+		Exhaustive: r.Exhaustive, Stopped: r.Stopped, Diverged: r.Diverged, res: r,
+		FromStarted: r.FromStarted, TimersFired: r.TimersFired}
 	if out.Mode == "" {
 		out.Mode = Exhaustive
 	}

@@ -15,9 +15,11 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
+	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/redis/go-redis/v9"
 )
@@ -46,19 +48,49 @@ func Redis(tb testing.TB) *redis.Client {
 	return rdb
 }
 
-// Check explores t (explore.Check) and fails the test for each property
-// broken, with its message, its steps and the timeline of its replay. It
-// fails it too when the search fails, when replays diverged, or when a
-// finding was unsteady: then no violation proves nothing. It returns the
-// result.
+// Explore explores target with its clients in testing/synctest bubbles
+// of t, and returns what it found without failing the test: for a test
+// that asserts a lock is caught, or of the explorer itself. In a
+// bubble the real-time waits of the clients' code (time.Sleep, timers,
+// tickers, contexts' deadlines), however deep in a library, run on the
+// explorer's virtual clock, and a timer's firing is a step of the
+// schedules like any other; explore.Check, outside a test, refuses them
+// (explore.ErrWallClock).
+func Explore(
+	t *testing.T, rdb *redis.Client, target *explore.Target, o explore.Options,
+) (*explore.Result, error) {
+	t.Helper()
+	o = Sharded(t, o)
+	ctx := sched.WithBubbles(context.Background(), func(f func()) {
+		synctest.Test(t, func(*testing.T) { f() })
+	})
+	return explore.Check(ctx, rdb, target, o)
+}
+
+// Check explores target (explore.Check, outside bubbles: a wall-clock
+// wait of its code ends the search with explore.ErrWallClock; Explore
+// runs such waits on the virtual clock) and fails the test for each
+// property broken, with its message, its steps and the timeline of its
+// replay. It fails it too when the search fails, when replays diverged,
+// or when a finding was unsteady: then no violation proves nothing. It
+// returns the result.
 func Check(
-	tb testing.TB, rdb *redis.Client, t *explore.Target, o explore.Options,
+	tb testing.TB, rdb *redis.Client, target *explore.Target, o explore.Options,
 ) *explore.Result {
 	tb.Helper()
 	o = Sharded(tb, o)
-	res, err := explore.Check(context.Background(), rdb, t, o)
+	res, err := explore.Check(context.Background(), rdb, target, o)
+	return failures(tb, target, o, res, err)
+}
+
+// failures fails tb for what the search of target with o found (res,
+// err), as Check says, and returns res.
+func failures(
+	tb testing.TB, target *explore.Target, o explore.Options, res *explore.Result, err error,
+) *explore.Result {
+	tb.Helper()
 	if err != nil {
-		tb.Fatalf("exploring %s: %v", t.Name, err)
+		tb.Fatalf("exploring %s: %v", target.Name, err)
 	}
 	for _, c := range res.Counterexamples {
 		tb.Errorf("%s: %s broken: %s\n%s", res.Target, c.Property, c.Message, c)

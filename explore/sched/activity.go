@@ -86,12 +86,21 @@ type activity struct {
 	schedules int
 	held      int
 	ops       map[string]*opTally
+	// started is, by client, the commands sent from goroutines it
+	// started; timers is the timers of the clients' code that fired.
+	started map[string]int
+	timers  int
 }
 
 // tally adds a complete schedule's world to a.
 func (a *activity) tally(w *World) {
 	w.Mu.Lock()
 	held := slices.ContainsFunc(w.Clients, func(c *ClientState) bool { return c.Got > 0 })
+	started := map[string]int{}
+	for _, c := range w.Clients {
+		started[c.Name] = c.FromStarted
+	}
+	timers := w.timersFired
 	ops := map[string]*opTally{}
 	for name, t := range w.ops {
 		u := &opTally{}
@@ -105,6 +114,13 @@ func (a *activity) tally(w *World) {
 	if held {
 		a.held++
 	}
+	if a.started == nil {
+		a.started = map[string]int{}
+	}
+	for name, n := range started {
+		a.started[name] += n
+	}
+	a.timers += timers
 	if a.ops == nil {
 		a.ops = map[string]*opTally{}
 	}
@@ -119,7 +135,7 @@ func (a *activity) tally(w *World) {
 func (a *activity) reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.schedules, a.held, a.ops = 0, 0, nil
+	a.schedules, a.held, a.ops, a.started, a.timers = 0, 0, nil, nil, 0
 }
 
 // report writes into res what the explorers (a search's workers) saw:
@@ -129,6 +145,13 @@ func report(res *Result, t *Target, es []*Explorer) {
 	for _, e := range es {
 		e.act.mu.Lock()
 		sum.held += e.act.held
+		res.TimersFired += e.act.timers
+		for name, n := range e.act.started {
+			if res.FromStarted == nil {
+				res.FromStarted = map[string]int{}
+			}
+			res.FromStarted[name] += n
+		}
 		for name, u := range e.act.ops {
 			if sum.ops[name] == nil {
 				sum.ops[name] = &opTally{}

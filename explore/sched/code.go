@@ -91,10 +91,10 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 // the client's own goroutine is a hold taken anew.
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.World
-	id := goid()
+	me := whoAmI()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	if c.released && w.gnum(id) != 0 {
+	if c.released && w.gnum(me) != 0 {
 		return
 	}
 	c.released = false

@@ -71,6 +71,15 @@ type Result struct {
 	// was called in them and succeeded (Vacuous reads both).
 	Held int
 	Ops  []OpCount
+	// FromStarted is, by client, how many commands it sent, in the
+	// complete schedules, from goroutines it started (with Client.Go, or
+	// the go statement, however deep in a library); TimersFired is how
+	// many timers of the clients' code (time.Sleep, time.After, a
+	// Timer's, a Ticker's, a context's deadline) fired on the virtual
+	// clock in them. Both show that what a library does in the
+	// background was explored.
+	FromStarted map[string]int
+	TimersFired int
 
 	// Shard, for a shard of a search (Options.Shard), says which, and
 	// how the tree was cut; nil for a whole search. MergedShards is the

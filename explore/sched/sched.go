@@ -64,6 +64,10 @@ type Action struct {
 	At time.Duration `json:"-"`
 	// Node is, for Restart and Jump, the node that fails.
 	Node string `json:"node,omitempty"`
+	// Timer is set, for Tick, when the clock advances until a timer of
+	// the clients' code fires (at most timerHorizon), the clients running
+	// in a bubble (bubble.go): At is then 0.
+	Timer bool `json:"timer,omitempty"`
 }
 
 // Same reports whether a and b are the same choice.
@@ -71,7 +75,7 @@ func (a Action) Same(b Action) bool {
 	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index &&
 		a.Command == b.Command &&
 		a.Length == b.Length && a.At == b.At &&
-		a.Node == b.Node
+		a.Node == b.Node && a.Timer == b.Timer
 }
 
 // String says what the action does.
@@ -83,6 +87,9 @@ func (a Action) String() string {
 	case Run:
 		return a.Client + ": " + a.Command
 	case Tick:
+		if a.Timer {
+			return "clock → the next timer"
+		}
 		return fmt.Sprintf("clock → %s", fmtAt(a.At))
 	case Start:
 		return a.Client + " starts"
@@ -235,6 +242,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		tokens:         map[string]string{},
 		maxDelay:       e.model.MaxDelay,
 		goroutines:     map[uint64]gref{},
+		parents:        map[uint64]uint64{},
 		ids:            map[string]int{},
 	}
 	if e.target.SteadySleeps {
@@ -257,21 +265,12 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		s.Clients = append(s.Clients, c.Name)
 	}
 	w.running, w.live = len(w.Clients), len(w.Clients)
-	for _, c := range w.Clients {
-		cctx := locking.WithClock(ctx, Clock{c})
-		go func() {
-			defer w.exit()
-			w.track(c, 0)
-			err := e.target.work(cctx, c, e.model)
-			// Every error counts, whatever its kind, unless the client
-			// was stopped (a crash, the end of the schedule) or the
-			// search was: then its command or sleep failed on purpose.
-			w.Mu.Lock()
-			if err != nil && !w.stopping && !c.Crashed && ctx.Err() == nil {
-				c.failure = err
-			}
-			w.Mu.Unlock()
-		}()
+	if run := bubblesFrom(ctx); run != nil {
+		// The clients' context is made in the bubble: a select on its
+		// end and a timer of the bubble blocks durably.
+		w.startBubble(run, func(bctx context.Context) { e.startClients(ctx, bctx, w) })
+	} else {
+		e.startClients(ctx, ctx, w)
 	}
 	err := e.drive(ctx, w, s, choose)
 	w.Mu.Lock()
@@ -293,6 +292,28 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		}
 	}
 	return s, err
+}
+
+// startClients starts each client's goroutine, with a context made from
+// cctx (the search's, or one made in the clients' bubble); ctx is the
+// search's.
+func (e *Explorer) startClients(ctx, cctx context.Context, w *World) {
+	for _, c := range w.Clients {
+		cctx := locking.WithClock(cctx, Clock{c})
+		go func() {
+			defer w.exit()
+			w.track(c, 0)
+			err := e.target.work(cctx, c, e.model)
+			// Every error counts, whatever its kind, unless the client
+			// was stopped (a crash, the end of the schedule) or the
+			// search was: then its command or sleep failed on purpose.
+			w.Mu.Lock()
+			if err != nil && !w.stopping && !c.Crashed && ctx.Err() == nil {
+				c.failure = err
+			}
+			w.Mu.Unlock()
+		}()
+	}
 }
 
 // ErrTarget wraps an error of the code under test that is not a
@@ -358,16 +379,25 @@ func (w *World) failed() bool {
 // command, asleep on its clock, or finished. A sleeper whose context has
 // ended is woken first.
 func (w *World) settle() error {
-	return w.await(func() bool {
+	return w.awaitRest(func() bool {
 		w.Mu.Lock()
-		defer w.Mu.Unlock()
 		for _, s := range slices.Clone(w.sleepers) {
 			if err := s.ctx.Err(); err != nil {
 				w.wake(s, err)
 			}
 		}
-		return w.running == 0
-	})
+		running, adopted, b := w.running, w.adopted, w.bubble
+		w.Mu.Unlock()
+		switch {
+		case running == 0 && adopted == 0 && b == nil:
+			return true
+		case running == 0 && b != nil:
+			// In a bubble, what waits where is read from a dump at
+			// every step: a goroutine may wait on a timer.
+			return w.atRest()
+		}
+		return false
+	}, w.atRest)
 }
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
@@ -441,6 +471,11 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 		// commands in flight that would otherwise land too late.
 		tickChoices = slices.DeleteFunc(tickChoices, func(c Choice) bool { return c.At > by })
 	}
+	if w.timerWait {
+		// A goroutine of the clients waits on something of the bubble
+		// (a timer, say): the clock may run until it wakes.
+		tickChoices = append(tickChoices, Choice{Action: Action{Kind: Tick, Timer: true}})
+	}
 	if ticks >= m.Ticks {
 		tickChoices = nil
 	}
@@ -503,20 +538,36 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 		p := c.p
 		i := slices.Index(w.parked, p)
 		w.parked = slices.Delete(w.parked, i, i+1)
-		w.running++
+		if p.counted {
+			w.running++
+		}
 		w.lastRun = p
 		w.StepIndex = len(s.Steps)
 		p.c.Steps++
+		if p.g > 0 {
+			p.c.FromStarted++
+		}
 		if p.lock && p.c.endHold {
 			p.c.Hold, p.c.endHold = nil, false
 		}
 		w.touch(p)
 		w.Mu.Unlock()
-		p.go_ <- nil
+		released := time.Now()
+		w.deliver(p.go_, nil)
 		if err := w.settle(); err != nil {
 			return err
 		}
 		w.Mu.Lock()
+		if p.write && w.bubble != nil {
+			// The command ran between its release and now, on this
+			// process's real clock (its client's is the bubble's).
+			win := window{sent: released, replied: time.Now()}
+			for _, k := range p.keys {
+				if k != "*" {
+					w.written[k] = win
+				}
+			}
+		}
 		step.Text = p.desc + " → " + p.reply
 		if held := now - p.since; held > 0 {
 			step.HeldMS = held.Milliseconds()
@@ -526,11 +577,24 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 	case Tick:
 		s.Ticks++
 		at := c.At
+		if c.Timer {
+			at = now + e.timerHorizon()
+			if by, ok := w.deliverBy(e.model); ok {
+				at = min(at, max(by, now))
+			}
+		}
+		at, fired, err := e.bubbleAdvance(w, at)
+		if err != nil {
+			return err
+		}
 		keys, err := e.advance(ctx, w, at)
 		if err != nil {
 			return err
 		}
 		step.Text = fmt.Sprintf("clock %s → %s", fmtAt(now), fmtAt(at))
+		if fired {
+			step.Text += "; a timer of the clients fired"
+		}
 		if len(keys) > 0 {
 			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
 			s.Expired = append(s.Expired, expiry{At: at, Keys: keys})
@@ -809,18 +873,27 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	now := w.Now
 	w.stopping = true
 	for _, p := range w.parked {
-		p.go_ <- errStopped
-		w.running++
+		w.deliver(p.go_, errStopped)
+		if p.counted {
+			w.running++
+		}
 	}
 	w.parked = nil
 	for _, sl := range slices.Clone(w.sleepers) {
 		w.wake(sl, errStopped)
 	}
 	w.Mu.Unlock()
+	if w.bubble != nil {
+		// The clock runs, so that goroutines waiting on timers wake to
+		// the schedule's end; the bubble ends with them.
+		w.bubble.set(true, false)
+		defer w.bubble.end()
+	}
 	if err := w.awaitEnd(func() bool {
 		w.Mu.Lock()
-		defer w.Mu.Unlock()
-		return w.live == 0
+		live := w.live
+		w.Mu.Unlock()
+		return live == 0 && w.gone()
 	}); err != nil {
 		return err
 	}

@@ -607,7 +607,7 @@ func (t *Target) checkEnd(
 // Elapsed is the virtual time since the epoch.
 func (k Clock) Elapsed() time.Duration {
 	w := k.Client.World
-	id := goid()
+	id := whoAmI()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))

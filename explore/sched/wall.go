@@ -30,6 +30,11 @@ var WallAfter = time.Second
 // how often it looks again.
 const lookAfter = 25 * time.Millisecond
 
+// probeAfter is how often the scheduler looks again, with no news from
+// the clients, whether they are at rest: a goroutine adopted from the
+// clients' code (ancestry.go) does not announce that it is.
+const probeAfter = time.Millisecond
+
 // wallWait is what one client waited on the wall clock in a search.
 type wallWait struct {
 	total time.Duration // the real time credited
@@ -44,6 +49,11 @@ type goroutineState struct {
 	id    uint64
 	state string   // "sleep", "select", "chan receive", "running", ...
 	funcs []string // the functions of its frames, innermost first
+	// parent is the goroutine that created it (0: none named), and
+	// bubble is set for one in a testing/synctest bubble.
+	parent  uint64
+	bubble  string // the id of its testing/synctest bubble, "" for none
+	durable bool   // blocked where only its bubble can wake it
 }
 
 // dumpGoroutines is every goroutine's state and frames.
@@ -69,10 +79,19 @@ func dumpGoroutines() map[uint64]goroutineState {
 		if err != nil {
 			continue
 		}
-		state, _, _ := strings.Cut(strings.TrimSuffix(rest, "]:"), ",")
-		g := goroutineState{id: id, state: state}
+		rest = strings.TrimSuffix(rest, "]:")
+		state, _, _ := strings.Cut(rest, ",")
+		g := goroutineState{id: id}
+		if _, b, ok := strings.Cut(rest, "synctest bubble "); ok {
+			g.bubble, _, _ = strings.Cut(b, ",")
+		}
+		g.state, g.durable = strings.CutSuffix(state, " (durable)")
 		for _, l := range lines[1:] {
 			if l == "" || strings.HasPrefix(l, "\t") {
+				continue
+			}
+			if strings.HasPrefix(l, "created by ") {
+				g.parent = creatorIn([]byte(l))
 				continue
 			}
 			if i := strings.LastIndexByte(l, '('); i > 0 {
@@ -182,17 +201,28 @@ func (w *World) look(stall time.Time) error {
 	}
 	var waits []wait
 	busy := false
-	for id, gr := range w.goroutines {
+	fam := w.family(gs)
+	at := map[uint64]bool{}
+	for id := range fam {
+		if gs[id].atScheduler() {
+			at[id] = true
+		}
+	}
+	for id, gr := range fam {
 		c := gr.c
-		g, ok := gs[id]
-		if !ok {
-			continue // finished
+		g := gs[id]
+		if g.durable && w.bubble != nil {
+			continue // it waits on the bubble's clock, which the explorer keeps
 		}
 		switch g.kind() {
 		case "active":
 			busy = true
-		case "sleep", "blocked":
+		case "sleep":
 			waits = append(waits, wait{c, g})
+		case "blocked":
+			if !w.waitsForDescendant(id, fam, at) {
+				waits = append(waits, wait{c, g})
+			}
 		}
 	}
 	// A goroutine of the process that is on the processor, or waits for
@@ -201,7 +231,7 @@ func (w *World) look(stall time.Time) error {
 	// sleep counts.
 	self := goid()
 	for id, g := range gs {
-		if _, ok := w.goroutines[id]; !ok && id != self &&
+		if _, ok := fam[id]; !ok && id != self &&
 			(g.state == "runnable" || g.state == "running") {
 			busy = true
 		}
@@ -257,10 +287,11 @@ func (w *World) stuckError() error {
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	var parts []string
+	fam := w.family(gs)
 	for _, c := range w.Clients {
-		for id, gr := range w.goroutines {
-			g, ok := gs[id]
-			if gr.c != c || !ok || g.kind() == "scheduler" {
+		for id, gr := range fam {
+			g := gs[id]
+			if gr.c != c || g.kind() == "scheduler" {
 				continue
 			}
 			parts = append(parts, fmt.Sprintf("client %s: %s", c.Name, g.where()))
@@ -276,12 +307,19 @@ func (w *World) stuckError() error {
 // clients having changed (w.signal), or fails: with the error that ends
 // the schedule (world.fail), ErrWallClock, or ErrStuck once no client
 // has moved for w.stuckAfter.
-func (w *World) await(done func() bool) error {
+func (w *World) await(done func() bool) error { return w.awaitRest(done, nil) }
+
+// awaitRest is await, which also calls rest, if set, once no client has
+// moved for probeAfter: the stack dump's view of whether the clients are
+// at rest, dearer than done's, for goroutines that do not announce it.
+func (w *World) awaitRest(done, rest func() bool) error {
 	stuck := time.NewTimer(w.stuckAfter)
 	defer stuck.Stop()
 	look := time.NewTimer(lookAfter)
 	defer look.Stop()
 	stall := time.Now()
+	probe := time.NewTimer(probeAfter)
+	defer probe.Stop()
 	for {
 		if err := w.fatalErr(); err != nil {
 			return err
@@ -289,7 +327,14 @@ func (w *World) await(done func() bool) error {
 		if done() {
 			return nil
 		}
+		probe.Reset(probeAfter)
 		select {
+		case <-probe.C:
+			// A goroutine the clients' code started with the go
+			// statement comes to rest unannounced.
+			if rest != nil && rest() {
+				return nil
+			}
 		case <-w.signal:
 			// Progress: the waits start again.
 			stuck.Reset(w.stuckAfter)

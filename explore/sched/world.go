@@ -34,9 +34,11 @@ var errStopped = fmt.Errorf("explore: client stopped: %w", redis.ErrClosed)
 var errNoSchedule = errors.New("explore: command sent while no schedule runs")
 
 // ErrOutside ends a search in which a client sent a command the explorer
-// cannot hold: from a goroutine it does not know (one started with the go
-// statement rather than Client.Go), which it cannot wait for. The error
-// names the client, the command and the fix.
+// cannot hold: from a goroutine that descends from no client's (one
+// started before the schedule, or a worker fed by a channel), which it
+// cannot wait for. A goroutine a client starts, however deep in a
+// library, is the client's (ancestry.go). The error names the client,
+// the command and the fix.
 var ErrOutside = errors.New("explore: a command the explorer cannot hold")
 
 // ErrStuck is returned when a client neither sent a command, slept on its
@@ -76,7 +78,10 @@ type ClientState struct {
 	Done        bool
 	Completed   int // critical sections whose write was applied
 	pauses      int
-	Steps       int   // commands released
+	Steps       int // commands released
+	// FromStarted is how many of them came from goroutines the client
+	// started (with Go, or the go statement: ancestry.go).
+	FromStarted int
 	failure     error // an error that is not the schedule's doing
 	// log is everything the client's code has learnt since the schedule
 	// began, in order for each of its goroutines: each command's reply,
@@ -105,6 +110,10 @@ type logEntry struct {
 type gref struct {
 	c *ClientState
 	n int
+	// adopted is set for a goroutine the client's code started with the
+	// go statement (ancestry.go): the scheduler does not count it in
+	// running and live, and reads from stack dumps whether it is at rest.
+	adopted bool
 }
 
 // hold is what a client believes it holds.
@@ -127,7 +136,10 @@ type parked struct {
 	desc  string
 	reply string
 	g     int // the number of the goroutine that sent it
-	go_   chan error
+	// counted is false for a command of an adopted goroutine, which
+	// World.running does not count.
+	counted bool
+	go_     chan error
 	// since is when it was sent on the virtual clock: when it was
 	// parked, or when its client's pause ended (Model.MaxDelay).
 	since time.Duration
@@ -137,7 +149,8 @@ type parked struct {
 type sleeper struct {
 	start    bool // a client waiting to begin a critical section (a Start action wakes it)
 	c        *ClientState
-	g        int // the number of the goroutine that sleeps
+	g        int  // the number of the goroutine that sleeps
+	counted  bool // false for an adopted goroutine (World.running)
 	ctx      context.Context
 	deadline time.Duration // -1: until ctx ends
 	ch       chan error
@@ -224,10 +237,22 @@ type World struct {
 	// goroutines is the goroutines the scheduler waits for, by id: each
 	// client's own, and those its Go started.
 	goroutines map[uint64]gref
+	// parents is each goroutine's creator, as the tracebacks named it
+	// (ancestry.go), and adopted how many goroutines were adopted.
+	parents map[uint64]uint64
+	adopted int
 	// fatal, once set, ends the schedule and the search with it: the
 	// clients did something the explorer cannot order (ErrOutside,
 	// ErrWallClock).
 	fatal error
+	// bubble is set when the clients run in a testing/synctest bubble
+	// (bubble.go), and timerWait when one of their goroutines waits in it
+	// on something other than the scheduler (a timer, say).
+	bubble    *bubble
+	timerWait bool
+	// timersFired counts the timers of the clients' code that fired on
+	// the virtual clock (bubble.go).
+	timersFired int
 	// ids counts the values the explorer made for each client and kind
 	// (tokens, call ids), so that a replay makes the same ones.
 	ids map[string]int
@@ -272,19 +297,10 @@ func (s *slot) get() *ClientState {
 // track counts the calling goroutine as c's goroutine number n: the
 // scheduler waits for it, and holds its commands.
 func (w *World) track(c *ClientState, n int) {
-	id := goid()
+	id := whoAmI().id
 	w.Mu.Lock()
 	w.goroutines[id] = gref{c: c, n: n}
 	w.Mu.Unlock()
-}
-
-// gnum is the number among its client's goroutines of the goroutine id,
-// -1 for one the explorer does not know. w.Mu is held.
-func (w *World) gnum(id uint64) int {
-	if g, ok := w.goroutines[id]; ok {
-		return g.n
-	}
-	return -1
 }
 
 // note adds an entry about goroutine g to c's log. w.Mu is held.
@@ -356,7 +372,7 @@ type Clock struct{ Client *ClientState }
 // (World.At).
 func (k Clock) Now() time.Time {
 	w := k.Client.World
-	id := goid()
+	id := whoAmI()
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
@@ -367,7 +383,7 @@ func (k Clock) Now() time.Time {
 // or until ctx ends: the scheduler decides when the clock gets there.
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	w := k.Client.World
-	id := goid()
+	id := whoAmI()
 	w.Mu.Lock()
 	if w.stopping || k.Client.Crashed {
 		w.Mu.Unlock()
@@ -377,6 +393,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		return errStopped
 	}
 	s := &sleeper{c: k.Client, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	s.counted = w.counted(id.id)
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
 		v := w.Undilate(max(d, 0))
@@ -395,7 +412,9 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		return err
 	}
 	w.sleepers = append(w.sleepers, s)
-	w.running--
+	if s.counted {
+		w.running--
+	}
 	w.Mu.Unlock()
 	s.stop = context.AfterFunc(ctx, func() {
 		w.Mu.Lock()
@@ -404,6 +423,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		w.poke()
 	})
 	w.poke()
+	w.reached()
 	err := <-s.ch
 	s.stop()
 	return err
@@ -414,7 +434,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
 	w := k.Client.World
-	id := goid()
+	id := whoAmI()
 	w.Mu.Lock()
 	if w.stopping || k.Client.Crashed {
 		w.Mu.Unlock()
@@ -428,18 +448,22 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 		start:    true,
 		ch:       make(chan error, 1),
 	}
+	s.counted = w.counted(id.id)
 	w.note(k.Client, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
-	w.running--
+	if s.counted {
+		w.running--
+	}
 	w.Mu.Unlock()
 	w.poke()
+	w.reached()
 	return <-s.ch
 }
 
 // Go runs f in a goroutine of the client that the scheduler waits for.
 func (k Clock) Go(f func()) {
 	w := k.Client.World
-	id := goid()
+	id := whoAmI()
 	w.Mu.Lock()
 	n := k.Client.spawned
 	k.Client.spawned++
@@ -465,11 +489,13 @@ func (w *World) wake(s *sleeper, err error) {
 		woke += ": " + err.Error()
 	}
 	w.note(s.c, s.g, woke)
-	w.running++
+	if s.counted {
+		w.running++
+	}
 	if i := slices.Index(w.sleepers, s); i >= 0 {
 		w.sleepers = slices.Delete(w.sleepers, i, i+1)
 	}
-	s.ch <- err
+	w.deliver(s.ch, err)
 }
 
 func (w *World) exit() {
@@ -478,12 +504,13 @@ func (w *World) exit() {
 	w.live--
 	w.Mu.Unlock()
 	w.poke()
+	w.reached()
 }
 
 // gate parks a command for node ("" for the one server) until the
 // scheduler releases it.
 func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, error) {
-	id := goid()
+	id := whoAmI()
 	w.Mu.Lock()
 	if w.stopping || c.Crashed {
 		w.Mu.Unlock()
@@ -492,10 +519,10 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	g := w.gnum(id)
 	if g < 0 {
 		err := fmt.Errorf(
-			"%w: client %s sent %s from a goroutine the explorer does not know (started with the "+
-				"go statement): it cannot wait for it, nor order what it sends. Start the "+
-				"goroutine with Client.Go (or the Go of the locking.Clock the client's context "+
-				"carries), or send from the client's own",
+			"%w: client %s sent %s from a goroutine that descends from no client's (started "+
+				"before the schedule, or a worker fed by a channel): the explorer cannot wait "+
+				"for it, nor order what it sends. Send from the client's own goroutine or from "+
+				"one it starts, however deep in a library",
 			ErrOutside, c.Name, w.Target.describe(cmds),
 		)
 		w.fail(err)
@@ -516,6 +543,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
 	}
 	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
+	p.counted = w.counted(id.id)
 	p.keys, p.write = plumbing.Footprint(cmds)
 	for _, k := range p.keys {
 		if w.Target.IsLock(k) {
@@ -527,9 +555,12 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
 	}
 	w.parked = append(w.parked, p)
-	w.running--
+	if p.counted {
+		w.running--
+	}
 	w.Mu.Unlock()
 	w.poke()
+	w.reached()
 	return p, <-p.go_
 }
 
@@ -569,7 +600,9 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	if p != nil {
 		w.logCommand(p, rec)
 	}
-	if p != nil && p.write {
+	if p != nil && p.write && w.bubble == nil {
+		// In a bubble this goroutine's clock is the bubble's: the
+		// scheduler notes the window instead (Explorer.apply).
 		win := window{sent: sent, replied: time.Now()}
 		for _, k := range p.keys {
 			if k != "*" {

@@ -1,0 +1,64 @@
+package shipped
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/bsm/redislock"
+
+	"github.com/lockmarket/lockmarket/explore"
+)
+
+// Watchdog is bsm/redislock on the client's Redis, kept alive as its
+// users keep it: Obtain with the explorer's lease (no retry), then a
+// renewal goroutine, started with the go statement, that refreshes the
+// lease every third of it on a time.Ticker until the section is over.
+// renewals counts the refreshes that succeeded, over every schedule.
+func Watchdog(name string, renewals *atomic.Int64) *explore.Target {
+	return &explore.Target{
+		Name:    name,
+		Clients: 2,
+		Client: func(ctx context.Context, c *explore.Client) error {
+			lk, err := redislock.New(c.Redis()).Obtain(ctx, c.Key("lock:job"), c.Lease(), nil)
+			if errors.Is(err, redislock.ErrNotObtained) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			c.Holding(c.Lease())
+			stop, done := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(done)
+				tick := time.NewTicker(c.Lease() / 3)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+					if err := lk.Refresh(ctx, c.Lease(), nil); err != nil {
+						return // lost, or the schedule ended
+					}
+					renewals.Add(1)
+					c.Holding(c.Lease())
+				}
+			}()
+			err = work(ctx, c)
+			close(stop)
+			<-done
+			if err != nil {
+				return err
+			}
+			c.Released()
+			if err := lk.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
+				return err
+			}
+			return nil
+		},
+		Check: lostUpdate,
+	}
+}

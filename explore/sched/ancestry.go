@@ -1,0 +1,253 @@
+package sched
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+)
+
+// A goroutine a client's code starts, however deep in a library, is that
+// client's: the runtime's traceback names each goroutine's creator
+// ("created by pkg.F in goroutine N"), so the explorer follows the
+// creators back to a goroutine it tracks (a client's own, or one its Go
+// started) and adopts the goroutine as that client's. An adopted
+// goroutine's commands are held and ordered like the client's own; the
+// scheduler learns that it is at rest from stack dumps (World.quiet), as
+// it cannot count it in and out. A goroutine whose creators lead to no
+// client (one started before the schedule, or a worker fed by a channel)
+// stays outside: its commands end the search with ErrOutside.
+
+// self is a goroutine as its own stack names it: its id, and its
+// creator's (0: none named, as for the main goroutine).
+type self struct{ id, parent uint64 }
+
+// whoAmI is the calling goroutine's id and creator.
+func whoAmI() self {
+	buf := make([]byte, 4<<10)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var s self
+	head := bytes.TrimPrefix(buf, []byte("goroutine "))
+	if i := bytes.IndexByte(head, ' '); i >= 0 {
+		s.id, _ = strconv.ParseUint(string(head[:i]), 10, 64)
+	}
+	s.parent = creatorIn(buf)
+	return s
+}
+
+// creatorIn is the id of the goroutine that the traceback text names as
+// the creator ("created by F in goroutine N"), 0 when it names none.
+func creatorIn(text []byte) uint64 {
+	i := bytes.LastIndex(text, []byte("created by "))
+	if i < 0 {
+		return 0
+	}
+	line := text[i:]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	k := bytes.LastIndex(line, []byte(" in goroutine "))
+	if k < 0 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(string(line[k+len(" in goroutine "):]), 10, 64)
+	return n
+}
+
+// gnum is the number among its client's goroutines of the goroutine s,
+// -1 for one that descends from no client. A goroutine seen for the
+// first time whose creators lead to a client's is adopted as that
+// client's next goroutine. w.Mu is held.
+func (w *World) gnum(s self) int {
+	if g, ok := w.goroutines[s.id]; ok {
+		return g.n
+	}
+	if s.parent != 0 {
+		w.parents[s.id] = s.parent
+	}
+	anc, ok := w.ancestor(s.id, nil)
+	if !ok {
+		return -1
+	}
+	c := anc.c
+	n := c.spawned
+	c.spawned++
+	w.goroutines[s.id] = gref{c: c, n: n, adopted: true}
+	w.adopted++
+	return n
+}
+
+// ancestor is the tracked goroutine (its client's own, one its Go
+// started, or one adopted) that id is or descends from, following the
+// creators recorded in w.parents; gs, a stack dump, is read when a
+// creator is missing (nil: one is taken then). w.Mu is held.
+func (w *World) ancestor(id uint64, gs map[uint64]goroutineState) (gref, bool) {
+	// Goroutine ids are never reused, so the creators form a forest; the
+	// bound on the walk only guards against a traceback misread.
+	for x, n := id, 0; x != 0 && n <= len(w.parents)+1; n++ {
+		if g, ok := w.goroutines[x]; ok {
+			return g, true
+		}
+		p, ok := w.parents[x]
+		if !ok && gs == nil {
+			gs = dumpGoroutines()
+			w.learn(gs)
+			p, ok = w.parents[x]
+		}
+		if !ok {
+			break
+		}
+		x = p
+	}
+	return gref{}, false
+}
+
+// learn records the creators a stack dump names. w.Mu is held.
+func (w *World) learn(gs map[uint64]goroutineState) {
+	for id, g := range gs {
+		if g.parent != 0 {
+			w.parents[id] = g.parent
+		}
+	}
+}
+
+// family is, of the goroutines of dump gs, those of the clients: the
+// tracked ones still alive and every goroutine that descends from one,
+// adopted or not yet seen by the explorer. w.Mu is held.
+func (w *World) family(gs map[uint64]goroutineState) map[uint64]gref {
+	w.learn(gs)
+	out := map[uint64]gref{}
+	for id := range gs {
+		if g, ok := w.ancestor(id, gs); ok {
+			out[id] = g
+		}
+	}
+	return out
+}
+
+// quiet reports, from the stack dump gs, whether every goroutine of the
+// clients is at rest: waiting for the scheduler (parked at a command,
+// asleep on its clock, waiting to start), or blocked on a channel, a
+// select or a lock while one of its descendants waits for the scheduler
+// (a library that sends from goroutines it starts and waits for their
+// replies). A goroutine at work, in time.Sleep, or blocked with no
+// descendant at the scheduler is not at rest: it may be waiting on the
+// wall clock (World.look). w.Mu is held.
+func (w *World) quiet(gs map[uint64]goroutineState) bool {
+	if w.bubble.delivering() || w.bubble != nil && !w.bubble.still(gs) {
+		return false
+	}
+	fam := w.family(gs)
+	atScheduler := map[uint64]bool{}
+	for id := range fam {
+		g := gs[id]
+		switch {
+		case g.onCPU():
+			return false
+		case g.atScheduler():
+			atScheduler[id] = true
+		}
+	}
+	waiting := false
+	for id := range fam {
+		g := gs[id]
+		if atScheduler[id] {
+			continue
+		}
+		forDescendant := w.waitsForDescendant(id, fam, atScheduler)
+		switch {
+		case w.bubble != nil && g.durable:
+			// In a bubble, a goroutine durably blocked waits for the
+			// bubble's clock, or for another of its goroutines.
+			waiting = waiting || !forDescendant
+		case !g.waiting() || !forDescendant:
+			return false
+		}
+	}
+	w.timerWait = waiting
+	return true
+}
+
+// waitsForDescendant reports whether a goroutine that id created, or one
+// they created in turn, waits for the scheduler. w.Mu is held.
+func (w *World) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64]bool) bool {
+	for d := range at {
+		for x, n := w.parents[d], 0; x != 0 && n < len(fam)+1; x, n = w.parents[x], n+1 {
+			if x == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// atScheduler reports whether g waits for the scheduler: in one of its
+// waits, on the channel the scheduler answers on (not yet on its lock).
+func (g goroutineState) atScheduler() bool {
+	return g.kind() == "scheduler" && g.state == "chan receive"
+}
+
+// waiting reports whether g waits for another goroutine to send, close
+// or signal: on a channel, a select, a WaitGroup or a Cond, not on a
+// lock (held for a moment) nor in time.Sleep.
+func (g goroutineState) waiting() bool {
+	switch g.state {
+	case "chan receive", "chan send", "select", "sync.WaitGroup.Wait", "sync.Cond.Wait":
+		return g.kind() == "blocked"
+	}
+	return false
+}
+
+// onCPU reports whether g is on the processor, waits for it, or is in a
+// system call or on the network: at work, whatever its frames say.
+func (g goroutineState) onCPU() bool {
+	switch g.state {
+	case "running", "runnable", "syscall", "IO wait", "preempted":
+		return true
+	}
+	return false
+}
+
+// counted reports whether the goroutine id is one World.running counts:
+// a client's own, or one its Go started. w.Mu is held.
+func (w *World) counted(id uint64) bool {
+	g, ok := w.goroutines[id]
+	return ok && !g.adopted
+}
+
+// atRest reports whether every goroutine of the clients is at rest
+// (World.quiet), from a stack dump taken now.
+func (w *World) atRest() bool {
+	w.Mu.Lock()
+	counted := w.adopted == 0 && w.bubble == nil
+	w.Mu.Unlock()
+	if counted {
+		return false // World.running says it all
+	}
+	gs := dumpGoroutines()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	return w.quiet(gs)
+}
+
+// gone reports, once the clients' own goroutines have ended, whether the
+// goroutines they started have too: one that outlives its schedule would
+// send in the next.
+func (w *World) gone() bool {
+	w.Mu.Lock()
+	counted := w.adopted == 0 && w.bubble == nil
+	w.Mu.Unlock()
+	if counted {
+		return true // no goroutine of theirs sent: World.live says it all
+	}
+	gs := dumpGoroutines()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	return len(w.family(gs)) == 0
+}

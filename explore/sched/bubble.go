@@ -1,0 +1,297 @@
+package sched
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Run from a test, a schedule's clients run in a testing/synctest bubble
+// (WithBubbles): every goroutine they start is in it too, and time in it
+// is a fake clock that moves only when every goroutine of the bubble is
+// durably blocked. The explorer keeps that clock on its own: the
+// bubble's first goroutine (the agent) waits for the scheduler on a
+// channel made outside the bubble, which no goroutine of the bubble can
+// end, so the fake clock stands still. To advance it, the agent sleeps
+// (on a timer of the bubble) until the virtual time the scheduler chose;
+// a timer of the clients' code that falls due first wakes its goroutine,
+// and once that goroutine reaches the scheduler (a command, a sleep, its
+// end) the advance stops there: the timer's firing is a step like any
+// other. time.Sleep, time.After, timers, tickers and contexts' deadlines
+// in the clients' code, however deep in a library, so run on the virtual
+// clock (dilated, as Client.Lease is), with no line of it changed.
+//
+// A channel made in a bubble may be used only there, so what the
+// scheduler sends to the clients' goroutines (a command's turn, the end
+// of a sleep) the agent delivers.
+
+// bubbleKey is the context key of WithBubbles' runner.
+type bubbleKey struct{}
+
+// WithBubbles returns ctx carrying run, which runs f in a new
+// testing/synctest bubble and returns once f and every goroutine it
+// started have ended (synctest.Test, for exploretest). A search under
+// that context runs each schedule's clients in a bubble of their own.
+func WithBubbles(ctx context.Context, run func(f func())) context.Context {
+	return context.WithValue(ctx, bubbleKey{}, run)
+}
+
+func bubblesFrom(ctx context.Context) func(f func()) {
+	run, _ := ctx.Value(bubbleKey{}).(func(f func()))
+	return run
+}
+
+// bubble is a schedule's bubble, as the scheduler sees it from outside.
+type bubble struct {
+	mu      sync.Mutex
+	queue   []delivery
+	pending int  // deliveries queued or being made
+	free    bool // the schedule is over: the clock runs
+	quit    bool // the agent ends
+	// kick wakes the agent (made outside the bubble: the agent's wait on
+	// it keeps the fake clock still).
+	kick chan struct{}
+	// jobs is an advance asked of the agent: the bubble's elapsed time
+	// to reach (its clock is dilated); landed is where it stopped.
+	jobs   chan time.Duration
+	landed chan time.Duration
+	// advancing is set while the agent advances the clock; interrupt
+	// (made in the bubble) stops it.
+	advancing atomic.Bool
+	interrupt chan struct{}
+	done      chan struct{} // closed when the bubble has ended
+	// id is the bubble's, and agent the agent's goroutine, as stack
+	// dumps name them.
+	id      string
+	agentID uint64
+	cancel  func() // ends the clients' context (in the bubble)
+}
+
+type delivery struct {
+	ch  chan error
+	err error
+}
+
+// deliver sends err on ch, a channel a client's goroutine waits on:
+// through the agent when the clients run in a bubble.
+func (w *World) deliver(ch chan error, err error) {
+	b := w.bubble
+	if b == nil {
+		ch <- err
+		return
+	}
+	b.mu.Lock()
+	b.queue = append(b.queue, delivery{ch, err})
+	b.pending++
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	// During an advance only the bubble's goroutines run: one that wakes
+	// a sleeper (a context's deadline) stops the clock there.
+	w.reached()
+}
+
+// delivering reports whether deliveries are queued or in progress.
+func (b *bubble) delivering() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pending > 0
+}
+
+// reached tells an advance in progress that a goroutine of the clients
+// reached the scheduler: the clock stops where it is.
+func (w *World) reached() {
+	b := w.bubble
+	if b == nil || !b.advancing.Load() {
+		return
+	}
+	select {
+	case b.interrupt <- struct{}{}:
+	default:
+	}
+}
+
+// startBubble starts the schedule's clients, each by start, in a bubble
+// that run makes, and its agent.
+func (w *World) startBubble(run func(f func()), clients func(ctx context.Context)) {
+	b := &bubble{
+		kick:   make(chan struct{}, 1),
+		jobs:   make(chan time.Duration),
+		landed: make(chan time.Duration),
+		done:   make(chan struct{}),
+	}
+	w.bubble = b
+	ready := make(chan struct{})
+	go func() {
+		defer close(b.done)
+		run(func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			b.interrupt = make(chan struct{}, 1)
+			b.mu.Lock()
+			b.cancel = cancel
+			b.mu.Unlock()
+			start := time.Now()
+			me := whoAmI().id
+			b.mu.Lock()
+			b.agentID = me
+			b.id = dumpGoroutines()[me].bubble
+			b.mu.Unlock()
+			clients(ctx)
+			close(ready)
+			b.agent(start, cancel)
+		})
+	}()
+	select {
+	case <-ready:
+	case <-b.done:
+	}
+}
+
+// agent is the bubble's first goroutine: it delivers what the scheduler
+// sends to the clients, and advances the clock when told, until told to
+// end. Once the schedule is over (free) it lets the clock run, so that
+// the clients' goroutines waiting on timers wake and end.
+func (b *bubble) agent(start time.Time, cancel func()) {
+	defer cancel()
+	for {
+		b.mu.Lock()
+		queue := b.queue
+		b.queue = nil
+		quit, free := b.quit, b.free
+		b.mu.Unlock()
+		for _, d := range queue {
+			d.ch <- d.err
+		}
+		if len(queue) > 0 {
+			b.mu.Lock()
+			b.pending -= len(queue)
+			b.mu.Unlock()
+			continue
+		}
+		switch {
+		case quit:
+			return
+		case free:
+			cancel()
+			time.Sleep(time.Hour)
+			continue
+		}
+		select {
+		case <-b.kick:
+		case to := <-b.jobs:
+			b.landed <- b.advance(start, to)
+		}
+	}
+}
+
+// still reports, from the stack dump gs, whether every goroutine of the
+// bubble but its agent is durably blocked (or waits for the scheduler):
+// one a timer started (a context's deadline that cancels it) may be at
+// work outside the clients' family.
+func (b *bubble) still(gs map[uint64]goroutineState) bool {
+	b.mu.Lock()
+	id, agent := b.id, b.agentID
+	b.mu.Unlock()
+	for gid, g := range gs {
+		if g.bubble == "" || g.bubble != id || gid == agent {
+			continue
+		}
+		if g.onCPU() || !g.durable && !g.atScheduler() {
+			return false
+		}
+	}
+	return true
+}
+
+// advance moves the bubble's clock to to after start, or until a
+// goroutine of the clients woken by a timer reaches the scheduler, and
+// returns where it stopped.
+func (b *bubble) advance(start time.Time, to time.Duration) time.Duration {
+	select { // an interruption left from before
+	case <-b.interrupt:
+	default:
+	}
+	b.advancing.Store(true)
+	defer b.advancing.Store(false)
+	t := time.NewTimer(to - time.Since(start))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-b.interrupt:
+	}
+	return time.Since(start)
+}
+
+// set lets the bubble's clock run (free), or ends the agent (quit).
+func (b *bubble) set(free, quit bool) {
+	b.mu.Lock()
+	b.free = b.free || free
+	b.quit = b.quit || quit
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// end ends the agent, and with it the bubble, once the clients'
+// goroutines have: it waits a while for the bubble to close.
+func (b *bubble) end() {
+	b.set(false, true)
+	t := time.NewTimer(endAfterFailure)
+	defer t.Stop()
+	select {
+	case <-b.done:
+	case <-t.C:
+	}
+}
+
+// timerHorizon is how far the clock may run at most when it runs until
+// a timer of the clients' code fires: twice the longest lease.
+func (e *Explorer) timerHorizon() time.Duration {
+	return 2 * max(e.model.TTL, slices.Max(append([]time.Duration{0}, e.model.TTLs...)))
+}
+
+// bubbleAdvance, for clients in a bubble, moves its clock towards the
+// virtual time at, and returns where it stopped: at, or earlier where a
+// timer of the clients' code fired (fired). Without a bubble it returns
+// at.
+func (e *Explorer) bubbleAdvance(w *World, at time.Duration) (time.Duration, bool, error) {
+	b := w.bubble
+	w.Mu.Lock()
+	now := w.Now
+	w.Mu.Unlock()
+	if b == nil || at <= now {
+		return at, false, nil
+	}
+	stuck := time.NewTimer(w.stuckAfter)
+	defer stuck.Stop()
+	select {
+	case b.jobs <- w.Dilate(at):
+	case <-b.done:
+		return at, false, nil
+	case <-stuck.C:
+		return at, false, w.stuckError()
+	}
+	var landed time.Duration
+	select {
+	case landed = <-b.landed:
+	case <-stuck.C:
+		return at, false, w.stuckError()
+	}
+	v := max(w.Undilate(landed), now)
+	if v >= at {
+		return at, false, nil
+	}
+	w.Mu.Lock()
+	w.timersFired++
+	w.Mu.Unlock()
+	return v, true, nil
+}
