@@ -434,6 +434,8 @@ func (s *session) guardWithin(ctx context.Context, lim limits, what string, f fu
 	switch {
 	case errors.Is(err, errAborted):
 		return api.ErrClosed
+	case errors.Is(err, errOverWall) && lim.cpu == 0:
+		return api.Invalidf("%s did not end within %v (%s): a busy machine? try again", what, lim.wall, spent(err))
 	case errors.Is(err, errOverBudget), errors.Is(err, errOverWall):
 		// one message for both: which bound ran out first depends on
 		// the machine's load, and the message says which
