@@ -333,7 +333,8 @@ func target(req api.ExploreRequest) (*sched.Target, error) {
 func open(ctx context.Context, s *session) (*session, error) {
 	// No script of the target runs before the first step: the start is
 	// bounded as a server's start is.
-	err := s.guardWithin(ctx, limits{wall: startBudget}, "the start", func(ctx context.Context) error {
+	lim := limits{wall: startBudget, script: s.budget}
+	err := s.guardWithin(ctx, lim, "the start", func(ctx context.Context) error {
 		if err := s.newExplorer(ctx); err != nil {
 			return err
 		}
@@ -404,8 +405,10 @@ func (s *session) restart() error {
 	return s.newExplorer(ctx)
 }
 
-// startBudget bounds the start of a session on a sandbox.
-const startBudget = 10 * time.Second
+// startBudget bounds the start of a session on a sandbox, on the wall:
+// the start runs none of the target's scripts, only the explorer's own;
+// a machine too busy to start a session within it gets a refusal.
+const startBudget = time.Minute
 
 // guard runs f, an operation of the explorer that what names, on the
 // session's server. On a sandbox it is bounded by the session's budget of
@@ -436,16 +439,18 @@ func (s *session) guardWithin(ctx context.Context, lim limits, what string, f fu
 		return api.ErrClosed
 	case errors.Is(err, errOverWall) && lim.cpu == 0:
 		return api.Invalidf("%s did not end within %v (%s): a busy machine? try again", what, lim.wall, spent(err))
-	case errors.Is(err, errOverBudget), errors.Is(err, errOverWall):
+	case errors.Is(err, errOverBudget), errors.Is(err, errOverWall),
+		errors.Is(err, errScriptOver) && lim.cpu > 0:
 		// one message for both: which bound ran out first depends on
 		// the machine's load, and the message says which
-		return api.Invalidf("%s ran past its budget of %v of the sandbox's CPU time (or %v on the wall, on a "+
-			"busy machine: %s) and was stopped (SCRIPT KILL, or the sandbox's redis-server killed and started "+
-			"again): a loop that never ends?", what, lim.cpu, lim.wall, spent(err))
+		return api.Invalidf("%s ran past its budget of %v of the sandbox's CPU time (or, on a busy machine, %v "+
+			"of one script on the wall, %v of the step: %s) and was stopped (SCRIPT KILL, or the sandbox's "+
+			"redis-server killed and started again): a loop that never ends?", what, lim.cpu,
+			scriptWallFactor*lim.script, lim.wall, spent(err))
 	case errors.Is(err, errScriptOver):
 		return api.Invalidf("a script in %s ran past the budget of a step, %v of the sandbox's CPU time (or %v on "+
 			"a busy machine), and was stopped (SCRIPT KILL, or the sandbox's redis-server killed): a loop that "+
-			"never ends?", what, lim.script, stepWallFactor*lim.script)
+			"never ends?", what, lim.script, scriptWallFactor*lim.script)
 	case errors.Is(err, errServerLost):
 		return api.Invalidf("the sandbox's redis-server stopped during %s and was started again: "+
 			"a script past the sandbox's bounds (%d MiB of Lua heap, maxmemory %d MiB)?", what,

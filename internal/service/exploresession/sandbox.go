@@ -40,14 +40,17 @@ const (
 	// sandbox's CPU time, not the wall's, so that a busy machine, which
 	// runs each sandbox slower, blames no honest step.
 	DefaultStepBudget = 2 * time.Second
-	// stepWallFactor bounds a step's wall time too, at this many times its
-	// budget: a sandbox that spins on a machine so busy that it gets
-	// little of a CPU is stopped all the same, with a message that blames
-	// the machine rather than the script. A step that needs little of
-	// the sandbox's CPU (an honest lock's) ends well within it however
-	// busy the machine; it stays under the explorer's own wait for a
+	// scriptWallFactor bounds a script's wall time too, at this many
+	// times the budget, counted while the sandbox is seen busy with it: a
+	// script that spins on a machine so busy that its sandbox gets little
+	// of a CPU is stopped all the same. A step whose scripts end quickly
+	// (an honest lock's) is never busy, however long the busy machine
+	// makes the step; the bound stays under the explorer's own wait for a
 	// client that neither sends nor ends (10 s).
-	stepWallFactor = 4
+	scriptWallFactor = 4
+	// stepWallFactor bounds a whole step's wall time, at this many times
+	// its budget: the last resort, for a machine too busy to step at all.
+	stepWallFactor = 30
 	// killWait is how long a script has to end after SCRIPT KILL before
 	// the server itself is killed.
 	killWait = 500 * time.Millisecond
@@ -178,7 +181,7 @@ type limits struct {
 
 // stepLimits are the limits of a step of budget.
 func stepLimits(budget time.Duration) limits {
-	return limits{cpu: budget, wall: stepWallFactor * budget}
+	return limits{cpu: budget, wall: stepWallFactor * budget, script: budget}
 }
 
 // scriptPoll is how often a sandbox is asked whether a script runs long.
@@ -216,9 +219,10 @@ func (sb *sandbox) cpuTime() time.Duration {
 }
 
 // watchScripts closes over once a script has run past budget of the
-// sandbox's CPU time, or stepWallFactor times as long on the wall (the
-// server answers BUSY to the service's PING all that time), and returns
-// when ctx ends.
+// sandbox's CPU time, or scriptWallFactor times as long on the wall (the
+// server answers BUSY to the service's PING all that time, or does not
+// answer it: a script spinning inside one C function), and returns when
+// ctx ends.
 func (sb *sandbox) watchScripts(ctx context.Context, budget time.Duration, over chan<- struct{}) {
 	tk := time.NewTicker(scriptPoll)
 	defer tk.Stop()
@@ -231,7 +235,9 @@ func (sb *sandbox) watchScripts(ctx context.Context, budget time.Duration, over 
 		case <-tk.C:
 		}
 		err := sb.admin.Ping(ctx).Err()
-		if err == nil || !strings.HasPrefix(err.Error(), "BUSY") {
+		var ne net.Error
+		if ctx.Err() != nil || err == nil ||
+			!strings.HasPrefix(err.Error(), "BUSY") && !(errors.As(err, &ne) && ne.Timeout()) {
 			busy = -1
 			continue
 		}
@@ -239,7 +245,7 @@ func (sb *sandbox) watchScripts(ctx context.Context, budget time.Duration, over 
 		if busy < 0 {
 			busy, since = now, time.Now()
 		}
-		if now-busy >= budget || time.Since(since) >= stepWallFactor*budget {
+		if now-busy >= budget || time.Since(since) >= scriptWallFactor*budget {
 			close(over)
 			return
 		}
@@ -359,7 +365,10 @@ func (e *overError) Unwrap() error { return e.bound }
 // had taken.
 func spent(err error) string {
 	var oe *overError
-	if !errors.As(err, &oe) {
+	switch {
+	case errors.Is(err, errScriptOver):
+		return "a script ran past its bound"
+	case !errors.As(err, &oe):
 		return "the bound ran out"
 	}
 	first := "the CPU time"
