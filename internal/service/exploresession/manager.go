@@ -407,8 +407,9 @@ func (s *session) restart() error {
 
 // startBudget bounds the start of a session on a sandbox, on the wall:
 // the start runs none of the target's scripts, only the explorer's own;
-// a machine too busy to start a session within it gets a refusal.
-const startBudget = time.Minute
+// a machine too busy to start a session within it gets a refusal (under
+// the HTTP server's write timeout, as a step's bound is).
+const startBudget = 15 * time.Second
 
 // guard runs f, an operation of the explorer that what names, on the
 // session's server. On a sandbox it is bounded by the session's budget of

@@ -50,7 +50,10 @@ const (
 	scriptWallFactor = 4
 	// stepWallFactor bounds a whole step's wall time, at this many times
 	// its budget: the last resort, for a machine too busy to step at all.
-	stepWallFactor = 30
+	// With the explorer's queue (10 s at most) it stays under the HTTP
+	// server's write timeout (30 s in cmd/market), so that the step is
+	// answered rather than cut off.
+	stepWallFactor = 8
 	// killWait is how long a script has to end after SCRIPT KILL before
 	// the server itself is killed.
 	killWait = 500 * time.Millisecond
