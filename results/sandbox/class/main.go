@@ -253,6 +253,12 @@ func main() {
 			body := []byte(`{"lua":{"acquire":"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0",` +
 				`"release":"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"}}`)
 			st, out, _ := post(c, base+"/api/explore/sessions", body)
+			// the explorer's queue answers 429 when it is full: a class
+			// that comes in at once tries again, for up to two minutes
+			for t0 := time.Now(); st == http.StatusTooManyRequests && time.Since(t0) < 2*time.Minute; {
+				time.Sleep(time.Second)
+				st, out, _ = post(c, base+"/api/explore/sessions", body)
+			}
 			idsMu.Lock()
 			defer idsMu.Unlock()
 			if st != 201 {
