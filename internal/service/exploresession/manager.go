@@ -457,7 +457,12 @@ func (s *session) guardWithin(ctx context.Context, lim limits, what string, f fu
 			"a script past the sandbox's bounds (%d MiB of Lua heap, maxmemory %d MiB)?", what,
 			SandboxHeap>>20, SandboxMaxMemory>>20)
 	case errors.Is(err, sched.ErrUnreadable), errors.Is(err, sched.ErrStuck):
-		// a key a script wrote, or a script that kept a client waiting
+		// a key a script wrote, or a script that kept a client waiting:
+		// that script may still run, and the server goes with it (the
+		// next step starts it again)
+		if errors.Is(err, sched.ErrStuck) {
+			s.sb.kill()
+		}
 		return api.Invalidf("%s: %s", what, bounded(strings.TrimPrefix(err.Error(), "explore: ")))
 	case errors.As(err, &rerr):
 		// the sandbox refused one of the explorer's own commands: a

@@ -462,6 +462,15 @@ func (sb *sandbox) restart() error {
 	return nil
 }
 
+// kill sends the server SIGKILL, for lost to report and restart to start
+// again.
+func (sb *sandbox) kill() {
+	sb.mu.Lock()
+	sb.killed = true
+	sb.mu.Unlock()
+	sb.srv.Signal(syscall.SIGKILL)
+}
+
 // abort ends the operation running on the sandbox, if any, and sends the
 // server SIGKILL, without waiting for it to exit: Close follows, and
 // waits.
