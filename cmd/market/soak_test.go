@@ -58,7 +58,9 @@ import (
 // LOCKMARKET_SOAK_FAULT_EVERY sets the interval between faults (default a
 // quarter of the run, at most 30 s), LOCKMARKET_SOAK_CLIENTS the number of
 // clients (default 200), LOCKMARKET_SOAK_STRATEGY the service's strategy
-// (default fine, the service's own default).
+// (default fine, the service's own default); LOCKMARKET_SOAK_ATTACKERS=1
+// adds 6 attackers of the explorer's sandboxes from two addresses
+// (soakattack_test.go), none of whose answers may be a 5xx.
 
 // Figures of the soak.
 const (
@@ -110,6 +112,13 @@ func TestSoak(t *testing.T) {
 	}
 	if res.audit.Total != 0 {
 		t.Errorf("audit: %+v %q", res.audit.Violations, res.audit.Details)
+	}
+	if soakAttacking() {
+		t.Logf("attackers' answers by status: %v", res.attacks)
+		if len(res.attackFails) > 0 || len(res.attacks) == 0 {
+			t.Errorf("the attackers: %d answers 5xx or none (%v), first: %q", len(res.attackFails), res.attacks,
+				res.attackFails)
+		}
 	}
 	if res.explorations["found"] == 0 {
 		t.Errorf("no explorer session found its counterexample beside the clients: %v", res.explorations)
@@ -184,6 +193,11 @@ type soakResult struct {
 	// explorations counts the explorer sessions stepped beside the
 	// clients, by outcome.
 	explorations map[string]int
+	// attacks counts the answers to the attackers of the sandboxes, by
+	// status (with LOCKMARKET_SOAK_ATTACKERS=1); attackFails are their 5xx
+	// and transport errors.
+	attacks     map[string]int
+	attackFails []string
 }
 
 func (r soakResult) summary(spec soakSpec) string {
@@ -296,11 +310,25 @@ func runSoak(t *testing.T, spec soakSpec) soakResult {
 	go func() { rushes <- soakRushes(l) }()
 	explorations := make(chan map[string]int, 1)
 	go func() { explorations <- soakExplorer(l) }()
+	type attacked struct {
+		counts map[string]int
+		fails  []string
+	}
+	attacks := make(chan attacked, 1)
+	go func() {
+		var a attacked
+		if soakAttacking() {
+			a.counts, a.fails = soakAttackers(l)
+		}
+		attacks <- a
+	}()
 	var windows []outage
 	res.faults, res.planned, windows = injectFaults(t, l, b, spec, svc)
 	time.Sleep(time.Until(l.deadline))
 	res.rushes = <-rushes
 	res.explorations = <-explorations
+	a := <-attacks
+	res.attacks, res.attackFails = a.counts, a.fails
 	close(stopSampling)
 	res.memory = <-samples
 	if len(res.memory) == 0 {

@@ -119,7 +119,13 @@ func ArgStrings(c redis.Cmder) []string {
 	return out
 }
 
-// ReplyOf is a command's reply as text, or its error.
+// MaxReplyBytes bounds a reply, or an error's text, as the explorer keeps
+// it for its steps, views and reports: a longer one is cut there, with a
+// "…(N bytes)" marker (rediscmd.Bound). The code under test gets its
+// replies whole; only what is shown of them is cut.
+const MaxReplyBytes = 512
+
+// ReplyOf is a command's reply as text, or its error, whole.
 func ReplyOf(c redis.Cmder, err error) (value, errText string) {
 	e := c.Err()
 	if e == nil {

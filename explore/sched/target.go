@@ -516,12 +516,30 @@ func (t *Target) maybeExtend(ctx context.Context, h Held) error {
 	return h.Extend(ctx)
 }
 
+// ErrUnreadable is returned when a key of the workload (the counter, or
+// a read-write lock's x and y) holds what the explorer cannot read as the
+// integer its critical sections write: code under test wrote it. The
+// message names the key and shows the value bounded.
+var ErrUnreadable = errors.New("explore: a key of the workload holds what the explorer cannot read")
+
+// getInt reads key as an integer, 0 when there is none.
 func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, error) {
-	n, err := rdb.Get(ctx, key).Int64()
-	if errors.Is(err, redis.Nil) {
+	v, err := rdb.Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
 		return 0, nil
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return 0, fmt.Errorf("%w: %s holds another type than a string; the explorer wants an "+
+			"integer there (its critical sections write it), or no key", ErrUnreadable, key)
+	case err != nil:
+		return 0, err
 	}
-	return n, err
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if perr != nil {
+		return 0, fmt.Errorf("%w: %s holds %q; the explorer wants an integer there (its critical "+
+			"sections write it), or no key", ErrUnreadable, key, rediscmd.Bound(v, 64))
+	}
+	return n, nil
 }
 
 // checkEnd checks the properties that are read at the end of a schedule.

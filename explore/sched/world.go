@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -270,6 +271,10 @@ type CmdRecord struct {
 	Args   [][]string
 	Values []string
 	Errs   []string
+	// whole[i] is, for a reply Values[i] or Errs[i] cut to
+	// plumbing.MaxReplyBytes, a digest of the whole reply (nil when
+	// none was cut).
+	whole []string
 }
 
 // slot is where the hook of a go-redis client finds the client it sends
@@ -588,6 +593,18 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		if p != nil && w.Target.InferHolds {
 			w.inferHold(p.c, rec.Args[len(rec.Args)-1], v, e)
 		}
+		// A reply is kept bounded (a script may make it megabytes); one
+		// cut keeps a digest of the whole, so that two states that differ
+		// past the cut still differ (logCommand).
+		bv, be := rediscmd.Bound(v, plumbing.MaxReplyBytes), rediscmd.Bound(e, plumbing.MaxReplyBytes)
+		if bv != v || be != e {
+			if rec.whole == nil {
+				rec.whole = make([]string, len(cmds))
+			}
+			sum := sha256.Sum256([]byte(v + "|" + e))
+			rec.whole[len(rec.Values)] = hex.EncodeToString(sum[:8])
+		}
+		v, e = bv, be
 		rec.Values = append(rec.Values, v)
 		rec.Errs = append(rec.Errs, e)
 		if e != "" {
@@ -728,10 +745,11 @@ func (w *World) logCommand(p *parked, rec CmdRecord) {
 	ordered := p.write
 	for i, args := range rec.Args {
 		a := w.replaceTokens(c, strings.Join(args, " "), true)
-		parts = append(
-			parts,
-			a+" -> "+w.coarse(w.replaceTokens(c, rec.Values[i]+"|"+rec.Errs[i], false)),
-		)
+		reply := rec.Values[i] + "|" + rec.Errs[i]
+		if rec.whole != nil && rec.whole[i] != "" {
+			reply += "|" + rec.whole[i]
+		}
+		parts = append(parts, a+" -> "+w.coarse(w.replaceTokens(c, reply, false)))
 		if strings.EqualFold(args[0], "watch") {
 			ordered = true
 		}

@@ -469,10 +469,11 @@ func (l *recipeLocker) reply(o *op, i int, v any, err error) (any, error) {
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
+		msg := rediscmd.Bound(err.Error(), plumbing.MaxReplyBytes)
 		if l.r.strict {
-			return nil, fmt.Errorf("%w: %s failed: %v", ErrConvention, o.script.file, err)
+			return nil, fmt.Errorf("%w: %s failed: %s", ErrConvention, o.script.file, msg)
 		}
-		return nil, fmt.Errorf("%s failed: %v", o.where(i), err)
+		return nil, fmt.Errorf("%s failed: %s", o.where(i), msg)
 	}
 	return v, err
 }
@@ -545,13 +546,22 @@ func matches(v any, vals []okValue) bool {
 
 // judge says whether a reply of op o means success; under the strict
 // convention, a reply that is neither success nor refusal is an error.
+// Under the strict convention a table is never 1 or 0, whatever its
+// first element.
 func (l *recipeLocker) judge(o *op, v any) (bool, error) {
+	if t, ok := v.([]any); ok && l.r.strict && !o.anyOK {
+		return false, fmt.Errorf(
+			"%w: %s returned a table of %d elements (%s); want 1 or 0", ErrConvention,
+			o.script.file, len(t), rediscmd.Bound(fmt.Sprint(t), plumbing.MaxReplyBytes),
+		)
+	}
 	if o.anyOK || matches(v, o.ok) {
 		return true, nil
 	}
 	if l.r.strict && !matches(v, o.refuse) {
 		return false, fmt.Errorf(
-			"%w: %s returned %v (%T); want 1 or 0", ErrConvention, o.script.file, v, v,
+			"%w: %s returned %s (%T); want 1 or 0", ErrConvention, o.script.file,
+			rediscmd.Bound(fmt.Sprint(v), plumbing.MaxReplyBytes), v,
 		)
 	}
 	return false, nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lockmarket/lockmarket/locking/locktrace"
 )
@@ -206,6 +207,22 @@ func Clip(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// Bound is s when it is at most n bytes long; a longer s is cut to its
+// first n bytes or fewer (never inside a UTF-8 sequence) followed by a
+// visible marker of its whole length, "…(N bytes)". It is how a value that
+// comes from a server a script wrote (a reply, a key's value, an error's
+// text) is shown: never whole, since a script may make it megabytes long.
+func Bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // Op is what a command did to a lock.

@@ -89,3 +89,22 @@ func TestReadLock(t *testing.T) {
 		}
 	}
 }
+
+func TestBound(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"", 4, ""},
+		{"abcd", 4, "abcd"},
+		{"abcde", 4, "abcd…(5 bytes)"},
+		{"\x00\x00\x00", 1, "\x00…(3 bytes)"},
+		{"aé", 2, "a…(3 bytes)"}, // never inside a UTF-8 sequence
+		{"abc", 0, "…(3 bytes)"},
+	} {
+		if got := Bound(tt.s, tt.n); got != tt.want {
+			t.Errorf("Bound(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

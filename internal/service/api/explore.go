@@ -145,10 +145,14 @@ type FindStatus struct {
 	FromStep int `json:"from_step"`
 	// Waiting is set while it waits for a CPU (the searches that run at
 	// once are bounded), QueuePosition then its place among the waiting
-	// searches (1: next) and WaitEstimateMS about how long until it runs.
+	// searches (1: next), WaitEstimateMS about how long until it runs (the
+	// searches before it taking as long as the last ones took) and
+	// WaitMostMS the longest it may wait (every search before it taking
+	// the most any search may).
 	Waiting        bool  `json:"waiting"`
 	QueuePosition  int   `json:"queue_position,omitempty"`
 	WaitEstimateMS int64 `json:"wait_estimate_ms,omitempty"`
+	WaitMostMS     int64 `json:"wait_most_ms,omitempty"`
 	// Following is how many sessions follow this search: the sessions
 	// that ask for the same search (the same target and model, the same
 	// steps searched from) share one. Kept says the answer was kept
@@ -157,8 +161,8 @@ type FindStatus struct {
 	Kept      bool `json:"kept,omitempty"`
 	// Schedules is how many complete schedules it ran so far (counted
 	// every few seconds while it runs); ElapsedMS how long it has
-	// searched, BudgetMS how long it may (which grows with the sessions
-	// that follow it).
+	// searched, BudgetMS how long it may (which grows with the addresses
+	// whose sessions follow it).
 	Schedules int     `json:"schedules"`
 	ElapsedMS float64 `json:"elapsed_ms"`
 	BudgetMS  int64   `json:"budget_ms"`

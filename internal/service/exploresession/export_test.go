@@ -36,7 +36,7 @@ func (m *Manager) JudgeSpent(ctx context.Context, id string) (api.FindStatus, er
 		return m.cfg.FindBudget
 	}
 	var jd judgement
-	err = js.guardWithin(ctx, m.cfg.MaxFindBudget+m.cfg.StepBudget, "the search", func(ctx context.Context) error {
+	err = js.guardWithin(ctx, searchLimits(&m.cfg), "the search", func(ctx context.Context) error {
 		var err error
 		jd, err = js.judge(ctx, prefix, before, m.cfg.MaxFindBudget, spend, func(int) {})
 		return err

@@ -120,7 +120,7 @@ func scriptStopped(err error) error {
 		case strings.Contains(msg, "OOM command not allowed"):
 			msg += fmt.Sprintf(" (the sandbox's bound: maxmemory %d MiB)", SandboxMaxMemory>>20)
 		}
-		return api.Invalidf("%s", msg)
+		return api.Invalidf("%s", bounded(msg))
 	}
 	return err
 }

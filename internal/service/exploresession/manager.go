@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/lockmarket/lockmarket/explore/plumbing"
 	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/explore/step"
 	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/explore/view"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/redis/go-redis/v9"
@@ -37,10 +39,31 @@ const (
 	// is freed within a minute of its last read.
 	DefaultIdleTimeout = 45 * time.Second
 	// DefaultFindBudget bounds a search for a counterexample that one
-	// session follows, counted from when it gets a CPU; each further
-	// session following it adds as much, up to DefaultMaxFindBudget.
+	// address follows, counted from when it gets a CPU; each further
+	// address whose sessions follow it adds as much, up to
+	// DefaultMaxFindBudget (more sessions from one address add nothing).
 	DefaultFindBudget = time.Minute
 )
+
+// Bounds of what a session answers. Every value that comes from a
+// session's server (a reply, a key's value, an error's text) is cut to
+// plumbing.MaxReplyBytes where the explorer reads it, with a "…(N bytes)"
+// marker; these bound the rest.
+const (
+	// DefaultMaxAnswerBytes bounds a session's state as the service
+	// answers it (JSON): a step whose answer would be longer ends the
+	// session, with a message saying why.
+	DefaultMaxAnswerBytes = 768 << 10
+	// DefaultMaxHistoryBytes bounds a session's history, the states after
+	// each of its steps (JSON), which the session keeps: a step that
+	// would pass it ends the session too.
+	DefaultMaxHistoryBytes = 512 << 10
+	// MaxMessageBytes bounds the message of a refused request.
+	MaxMessageBytes = 4 << 10
+)
+
+// bounded is a message cut to MaxMessageBytes.
+func bounded(msg string) string { return rediscmd.Bound(msg, MaxMessageBytes) }
 
 // Config configures a Manager; a zero field takes its default.
 type Config struct {
@@ -65,6 +88,9 @@ type Config struct {
 	// StepBudget bounds a step (and the start) of a session of pasted
 	// Lua (default DefaultStepBudget).
 	StepBudget time.Duration
+	// MaxAnswerBytes and MaxHistoryBytes bound a session's answer and
+	// history (defaults DefaultMaxAnswerBytes, DefaultMaxHistoryBytes).
+	MaxAnswerBytes, MaxHistoryBytes int
 }
 
 // Manager keeps the lab's explorer sessions. Each session explores one
@@ -119,6 +145,12 @@ func New(cfg Config) *Manager {
 	if cfg.StepBudget <= 0 {
 		cfg.StepBudget = DefaultStepBudget
 	}
+	if cfg.MaxAnswerBytes <= 0 {
+		cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if cfg.MaxHistoryBytes <= 0 {
+		cfg.MaxHistoryBytes = DefaultMaxHistoryBytes
+	}
 	m := &Manager{cfg: cfg,
 		store: NewStore[*session](Limits{Total: cfg.MaxSessions, PerClient: cfg.PerClient}, cfg.IdleTimeout, nil)}
 	m.searches = newSearches(&m.cfg, &m.stats, func(ctx context.Context, req api.ExploreRequest) (*session, error) {
@@ -142,6 +174,9 @@ type session struct {
 	mr     *miniredis.Miniredis
 	sb     *sandbox
 	budget time.Duration
+	// client is the address of the session's owner (a search's own
+	// session has none).
+	client string
 	req    api.ExploreRequest
 	tg     *sched.Target
 	rdb    *redis.Client
@@ -208,7 +243,13 @@ func (m *Manager) Start(ctx context.Context, client string, req api.ExploreReque
 	if _, _, err := luaBounds(req); err != nil {
 		return "", api.ExploreState{}, err
 	}
-	id, s, err := m.store.Add(client, func() (*session, error) { return m.open(ctx, req, tg) })
+	id, s, err := m.store.Add(client, func() (*session, error) {
+		s, err := m.open(ctx, req, tg)
+		if s != nil {
+			s.client = client
+		}
+		return s, err
+	})
 	switch {
 	case errors.Is(err, ErrBusy):
 		return "", api.ExploreState{}, fmt.Errorf("%w: the explorer holds %d sessions, as many as it may; try again when one ends "+
@@ -292,7 +333,8 @@ func target(req api.ExploreRequest) (*sched.Target, error) {
 func open(ctx context.Context, s *session) (*session, error) {
 	// No script of the target runs before the first step: the start is
 	// bounded as a server's start is.
-	err := s.guardWithin(ctx, startBudget, "the start", func(ctx context.Context) error {
+	lim := limits{wall: startBudget, script: s.budget}
+	err := s.guardWithin(ctx, lim, "the start", func(ctx context.Context) error {
 		if err := s.newExplorer(ctx); err != nil {
 			return err
 		}
@@ -363,20 +405,24 @@ func (s *session) restart() error {
 	return s.newExplorer(ctx)
 }
 
-// startBudget bounds the start of a session on a sandbox.
-const startBudget = 10 * time.Second
+// startBudget bounds the start of a session on a sandbox, on the wall:
+// the start runs none of the target's scripts, only the explorer's own;
+// a machine too busy to start a session within it gets a refusal (under
+// the HTTP server's write timeout, as a step's bound is).
+const startBudget = 15 * time.Second
 
 // guard runs f, an operation of the explorer that what names, on the
-// session's server. On a sandbox it is bounded by the session's budget
-// (a step's; budget for a search) and a script it cuts short is refused
-// with a message naming the bound; a sandbox started again gets a new
-// explorer. On the embedded server, which runs only the project's code,
-// f just runs.
+// session's server. On a sandbox it is bounded by the session's budget of
+// CPU time (stepLimits) and a script it cuts short is refused with a
+// message naming the bound; a sandbox started again gets a new explorer.
+// On the embedded server, which runs only the project's code, f just
+// runs.
 func (s *session) guard(ctx context.Context, what string, f func(context.Context) error) error {
-	return s.guardWithin(ctx, s.budget, what, f)
+	return s.guardWithin(ctx, stepLimits(s.budget), what, f)
 }
 
-func (s *session) guardWithin(ctx context.Context, budget time.Duration, what string, f func(context.Context) error) error {
+// guardWithin is guard within lim.
+func (s *session) guardWithin(ctx context.Context, lim limits, what string, f func(context.Context) error) error {
 	if s.sb == nil {
 		return f(ctx)
 	}
@@ -387,17 +433,42 @@ func (s *session) guardWithin(ctx context.Context, budget time.Duration, what st
 			return err
 		}
 	}
-	err := s.sb.run(ctx, budget, f)
+	err := s.sb.run(ctx, lim, f)
+	var rerr redis.Error
 	switch {
 	case errors.Is(err, errAborted):
 		return api.ErrClosed
-	case errors.Is(err, errOverBudget):
-		return api.Invalidf("%s ran past its budget of %v and was stopped (SCRIPT KILL, or the sandbox's redis-server "+
-			"killed and started again): a loop that never ends?", what, budget)
+	case errors.Is(err, errOverWall) && lim.cpu == 0:
+		return api.Invalidf("%s did not end within %v (%s): a busy machine? try again", what, lim.wall, spent(err))
+	case errors.Is(err, errOverBudget), errors.Is(err, errOverWall),
+		errors.Is(err, errScriptOver) && lim.cpu > 0:
+		// one message for both: which bound ran out first depends on
+		// the machine's load, and the message says which
+		return api.Invalidf("%s ran past its budget of %v of the sandbox's CPU time (or, on a busy machine, %v "+
+			"of one script on the wall, %v of the step: %s) and was stopped (SCRIPT KILL, or the sandbox's "+
+			"redis-server killed and started again): a loop that never ends?", what, lim.cpu,
+			scriptWallFactor*lim.script, lim.wall, spent(err))
+	case errors.Is(err, errScriptOver):
+		return api.Invalidf("a script in %s ran past the budget of a step, %v of the sandbox's CPU time (or %v on "+
+			"a busy machine), and was stopped (SCRIPT KILL, or the sandbox's redis-server killed): a loop that "+
+			"never ends?", what, lim.script, scriptWallFactor*lim.script)
 	case errors.Is(err, errServerLost):
 		return api.Invalidf("the sandbox's redis-server stopped during %s and was started again: "+
 			"a script past the sandbox's bounds (%d MiB of Lua heap, maxmemory %d MiB)?", what,
 			SandboxHeap>>20, SandboxMaxMemory>>20)
+	case errors.Is(err, sched.ErrUnreadable), errors.Is(err, sched.ErrStuck):
+		// a key a script wrote, or a script that kept a client waiting:
+		// that script may still run, and the server goes with it (the
+		// next step starts it again)
+		if errors.Is(err, sched.ErrStuck) {
+			s.sb.kill()
+		}
+		return api.Invalidf("%s: %s", what, bounded(strings.TrimPrefix(err.Error(), "explore: ")))
+	case errors.As(err, &rerr):
+		// the sandbox refused one of the explorer's own commands: a
+		// script left it so (a key of another type, a full memory)
+		return api.Invalidf("%s: the sandbox answered the explorer's own command with an error (a script "+
+			"left its keys so?): %s", what, bounded(rerr.Error()))
 	}
 	return err
 }
@@ -412,11 +483,11 @@ func (s *session) cut(ctx context.Context, actions []sched.Action) (*step.Snapsh
 	}
 	f := api.ExploreFrame{ClockMS: snap.ClockMS, Holders: snap.Holders, Enabled: snap.Enabled, Violations: snap.Violations,
 		Complete: snap.Complete, Views: snap.Views, Chains: snap.Chains}
-	if v, err := s.rdb.Get(ctx, e.Prefix()+"counter").Result(); err == nil {
-		f.Resource = "counter = " + v
+	if v, err := s.rdb.Get(ctx, e.Prefix()+sched.CounterKey).Result(); err == nil {
+		f.Resource = "counter = " + rediscmd.Bound(v, plumbing.MaxReplyBytes)
 	}
 	if v, err := e.Resource(ctx); err == nil && v != "" {
-		f.Resource = v
+		f.Resource = rediscmd.Bound(v, plumbing.MaxReplyBytes)
 	}
 	return snap, f, nil
 }
@@ -608,17 +679,58 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (ap
 			return scriptStopped(err)
 		}
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		frames := append(s.frames[:from+1:from+1], f)
+		if err := m.tooLarge(s.stateLocked(), frames, snap); err != nil {
+			return err
+		}
 		s.actions, s.steps, s.notes = append(base, a), snap.Steps, snap.Notes
-		s.frames = append(s.frames[:from+1:from+1], f)
+		s.frames = frames
 		s.find = nil
 		st = s.stateLocked()
-		s.mu.Unlock()
 		return nil
 	})
+	if errors.Is(err, errTooLarge) {
+		// the session's values are dropped with it
+		m.store.Remove(id)
+		return api.ExploreState{}, api.Invalidf("%s", strings.TrimPrefix(err.Error(), errTooLarge.Error()+": "))
+	}
 	if err == nil {
 		m.stats.stepped(a.Kind)
 	}
 	return st, err
+}
+
+// errTooLarge ends a session whose step would pass a bound of its size.
+var errTooLarge = errors.New("exploresession: a session past its size")
+
+// tooLarge checks the state a step leads to, st as it is now with frames
+// and snap after the step, against the bounds of an answer and a history.
+func (m *Manager) tooLarge(st api.ExploreState, frames []api.ExploreFrame, snap *step.Snapshot) error {
+	st.Frames = frames
+	cur := frames[len(frames)-1]
+	st.Snapshot = &step.Snapshot{Clients: snap.Clients, Steps: snap.Steps, Enabled: cur.Enabled,
+		ClockMS: cur.ClockMS, Holders: cur.Holders, Violations: cur.Violations, Complete: cur.Complete,
+		Notes: snap.Notes, Views: cur.Views, Chains: cur.Chains}
+	st.Resource = cur.Resource
+	hist, err := json.Marshal(frames)
+	if err != nil {
+		return err
+	}
+	ans, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(hist) > m.cfg.MaxHistoryBytes:
+		return fmt.Errorf("%w: this session has ended: after this step its history would hold %d bytes, "+
+			"more than the %d a session may keep (its server's values are shown cut, but many steps of "+
+			"them add up); start another session", errTooLarge, len(hist), m.cfg.MaxHistoryBytes)
+	case len(ans) > m.cfg.MaxAnswerBytes:
+		return fmt.Errorf("%w: this session has ended: this step's answer would be %d bytes, more than "+
+			"the %d an answer may be; start another session", errTooLarge, len(ans), m.cfg.MaxAnswerBytes)
+	}
+	return nil
 }
 
 // fromLocked checks a from_step against the history. s.mu is held.
@@ -697,7 +809,8 @@ func (m *Manager) Find(_ context.Context, id string, body json.RawMessage) (api.
 			return fmt.Errorf("%w: a search is running on this session already", api.ErrBusy)
 		}
 		prefix := slices.Clone(s.actions[:from])
-		sr, kept, err := m.searches.join(searchKey(s.req, s.model, prefix), s.req, prefix, s.frames[from].Violations)
+		sr, kept, err := m.searches.join(searchKey(s.req, s.model, prefix), s.client, s.req, prefix,
+			s.frames[from].Violations)
 		if err != nil {
 			return err
 		}

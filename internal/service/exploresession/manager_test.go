@@ -186,7 +186,8 @@ func TestFindJob(t *testing.T) {
 }
 
 // TestSharedSearches: sessions that ask for the same search follow one,
-// whose budget grows with them; the others wait in a queue, each told
+// whose budget grows with the addresses they come from (not with more
+// sessions from one address); the others wait in a queue, each told
 // its place and an estimate; one session letting go leaves the search
 // to the others, the last one ends it; an answer is kept for the next
 // session that asks, within the bound.
@@ -195,9 +196,10 @@ func TestSharedSearches(t *testing.T) {
 	m := exploresession.New(exploresession.Config{Searches: 1, FindBudget: time.Minute,
 		MaxFindBudget: 90 * time.Second, KeptSearches: 1})
 	defer m.Close()
+	client := "c"
 	start := func(recipe string, fixed bool) string {
 		t.Helper()
-		id, _, err := m.Start(ctx, "c", api.ExploreRequest{Recipe: ptr(recipe), Fixed: fixed})
+		id, _, err := m.Start(ctx, client, api.ExploreRequest{Recipe: ptr(recipe), Fixed: fixed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,8 +213,9 @@ func TestSharedSearches(t *testing.T) {
 		}
 		return st.Find
 	}
-	// The fixed recipe 6 from its start, asked for by two sessions (the
-	// second naming step 0): one search, on the one CPU.
+	// The fixed recipe 6 from its start, asked for by two sessions of one
+	// address (the second naming step 0): one search, on the one CPU,
+	// with one address's budget.
 	a, b := start("6", true), start("6", true)
 	find(a)
 	if _, err := m.Find(ctx, b, []byte(`{"from_step":0}`)); err != nil {
@@ -222,8 +225,19 @@ func TestSharedSearches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := st.Find; fs.State != api.StateRunning || fs.Following != 2 || fs.BudgetMS != 90_000 {
-		t.Fatalf("the search two sessions follow: %+v, want running, following 2, budget min(2 x 60 s, 90 s)", fs)
+	if fs := st.Find; fs.State != api.StateRunning || fs.Following != 2 || fs.BudgetMS != 60_000 {
+		t.Fatalf("the search two sessions of one address follow: %+v, want running, following 2, budget 60 s", fs)
+	}
+	// A session of another address adds its budget: min(2 x 60 s, 90 s).
+	client = "c2"
+	e := start("6", true)
+	find(e)
+	client = "c"
+	if st, _ := m.State(ctx, a); st.Find.Following != 3 || st.Find.BudgetMS != 90_000 {
+		t.Fatalf("the search three sessions of two addresses follow: %+v, want budget 90 s", st.Find)
+	}
+	if _, err := m.CancelFind(ctx, e); err != nil {
+		t.Fatal(err)
 	}
 	// Two other searches wait, in the order asked.
 	c, d := start("1", false), start("2", false)

@@ -35,8 +35,25 @@ const (
 	// memory"), and the script with it.
 	SandboxHeap = 64 << 20
 	// DefaultStepBudget bounds a step of a session of pasted Lua: the
-	// replay of its schedule, every script included.
+	// CPU time its sandbox spends on the replay of its schedule, every
+	// script included; and each script of a search. It counts the
+	// sandbox's CPU time, not the wall's, so that a busy machine, which
+	// runs each sandbox slower, blames no honest step.
 	DefaultStepBudget = 2 * time.Second
+	// scriptWallFactor bounds a script's wall time too, at this many
+	// times the budget, counted while the sandbox is seen busy with it: a
+	// script that spins on a machine so busy that its sandbox gets little
+	// of a CPU is stopped all the same. A step whose scripts end quickly
+	// (an honest lock's) is never busy, however long the busy machine
+	// makes the step; the bound stays under the explorer's own wait for a
+	// client that neither sends nor ends (10 s).
+	scriptWallFactor = 4
+	// stepWallFactor bounds a whole step's wall time, at this many times
+	// its budget: the last resort, for a machine too busy to step at all.
+	// With the explorer's queue (10 s at most) it stays under the HTTP
+	// server's write timeout (30 s in cmd/market), so that the step is
+	// answered rather than cut off.
+	stepWallFactor = 8
 	// killWait is how long a script has to end after SCRIPT KILL before
 	// the server itself is killed.
 	killWait = 500 * time.Millisecond
@@ -141,24 +158,114 @@ func (sb *sandbox) client() *redis.Client {
 		ReadTimeout: time.Hour})
 }
 
-// errOverBudget and errServerLost report an operation the sandbox cut
-// short.
+// errOverBudget, errOverWall, errScriptOver and errServerLost report an
+// operation the sandbox cut short.
 var (
 	errOverBudget = errors.New("over budget")
+	errOverWall   = errors.New("over its wall time")
+	errScriptOver = errors.New("a script over budget")
 	errServerLost = errors.New("sandbox server lost")
 	errAborted    = errors.New("session ended")
 )
 
-// run runs f on the sandbox, bounded by budget: once the budget has run
+// limits bound an operation on a sandbox.
+type limits struct {
+	// cpu bounds the CPU time the sandbox spends during the operation
+	// (0: no bound).
+	cpu time.Duration
+	// wall bounds the operation's wall time.
+	wall time.Duration
+	// script bounds the CPU time of each script that runs long enough to
+	// make the server answer BUSY (Redis's busy-reply-threshold, 100 ms
+	// here), counted from when the service sees it busy (it looks every
+	// scriptPoll); 0: no bound.
+	script time.Duration
+}
+
+// stepLimits are the limits of a step of budget.
+func stepLimits(budget time.Duration) limits {
+	return limits{cpu: budget, wall: stepWallFactor * budget, script: budget}
+}
+
+// scriptPoll is how often a sandbox is asked whether a script runs long.
+const scriptPoll = 100 * time.Millisecond
+
+// cpuTime is the CPU time the sandbox's process has spent (user and
+// system, every thread), read from /proc/PID/stat; 0 when it cannot be
+// read (the process has ended).
+func (sb *sandbox) cpuTime() time.Duration {
+	pid := sb.srv.Pid()
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// the fields after the command's name, which is in parentheses:
+	// state is the first; utime and stime the 12th and 13th
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	// in clock ticks of USER_HZ, 100 a second on Linux
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// watchScripts closes over once a script has run past budget of the
+// sandbox's CPU time, or scriptWallFactor times as long on the wall (the
+// server answers BUSY to the service's PING all that time, or does not
+// answer it: a script spinning inside one C function), and returns when
+// ctx ends.
+func (sb *sandbox) watchScripts(ctx context.Context, budget time.Duration, over chan<- struct{}) {
+	tk := time.NewTicker(scriptPoll)
+	defer tk.Stop()
+	// the CPU time and the time when the script was seen busy first
+	busy, since := time.Duration(-1), time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		err := sb.admin.Ping(ctx).Err()
+		var ne net.Error
+		if ctx.Err() != nil || err == nil ||
+			!strings.HasPrefix(err.Error(), "BUSY") && !(errors.As(err, &ne) && ne.Timeout()) {
+			busy = -1
+			continue
+		}
+		now := sb.cpuTime()
+		if busy < 0 {
+			busy, since = now, time.Now()
+		}
+		if now-busy >= budget || time.Since(since) >= scriptWallFactor*budget {
+			close(over)
+			return
+		}
+	}
+}
+
+// run runs f on the sandbox, bounded by lim: once a bound of lim has run
 // out or ctx has ended, f's context is cancelled and the script running,
 // if any, is stopped (SCRIPT KILL); if f has not returned killWait later
 // (a script that wrote, or that spins inside a C function, cannot be
 // killed so), the server is sent SIGKILL and run returns without waiting
 // for f, which ends once the process has exited: the next run, and
 // Close, wait for it (drain). A server killed or lost is left for lost to
-// report, and restart to start again. The error wraps errOverBudget or
-// errServerLost when f was cut short, errAborted after abort.
-func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context.Context) error) error {
+// report, and restart to start again. The error wraps errOverBudget,
+// errOverWall, errScriptOver or errServerLost when f was cut short,
+// errAborted after abort.
+func (sb *sandbox) run(ctx context.Context, lim limits, f func(context.Context) error) error {
 	sb.drain()
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -169,19 +276,20 @@ func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context
 	}
 	sb.cancel = cancel
 	sb.mu.Unlock()
+	start, cpu0 := time.Now(), sb.cpuTime()
 	fdone := make(chan error, 1)
 	go func() { fdone <- f(fctx) }()
-	t := time.NewTimer(budget)
-	defer t.Stop()
-	var err error
-	over := false
-	select {
-	case err = <-fdone:
-	case <-t.C:
-		over = true
-	case <-fctx.Done():
+	wctx, wcancel := context.WithCancel(fctx)
+	scriptOver := make(chan struct{})
+	var watching sync.WaitGroup
+	if lim.script > 0 {
+		watching.Go(func() { sb.watchScripts(wctx, lim.script, scriptOver) })
 	}
-	if over || fctx.Err() != nil {
+	err, over := sb.await(fctx, lim, start, cpu0, fdone, scriptOver)
+	// the watch is done before stop, which takes the admin connection
+	wcancel()
+	watching.Wait()
+	if over != nil || fctx.Err() != nil {
 		cancel()
 		if err = sb.stop(fdone); errors.Is(err, errDetached) {
 			sb.mu.Lock()
@@ -196,12 +304,82 @@ func (sb *sandbox) run(ctx context.Context, budget time.Duration, f func(context
 	switch {
 	case aborted:
 		return errAborted
-	case over:
-		return fmt.Errorf("%w: %w", errOverBudget, err)
+	case over != nil:
+		return fmt.Errorf("%w: %w", over, err)
 	case err != nil && sb.lost():
 		return fmt.Errorf("%w: %w", errServerLost, err)
 	}
 	return err
+}
+
+// await waits for f's end (fdone) within lim, from start, when the
+// sandbox had spent cpu0: over is the bound that ran out first, if one
+// did (errOverBudget, errOverWall or errScriptOver, with how much CPU
+// time the operation had).
+func (sb *sandbox) await(ctx context.Context, lim limits, start time.Time, cpu0 time.Duration,
+	fdone <-chan error, scriptOver <-chan struct{}) (err, over error) {
+	// the CPU time spent is at most the wall time: no need to look
+	// before the CPU budget has passed on the wall
+	next := lim.wall
+	if lim.cpu > 0 {
+		next = min(lim.cpu, lim.wall)
+	}
+	t := time.NewTimer(next)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-fdone:
+			return err, nil
+		case <-scriptOver:
+			return nil, errScriptOver
+		case <-ctx.Done():
+			return nil, nil
+		case <-t.C:
+		}
+		used, took := max(sb.cpuTime()-cpu0, 0), time.Since(start)
+		switch {
+		case lim.cpu > 0 && used >= lim.cpu:
+			return nil, &overError{errOverBudget, used, took}
+		case took >= lim.wall:
+			return nil, &overError{errOverWall, used, took}
+		}
+		wait := lim.wall - took
+		if lim.cpu > 0 {
+			wait = min(wait, max(lim.cpu-used, 10*time.Millisecond))
+		}
+		t.Reset(wait)
+	}
+}
+
+// overError is a bound of an operation run out: errOverBudget or
+// errOverWall, with the sandbox's CPU time and the wall time it took.
+type overError struct {
+	bound     error
+	cpu, wall time.Duration
+}
+
+func (e *overError) Error() string {
+	return fmt.Sprintf("%v: %v of CPU time in %v", e.bound, e.cpu, e.wall.Round(time.Millisecond))
+}
+
+func (e *overError) Unwrap() error { return e.bound }
+
+// spent says how much CPU and wall time an operation cut short by a bound
+// had taken.
+func spent(err error) string {
+	var oe *overError
+	switch {
+	case errors.Is(err, errScriptOver):
+		return "a script ran past its bound"
+	case !errors.As(err, &oe):
+		return "the bound ran out"
+	}
+	first := "the CPU time"
+	if errors.Is(oe.bound, errOverWall) {
+		first = "the wall's"
+	}
+	return fmt.Sprintf("it spent %v of CPU time in %v, %s ran out first", oe.cpu,
+		oe.wall.Round(100*time.Millisecond), first)
 }
 
 // errDetached: the operation was left to end after its server's kill.
@@ -282,6 +460,15 @@ func (sb *sandbox) restart() error {
 	sb.killed = false
 	sb.mu.Unlock()
 	return nil
+}
+
+// kill sends the server SIGKILL, for lost to report and restart to start
+// again.
+func (sb *sandbox) kill() {
+	sb.mu.Lock()
+	sb.killed = true
+	sb.mu.Unlock()
+	sb.srv.Signal(syscall.SIGKILL)
 }
 
 // abort ends the operation running on the sandbox, if any, and sends the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +29,7 @@ import (
 // Defaults of the shared searches.
 const (
 	// DefaultMaxFindBudget bounds a search however many sessions follow
-	// it: each follower adds FindBudget, up to this.
+	// it: each address that follows it adds FindBudget, up to this.
 	DefaultMaxFindBudget = 5 * time.Minute
 	// DefaultKeptSearches is how many ended searches' answers are kept
 	// (the least recently asked for go first). An answer is its result:
@@ -58,8 +59,9 @@ type search struct {
 
 	status    api.FindStatus // State, Waiting, Schedules and the answer
 	followers int
-	// most is the most sessions that followed it at once: its budget.
-	most  int
+	// addrs is the addresses of the sessions that followed it: each adds
+	// to its budget once, however many sessions it opens.
+	addrs map[string]bool
 	start time.Time // when it got a CPU
 	timer *time.Timer
 	ended bool
@@ -116,7 +118,7 @@ func searchKey(req api.ExploreRequest, model string, prefix []sched.Action) stri
 // running or waiting, the kept answer, or a new search queued for prefix
 // on req's target.
 // kept says it is a kept answer.
-func (q *searches) join(key string, req api.ExploreRequest, prefix []sched.Action,
+func (q *searches) join(key, client string, req api.ExploreRequest, prefix []sched.Action,
 	before []sched.Violation) (sr *search, kept bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -125,8 +127,8 @@ func (q *searches) join(key string, req api.ExploreRequest, prefix []sched.Actio
 	}
 	if sr := q.live[key]; sr != nil {
 		sr.followers++
-		if sr.followers > sr.most {
-			sr.most = sr.followers
+		if !sr.addrs[client] {
+			sr.addrs[client] = true
 			q.extendLocked(sr)
 		}
 		return sr, false, nil
@@ -137,7 +139,7 @@ func (q *searches) join(key string, req api.ExploreRequest, prefix []sched.Actio
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sr = &search{key: key, req: req, prefix: prefix, before: before, done: make(chan struct{}), cancel: cancel,
-		started: make(chan struct{}), followers: 1, most: 1,
+		started: make(chan struct{}), followers: 1, addrs: map[string]bool{client: true},
 		status: api.FindStatus{State: api.StateRunning, FromStep: len(prefix), Waiting: true}}
 	q.live[key] = sr
 	q.queue = append(q.queue, sr)
@@ -150,10 +152,10 @@ func (q *searches) join(key string, req api.ExploreRequest, prefix []sched.Actio
 	return sr, false, nil
 }
 
-// budgetLocked is sr's budget: FindBudget for each session that followed
-// it at once, at most MaxFindBudget.
+// budgetLocked is sr's budget: FindBudget for each address that followed
+// it, at most MaxFindBudget.
 func (q *searches) budgetLocked(sr *search) time.Duration {
-	return min(time.Duration(sr.most)*q.cfg.FindBudget, q.cfg.MaxFindBudget)
+	return min(time.Duration(len(sr.addrs))*q.cfg.FindBudget, q.cfg.MaxFindBudget)
 }
 
 // extendLocked moves a running search's end to its new budget.
@@ -161,6 +163,13 @@ func (q *searches) extendLocked(sr *search) {
 	if sr.timer != nil && sr.timer.Stop() {
 		sr.timer.Reset(time.Until(sr.start.Add(q.budgetLocked(sr))))
 	}
+}
+
+// searchLimits bound a search on a sandbox: its wall time by the most
+// any search is given (the queue's timer ends it at its own budget), each
+// of its scripts by a step's budget of CPU time.
+func searchLimits(cfg *Config) limits {
+	return limits{wall: cfg.MaxFindBudget + cfg.StepBudget, script: cfg.StepBudget}
 }
 
 // scheduleLocked lets the oldest waiting searches run while CPUs are free.
@@ -210,7 +219,7 @@ func (q *searches) run(ctx context.Context, sr *search) {
 			return err
 		}
 		defer s.Close()
-		return s.guardWithin(ctx, q.cfg.MaxFindBudget+q.cfg.StepBudget, "the search", func(ctx context.Context) error {
+		return s.guardWithin(ctx, searchLimits(q.cfg), "the search", func(ctx context.Context) error {
 			left := func() time.Duration {
 				q.mu.Lock()
 				defer q.mu.Unlock()
@@ -274,7 +283,8 @@ func answer(fs *api.FindStatus, jd judgement, err, cause error, budget, most tim
 		fs.State = api.FindNone
 		fs.Note = jd.cutNote(budget.Round(time.Second))
 	case err != nil:
-		fs.State, fs.Error = api.StateFailed, strings.TrimPrefix(scriptStopped(err).Error(), api.ErrInvalid.Error()+": ")
+		fs.State, fs.Error = api.StateFailed, bounded(strings.TrimPrefix(scriptStopped(err).Error(),
+			api.ErrInvalid.Error()+": "))
 		return false, false
 	case res == nil: // every property checked as a promise broke in the prefix
 		fs.State, keep = api.FindNone, true
@@ -363,9 +373,17 @@ func (q *searches) statusFor(sr *search, kept bool) api.FindStatus {
 	}
 	i := indexOf(q.queue, sr)
 	fs.QueuePosition = i + 1
-	// It runs once the i searches before it and one running have
-	// ended, q.cfg.Searches at a time, each taking about as long as the
-	// last ones took (their budget when none has ended yet).
+	fs.WaitEstimateMS, fs.WaitMostMS = q.waitLocked(i)
+	return fs
+}
+
+// waitLocked is how long the search at place i of the queue waits for a
+// CPU: about (est), each search running or waiting before it taking as
+// long as the last ones took on average (one that ran longer already:
+// about as long again), within its budget; and at most (most), each
+// taking the most any search may (MaxFindBudget: a budget grows with the
+// addresses that follow a search).
+func (q *searches) waitLocked(i int) (est, most int64) {
 	typical := q.cfg.FindBudget
 	if len(q.took) > 0 {
 		var sum time.Duration
@@ -374,6 +392,28 @@ func (q *searches) statusFor(sr *search, kept bool) api.FindStatus {
 		}
 		typical = sum / time.Duration(len(q.took))
 	}
-	fs.WaitEstimateMS = (time.Duration(i/q.cfg.Searches+1) * typical).Milliseconds()
-	return fs
+	// each CPU's time until it is free, then the searches before i take
+	// the first free one
+	free, bound := make([]time.Duration, q.cfg.Searches), make([]time.Duration, q.cfg.Searches)
+	k := 0
+	for _, sr := range q.live {
+		if sr.status.Waiting || sr.ended || k >= len(free) {
+			continue
+		}
+		ran := time.Since(sr.start)
+		rest := typical - ran
+		if rest <= 0 {
+			rest = typical // past the average: about another one
+		}
+		free[k] = max(min(rest, q.budgetLocked(sr)-ran), 0)
+		bound[k] = max(q.cfg.MaxFindBudget-ran, 0)
+		k++
+	}
+	for _, sr := range q.queue[:i] {
+		j := slices.Index(free, slices.Min(free))
+		free[j] += min(typical, q.budgetLocked(sr))
+		j = slices.Index(bound, slices.Min(bound))
+		bound[j] += q.cfg.MaxFindBudget
+	}
+	return slices.Min(free).Milliseconds(), slices.Min(bound).Milliseconds()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 )
@@ -323,7 +324,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	c.Set(ctxErrorCode, ae.Code)
 	if level, ok := logLevel(ae); ok {
 		s.log.LogAttrs(c.Request().Context(), level, "request failed",
-			slog.String("code", ae.Code), slog.String("path", c.Request().URL.Path), slog.Any("err", err))
+			slog.String("code", ae.Code), slog.String("path", rediscmd.Bound(c.Request().URL.Path, maxLogBytes)),
+			slog.String("err", rediscmd.Bound(err.Error(), maxLogBytes)))
+	}
+	if len(ae.Message) > maxMessageBytes {
+		bounded := *ae
+		bounded.Message = rediscmd.Bound(ae.Message, maxMessageBytes)
+		ae = &bounded
 	}
 	if c.Response().Committed {
 		return
@@ -341,6 +348,14 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Debug("writing error response", slog.Any("err", werr))
 	}
 }
+
+// Bounds of what an error puts in the log (a field) and in its answer (the
+// message): an error may quote a value a script made megabytes long, which
+// is cut with a "…(N bytes)" marker.
+const (
+	maxLogBytes     = 1 << 10
+	maxMessageBytes = 8 << 10
+)
 
 // logLevel is the level at which a failed request is logged, if at all:
 // errors for bugs, warnings for Redis failures; refusals of the client's

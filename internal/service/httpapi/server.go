@@ -35,6 +35,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/time/rate"
 
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/market"
@@ -287,7 +288,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		attrs := []slog.Attr{
 			slog.String("method", req.Method),
-			slog.String("path", req.URL.Path),
+			slog.String("path", rediscmd.Bound(req.URL.Path, maxLogBytes)),
 			slog.String("route", route),
 			slog.Int("status", res.Status),
 			slog.Int64("bytes", res.Size),

@@ -6,7 +6,10 @@
 // step's answer and time past the step's budget, each DELETE's time, the
 // service's CPU and RSS, its sandboxes' RSS, and the longest answer of
 // GET /api/market, polled throughout. Then it opens 60 sessions of a
-// plain pasted lock and reports what they hold. See README.md.
+// plain pasted lock and reports what they hold. With -honest N it runs
+// the mixed class instead (mixed.go): N honest students, each stepping a
+// correct lock and asking for a search, beside 6 attackers from two
+// addresses. See README.md.
 package main
 
 import (
@@ -55,6 +58,9 @@ func main() {
 	bin := flag.String("market", "", "market binary")
 	n := flag.Int("n", 40, "sessions at once")
 	port := flag.Int("port", 18480, "the market's port")
+	honest := flag.Int("honest", 0, "with -honest N: the mixed class instead, N honest students beside 6 attackers")
+	dur := flag.Duration("duration", 2*time.Minute, "how long the mixed class's attackers attack")
+	atRest := flag.Int("rest", 60, "sessions of a plain pasted lock opened at rest after the attack, 6 per address")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "usage: class -market PATH [-n 40] [-port 18480]")
@@ -82,6 +88,10 @@ func main() {
 	time.Sleep(2 * time.Second)
 	rss0, ticks0 := rssKiB(pid), cpuTicks(pid)
 	fmt.Printf("service pid %d: RSS %d KiB at rest\n", pid, rss0)
+	if *honest > 0 {
+		mixedClass(base, pid, *honest, *dur)
+		return
+	}
 
 	// Poll /api/market throughout.
 	stopPoll := make(chan struct{})
@@ -230,19 +240,25 @@ func main() {
 		"(the market's own redis-server) holding %.1f MiB\n", peakSandboxes, float64(peakSandbox)/1024, leftN, float64(left)/1024)
 	fmt.Printf("GET /api/market every 100 ms: %d polls, %d failed, longest %.3f s\n", polls, pollFails, maxMarket.Seconds())
 
-	// A class of 60 at rest: 60 sessions of a plain lock, 6 per address.
+	// A class at rest: sessions of a plain lock, 6 per address.
 	rssA, _ := rssKiB(pid), 0
 	sbA, nA := children(pid)
 	var ids []string
 	var refusals []string
 	var idsMu sync.Mutex
 	var wg2 sync.WaitGroup
-	for i := range 60 {
+	for i := range *atRest {
 		wg2.Go(func() {
 			c := clientFrom(net.IPv4(127, 0, 2, byte(10+i/6)))
 			body := []byte(`{"lua":{"acquire":"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0",` +
 				`"release":"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"}}`)
 			st, out, _ := post(c, base+"/api/explore/sessions", body)
+			// the explorer's queue answers 429 when it is full: a class
+			// that comes in at once tries again, for up to two minutes
+			for t0 := time.Now(); st == http.StatusTooManyRequests && time.Since(t0) < 2*time.Minute; {
+				time.Sleep(time.Second)
+				st, out, _ = post(c, base+"/api/explore/sessions", body)
+			}
 			idsMu.Lock()
 			defer idsMu.Unlock()
 			if st != 201 {
@@ -258,8 +274,8 @@ func main() {
 	time.Sleep(time.Second)
 	rssB := rssKiB(pid)
 	sbB, nB := children(pid)
-	fmt.Printf("a class of 60 at rest: %d sessions opened; sandboxes %d -> %d holding %.1f MiB "+
-		"(PSS; %.2f MiB each); service RSS +%.1f MiB\n", len(ids), nA, nB, float64(sbB-sbA)/1024,
+	fmt.Printf("a class of %d at rest: %d sessions opened; sandboxes %d -> %d holding %.1f MiB "+
+		"(PSS; %.2f MiB each); service RSS +%.1f MiB\n", *atRest, len(ids), nA, nB, float64(sbB-sbA)/1024,
 		float64(sbB-sbA)/1024/float64(max(nB-nA, 1)), float64(rssB-rssA)/1024)
 	if len(refusals) > 0 {
 		fmt.Printf("%d refused, the first: %s\n", len(refusals), refusals[0])
