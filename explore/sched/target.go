@@ -333,7 +333,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 			}
 		}
 		c.World.Mu.Lock()
-		c.Hold = &hold{Write: write, End: h.End}
+		c.Hold = &hold{Write: write, End: h.End, held: h}
 		c.Got++
 		c.World.Mu.Unlock()
 		inner, err := t.nest(ctx, lk, write)

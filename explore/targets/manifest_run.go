@@ -56,6 +56,9 @@ func (r *recipe) about() string {
 	if r.rw {
 		kind = "a read-write lock"
 	}
+	if r.permits > 0 {
+		kind = fmt.Sprintf("a semaphore of %d permits", r.permits)
+	}
 	var parts []string
 	for _, o := range r.sortedOps() {
 		if o.script != nil {
@@ -121,6 +124,7 @@ func (r *recipe) target() *sched.Target {
 	if r.rw {
 		t.Clients = 3
 	}
+	r.semaphore(t)
 	t.SelfCheck = r.check
 	t.NewLock = func(
 		rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
@@ -221,6 +225,9 @@ type recipeLease struct {
 	// seen is, for each key the hold's take or extension named, how many
 	// times its lease had run out (world.keyLog) when that op ran.
 	seen map[string]int
+	// displacedBy, for a semaphore, names the client whose take had the
+	// hold's permit once its lease ran out (recipe.displace).
+	displacedBy string
 }
 
 // expiries is how many times key's lease has run out in the schedule.
@@ -237,7 +244,7 @@ func expiries(w *sched.World, key string) int {
 
 // grant records a take, sent at sent, that named keys. w.mu is held.
 func (ls *recipeLease) grant(w *sched.World, sent time.Duration, keys []string) {
-	ls.sent, ls.gotAt, ls.seen = sent, nil, nil
+	ls.sent, ls.gotAt, ls.seen, ls.displacedBy = sent, nil, nil, ""
 	for _, c := range w.Clients {
 		ls.gotAt = append(ls.gotAt, c.Got)
 	}
@@ -566,6 +573,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if !ok {
 		return nil, locking.ErrNotAcquired
 	}
+	l.r.displace(w, l.c)
 	if nested {
 		// A take that succeeds grants the lease anew, nested or not: if
 		// the first hold had ended meanwhile, this take began a new one.
@@ -694,9 +702,14 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		}
 	}
 	if why == "" {
+		why = h.displacedWhy()
+	}
+	if why == "" {
 		last := len(w.Clients) - 1
 		for i, c := range w.Clients {
-			conflict := !l.r.rw || h.write || i == last
+			// A semaphore's take ends another's hold only by taking its
+			// permit (displacedWhy).
+			conflict := l.r.permits == 0 && (!l.r.rw || h.write || i == last)
 			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
 				at.got[i] > h.lease.gotAt[i] {
 				why = c.Name + " had taken the lock since"
