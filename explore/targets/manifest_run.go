@@ -783,12 +783,13 @@ var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWri
 // liveness finds a client that waits forever: a live client gave up on
 // the lock, no live client holds it, some key the recipe wrote has no
 // expiry, and once every lease has run out (every key with an expiry
-// gone) the client's take is still refused. The message names each key
-// without expiry and the step that wrote it last. The client probed is
-// the first that gave up; when the clients are symmetric (the search
-// takes a state and its renamings as one), each that gave up is probed
-// in turn from the same keys, until one is refused: the state a search
-// cut may be the renaming in which another is first.
+// gone, and the clients' clock past every lease: probeTime) the client's
+// take is still refused. The message names each key without expiry and
+// the step that wrote it last. Each client that gave up is probed in
+// turn, in the clients' order, from the same keys, until one is refused:
+// the search and the replay of what it found probe alike, and the
+// verdict does not depend on the clients' names (a state and its
+// renamings, which the search takes as one, get the same).
 func (r *recipe) liveness(
 	ctx context.Context, e *sched.Explorer, w *sched.World,
 ) ([]sched.Violation, error) {
@@ -800,7 +801,7 @@ func (r *recipe) liveness(
 			continue
 		}
 		heldByLive = heldByLive || c.Hold != nil
-		if c.Wanted && c.GaveUp && (e.Symmetric || len(waiters) == 0) {
+		if c.Wanted && c.GaveUp {
 			waiters = append(waiters, c)
 		}
 	}
@@ -821,7 +822,12 @@ func (r *recipe) liveness(
 	if len(stuck) == 0 {
 		return nil, nil
 	}
-	// Let every lease run out, and try the waiter's take once more.
+	// Let every lease run out, the clients' clock past them too, and try
+	// the waiter's take once more.
+	at, err := probeTime(ctx, e, w, now, volatile)
+	if err != nil {
+		return nil, err
+	}
 	if len(volatile) > 0 {
 		if err := e.Redis.Del(ctx, volatile...).Err(); err != nil {
 			return nil, err
@@ -856,7 +862,7 @@ func (r *recipe) liveness(
 		token := w.NewID(c, sched.IDToken)
 		w.Mu.Unlock()
 		v, named, err := l.runKeys(
-			ctx, e.Redis, w, o, token, func() time.Duration { return now }, nil,
+			ctx, e.Redis, w, o, token, func() time.Duration { return at }, nil,
 		)
 		if err != nil {
 			return nil, fmt.Errorf(
@@ -886,9 +892,9 @@ func (r *recipe) liveness(
 		why = append(why, r.blame(e, k, log, crashed))
 	}
 	return []sched.Violation{{Property: sched.Liveness, Message: fmt.Sprintf(
-		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is "+
-			"still refused (it would wait forever)",
-		strings.Join(why, "; "), waiter.Name, o.name,
+		"%s; nobody alive holds the lock, and %s gave up: with every lease run out (the "+
+			"clients' clock at %s), its %s is still refused (it would wait forever)",
+		strings.Join(why, "; "), waiter.Name, sched.FormatMS(at.Milliseconds()), o.name,
 	)}}, nil
 }
 
