@@ -34,8 +34,12 @@ func readPermits(top *object, lock string) (int, error) {
 		)
 	}
 	raw := strings.TrimSpace(string(top.fields["permits"]))
-	var n json.Number
-	if err := strictUnmarshal(top.fields["permits"], &n); err != nil {
+	var v any
+	n, ok := v.(json.Number)
+	if err := strictUnmarshal(top.fields["permits"], &v); err == nil {
+		n, ok = v.(json.Number)
+	}
+	if !ok {
 		return 0, badField("permits", "%s: want a whole number from 1 to %d", raw, MaxPermits)
 	}
 	p, err := n.Int64()
