@@ -26,10 +26,12 @@ func TestExploreSemaphore(t *testing.T) {
 		"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX"]}], "ok": ["OK"]},
 		"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`), 0o644)
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"explore", "-redis", "127.0.0.1:1", "-recipe-dir", dir}, &stdout, &stderr)
+	err := run(context.Background(),
+		[]string{"explore", "-redis", "127.0.0.1:1", "-recipe-dir", dir}, &stdout, &stderr)
 	want := `simulate explore: recipe.json: permits: goes with "lock": "semaphore"`
 	if !errors.Is(err, output.ErrUsage) || !strings.HasPrefix(stderr.String(), want) {
-		t.Errorf("permits on a mutex: err %v, stderr %q; want one line beginning %q", err, stderr.String(), want)
+		t.Errorf("permits on a mutex: err %v, stderr %q; want one line beginning %q",
+			err, stderr.String(), want)
 	}
 
 	b := redistest.Real(t)

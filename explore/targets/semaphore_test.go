@@ -51,7 +51,8 @@ func TestSemaphoreManifest(t *testing.T) {
 		{"too many", "semaphore", "4", "permits: 4: want a whole number from 1 to 3"},
 		{"fraction", "semaphore", "1.5", "permits: 1.5: want a whole number"},
 		{"text", "semaphore", `"2"`, `permits: "2": want a whole number`},
-		{"unknown kind", "semaphores", "2", "lock: \"semaphores\": want mutex, rwlock or semaphore"},
+		{"unknown kind", "semaphores", "2",
+			`lock: "semaphores": want mutex, rwlock or semaphore`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := semaphoreManifest(tc.lock, tc.permits)
