@@ -47,6 +47,8 @@ replayed on a fresh redis-server (one whose replay does not break it again,
 twice, is reported apart as unsteady and does not count):
 
   mutual_exclusion  two clients hold leases that have not run out (one of them to write)
+  holders           more clients than a semaphore has permits hold leases that have not run
+                    out (-recipe-dir with "lock": "semaphore": its mutual_exclusion)
   resource          the counter lost an update, or a reader saw a write half done
   liveness          a lock without expiry that no live client holds keeps a client waiting
                     (for a recipe: any key it wrote without expiry, after every lease ran out)

@@ -347,6 +347,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if check == nil {
 		check = e.target.Checks
 	}
+	check = e.target.ExclusionNames(check)
 	if e.target.RecipeOps == nil {
 		// Only a recipe says which lease its holder asks for, and which
 		// replies claim a hold (ownership judges those).

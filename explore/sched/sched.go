@@ -161,11 +161,15 @@ const (
 	MutualExclusion = "mutual_exclusion"
 	Resource        = "resource"
 	Liveness        = "liveness"
+	// Holders is a semaphore's mutual exclusion: at most Target.Permits
+	// clients hold at once, with leases that have not run out. For a
+	// mutex it is MutualExclusion, and keeps that name.
+	Holders = "holders"
 )
 
 // properties lists the properties in the order they are reported
 // (Ownership is in manifest_run.go, Lease in lease.go).
-var properties = []string{MutualExclusion, Resource, Liveness, Ownership, Lease}
+var properties = []string{MutualExclusion, Holders, Resource, Liveness, Ownership, Lease}
 
 // Properties lists the properties in the order they are reported; the
 // slice is the caller's.
@@ -797,11 +801,14 @@ func (w *World) unsteadyNow() bool {
 }
 
 // checkHolders records a mutual-exclusion violation when two clients hold
-// the lock (one of them for writing) with leases that have not run out.
+// the lock (one of them for writing) with leases that have not run out;
+// for a semaphore (Target.Permits), a holders violation when more
+// clients than it has permits do.
 func (w *World) checkHolders(s *Schedule) {
+	property := w.Target.exclusion()
 	if slices.ContainsFunc(
 		s.Violations,
-		func(v Violation) bool { return v.Property == MutualExclusion },
+		func(v Violation) bool { return v.Property == property },
 	) {
 		return
 	}
@@ -820,7 +827,8 @@ func (w *World) checkHolders(s *Schedule) {
 		for _, d := range group {
 			writer = writer || d.Hold.Write
 		}
-		if len(group) >= 2 && writer {
+		if w.Target.Permits > 0 && len(group) > w.Target.Permits ||
+			w.Target.Permits == 0 && len(group) >= 2 && writer {
 			hs = group
 			break
 		}
@@ -836,11 +844,43 @@ func (w *World) checkHolders(s *Schedule) {
 		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.Now),
 		strings.Join(parts, " and "),
 	)
-	i := len(s.Steps) - 1
-	s.Violations = append(s.Violations, Violation{Property: MutualExclusion, Message: msg, Step: i})
-	if i >= 0 && s.Steps[i].Violation == "" {
-		s.Steps[i].Violation = MutualExclusion
+	if w.Target.Permits > 0 {
+		msg = fmt.Sprintf(
+			"at %s, %d clients hold the semaphore of %d permits at once, with leases that have "+
+				"not run out: %s",
+			fmtAt(w.Now), len(hs), w.Target.Permits, strings.Join(parts, ", "),
+		)
 	}
+	i := len(s.Steps) - 1
+	s.Violations = append(s.Violations, Violation{Property: property, Message: msg, Step: i})
+	if i >= 0 && s.Steps[i].Violation == "" {
+		s.Steps[i].Violation = property
+	}
+}
+
+// exclusion is the property that speaks of clients holding at once:
+// Holders for a semaphore, MutualExclusion for any other lock.
+func (t *Target) exclusion() string {
+	if t.Permits > 0 {
+		return Holders
+	}
+	return MutualExclusion
+}
+
+// ExclusionNames returns check with each of MutualExclusion and Holders
+// named as target t names the property (Holders for a semaphore,
+// MutualExclusion for any other lock), once; the slice is new.
+func (t *Target) ExclusionNames(check []string) []string {
+	var out []string
+	for _, p := range check {
+		if p == MutualExclusion || p == Holders {
+			p = t.exclusion()
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Holders is the clients that hold a lease not yet run out. w.Mu is held.

@@ -223,6 +223,10 @@ type Target struct {
 	// Reentrant: each critical section takes the lock twice, nested, and
 	// releases it twice.
 	Reentrant bool
+	// Permits, above 0, makes the lock a semaphore of that many permits:
+	// Holders (at most Permits clients hold at once) is checked instead
+	// of MutualExclusion.
+	Permits int
 	// Liveness, when set, checks liveness at the end of a schedule
 	// instead of checkEnd's look at the lock keys (a recipe's probe).
 	Liveness func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
@@ -357,7 +361,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 			}
 		}
 		c.World.Mu.Lock()
-		c.Hold = &hold{Write: write, End: h.End}
+		c.Hold = &hold{Write: write, End: h.End, held: h}
 		c.Got++
 		c.World.Mu.Unlock()
 		inner, err := t.nest(ctx, lk, write)

@@ -123,6 +123,20 @@ type hold struct {
 	Key   string // the lock key, when a target tells; empty: its first lock key
 	// End is when the lease ends on the virtual clock, -1 for never.
 	End func() time.Duration
+	// held is the workload's hold (nil for a hold read from commands or
+	// declared by Go code).
+	held Held
+}
+
+// Held is the hold the generic workload's client believes it has, as its
+// Locker returned it; nil when it holds none, or when the hold is not the
+// workload's (Go code of the user's, a lock read from commands). w.Mu is
+// held.
+func (c *ClientState) Held() Held {
+	if c.Hold == nil {
+		return nil
+	}
+	return c.Hold.held
 }
 
 // parked is a command (or a pipeline) waiting for the scheduler.

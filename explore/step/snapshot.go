@@ -131,7 +131,7 @@ func FindFrom(
 	if check == nil {
 		check = e.Target().Checks
 	}
-	o.Check = slices.DeleteFunc(slices.Clone(check), func(p string) bool {
+	o.Check = slices.DeleteFunc(e.Target().ExclusionNames(check), func(p string) bool {
 		return slices.ContainsFunc(
 			snap.Violations,
 			func(v sched.Violation) bool { return v.Property == p },

@@ -93,6 +93,8 @@ type recipe struct {
 	strict bool
 	// checks is the properties a recipe checks unless told otherwise.
 	checks []string
+	// permits is a semaphore's number of permits; 0 for any other lock.
+	permits int
 }
 
 // op is one operation of a recipe: one script, or steps sent one round
@@ -616,7 +618,7 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 		}
 		return nil, &manifestError{msg: "not JSON: " + err.Error()}
 	}
-	top, err := readObject("", raw, "name", "lock", "ttl_unit", "reentrant", "ops")
+	top, err := readObject("", raw, "name", "lock", "ttl_unit", "reentrant", "permits", "ops")
 	if err != nil {
 		return nil, err
 	}
@@ -629,11 +631,14 @@ func parseRecipe(b []byte, defName string, read func(string) (string, error)) (*
 		return nil, err
 	}
 	switch lock {
-	case lockMutex:
+	case lockMutex, lockSemaphore:
 	case lockRWLock:
 		r.rw = true
 	default:
-		return nil, badField("lock", "%q: want mutex or rwlock", lock)
+		return nil, badField("lock", "%q: want mutex, rwlock or semaphore", lock)
+	}
+	if r.permits, err = readPermits(top, lock); err != nil {
+		return nil, err
 	}
 	unit, err := top.str("ttl_unit", "ms")
 	if err != nil {

@@ -56,6 +56,9 @@ func (r *recipe) about() string {
 	if r.rw {
 		kind = "a read-write lock"
 	}
+	if r.permits > 0 {
+		kind = fmt.Sprintf("a semaphore of %d permits", r.permits)
+	}
 	var parts []string
 	for _, o := range r.sortedOps() {
 		if o.script != nil {
@@ -121,6 +124,7 @@ func (r *recipe) target() *sched.Target {
 	if r.rw {
 		t.Clients = 3
 	}
+	r.semaphore(t)
 	t.SelfCheck = r.check
 	t.NewLock = func(
 		rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
@@ -224,6 +228,9 @@ type recipeLease struct {
 	// seen is, for each key the hold's take or extension named, how many
 	// times its lease had run out (world.keyLog) when that op ran.
 	seen map[string]int
+	// displacedBy, for a semaphore, names the client whose take had the
+	// hold's permit once its lease ran out (recipe.displace).
+	displacedBy string
 }
 
 // expiries is how many times key's lease has run out in the schedule.
@@ -240,7 +247,7 @@ func expiries(w *sched.World, key string) int {
 
 // grant records a take, sent at sent, that named keys. w.mu is held.
 func (ls *recipeLease) grant(w *sched.World, sent time.Duration, keys []string) {
-	ls.sent, ls.gotAt, ls.seen = sent, nil, nil
+	ls.sent, ls.gotAt, ls.seen, ls.displacedBy = sent, nil, nil, ""
 	for _, c := range w.Clients {
 		ls.gotAt = append(ls.gotAt, c.Got)
 	}
@@ -597,6 +604,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if !ok {
 		return nil, locking.ErrNotAcquired
 	}
+	l.r.displace(w, l.c)
 	if nested {
 		// A take that succeeds grants the lease anew, nested or not: if
 		// the first hold had ended meanwhile, this take began a new one.
@@ -725,9 +733,14 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		}
 	}
 	if why == "" {
+		why = h.displacedWhy()
+	}
+	if why == "" {
 		last := len(w.Clients) - 1
 		for i, c := range w.Clients {
-			conflict := !l.r.rw || h.write || i == last
+			// A semaphore's take ends another's hold only by taking its
+			// permit (displacedWhy).
+			conflict := l.r.permits == 0 && (!l.r.rw || h.write || i == last)
 			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
 				at.got[i] > h.lease.gotAt[i] {
 				why = c.Name + " had taken the lock since"
@@ -803,12 +816,13 @@ var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWri
 // liveness finds a client that waits forever: a live client gave up on
 // the lock, no live client holds it, some key the recipe wrote has no
 // expiry, and once every lease has run out (every key with an expiry
-// gone) the client's take is still refused. The message names each key
-// without expiry and the step that wrote it last. The client probed is
-// the first that gave up; when the clients are symmetric (the search
-// takes a state and its renamings as one), each that gave up is probed
-// in turn from the same keys, until one is refused: the state a search
-// cut may be the renaming in which another is first.
+// gone, and the clients' clock past every lease: probeTime) the client's
+// take is still refused. The message names each key without expiry and
+// the step that wrote it last. Each client that gave up is probed in
+// turn, in the clients' order, from the same keys, until one is refused:
+// the search and the replay of what it found probe alike, and the
+// verdict does not depend on the clients' names (a state and its
+// renamings, which the search takes as one, get the same).
 func (r *recipe) liveness(
 	ctx context.Context, e *sched.Explorer, w *sched.World,
 ) ([]sched.Violation, error) {
@@ -820,7 +834,7 @@ func (r *recipe) liveness(
 			continue
 		}
 		heldByLive = heldByLive || c.Hold != nil
-		if c.Wanted && c.GaveUp && (e.Symmetric || len(waiters) == 0) {
+		if c.Wanted && c.GaveUp {
 			waiters = append(waiters, c)
 		}
 	}
@@ -841,7 +855,12 @@ func (r *recipe) liveness(
 	if len(stuck) == 0 {
 		return nil, nil
 	}
-	// Let every lease run out, and try the waiter's take once more.
+	// Let every lease run out, the clients' clock past them too, and try
+	// the waiter's take once more.
+	at, err := probeTime(ctx, e, w, now, volatile)
+	if err != nil {
+		return nil, err
+	}
 	if len(volatile) > 0 {
 		if err := e.Redis.Del(ctx, volatile...).Err(); err != nil {
 			return nil, err
@@ -876,7 +895,7 @@ func (r *recipe) liveness(
 		token := w.NewID(c, sched.IDToken)
 		w.Mu.Unlock()
 		v, named, err := l.runKeys(
-			ctx, e.Redis, w, o, token, func() time.Duration { return now }, nil,
+			ctx, e.Redis, w, o, token, func() time.Duration { return at }, nil,
 		)
 		if err != nil {
 			return nil, fmt.Errorf(
@@ -906,9 +925,9 @@ func (r *recipe) liveness(
 		why = append(why, r.blame(e, k, log, crashed))
 	}
 	return []sched.Violation{{Property: sched.Liveness, Message: fmt.Sprintf(
-		"%s; nobody alive holds the lock, and %s gave up: with every lease run out, its %s is "+
-			"still refused (it would wait forever)",
-		strings.Join(why, "; "), waiter.Name, o.name,
+		"%s; nobody alive holds the lock, and %s gave up: with every lease run out (the "+
+			"clients' clock at %s), its %s is still refused (it would wait forever)",
+		strings.Join(why, "; "), waiter.Name, sched.FormatMS(at.Milliseconds()), o.name,
 	)}}, nil
 }
 

@@ -159,8 +159,8 @@ func TestManifestErrors(t *testing.T) {
 		{"keys with steps", mutex(`{"steps": [{"cmd": ["GET", "${lock}"]}], "keys": ["${lock}"], ` +
 			`"ok": [1]}`), nil,
 			"recipe.json: ops.acquire.keys: goes with script"},
-		{"unknown lock", `{"lock": "semaphore", "ops": {}}`, nil, `recipe.json: lock: ` +
-			`"semaphore": want mutex or rwlock`},
+		{"unknown lock", `{"lock": "spinlock", "ops": {}}`, nil, `recipe.json: lock: ` +
+			`"spinlock": want mutex, rwlock or semaphore`},
 		{"unknown ttl unit", `{"ttl_unit": "us", "ops": {}}`, nil, `recipe.json: ttl_unit: "us": ` +
 			`want ms or s`},
 		{"reentrant not a boolean", `{"reentrant": "yes", "ops": {}}`, nil, "recipe.json: " +

@@ -3,6 +3,7 @@ package targets
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -246,7 +247,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			"SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
 			sched.Resource, false,
 		)
-		t.Checks = sched.Properties()
+		t.Checks = allLockChecks()
 		return t, nil
 	case "9":
 		return &sched.Target{
@@ -276,7 +277,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
 			}, true)
-		t.Checks = sched.Properties()
+		t.Checks = allLockChecks()
 		return t, nil
 	}
 	return nil, fmt.Errorf("recipe %s of the catalogue has no target", n)
@@ -333,6 +334,11 @@ func recipeFix(n string) (*sched.Target, error) {
 // lockChecks is what a lock alone must keep: mutual exclusion and
 // liveness.
 var lockChecks = []string{sched.MutualExclusion, sched.Liveness}
+
+// allLockChecks is every property a lock that is not a semaphore checks.
+func allLockChecks() []string {
+	return slices.DeleteFunc(sched.Properties(), func(p string) bool { return p == sched.Holders })
+}
 
 // recipeChecks is what a lock given as a recipe (a manifest, Lua scripts)
 // must keep: a lock's properties, and those judged by its replies and

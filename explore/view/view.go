@@ -683,7 +683,7 @@ func (n *Narration) Chains(vs []sched.Violation) []Chain {
 		switch v.Property {
 		case sched.Resource:
 			c.Links = n.lostUpdate(v)
-		case sched.MutualExclusion:
+		case sched.MutualExclusion, sched.Holders:
 			c.Links = n.bothHold(v)
 		}
 		if len(c.Links) == 0 {
@@ -787,10 +787,11 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 		if _, ok := links[v.Step]; !ok {
 			links[v.Step] = n.Notes[v.Step].Say
 		}
-		links[v.Step] = strings.TrimSuffix(
-			links[v.Step],
-			".",
-		) + ": two clients hold the lock at once"
+		at := ": two clients hold the lock at once"
+		if v.Property == sched.Holders {
+			at = ": more clients hold the semaphore than it has permits"
+		}
+		links[v.Step] = strings.TrimSuffix(links[v.Step], ".") + at
 	}
 	return sorted(links)
 }

@@ -12,7 +12,7 @@ while IFS='|' read -r name flags; do
   out=$("$sim/simulate" explore -recipe-dir "explore/targets/testdata/published/$name" $flags 2>&1)
   rc=$?
   search=$(echo "$out" | grep -E '^search:' | head -1 | cut -c1-60)
-  verdict=$(echo "$out" | grep -E '^(No violation|No verdict|mutual_exclusion: |liveness: |ownership: |resource: |lease: )' |
+  verdict=$(echo "$out" | grep -E '^(No violation|No verdict|mutual_exclusion: |holders: |liveness: |ownership: |resource: |lease: )' |
     head -1 | cut -c1-110)
   echo "$name [$flags] exit=$rc | $search | $verdict"
 done <<'RUNS'

@@ -1,0 +1,5 @@
+-- Deletes the lock only if the caller's token is still in it.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
