@@ -1,6 +1,7 @@
 // Package output holds the conventions every output of the commands and
 // the service follows: one environment block (Env) in every JSON document,
-// text that fits a terminal of Width columns (Wrap, Widest), numbers with
+// text that fits a terminal of Width columns (Wrap, Widest), names from
+// outside shown without their control characters (Printable), numbers with
 // thousands separators (Thousands), and the program's version; and how a
 // command reads its flags (Flags: one-line mistakes, exit status 2) and
 // lists its subcommands (Program).
@@ -18,6 +19,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -217,4 +219,33 @@ func Hanging(lead, text string, width int) string {
 	pad := strings.Repeat(" ", len([]rune(lead)))
 	lines := strings.Split(Wrap(text, width-len(pad)), "\n")
 	return lead + strings.Join(lines, "\n"+pad)
+}
+
+// Printable is s as a terminal may show it: every control or otherwise
+// unprintable character (an escape sequence's ESC, a carriage return, a
+// newline, a right-to-left override, a byte that is not UTF-8) written as
+// Go escapes it ("\x1b", "\r", "\n", "\u202e"), and everything past max
+// runes (when max is positive) cut and said with "…(N bytes)". A name
+// read from a file or a server can so neither move the cursor nor pass
+// for the program's own lines.
+func Printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for i, r := range s {
+		if max > 0 && n == max {
+			fmt.Fprintf(&b, "…(%d bytes)", len(s))
+			return b.String()
+		}
+		n++
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }
