@@ -155,7 +155,8 @@ func (s *Server) AdminOptions() *redis.Options {
 // Refusal is a kind of command a confined server refused its clients,
 // as its ACL log has it.
 type Refusal struct {
-	// Command is the command refused, as Redis names it ("migrate").
+	// Command is the command refused, as Redis names it ("migrate",
+	// "config set").
 	Command string
 	// Context is where it was sent: "toplevel", "multi", or "lua" (from
 	// a script).
@@ -184,7 +185,7 @@ func (s *Server) Refusals(ctx context.Context) ([]Refusal, error) {
 	var out []Refusal
 	for _, e := range log {
 		if e.Username == "default" && e.Reason != "auth" {
-			out = append(out, Refusal{Command: e.Object, Context: e.Context, Count: e.Count})
+			out = append(out, Refusal{Command: strings.ReplaceAll(e.Object, "|", " "), Context: e.Context, Count: e.Count})
 		}
 	}
 	return out, nil
