@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/explore/targets"
@@ -433,6 +435,13 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
 		return fmt.Errorf("%w: %v", output.ErrUsage, err)
 	}
+	if busy(err) {
+		// A script that runs until Redis answers BUSY is the code under
+		// test's fault: bad input (exit 2), not a violation.
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: a script of the code under test ran past Redis's "+
+			"busy-script threshold (a loop that never ends?): "+output.Printable(err.Error(), 300), output.Width))
+		return fmt.Errorf("%w: a script that does not end", output.ErrUsage)
+	}
 	if err != nil {
 		return err
 	}
@@ -494,6 +503,13 @@ func openExploreRedis(ctx context.Context, spec string, t *sched.Target, stderr 
 	return conn, nil
 }
 
+// busy reports whether err is, or wraps, Redis's BUSY reply: a script
+// has run past the server's busy-script threshold.
+func busy(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "BUSY ")
+}
+
 // refused reports, as a usage error (exit 2), the commands the confined
 // server refused the code under test: a recipe that tried to reach
 // beyond its keys (MIGRATE to another server, FLUSHALL, SELECT, ...),
@@ -502,7 +518,9 @@ func openExploreRedis(ctx context.Context, spec string, t *sched.Target, stderr 
 func refused(ctx context.Context, conn *redisconn.Conn, stderr io.Writer) error {
 	rs, err := refusals(ctx, conn)
 	if err != nil || len(rs) == 0 {
-		return err
+		// A server that cannot say (busy in a script, lost) is the
+		// search's error to report.
+		return nil
 	}
 	var said []string
 	for i, r := range rs {
@@ -607,6 +625,18 @@ func writeExploreResult(ctx context.Context, e *sched.Explorer, res *sched.Resul
 // may take once the search has returned.
 const reportBound = 10 * time.Second
 
+// fileName is name as a file's name: every character but ASCII
+// letters, digits, '.', '_' and '-' made '-', so that a recipe's name
+// can neither leave the folder nor hide in a listing.
+func fileName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-", r)) {
+			return r
+		}
+		return '-'
+	}, strings.TrimLeft(name, "."))
+}
+
 // exploreStarting, when set (by tests), is called just before the search
 // starts.
 var exploreStarting func()
@@ -671,7 +701,7 @@ func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, r
 				return files, err
 			}
 		}
-		base := strings.ReplaceAll(res.Target, " ", "-") + "-" + f.Property
+		base := fileName(res.Target) + "-" + f.Property
 		written, err := tl.WriteFiles(dir, base, output.Width)
 		files = append(files, written...)
 		if err != nil {

@@ -79,3 +79,80 @@ return 0`,
 		})
 	}
 }
+
+// writeRecipe writes a recipe whose acquire script is acquire into a new
+// directory named name (under a temporary one), and returns its path.
+func writeRecipe(t *testing.T, name, manifestName, acquire string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"recipe.json": `{"name": ` + manifestName + `, "ops": {
+  "acquire": {"script": "acquire.lua", "keys": ["${lock}"], "args": ["${token}", "${ttl}"], "ok": [1]},
+  "release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`,
+		"acquire.lua": acquire,
+	}
+	for name, s := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestExploreNamesEscaped: a recipe whose name and directory hold
+// control characters (a clear screen, a carriage return, a false "all
+// properties hold") and a path is printed with them escaped, on stdout
+// and stderr, as a table or JSON, and its timelines are written inside
+// -out under a name without them.
+func TestExploreNamesEscaped(t *testing.T) {
+	redistest.RequireServer(t)
+	t.Setenv("REDIS_URL", "")
+	// SET NX without a lease: a crash leaves the lock held (liveness).
+	dir := writeRecipe(t, "dir\x1b[2J\rname", `"../../x\u001b[2J\rNo violation: all properties hold.\u202e"`,
+		`if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 1 end return 0`)
+	out := t.TempDir()
+	for _, format := range []string{"table", "json"} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{"explore", "-recipe-dir", dir, "-clients", "2", "-faults", "crash",
+			"-first", "-format", format, "-out", filepath.Join(out, format)}, &stdout, &stderr)
+		if code := exitCode(err); code != 1 {
+			t.Fatalf("%s: exit %d (%v); want 1 (liveness):\n%s%s", format, code, err, stdout.String(), stderr.String())
+		}
+		all := stdout.String() + stderr.String()
+		if strings.ContainsAny(all, "\x1b\r\u202e") {
+			t.Errorf("%s: a control character printed:\n%q", format, all)
+		}
+		if !strings.Contains(all, `\x1b[2J`) && !strings.Contains(stdout.String(), `\u001b[2J`) {
+			t.Errorf("%s: the name not shown escaped:\n%s", format, all)
+		}
+	}
+	err := filepath.WalkDir(filepath.Dir(out), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(p, filepath.Dir(dir)) &&
+			(!strings.HasPrefix(p, out+"/") || strings.ContainsAny(d.Name(), "\x1b\r")) {
+			t.Errorf("a timeline written as %q", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExploreLoopingRecipe: a recipe whose take never ends exits 2, the
+// recipe's fault, not 1 (a violation), saying why.
+func TestExploreLoopingRecipe(t *testing.T) {
+	redistest.SkipShort(t, redistest.NeedServer) // Redis answers BUSY after 5 s
+	redistest.RequireServer(t)
+	t.Setenv("REDIS_URL", "")
+	dir := writeRecipe(t, "loop", `"loop"`, "while true do end return 1")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"explore", "-recipe-dir", dir, "-clients", "2", "-faults", "none",
+		"-first"}, &stdout, &stderr)
+	said := strings.Join(strings.Fields(stderr.String()), " ")
+	if code := exitCode(err); code != 2 || !strings.Contains(said, "a loop that never ends?") {
+		t.Errorf("exit %d (%v), stderr %q; want 2 naming the loop", code, err, stderr.String())
+	}
+}

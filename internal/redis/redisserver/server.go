@@ -335,10 +335,16 @@ func isLoading(err error) bool {
 	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "LOADING ")
 }
 
-// Stop terminates the server (SIGTERM, then SIGKILL after 5 s), waits for
-// it and removes its temporary directory. It is safe to call twice.
+// Stop terminates the server (SIGTERM, then SIGKILL after 5 s; a
+// confined server, which may be running a script that does not end,
+// SIGKILL at once), waits for it and removes its temporary directory. It
+// is safe to call twice.
 func (s *Server) Stop() {
-	s.halt(syscall.SIGTERM)
+	if s.Confined() {
+		s.halt(syscall.SIGKILL)
+	} else {
+		s.halt(syscall.SIGTERM)
+	}
 	s.removeDir()
 }
 

@@ -1,7 +1,8 @@
 // Package output holds the conventions every output of the commands and
 // the service follows: one environment block (Env) in every JSON document,
 // text that fits a terminal of Width columns (Wrap, Widest), names from
-// outside shown without their control characters (Printable), numbers with
+// outside shown without their control characters (Printable,
+// PrintableWriter), numbers with
 // thousands separators (Thousands), and the program's version; and how a
 // command reads its flags (Flags: one-line mistakes, exit status 2) and
 // lists its subcommands (Program).
@@ -14,6 +15,7 @@ package output
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -248,4 +250,40 @@ func Printable(s string, max int) string {
 		}
 	}
 	return b.String()
+}
+
+// PrintableWriter writes to w what it is given with Printable's escapes
+// of every control or unprintable character but the newline and the
+// tab, and no cut: a name from a file or a server, printed anywhere in a
+// command's output, can neither move the cursor nor pass for the
+// program's own lines. A character split across two writes is escaped
+// whole, once its end arrives.
+func PrintableWriter(w io.Writer) io.Writer { return &printableWriter{w: w} }
+
+type printableWriter struct {
+	w       io.Writer
+	pending []byte // the start of a character whose end is still to come
+}
+
+func (p *printableWriter) Write(b []byte) (int, error) {
+	buf := append(p.pending, b...)
+	p.pending = nil
+	var out strings.Builder
+	for len(buf) > 0 {
+		r, size := utf8.DecodeRune(buf)
+		if r == utf8.RuneError && size <= 1 && !utf8.FullRune(buf) {
+			p.pending = append([]byte(nil), buf...)
+			break
+		}
+		if r == '\n' || r == '\t' {
+			out.WriteRune(r)
+		} else {
+			out.WriteString(Printable(string(buf[:size]), 0))
+		}
+		buf = buf[size:]
+	}
+	if _, err := io.WriteString(p.w, out.String()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
