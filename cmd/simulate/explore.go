@@ -428,21 +428,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if rerr := refused(ctx, conn, stderr); rerr != nil {
 		return rerr
 	}
-	if errors.Is(err, sched.ErrTarget) || errors.Is(err, sched.ErrOutside) ||
-		errors.Is(err, targets.ErrKeyOutside) || errors.Is(err, sched.ErrWallClock) {
-		// The code under test did what cannot be explored: bad input,
-		// but not a mistake in the command line.
-		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
-		return fmt.Errorf("%w: %v", output.ErrUsage, err)
-	}
-	if busy(err) {
-		// A script that runs until Redis answers BUSY is the code under
-		// test's fault: bad input (exit 2), not a violation.
-		fmt.Fprintln(stderr, output.Wrap("simulate explore: a script of the code under test ran past Redis's "+
-			"busy-script threshold (a loop that never ends?): "+output.Printable(err.Error(), 300), output.Width))
-		return fmt.Errorf("%w: a script that does not end", output.ErrUsage)
-	}
-	if err != nil {
+	if err := searchFailure(err, stderr); err != nil {
 		return err
 	}
 	if res.Stopped != "" {
@@ -501,6 +487,27 @@ func openExploreRedis(ctx context.Context, spec string, t *sched.Target, stderr 
 			"unconfined: run a recipe you did not write with -redis auto", output.Width))
 	}
 	return conn, nil
+}
+
+// searchFailure is the error the search's err exits with: a usage error
+// (exit 2), said on stderr, when the code under test did what cannot be
+// explored, or ran a script that does not end.
+func searchFailure(err error, stderr io.Writer) error {
+	if errors.Is(err, sched.ErrTarget) || errors.Is(err, sched.ErrOutside) ||
+		errors.Is(err, targets.ErrKeyOutside) || errors.Is(err, sched.ErrWallClock) {
+		// The code under test did what cannot be explored: bad input,
+		// but not a mistake in the command line.
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
+		return fmt.Errorf("%w: %v", output.ErrUsage, err)
+	}
+	if busy(err) {
+		// A script that runs until Redis answers BUSY is the code under
+		// test's fault: bad input (exit 2), not a violation.
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: a script of the code under test ran past Redis's "+
+			"busy-script threshold (a loop that never ends?): "+output.Printable(err.Error(), 300), output.Width))
+		return fmt.Errorf("%w: a script that does not end", output.ErrUsage)
+	}
+	return err
 }
 
 // busy reports whether err is, or wraps, Redis's BUSY reply: a script
