@@ -13,8 +13,11 @@
 // default strategy, the rush, the lab, explorer sessions) then take as
 // "Authorization: Bearer TOKEN" (see docs/service.md). -classroom listens
 // on the machine's network address with a generated token, and prints the
-// URL students open and the teacher's token. SIGINT or SIGTERM
-// shuts the server down gracefully.
+// URL students open and the teacher's token. SIGINT, SIGTERM or SIGHUP
+// (the terminal closed) shut the server down gracefully. The redis-server
+// sandboxes of explorer sessions die with the service however it ends;
+// what a service killed left behind (their directories) is swept when
+// the next one starts.
 // "market version" (or "market -version") prints the version.
 package main
 
@@ -37,6 +40,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/service/demo"
@@ -48,7 +52,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// After the first signal, restore the default handling: a second
 	// Ctrl-C ends the process without waiting for the graceful shutdown.
@@ -143,6 +147,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close() // closed by the server once it serves; this covers the errors before
 
+	sweep(log)
 	conn, err := redisconn.Open(ctx, c.redisSpec, stderr)
 	if errors.Is(err, redisconn.ErrSpec) {
 		return usageError{err}
@@ -160,6 +165,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return serve(ctx, c, ln, srv, log, conn.Mode, stdout)
+}
+
+// sweep stops the sandboxes a service killed before it could stop them
+// left behind, and removes their directories (redisserver.SweepConfined).
+func sweep(log *slog.Logger) {
+	dirs, err := redisserver.SweepConfined()
+	if len(dirs) > 0 {
+		log.Info("swept the sandboxes a previous run left", slog.Int("directories", len(dirs)))
+	}
+	if err != nil {
+		log.Warn("sweeping the sandboxes a previous run left", slog.String("err", output.Printable(err.Error(), 200)))
+	}
 }
 
 // listen takes the port of addr; a port in use says which to try instead.

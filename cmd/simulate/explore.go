@@ -11,12 +11,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
 	"github.com/lockmarket/lockmarket/explore/search"
 	"github.com/lockmarket/lockmarket/explore/targets"
 	"github.com/lockmarket/lockmarket/explore/view"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
+	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/sim/report/progress"
 	"github.com/lockmarket/lockmarket/market"
@@ -417,7 +420,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		o.model.Clients = t.Clients
 	}
 	o.model = o.model.Resolve()
-	conn, err := openRedis(ctx, "simulate explore", o.redis, stderr)
+	conn, err := openExploreRedis(ctx, o.redis, t, stderr)
 	if err != nil {
 		return err
 	}
@@ -430,15 +433,19 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if exploreStarting != nil {
 		exploreStarting()
 	}
-	res, err := e.Explore(ctx, o.searchOptions(stderr))
-	if errors.Is(err, sched.ErrTarget) || errors.Is(err, sched.ErrOutside) ||
-		errors.Is(err, targets.ErrKeyOutside) || errors.Is(err, sched.ErrWallClock) {
-		// The code under test did what cannot be explored: bad input,
-		// but not a mistake in the command line.
-		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
-		return fmt.Errorf("%w: %v", output.ErrUsage, err)
+	// A recipe refused a command is bad input: the search stops at the
+	// next progress line.
+	sctx, stopSearch := context.WithCancel(ctx)
+	defer stopSearch()
+	res, err := e.Explore(sctx, o.searchOptions(stderr, func() {
+		if rs, _ := refusals(ctx, conn); len(rs) > 0 {
+			stopSearch()
+		}
+	}))
+	if rerr := refused(ctx, conn, stderr); rerr != nil {
+		return rerr
 	}
-	if err != nil {
+	if err := searchFailure(err, stderr); err != nil {
 		return err
 	}
 	if res.Stopped != "" {
@@ -486,6 +493,101 @@ func exploreVerdict(res *sched.Result, stderr io.Writer) error {
 // its property again when replayed (exit 3).
 var errExploreInconclusive = errors.New("no violation found, but the search is not a proof")
 
+// openExploreRedis opens the server the explorer of t runs on: for a
+// recipe (-recipe-dir, Lua scripts), whose scripts are code the explorer
+// does not read, with -redis auto, a confined private redis-server
+// (redisconn.OpenConfined), never REDIS_URL; with a server named, that
+// server, said to be unconfined.
+func openExploreRedis(ctx context.Context, spec string, t *sched.Target, stderr io.Writer) (*redisconn.Conn, error) {
+	if t.RecipeOps == nil {
+		return openRedis(ctx, "simulate explore", spec, stderr)
+	}
+	conn, err := redisconn.OpenConfined(ctx, spec, redisserver.DefaultConfinement, stderr)
+	switch {
+	case errors.Is(err, redisconn.ErrSpec), errors.Is(err, redisconn.ErrNoConfined):
+		return nil, output.Usagef(stderr, "simulate explore", "%v", err)
+	case err != nil:
+		return nil, err
+	}
+	if conn.Server == nil {
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: the recipe's scripts run on the server -redis names, "+
+			"unconfined: run a recipe you did not write with -redis auto", output.Width))
+	}
+	return conn, nil
+}
+
+// searchFailure is the error the search's err exits with: a usage error
+// (exit 2), said on stderr, when the code under test did what cannot be
+// explored, or ran a script that does not end.
+func searchFailure(err error, stderr io.Writer) error {
+	if errors.Is(err, sched.ErrTarget) || errors.Is(err, sched.ErrOutside) ||
+		errors.Is(err, targets.ErrKeyOutside) || errors.Is(err, sched.ErrWallClock) {
+		// The code under test did what cannot be explored: bad input,
+		// but not a mistake in the command line.
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: "+err.Error(), output.Width))
+		return fmt.Errorf("%w: %v", output.ErrUsage, err)
+	}
+	if busy(err) {
+		// A script that runs until Redis answers BUSY is the code under
+		// test's fault: bad input (exit 2), not a violation.
+		fmt.Fprintln(stderr, output.Wrap("simulate explore: a script of the code under test ran past Redis's "+
+			"busy-script threshold (a loop that never ends?): "+output.Printable(err.Error(), 300), output.Width))
+		return fmt.Errorf("%w: a script that does not end", output.ErrUsage)
+	}
+	return err
+}
+
+// busy reports whether err is, or wraps, Redis's BUSY reply: a script
+// has run past the server's busy-script threshold.
+func busy(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "BUSY ")
+}
+
+// refused reports, as a usage error (exit 2), the commands the confined
+// server refused the code under test: a recipe that tried to reach
+// beyond its keys (MIGRATE to another server, FLUSHALL, SELECT, ...),
+// even where its script caught the refusal. nil when there is none, or
+// the server is not confined.
+func refused(ctx context.Context, conn *redisconn.Conn, stderr io.Writer) error {
+	rs, err := refusals(ctx, conn)
+	if err != nil || len(rs) == 0 {
+		// A server that cannot say (busy in a script, lost) is the
+		// search's error to report.
+		return nil
+	}
+	var said []string
+	for i, r := range rs {
+		if i == maxRefusalsSaid {
+			said = append(said, fmt.Sprintf("and %d more", len(rs)-i))
+			break
+		}
+		where := ""
+		if r.Context == "lua" {
+			where = " in a script"
+		}
+		said = append(said, fmt.Sprintf("%s%s (%s)", output.Printable(strings.ToUpper(r.Command), 40), where, output.Plural(int(r.Count), "time")))
+	}
+	msg := "simulate explore: the server refused the recipe " + strings.Join(said, ", ") +
+		": a recipe may only run data commands on its own keys; nothing it was refused happened"
+	fmt.Fprintln(stderr, output.Wrap(msg, output.Width))
+	return fmt.Errorf("%w: the recipe ran commands its server refuses", output.ErrUsage)
+}
+
+// refusals are the commands conn's server refused the code under test,
+// if it is confined; it asks even once ctx has ended.
+func refusals(ctx context.Context, conn *redisconn.Conn) ([]redisserver.Refusal, error) {
+	if conn.Server == nil || !conn.Server.Confined() {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportBound)
+	defer cancel()
+	return conn.Server.Refusals(ctx)
+}
+
+// maxRefusalsSaid is how many kinds of refused command refused names.
+const maxRefusalsSaid = 5
+
 // target is the target the flags name.
 func (o *exploreOptions) target() (*sched.Target, error) {
 	switch {
@@ -531,13 +633,15 @@ func badManifest(stderr io.Writer, err error) error {
 	return fmt.Errorf("%w: %s", output.ErrUsage, msg)
 }
 
-// searchOptions are the search's options, with a progress line on stderr.
-func (o *exploreOptions) searchOptions(stderr io.Writer) sched.Options {
+// searchOptions are the search's options, with a progress line on
+// stderr, after which check is called.
+func (o *exploreOptions) searchOptions(stderr io.Writer, check func()) sched.Options {
 	return sched.Options{Mode: sched.Mode(o.mode), Seed: o.seed, Schedules: o.runs, Depth: o.depth, NoReduction: o.noReduce, Check: o.check,
 		Workers: o.workers, Budget: o.budget, StopAtFirst: o.first, Shard: o.shard,
 		Progress: func(p sched.Progress) {
 			fmt.Fprintf(stderr, "explore: %s, %.0f s, found: %s\n", output.Plural(p.Schedules, "schedule"), p.Elapsed.Seconds(),
 				orNone(p.Found))
+			check()
 		}}
 }
 
@@ -564,6 +668,18 @@ func writeExploreResult(ctx context.Context, e *sched.Explorer, res *sched.Resul
 // reportBound is how long writing the timelines of a search's findings
 // may take once the search has returned.
 const reportBound = 10 * time.Second
+
+// fileName is name as a file's name: every character but ASCII
+// letters, digits, '.', '_' and '-' made '-', so that a recipe's name
+// can neither leave the folder nor hide in a listing.
+func fileName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-", r)) {
+			return r
+		}
+		return '-'
+	}, strings.TrimLeft(name, "."))
+}
 
 // exploreStarting, when set (by tests), is called just before the search
 // starts.
@@ -629,7 +745,7 @@ func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, r
 				return files, err
 			}
 		}
-		base := strings.ReplaceAll(res.Target, " ", "-") + "-" + f.Property
+		base := fileName(res.Target) + "-" + f.Property
 		written, err := tl.WriteFiles(dir, base, output.Width)
 		files = append(files, written...)
 		if err != nil {

@@ -95,7 +95,16 @@ func redisLog(args []string, stderr io.Writer) io.Writer {
 }
 
 // run runs the subcommand args name (output.Program.Run).
+// What it prints on stdout, and for the subcommands that read files
+// others may have written (explore's recipes, report's documents) on
+// stderr too, has its control characters escaped
+// (output.PrintableWriter); the others' stderr keeps the progress line's
+// own.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	stdout = output.PrintableWriter(stdout)
+	if len(args) > 0 && (args[0] == "explore" || args[0] == "report") {
+		stderr = output.PrintableWriter(stderr)
+	}
 	return program.Run(ctx, args, stdout, stderr)
 }
 

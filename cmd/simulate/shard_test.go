@@ -126,12 +126,12 @@ func TestExploreShardsMerge(t *testing.T) {
 		t.Errorf("merged recipe 1: %v (exit %d), %+v", err, exitCode(err), merged)
 	}
 
-	refusals(t, dir, url, files, broken)
+	mergeRefusals(t, dir, url, files, broken)
 }
 
-// refusals checks that -merge refuses, naming the file, what is not every
+// mergeRefusals checks that -merge refuses, naming the file, what is not every
 // shard of one search once.
-func refusals(t *testing.T, dir, url string, fixed, flawed []string) {
+func mergeRefusals(t *testing.T, dir, url string, fixed, flawed []string) {
 	t.Helper()
 	other, _, err := exploreJSON(t, dir, "other.json", "-redis", url, "-recipe", "2", "-fixed",
 		"-faults", "crash", "-clients", "3", "-workers", "1", "-shard", "1/3")

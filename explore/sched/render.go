@@ -326,9 +326,17 @@ func Reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Repro
 	return r, err
 }
 
-// The bounds of a replay's server: its memory (maxmemory, noeviction: a
-// write past it fails), and how long a replay may take.
-const replayMaxMemory = "256mb"
+// replayServer are the options of a replay's server for target t: its
+// memory bounded (maxmemory, noeviction: a write past it fails), and for
+// a recipe, whose scripts are code the explorer does not read, confined
+// as redisserver.DefaultConfinement says.
+func replayServer(t *Target) redisserver.Options {
+	if t.RecipeOps != nil {
+		c := redisserver.DefaultConfinement
+		return redisserver.Options{Confine: &c}
+	}
+	return redisserver.Options{Args: []string{"--maxmemory", "256mb", "--maxmemory-policy", "noeviction"}}
+}
 
 // ReplayBound is how long a replay on a fresh server may take before it
 // is given up as not replayed.
@@ -339,8 +347,7 @@ var errReplayBound = errors.New("the replay took longer than its bound")
 // reproduce is Reproduce, which says redisserver.ErrNoBinary when there
 // is no redis-server to start.
 func reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Reproduction, error) {
-	srv, err := redisserver.Start(ctx, redisserver.Options{Args: []string{
-		"--maxmemory", replayMaxMemory, "--maxmemory-policy", "noeviction"}})
+	srv, err := redisserver.Start(ctx, replayServer(t))
 	if err != nil {
 		if errors.Is(err, redisserver.ErrNoBinary) || ctx.Err() != nil {
 			return Reproduction{}, err
@@ -350,9 +357,13 @@ func reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Repro
 	defer srv.Stop()
 	rctx, cancel := context.WithTimeoutCause(ctx, ReplayBound, errReplayBound)
 	defer cancel()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true})
+	opts := srv.ClientOptions()
+	opts.Protocol, opts.DisableIdentity = 2, true
+	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	version := redisserver.Version(rctx, rdb)
+	admin := redis.NewClient(srv.AdminOptions())
+	version := redisserver.Version(rctx, admin)
+	admin.Close()
 	e, err := New(rctx, rdb, t, m)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -150,8 +150,50 @@ const maxRetries = -1
 const bufferSize = 8 << 10
 
 func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: PoolSize, MaxRetries: maxRetries,
-		ReadBufferSize: bufferSize, WriteBufferSize: bufferSize})
+	return newClientOf(&redis.Options{Addr: addr})
+}
+
+// newClientOf is a client of the options o gives (an address, a
+// password), with Open's pool, resends and buffers.
+func newClientOf(o *redis.Options) *redis.Client {
+	o.PoolSize, o.MaxRetries = PoolSize, maxRetries
+	o.ReadBufferSize, o.WriteBufferSize = bufferSize, bufferSize
+	return redis.NewClient(o)
+}
+
+// ErrNoConfined is returned by OpenConfined for "auto" when no
+// redis-server can be started: code its user did not write runs on
+// nothing else unless named.
+var ErrNoConfined = errors.New("no redis-server on PATH to confine it in")
+
+// OpenConfined is Open for code its user did not write (a recipe's
+// scripts). "auto" (or "") starts a private redis-server confined as c
+// says (redisserver.Confinement), whose address is known to this process
+// only: never REDIS_URL, nor the embedded miniredis (whose Lua runs in
+// this process). Any other spec is Open's: a server named explicitly,
+// used as it is.
+func OpenConfined(ctx context.Context, spec string, c redisserver.Confinement, log io.Writer) (*Conn, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	if s := strings.TrimSpace(spec); s != "" && s != "auto" {
+		return Open(ctx, spec, log)
+	}
+	srv, err := redisserver.Start(ctx, redisserver.Options{Confine: &c})
+	if errors.Is(err, redisserver.ErrNoBinary) {
+		return nil, fmt.Errorf("redis: %w (install redis-server, or name a server with -redis)", ErrNoConfined)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis: could not start a confined redis-server: %w", err)
+	}
+	conn := &Conn{Client: newClientOf(srv.ClientOptions()), Mode: ModeRedisServer, Server: srv}
+	admin := redis.NewClient(srv.AdminOptions())
+	conn.Version = redisserver.Version(ctx, admin)
+	admin.Close()
+	fmt.Fprintf(log, "redis: started a confined private redis-server %s on %s (persistence off)\n"+
+		"redis: it asks a password, refuses all but data commands on one database, holds %d MiB\n",
+		conn.Version, srv.Addr(), c.MaxMemory>>20)
+	return conn, nil
 }
 
 // ErrSpec is wrapped by Open's error when the -redis value itself is

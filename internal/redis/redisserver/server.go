@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,9 @@ type Options struct {
 	Stderr *os.File
 	// Env is the server's environment; nil means the parent's.
 	Env []string
+	// Confine, when set, confines the server (see Confinement); Dir is
+	// then a fresh directory named for SweepConfined, unless given.
+	Confine *Confinement
 }
 
 // Server is one running redis-server child process.
@@ -57,6 +61,9 @@ type Server struct {
 	port    int
 	dir     string
 	ownsDir bool
+	// password and adminPassword are a confined server's: its clients'
+	// and AdminUser's.
+	password, adminPassword string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -77,11 +84,22 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, bin: bin, dir: opts.Dir}
 	if s.dir == "" {
-		s.dir, err = os.MkdirTemp("", "lockmarket-redis-")
+		if opts.Confine != nil {
+			s.dir, err = confinedDir()
+		} else {
+			s.dir, err = os.MkdirTemp("", "lockmarket-redis-")
+		}
 		if err != nil {
 			return nil, err
 		}
 		s.ownsDir = true
+	}
+	if opts.Confine != nil {
+		s.password, s.adminPassword = password(), password()
+		if err := s.writeConfinedConf(); err != nil {
+			s.removeDir()
+			return nil, fmt.Errorf("redisserver: %w", err)
+		}
 	}
 	// A free port found by listening can be taken by someone else before
 	// redis-server binds it: retry a few times with a new port.
@@ -99,10 +117,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			break
 		}
 	}
+	s.removeDir()
+	return nil, err
+}
+
+// removeDir removes the server's directory if Start made it.
+func (s *Server) removeDir() {
 	if s.ownsDir {
 		os.RemoveAll(s.dir)
 	}
-	return nil, err
 }
 
 // FreePort asks the kernel for a free TCP port on 127.0.0.1.
@@ -118,7 +141,12 @@ func FreePort() (int, error) {
 // start launches the process and waits until it answers PING, or with
 // loading until it answers at all, be it LOADING while it reads its data.
 func (s *Server) start(ctx context.Context, loading bool) error {
-	args := []string{
+	var args []string
+	if s.Confined() {
+		// The configuration file comes first, as redis-server wants it.
+		args = append(args, filepath.Join(s.dir, confinedConf))
+	}
+	args = append(args,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -128,8 +156,11 @@ func (s *Server) start(ctx context.Context, loading bool) error {
 		"--dir", s.dir,
 		"--enable-debug-command", "local",
 		"--loglevel", "warning",
-	}
+	)
 	args = append(args, s.opts.Args...)
+	if s.Confined() {
+		args = append(args, s.opts.Confine.args()...)
+	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	cmd.Env = s.opts.Env
@@ -139,17 +170,27 @@ func (s *Server) start(ctx context.Context, loading bool) error {
 	// Own process group, so a Ctrl-C in the terminal reaches the parent
 	// only and the parent stops the server in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if s.Confined() {
+		// A script that runs does not let Redis act on SIGTERM.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redisserver: start: %w", err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
+	if err := s.confineProcess(cmd.Process.Pid, false); err != nil {
+		cmd.Process.Kill()
+		<-done
+		return err
+	}
 
 	// One dial per poll: go-redis's own dialer retries a refused
 	// connection after 100 ms, several times, which would make every
 	// start wait that long for a server that listens within milliseconds.
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-		DialerRetries: 1, PoolSize: 1})
+	opts := s.adminClientOptions()
+	opts.DialTimeout, opts.DialerRetries = 200*time.Millisecond, 1
+	c := redis.NewClient(opts)
 	defer c.Close()
 	var dialer net.Dialer
 	deadline := time.Now().Add(10 * time.Second)
@@ -167,6 +208,11 @@ func (s *Server) start(ctx context.Context, loading bool) error {
 					cmd.Process.Kill()
 					<-done
 					return fmt.Errorf("redisserver: port %d is another redis-server's (pid %d)", s.port, pid)
+				}
+				if err := s.confineProcess(cmd.Process.Pid, true); err != nil {
+					cmd.Process.Kill()
+					<-done
+					return err
 				}
 				break
 			}
@@ -289,13 +335,17 @@ func isLoading(err error) bool {
 	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "LOADING ")
 }
 
-// Stop terminates the server (SIGTERM, then SIGKILL after 5 s), waits for
-// it and removes its temporary directory. It is safe to call twice.
+// Stop terminates the server (SIGTERM, then SIGKILL after 5 s; a
+// confined server, which may be running a script that does not end,
+// SIGKILL at once), waits for it and removes its temporary directory. It
+// is safe to call twice.
 func (s *Server) Stop() {
-	s.halt(syscall.SIGTERM)
-	if s.ownsDir {
-		os.RemoveAll(s.dir)
+	if s.Confined() {
+		s.halt(syscall.SIGKILL)
+	} else {
+		s.halt(syscall.SIGTERM)
 	}
+	s.removeDir()
 }
 
 // Version asks a running server for its redis_version, or "" if it cannot.

@@ -1,6 +1,8 @@
 // Package output holds the conventions every output of the commands and
 // the service follows: one environment block (Env) in every JSON document,
-// text that fits a terminal of Width columns (Wrap, Widest), numbers with
+// text that fits a terminal of Width columns (Wrap, Widest), names from
+// outside shown without their control characters (Printable,
+// PrintableWriter), numbers with
 // thousands separators (Thousands), and the program's version; and how a
 // command reads its flags (Flags: one-line mistakes, exit status 2) and
 // lists its subcommands (Program).
@@ -13,11 +15,13 @@ package output
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -217,4 +221,69 @@ func Hanging(lead, text string, width int) string {
 	pad := strings.Repeat(" ", len([]rune(lead)))
 	lines := strings.Split(Wrap(text, width-len(pad)), "\n")
 	return lead + strings.Join(lines, "\n"+pad)
+}
+
+// Printable is s as a terminal may show it: every control or otherwise
+// unprintable character (an escape sequence's ESC, a carriage return, a
+// newline, a right-to-left override, a byte that is not UTF-8) written as
+// Go escapes it ("\x1b", "\r", "\n", "\u202e"), and everything past max
+// runes (when max is positive) cut and said with "…(N bytes)". A name
+// read from a file or a server can so neither move the cursor nor pass
+// for the program's own lines.
+func Printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for i, r := range s {
+		if max > 0 && n == max {
+			fmt.Fprintf(&b, "…(%d bytes)", len(s))
+			return b.String()
+		}
+		n++
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
+}
+
+// PrintableWriter writes to w what it is given with Printable's escapes
+// of every control or unprintable character but the newline and the
+// tab, and no cut: a name from a file or a server, printed anywhere in a
+// command's output, can neither move the cursor nor pass for the
+// program's own lines. A character split across two writes is escaped
+// whole, once its end arrives.
+func PrintableWriter(w io.Writer) io.Writer { return &printableWriter{w: w} }
+
+type printableWriter struct {
+	w       io.Writer
+	pending []byte // the start of a character whose end is still to come
+}
+
+func (p *printableWriter) Write(b []byte) (int, error) {
+	buf := append(p.pending, b...)
+	p.pending = nil
+	var out strings.Builder
+	for len(buf) > 0 {
+		r, size := utf8.DecodeRune(buf)
+		if r == utf8.RuneError && size <= 1 && !utf8.FullRune(buf) {
+			p.pending = append([]byte(nil), buf...)
+			break
+		}
+		if r == '\n' || r == '\t' {
+			out.WriteRune(r)
+		} else {
+			out.WriteString(Printable(string(buf[:size]), 0))
+		}
+		buf = buf[size:]
+	}
+	if _, err := io.WriteString(p.w, out.String()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

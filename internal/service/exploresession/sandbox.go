@@ -1,7 +1,6 @@
 package exploresession
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +22,7 @@ import (
 // Bounds of a sandbox: the redis-server that runs one session's pasted
 // Lua, and nothing else. Its Lua is Redis's own (no files, no processes,
 // globals read-only); its only user may not run the commands that change
-// the server or reach another one (see sandboxArgs); and the service
+// the server or reach another one (see sandboxConfinement); and the service
 // stops a script that runs past its step's budget.
 const (
 	// SandboxMaxMemory is the sandbox's maxmemory (noeviction): the keys a
@@ -63,21 +62,18 @@ const (
 // started to run it.
 var ErrNoSandbox = errors.New("exploresession: no redis-server to run pasted Lua")
 
-// sandboxArgs configure a sandbox: its data bounded, one database, no
-// debug or module command, and the default user (the only one) without
-// the commands that administer the server or touch another (@admin,
-// @dangerous: CONFIG, SHUTDOWN, DEBUG, FLUSHALL, MIGRATE, CLIENT, ...),
-// nor SELECT: Redis checks these inside scripts too. KEYS, which the
-// explorer's own scripts use, is given back.
-func sandboxArgs() []string {
-	return []string{
-		"--maxmemory", strconv.Itoa(SandboxMaxMemory), "--maxmemory-policy", "noeviction",
-		"--busy-reply-threshold", "100", "--databases", "1",
-		"--enable-debug-command", "no", "--enable-module-command", "no", "--enable-protected-configs", "no",
-		"--user", "default", "on", "nopass", "~*", "&*", "+@all", "-@admin", "-@dangerous", "+keys",
-		"-select", "-swapdb",
-	}
-}
+// sandboxConfinement confines a sandbox (redisserver.Confinement): a
+// password for every connection, its data bounded, one database, no
+// debug or module command, and a user without the commands that
+// administer the server or touch another (@admin, @dangerous: CONFIG,
+// SHUTDOWN, DEBUG, FLUSHALL, MIGRATE, CLIENT, ...), nor SELECT: Redis
+// checks these inside scripts too; no core file, and SIGKILL when the
+// service dies, however it dies.
+var sandboxConfinement = redisserver.Confinement{MaxMemory: SandboxMaxMemory, Heap: SandboxHeap}
+
+// sandboxArgs are the sandbox's arguments beside its confinement: a
+// script is answered BUSY after 100 ms, so that SCRIPT KILL can stop it.
+func sandboxArgs() []string { return []string{"--busy-reply-threshold", "100"} }
 
 // sandbox is a redis-server started for one session, with a connection
 // of the service's own to stop a script on it.
@@ -98,7 +94,9 @@ type sandbox struct {
 // startSandbox starts a sandbox from the redis-server bin (empty: the
 // one on PATH).
 func startSandbox(ctx context.Context, bin string) (*sandbox, error) {
+	conf := sandboxConfinement
 	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: bin, Args: sandboxArgs(),
+		Confine: &conf,
 		// none of the service's environment (an admin token, say)
 		Env: []string{}})
 	if errors.Is(err, redisserver.ErrNoBinary) {
@@ -110,43 +108,22 @@ func startSandbox(ctx context.Context, bin string) (*sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exploresession: start a sandbox: %w", err)
 	}
-	if err := limitHeap(srv.Pid()); err != nil {
+	if err := lowerPriority(srv.Pid()); err != nil {
 		srv.Kill()
 		srv.Stop()
-		return nil, fmt.Errorf("exploresession: bound a sandbox's memory: %w", err)
+		return nil, fmt.Errorf("exploresession: lower a sandbox's priority: %w", err)
 	}
-	return &sandbox{srv: srv, admin: redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true,
-		MaxRetries: -1, PoolSize: 1, DialTimeout: killWait, ReadTimeout: killWait, WriteTimeout: killWait})}, nil
+	admin := srv.AdminOptions()
+	admin.Protocol, admin.DisableIdentity, admin.MaxRetries, admin.PoolSize = 2, true, -1, 1
+	admin.DialTimeout, admin.ReadTimeout, admin.WriteTimeout = killWait, killWait, killWait
+	return &sandbox{srv: srv, admin: redis.NewClient(admin)}, nil
 }
 
-// limitHeap bounds the address space of process pid to what it maps now
-// plus SandboxHeap, and lowers its CPU priority to the least (nice 19):
-// a script that spins until its budget takes the CPU the service and the
-// served Redis leave.
-func limitHeap(pid int) error {
-	if err := unix.Setpriority(unix.PRIO_PROCESS, pid, 19); err != nil {
-		return err
-	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var kib int64 = -1
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmSize:"); ok {
-			kib, err = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return err
-			}
-		}
-	}
-	if kib < 0 {
-		return errors.New("no VmSize in /proc/PID/status")
-	}
-	lim := uint64(kib<<10 + SandboxHeap)
-	return unix.Prlimit(pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: lim, Max: lim}, nil)
+// lowerPriority lowers the CPU priority of process pid to the least
+// (nice 19): a script that spins until its budget takes the CPU the
+// service and the served Redis leave.
+func lowerPriority(pid int) error {
+	return unix.Setpriority(unix.PRIO_PROCESS, pid, 19)
 }
 
 // client is a connection pool to the sandbox for the explorer.
@@ -154,8 +131,9 @@ func (sb *sandbox) client() *redis.Client {
 	// A server killed is refused at once: no retry, one dial. A read
 	// waits as long as any budget (-1, no timeout, does not survive the
 	// copy of the options the explorer makes): run stops the script.
-	return redis.NewClient(&redis.Options{Addr: sb.srv.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
-		ReadTimeout: time.Hour})
+	o := sb.srv.ClientOptions()
+	o.PoolSize, o.MaxRetries, o.DialerRetries, o.ReadTimeout = 2, -1, 1, time.Hour
+	return redis.NewClient(o)
 }
 
 // errOverBudget, errOverWall, errScriptOver and errServerLost report an
@@ -441,8 +419,8 @@ func (sb *sandbox) lost() bool {
 	return err != nil && !(errors.As(err, &ne) && ne.Timeout()) && !strings.HasPrefix(err.Error(), "BUSY")
 }
 
-// restart starts the server again, empty, on its port, bounded as at
-// first.
+// restart starts the server again, empty, on its port, confined and
+// bounded as at first.
 func (sb *sandbox) restart() error {
 	sb.srv.Kill()
 	sb.drain()
@@ -452,9 +430,9 @@ func (sb *sandbox) restart() error {
 	if err := sb.srv.Restart(ctx); err != nil {
 		return fmt.Errorf("exploresession: restart a sandbox: %w", err)
 	}
-	if err := limitHeap(sb.srv.Pid()); err != nil {
+	if err := lowerPriority(sb.srv.Pid()); err != nil {
 		sb.srv.Kill()
-		return fmt.Errorf("exploresession: bound a sandbox's memory: %w", err)
+		return fmt.Errorf("exploresession: lower a sandbox's priority: %w", err)
 	}
 	sb.mu.Lock()
 	sb.killed = false
