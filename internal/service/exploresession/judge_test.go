@@ -65,7 +65,7 @@ func TestPastedLockJudged(t *testing.T) {
 	redistest.RequireServer(t)
 	// A budget no machine's load runs out: each search is exhaustive
 	// within seconds.
-	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
+	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute, StepBudget: loadStepBudget})
 	t.Cleanup(m.Close) // after the subtests
 
 	id, st, err := m.Start(context.Background(), t.Name(), api.ExploreRequest{Clients: 2, Faults: []string{"none"},
@@ -187,7 +187,7 @@ func TestPastedLockBounds(t *testing.T) {
 // call the whole search partial.
 func TestPastedLockBudgetSpent(t *testing.T) {
 	redistest.RequireServer(t)
-	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
+	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute, StepBudget: loadStepBudget})
 	t.Cleanup(m.Close)
 	ctx := context.Background()
 	id, st, err := m.Start(ctx, t.Name(), api.ExploreRequest{Clients: 2, Faults: []string{"none"},

@@ -62,8 +62,8 @@ type Config struct {
 	// server per session (a path, or a name looked up on PATH; empty:
 	// redis-server). Without one, pasted Lua is refused.
 	RedisServer string
-	// StepBudget bounds a step (and the start) of a session of pasted
-	// Lua (default DefaultStepBudget).
+	// StepBudget bounds a step of a session of pasted Lua (default
+	// DefaultStepBudget), and its start where longer than 10 s.
 	StepBudget time.Duration
 }
 
@@ -292,7 +292,7 @@ func target(req api.ExploreRequest) (*sched.Target, error) {
 func open(ctx context.Context, s *session) (*session, error) {
 	// No script of the target runs before the first step: the start is
 	// bounded as a server's start is.
-	err := s.guardWithin(ctx, startBudget, "the start", func(ctx context.Context) error {
+	err := s.guardWithin(ctx, s.startBudget(), "the start", func(ctx context.Context) error {
 		if err := s.newExplorer(ctx); err != nil {
 			return err
 		}
@@ -358,13 +358,18 @@ func (s *session) restart() error {
 	}
 	s.rdb.Close()
 	s.rdb = s.sb.client()
-	ctx, cancel := context.WithTimeout(context.Background(), startBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), s.startBudget())
 	defer cancel()
 	return s.newExplorer(ctx)
 }
 
-// startBudget bounds the start of a session on a sandbox.
-const startBudget = 10 * time.Second
+// minStartBudget bounds the start of a session on a sandbox, unless the
+// session's step budget is longer.
+const minStartBudget = 10 * time.Second
+
+// startBudget bounds the start of session s on a sandbox: minStartBudget,
+// or the step budget (Config.StepBudget) if that is longer.
+func (s *session) startBudget() time.Duration { return max(minStartBudget, s.budget) }
 
 // guard runs f, an operation of the explorer that what names, on the
 // session's server. On a sandbox it is bounded by the session's budget
