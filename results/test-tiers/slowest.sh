@@ -1,7 +1,7 @@
 #!/bin/sh
 # usage: sh slowest.sh OUT [PACKAGE...]
 #
-# Runs `go test -race -count=1 -json` of the packages (default ./...) with
+# Runs `go test -race -count=1 -timeout 20m -json` of the packages (default ./...) with
 # CI=true, as CI does, and writes to OUT the ten slowest tests (top-level
 # tests and subtests alike, by the go command's elapsed time), then each
 # package's time, between two `uptime` lines; OUT.json keeps the events.
@@ -14,8 +14,8 @@ shift
 	go version
 	echo "load: $(uptime)"
 } >"$out"
-CI=true /usr/bin/time -o "$out.time" -f "go test -race -count=1 -json $*: %e s wall, %U s user, %S s sys" \
-	go test -race -count=1 -json "$@" >"$out.json" 2>&1
+CI=true /usr/bin/time -o "$out.time" -f "go test -race -count=1 -timeout 20m -json $*: %e s wall, %U s user, %S s sys" \
+	go test -race -count=1 -timeout 20m -json "$@" >"$out.json" 2>&1
 echo "exit status $?" >>"$out"
 cat "$out.time" >>"$out"
 rm -f "$out.time"

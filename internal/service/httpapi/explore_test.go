@@ -160,6 +160,9 @@ func TestExploreSessions(t *testing.T) {
 	}
 	jsonkeys.Check(t, "find", r.body)
 	found := waitFind(t, h, id6)
+	if found.Unpromised == nil {
+		t.Fatalf("find on recipe 6: no search of what the lock does not promise: %+v", found)
+	}
 	c := found.Unpromised.Counterexample()
 	if found.State != api.FindNone || found.Result == nil || !found.Result.Exhaustive || c == nil ||
 		c.Property != sched.Resource || !c.Reproduced || len(c.Actions) <= found.FromStep || found.FromStep != 4 ||
