@@ -113,7 +113,8 @@ func load(bctx context.Context, n int, url string, wait time.Duration, start <-c
 	defer cancelWait()
 	err := chromedp.Do(tctx, chromedp.Navigate(url))
 	if err == nil {
-		_, err = chromedp.Run(tctx, chromedp.Poll[bool](usable, chromedp.WithPollingInterval(50*time.Millisecond)))
+		_, err = chromedp.Run(tctx, chromedp.Poll[bool](usable, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(wait)))
 	}
 	p := page{n: n, took: time.Since(t0), err: err}
 	sctx, cancelShow := context.WithTimeout(ctx, 30*time.Second)
