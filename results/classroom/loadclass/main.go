@@ -94,7 +94,12 @@ func main() {
 	}
 	close(start)
 	wg.Wait()
-	os.Exit(report(pages, time.Since(began)))
+	code := report(pages, time.Since(began))
+	// os.Exit runs no deferred call: end the browser and the market first.
+	cancelBrowser()
+	cancelAlloc()
+	stop()
+	os.Exit(code)
 }
 
 // load opens the page in a browser context of its own when start closes,
