@@ -89,14 +89,15 @@ func benchServers(b *testing.B, n int) []redis.UniversalClient {
 	return rdbs
 }
 
-func acquireRelease(b *testing.B, ctx context.Context, acquire func(context.Context) (holder, error)) {
+// acquireRelease takes the lock and gives it back. It returns the error
+// rather than failing b, since RunParallel's goroutines may not call
+// b.Fatal.
+func acquireRelease(ctx context.Context, acquire func(context.Context) (holder, error)) error {
 	h, err := acquire(ctx)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	if err := h.Release(ctx); err != nil {
-		b.Fatal(err)
-	}
+	return h.Release(ctx)
 }
 
 // BenchmarkAcquireRelease is one goroutine taking and giving back a free
@@ -107,11 +108,15 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	for _, k := range lockKinds {
 		b.Run(k.name, func(b *testing.B) {
 			acquire := k.acquire(rdbs, "bench:serial:"+k.name)
-			acquireRelease(b, ctx, acquire) // load the scripts
+			if err := acquireRelease(ctx, acquire); err != nil { // load the scripts
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				acquireRelease(b, ctx, acquire)
+				if err := acquireRelease(ctx, acquire); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
@@ -130,7 +135,10 @@ func BenchmarkAcquireReleaseParallel(b *testing.B) {
 				key := fmt.Sprintf("bench:parallel:%s:%d", k.name, next.Add(1))
 				acquire := k.acquire(rdbs, key)
 				for pb.Next() {
-					acquireRelease(b, ctx, acquire)
+					if err := acquireRelease(ctx, acquire); err != nil {
+						b.Error(err)
+						return
+					}
 				}
 			})
 		})
@@ -170,7 +178,10 @@ func BenchmarkContended(b *testing.B) {
 						}
 					}
 					for pb.Next() {
-						acquireRelease(b, ctx, acquire)
+						if err := acquireRelease(ctx, acquire); err != nil {
+							b.Error(err)
+							return
+						}
 					}
 				})
 			})

@@ -3,6 +3,7 @@ package locking_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -61,25 +62,28 @@ func TestLocksUseTheContextsClock(t *testing.T) {
 	if got := l.Expires(); !got.Equal(start.Add(time.Minute)) {
 		t.Errorf("lease estimate %v, want the context clock's now plus the TTL, %v", got, start.Add(time.Minute))
 	}
-	// A second holder waits: five attempts, four backoff sleeps on the
-	// context's clock, none of them real.
+	// A second holder waits: five attempts, four backoff sleeps of an
+	// hour each on the context's clock, none of them real (a real one
+	// would hold the test until go test's -timeout: no wall-clock bound
+	// is needed to see it).
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := 0
-	waiter := locking.NewMutex(b.Client, "lock:clock", time.Minute,
-		locking.WithBackoff(locking.Backoff{Min: time.Second, Max: time.Second}))
-	realStart := time.Now()
+	waiter := locking.NewMutex(b.Client, "lock:clock", time.Minute)
+	hour := locking.Backoff{Min: time.Hour, Max: time.Hour}
 	_, err = waiter.TryAcquire(wctx)
 	for ; err != nil && n < 4; n++ {
-		if err = locking.DefaultBackoff.Wait(wctx, n); err == nil {
+		if err = hour.Wait(wctx, n); err == nil {
 			_, err = waiter.TryAcquire(wctx)
 		}
 	}
 	clk.mu.Lock()
-	sleeps := len(clk.sleeps)
+	sleeps := slices.Clone(clk.sleeps)
 	clk.mu.Unlock()
-	if sleeps != 4 || time.Since(realStart) > 5*time.Second {
-		t.Errorf("%d sleeps on the context's clock (want 4), %v of real time", sleeps, time.Since(realStart))
+	if len(sleeps) != 4 || slices.ContainsFunc(sleeps, func(d time.Duration) bool {
+		return d < time.Hour/2 || d > time.Hour // Delay's jitter: from half of Min to Max
+	}) {
+		t.Errorf("sleeps on the context's clock: %v, want 4 of half an hour to an hour", sleeps)
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,7 +65,7 @@ func TestPastedLockJudged(t *testing.T) {
 	redistest.RequireServer(t)
 	// A budget no machine's load runs out: each search is exhaustive
 	// within seconds.
-	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
+	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute, StepBudget: loadStepBudget})
 	t.Cleanup(m.Close) // after the subtests
 
 	id, st, err := m.Start(context.Background(), t.Name(), api.ExploreRequest{Clients: 2, Faults: []string{"none"},
@@ -113,12 +112,23 @@ func TestPastedLockJudged(t *testing.T) {
 		// search from the start is the same question, asked of a few
 		// times more schedules (docs/lab.md has its figures).
 		taken := [][2]string{{sched.Start, "A"}, {sched.Run, "A"}, {sched.Run, "A"}}
+		// The two searches run side by side, each in a subtest of its
+		// own, so that a failure of either ends only its goroutine's test.
 		var six, own *api.FindStatus
-		var wg sync.WaitGroup
-		wg.Go(func() { _, six = findOn(t, m, api.ExploreRequest{Recipe: ptr("6")}, taken...) })
-		_, own = findOn(t, m, api.ExploreRequest{Lua: &api.LuaLock{Acquire: pastedAcquire, Release: pastedRelease},
-			Clients: 2}, taken...)
-		wg.Wait()
+		t.Run("searches", func(t *testing.T) {
+			t.Run("recipe 6", func(t *testing.T) {
+				t.Parallel()
+				_, six = findOn(t, m, api.ExploreRequest{Recipe: ptr("6")}, taken...)
+			})
+			t.Run("pasted copy", func(t *testing.T) {
+				t.Parallel()
+				_, own = findOn(t, m, api.ExploreRequest{Lua: &api.LuaLock{Acquire: pastedAcquire,
+					Release: pastedRelease}, Clients: 2}, taken...)
+			})
+		})
+		if six == nil || own == nil {
+			t.Fatal("a search did not end (its subtest says why)")
+		}
 		for _, fs := range []*api.FindStatus{six, own} {
 			vs := verdictsOf(fs)
 			if fs.State != api.FindNone || vs[sched.MutualExclusion] != api.Holds || vs[sched.Liveness] != api.Holds ||
@@ -177,7 +187,7 @@ func TestPastedLockBounds(t *testing.T) {
 // call the whole search partial.
 func TestPastedLockBudgetSpent(t *testing.T) {
 	redistest.RequireServer(t)
-	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
+	m := exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute, StepBudget: loadStepBudget})
 	t.Cleanup(m.Close)
 	ctx := context.Background()
 	id, st, err := m.Start(ctx, t.Name(), api.ExploreRequest{Clients: 2, Faults: []string{"none"},

@@ -85,8 +85,8 @@ type Config struct {
 	// server per session (a path, or a name looked up on PATH; empty:
 	// redis-server). Without one, pasted Lua is refused.
 	RedisServer string
-	// StepBudget bounds a step (and the start) of a session of pasted
-	// Lua (default DefaultStepBudget).
+	// StepBudget bounds a step of a session of pasted Lua (default
+	// DefaultStepBudget).
 	StepBudget time.Duration
 	// MaxAnswerBytes and MaxHistoryBytes bound a session's answer and
 	// history (defaults DefaultMaxAnswerBytes, DefaultMaxHistoryBytes).

@@ -66,7 +66,8 @@ func TestExploreLua(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var looped response
-	wg.Go(func() { looped = step(id, enabled(t, st, "run", "A")) })
+	run := enabled(t, st, "run", "A") // on the test's goroutine: it may fail the test
+	wg.Go(func() { looped = step(id, run) })
 	if r := serve(h, "GET", "/api/explore/sessions/"+other, ""); r.status != 200 {
 		t.Errorf("another session while the loop runs: %d %s", r.status, r.body)
 	}

@@ -95,12 +95,14 @@ func serve(h http.Handler, method, path, body string) response {
 	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 }
 
-// send sends one request to a running server.
+// send sends one request to a running server. It reports a failure with
+// t.Errorf and returns an empty response, so goroutines may call it.
 func send(t *testing.T, c *http.Client, method, url, body string) response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("%s %s: %v", method, url, err)
+		return response{}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.Do(req)

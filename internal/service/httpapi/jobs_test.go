@@ -37,7 +37,10 @@ func newJobsServer(t *testing.T, b *redistest.Backend) (*Server, *fixture) {
 func withJobs(cfg Config, b *redistest.Backend) Config {
 	cfg.Rush = rushrun.New(b.Client, b.Mini != nil, cfg.Env.Redis.Mode, cfg.Logger)
 	cfg.Lab = lab.New(b.Client, b.Mini, cfg.Logger)
-	cfg.Explore = exploresession.NewManager()
+	// A search's budget no machine's load runs out (the default, a
+	// minute, ran out at a load of 60 on 2 cores under -race); the step
+	// budget stays the default, whose message TestExploreLua reads.
+	cfg.Explore = exploresession.New(exploresession.Config{FindBudget: 10 * time.Minute})
 	return cfg
 }
 

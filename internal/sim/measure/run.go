@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,8 +59,8 @@ func Run(ctx context.Context, conn *redisconn.Conn, cfg RunConfig, options Clien
 	cells := p.cells()
 	n := len(cfg.Scenarios) * len(cfg.Strategies)
 	fmt.Fprintln(stderr, output.Wrap("simulate: at the start: "+doc.LoadStart.String(), output.Width))
-	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: %s of %v each%s (about %v); %s",
-		progress.Cells(n), cfg.Duration, sliceText(cfg.Rounds, p.slice),
+	fmt.Fprintln(stderr, output.Wrap(fmt.Sprintf("simulate: about to measure %s: %s of %v each%s (about %v); %s",
+		measuredText(cfg), progress.Cells(n), cfg.Duration, sliceText(cfg.Rounds, p.slice),
 		time.Duration(n)*cfg.Duration, report.LinkText(doc)), output.Width))
 	cr, runErr := progress.Run(ctx, p.prog, cells)
 	cr.Slices = cfg.Rounds
@@ -72,6 +73,21 @@ func Run(ctx context.Context, conn *redisconn.Conn, cfg RunConfig, options Clien
 	}
 	doc.LoadEnd = cr.End(stderr, "simulate", load0, len(doc.Rows))
 	return doc, cr.Verdict(runErr, doc.Violations(), " (see the audit column)", len(doc.Rows))
+}
+
+// measuredText says what a run of cfg measures: "purchases and listings
+// of scenarios 1x1, 5x1 (listers x buyers) under watch, coarse".
+func measuredText(cfg RunConfig) string {
+	scenarios := make([]string, len(cfg.Scenarios))
+	for i, sc := range cfg.Scenarios {
+		scenarios[i] = sc.String()
+	}
+	strategies := make([]string, len(cfg.Strategies))
+	for i, st := range cfg.Strategies {
+		strategies[i] = string(st)
+	}
+	return fmt.Sprintf("purchases and listings of scenarios %s (listers x buyers) under %s",
+		strings.Join(scenarios, ", "), strings.Join(strategies, ", "))
 }
 
 // sliceText says how a cell's time is sliced, "" for one slice.

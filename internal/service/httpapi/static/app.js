@@ -63,6 +63,56 @@ async function api(method, path, body) {
   return data;
 }
 
+// retrying runs load, one of the page's first loads (the service's info,
+// the market and the users, the recipes), until it succeeds. When many
+// pages load at once (a class of 40), a request may find no answer or a
+// busy service: such a failure (no answer, 429, 5xx) is tried again after
+// 1, 2, 4 ... up to 15 s, and #retrying says what and when meanwhile;
+// any other failure is the caller's to show. document.body's
+// data-retries counts the tries again, for the page's tests.
+const retryWaits = new Map(); // what is being retried -> its line
+let retries = 0;
+
+function showRetrying() {
+  const r = $("#retrying");
+  r.textContent = [...retryWaits.values()].join(" ");
+  r.hidden = retryWaits.size === 0;
+}
+
+async function retrying(what, load) {
+  for (let n = 1; ; n++) {
+    try {
+      const v = await load();
+      retryWaits.delete(what);
+      showRetrying();
+      return v;
+    } catch (e) {
+      const again = !(e instanceof ApiError) || e.status === 0 || e.status === 429 || e.status >= 500;
+      if (!again) {
+        retryWaits.delete(what);
+        showRetrying();
+        throw e;
+      }
+      const wait = Math.min(1000 * 2 ** (n - 1), 15000);
+      retryWaits.set(what, `Loading ${what} failed (${errorText("", e)}); trying again in ${wait / 1000} s.`);
+      showRetrying();
+      document.body.dataset.retries = String(++retries);
+      await new Promise((done) => setTimeout(done, wait));
+    }
+  }
+}
+
+// labScenarios is the recipes and faults the lab and the explorer offer,
+// asked for once by the page and retried as a first load.
+let scenariosLoad = null;
+function labScenarios() {
+  if (!scenariosLoad) {
+    scenariosLoad = retrying("the recipes", () => api("GET", "/api/lab/scenarios"));
+    scenariosLoad.catch(() => { scenariosLoad = null; });
+  }
+  return scenariosLoad;
+}
+
 // errorText is an error in words for the person: what was being done and
 // the service's message; the API's code, a name for programs, is kept
 // out of sight (data-code).
@@ -120,14 +170,19 @@ const costText = (r) => `${r.strategy}: ${r.retries} retries, ${r.lock_waits} lo
 
 const state = { users: [], listings: [], total: 0, strategy: "", funds: new Map() };
 
+// loadLists reads the market and the users and draws them.
+async function loadLists() {
+  const [m, u] = await Promise.all([api("GET", "/api/market?limit=100"), api("GET", "/api/users?limit=500")]);
+  state.listings = m.listings;
+  state.total = m.total;
+  state.users = u.users;
+  renderMarket();
+  renderUsers();
+}
+
 async function refresh() {
   try {
-    const [m, u] = await Promise.all([api("GET", "/api/market?limit=100"), api("GET", "/api/users?limit=500")]);
-    state.listings = m.listings;
-    state.total = m.total;
-    state.users = u.users;
-    renderMarket();
-    renderUsers();
+    await loadLists();
   } catch (e) {
     showError("refresh", e);
   }
@@ -342,7 +397,7 @@ async function start() {
   }
   $("#new-user").addEventListener("submit", addUser);
   try {
-    const info = await api("GET", "/api/info");
+    const info = await retrying("the service's info", () => api("GET", "/api/info"));
     renderStrategy(info.strategy);
     const redis = info.redis.mode ? `${info.redis.mode} ${info.redis.version}`.trim() : "Redis";
     $("#info").textContent = `market “${info.market}” on ${redis}`;
@@ -354,7 +409,7 @@ async function start() {
   } catch (e) {
     showError("loading", e);
   }
-  await Promise.all([refresh(), health()]);
+  await Promise.all([retrying("the market and the users", loadLists).catch((e) => showError("refresh", e)), health()]);
   document.body.dataset.ready = "true";
   refreshTimer = setInterval(refreshNow, refreshMS);
 }

@@ -59,7 +59,7 @@ function tickLabel(a, fr) {
 async function loadExploreTargets() {
   const sel = $("#explore-target");
   try {
-    const sc = await api("GET", "/api/lab/scenarios");
+    const sc = await labScenarios();
     const recipes = el("optgroup", { label: "lock recipes" },
       ...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` })));
     const strategies = el("optgroup", { label: "the market's strategies (buy one listing)" },

@@ -137,7 +137,7 @@ function verdictWords(v, groups) {
 async function loadLabScenarios() {
   const sel = $("#lab-scenario");
   try {
-    const sc = await api("GET", "/api/lab/scenarios");
+    const sc = await labScenarios();
     const recipes = el("optgroup", { label: "Lock recipes (gallery)" },
       ...sc.recipes.map((r) => el("option", { value: "recipe:" + r.recipe, text: `${r.recipe}. ${r.name}` })));
     const groups = [recipes];

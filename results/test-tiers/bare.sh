@@ -1,0 +1,37 @@
+#!/bin/sh
+# usage: sh bare.sh OUT [bare]
+#
+# Runs `go test -count=1 -v ./...` in the current checkout and writes to
+# OUT its outcome: the commit, whether redis-server and chromium are on
+# PATH, the load before and after, the wall and CPU time, each package's
+# ok/FAIL line and each package's line of skips (redistest's summary).
+# OUT.log keeps the whole output. With "bare", PATH is a new directory
+# that holds only go, git, a C compiler (so that the build cache is the
+# same) and the basic tools the tests and the go command call: no
+# redis-server, no redis-cli, no chromium.
+set -u
+out=$1
+if [ "${2:-}" = bare ]; then
+	bin=$(mktemp -d)
+	for t in go gofmt git sh bash dash env cat ls mkdir rm cp mv sed grep awk mawk uname tr head \
+		tail date sleep id mktemp find xargs basename dirname tar gzip uptime printf echo test expr wc \
+		sort uniq cut tee true false chmod touch ln readlink realpath gcc cc as ld ar nproc ps kill \
+		diff cmp stat od; do
+		p=$(command -v "$t") && ln -s "$p" "$bin/$t"
+	done
+	PATH=$bin
+	export PATH
+fi
+{
+	echo "commit $(git rev-parse --short HEAD), PATH=$PATH"
+	echo "redis-server: $(command -v redis-server || echo none), chromium: $(command -v chromium || echo none)"
+	echo "start $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out"
+/usr/bin/time -o "$out.time" -f "go test -count=1 -v ./...: %e s wall, %U s user, %S s sys" \
+	go test -count=1 -v ./... >"$out.log" 2>&1
+echo "exit status $?" >>"$out"
+echo "end $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out"
+cat "$out.time" >>"$out"
+rm -f "$out.time"
+grep -E '^(--- FAIL|FAIL|ok|panic)|^redistest:' "$out.log" >>"$out"
+[ "${2:-}" = bare ] && rm -rf "$bin"

@@ -1,0 +1,30 @@
+#!/bin/sh
+# usage: sh slowest.sh OUT [PACKAGE...]
+#
+# Runs `go test -race -count=1 -timeout 20m -json` of the packages (default ./...) with
+# CI=true, as CI does, and writes to OUT the ten slowest tests (top-level
+# tests and subtests alike, by the go command's elapsed time), then each
+# package's time, between two `uptime` lines; OUT.json keeps the events.
+set -u
+out=$1
+shift
+[ $# -gt 0 ] || set -- ./...
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+	go version
+	echo "load: $(uptime)"
+} >"$out"
+CI=true /usr/bin/time -o "$out.time" -f "go test -race -count=1 -timeout 20m -json $*: %e s wall, %U s user, %S s sys" \
+	go test -race -count=1 -timeout 20m -json "$@" >"$out.json" 2>&1
+echo "exit status $?" >>"$out"
+cat "$out.time" >>"$out"
+rm -f "$out.time"
+echo "load: $(uptime)" >>"$out"
+# The events of an ended test: {"Time":...,"Action":"pass","Package":P,"Test":T,"Elapsed":S}.
+echo "slowest tests (seconds, package, test):" >>"$out"
+grep -E '"Action":"(pass|fail)","Package":"[^"]*","Test":' "$out.json" |
+	sed -E 's/.*"Package":"([^"]*)","Test":"([^"]*)","Elapsed":([0-9.]+).*/\3 \1 \2/' |
+	sort -rn | head -10 >>"$out"
+echo "packages (seconds, package):" >>"$out"
+grep -E '"Action":"(pass|fail)","Package":"[^"]*","Elapsed":' "$out.json" |
+	sed -E 's/.*"Package":"([^"]*)","Elapsed":([0-9.]+).*/\2 \1/' | sort -rn >>"$out"
