@@ -24,7 +24,10 @@ import (
 // another server or database or wipe the data (@dangerous: MIGRATE,
 // SORT ... STORE, SWAPDB, FLUSHALL, FLUSHDB, ...), nor SELECT or MOVE;
 // Redis checks these inside scripts too. KEYS, which the explorer's own
-// scripts use, is given back. The server asks a password of every
+// scripts use, is given back, and so is RESTORE, with which the liveness
+// probe puts a recipe's keys back between two waiters: it writes only
+// this server's one database, and the server checks every payload it is
+// given in full (sanitize-dump-payload). The server asks a password of every
 // connection (its port is on loopback, where any local program could
 // reach it), cannot write a core file, and dies with its parent
 // (SIGKILL), even while a script runs. The passwords are in a
@@ -81,7 +84,7 @@ func confinedDir() (string, error) {
 // into its directory: its users, with their passwords.
 func (s *Server) writeConfinedConf() error {
 	lines := []string{
-		"user default on >" + s.password + " ~* &* +@all -@admin -@dangerous +keys " +
+		"user default on >" + s.password + " ~* &* +@all -@admin -@dangerous +keys +restore " +
 			"-select -swapdb -move -migrate -sort -flushall -flushdb",
 		"user " + AdminUser + " on >" + s.adminPassword + " ~* &* +@all",
 	}
@@ -93,7 +96,7 @@ func (s *Server) writeConfinedConf() error {
 func (c *Confinement) args() []string {
 	args := []string{
 		"--maxmemory", strconv.FormatInt(c.MaxMemory, 10), "--maxmemory-policy", "noeviction",
-		"--databases", "1",
+		"--databases", "1", "--sanitize-dump-payload", "yes",
 		"--enable-debug-command", "no", "--enable-module-command", "no", "--enable-protected-configs", "no",
 	}
 	if c.MaxString > 0 {
