@@ -102,29 +102,6 @@ func TestWatchdog(t *testing.T) {
 		res.Exhaustive, res.Stopped, res.TimersFired, renewals.Load(), res.FromStarted)
 }
 
-// TestSameCounts: the same search twice, on one worker, counts the same
-// schedules: timers firing on the virtual clock leave nothing to the
-// machine's timing.
-func TestSameCounts(t *testing.T) {
-	var n [2]int
-	for i := range n {
-		// A fresh server each: its script cache is part of what a
-		// search meets.
-		rdb := exploretest.Redis(t)
-		res, err := exploretest.Explore(t, rdb, Watchdog("redislock with a watchdog",
-			new(atomic.Int64)), explore.Options{Workers: 1,
-			Stop: []explore.Property{explore.Resource}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n[i] = res.Schedules
-	}
-	if n[0] != n[1] {
-		t.Errorf("one search counted %d schedules, the same again %d", n[0], n[1])
-	}
-	t.Logf("both searches counted %d schedules", n[0])
-}
-
 // TestOutsideRefused: a command sent for a client by a goroutine that
 // descends from no client (a worker of the process fed by a channel)
 // ends the search with ErrOutside, naming the command.
