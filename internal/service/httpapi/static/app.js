@@ -34,33 +34,48 @@ class ApiError extends Error {
 // this tab only.
 const tokenKey = "lockmarket.admin_token";
 
-async function api(method, path, body) {
-  let res;
-  for (let asked = false; ; asked = true) {
-    const headers = body === undefined ? {} : { "Content-Type": "application/json" };
-    const token = sessionStorage.getItem(tokenKey);
-    if (token) headers.Authorization = "Bearer " + token;
-    try {
-      res = await fetch(path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (e) {
-      throw new ApiError(0, "network_error", "the service cannot be reached: " + e.message);
+// api sends one request and returns its JSON answer. With limitMS, the
+// request, its answer included, is abandoned after that many
+// milliseconds (an ApiError with status 0 and code "timeout"), so that a
+// request the browser holds unsent or the service never answers does not
+// hold its caller.
+async function api(method, path, body, limitMS) {
+  const ctl = limitMS ? new AbortController() : null;
+  const timer = ctl ? setTimeout(() => ctl.abort(), limitMS) : null;
+  const timedOut = () => new ApiError(0, "timeout", `no answer within ${limitMS / 1000} s`);
+  try {
+    let res;
+    for (let asked = false; ; asked = true) {
+      const headers = body === undefined ? {} : { "Content-Type": "application/json" };
+      const token = sessionStorage.getItem(tokenKey);
+      if (token) headers.Authorization = "Bearer " + token;
+      try {
+        res = await fetch(path, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: ctl ? ctl.signal : undefined,
+        });
+      } catch (e) {
+        if (ctl && ctl.signal.aborted) throw timedOut();
+        throw new ApiError(0, "network_error", "the service cannot be reached: " + e.message);
+      }
+      if (res.status !== 401 || asked) break;
+      const given = window.prompt("This action needs the service's admin token:");
+      if (!given) break;
+      sessionStorage.setItem(tokenKey, given);
     }
-    if (res.status !== 401 || asked) break;
-    const given = window.prompt("This action needs the service's admin token:");
-    if (!given) break;
-    sessionStorage.setItem(tokenKey, given);
+    let data = null;
+    try { data = await res.json(); } catch (e) { /* not JSON */ }
+    if (ctl && ctl.signal.aborted) throw timedOut();
+    if (!res.ok) {
+      const err = data && data.error ? data.error : { code: "http_" + res.status, message: res.statusText };
+      throw new ApiError(res.status, err.code, err.message);
+    }
+    return data;
+  } finally {
+    clearTimeout(timer);
   }
-  let data = null;
-  try { data = await res.json(); } catch (e) { /* not JSON */ }
-  if (!res.ok) {
-    const err = data && data.error ? data.error : { code: "http_" + res.status, message: res.statusText };
-    throw new ApiError(res.status, err.code, err.message);
-  }
-  return data;
 }
 
 // retrying runs load, one of the page's first loads (the service's info,
@@ -68,10 +83,14 @@ async function api(method, path, body) {
 // pages load at once (a class of 40), a request may find no answer or a
 // busy service: such a failure (no answer, 429, 5xx) is tried again after
 // 1, 2, 4 ... up to 15 s, and #retrying says what and when meanwhile;
-// any other failure is the caller's to show. document.body's
-// data-retries counts the tries again, for the page's tests.
+// any other failure is the caller's to show. Each try is given a time
+// limit, load(limitMS): 10 s, then twice the last up to a minute, so that
+// a request that neither answers nor fails counts as a failure and is
+// tried again. document.body's data-retries counts the tries again, for
+// the page's tests.
 const retryWaits = new Map(); // what is being retried -> its line
 let retries = 0;
+const firstLoadLimitMS = 10000;
 
 function showRetrying() {
   const r = $("#retrying");
@@ -82,7 +101,7 @@ function showRetrying() {
 async function retrying(what, load) {
   for (let n = 1; ; n++) {
     try {
-      const v = await load();
+      const v = await load(Math.min(firstLoadLimitMS * 2 ** (n - 1), 60000));
       retryWaits.delete(what);
       showRetrying();
       return v;
@@ -94,7 +113,8 @@ async function retrying(what, load) {
         throw e;
       }
       const wait = Math.min(1000 * 2 ** (n - 1), 15000);
-      retryWaits.set(what, `Loading ${what} failed (${errorText("", e)}); trying again in ${wait / 1000} s.`);
+      const why = String(e.message || "").trim().replace(/\.$/, "") || "it failed";
+      retryWaits.set(what, `Loading ${what} failed (${why}); trying again in ${wait / 1000} s.`);
       showRetrying();
       document.body.dataset.retries = String(++retries);
       await new Promise((done) => setTimeout(done, wait));
@@ -107,7 +127,7 @@ async function retrying(what, load) {
 let scenariosLoad = null;
 function labScenarios() {
   if (!scenariosLoad) {
-    scenariosLoad = retrying("the recipes", () => api("GET", "/api/lab/scenarios"));
+    scenariosLoad = retrying("the recipes", (limit) => api("GET", "/api/lab/scenarios", undefined, limit));
     scenariosLoad.catch(() => { scenariosLoad = null; });
   }
   return scenariosLoad;
@@ -170,9 +190,11 @@ const costText = (r) => `${r.strategy}: ${r.retries} retries, ${r.lock_waits} lo
 
 const state = { users: [], listings: [], total: 0, strategy: "", funds: new Map() };
 
-// loadLists reads the market and the users and draws them.
-async function loadLists() {
-  const [m, u] = await Promise.all([api("GET", "/api/market?limit=100"), api("GET", "/api/users?limit=500")]);
+// loadLists reads the market and the users and draws them; limitMS, if
+// set, is each request's time limit (api).
+async function loadLists(limitMS) {
+  const [m, u] = await Promise.all([api("GET", "/api/market?limit=100", undefined, limitMS),
+    api("GET", "/api/users?limit=500", undefined, limitMS)]);
   state.listings = m.listings;
   state.total = m.total;
   state.users = u.users;
@@ -342,14 +364,17 @@ async function addUser(ev) {
   await refresh();
 }
 
+// health shows whether the service reaches Redis; a service that does
+// not answer within the first loads' time limit is shown as such, and
+// holds nothing up.
 async function health() {
   const h = $("#health");
   try {
-    await api("GET", "/healthz");
+    await api("GET", "/healthz", undefined, firstLoadLimitMS);
     h.textContent = "Redis OK";
     h.className = "pill ok";
   } catch (e) {
-    h.textContent = "Redis down";
+    h.textContent = e.code === "timeout" ? "no answer" : "Redis down";
     h.title = e.message;
     h.dataset.code = e.code || "";
     h.className = "pill bad";
@@ -397,7 +422,7 @@ async function start() {
   }
   $("#new-user").addEventListener("submit", addUser);
   try {
-    const info = await retrying("the service's info", () => api("GET", "/api/info"));
+    const info = await retrying("the service's info", (limit) => api("GET", "/api/info", undefined, limit));
     renderStrategy(info.strategy);
     const redis = info.redis.mode ? `${info.redis.mode} ${info.redis.version}`.trim() : "Redis";
     $("#info").textContent = `market “${info.market}” on ${redis}`;
