@@ -67,6 +67,11 @@ func dumpGoroutines() map[uint64]goroutineState {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+	return parseGoroutines(buf)
+}
+
+// parseGoroutines reads a dump of every goroutine (runtime.Stack's).
+func parseGoroutines(buf []byte) map[uint64]goroutineState {
 	out := map[uint64]goroutineState{}
 	for _, block := range bytes.Split(buf, []byte("\n\n")) {
 		lines := strings.Split(string(block), "\n")
@@ -129,7 +134,7 @@ var blockedStates = []string{"sleep", "select", "select (no cases)", "chan recei
 // kind says what g is doing, for the scheduler: "scheduler" (waiting for
 // it), "sleep" (in time.Sleep), "blocked" (on a channel, a select, a
 // lock) or "active" (running, runnable, on the network, in a system
-// call).
+// call, or waiting for the runtime's own work: see runtimeAtWork).
 func (g goroutineState) kind() string {
 	for _, f := range g.funcs {
 		for _, x := range explorerWaits {
@@ -139,12 +144,37 @@ func (g goroutineState) kind() string {
 		}
 	}
 	switch {
+	case g.runtimeAtWork():
+		return "active"
 	case g.state == "sleep":
 		return "sleep"
 	case containsString(blockedStates, g.state):
 		return "blocked"
 	}
 	return "active"
+}
+
+// runtimeAtWork reports whether g waits on a semaphore of the runtime's
+// own, taken by the runtime and not by a lock of the program's: an
+// allocation waiting for a garbage collection to start, or for the world
+// to be stopped. That wait ends when the runtime's work does, which takes
+// as long as the machine gives it; it is never a wait on the wall clock.
+// On a starved machine a client's allocation sat there for a second, and
+// was taken for one (ErrWallClock).
+func (g goroutineState) runtimeAtWork() bool {
+	if g.state != "semacquire" {
+		return false
+	}
+	for _, f := range g.funcs {
+		if strings.HasPrefix(f, "runtime.gopark") || strings.HasPrefix(f, "runtime.semacquire") {
+			continue // the wait itself
+		}
+		// Its caller: the runtime's own (runtime.gcStart,
+		// runtime.stopTheWorld...), or a lock's (sync.Mutex's,
+		// sync.WaitGroup's...).
+		return strings.HasPrefix(f, "runtime.")
+	}
+	return false
 }
 
 func containsString(xs []string, s string) bool {
