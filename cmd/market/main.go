@@ -115,9 +115,15 @@ func strategyNames() string {
 
 // Timeouts of the HTTP server. WriteTimeout leaves room for a purchase
 // that waits for its strategy's turn (10 s) and then for a lock (10 s).
+// A new connection's first request must arrive within readHeaderTimeout
+// of its opening: a browser opens connections ahead of its requests, and
+// with a class's 40 pages loading at once it sent on them after more than
+// 5 s, finding them closed (net::ERR_SOCKET_NOT_CONNECTED, a page not
+// loaded). readTimeout, counted from the same moment, leaves 15 s for the
+// body after it.
 const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 15 * time.Second
+	readHeaderTimeout = 30 * time.Second
+	readTimeout       = 45 * time.Second
 	writeTimeout      = 30 * time.Second
 	idleTimeout       = 2 * time.Minute
 )
