@@ -433,22 +433,18 @@ func (p *tab) count(sel string) int {
 	return n
 }
 
-// TestBrowserExplorer drives the lab's explorer in headless Chromium as a
-// class would: recipe 1, A and B start, A's GET, B's GET, A's SET, B's SET, and the
-// mutual exclusion violation lights up on B's SET; undo takes it away;
-// on recipe 6 "find a bug from here" plays a counterexample to a resource
-// violation step by step; on its fix (fencing) it finds none. The
-// sessions run on embedded miniredis whatever the served Redis is, so one
-// backend is enough.
-func TestBrowserExplorer(t *testing.T) {
-	t.Parallel() // a tab and a service of its own
+// explorerTab opens the demo page of a service of its own (on embedded
+// miniredis: the explorer's sessions run there whatever the served Redis
+// is) in a tab, waits for the explorer's recipes, and returns the tab and
+// a function that starts a session of a recipe, or of its fix.
+func explorerTab(t *testing.T) (p *tab, startSession func(recipe string, fixed bool)) {
+	t.Helper()
 	b := redistest.Mini(t)
 	m := demoMarket(t, b, market.WithLedger(market.NewLedger()))
 	_, ts := demoServer(t, withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
-	p := newTab(t, ts.URL)
-
+	p = newTab(t, ts.URL)
 	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
-	startSession := func(recipe string, fixed bool) {
+	return p, func(recipe string, fixed bool) {
 		t.Helper()
 		steps0 := `document.querySelector("#explore-session").dataset.steps === "0"`
 		p.do("start recipe "+recipe,
@@ -458,6 +454,18 @@ func TestBrowserExplorer(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`#explore-start`)))
 		p.wait("the session of recipe "+recipe, steps0, 30*time.Second)
 	}
+}
+
+// TestBrowserExplorer drives the lab's explorer in headless Chromium as a
+// class would: recipe 1, A and B start, A's GET, B's GET, A's SET, B's SET, and the
+// mutual exclusion violation lights up on B's SET; undo takes it away;
+// the slider scrubs the history, and a find from step 3 plays what it
+// finds. TestBrowserExplorerRecipe6 and TestBrowserExplorerLua, beside
+// it, drive the rest of the explorer, each in a tab and a service of its
+// own.
+func TestBrowserExplorer(t *testing.T) {
+	t.Parallel() // a tab and a service of its own
+	p, startSession := explorerTab(t)
 	click := func(client string, n int) {
 		t.Helper()
 		p.do(fmt.Sprintf("%s's next command", client),
@@ -566,6 +574,15 @@ func TestBrowserExplorer(t *testing.T) {
 	if p.count(`#explore-lanes .lab-step.marked`) == 0 || p.count(`#explore-lanes .lab-step.future`) != 0 {
 		t.Errorf("after the find from step 3: %d lit, %d faded", p.count(`#explore-lanes .lab-step.marked`), p.count(`#explore-lanes .lab-step.future`))
 	}
+}
+
+// TestBrowserExplorerRecipe6 drives the explorer on recipe 6: "find a bug
+// from here" plays a counterexample to a resource violation step by
+// step; on its fix (fencing) it finds none, and the fix stepped by hand
+// refuses the late write.
+func TestBrowserExplorerRecipe6(t *testing.T) {
+	t.Parallel() // a tab and a service of its own
+	p, startSession := explorerTab(t)
 
 	// Recipe 6: once A holds the lock, has read the counter and paused
 	// past its lease, the explorer finds that the lock keeps what it
@@ -656,12 +673,20 @@ func TestBrowserExplorer(t *testing.T) {
 	if os.Getenv(screenshotEnv) != "" {
 		shootTab(p, "#explore-panel", "demo-explore-fenced.png")
 	}
+}
+
+// TestBrowserExplorerLua drives the explorer on pasted Lua, which runs on
+// a redis-server started for its session: a lock whose extension renews
+// anyone's, a loop that never ends, a release by a plain DEL, and a
+// correct lock.
+func TestBrowserExplorerLua(t *testing.T) {
+	t.Parallel() // a tab and a service of its own
+	redistest.RequireServer(t)
+	p, _ := explorerTab(t)
 
 	// Your own lock: an example loaded with one click, as a student
 	// would paste it: the extension renews whatever lock it finds. The
 	// search finds two holders at once, and plays it with its chain.
-	// Pasted Lua runs on a redis-server started for its session.
-	redistest.RequireServer(t)
 	startLua := func(example string, bounds ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		p.do("your own lock: "+example, append(append([]chromedp.Action[chromedp.Void]{
