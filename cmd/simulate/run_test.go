@@ -214,6 +214,13 @@ func TestRunMiniredisJSON(t *testing.T) {
 	if !strings.Contains(stderr.String(), "miniredis") || !strings.Contains(stderr.String(), "illustrative") {
 		t.Errorf("stderr does not say miniredis is illustrative:\n%s", stderr.String())
 	}
+	// The first screen says what is about to be measured, and for how
+	// long.
+	first := "simulate: about to measure purchases and listings of scenarios"
+	if i := strings.Index(stderr.String(), first); i < 0 ||
+		!strings.Contains(stderr.String()[i:], "150ms each") {
+		t.Errorf("stderr does not begin with what it measures and for how long:\n%s", stderr.String())
+	}
 	var doc report.Document
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
