@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/cryptotest"
 	"testing/synctest"
@@ -85,6 +86,9 @@ func inBubbles(t *testing.T) context.Context {
 // schedule's code draws depends only on its choices.
 const scheduleSeed = 1
 
+// seeding is set while a schedule's bubble has set the random sources.
+var seeding atomic.Bool
+
 // seedRandom sets the process's random sources to scheduleSeed for the
 // schedule about to run in the bubble of bt, and back to random values
 // when it ends: crypto/rand (testing/cryptotest.SetGlobalRandom, which
@@ -93,15 +97,17 @@ const scheduleSeed = 1
 // sets). A library's random retry delays (redsync's rand.Intn) and
 // tokens are then the same in every run of a schedule, and a replay
 // takes the same choices. These sources are the process's: with more
-// than one worker, schedules running at once draw from one stream in an
-// order that real time sets. In a parallel test crypto/rand is not set
+// than one worker, the schedule that set them shares them with those
+// running beside it, which draw from one stream in an order that real
+// time sets. In a parallel test crypto/rand is not set
 // (cryptotest refuses it there). math/rand/v2's top-level functions and
 // the runtime's choice among a select's ready cases cannot be seeded: a
 // replay they turn another way counts in Result.Diverged.
 func seedRandom(bt *testing.T) {
-	if os.Getenv("TMP_NOSEED") != "" {
-		return
+	if !seeding.CompareAndSwap(false, true) {
+		return // another schedule's bubble has them: workers run at once
 	}
+	bt.Cleanup(func() { seeding.Store(false) }) // last, after the sources are reset
 	if !slices.Contains(strings.Split(os.Getenv("GODEBUG"), ","), "randseednop=0") {
 		v := "randseednop=0"
 		if old := os.Getenv("GODEBUG"); old != "" {
