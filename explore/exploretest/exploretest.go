@@ -55,9 +55,8 @@ func Redis(tb testing.TB) *redis.Client {
 }
 
 // Explore explores target with its clients in testing/synctest bubbles
-// of t, as Check does, and returns what it found without failing the
-// test: for a test that asserts a lock is caught, or of the explorer
-// itself. In a bubble the real-time waits of the clients' code
+// of t, and returns what it found without failing the test: for a test
+// that asserts a lock is caught, or of the explorer itself. In a bubble the real-time waits of the clients' code
 // (time.Sleep, timers, tickers, contexts' deadlines), however deep in a
 // library, run on the explorer's virtual clock, and a timer's firing is
 // a step of the schedules like any other; explore.Check, outside a
@@ -127,23 +126,19 @@ func seedRandom(bt *testing.T) {
 	})
 }
 
-// Check explores target as Explore does, its clients in testing/synctest
-// bubbles (for a benchmark's tb, outside them, as explore.Check does: a
-// wall-clock wait of its code then ends the search with
-// explore.ErrWallClock), and fails the test for each property broken,
-// with its message, its steps and the timeline of its replay. It fails
-// it too when the search fails, when replays diverged, or when a finding
-// was unsteady: then no violation proves nothing. It returns the result.
+// Check explores target (explore.Check, outside bubbles: a wall-clock
+// wait of its code ends the search with explore.ErrWallClock; Explore
+// runs such waits on the virtual clock) and fails the test for each
+// property broken, with its message, its steps and the timeline of its
+// replay. It fails it too when the search fails, when replays diverged,
+// or when a finding was unsteady: then no violation proves nothing. It
+// returns the result.
 func Check(
 	tb testing.TB, rdb *redis.Client, target *explore.Target, o explore.Options,
 ) *explore.Result {
 	tb.Helper()
 	o = Sharded(tb, o)
-	ctx := context.Background()
-	if t, ok := tb.(*testing.T); ok {
-		ctx = inBubbles(t)
-	}
-	res, err := explore.Check(ctx, rdb, target, o)
+	res, err := explore.Check(context.Background(), rdb, target, o)
 	return failures(tb, target, o, res, err)
 }
 
