@@ -14,7 +14,8 @@ import (
 // Watchdog is bsm/redislock on the client's Redis, kept alive as its
 // users keep it: Obtain with the explorer's lease (no retry), then a
 // renewal goroutine, started with the go statement, that refreshes the
-// lease every third of it on a time.Ticker until the section is over.
+// lease every third of it on a time.Ticker until the section is over
+// (the section's end taking precedence over a tick).
 // renewals counts the refreshes that succeeded, over every schedule.
 func Watchdog(name string, renewals *atomic.Int64) *explore.Target {
 	return &explore.Target{
@@ -39,6 +40,14 @@ func Watchdog(name string, renewals *atomic.Int64) *explore.Target {
 					case <-stop:
 						return
 					case <-tick.C:
+					}
+					// The end of the section goes first: a tick that came
+					// while a refresh was in flight may be ready beside it,
+					// and Go picks among ready cases at random.
+					select {
+					case <-stop:
+						return
+					default:
 					}
 					if err := lk.Refresh(ctx, c.Lease(), nil); err != nil {
 						return // lost, or the schedule ended

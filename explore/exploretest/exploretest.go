@@ -12,9 +12,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
+	mrand2 "math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/cryptotest"
 	"testing/synctest"
 	"time"
 
@@ -50,21 +56,74 @@ func Redis(tb testing.TB) *redis.Client {
 
 // Explore explores target with its clients in testing/synctest bubbles
 // of t, and returns what it found without failing the test: for a test
-// that asserts a lock is caught, or of the explorer itself. In a
-// bubble the real-time waits of the clients' code (time.Sleep, timers,
-// tickers, contexts' deadlines), however deep in a library, run on the
-// explorer's virtual clock, and a timer's firing is a step of the
-// schedules like any other; explore.Check, outside a test, refuses them
-// (explore.ErrWallClock).
+// that asserts a lock is caught, or of the explorer itself. In a bubble the real-time waits of the clients' code
+// (time.Sleep, timers, tickers, contexts' deadlines), however deep in a
+// library, run on the explorer's virtual clock, and a timer's firing is
+// a step of the schedules like any other; explore.Check, outside a
+// test, refuses them (explore.ErrWallClock).
 func Explore(
 	t *testing.T, rdb *redis.Client, target *explore.Target, o explore.Options,
 ) (*explore.Result, error) {
 	t.Helper()
-	o = Sharded(t, o)
-	ctx := sched.WithBubbles(context.Background(), func(f func()) {
-		synctest.Test(t, func(*testing.T) { f() })
+	return explore.Check(inBubbles(t), rdb, target, Sharded(t, o))
+}
+
+// inBubbles is the context under which a search runs each schedule's
+// clients in a testing/synctest bubble of t, its random sources seeded
+// (seedRandom).
+func inBubbles(t *testing.T) context.Context {
+	return sched.WithBubbles(context.Background(), func(f func()) {
+		synctest.Test(t, func(bt *testing.T) {
+			seedRandom(bt)
+			f()
+		})
 	})
-	return explore.Check(ctx, rdb, target, o)
+}
+
+// scheduleSeed is the seed of the random sources each schedule's clients
+// draw from (seedRandom): the same for every schedule, so that what a
+// schedule's code draws depends only on its choices.
+const scheduleSeed = 1
+
+// seeding is set while a schedule's bubble has set the random sources.
+var seeding atomic.Bool
+
+// seedRandom sets the process's random sources to scheduleSeed for the
+// schedule about to run in the bubble of bt, and back to random values
+// when it ends: crypto/rand (testing/cryptotest.SetGlobalRandom, which
+// also covers the crypto packages' own draws) and math/rand's top-level
+// functions (rand.Seed, honoured with GODEBUG randseednop=0, which it
+// sets). A library's random retry delays (redsync's rand.Intn) and
+// tokens are then the same in every run of a schedule, and a replay
+// takes the same choices. These sources are the process's: with more
+// than one worker, the schedule that set them shares them with those
+// running beside it, which draw from one stream in an order that real
+// time sets. In a parallel test crypto/rand is not set
+// (cryptotest refuses it there). math/rand/v2's top-level functions and
+// the runtime's choice among a select's ready cases cannot be seeded: a
+// replay they turn another way counts in Result.Diverged.
+func seedRandom(bt *testing.T) {
+	if !seeding.CompareAndSwap(false, true) {
+		return // another schedule's bubble has them: workers run at once
+	}
+	bt.Cleanup(func() { seeding.Store(false) }) // last, after the sources are reset
+	if !slices.Contains(strings.Split(os.Getenv("GODEBUG"), ","), "randseednop=0") {
+		v := "randseednop=0"
+		if old := os.Getenv("GODEBUG"); old != "" {
+			v = old + "," + v
+		}
+		os.Setenv("GODEBUG", v)
+	}
+	func() {
+		defer func() { _ = recover() }() // a parallel test: crypto/rand stays random
+		cryptotest.SetGlobalRandom(bt, scheduleSeed)
+	}()
+	//lint:ignore SA1019 the deprecated global seed is what the clients' code draws from
+	rand.Seed(scheduleSeed)
+	bt.Cleanup(func() {
+		//lint:ignore SA1019 as above: back to a random stream for the rest of the process
+		rand.Seed(int64(mrand2.Uint64() >> 1))
+	})
 }
 
 // Check explores target (explore.Check, outside bubbles: a wall-clock
