@@ -373,7 +373,11 @@ func (s *session) newExplorer(ctx context.Context) error {
 			model.Faults = 0
 		}
 	}
-	e, err := sched.New(ctx, s.rdb, s.tg, model)
+	control := s.rdb.Options()
+	if s.sb != nil {
+		control = s.sb.controlOptions()
+	}
+	e, err := sched.NewControlled(ctx, s.rdb, control, s.tg, model)
 	if err != nil {
 		return err
 	}
