@@ -19,7 +19,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/failure/history"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/report/latency"
-	"github.com/lockmarket/lockmarket/internal/service/httpapi"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -285,7 +284,7 @@ func runLoadWith(t *testing.T, spec loadSpec, started func(*redisserver.Server))
 			case e.status == 0 && outage:
 				// A transport error while Redis restarts is not the
 				// service's answer; it is counted under status 0.
-			case e.status == http.StatusServiceUnavailable && (e.code == httpapi.CodeContended || e.code == httpapi.CodeTimeout):
+			case e.status == http.StatusServiceUnavailable && slices.Contains(gaveUpCodes, e.code):
 				res.gaveUp++
 			default:
 				res.nUnexpected++

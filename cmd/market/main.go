@@ -201,7 +201,10 @@ func listen(addr string) (net.Listener, error) {
 // newService opens the market on conn, seeds it when asked, and builds
 // the HTTP service around it.
 func newService(ctx context.Context, c *config, conn *redisconn.Conn, log *slog.Logger) (*httpapi.Server, error) {
-	m, err := market.New(conn.Client, c.name, market.WithOpTTL(c.opTTL))
+	// Fenced: a Coarse or Fine commit that lands after its lease ran out
+	// (a stalled process or Redis) is refused rather than applied beside
+	// the next holder's, which would sell an item twice.
+	m, err := market.New(conn.Client, c.name, market.WithOpTTL(c.opTTL), market.WithFencing())
 	if err != nil {
 		return nil, err
 	}

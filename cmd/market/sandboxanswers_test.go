@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
+	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
@@ -52,6 +53,7 @@ func TestSandboxAnswersBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	restHeap := heapBytes(t, hc, base)
 
 	nul := counterOf + `redis.call('SETRANGE', c, 16 * 1024 * 1024 - 1, '\0') `
 	tests := []struct {
@@ -92,6 +94,24 @@ func TestSandboxAnswersBounded(t *testing.T) {
 			}
 		})
 	}
+	// Every session deleted, the service gives their memory back: its
+	// Go heap and its RSS return to within a slack of their size at rest
+	// (not the RSS under the race detector, whose shadow memory stays).
+	rssOver := func(kib int64) bool { return !race.Enabled && kib > rest+rssSlack }
+	heap, after := restHeap+heapSlack+1, rest+rssSlack+1
+	for wait := time.Now(); (heap > restHeap+heapSlack || rssOver(after)) &&
+		time.Since(wait) < memoryWait; time.Sleep(100 * time.Millisecond) {
+		heap = heapBytes(t, hc, base)
+		if after, err = svc.rss(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("after the sessions: service Go heap %d KiB (%d KiB at rest), RSS %d KiB", heap>>10, restHeap>>10, after)
+	if heap > restHeap+heapSlack || rssOver(after) {
+		t.Errorf("%v after the last session, the service's Go heap is %d KiB (%d KiB at rest, slack %d KiB), "+
+			"its RSS %d KiB (%d KiB at rest, slack %d KiB)", memoryWait, heap>>10, restHeap>>10, heapSlack>>10,
+			after, rest, rssSlack)
+	}
 	peak, err := procStatus(svc.cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +129,40 @@ func TestSandboxAnswersBounded(t *testing.T) {
 	if longest > 2<<10 || len(logs) > 1<<20 {
 		t.Errorf("the service logged %d bytes, a line of %d", len(logs), longest)
 	}
+}
+
+// heapSlack and rssSlack are how far over its Go heap (bytes) and its RSS
+// (KiB) at rest the service may be once every session of
+// TestSandboxAnswersBounded is deleted (their values ran to 16 MiB, its
+// RSS to about 100 MiB over), and memoryWait how long it may take to get
+// there: a deleted session closes in the background.
+const (
+	heapSlack  = 16 << 20
+	rssSlack   = 32 << 10
+	memoryWait = time.Minute
+)
+
+// heapBytes is the service's Go heap (go_memstats_heap_alloc_bytes, live
+// objects and those not yet collected), as its /metrics has it.
+func heapBytes(t *testing.T, hc *http.Client, base string) int64 {
+	t.Helper()
+	resp, err := hc.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_alloc_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int64(f)
+		}
+	}
+	t.Fatalf("no go_memstats_heap_alloc_bytes in /metrics (%v)", sc.Err())
+	return 0
 }
 
 // sandboxSession opens a session of a pasted lock with acquire, takes up

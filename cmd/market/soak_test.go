@@ -78,10 +78,14 @@ const (
 // documented503 are the codes of the 503s the README documents. Every
 // other 5xx is a failure.
 var documented503 = []string{
-	"redis_unavailable", "outcome_unknown", "contended", "timeout",
+	"redis_unavailable", "outcome_unknown", "contended", "timeout", "lock_lost",
 	"redis_oom", "redis_busy", "redis_loading", "redis_readonly", "redis_masterdown",
 	"redis_tryagain", "redis_clusterdown", "redis_misconf", "redis_noreplicas", "redis_error",
 }
+
+// gaveUpCodes are the 503 codes of an operation that ran out of time or
+// of lease, wherever they fall: the machine's speed, not a fault's.
+var gaveUpCodes = []string{httpapi.CodeContended, httpapi.CodeTimeout, httpapi.CodeLockLost}
 
 // openCodes are the 503 codes that leave the outcome open: the operation
 // may have been applied.
@@ -486,7 +490,8 @@ func soakExplorer(l *loader) map[string]int {
 // judge counts one 5xx or transport error: a documented 503, or a
 // transport error, during a fault is expected; a 503 that says the service
 // gave up in time (contended, timeout) is a speed outcome wherever it
-// falls; anything else is unexpected.
+// falls, as is a lease run out before a fenced commit (lock_lost);
+// anything else is unexpected.
 func (r *soakResult) judge(e loadError, windows []outage) {
 	r.byError[fmt.Sprintf("%d %s", e.status, e.code)]++
 	documented := e.status == http.StatusServiceUnavailable && slices.Contains(documented503, e.code)
@@ -494,7 +499,7 @@ func (r *soakResult) judge(e loadError, windows []outage) {
 	switch {
 	case inFault && (documented || e.status == 0):
 		r.inFault++
-	case e.status == http.StatusServiceUnavailable && (e.code == httpapi.CodeContended || e.code == httpapi.CodeTimeout):
+	case e.status == http.StatusServiceUnavailable && slices.Contains(gaveUpCodes, e.code):
 		r.gaveUp++
 	default:
 		r.unexpect(e.what)

@@ -613,7 +613,13 @@ func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m s
 	if !ok {
 		return nil, output.Usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
 	}
-	e, err := sched.New(ctx, base, t, m)
+	control := base.Options()
+	if conn.Server != nil && conn.Server.Confined() {
+		// The explorer's own commands (KEYS, RESTORE) as the server's
+		// administrative user; the recipe's code as the confined one.
+		control = conn.Server.AdminOptions()
+	}
+	e, err := sched.NewControlled(ctx, base, control, t, m)
 	if errors.Is(err, targets.ErrManifest) {
 		return nil, badManifest(stderr, err)
 	}

@@ -27,7 +27,12 @@ type Explorer struct {
 	// default between searches).
 	stuckAfter time.Duration
 	Redis      *redis.Client // the scheduler's own: resets, clock ticks, checks
-	clients    []*redis.Client
+	// Probe is a connection as the clients' user that no schedule holds:
+	// for the target's own code that the scheduler runs itself, outside
+	// a client (a recipe's liveness probe), which must have no more
+	// rights than the clients when Redis is the administrative user.
+	Probe   *redis.Client
+	clients []*redis.Client
 	// slots is, by client, where the hooks of its go-redis clients find
 	// the client of the schedule running.
 	slots []*slot
@@ -57,9 +62,10 @@ type Explorer struct {
 	// For a parallel search: the Redis and the target the explorer was
 	// made from, and the explorers of the other workers (lanes), made on
 	// first use and closed by Close.
-	base  *redis.Client
-	orig  *Target
-	lanes []*Explorer
+	base    *redis.Client
+	control *redis.Options // what Redis is made from (NewControlled)
+	orig    *Target
+	lanes   []*Explorer
 	// act is what the complete schedules of the current search saw.
 	act activity
 	// strays keeps, during a search, the violations of the runs that did
@@ -95,6 +101,19 @@ func (st *strays) add(s *Schedule) {
 // New returns an explorer of t under model m on the Redis base talks to.
 // The target's keys live under a fresh namespace, deleted by Close.
 func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer, error) {
+	return NewControlled(ctx, base, base.Options(), t, m)
+}
+
+// NewControlled is New with the scheduler's own connection (Redis: its
+// resets, clock ticks, reads of the state, the liveness probe's DUMP and
+// RESTORE) made from control rather than from base's options: on a
+// server whose clients log in as a confined user, which may not run KEYS
+// or RESTORE (redisserver.Confinement), control is its administrative
+// user's (redisserver.Server.AdminOptions). The target's code runs as base's user only, the probes' too
+// (Probe).
+func NewControlled(
+	ctx context.Context, base *redis.Client, control *redis.Options, t *Target, m Model,
+) (*Explorer, error) {
 	if m.Clients == 0 {
 		m.Clients = max(t.Clients, 2)
 	}
@@ -114,18 +133,15 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		model:      m,
 		KeyPrefix:  tc.KeyPrefix,
 		base:       base,
+		control:    control,
 		orig:       t,
 		Factor:     plumbing.Dilation,
 		stuckAfter: defaultStuckAfter,
 	}
-	opts := *base.Options()
-	opts.Protocol = 2
-	opts.DisableIdentity = true
-	opts.MaxRetries = -1
-	opts.MaintNotificationsConfig = nil
-	opts.PushNotificationProcessor = nil
-	ctl := opts
+	opts, ctl := ownOptions(base.Options()), ownOptions(control)
 	e.Redis = redis.NewClient(&ctl)
+	probe := opts
+	e.Probe = redis.NewClient(&probe)
 	for range m.Clients {
 		o := opts
 		o.PoolSize = 4
@@ -136,7 +152,7 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 		e.slots = append(e.slots, s)
 		e.wall = append(e.wall, &wallWait{})
 	}
-	if err := e.openNodes(opts); err != nil {
+	if err := e.openNodes(opts, ctl); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -167,8 +183,21 @@ func (e *Explorer) Close() error {
 	for _, c := range e.clients {
 		c.Close()
 	}
+	e.Probe.Close()
 	e.Redis.Close()
 	return err
+}
+
+// ownOptions are the options of the explorer's connections made from o:
+// RESP2, no retry, nothing pushed.
+func ownOptions(o *redis.Options) redis.Options {
+	opts := *o
+	opts.Protocol = 2
+	opts.DisableIdentity = true
+	opts.MaxRetries = -1
+	opts.MaintNotificationsConfig = nil
+	opts.PushNotificationProcessor = nil
+	return opts
 }
 
 // Target is the explored target.
@@ -471,7 +500,7 @@ func (e *Explorer) workers(
 		return systems, nil
 	}
 	for len(e.lanes) < o.Workers-1 {
-		l, err := New(ctx, e.base, e.orig, e.model)
+		l, err := NewControlled(ctx, e.base, e.control, e.orig, e.model)
 		if err != nil && ctx.Err() != nil {
 			break // stopped already: the search says so
 		}

@@ -53,8 +53,8 @@ type nodeSet struct {
 }
 
 // openNodes opens the clients of the target's nodes, from the options of
-// the explorer's clients.
-func (e *Explorer) openNodes(opts redis.Options) error {
+// the explorer's clients (opts) and of its own connection (ctl).
+func (e *Explorer) openNodes(opts, ctl redis.Options) error {
 	t := e.target
 	if t.NodeCount == 0 {
 		if slices.ContainsFunc(e.model.FaultKinds, isNodeFault) {
@@ -71,7 +71,7 @@ func (e *Explorer) openNodes(opts redis.Options) error {
 	}
 	ns := &nodeSet{}
 	for i := range t.NodeCount {
-		o := opts
+		o := ctl
 		o.DB = opts.DB + 1 + i
 		ns.ctl = append(ns.ctl, redis.NewClient(&o))
 	}

@@ -364,7 +364,7 @@ func reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Repro
 	admin := redis.NewClient(srv.AdminOptions())
 	version := redisserver.Version(rctx, admin)
 	admin.Close()
-	e, err := New(rctx, rdb, t, m)
+	e, err := NewControlled(rctx, rdb, srv.AdminOptions(), t, m)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Reproduction{}, err

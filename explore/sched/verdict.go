@@ -179,7 +179,7 @@ func (e *Explorer) replayFresh(ctx context.Context, f Counterexample) (Reproduct
 	if !errors.Is(err, redisserver.ErrNoBinary) {
 		return rep, err
 	}
-	x, err := New(ctx, e.base, e.orig, e.model)
+	x, err := NewControlled(ctx, e.base, e.control, e.orig, e.model)
 	if err != nil {
 		return Reproduction{}, err
 	}

@@ -884,7 +884,7 @@ func (r *recipe) liveness(
 		write := !r.rw || c.Index == m.Clients-1
 		l := &recipeLocker{
 			r:     r,
-			rdb:   e.Redis,
+			rdb:   e.Probe, // the recipe's code: as the clients' user
 			c:     c,
 			key:   sched.LockKey(e.KeyPrefix),
 			ttl:   m.LeaseOf(c.Index),
@@ -895,7 +895,7 @@ func (r *recipe) liveness(
 		token := w.NewID(c, sched.IDToken)
 		w.Mu.Unlock()
 		v, named, err := l.runKeys(
-			ctx, e.Redis, w, o, token, func() time.Duration { return at }, nil,
+			ctx, e.Probe, w, o, token, func() time.Duration { return at }, nil,
 		)
 		if err != nil {
 			return nil, fmt.Errorf(

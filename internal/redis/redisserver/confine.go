@@ -23,11 +23,10 @@ import (
 // commands that administer the server (@admin), nor those that reach
 // another server or database or wipe the data (@dangerous: MIGRATE,
 // SORT ... STORE, SWAPDB, FLUSHALL, FLUSHDB, ...), nor SELECT or MOVE;
-// Redis checks these inside scripts too. KEYS, which the explorer's own
-// scripts use, is given back, and so is RESTORE, with which the liveness
-// probe puts a recipe's keys back between two waiters: it writes only
-// this server's one database, and the server checks every payload it is
-// given in full (sanitize-dump-payload). The server asks a password of every
+// Redis checks these inside scripts too (KEYS and RESTORE are @dangerous:
+// the explorer runs its own, its scripts' KEYS, the liveness probe's DUMP
+// and RESTORE, as AdminUser, and a payload given to RESTORE is checked in
+// full, sanitize-dump-payload). The server asks a password of every
 // connection (its port is on loopback, where any local program could
 // reach it), cannot write a core file, and dies with its parent
 // (SIGKILL), even while a script runs. The passwords are in a
@@ -84,7 +83,7 @@ func confinedDir() (string, error) {
 // into its directory: its users, with their passwords.
 func (s *Server) writeConfinedConf() error {
 	lines := []string{
-		"user default on >" + s.password + " ~* &* +@all -@admin -@dangerous +keys +restore " +
+		"user default on >" + s.password + " ~* &* +@all -@admin -@dangerous " +
 			"-select -swapdb -move -migrate -sort -flushall -flushdb",
 		"user " + AdminUser + " on >" + s.adminPassword + " ~* &* +@all",
 	}

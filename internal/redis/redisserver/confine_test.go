@@ -54,6 +54,7 @@ func TestConfined(t *testing.T) {
 		{"MIGRATE", "127.0.0.1", "1", "k", 0, 100}, {"SORT", "l", "STORE", "s"}, {"SWAPDB", 0, 1},
 		{"MOVE", "k", 1}, {"SELECT", 0}, {"FLUSHALL"}, {"FLUSHDB"}, {"CONFIG", "SET", "maxmemory", "0"},
 		{"DEBUG", "SLEEP", 0}, {"SHUTDOWN", "NOSAVE"}, {"ACL", "LIST"}, {"CLIENT", "LIST"}, {"INFO"},
+		{"KEYS", "*"}, {"RESTORE", "k2", 0, "x"},
 	} {
 		// DEBUG is refused before its user's rights are looked at.
 		if err := rdb.Do(ctx, cmd...).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") &&

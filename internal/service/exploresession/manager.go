@@ -113,6 +113,7 @@ type Manager struct {
 	// sessions that ask for the same one (search.go).
 	searches *searches
 	stats    stats
+	reclaim  reclaimer
 }
 
 // NewManager returns a Manager with the default Config.
@@ -180,7 +181,10 @@ type session struct {
 	req    api.ExploreRequest
 	tg     *sched.Target
 	rdb    *redis.Client
-	model  string
+	// reclaim, for a sandbox's session, gives back the memory once it
+	// has ended.
+	reclaim *reclaimer
+	model   string
 	// size and faults are a pasted lock's clients and faults
 	// (luaBounds; 0 and nil: the target's); judged is how each property
 	// is judged.
@@ -289,7 +293,7 @@ func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *sched.Ta
 		return nil, err
 	}
 	s, err := open(ctx, &session{sb: sb, rdb: sb.client(), tg: tg, req: req, budget: m.cfg.StepBudget, size: clients,
-		faults: faults, judged: judged})
+		faults: faults, judged: judged, reclaim: &m.reclaim})
 	return s, scriptStopped(err)
 }
 
@@ -373,7 +377,11 @@ func (s *session) newExplorer(ctx context.Context) error {
 			model.Faults = 0
 		}
 	}
-	e, err := sched.New(ctx, s.rdb, s.tg, model)
+	control := s.rdb.Options()
+	if s.sb != nil {
+		control = s.sb.controlOptions()
+	}
+	e, err := sched.NewControlled(ctx, s.rdb, control, s.tg, model)
 	if err != nil {
 		return err
 	}
@@ -526,6 +534,9 @@ func (s *session) Close() error {
 	s.rdb.Close()
 	if s.mr != nil {
 		s.mr.Close()
+	}
+	if s.reclaim != nil {
+		s.reclaim.free()
 	}
 	return err
 }

@@ -128,12 +128,23 @@ func lowerPriority(pid int) error {
 
 // client is a connection pool to the sandbox for the explorer.
 func (sb *sandbox) client() *redis.Client {
+	return redis.NewClient(explorerOptions(sb.srv.ClientOptions()))
+}
+
+// explorerOptions sets o as the explorer's connections to a sandbox want.
+func explorerOptions(o *redis.Options) *redis.Options {
 	// A server killed is refused at once: no retry, one dial. A read
 	// waits as long as any budget (-1, no timeout, does not survive the
 	// copy of the options the explorer makes): run stops the script.
-	o := sb.srv.ClientOptions()
 	o.PoolSize, o.MaxRetries, o.DialerRetries, o.ReadTimeout = 2, -1, 1, time.Hour
-	return redis.NewClient(o)
+	return o
+}
+
+// controlOptions are the options of the explorer's own connection to the
+// sandbox (its resets, clock ticks, the KEYS of its scripts), as the
+// sandbox's administrative user, which the pasted scripts never run as.
+func (sb *sandbox) controlOptions() *redis.Options {
+	return explorerOptions(sb.srv.AdminOptions())
 }
 
 // errOverBudget, errOverWall, errScriptOver and errServerLost report an

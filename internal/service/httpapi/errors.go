@@ -46,6 +46,7 @@ const (
 	CodeInternal            = "internal_error"         // 500: a bug; never for bad input or Redis
 	CodeContended           = "contended"              // 503 + Retry-After: gave up under contention
 	CodeTimeout             = "timeout"                // 503 + Retry-After: ran out of time (outcome open)
+	CodeLockLost            = "lock_lost"              // 503 + Retry-After: the lease ran out before the commit
 )
 
 // Codes of the 503s Redis causes, each with Retry-After. Only
@@ -147,6 +148,10 @@ func errorFor(err error, read bool) *Error {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeRequestTooLarge,
 			Message: fmt.Sprintf("request body is larger than %d bytes", mbe.Limit), Err: err}
 	}
+	if errors.Is(err, locking.ErrLockLost) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeLockLost, Message: msgLockLost,
+			RetryAfter: retryAfter, Err: err}
+	}
 	for _, d := range domainErrors {
 		if errors.Is(err, d.err) {
 			return &Error{Status: d.status, Code: d.code, Message: plainWords(err.Error()), Err: err}
@@ -189,6 +194,10 @@ const (
 		"until an answer that is not a 503 (an earlier attempt with the key may have applied)"
 	msgUnknown = "the operation may or may not have been applied; " +
 		"retry with the same Idempotency-Key to apply it exactly once"
+	// msgLockLost is the message of a fenced commit refused because the
+	// operation's lock lease ran out before it (market.WithFencing).
+	msgLockLost = "the operation's lock lease ran out before its commit, so the fence refused the write: " +
+		"nothing was applied; try again, with the same Idempotency-Key"
 	// msgRead is the message of every Redis 503 of a read.
 	msgRead = "this request only reads, and changed nothing; try it again later"
 )

@@ -42,6 +42,7 @@ func TestErrorFor(t *testing.T) {
 		{"market full", wrap(market.ErrMarketFull), 409, CodeMarketFull},
 		{"contended over a deadline", fmt.Errorf("%w: %w", market.ErrContended, context.DeadlineExceeded), 503, CodeContended},
 		{"corrupt", wrap(market.ErrCorrupt), 409, CodeCorruptState},
+		{"lock lost (fenced)", fmt.Errorf("lock changed hands: %w: %w", locking.ErrLockLost, locking.ErrNotHeld), 503, CodeLockLost},
 		{"operation ID reused", wrap(market.ErrOpMismatch), 422, CodeIdempotencyMismatch},
 		// Never sent: nothing applied.
 		{"connection refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), 503, CodeRedisUnavailable},
@@ -75,7 +76,7 @@ func TestErrorFor(t *testing.T) {
 			// A read: the same answer, except that a Redis 503 says the
 			// read changed nothing, and is never outcome_unknown.
 			got, write := ReadErrorFor(tt.err), ErrorFor(tt.err)
-			if write.Status != http.StatusServiceUnavailable || write.Code == CodeContended {
+			if write.Status != http.StatusServiceUnavailable || write.Code == CodeContended || write.Code == CodeLockLost {
 				if *got != *write {
 					t.Fatalf("ReadErrorFor(%v) = %+v, want ErrorFor's %+v", tt.err, got, write)
 				}
