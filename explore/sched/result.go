@@ -68,7 +68,8 @@ type Result struct {
 	Unsteady []Counterexample
 	// Held is the number of complete schedules in which a client held
 	// the lock; Ops is, for a recipe, how often each of its operations
-	// was called in them and succeeded (Vacuous reads both).
+	// was called in them and succeeded (Vacuous reads both). Merged
+	// (MergeShards), they count the schedules the shards ran.
 	Held int
 	Ops  []OpCount
 	// FromStarted is, by client, how many commands it sent, in the

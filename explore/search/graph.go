@@ -31,13 +31,14 @@ type Explored[K comparable] struct {
 	// Keys is the choices the sleep sets name (as the cache names them,
 	// renamed under a symmetry), each once: Data refers to them by index.
 	Keys []K `json:"keys"`
-	// Data is the record, compressed (DEFLATE): the states' fingerprints,
-	// then the parts with their decisions, as varints.
+	// Data is the record, compressed (DEFLATE): the states' fingerprints
+	// (their first 16 bytes), then the parts with their decisions, as
+	// varints.
 	Data []byte `json:"data"`
 }
 
 // MaxExplored bounds a shard's record before compression: the states'
-// fingerprints (32 bytes each) and its decisions (a few bytes each). A
+// fingerprints (16 bytes each) and its decisions (a few bytes each). A
 // shard whose record outgrows it keeps none, and its merge counts what
 // the shards ran instead of what the whole search would run.
 const MaxExplored = 24 << 20
@@ -66,13 +67,18 @@ func (e *PartError) Error() string { return fmt.Sprintf("part %d: %v", e.Part, e
 
 func (e *PartError) Unwrap() error { return e.Err }
 
+// stateID is the part of a state's fingerprint a record keeps: its first
+// 128 bits. Two of a search's states agree there by chance with a
+// probability below n²/2¹²⁹ for n states (under 10⁻²⁰ for a billion).
+type stateID [16]byte
+
 // recorder writes a shard's record (Explored) as its search runs.
 type recorder[K comparable] struct {
 	units  int
 	keys   map[K]uint64
 	keyOf  []K
-	fps    map[Fingerprint]uint64
-	fpOf   []Fingerprint
+	fps    map[stateID]uint64
+	fpOf   []stateID
 	buf    []byte
 	nodes  int
 	mark   int  // where the run under way began in buf, to undo it
@@ -87,7 +93,7 @@ type recorder[K comparable] struct {
 }
 
 func newRecorder[K comparable](units int) *recorder[K] {
-	return &recorder[K]{units: units, keys: map[K]uint64{}, fps: map[Fingerprint]uint64{},
+	return &recorder[K]{units: units, keys: map[K]uint64{}, fps: map[stateID]uint64{},
 		remaining: MaxExplored}
 }
 
@@ -118,12 +124,13 @@ func (r *recorder[K]) state(fp Fingerprint, sleep []K) {
 	if r.off() {
 		return
 	}
-	id, ok := r.fps[fp]
+	sid := stateID(fp[:len(stateID{})])
+	id, ok := r.fps[sid]
 	if !ok {
 		id = uint64(len(r.fpOf))
-		r.fps[fp] = id
-		r.fpOf = append(r.fpOf, fp)
-		r.remaining -= len(fp)
+		r.fps[sid] = id
+		r.fpOf = append(r.fpOf, sid)
+		r.remaining -= len(sid)
 	}
 	r.pending, r.fp, r.sleep = true, id, r.sleep[:0]
 	for _, k := range sleep {
@@ -272,7 +279,7 @@ func Recount[K comparable](parts []*Explored[K]) (Stats, error) {
 		return Stats{}, fmt.Errorf("%w: no part", ErrRecount)
 	}
 	keys := map[K]int{}
-	fps := map[Fingerprint]int{}
+	fps := map[stateID]int{}
 	units := make([]*span, parts[0].Units)
 	for i, p := range parts {
 		if p.Units != parts[0].Units {
@@ -364,7 +371,7 @@ const (
 
 // decode reads a record's parts, naming its states and keys by their
 // indexes in fps and keys (adding those they lack).
-func decode[K comparable](p *Explored[K], keys map[K]int, fps map[Fingerprint]int) (
+func decode[K comparable](p *Explored[K], keys map[K]int, fps map[stateID]int) (
 	map[int]*span, error,
 ) {
 	if p.Units < 0 || p.Units > maxUnits {
@@ -388,10 +395,10 @@ func decode[K comparable](p *Explored[K], keys map[K]int, fps map[Fingerprint]in
 		}
 		keyIDs[i] = id
 	}
-	nfp := d.uint(len(raw) / len(Fingerprint{}))
+	nfp := d.uint(len(raw) / len(stateID{}))
 	fpIDs := make([]int, nfp)
 	for i := range fpIDs {
-		var fp Fingerprint
+		var fp stateID
 		copy(fp[:], d.bytes(len(fp)))
 		id, ok := fps[fp]
 		if !ok {

@@ -106,7 +106,7 @@ func TestRecordBounded(t *testing.T) {
 	for i := 0; !r.off(); i++ {
 		r.state(Fingerprint{byte(i), byte(i >> 8), byte(i >> 16)}, []string{"a", "b"})
 		r.decision(1)
-		if i*len(Fingerprint{}) > 4<<10 {
+		if i*len(stateID{}) > 4<<10 {
 			t.Fatalf("%d nodes kept", i)
 		}
 	}
