@@ -134,8 +134,10 @@ const mergeUsage = `usage: simulate explore -merge [-format table|json] [-v] FIL
 
 Combines the JSON results (-format json) of the shards of one exhaustive
 search (simulate explore ... -shard i/N, for i from 0 to N-1) into the
-result of the whole search: the schedules summed, the shortest
-counterexample of each property kept, exhaustive only if every shard was.
+result of the whole search: the shortest counterexample of each property
+kept, exhaustive only if every shard was, and the whole search's count of
+schedules, recounted over what the shards explored when each ran with
+-workers 1 to the end (else the shards' counts summed).
 A file that is not a shard, a shard of another target, model, options or
 program, a shard given twice and a shard missing are refused (exit 2),
 naming the file. Exit status as the whole search's: 0 no violation, 1 a
@@ -148,7 +150,8 @@ Flags:
 const mergeExample = `
 Example:
   for i in 0 1 2 3; do
-    simulate explore -recipe 6 -fixed -clients 3 -shard $i/4 -format json > shard-$i.json
+    simulate explore -recipe 6 -fixed -clients 3 -workers 1 -shard $i/4 -format json \
+      > shard-$i.json
   done
   simulate explore -merge shard-*.json
 `

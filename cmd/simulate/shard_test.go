@@ -47,6 +47,7 @@ func TestShardFlag(t *testing.T) {
 // shardDoc is what the tests read of a -format json document.
 type shardDoc struct {
 	Schedules  int     `json:"schedules"`
+	Pruned     int     `json:"pruned"`
 	Exhaustive bool    `json:"exhaustive"`
 	Coverage   float64 `json:"coverage"`
 	Violations []struct {
@@ -59,7 +60,9 @@ type shardDoc struct {
 		Fingerprint string `json:"fingerprint"`
 		Commit      string `json:"commit"`
 	} `json:"shard"`
-	MergedShards int `json:"merged_shards"`
+	MergedShards   int  `json:"merged_shards"`
+	WholeCount     bool `json:"whole_count"`
+	ShardSchedules int  `json:"shard_schedules"`
 }
 
 // exploreJSON runs simulate explore with args and -format json, writes
@@ -80,10 +83,11 @@ func exploreJSON(t *testing.T, dir, name string, args ...string) (string, shardD
 	return p, doc, err
 }
 
-// TestExploreShardsMerge: a fixed recipe split 3 ways, each shard
-// exhaustive on its part, merges into an exhaustive search with no
-// violation (exit 0) whose count is at least the whole search's; a
-// flawed one split 2 ways merges into its violation, replayed (exit 1).
+// TestExploreShardsMerge: a fixed recipe split 2, 3 and 4 ways, each
+// shard exhaustive on its part, merges into an exhaustive search with no
+// violation (exit 0) and the whole search's counts exactly (recounted
+// over what the shards explored); a flawed one split 2 ways merges into
+// its violation, replayed (exit 1), with the whole search's counts too.
 func TestExploreShardsMerge(t *testing.T) {
 	t.Parallel() // a server and a temporary directory of its own
 	url := "redis://" + redistest.Real(t).Addr()
@@ -93,23 +97,35 @@ func TestExploreShardsMerge(t *testing.T) {
 	if err != nil || !whole.Exhaustive || whole.Shard != nil {
 		t.Fatalf("the whole search: %v, %+v", err, whole)
 	}
-	var files []string
-	for i := range 3 {
-		f, doc, err := exploreJSON(t, dir, fmt.Sprintf("fixed-%d.json", i),
-			append(fixed, "-shard", fmt.Sprintf("%d/3", i))...)
-		if err != nil || !doc.Exhaustive || doc.Shard == nil || doc.Shard.Index != i ||
-			doc.Shard.Count != 3 || doc.Shard.Fingerprint == "" || doc.Shard.Commit == "" {
-			t.Fatalf("shard %d/3: %v, %+v", i, err, doc)
+	byCount := map[int][]string{} // the shards' files, by their count
+	for _, n := range []int{2, 3, 4} {
+		var files []string
+		for i := range n {
+			f, doc, err := exploreJSON(t, dir, fmt.Sprintf("fixed-%d-%d.json", n, i),
+				append(fixed, "-shard", fmt.Sprintf("%d/%d", i, n))...)
+			if err != nil || !doc.Exhaustive || doc.Shard == nil || doc.Shard.Index != i ||
+				doc.Shard.Count != n || doc.Shard.Fingerprint == "" || doc.Shard.Commit == "" {
+				t.Fatalf("shard %d/%d: %v, %+v", i, n, err, doc)
+			}
+			files = append(files, f)
 		}
-		files = append(files, f)
-	}
-	_, merged, err := exploreJSON(t, dir, "merged.json", append([]string{"-merge"}, files...)...)
-	if err != nil || !merged.Exhaustive || merged.Coverage != 1 || merged.MergedShards != 3 ||
-		merged.Schedules < whole.Schedules || len(merged.Violations) != 0 {
-		t.Errorf("merged: %v, %+v; the whole search %d schedules", err, merged, whole.Schedules)
+		_, merged, err := exploreJSON(t, dir, fmt.Sprintf("merged-%d.json", n),
+			append([]string{"-merge"}, files...)...)
+		if err != nil || !merged.Exhaustive || merged.Coverage != 1 || merged.MergedShards != n ||
+			!merged.WholeCount || merged.Schedules != whole.Schedules ||
+			merged.Pruned != whole.Pruned || merged.ShardSchedules < whole.Schedules ||
+			len(merged.Violations) != 0 {
+			t.Errorf("%d shards merged: %v, %+v; the whole search %d schedules (+%d cut)",
+				n, err, merged, whole.Schedules, whole.Pruned)
+		}
+		byCount[n] = files
 	}
 
 	flawed := []string{"-redis", url, "-recipe", "1", "-faults", "none", "-workers", "1"}
+	_, wholeFlawed, err := exploreJSON(t, dir, "whole-flawed.json", flawed...)
+	if !errors.Is(err, errExploreFound) {
+		t.Fatalf("the whole search of recipe 1: %v", err)
+	}
 	var broken []string
 	for i := range 2 {
 		f, _, err := exploreJSON(t, dir, fmt.Sprintf("flawed-%d.json", i),
@@ -119,14 +135,16 @@ func TestExploreShardsMerge(t *testing.T) {
 		}
 		broken = append(broken, f)
 	}
-	_, merged, err = exploreJSON(t, dir, "merged-flawed.json",
+	_, merged, err := exploreJSON(t, dir, "merged-flawed.json",
 		append([]string{"-merge"}, broken...)...)
 	if !errors.Is(err, errExploreFound) || exitCode(err) != 1 || len(merged.Violations) != 1 ||
-		merged.Violations[0].Property != "mutual_exclusion" || !merged.Violations[0].Reproduced {
-		t.Errorf("merged recipe 1: %v (exit %d), %+v", err, exitCode(err), merged)
+		merged.Violations[0].Property != "mutual_exclusion" || !merged.Violations[0].Reproduced ||
+		merged.Schedules != wholeFlawed.Schedules || merged.Pruned != wholeFlawed.Pruned {
+		t.Errorf("merged recipe 1: %v (exit %d), %+v; the whole search %+v",
+			err, exitCode(err), merged, wholeFlawed)
 	}
 
-	mergeRefusals(t, dir, url, files, broken)
+	mergeRefusals(t, dir, url, byCount[3], broken)
 }
 
 // mergeRefusals checks that -merge refuses, naming the file, what is not every
@@ -146,7 +164,12 @@ func mergeRefusals(t *testing.T, dir, url string, fixed, flawed []string) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	doc["shard"].(map[string]any)["commit"] = "v0.0.0-another"
+	shard := doc["shard"].(map[string]any)
+	shard["explored"].(map[string]any)["data"] = "AAAA" // not DEFLATE's
+	b, _ = json.Marshal(doc)
+	unread := filepath.Join(dir, "unread.json")
+	os.WriteFile(unread, b, 0o644)
+	shard["commit"] = "v0.0.0-another"
 	b, _ = json.Marshal(doc)
 	commit := filepath.Join(dir, "commit.json")
 	os.WriteFile(commit, b, 0o644)
@@ -167,6 +190,8 @@ func mergeRefusals(t *testing.T, dir, url string, fixed, flawed []string) {
 		{"other commit", []string{fixed[0], fixed[1], commit},
 			commit + ": written by v0.0.0-another"},
 		{"not a shard", []string{whole, fixed[1]}, whole + ": not a shard"},
+		{"a record that does not read", []string{fixed[0], fixed[1], unread},
+			unread + ": its record does not read"},
 		{"not JSON", []string{fixed[0], garbage}, garbage + ": not an explorer's JSON result"},
 		{"no file", []string{filepath.Join(dir, "none.json")}, "none.json: open"},
 		{"no files", nil, "give the shards' JSON files"},

@@ -214,6 +214,11 @@ func (r *Result) Vacuous() error {
 // a holder, and how often each op of a recipe succeeded.
 func (r *Result) ActivityText() string {
 	s := fmt.Sprintf("activity: a client held the lock in %d of %d schedules", r.Held, r.Schedules)
+	if r.WholeCount {
+		// Held and Ops count what the shards ran.
+		s = fmt.Sprintf("activity: a client held the lock in %d of the %d schedules the "+
+			"shards ran", r.Held, r.ShardSchedules)
+	}
 	var parts []string
 	for _, o := range r.Ops {
 		parts = append(parts, fmt.Sprintf("%s %d of %d", o.Op, o.Succeeded, o.Calls))

@@ -466,7 +466,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	report(res, e.target, append([]*Explorer{e}, e.lanes...))
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
 	res.Exhaustive, res.Coverage = r.Exhaustive, r.Coverage
-	res.Shard = shardInfo(o.Shard, r.Split)
+	res.Shard = shardInfo(o.Shard, r)
 	var fs []Counterexample
 	for _, p := range properties {
 		if f, ok := r.Violations[p]; ok {

@@ -68,7 +68,8 @@ type Result struct {
 	Unsteady []Counterexample
 	// Held is the number of complete schedules in which a client held
 	// the lock; Ops is, for a recipe, how often each of its operations
-	// was called in them and succeeded (Vacuous reads both).
+	// was called in them and succeeded (Vacuous reads both). Merged
+	// (MergeShards), they count the schedules the shards ran.
 	Held int
 	Ops  []OpCount
 	// FromStarted is, by client, how many commands it sent, in the
@@ -83,9 +84,15 @@ type Result struct {
 
 	// Shard, for a shard of a search (Options.Shard), says which, and
 	// how the tree was cut; nil for a whole search. MergedShards is the
-	// number of shards MergeShards made the result of (0: none).
-	Shard        *ShardInfo
-	MergedShards int
+	// number of shards MergeShards made the result of (0: none);
+	// WholeCount is set when Schedules and Pruned are the whole search's
+	// counts, recounted from what the shards explored, and
+	// ShardSchedules and ShardPruned are what the shards ran, summed.
+	Shard          *ShardInfo
+	MergedShards   int
+	WholeCount     bool
+	ShardSchedules int
+	ShardPruned    int
 
 	vacuity   bool   // the target is a recipe, whose verdicts Vacuous judges
 	property  string // the target's own property, for Counterexample
@@ -197,6 +204,9 @@ type resultJSON struct {
 	Note           string           `json:"note"`
 	Shard          *ShardInfo       `json:"shard,omitempty"`
 	MergedShards   int              `json:"merged_shards,omitempty"`
+	WholeCount     bool             `json:"whole_count,omitempty"`
+	ShardSchedules int              `json:"shard_schedules,omitempty"`
+	ShardPruned    int              `json:"shard_pruned,omitempty"`
 }
 
 // modelJSON is Model's JSON.
@@ -298,6 +308,9 @@ func (r *Result) JSON() ResultJSON {
 		Ops:            r.Ops,
 		Shard:          r.Shard,
 		MergedShards:   r.MergedShards,
+		WholeCount:     r.WholeCount,
+		ShardSchedules: r.ShardSchedules,
+		ShardPruned:    r.ShardPruned,
 	}
 	if err := r.Vacuous(); err != nil {
 		j.Vacuous = strings.TrimPrefix(err.Error(), ErrVacuous.Error()+": ")
@@ -340,7 +353,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
 		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property,
 		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil,
-		Shard: j.Shard, MergedShards: j.MergedShards}
+		Shard: j.Shard, MergedShards: j.MergedShards, WholeCount: j.WholeCount,
+		ShardSchedules: j.ShardSchedules, ShardPruned: j.ShardPruned}
 	if j.Seed != nil {
 		r.Seed = *j.Seed
 	}

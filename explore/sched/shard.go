@@ -29,16 +29,22 @@ type ShardInfo struct {
 	// version; the caller that knows them sets them.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Commit      string `json:"commit,omitempty"`
+	// Explored is what the shard searched of the state graph
+	// (search.Explored), from which MergeShards counts the whole
+	// search's schedules; nil when the shard keeps none (several
+	// workers, no state cache, DPOR, a search cut short, a record past
+	// search.MaxExplored).
+	Explored *search.Explored[Action] `json:"explored,omitempty"`
 }
 
-// shardInfo is the result's account of shard sh, cut as split says (nil
-// for a whole search).
-func shardInfo(sh search.Shard, split *search.Split) *ShardInfo {
+// shardInfo is the result's account of shard sh, cut and searched as r
+// says (nil for a whole search).
+func shardInfo(sh search.Shard, r search.Result[Action]) *ShardInfo {
 	if sh.Count <= 1 {
 		return nil
 	}
-	s := &ShardInfo{Index: sh.Index, Count: sh.Count}
-	if split != nil {
+	s := &ShardInfo{Index: sh.Index, Count: sh.Count, Explored: r.Explored}
+	if split := r.Split; split != nil {
 		s.Depth, s.Subtrees, s.Runs = split.Depth, split.Subtrees, split.Runs
 		s.Digest = split.Digest
 	}
@@ -57,13 +63,20 @@ type Part struct {
 }
 
 // MergeShards makes one result of the results of every shard of one
-// search: the schedules, the pruned runs and the replays that diverged
-// summed, the shortest counterexample of each property kept (of two as
-// short, the first in the order of the actions), exhaustive only if
-// every shard was, the coverage the sum of the shards' shares, the time
-// the longest shard's. It refuses (ErrMerge, naming the part) a result
-// that is no shard, a shard of another search (target, model, options,
-// program or cut), a shard given twice, and a shard missing.
+// search. Its schedules and pruned runs are the whole search's
+// (WholeCount) when every shard was exhaustive and kept what it explored
+// (ShardInfo.Explored): search.Recount counts them over the shards'
+// records; else they are the shards' sums. ShardSchedules and
+// ShardPruned are the sums either way: what the shards ran. The replays
+// that diverged and the schedules with a holder and the ops' counts are
+// summed too (what the shards ran), the shortest counterexample of each
+// property is kept (of two as short, the first in the order of the
+// actions), the result is exhaustive only if every shard was, the
+// coverage is the sum of the shards' shares, the time the longest
+// shard's. It refuses (ErrMerge, naming the part) a result that is no
+// shard, a shard of another search (target, model, options, program or
+// cut), a shard given twice, a shard missing, and records that do not
+// recount.
 func MergeShards(parts []Part) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: no shard given", ErrMerge)
@@ -73,7 +86,7 @@ func MergeShards(parts []Part) (*Result, error) {
 	}
 	first := parts[0].Result
 	m := *first
-	m.Shard, m.MergedShards = nil, first.Shard.Count
+	m.Shard, m.MergedShards, m.WholeCount = nil, first.Shard.Count, false
 	m.Schedules, m.Pruned, m.Diverged, m.Reruns, m.Held = 0, 0, 0, 0, 0
 	m.Coverage, m.Elapsed, m.Exhaustive, m.Stopped = 0, 0, true, ""
 	m.Violations, m.Unsteady = nil, nil
@@ -107,7 +120,35 @@ func MergeShards(parts []Part) (*Result, error) {
 	case m.Coverage >= 1:
 		m.Coverage = 1 - 1e-9
 	}
+	m.ShardSchedules, m.ShardPruned = m.Schedules, m.Pruned
+	if err := recount(&m, parts); err != nil {
+		return nil, err
+	}
 	return &m, nil
+}
+
+// recount sets m's counts to the whole search's, from the records of
+// parts, when every one is exhaustive and has one.
+func recount(m *Result, parts []Part) error {
+	var es []*search.Explored[Action]
+	for _, p := range parts {
+		if !p.Result.Exhaustive || p.Result.Shard.Explored == nil {
+			return nil
+		}
+		es = append(es, p.Result.Shard.Explored)
+	}
+	st, err := search.Recount(es)
+	if err != nil {
+		name := "the shards"
+		var pe *search.PartError
+		if errors.As(err, &pe) {
+			name, err = parts[pe.Part].Name, pe.Err
+		}
+		return fmt.Errorf("%w: %s: %v", ErrMerge, name,
+			strings.TrimPrefix(err.Error(), search.ErrRecount.Error()+": "))
+	}
+	m.Schedules, m.Pruned, m.WholeCount = st.Schedules, st.Pruned, true
+	return nil
 }
 
 func cmpOr(a, b string) string {

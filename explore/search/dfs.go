@@ -154,6 +154,8 @@ type walk[C any, K comparable] struct {
 	// units, when set, takes each run instead of the search: the walk
 	// only lists the parts of a sharded search (shard.go).
 	units *[]unit[C, K]
+	// rec, when set, records what the walk explores (a shard's, graph.go).
+	rec *recorder[K]
 
 	stack   []*node[C]
 	covered bool // no subtree was skipped
@@ -273,7 +275,9 @@ func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 				keys[i] = w.sys.Key(c)
 			}
 			e, hit := w.s.cache.visit(fp, keys)
+			w.rec.state(fp, keys)
 			if hit {
+				w.rec.cut()
 				run.credit.Add(run.credit, n.weight)
 				return 0, false // explored from this state already
 			}
@@ -294,6 +298,7 @@ func (w *walk[C, K]) decide(d Decision[C], run *walkRun[C, K]) (int, bool) {
 			asleep++
 		}
 	}
+	w.rec.decision(len(n.enabled) - asleep)
 	if asleep > 0 {
 		run.credit.Add(
 			run.credit,
@@ -353,6 +358,7 @@ func (w *walk[C, K]) sleepSet() []C {
 // it visited.
 func (w *walk[C, K]) undo(run *walkRun[C, K]) {
 	w.stack = w.stack[:run.depth0]
+	w.rec.undo()
 	for _, z := range run.seen {
 		w.s.cache.forget(z.fp, z.e)
 	}
@@ -367,6 +373,7 @@ func (w *walk[C, K]) settle(r *Run[K], err error, run *walkRun[C, K]) error {
 	if w.units != nil {
 		return w.unit(r, err, run)
 	}
+	w.rec.settled(r.Complete, err)
 	for _, h := range run.handed {
 		w.split(h)
 	}

@@ -19,6 +19,10 @@
 //     each subtree found there is handed to a free worker with the sleep
 //     set one worker would give it, so that without the cache the same
 //     schedules run.
+//   - With Options.Shard, Search.Exhaustive searches one of several
+//     disjoint parts of the tree (Shard). A shard on one system records
+//     what it explored (Result.Explored), and Recount counts, over the
+//     records of every shard, the runs the whole search would count.
 //   - Search.Walk runs random schedules, faults apart from the other
 //     choices; Search.PCT runs probabilistic concurrency testing.
 //   - Replay runs a fixed plan, and Shrink shortens a counterexample.

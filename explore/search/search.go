@@ -148,6 +148,10 @@ type Result[K comparable] struct {
 	// the shard's part was covered, and Coverage is the fraction of the
 	// whole tree the part covered: the shards' fractions add up to 1.
 	Split *Split
+	// Explored is what a shard searched of the state graph, for Recount:
+	// set when the shard was exhaustive on one system with the state
+	// cache (and without DPOR), and its record stayed within MaxExplored.
+	Explored *Explored[K]
 }
 
 // ErrRetry is wrapped by the error of a run that must be run again.
@@ -183,8 +187,10 @@ type Search[C any, K comparable] struct {
 	// cache is the state cache of the exhaustive search (Exhaustive),
 	// one for every worker.
 	cache cache[K]
-	// split is how a sharded search cut the tree.
-	split *Split
+	// split is how a sharded search cut the tree, and explored what it
+	// searched (graph.go).
+	split    *Split
+	explored *Explored[K]
 }
 
 // New returns a search of the system, each system of systems a worker
@@ -221,6 +227,7 @@ func (s *Search[C, K]) Result() Result[K] {
 	if s.split != nil {
 		split := *s.split
 		r.Split = &split
+		r.Explored = s.explored
 	}
 	switch {
 	case s.complete && r.Split != nil:

@@ -47,6 +47,15 @@ type Split struct {
 	Digest string
 }
 
+// dealt is a part of the tree dealt to this shard: a subtree to search,
+// or a run that ended above the split; index is its place among the
+// parts.
+type dealt[C any, K comparable] struct {
+	index int
+	task  *task[C, K]
+	run   *Run[K]
+}
+
 // unit is one part of a sharded search's tree.
 type unit[C any, K comparable] struct {
 	path     []K         // the subtree's prefix, or the run's path
@@ -67,6 +76,9 @@ const (
 // sharded runs every schedule of root's part Options.Shard, and reports
 // whether it covered them all.
 func (s *Search[C, K]) sharded(ctx context.Context, root task[C, K]) (bool, error) {
+	s.mu.Lock()
+	s.explored = nil
+	s.mu.Unlock()
 	sh := s.o.Shard
 	if sh.Index < 0 || sh.Index >= sh.Count {
 		return false, fmt.Errorf("%w: %s", ErrShard, sh)
@@ -78,9 +90,9 @@ func (s *Search[C, K]) sharded(ctx context.Context, root task[C, K]) (bool, erro
 	split := Split{Depth: depth}
 	h := sha256.New()
 	fmt.Fprintf(h, "depth %d\n", depth)
-	var mine []task[C, K]
+	var mine []dealt[C, K]
 	covered := true
-	for _, u := range units {
+	for i, u := range units {
 		var k int
 		switch {
 		case u.task != nil:
@@ -102,9 +114,10 @@ func (s *Search[C, K]) sharded(ctx context.Context, root task[C, K]) (bool, erro
 			s.mu.Unlock()
 			covered = false
 		case u.task != nil:
-			mine = append(mine, *u.task)
+			mine = append(mine, dealt[C, K]{index: i, task: u.task})
 			s.credit(u.credit)
 		default:
+			mine = append(mine, dealt[C, K]{index: i, run: u.run})
 			s.credit(u.credit)
 			s.record(u.run)
 		}
@@ -118,15 +131,28 @@ func (s *Search[C, K]) sharded(ctx context.Context, root task[C, K]) (bool, erro
 	}
 	if s.parallelOK() {
 		ok, err := s.parallel(ctx, func(_ context.Context, put func(task[C, K])) (bool, error) {
-			for _, t := range mine {
-				put(t)
+			for _, d := range mine {
+				if d.task != nil {
+					put(*d.task)
+				}
 			}
 			return true, nil
 		})
 		return covered && ok, err
 	}
-	for _, t := range mine {
-		ok, err := s.dfs(ctx, s.systems[0], t, nil, nil)
+	var rec *recorder[K]
+	if covered && s.o.Cache && !s.o.DPOR {
+		rec = newRecorder[K](len(units))
+	}
+	for _, d := range mine {
+		rec.unit(d.index)
+		if d.run != nil {
+			rec.end(d.run.Complete)
+			continue
+		}
+		w := &walk[C, K]{s: s, sys: s.systems[0], t: *d.task, splitAt: SplitDepth,
+			covered: true, rec: rec}
+		ok, err := w.search(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -134,6 +160,15 @@ func (s *Search[C, K]) sharded(ctx context.Context, root task[C, K]) (bool, erro
 			return false, nil
 		}
 		covered = covered && ok
+	}
+	if covered {
+		e, err := rec.explored()
+		if err != nil {
+			return false, err
+		}
+		s.mu.Lock()
+		s.explored = e
+		s.mu.Unlock()
 	}
 	return covered, nil
 }

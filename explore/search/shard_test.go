@@ -230,3 +230,69 @@ func TestShardOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsRecount: split 2, 3 or 4 ways with the state cache on, each
+// shard on one worker records what it searched, and Recount over the
+// records counts exactly the whole search's complete and cut runs, though
+// the shards, each with a cache of its own, ran more between them (in
+// one case at least: else the test would show nothing).
+func TestShardsRecount(t *testing.T) {
+	ranMore := false
+	models := shardModels()
+	void := *models["lock and noise"]
+	void.voidEvery = 7 // runs run again: what they recorded is forgotten
+	models["lock and noise, void runs"] = &void
+	for name, m := range models {
+		o := search.Options[move]{Sleep: true, Cache: true}
+		whole := searchShard(t, m, 1, o, search.Shard{})
+		for _, n := range []int{2, 3, 4} {
+			var parts []*search.Explored[move]
+			ran := 0
+			for i := range n {
+				r := searchShard(t, m, 1, o, search.Shard{Index: i, Count: n})
+				if r.res.Explored == nil {
+					t.Fatalf("%s, shard %d/%d: no record", name, i, n)
+				}
+				parts = append(parts, r.res.Explored)
+				ran += r.res.Schedules
+			}
+			st, err := search.Recount(parts)
+			if err != nil || st.Schedules != whole.res.Schedules || st.Pruned != whole.res.Pruned {
+				t.Errorf("%s, %d shards: recounted %d schedules (+%d cut), %v; the whole "+
+					"search %d (+%d)", name, n, st.Schedules, st.Pruned, err,
+					whole.res.Schedules, whole.res.Pruned)
+			}
+			t.Logf("%s, %d shards: the whole search %d schedules (+%d cut), the shards ran %d",
+				name, n, whole.res.Schedules, whole.res.Pruned, ran)
+			ranMore = ranMore || ran > whole.res.Schedules
+			slices.Reverse(parts) // the order of the parts given does not matter
+			if again, err := search.Recount(parts); err != nil || again.Schedules != st.Schedules {
+				t.Errorf("%s, %d shards, reversed: %d schedules, %v", name, n, again.Schedules, err)
+			}
+		}
+	}
+	if !ranMore {
+		t.Error("no split made the shards run more schedules than the whole search")
+	}
+}
+
+// TestShardRecordOnlyWhereExact: a shard keeps no record where its
+// search is not the whole search's, part for part: on several workers
+// (they share a cache in the order they get to it), or without the state
+// cache (the counts add up without one).
+func TestShardRecordOnlyWhereExact(t *testing.T) {
+	m := shardModels()["counter"]
+	for _, tc := range []struct {
+		o       search.Options[move]
+		workers int
+	}{
+		{search.Options[move]{Sleep: true, Cache: true}, 2},
+		{search.Options[move]{Sleep: true}, 1},
+	} {
+		r := searchShard(t, m, tc.workers, tc.o, search.Shard{Index: 0, Count: 2})
+		if r.res.Explored != nil {
+			t.Errorf("%+v on %d workers: a record of %d nodes", tc.o, tc.workers,
+				r.res.Explored.Nodes)
+		}
+	}
+}

@@ -172,10 +172,17 @@ func writeShard(b *bytes.Buffer, r *sched.Result) {
 			"this part's; simulate explore -merge combines the %d shards' JSON results",
 			s.Index, s.Count, s.Subtrees, s.Depth, s.Runs, s.Count, s.Index, s.Count))
 	}
-	if r.MergedShards > 0 {
+	switch {
+	case r.MergedShards > 0 && r.WholeCount:
+		writeLine(b, fmt.Sprintf("merged: the results of %d shards of one search; the "+
+			"counts are the whole search's, recounted over what the shards explored (they "+
+			"ran %d schedules, +%d cut, a state two shards reached being searched by both); "+
+			"time: the longest shard's", r.MergedShards, r.ShardSchedules, r.ShardPruned))
+	case r.MergedShards > 0:
 		writeLine(b, fmt.Sprintf("merged: the results of %d shards of one search, their "+
-			"schedules summed (a state two shards reached was searched by both); time: the "+
-			"longest shard's", r.MergedShards))
+			"schedules summed (a state two shards reached was searched by both: the whole "+
+			"search's count is recounted only from shards run exhaustively with -workers 1 "+
+			"and the state cache); time: the longest shard's", r.MergedShards))
 	}
 }
 

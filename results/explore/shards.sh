@@ -3,14 +3,20 @@
 # search: the whole search in one process, then its N shards
 # (-shard i/N) as N processes at once, each with its own private
 # redis-server, then simulate explore -merge of their JSON results. All
-# with -workers 1, whose counts repeat run after run.
-#   1. recipe 6's fix, 3 clients, 4 shards: no violation, exhaustive;
-#   2. recipe 6 as published (flawed), 3 clients, 2 shards: its violation;
+# with -workers 1, whose counts repeat run after run, and with which each
+# shard records what it explored, so that -merge recounts the whole
+# search's schedules (whole_count) beside what the shards ran
+# (shard_schedules, shard_pruned).
+#   1. recipe 6's fix, 3 clients, 4 shards: no violation, exhaustive, the
+#      whole search's counts;
+#   2. recipe 6 as published (flawed), 3 clients, 2 shards: its violation,
+#      reproduced, exit 1;
 #   3. recipe 2's fix under crashes with -no-reduction (no sleep sets, no
-#      state cache), 4 shards: the shards' counts add up to the whole's
-#      exactly, as they must without the cache.
+#      state cache), 4 shards: no record; the shards' counts add up to the
+#      whole's exactly, as they must without the cache.
 # Each line: the command, its exit status, the wall time, the load
-# (uptime) when it started, and what it reports. A set of shards' line
+# (uptime) when it started, the size of its JSON result, and what it
+# reports (for a shard, the nodes of its record). A set of shards' line
 # gives the wall time from the first start to the last end.
 # Usage: results/explore/shards.sh SIMULATE >results/explore/shards.txt
 set -u
@@ -21,10 +27,11 @@ echo "# $(uname -sr), $(nproc) cores, $($sim version)"
 summary='{schedules, pruned, exhaustive, coverage, elapsed_s,
 	violations: [.violations[] | {property, reproduced, steps: (.actions | length)}],
 	shard: (.shard | if . then "\(.index)/\(.count), split at \(.split_depth): \(.subtrees) subtrees, \(.runs) runs" else null end),
-	merged_shards}'
+	explored_nodes: .shard.explored.nodes,
+	merged_shards, whole_count, shard_schedules, shard_pruned}'
 line() { # line NAME RC START END LOAD FILE
-	printf '%s\n  exit %s, %s s, load %s: %s\n' "$1" "$2" "$(($4 - $3))" "$5" \
-		"$(jq -c "$summary" "$6" 2>/dev/null || echo "no JSON")"
+	printf '%s\n  exit %s, %s s, load %s, %s bytes: %s\n' "$1" "$2" "$(($4 - $3))" "$5" \
+		"$(wc -c <"$6")" "$(jq -c "$summary" "$6" 2>/dev/null || echo "no JSON")"
 }
 whole() { # whole NAME ARGS...
 	name=$1
