@@ -13,7 +13,8 @@ import (
 // walks and prints the whole stack: on the path of every command that
 // cost a fifth of a search's processor time. So the id is read where the
 // runtime keeps it, in the goroutine's own record (its g), found through
-// the g register on the platforms that have one (getg, in assembly). The
+// the pointer each thread keeps to its goroutine (getg, in assembly, on
+// amd64 and arm64). The
 // field's place in the record is not assumed: it is found once, by
 // reading the ids of a few fresh goroutines from their stack traces and
 // keeping the one offset that holds each of them (findGoidOffset). Where the
@@ -23,8 +24,8 @@ import (
 // (ancestry.go).
 
 // gScan is how far into a goroutine's record the id is looked for: the
-// record is far longer, and its id comes within its first 160 bytes on
-// every Go release so far.
+// record is far longer, and with Go 1.26 on a 64-bit platform the id
+// lies 152 bytes in.
 const gScan = 256
 
 // goidOffset is where in a goroutine's record its id lies, or -1 when
