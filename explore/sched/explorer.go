@@ -42,6 +42,8 @@ type Explorer struct {
 	// prepared is, for a target whose Prepare is PrepareOnce, the keys it
 	// wrote as SnapshotScript gives them, once it has run.
 	prepared []any
+	// unkept is set when the server could not keep the set-up's keys.
+	unkept bool
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
@@ -214,11 +216,14 @@ func (e *Explorer) reset(ctx context.Context) error {
 	if err := e.target.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
 		return fmt.Errorf("explore: setting up the target: %w", err)
 	}
-	if e.target.PrepareOnce {
+	if e.target.PrepareOnce && !e.unkept {
 		kept, err := plumbing.SnapshotScript.Run(ctx, e.Redis, nil,
 			NamespacePattern(e.KeyPrefix)).StringSlice()
 		if err != nil {
-			return fmt.Errorf("explore: keeping the target's set-up: %w", err)
+			// A server on which the snapshot fails: Prepare runs
+			// before every schedule, as for any other target.
+			e.unkept = true
+			return nil
 		}
 		e.prepared = make([]any, 0, len(kept))
 		for _, k := range kept {
