@@ -49,9 +49,25 @@ local out = {t[1], t[2], tostring(shortest), unsteady}
 for _, k in ipairs(gone) do out[#out + 1] = k end
 return out`)
 
-// ResetScript deletes every key matching ARGV[1], and returns the
-// server's time (µs).
+// ResetScript deletes every key matching ARGV[1], then restores the keys
+// given after it, each as three arguments: its name, its time to live
+// (ms, 0 for none) and its value as DUMP gave it (SnapshotScript); it
+// returns the server's time (µs).
 var ResetScript = redis.NewScript(`
 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end
+for i = 2, #ARGV, 3 do redis.call('RESTORE', ARGV[i], ARGV[i + 1], ARGV[i + 2]) end
 local t = redis.call('TIME')
 return tonumber(t[1]) * 1000000 + tonumber(t[2])`)
+
+// SnapshotScript returns every key matching ARGV[1] as ResetScript takes
+// it back: its name, its time to live (ms, 0 for none) and its DUMP.
+var SnapshotScript = redis.NewScript(`
+local out = {}
+for _, k in ipairs(redis.call('KEYS', ARGV[1])) do
+	local ttl = redis.call('PTTL', k)
+	if ttl < 0 then ttl = 0 end
+	out[#out + 1] = k
+	out[#out + 1] = tostring(ttl)
+	out[#out + 1] = redis.call('DUMP', k)
+end
+return out`)

@@ -17,28 +17,26 @@ import (
 // client (one started before the schedule, or a worker fed by a channel)
 // stays outside: its commands end the search with ErrOutside.
 
-// self is a goroutine as its own stack names it: its id, and its
-// creator's (0: none named, as for the main goroutine).
+// self is a goroutine: its id, and its creator's (0: none named, as for
+// the main goroutine, or not read yet).
 type self struct{ id, parent uint64 }
 
-// whoAmI is the calling goroutine's id and creator.
-func whoAmI() self {
+// whoAmI is the calling goroutine, its creator not read: that takes its
+// whole stack trace (ownCreator), which World.gnum reads only for a
+// goroutine it does not know yet.
+func whoAmI() self { return self{id: goid()} }
+
+// ownCreator is the id of the calling goroutine's creator, from its stack
+// trace (0: none named).
+func ownCreator() uint64 {
 	buf := make([]byte, 4<<10)
 	for {
 		n := runtime.Stack(buf, false)
 		if n < len(buf) {
-			buf = buf[:n]
-			break
+			return creatorIn(buf[:n])
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	var s self
-	head := bytes.TrimPrefix(buf, []byte("goroutine "))
-	if i := bytes.IndexByte(head, ' '); i >= 0 {
-		s.id, _ = strconv.ParseUint(string(head[:i]), 10, 64)
-	}
-	s.parent = creatorIn(buf)
-	return s
 }
 
 // creatorIn is the id of the goroutine that the traceback text names as
@@ -61,12 +59,15 @@ func creatorIn(text []byte) uint64 {
 }
 
 // gnum is the number among its client's goroutines of the goroutine s,
-// -1 for one that descends from no client. A goroutine seen for the
-// first time whose creators lead to a client's is adopted as that
-// client's next goroutine. w.Mu is held.
+// the caller (whoAmI), -1 for one that descends from no client. A
+// goroutine seen for the first time whose creators lead to a client's is
+// adopted as that client's next goroutine. w.Mu is held.
 func (w *World) gnum(s self) int {
 	if g, ok := w.goroutines[s.id]; ok {
 		return g.n
+	}
+	if s.parent == 0 {
+		s.parent = ownCreator()
 	}
 	if s.parent != 0 {
 		w.parents[s.id] = s.parent

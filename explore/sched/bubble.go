@@ -138,7 +138,7 @@ func (w *World) startBubble(run func(f func()), clients func(ctx context.Context
 			b.cancel = cancel
 			b.mu.Unlock()
 			start := time.Now()
-			me := whoAmI().id
+			me := goid()
 			b.mu.Lock()
 			b.agentID = me
 			b.id = dumpGoroutines()[me].bubble

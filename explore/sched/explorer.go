@@ -44,6 +44,11 @@ type Explorer struct {
 	KeyPrefix string // the namespace of the target's keys (Prefix)
 	epoch     time.Time
 	resetAt   int64 // the server's time of the last reset, µs
+	// prepared is, for a target whose Prepare is PrepareOnce, the keys it
+	// wrote as SnapshotScript gives them, once it has run.
+	prepared []any
+	// unkept is set when the server could not keep the set-up's keys.
+	unkept bool
 	// nodeResetAt is, for a target of several nodes, each node's server
 	// time at the last reset, µs.
 	nodeResetAt []int64
@@ -220,10 +225,13 @@ func (e *Explorer) Resource(ctx context.Context) (string, error) {
 func (e *Explorer) Prefix() string { return e.KeyPrefix }
 
 // reset deletes the namespace's keys, so that each schedule starts from
-// the same empty state, and starts the virtual clock afresh.
+// the same empty state, and starts the virtual clock afresh. A target's
+// Prepare sets up the state each schedule starts from; one that is
+// PrepareOnce runs once, and its keys are restored in the reset after.
 func (e *Explorer) reset(ctx context.Context) error {
 	e.epoch = virtualEpoch
-	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, NamespacePattern(e.KeyPrefix)).Int64()
+	args := append([]any{NamespacePattern(e.KeyPrefix)}, e.prepared...)
+	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, args...).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
@@ -231,9 +239,24 @@ func (e *Explorer) reset(ctx context.Context) error {
 	if err := e.resetNodes(ctx); err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
-	if e.target.Prepare != nil {
-		if err := e.target.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
-			return fmt.Errorf("explore: setting up the target: %w", err)
+	if e.target.Prepare == nil || e.prepared != nil {
+		return nil
+	}
+	if err := e.target.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
+		return fmt.Errorf("explore: setting up the target: %w", err)
+	}
+	if e.target.PrepareOnce && !e.unkept {
+		kept, err := plumbing.SnapshotScript.Run(ctx, e.Redis, nil,
+			NamespacePattern(e.KeyPrefix)).StringSlice()
+		if err != nil {
+			// A server on which the snapshot fails: Prepare runs
+			// before every schedule, as for any other target.
+			e.unkept = true
+			return nil
+		}
+		e.prepared = make([]any, 0, len(kept))
+		for _, k := range kept {
+			e.prepared = append(e.prepared, k)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"maps"
 	"slices"
 	"strings"
@@ -60,11 +61,9 @@ func renamer(names map[string]string) *strings.Replacer {
 	}
 	var pairs []string
 	for _, o := range olds {
-		n := names[o]
-		pairs = append(
-			pairs, "\x01"+o+"\x02", "\x01"+n+"\x02", "<"+o+"#", "<"+n+"#", OwnerName(o),
-			OwnerName(n),
-		)
+		for form := range mentionForms {
+			pairs = append(pairs, mentionForm(o, form), mentionForm(names[o], form))
+		}
 	}
 	r := strings.NewReplacer(pairs...)
 	renamers.Store(id.String(), r)
@@ -82,19 +81,140 @@ func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[str
 	for _, c := range w.Clients {
 		names = append(names, c.Name)
 	}
+	cut := st.cut(names)
 	var best search.Fingerprint
 	var bestNames map[string]string
+	var buf []byte
 	for i, perm := range permutations(names) {
 		m := map[string]string{}
 		for i, n := range names {
 			m[n] = perm[i]
 		}
-		fp := st.hash(m, renamer(m))
+		buf = cut.renamed(buf[:0], m)
+		fp := search.Fingerprint(sha256.Sum256(buf))
 		if i == 0 || bytes.Compare(fp[:], best[:]) < 0 {
 			best, bestNames = fp, m
 		}
 	}
 	return best, bestNames, true
+}
+
+// cutState is the text of a state cut at each mention of a client in
+// the forms renamer rewrites, so that each renaming is written out
+// without searching the text again: what renamer would make of it, byte
+// for byte.
+type cutState struct {
+	head    string
+	clients []cutClient
+	rest    []mention
+}
+
+type cutClient struct {
+	name string
+	text []mention
+}
+
+// mention is a piece of a state's text: lit, then, when client is not
+// "", the client's name written in form (appendMention).
+type mention struct {
+	lit    string
+	client string
+	form   int
+}
+
+// mentionForms is how many forms of a client's name renamer rewrites
+// (appendMention).
+const mentionForms = 3
+
+// appendMention appends client's name written in form: 0 marked
+// ("\x01A\x02", stateText), 1 in a token ("<A#", replaceTokens), 2 as an
+// owner (OwnerName).
+func appendMention(buf []byte, client string, form int) []byte {
+	switch form {
+	case 0:
+		buf = append(append(append(buf, '\x01'), client...), '\x02')
+	case 1:
+		buf = append(append(append(buf, '<'), client...), '#')
+	case 2:
+		buf = append(buf, OwnerName(client)...)
+	}
+	return buf
+}
+
+// mentionForm is client's name written in form (appendMention).
+func mentionForm(client string, form int) string {
+	return string(appendMention(nil, client, form))
+}
+
+// cut cuts st at the mentions of the clients names.
+func (st stateText) cut(names []string) cutState {
+	type pattern struct {
+		text, client string
+		form         int
+	}
+	var pats []pattern
+	starts := ""
+	for _, n := range names {
+		for form := range mentionForms {
+			text := mentionForm(n, form)
+			pats = append(pats, pattern{text, n, form})
+			if !strings.Contains(starts, text[:1]) {
+				starts += text[:1]
+			}
+		}
+	}
+	cutText := func(text string) []mention {
+		var out []mention
+		from := 0
+		for i := 0; i < len(text); {
+			j := strings.IndexAny(text[i:], starts)
+			if j < 0 {
+				break
+			}
+			i += j
+			matched := false
+			for _, p := range pats {
+				if strings.HasPrefix(text[i:], p.text) {
+					out = append(out, mention{lit: text[from:i], client: p.client, form: p.form})
+					i += len(p.text)
+					from, matched = i, true
+					break
+				}
+			}
+			if !matched {
+				i++
+			}
+		}
+		return append(out, mention{lit: text[from:], form: -1})
+	}
+	c := cutState{head: st.head, rest: cutText(st.rest)}
+	for _, ct := range st.clients {
+		c.clients = append(c.clients, cutClient{name: ct.name, text: cutText(ct.text)})
+	}
+	return c
+}
+
+// renamed appends to buf the state's text with its clients renamed by
+// names, each client's part in the order of its new name.
+func (c cutState) renamed(buf []byte, names map[string]string) []byte {
+	buf = append(buf, c.head...)
+	cs := slices.Clone(c.clients)
+	slices.SortStableFunc(
+		cs, func(a, b cutClient) int { return strings.Compare(names[a.name], names[b.name]) },
+	)
+	write := func(ms []mention) {
+		for _, m := range ms {
+			buf = append(buf, m.lit...)
+			if m.client != "" {
+				buf = appendMention(buf, names[m.client], m.form)
+			}
+		}
+	}
+	for _, ct := range cs {
+		write(ct.text)
+	}
+	write(c.rest)
+	return buf
 }
 
 // permutations lists every order of xs.

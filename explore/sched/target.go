@@ -237,6 +237,12 @@ type Target struct {
 	Prepare func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 	Run     func(ctx context.Context, c *ClientState, m Model) error
 	End     func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
+	// PrepareOnce says that Prepare does nothing but write keys of the
+	// namespace, the same ones every time: it runs before the first
+	// schedule only, and the keys it wrote are restored (DUMP, RESTORE)
+	// before every other, in the one round trip that resets the
+	// namespace.
+	PrepareOnce bool
 	// Resource describes the protected resource as it stands, for a
 	// workload of its own.
 	Resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)

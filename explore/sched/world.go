@@ -1,15 +1,12 @@
 package sched
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -316,7 +313,7 @@ func (s *slot) get() *ClientState {
 // track counts the calling goroutine as c's goroutine number n: the
 // scheduler waits for it, and holds its commands.
 func (w *World) track(c *ClientState, n int) {
-	id := whoAmI().id
+	id := goid()
 	w.Mu.Lock()
 	w.goroutines[id] = gref{c: c, n: n}
 	w.Mu.Unlock()
@@ -325,18 +322,6 @@ func (w *World) track(c *ClientState, n int) {
 // note adds an entry about goroutine g to c's log. w.Mu is held.
 func (w *World) note(c *ClientState, g int, s string) {
 	c.log = append(c.log, logEntry{g: g, s: s})
-}
-
-// goid is the calling goroutine's id, as its stack trace shows it.
-func goid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i >= 0 {
-		b = b[:i]
-	}
-	n, _ := strconv.ParseUint(string(b), 10, 64)
-	return n
 }
 
 // fail ends the schedule with err (the first one given wins). w.Mu is
@@ -803,7 +788,7 @@ func (w *World) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 	if !ok {
 		return key, false
 	}
-	return st.hash(nil, nil), true
+	return st.hash(), true
 }
 
 // stateText is the text of a state (fingerprint), each client's part
@@ -885,31 +870,17 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	return st, true
 }
 
-// hash is the fingerprint of the state with the clients renamed by names
-// (nil: as they are), rn rewriting the text alike (symmetry.go).
-func (st stateText) hash(names map[string]string, rn *strings.Replacer) (key search.Fingerprint) {
-	h := sha256.New()
-	io.WriteString(h, st.head)
-	cs := st.clients
-	if names != nil {
-		cs = slices.Clone(cs)
-		slices.SortStableFunc(
-			cs,
-			func(a, b clientText) int { return strings.Compare(names[a.name], names[b.name]) },
-		)
+// hash is the fingerprint of the state: of its text, the clients' parts
+// in order.
+func (st stateText) hash() search.Fingerprint {
+	n := len(st.head) + len(st.rest)
+	for _, c := range st.clients {
+		n += len(c.text)
 	}
-	for _, c := range cs {
-		if rn != nil {
-			rn.WriteString(h, c.text)
-		} else {
-			io.WriteString(h, c.text)
-		}
+	buf := make([]byte, 0, n)
+	buf = append(buf, st.head...)
+	for _, c := range st.clients {
+		buf = append(buf, c.text...)
 	}
-	if rn != nil {
-		rn.WriteString(h, st.rest)
-	} else {
-		io.WriteString(h, st.rest)
-	}
-	copy(key[:], h.Sum(nil))
-	return key
+	return sha256.Sum256(append(buf, st.rest...))
 }

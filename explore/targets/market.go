@@ -57,7 +57,7 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 		t.Checks = []string{sched.MutualExclusion, sched.Resource}
 		t.InferHolds = true
 	}
-	t.Prepare = setupMarket
+	t.Prepare, t.PrepareOnce = setupMarket, true
 	t.Run = func(ctx context.Context, c *sched.ClientState, m sched.Model) error {
 		return tradeInMarket(ctx, c, m, s, fencing)
 	}

@@ -67,3 +67,41 @@ func TestStrategyUnknown(t *testing.T) {
 		t.Error("Strategy(nope): no error")
 	}
 }
+
+// TestMarketSetUpOnce checks that the market, set up once and restored
+// (Target.PrepareOnce) before every other schedule, is searched as when
+// it is set up before each: the same schedules, the same cuts, the same
+// verdict, with the fine lock unfenced (broken) and fenced (kept).
+func TestMarketSetUpOnce(t *testing.T) {
+	b := redistest.Real(t)
+	m := sched.DefaultModel()
+	m.FaultKinds = []string{sched.FaultPauseLong}
+	m.Clients = 2
+	m.Ticks = 1
+	for _, fencing := range []bool{false, true} {
+		tg, err := targets.Strategy(market.Fine, fencing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tg.PrepareOnce {
+			t.Fatalf("%s: set up before every schedule", tg.Name)
+		}
+		t.Run(tg.Name, func(t *testing.T) {
+			once, brokenOnce := search(t, b.Client, tg, m, sched.Options{Workers: 1})
+			each := *tg
+			each.PrepareOnce = false
+			every, brokenEvery := search(t, b.Client, &each, m, sched.Options{Workers: 1})
+			if once.Schedules != every.Schedules || once.Pruned != every.Pruned ||
+				once.Exhaustive != every.Exhaustive || !slices.Equal(brokenOnce, brokenEvery) {
+				t.Errorf("set up once: %d schedules (+%d cut), exhaustive %v, broken %v; "+
+					"before each: %d (+%d), %v, %v", once.Schedules, once.Pruned,
+					once.Exhaustive, brokenOnce, every.Schedules, every.Pruned, every.Exhaustive,
+					brokenEvery)
+			}
+			if want := !fencing; (len(brokenOnce) > 0) != want || !once.Exhaustive {
+				t.Errorf("broken %v, exhaustive %v: want broken %v, exhaustively", brokenOnce,
+					once.Exhaustive, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package sched
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"unsafe"
+)
+
+// Which goroutine calls. Every command a client sends, and every reading
+// of its clock, asks which goroutine it comes from (World.gnum). The
+// runtime names a goroutine only in its stack trace, and runtime.Stack
+// walks and prints the whole stack: on the path of every command that
+// cost a fifth of a search's processor time. So the id is read where the
+// runtime keeps it, in the goroutine's own record (its g), found through
+// the pointer each thread keeps to its goroutine (getg, in assembly, on
+// amd64 and arm64). The
+// field's place in the record is not assumed: it is found once, by
+// reading the ids of a few fresh goroutines from their stack traces and
+// keeping the one offset that holds each of them (findGoidOffset). Where the
+// platform has no getg, or no single offset fits, every read falls back
+// to the stack trace. The creator of a goroutine, needed only the first
+// time the explorer meets it, is always read from the stack trace
+// (ancestry.go).
+
+// gScan is how far into a goroutine's record the id is looked for: the
+// record is far longer, and with Go 1.26 on a 64-bit platform the id
+// lies 152 bytes in.
+const gScan = 256
+
+// goidOffset is where in a goroutine's record its id lies, or -1 when
+// the id must be read from the stack trace.
+var goidOffset = findGoidOffset()
+
+// goid is the calling goroutine's id.
+func goid() uint64 {
+	if off := goidOffset; off >= 0 {
+		return *(*uint64)(unsafe.Add(getg(), off))
+	}
+	return stackGoid()
+}
+
+// stackGoid is the calling goroutine's id, as its stack trace shows it.
+func stackGoid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i >= 0 {
+		b = b[:i]
+	}
+	n, _ := strconv.ParseUint(string(b), 10, 64)
+	return n
+}
+
+// findGoidOffset is the one offset of a goroutine's record, within
+// gScan, that holds the id of each of a few fresh goroutines; -1 when
+// getg is missing or the offsets that fit are not exactly one.
+func findGoidOffset() int {
+	if getg() == nil {
+		return -1
+	}
+	var fits []int
+	for try := range 4 {
+		ch := make(chan []int)
+		go func() {
+			id, g := stackGoid(), getg()
+			var offs []int
+			for off := 0; off < gScan; off += 8 {
+				if *(*uint64)(unsafe.Add(g, off)) == id {
+					offs = append(offs, off)
+				}
+			}
+			ch <- offs
+		}()
+		offs := <-ch
+		if try == 0 {
+			fits = offs
+			continue
+		}
+		var both []int
+		for _, o := range fits {
+			for _, p := range offs {
+				if o == p {
+					both = append(both, o)
+				}
+			}
+		}
+		fits = both
+	}
+	if len(fits) != 1 {
+		return -1
+	}
+	return fits[0]
+}
