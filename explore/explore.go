@@ -121,15 +121,17 @@ type Fault = sched.Fault
 
 // The kinds of fault. A pause's length is counted against Options.TTL.
 const (
-	// PauseShort pauses a client for half a lease, then lets it go on.
-	PauseShort = sched.FaultPauseShort
-	// PauseLong pauses a client for a lease and a half: a lease it holds
-	// runs out meanwhile.
-	PauseLong = sched.FaultPauseLong
-	// PauseForever pauses a client for good: alive, it never runs again.
-	PauseForever = sched.FaultPauseForever
-	// Crash ends a client: its pending command is never sent.
-	Crash = sched.FaultCrash
+	// PauseShort ("pause-short") pauses a client for half a lease, then
+	// lets it go on.
+	PauseShort Fault = sched.FaultPauseShort
+	// PauseLong ("pause-long") pauses a client for a lease and a half: a
+	// lease it holds runs out meanwhile.
+	PauseLong Fault = sched.FaultPauseLong
+	// PauseForever ("pause-forever") pauses a client for good: alive, it
+	// never runs again.
+	PauseForever Fault = sched.FaultPauseForever
+	// Crash ("crash") ends a client: its pending command is never sent.
+	Crash Fault = sched.FaultCrash
 )
 
 // Options bound a search. The zero value searches every schedule of the
