@@ -115,20 +115,23 @@ const (
 	PCT Mode = "pct"
 )
 
-// A Fault is a kind of fault a search may inject into a schedule.
-type Fault string
+// A Fault is a kind of fault a search may inject into a schedule: the
+// engine's kind, spelled as -faults spells it ("pause-short", "crash").
+type Fault = sched.Fault
 
 // The kinds of fault. A pause's length is counted against Options.TTL.
 const (
-	// PauseShort pauses a client for half a lease, then lets it go on.
-	PauseShort Fault = "pause-short"
-	// PauseLong pauses a client for a lease and a half: a lease it holds
-	// runs out meanwhile.
-	PauseLong Fault = "pause-long"
-	// PauseForever pauses a client for good: alive, it never runs again.
-	PauseForever Fault = "pause-forever"
-	// Crash ends a client: its pending command is never sent.
-	Crash Fault = "crash"
+	// PauseShort ("pause-short") pauses a client for half a lease, then
+	// lets it go on.
+	PauseShort Fault = sched.FaultPauseShort
+	// PauseLong ("pause-long") pauses a client for a lease and a half: a
+	// lease it holds runs out meanwhile.
+	PauseLong Fault = sched.FaultPauseLong
+	// PauseForever ("pause-forever") pauses a client for good: alive, it
+	// never runs again.
+	PauseForever Fault = sched.FaultPauseForever
+	// Crash ("crash") ends a client: its pending command is never sent.
+	Crash Fault = sched.FaultCrash
 )
 
 // Options bound a search. The zero value searches every schedule of the
@@ -360,8 +363,8 @@ func faults(m *sched.Model, o Options) error {
 			return fmt.Errorf("fault kind %q: want %s, %s, %s or %s",
 				k, PauseShort, PauseLong, PauseForever, Crash)
 		}
-		if !slices.Contains(m.FaultKinds, string(k)) {
-			m.FaultKinds = append(m.FaultKinds, string(k))
+		if !slices.Contains(m.FaultKinds, k) {
+			m.FaultKinds = append(m.FaultKinds, k)
 		}
 	}
 	return nil

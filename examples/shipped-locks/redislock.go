@@ -71,3 +71,38 @@ func Watchdog(name string, renewals *atomic.Int64) *explore.Target {
 		Check: lostUpdate,
 	}
 }
+
+// Retrying is bsm/redislock's Obtain with the retry strategy its
+// documentation shows, every 100 ms up to three times
+// (LimitRetry(LinearBackoff(100ms), 3)): the library waits on a
+// time.Ticker between tries and under a context deadline of one lease
+// that it sets itself. The lease is the explorer's; the section is the
+// unfenced work, then Release.
+func Retrying(name string) *explore.Target {
+	return &explore.Target{
+		Name:    name,
+		Clients: 2,
+		Client: func(ctx context.Context, c *explore.Client) error {
+			opts := &redislock.Options{
+				RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(100*time.Millisecond), 3),
+			}
+			lk, err := redislock.New(c.Redis()).Obtain(ctx, c.Key("lock:job"), c.Lease(), opts)
+			if errors.Is(err, redislock.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			c.Holding(c.Lease())
+			if err := work(ctx, c); err != nil {
+				return err
+			}
+			c.Released()
+			if err := lk.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
+				return err
+			}
+			return nil
+		},
+		Check: lostUpdate,
+	}
+}

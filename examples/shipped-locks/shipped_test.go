@@ -199,3 +199,27 @@ func TestOutsideRefused(t *testing.T) {
 		t.Errorf("%q does not name the command", err)
 	}
 }
+
+// TestRedislockRetry: bsm/redislock's own retry loop, on a ticker under
+// a deadline it sets, runs on the virtual clock: its tries are counted
+// as timers fired, and the lost update is found. With -short the search
+// stops there; else it runs until done or 150 s.
+func TestRedislockRetry(t *testing.T) {
+	rdb := exploretest.Redis(t)
+	o := explore.Options{Workers: 1, Budget: 150 * time.Second}
+	if testing.Short() {
+		o.Stop = []explore.Property{explore.Resource}
+	}
+	start := time.Now()
+	res, err := exploretest.Explore(t, rdb, Retrying("redislock, LinearBackoff retries"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lostUpdateFound(t, res)
+	if res.TimersFired == 0 {
+		t.Errorf("%d schedules, no timer fired: the retries were not explored", res.Schedules)
+	}
+	t.Logf("%v: %d schedules, exhaustive %v, %d timers fired, %d diverged",
+		time.Since(start).Round(time.Second), res.Schedules, res.Exhaustive, res.TimersFired,
+		res.Diverged)
+}

@@ -14,7 +14,7 @@ import (
 // fault is one entry of faults.
 type fault struct {
 	// name is the fault's name in Model.FaultKinds and -faults.
-	name string
+	name Fault
 	// node is set for a fault that strikes a node of a target of several
 	// (Redlock), not a client.
 	node bool
@@ -79,12 +79,12 @@ func init() {
 		},
 	}
 	for _, f := range faults {
-		faultNames = append(faultNames, f.name)
+		faultNames = append(faultNames, string(f.name))
 	}
 }
 
 // pauseFault is a pause of a client for length (by the model).
-func pauseFault(name, length string, pause func(Model) time.Duration) fault {
+func pauseFault(name Fault, length string, pause func(Model) time.Duration) fault {
 	return fault{
 		name:    name,
 		action:  func(c string) Action { return Action{Kind: Pause, Client: c, Length: length} },
@@ -166,7 +166,7 @@ func faultOf(a Action) *fault {
 }
 
 // faultNamed is the fault of that name, or nil.
-func faultNamed(name string) *fault {
+func faultNamed(name Fault) *fault {
 	for i := range faults {
 		if faults[i].name == name {
 			return &faults[i]
@@ -210,7 +210,7 @@ func (m Model) PauseLength(length string) (d time.Duration, ok bool) {
 }
 
 // isNodeFault reports whether the named fault strikes a node.
-func isNodeFault(name string) bool {
+func isNodeFault(name Fault) bool {
 	f := faultNamed(name)
 	return f != nil && f.node
 }
@@ -220,7 +220,7 @@ func nodeFaultNames() string {
 	var out []string
 	for _, f := range faults {
 		if f.node {
-			out = append(out, f.name)
+			out = append(out, string(f.name))
 		}
 	}
 	return strings.Join(out, " and ")
@@ -234,11 +234,20 @@ var faultNames = []string{"pause"}
 // for the three pauses; the slice is the caller's.
 func FaultNames() []string { return slices.Clone(faultNames) }
 
+// JoinFaults joins the kinds' names with sep between them.
+func JoinFaults(fs []Fault, sep string) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	return strings.Join(names, sep)
+}
+
 // ParseFaults reads a comma-separated list of fault kinds ("pause" is
 // short, long and forever; "none" or "" is none).
-func ParseFaults(s string) ([]string, error) {
-	var out []string
-	add := func(f string) {
+func ParseFaults(s string) ([]Fault, error) {
+	var out []Fault
+	add := func(f Fault) {
 		if !slices.Contains(out, f) {
 			out = append(out, f)
 		}
@@ -252,8 +261,8 @@ func ParseFaults(s string) ([]string, error) {
 					add(g.name)
 				}
 			}
-		case faultNamed(f) != nil:
-			add(f)
+		case faultNamed(Fault(f)) != nil:
+			add(Fault(f))
 		default:
 			return nil, fmt.Errorf(
 				"unknown fault %q (known: %s)", f, strings.Join(faultNames, ", "),

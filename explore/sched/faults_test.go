@@ -12,7 +12,8 @@ import (
 // action's JSON, its description, and what it commutes with.
 func TestFaultTable(t *testing.T) {
 	for _, tc := range []struct {
-		name, json, text string
+		name       Fault
+		json, text string
 	}{
 		{FaultPauseShort, `{"kind":"pause","client":"A","length":"short"}`, "A paused (short)"},
 		{FaultPauseLong, `{"kind":"pause","client":"A","length":"long"}`, "A paused (long)"},
@@ -43,17 +44,17 @@ func TestFaultTable(t *testing.T) {
 		if a.String() != tc.text {
 			t.Errorf("%s: %q, want %q", tc.name, a.String(), tc.text)
 		}
-		if !slices.Contains(FaultNames(), tc.name) {
+		if !slices.Contains(FaultNames(), string(tc.name)) {
 			t.Errorf("%s: not in FaultNames() %v", tc.name, FaultNames())
 		}
-		if got, err := ParseFaults(tc.name); err != nil || !slices.Equal(got, []string{tc.name}) {
+		if got, err := ParseFaults(string(tc.name)); err != nil || !slices.Equal(got, []Fault{tc.name}) {
 			t.Errorf("ParseFaults(%q) = %v, %v", tc.name, got, err)
 		}
 	}
 	if got, err := ParseFaults(" pause, crash,pause-short,none"); err != nil ||
 		!slices.Equal(
 			got,
-			[]string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
+			[]Fault{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
 		) {
 		t.Errorf("pause and crash: %v, %v", got, err)
 	}

@@ -26,10 +26,10 @@ import (
 const (
 	// FaultNodeRestart lets a node restart empty, as a node without
 	// persistence does: every key it held is lost.
-	FaultNodeRestart = "node-restart"
+	FaultNodeRestart Fault = "node-restart"
 	// FaultClockJump lets a node's clock jump forward by Model.Jump: its
 	// leases shorten by as much, while the clients' clock does not move.
-	FaultClockJump = "clock-jump"
+	FaultClockJump Fault = "clock-jump"
 )
 
 // The kinds of Action that strike a node.

@@ -211,22 +211,22 @@ type resultJSON struct {
 
 // modelJSON is Model's JSON.
 type modelJSON struct {
-	Clients    int      `json:"clients"`
-	Nodes      int      `json:"nodes,omitempty"`
-	Iterations int      `json:"iterations"`
-	Attempts   int      `json:"attempts"`
-	Faults     int      `json:"faults_per_schedule"`
-	Ticks      int      `json:"ticks_per_schedule"`
-	Steps      int      `json:"steps_per_client"`
-	FaultKinds []string `json:"faults"`
-	JumpMS     int64    `json:"clock_jump_ms,omitempty"`
-	TTLMS      int64    `json:"ttl_ms"`
-	TTLsMS     []int64  `json:"ttls_ms,omitempty"`
-	RenewMS    int64    `json:"renew_every_ms,omitempty"`
-	RetryMS    int64    `json:"retry_ms"`
-	MaxDelayMS int64    `json:"max_delay_ms,omitempty"`
-	ShortMS    int64    `json:"pause_short_ms"`
-	LongMS     int64    `json:"pause_long_ms"`
+	Clients    int     `json:"clients"`
+	Nodes      int     `json:"nodes,omitempty"`
+	Iterations int     `json:"iterations"`
+	Attempts   int     `json:"attempts"`
+	Faults     int     `json:"faults_per_schedule"`
+	Ticks      int     `json:"ticks_per_schedule"`
+	Steps      int     `json:"steps_per_client"`
+	FaultKinds []Fault `json:"faults"`
+	JumpMS     int64   `json:"clock_jump_ms,omitempty"`
+	TTLMS      int64   `json:"ttl_ms"`
+	TTLsMS     []int64 `json:"ttls_ms,omitempty"`
+	RenewMS    int64   `json:"renew_every_ms,omitempty"`
+	RetryMS    int64   `json:"retry_ms"`
+	MaxDelayMS int64   `json:"max_delay_ms,omitempty"`
+	ShortMS    int64   `json:"pause_short_ms"`
+	LongMS     int64   `json:"pause_long_ms"`
 }
 
 func (m Model) json() modelJSON {
@@ -237,7 +237,7 @@ func (m Model) json() modelJSON {
 		Faults:     m.Faults,
 		Ticks:      m.Ticks,
 		Steps:      m.Steps,
-		FaultKinds: slices.Clip(append([]string{}, m.FaultKinds...)),
+		FaultKinds: slices.Clip(append([]Fault{}, m.FaultKinds...)),
 		TTLMS:      m.TTL.Milliseconds(),
 		RenewMS:    m.RenewEvery.Milliseconds(),
 		RetryMS:    m.Retry.Milliseconds(),

@@ -14,12 +14,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The faults a model may allow.
+// A Fault is a kind of fault a model may allow, named as -faults, the
+// service's JSON and the result's model name it.
+type Fault string
+
+// The faults a model may allow that strike a client (those that strike a
+// node are FaultNodeRestart and FaultClockJump).
 const (
-	FaultPauseShort   = "pause-short"
-	FaultPauseLong    = "pause-long"
-	FaultPauseForever = "pause-forever"
-	FaultCrash        = "crash"
+	FaultPauseShort   Fault = "pause-short"
+	FaultPauseLong    Fault = "pause-long"
+	FaultPauseForever Fault = "pause-forever"
+	FaultCrash        Fault = "crash"
 )
 
 // Model is the bounds of an exploration: what may happen in a schedule.
@@ -35,7 +40,7 @@ type Model struct {
 	// Faults is the most faults in one schedule.
 	Faults int `json:"faults"`
 	// FaultKinds is which faults may happen.
-	FaultKinds []string `json:"fault_kinds"`
+	FaultKinds []Fault `json:"fault_kinds"`
 	// TTL is the lease (of every client, unless TTLs says otherwise);
 	// pauses are measured against it.
 	TTL time.Duration `json:"-"`
@@ -79,7 +84,7 @@ type Model struct {
 // ms retry.
 func DefaultModel() Model {
 	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3, Steps: 10,
-		FaultKinds: []string{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
+		FaultKinds: []Fault{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
 		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
 }
 

@@ -16,7 +16,7 @@ import (
 func benchModels() map[string]sched.Model {
 	full := sched.DefaultModel()
 	lean := sched.DefaultModel()
-	lean.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
+	lean.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
 	return map[string]sched.Model{"lean": lean, "full": full}
 }
 
@@ -61,7 +61,7 @@ func benchAll(b *testing.B, fixed bool) {
 				for _, tg := range tgs {
 					mm := m
 					if tg.Name == "watchdog" {
-						mm.FaultKinds = []string{sched.FaultPauseShort, sched.FaultCrash}
+						mm.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
 					}
 					e, err := sched.New(ctx, srv.Client, tg, mm)
 					if err != nil {

@@ -122,7 +122,7 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := sched.DefaultModel()
-		m.FaultKinds = []string{sched.FaultCrash}
+		m.FaultKinds = []sched.Fault{sched.FaultCrash}
 		var results []*sched.Result
 		for _, workers := range []int{1, 3} {
 			e, err := sched.New(ctx, b.Client, target, m)
@@ -234,7 +234,7 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := sched.DefaultModel()
-			m.FaultKinds = []string{sched.FaultPauseLong}
+			m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 			m.Ticks = 1 // the pause's end: every violation here needs no more
 			m.Steps = 4 // take, read, write, release
 			var broken []string
@@ -294,7 +294,7 @@ func TestSameSearchSameCounts(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultCrash}
+	m.FaultKinds = []sched.Fault{sched.FaultCrash}
 	m.MaxDelay = time.Second
 	var counts []string
 	for range 3 {

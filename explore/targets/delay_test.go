@@ -18,7 +18,7 @@ import (
 func TestMaxDelay(t *testing.T) {
 	b := redistest.Real(t)
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultPauseShort, sched.FaultCrash}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
 	m.MaxDelay = time.Second
 	res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {

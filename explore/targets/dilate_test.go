@@ -103,7 +103,7 @@ func TestWatchdogStalled(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultPauseShort}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
 	const stall, near = 150 * time.Millisecond, 200 * time.Millisecond
 	run := func(factor int64, stalls int) (*sched.Result, int) {
 		t.Helper()

@@ -45,7 +45,7 @@ func search(
 // lease and a crash, the two every recipe's failure needs.
 func lean() sched.Model {
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
 	return m
 }
 
@@ -61,7 +61,7 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 			m := lean()
 			if race.Enabled {
 				// the full run without -race has the pause too
-				m.FaultKinds = []string{sched.FaultCrash}
+				m.FaultKinds = []sched.Fault{sched.FaultCrash}
 			}
 			res, broken := search(t, b.Client, tg, m, sched.Options{})
 			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
@@ -82,7 +82,7 @@ func TestTokenLockWithoutFencing(t *testing.T) {
 	b := redistest.Real(t)
 	tg, _ := targets.Recipe("6", false)
 	m := lean()
-	m.FaultKinds = []string{sched.FaultPauseLong}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 	res, broken := search(t, b.Client, tg, m, sched.Options{})
 	if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
 		t.Fatalf("recipe 6: broken %v (exhaustive %v), want only resource", broken, res.Exhaustive)
@@ -100,10 +100,10 @@ func TestWatchdog(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // exhaustive searches: the full run has them
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []string{sched.FaultPauseShort}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
 	if race.Enabled {
 		// the full run without -race has the short pause
-		m.FaultKinds = []string{sched.FaultCrash}
+		m.FaultKinds = []sched.Fault{sched.FaultCrash}
 	}
 	m.Ticks = 2
 	if res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{}); len(
@@ -112,7 +112,7 @@ func TestWatchdog(t *testing.T) {
 		!res.Exhaustive {
 		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}
-	m.FaultKinds = []string{sched.FaultPauseLong}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 	_, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
 	if !slices.Equal(broken, []string{sched.Resource}) {
 		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
@@ -125,7 +125,7 @@ func TestWatchdog(t *testing.T) {
 func TestWatchdogFenced(t *testing.T) {
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []string{sched.FaultPauseLong}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 	m.Ticks = 2
 	o := sched.Options{Mode: "pct", Seed: 1, Schedules: 200}
 	if _, broken := search(t, b.Client, targets.Watchdog(false), m, o); !slices.Equal(
@@ -199,7 +199,7 @@ func TestLuaExamples(t *testing.T) {
 			}
 			m := lean()
 			if tg.Clients > 2 {
-				m.FaultKinds = []string{sched.FaultPauseLong} // three clients: keep the test lean
+				m.FaultKinds = []sched.Fault{sched.FaultPauseLong} // three clients: keep the test lean
 				if (testing.Short() || race.Enabled) && tc.broken == nil {
 					// Every schedule with a pause past the lease is about
 					// 10,000 of them; with a crash, which ends a hold by
@@ -208,7 +208,7 @@ func TestLuaExamples(t *testing.T) {
 						"-short or -race: a crash instead of a pause past the lease; the full " +
 							"run has the pause",
 					)
-					m.FaultKinds = []string{sched.FaultCrash}
+					m.FaultKinds = []sched.Fault{sched.FaultCrash}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)

@@ -170,10 +170,10 @@ func TestManifestConventions(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := sched.DefaultModel()
-			m.FaultKinds = []string{sched.FaultPauseLong}
+			m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 			if race.Enabled && tc.broken == "" {
 				// the full run without -race has the pause
-				m.FaultKinds = []string{sched.FaultCrash}
+				m.FaultKinds = []sched.Fault{sched.FaultCrash}
 			}
 			if tc.renew > 0 {
 				// The watchdog's goroutine multiplies the orders: no
@@ -185,7 +185,7 @@ func TestManifestConventions(t *testing.T) {
 				o = sched.Options{Stop: []string{tc.broken}}
 				if tc.broken == sched.MutualExclusion {
 					m.Clients = 3
-					m.FaultKinds = []string{sched.FaultPauseLong}
+					m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)

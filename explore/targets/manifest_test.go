@@ -240,17 +240,17 @@ var recipeCases = []struct {
 	property string
 	clients  int
 	ttls     []time.Duration
-	faults   []string
+	faults   []sched.Fault
 }{
-	{"check-then-delete", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
-	{"check-then-delete", sched.MutualExclusion, 3, nil, []string{sched.FaultPauseLong}},
-	{"setnx-then-expire", sched.Liveness, 2, nil, []string{sched.FaultCrash}},
-	{"reentrant-release", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
+	{"check-then-delete", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
+	{"check-then-delete", sched.MutualExclusion, 3, nil, []sched.Fault{sched.FaultPauseLong}},
+	{"setnx-then-expire", sched.Liveness, 2, nil, []sched.Fault{sched.FaultCrash}},
+	{"reentrant-release", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
 	{"rw-leases", sched.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
-		[]string{sched.FaultPauseShort}},
-	{"unlock-reports", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
-	{"rw-counter", sched.Liveness, 2, nil, []string{sched.FaultCrash}},
-	{"holder-id", sched.Ownership, 2, nil, []string{sched.FaultPauseLong}},
+		[]sched.Fault{sched.FaultPauseShort}},
+	{"unlock-reports", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
+	{"rw-counter", sched.Liveness, 2, nil, []sched.Fault{sched.FaultCrash}},
+	{"holder-id", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
 }
 
 // TestRecipeExamplesBroken: each broken example breaks its property, with
@@ -311,17 +311,17 @@ func TestRecipeExamplesMessages(t *testing.T) {
 	for _, tc := range []struct {
 		class, property string
 		clients         int
-		faults          []string
+		faults          []sched.Fault
 		want            []string
 	}{
-		{"setnx-then-expire", sched.Liveness, 2, []string{sched.FaultCrash},
+		{"setnx-then-expire", sched.Liveness, 2, []sched.Fault{sched.FaultCrash},
 			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A " +
 				"crashed", "B gave up"}},
-		{"rw-counter", sched.Liveness, 2, []string{sched.FaultCrash},
+		{"rw-counter", sched.Liveness, 2, []sched.Fault{sched.FaultCrash},
 			[]string{"lock:L:readers has no expiry: A's ops.read_acquire " +
 				"(read-acquire.lua)", "and A crashed",
 				"its write_acquire is still refused"}},
-		{"unlock-reports", sched.Ownership, 2, []string{sched.FaultPauseLong},
+		{"unlock-reports", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong},
 			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out " +
 				"(lock:L expired)"}},
 	} {
@@ -384,17 +384,17 @@ func TestRecipeExamplesFixed(t *testing.T) {
 				}
 				m := sched.DefaultModel()
 				m.Clients = clients
-				m.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
+				m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
 				if class == "rw-leases" {
 					m.TTLs = []time.Duration{10 * time.Second, 3 * time.Second}
-					m.FaultKinds = []string{sched.FaultPauseShort}
+					m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
 				}
 				if clients == 3 || race.Enabled {
 					// Seconds, not minutes: a crash only. The runs with
 					// every fault are in results/explore/recipes.md (and
 					// the pause past the lease, with two clients, in the
 					// full run without -race).
-					m.FaultKinds = []string{sched.FaultCrash}
+					m.FaultKinds = []sched.Fault{sched.FaultCrash}
 				}
 				res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
 				// holder-id names keys after its tokens and release
@@ -426,7 +426,7 @@ func TestRecipeLeasesAlike(t *testing.T) {
 	if race.Enabled {
 		m.Clients = 2 // three in the full run without -race
 	}
-	m.FaultKinds = []string{sched.FaultPauseShort}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
 	m.Ticks = 1 // enough for the different leases to break it (TestRecipeExamplesBroken)
 	res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
 	if len(broken) > 0 || !res.Exhaustive {

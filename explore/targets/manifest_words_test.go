@@ -105,13 +105,13 @@ var wordCases = []struct {
 	class    string
 	property string
 	clients  int
-	faults   []string
+	faults   []sched.Fault
 }{
-	{"refusal-by-error", sched.Ownership, 2, []string{sched.FaultPauseLong}},
-	{"lease-arithmetic", sched.Ownership, 2, []string{sched.FaultPauseLong}},
+	{"refusal-by-error", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
+	{"lease-arithmetic", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
 	// a client that stops waiting stays ahead of the one that queued after it
-	{"give-up", sched.Liveness, 3, []string{sched.FaultPauseShort}},
-	{"unheld-release", sched.Ownership, 2, []string{sched.FaultPauseLong}},
+	{"give-up", sched.Liveness, 3, []sched.Fault{sched.FaultPauseShort}},
+	{"unheld-release", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
 }
 
 // TestManifestWordsBroken: each broken recipe of a word breaks its

@@ -17,7 +17,7 @@ import (
 func TestStrategyTargets(t *testing.T) {
 	b := redistest.Real(t)
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultPauseLong}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 	// Two buyers on one listing (the seller's third client left out) and
 	// one advance of the clock, the pause's end: enough to break the fine
 	// lock, and a test of seconds.

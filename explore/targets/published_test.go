@@ -24,26 +24,26 @@ var publishedCases = []struct {
 	dir     string
 	want    string // the property found, or "" for a clean, exhaustive search
 	clients int
-	faults  []string
+	faults  []sched.Fault
 	ttls    []time.Duration
 	checks  []string // nil: the target's
 	// random: a clean case searched by this many random schedules (seed 1),
 	// not exhaustively
 	random int
 }{
-	{dir: "redsync", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "redislock-bsm", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "node-redlock", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "python-redis-lock", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "redis-py", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "pottery", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "laravel", clients: 2, faults: []string{sched.FaultCrash}},
-	{dir: "symfony", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "spring-registry-6", clients: 2, faults: []string{sched.FaultPauseLong}},
-	{dir: "redisson-lock", clients: 2, faults: []string{sched.FaultPauseShort}},
+	{dir: "redsync", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "redislock-bsm", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "node-redlock", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "python-redis-lock", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "redis-py", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "pottery", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "laravel", clients: 2, faults: []sched.Fault{sched.FaultCrash}},
+	{dir: "symfony", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "spring-registry-6", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
+	{dir: "redisson-lock", clients: 2, faults: []sched.Fault{sched.FaultPauseShort}},
 	// Its exhaustive search takes minutes: 200 random schedules here (they
 	// find the bug of redisson-rwlock-2019), the exhaustive run in the README.
-	{dir: "redisson-rwlock", clients: 3, faults: []string{sched.FaultPauseShort},
+	{dir: "redisson-rwlock", clients: 3, faults: []sched.Fault{sched.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
@@ -53,38 +53,38 @@ var publishedCases = []struct {
 		dir:     "redisson-lock-2016",
 		want:    sched.Ownership,
 		clients: 2,
-		faults:  []string{sched.FaultPauseLong},
+		faults:  []sched.Fault{sched.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock",
 		want:    sched.Ownership,
 		clients: 2,
-		faults:  []string{sched.FaultPauseLong},
+		faults:  []sched.Fault{sched.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock-2019",
 		want:    sched.MutualExclusion,
 		clients: 3,
-		faults:  []string{sched.FaultPauseShort},
+		faults:  []sched.Fault{sched.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
 		},
 		checks: []string{sched.MutualExclusion},
 	},
-	{dir: "laravel-5.5", want: sched.Liveness, clients: 2, faults: []string{sched.FaultCrash}},
+	{dir: "laravel-5.5", want: sched.Liveness, clients: 2, faults: []sched.Fault{sched.FaultCrash}},
 	{
 		dir:     "laravel-5.5",
 		want:    sched.MutualExclusion,
 		clients: 3,
-		faults:  []string{sched.FaultPauseLong},
+		faults:  []sched.Fault{sched.FaultPauseLong},
 		checks:  []string{sched.MutualExclusion},
 	},
 	{
 		dir:     "spring-registry-5",
 		want:    sched.Ownership,
 		clients: 2,
-		faults:  []string{sched.FaultPauseLong},
+		faults:  []sched.Fault{sched.FaultPauseLong},
 	},
 }
 
@@ -116,7 +116,7 @@ func TestPublishedRecipes(t *testing.T) {
 			if tc.want == "" && race.Enabled {
 				// Under the race detector, a clean lock is searched with a
 				// crash only; the full run without -race has its faults.
-				m.FaultKinds, m.TTLs, m.TTL = []string{
+				m.FaultKinds, m.TTLs, m.TTL = []sched.Fault{
 					sched.FaultCrash,
 				}, nil, sched.DefaultModel().TTL
 				tc.random = min(tc.random, 20)
@@ -176,7 +176,7 @@ return 0`})
 		t.Fatal(err)
 	}
 	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{sched.FaultCrash}, 1, 1
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultCrash}, 1, 1
 	e, err := sched.New(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestPublishedKeyInside(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := sched.DefaultModel()
-			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{sched.FaultPauseLong}, 1, 1
+			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultPauseLong}, 1, 1
 			_, broken := search(
 				t, b.Client, tg, m,
 				sched.Options{Stop: []string{sched.Ownership}, NoShrink: true},

@@ -17,7 +17,7 @@ import (
 // lock per client and no advance of the clock (one makes the search ten
 // times longer and finds nothing more), with faults of the given kinds,
 // one per schedule.
-func redlockModel(faults ...string) sched.Model {
+func redlockModel(faults ...sched.Fault) sched.Model {
 	m := sched.DefaultModel()
 	m.Attempts, m.Ticks = 1, 0
 	m.FaultKinds = faults
@@ -56,22 +56,22 @@ func TestRedlockNodeFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		nodes  int
-		faults []string
+		faults []sched.Fault
 		jump   time.Duration
 		kind   string // the fault the counterexample must hold
 		say    string // what its timeline says of the fault
 	}{
-		{"restart", 3, []string{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
+		{"restart", 3, []sched.Fault{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
 		{"restart of one of " +
-			"five", 5, []string{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
-		{"clock jump", 3, []string{sched.FaultClockJump}, 0, sched.Jump, "clock jumps 10s " +
+			"five", 5, []sched.Fault{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
+		{"clock jump", 3, []sched.Fault{sched.FaultClockJump}, 0, sched.Jump, "clock jumps 10s " +
 			"forward"},
 		// A jump of less than a lease breaks it once time passes: here a
 		// pause of half a lease, whose end advances the clock, and the
 		// lease on the jumped node runs out at that tick (ticks shorten
 		// the leases on every node).
 		{"short clock jump and a " +
-			"pause", 3, []string{sched.FaultClockJump, sched.FaultPauseShort}, 6 * time.Second,
+			"pause", 3, []sched.Fault{sched.FaultClockJump, sched.FaultPauseShort}, 6 * time.Second,
 			sched.Jump, "clock jumps 6s forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,7 +137,7 @@ func TestNodeFaultsNeedNodes(t *testing.T) {
 	b := redistest.Mini(t)
 	tg, _ := targets.Recipe("1", true)
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultNodeRestart}
+	m.FaultKinds = []sched.Fault{sched.FaultNodeRestart}
 	if e, err := sched.New(context.Background(), b.Client, tg, m); err == nil {
 		e.Close()
 		t.Error("node-restart on recipe 1 fixed: no error")
@@ -149,7 +149,7 @@ func TestNodeFaultsNeedNodes(t *testing.T) {
 	if err != nil ||
 		!slices.Equal(
 			fs,
-			[]string{sched.FaultNodeRestart, sched.FaultClockJump, sched.FaultCrash},
+			[]sched.Fault{sched.FaultNodeRestart, sched.FaultClockJump, sched.FaultCrash},
 		) {
 		t.Errorf("ParseFaults: %v, %v", fs, err)
 	}

@@ -94,25 +94,25 @@ func TestSemaphoreExamples(t *testing.T) {
 	for _, tc := range []struct {
 		dir    string
 		broken string // the property it breaks; "" for none
-		faults []string
+		faults []sched.Fault
 		nfault int
 		long   bool // in the full run only
 	}{
 		// The limit off by one: a third client holds.
 		{"semaphore/broken", sched.Holders, nil, 0, false},
 		// Every schedule, a crash at most: the full run has every fault.
-		{"semaphore/fixed", "", []string{sched.FaultCrash}, 1, false},
+		{"semaphore/fixed", "", []sched.Fault{sched.FaultCrash}, 1, false},
 		{"semaphore/fixed", "", sched.DefaultModel().FaultKinds, 1, true},
 		// Two holders crash: with leases on the clients' clock, their
 		// permits come back once the clock passes them.
-		{"client-clock-semaphore/fixed", "", []string{sched.FaultCrash}, 2, false},
-		{"client-clock-semaphore/broken", sched.Liveness, []string{sched.FaultCrash}, 2, false},
+		{"client-clock-semaphore/fixed", "", []sched.Fault{sched.FaultCrash}, 2, false},
+		{"client-clock-semaphore/broken", sched.Liveness, []sched.Fault{sched.FaultCrash}, 2, false},
 		// A waiter that gave up stays first in the queue: the client
 		// behind it, not the first to give up, waits forever.
 		{"fair-queue/broken", sched.Liveness, nil, 0, false},
-		{"fair-queue/fixed", "", []string{sched.FaultCrash}, 1, false},
+		{"fair-queue/fixed", "", []sched.Fault{sched.FaultCrash}, 1, false},
 	} {
-		t.Run(tc.dir+"/"+strings.Join(tc.faults, ","), func(t *testing.T) {
+		t.Run(tc.dir+"/"+sched.JoinFaults(tc.faults, ","), func(t *testing.T) {
 			if tc.long {
 				redistest.SkipShort(t, redistest.NeedServer)
 				if race.Enabled {
@@ -176,7 +176,7 @@ return 1`,
 		t.Fatal(err)
 	}
 	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds = 3, []string{sched.FaultPauseLong}
+	m.Clients, m.FaultKinds = 3, []sched.Fault{sched.FaultPauseLong}
 	res, broken := search(t, b.Client, tg, m, sched.Options{Stop: []string{sched.Ownership}})
 	i := slices.IndexFunc(res.Violations,
 		func(f sched.Counterexample) bool { return f.Property == sched.Ownership })

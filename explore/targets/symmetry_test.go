@@ -54,12 +54,12 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		recipe  string
 		fixed   bool
 		clients int
-		faults  []string
+		faults  []sched.Fault
 		ticks   int
 	}{
 		{"1", false, 2, nil, 1},
-		{"2", false, 2, []string{sched.FaultCrash}, 1},
-		{"4", true, 2, []string{sched.FaultCrash}, 1},
+		{"2", false, 2, []sched.Fault{sched.FaultCrash}, 1},
+		{"4", true, 2, []sched.Fault{sched.FaultCrash}, 1},
 	} {
 		if race.Enabled && tc.recipe == "2" {
 			continue // the full run without -race has it

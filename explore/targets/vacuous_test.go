@@ -17,7 +17,7 @@ import (
 // two clients, one attempt, one advance of the clock, a crash.
 func small() sched.Model {
 	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []string{sched.FaultCrash}, 1, 1
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultCrash}, 1, 1
 	return m
 }
 
@@ -172,7 +172,7 @@ func TestLeaseProperty(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := small()
-			m.FaultKinds, m.Ticks = []string{sched.FaultPauseShort}, 2
+			m.FaultKinds, m.Ticks = []sched.Fault{sched.FaultPauseShort}, 2
 			res, broken := search(
 				t, b.Client, tg, m, sched.Options{Check: []string{sched.Lease}},
 			)

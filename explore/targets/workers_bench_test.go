@@ -26,7 +26,7 @@ func BenchmarkWorkers(b *testing.B) {
 	srv := redistest.Real(b)
 	ctx := context.Background()
 	watchdog := sched.DefaultModel()
-	watchdog.FaultKinds = []string{sched.FaultPauseShort, sched.FaultCrash}
+	watchdog.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
 	fine := sched.DefaultModel()
 	fine.Clients = 2
 	tgs := []struct {

@@ -51,7 +51,7 @@ func writeModel(b *bytes.Buffer, r *sched.Result) {
 	faults := "no faults"
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {
 		faults = fmt.Sprintf(
-			"at most %d fault(s) per schedule of %s", m.Faults, strings.Join(m.FaultKinds, ", "),
+			"at most %d fault(s) per schedule of %s", m.Faults, sched.JoinFaults(m.FaultKinds, ", "),
 		)
 	}
 	nodes := ""

@@ -36,7 +36,7 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 				t.Errorf("recipe %s is said to break %s, the gallery shows %s", n, tg.Property, want[n])
 			}
 			m := sched.DefaultModel()
-			m.FaultKinds = []string{sched.FaultPauseLong, sched.FaultCrash}
+			m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
 			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)

@@ -25,12 +25,12 @@ const (
 )
 
 // luaFaults are the fault kinds a pasted lock may be searched under.
-var luaFaults = []string{sched.FaultPauseShort, sched.FaultPauseLong, sched.FaultPauseForever, sched.FaultCrash}
+var luaFaults = []sched.Fault{sched.FaultPauseShort, sched.FaultPauseLong, sched.FaultPauseForever, sched.FaultCrash}
 
 // luaBounds reads the clients and faults of req, a request for a pasted
 // lock: clients 0 for the default, faults nil for all of luaFaults
 // (returned as nil), empty for none.
-func luaBounds(req api.ExploreRequest) (clients int, faults []string, err error) {
+func luaBounds(req api.ExploreRequest) (clients int, faults []sched.Fault, err error) {
 	if req.Lua == nil {
 		if req.Clients != 0 || req.Faults != nil {
 			return 0, nil, api.Invalidf("clients and faults go with lua: a recipe and a strategy are searched " +
@@ -48,12 +48,12 @@ func luaBounds(req api.ExploreRequest) (clients int, faults []string, err error)
 	if req.Faults == nil {
 		return clients, nil, nil
 	}
-	faults = []string{}
+	faults = []sched.Fault{}
 	for _, f := range req.Faults {
 		kinds, err := sched.ParseFaults(f)
 		if f == "" || strings.Contains(f, ",") || err != nil ||
-			slices.ContainsFunc(kinds, func(k string) bool { return !slices.Contains(luaFaults, k) }) {
-			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, strings.Join(luaFaults, ", "))
+			slices.ContainsFunc(kinds, func(k sched.Fault) bool { return !slices.Contains(luaFaults, k) }) {
+			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, sched.JoinFaults(luaFaults, ", "))
 		}
 		for _, k := range kinds {
 			if !slices.Contains(faults, k) {

@@ -189,7 +189,7 @@ type session struct {
 	// (luaBounds; 0 and nil: the target's); judged is how each property
 	// is judged.
 	size   int
-	faults []string
+	faults []sched.Fault
 	judged []api.Judged
 
 	// mu guards e (a sandbox's explorer is made again when its server
@@ -354,7 +354,7 @@ func open(ctx context.Context, s *session) (*session, error) {
 		return nil, err
 	}
 	mo := s.e.Model()
-	faults := fmt.Sprintf("at most %d fault (%s)", mo.Faults, strings.Join(mo.FaultKinds, ", "))
+	faults := fmt.Sprintf("at most %d fault (%s)", mo.Faults, sched.JoinFaults(mo.FaultKinds, ", "))
 	if mo.Faults == 0 {
 		faults = "no fault"
 	}
