@@ -75,7 +75,7 @@ func TestStrategyUnknown(t *testing.T) {
 func TestMarketSetUpOnce(t *testing.T) {
 	b := redistest.Real(t)
 	m := sched.DefaultModel()
-	m.FaultKinds = []string{sched.FaultPauseLong}
+	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
 	m.Clients = 2
 	m.Ticks = 1
 	for _, fencing := range []bool{false, true} {
