@@ -424,14 +424,7 @@ func (r *pathRecorder) Run(
 	ctx context.Context,
 	choose search.Chooser[choice],
 ) (search.Outcome, error) {
-	var path []move
-	out, err := r.toy.Run(ctx, func(d search.Decision[choice]) (int, bool) {
-		i, ok := choose(d)
-		if ok {
-			path = append(path, d.Enabled[i].move)
-		}
-		return i, ok
-	})
+	out, path, err := r.runNotingPath(ctx, choose)
 	*r.paths = append(*r.paths, fmt.Sprint(path))
 	return out, err
 }

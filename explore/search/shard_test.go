@@ -27,14 +27,7 @@ func (r *shardRecorder) Run(
 	ctx context.Context,
 	choose search.Chooser[choice],
 ) (search.Outcome, error) {
-	var path []move
-	out, err := r.toy.Run(ctx, func(d search.Decision[choice]) (int, bool) {
-		i, ok := choose(d)
-		if ok {
-			path = append(path, d.Enabled[i].move)
-		}
-		return i, ok
-	})
+	out, path, err := r.runNotingPath(ctx, choose)
 	if err == nil && out.Complete {
 		r.mu.Lock()
 		r.paths[fmt.Sprint(path)]++

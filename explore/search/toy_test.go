@@ -265,3 +265,20 @@ func orders(n int) [][]int {
 	}
 	return out
 }
+
+// runNotingPath runs the toy as Run does and returns the moves it chose,
+// in order: the path of the run, for the recorders that note it.
+func (t *toy) runNotingPath(
+	ctx context.Context,
+	choose search.Chooser[choice],
+) (search.Outcome, []move, error) {
+	var path []move
+	out, err := t.Run(ctx, func(d search.Decision[choice]) (int, bool) {
+		i, ok := choose(d)
+		if ok {
+			path = append(path, d.Enabled[i].move)
+		}
+		return i, ok
+	})
+	return out, path, err
+}
