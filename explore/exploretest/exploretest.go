@@ -54,9 +54,10 @@ func Redis(tb testing.TB) *redis.Client {
 	return rdb
 }
 
-// Explore explores target with its clients in testing/synctest bubbles
-// of t, and returns what it found without failing the test: for a test
-// that asserts a lock is caught, or of the explorer itself. In a bubble the real-time waits of the clients' code
+// Explore explores target as Check does, with its clients in
+// testing/synctest bubbles of t, and returns what it found without
+// failing the test: for a test that asserts a lock is caught, or of the
+// explorer itself. In a bubble the real-time waits of the clients' code
 // (time.Sleep, timers, tickers, contexts' deadlines), however deep in a
 // library, run on the explorer's virtual clock, and a timer's firing is
 // a step of the schedules like any other; explore.Check, outside a
@@ -65,7 +66,20 @@ func Explore(
 	t *testing.T, rdb *redis.Client, target *explore.Target, o explore.Options,
 ) (*explore.Result, error) {
 	t.Helper()
-	return explore.Check(inBubbles(t), rdb, target, Sharded(t, o))
+	return search(t, rdb, target, Sharded(t, o))
+}
+
+// search runs explore.Check for Explore and Check: in bubbles of tb
+// when it is a test's (inBubbles), outside them for a benchmark's, whose
+// testing.B cannot make one.
+func search(
+	tb testing.TB, rdb *redis.Client, target *explore.Target, o explore.Options,
+) (*explore.Result, error) {
+	ctx := context.Background()
+	if t, ok := tb.(*testing.T); ok {
+		ctx = inBubbles(t)
+	}
+	return explore.Check(ctx, rdb, target, o)
 }
 
 // inBubbles is the context under which a search runs each schedule's
@@ -126,9 +140,10 @@ func seedRandom(bt *testing.T) {
 	})
 }
 
-// Check explores target (explore.Check, outside bubbles: a wall-clock
-// wait of its code ends the search with explore.ErrWallClock; Explore
-// runs such waits on the virtual clock) and fails the test for each
+// Check explores target as Explore does, its clients in
+// testing/synctest bubbles of the test (for a benchmark's tb, outside
+// them, as explore.Check does: a wall-clock wait of its code then ends
+// the search with explore.ErrWallClock), and fails the test for each
 // property broken, with its message, its steps and the timeline of its
 // replay. It fails it too when the search fails, when replays diverged,
 // or when a finding was unsteady: then no violation proves nothing. It
@@ -138,7 +153,7 @@ func Check(
 ) *explore.Result {
 	tb.Helper()
 	o = Sharded(tb, o)
-	res, err := explore.Check(context.Background(), rdb, target, o)
+	res, err := search(tb, rdb, target, o)
 	return failures(tb, target, o, res, err)
 }
 

@@ -224,14 +224,26 @@ func (w *World) counted(id uint64) bool {
 
 // atRest reports whether every goroutine of the clients is at rest
 // (World.quiet), from a stack dump taken now.
-func (w *World) atRest() bool {
+func (w *World) atRest() bool { return w.restsIn(dumpGoroutines) }
+
+// restsIn is atRest, from the stack dump dump takes.
+func (w *World) restsIn(dump func() map[uint64]goroutineState) bool {
 	w.Mu.Lock()
 	counted := w.adopted == 0 && w.bubble == nil
 	w.Mu.Unlock()
 	if counted {
 		return false // World.running says it all
 	}
-	gs := dumpGoroutines()
+	// The dump is read only if no delivery was on its way while it was
+	// taken (bubble.deliveries).
+	before, made := w.bubble.deliveries()
+	if !made {
+		return false
+	}
+	gs := dump()
+	if after, made := w.bubble.deliveries(); !made || after != before {
+		return false
+	}
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
 	return w.quiet(gs)

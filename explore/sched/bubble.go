@@ -47,9 +47,10 @@ func bubblesFrom(ctx context.Context) func(f func()) {
 type bubble struct {
 	mu      sync.Mutex
 	queue   []delivery
-	pending int  // deliveries queued or being made
-	free    bool // the schedule is over: the clock runs
-	quit    bool // the agent ends
+	pending int    // deliveries queued or being made
+	queued  uint64 // deliveries ever queued (deliveries)
+	free    bool   // the schedule is over: the clock runs
+	quit    bool   // the agent ends
 	// kick wakes the agent (made outside the bubble: the agent's wait on
 	// it keeps the fake clock still).
 	kick chan struct{}
@@ -85,6 +86,7 @@ func (w *World) deliver(ch chan error, err error) {
 	b.mu.Lock()
 	b.queue = append(b.queue, delivery{ch, err})
 	b.pending++
+	b.queued++
 	b.mu.Unlock()
 	select {
 	case b.kick <- struct{}{}:
@@ -97,12 +99,24 @@ func (w *World) deliver(ch chan error, err error) {
 
 // delivering reports whether deliveries are queued or in progress.
 func (b *bubble) delivering() bool {
+	_, made := b.deliveries()
+	return !made
+}
+
+// deliveries returns how many deliveries were ever queued, and whether
+// every one has been made: its goroutine woken, or not yet at its
+// receive. A stack dump tells where the clients stand only if every
+// delivery queued before it was made before it, and none was queued
+// while it was taken (World.atRest): the agent delivers on its own time,
+// and a goroutine the dump shows waiting for the scheduler may have been
+// sent its turn just after, while delivering already says no more.
+func (b *bubble) deliveries() (queued uint64, made bool) {
 	if b == nil {
-		return false
+		return 0, true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.pending > 0
+	return b.queued, b.pending == 0
 }
 
 // reached tells an advance in progress that a goroutine of the clients
@@ -161,20 +175,12 @@ func (w *World) startBubble(run func(f func()), clients func(ctx context.Context
 func (b *bubble) agent(start time.Time, cancel func()) {
 	defer cancel()
 	for {
-		b.mu.Lock()
-		queue := b.queue
-		b.queue = nil
-		quit, free := b.quit, b.free
-		b.mu.Unlock()
-		for _, d := range queue {
-			d.ch <- d.err
-		}
-		if len(queue) > 0 {
-			b.mu.Lock()
-			b.pending -= len(queue)
-			b.mu.Unlock()
+		if b.deliverQueued() > 0 {
 			continue
 		}
+		b.mu.Lock()
+		quit, free := b.quit, b.free
+		b.mu.Unlock()
 		switch {
 		case quit:
 			return
@@ -189,6 +195,23 @@ func (b *bubble) agent(start time.Time, cancel func()) {
 			b.landed <- b.advance(start, to)
 		}
 	}
+}
+
+// deliverQueued makes the deliveries queued, and returns how many.
+func (b *bubble) deliverQueued() int {
+	b.mu.Lock()
+	queue := b.queue
+	b.queue = nil
+	b.mu.Unlock()
+	for _, d := range queue {
+		d.ch <- d.err
+	}
+	if len(queue) > 0 {
+		b.mu.Lock()
+		b.pending -= len(queue)
+		b.mu.Unlock()
+	}
+	return len(queue)
 }
 
 // still reports, from the stack dump gs, whether every goroutine of the
