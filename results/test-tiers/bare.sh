@@ -15,6 +15,13 @@
 set -u
 out=$1
 busy=${BUSY:-0}
+pids=""
+i=0
+while [ "$i" -lt "$busy" ]; do
+	yes >/dev/null &
+	pids="$pids $!"
+	i=$((i + 1))
+done
 if [ "${2:-}" = bare ]; then
 	bin=$(mktemp -d)
 	for t in go gofmt git sh bash dash env cat ls mkdir rm cp mv sed grep awk mawk uname tr head \
@@ -26,13 +33,6 @@ if [ "${2:-}" = bare ]; then
 	PATH=$bin
 	export PATH
 fi
-pids=""
-i=0
-while [ "$i" -lt "$busy" ]; do
-	yes >/dev/null &
-	pids="$pids $!"
-	i=$((i + 1))
-done
 {
 	echo "commit $(git rev-parse --short HEAD), PATH=$PATH, $busy busy loops beside"
 	echo "redis-server: $(command -v redis-server || echo none), chromium: $(command -v chromium || echo none)"
@@ -47,11 +47,16 @@ for p in $pids; do kill "$p"; done
 cat "$out.time" >>"$out"
 rm -f "$out.time"
 grep -E '^(--- FAIL|FAIL|ok|panic)|^redistest:' "$out.log" >>"$out"
-# A skip in -v output is "--- SKIP: Name (0.00s)", its reason the test's
-# last logged line before it, "    file.go:N: reason".
-awk '/^ *--- SKIP: / { n++; name = $3; r = (prev ~ /^ +[^ ]+\.go:[0-9]+: ./) ? prev : "";
-		if (r == "") none++; sub(/^ +/, "", r); print "skip: " name ": " (r == "" ? "NO REASON" : r) }
-	{ prev = $0 }
-	END { printf "%d skips, %d without a reason\n", n, none }' "$out.log" >>"$out"
+# A skip in -v output is "--- SKIP: Name (0.00s)" (a subtest's comes
+# after its parent's end), its reason the last line the test logged,
+# "    file.go:N: reason", after its "=== RUN", "=== CONT" or "=== NAME".
+skips() {
+	awk '/^=== (RUN|CONT|NAME) / { cur = $3 }
+		/^ +[^ ]+\.go:[0-9]+: ./ { if (cur != "") last[cur] = $0 }
+		/^ *--- SKIP: / { n++; r = last[$3]; if (r == "") none++; sub(/^ +/, "", r)
+			print "skip: " $3 ": " (r == "" ? "NO REASON" : r) }
+		END { printf "%d skips, %d without a reason\n", n, none }' "$1"
+}
+skips "$out.log" >>"$out"
 [ "${2:-}" = bare ] && rm -rf "$bin"
 exit "$status"
