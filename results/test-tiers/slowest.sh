@@ -1,10 +1,11 @@
 #!/bin/sh
-# usage: sh slowest.sh OUT [PACKAGE...]
+# usage: [FLAGS=...] sh slowest.sh OUT [PACKAGE...]
 #
-# Runs `go test -race -count=1 -timeout 20m -json` of the packages (default ./...) with
-# CI=true, as CI does, and writes to OUT the ten slowest tests (top-level
-# tests and subtests alike, by the go command's elapsed time), then each
-# package's time, between two `uptime` lines; OUT.json keeps the events.
+# Runs `go test -race -count=1 -timeout 20m $FLAGS -json` of the packages
+# (default ./...) with CI=true, as CI does (.ci/run's FLAGS are "-p 3"),
+# and writes to OUT the ten slowest tests (top-level tests and subtests
+# alike, by the go command's elapsed time), then each package's time,
+# between two `uptime` lines; OUT.json keeps the events.
 set -u
 out=$1
 shift
@@ -14,8 +15,11 @@ shift
 	go version
 	echo "load: $(uptime)"
 } >"$out"
-CI=true /usr/bin/time -o "$out.time" -f "go test -race -count=1 -timeout 20m -json $*: %e s wall, %U s user, %S s sys" \
-	go test -race -count=1 -timeout 20m -json "$@" >"$out.json" 2>&1
+flags=${FLAGS:-}
+# shellcheck disable=SC2086 # FLAGS is a list of flags
+CI=true /usr/bin/time -o "$out.time" \
+	-f "go test -race -count=1 -timeout 20m $flags -json $*: %e s wall, %U s user, %S s sys" \
+	go test -race -count=1 -timeout 20m $flags -json "$@" >"$out.json" 2>&1
 echo "exit status $?" >>"$out"
 cat "$out.time" >>"$out"
 rm -f "$out.time"
