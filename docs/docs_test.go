@@ -878,57 +878,6 @@ func TestInternalLayers(t *testing.T) {
 	}
 }
 
-// TestExploreLayers checks every import between the packages of explore/
-// against the order of the table of docs/architecture.md: each imports
-// only those below it, tests included.
-func TestExploreLayers(t *testing.T) {
-	tables := markedTables(t)["explore layers"]
-	if len(tables) != 1 {
-		t.Fatalf("%d tables marked explore layers, want 1", len(tables))
-	}
-	var order []string
-	for _, row := range tables[0] {
-		order = append(order, strings.Trim(row[0], "`"))
-	}
-	const module = "github.com/lockmarket/lockmarket/"
-	cmd := exec.Command("go", "list", "-f",
-		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./explore/...")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	var imports []packageImport
-	listed := map[string]bool{}
-	for line := range strings.Lines(string(out)) {
-		fields := strings.Fields(line)
-		from := strings.TrimPrefix(fields[0], module)
-		listed[from] = true
-		test := false
-		for _, f := range fields[1:] {
-			if f == "|" {
-				test = true
-			} else if to, ok := strings.CutPrefix(f, module); ok {
-				imports = append(imports, packageImport{from, to, test})
-			}
-		}
-	}
-	for p := range listed {
-		if !slices.Contains(order, p) {
-			t.Errorf("package %s is not in the table of explore's layers", p)
-		}
-	}
-	explorePackage := func(path string) string {
-		if path == "explore" || strings.HasPrefix(path, "explore/") {
-			return path
-		}
-		return ""
-	}
-	for _, v := range layerViolations(order, imports, explorePackage) {
-		t.Error(v)
-	}
-}
-
 // packageImport is one import of a package of the module: from and to
 // are paths inside the module; test says only its tests import it.
 type packageImport struct {
@@ -1086,24 +1035,4 @@ func expandList(s string) []string {
 	}
 	add(s[start:])
 	return out
-}
-
-// TestExploreLayerViolation shows the check of explore's layers failing:
-// the runtime importing a target, or a test of it doing so.
-func TestExploreLayerViolation(t *testing.T) {
-	order := []string{"explore", "explore/targets", "explore/sched"}
-	same := func(p string) string { return p }
-	for _, tt := range []struct {
-		imp packageImport
-		bad bool
-	}{
-		{packageImport{"explore/targets", "explore/sched", false}, false},
-		{packageImport{"explore/sched", "explore/targets", false}, true},
-		{packageImport{"explore/sched", "explore/targets", true}, true},
-		{packageImport{"explore/sched", "explore", false}, true},
-	} {
-		if got := layerViolations(order, []packageImport{tt.imp}, same); (len(got) > 0) != tt.bad {
-			t.Errorf("%v: %q, want a violation: %v", tt.imp, got, tt.bad)
-		}
-	}
 }

@@ -40,6 +40,12 @@
 //     empty a namespace and shorten its leases, node keys;
 //   - explore/search: which choice a schedule takes next; no Redis.
 //
-// The explorer's command (simulate explore) and the page use the engine
-// directly; docs/explorer.md tells the whole story.
+// Each of these packages states in its comment what of this module it
+// imports, and a test of the docs holds the comments to the code and to
+// the layers of docs/architecture.md. The explorer's command (simulate
+// explore) and the page use the engine directly; docs/explorer.md tells
+// the whole story.
+//
+// Of this module, it imports only explore/{sched, search, view}. Its
+// tests also import internal/testsupport/redistest.
 package explore

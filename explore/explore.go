@@ -280,7 +280,6 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		return bad("mode %q: want %s, %s or %s", o.Mode, Exhaustive, Random, PCT)
 	}
 	m := sched.DefaultModel()
-	m.Clients = max(t.Clients, 2)
 	if t.Clients < 0 || o.Iterations < 0 || o.Faults < 0 || o.TTL < 0 || o.Schedules < 0 ||
 		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 || o.MaxDelay < 0 {
 		return bad("a negative count or duration")
@@ -298,17 +297,6 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		m.TTL = o.TTL
 	}
 	m.MaxDelay = o.MaxDelay
-	if err := m.Validate(); err != nil {
-		return bad("%v", err)
-	}
-	checks, err := names(o.Properties)
-	if err != nil {
-		return bad("%v", err)
-	}
-	stop, err := names(o.Stop)
-	if err != nil {
-		return bad("%v", err)
-	}
 	st := &sched.Target{Name: t.Name, Clients: t.Clients,
 		Client: func(ctx context.Context, c *sched.Client) error {
 			return t.Client(ctx, &Client{c})
@@ -322,6 +310,17 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		st.Check = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
 			return t.Check(ctx, rdb, Namespace(ns))
 		}
+	}
+	if _, err := m.For(st); err != nil {
+		return bad("%v", err)
+	}
+	checks, err := names(o.Properties)
+	if err != nil {
+		return bad("%v", err)
+	}
+	stop, err := names(o.Stop)
+	if err != nil {
+		return bad("%v", err)
 	}
 	return st, sched.Options{Mode: sched.Mode(o.Mode), Seed: o.Seed, Schedules: o.Schedules,
 		Budget: o.Budget, Workers: o.Workers, StopAtFirst: o.StopAtFirst, Stop: stop, Check: checks,

@@ -1,6 +1,6 @@
 // Package locking holds Redis lock recipes that are correct on their own
 // terms, each documented with the guarantee it gives and the one it does
-// not. The broken recipes they replace live in package internal/failure/flawed; the
+// not. The broken recipes they replace live in package internal/flawed; the
 // FIFO hand-over lock lives in package locking/queue.
 //
 // Every lock is a lease: it ends by itself after its TTL, which keeps a

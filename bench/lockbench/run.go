@@ -186,9 +186,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 
 	hists := make([]latency.Histogram, cell.Goroutines)
 	stats := make([]workerStats, cell.Goroutines)
-	var acquires, gaveUp, overlaps, errs atomic.Int64
-	var lastErr atomic.Value
-	var inside atomic.Int32
+	var rc roundCounts
 
 	cpu0, conns0, err := ServerStats(ctx, r.Admin)
 	if err != nil {
@@ -206,59 +204,7 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		wg.Add(1)
-		go func(w Worker, h *latency.Histogram, st *workerStats) {
-			defer wg.Done()
-			var t0 time.Time
-			waiting := false
-			for runCtx.Err() == nil {
-				if !waiting {
-					t0 = time.Now()
-					waiting = true
-				}
-				err := w.Acquire(runCtx)
-				if err != nil {
-					if runCtx.Err() != nil {
-						// Still waiting when the run ended: the wait
-						// is not an acquisition, but it bounds the
-						// longest wait from below.
-						if cell.Mode == Contended {
-							st.maxWait = max(st.maxWait, time.Since(t0))
-						}
-						return
-					}
-					if errors.Is(err, ErrGaveUp) {
-						gaveUp.Add(1)
-						continue
-					}
-					errs.Add(1)
-					lastErr.Store(err.Error())
-					continue
-				}
-				if cell.Mode == Contended {
-					wait := time.Since(t0)
-					h.Record(wait)
-					st.maxWait = max(st.maxWait, wait)
-				}
-				if cell.Mode == Contended {
-					if inside.Add(1) != 1 {
-						overlaps.Add(1)
-					}
-					inside.Add(-1)
-				}
-				// Release even when the run's deadline has passed.
-				if err := w.Release(context.WithoutCancel(runCtx)); err != nil {
-					errs.Add(1)
-					lastErr.Store(err.Error())
-				}
-				if cell.Mode == Uncontended {
-					h.Record(time.Since(t0))
-				}
-				waiting = false
-				acquires.Add(1)
-				st.acquires++
-			}
-		}(w, &hists[i], &stats[i])
+		wg.Go(func() { rc.work(runCtx, w, cell.Mode, &hists[i], &stats[i]) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -270,16 +216,16 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 	}
 	res.Cell, res.Config, res.Library, res.Ours = cell, c.Name, c.Library, c.Ours()
 	res.Elapsed += elapsed
-	res.Acquires += acquires.Load()
+	res.Acquires += rc.acquires.Load()
 	if c.countsTriesItself {
 		res.Tries += tries.Load()
 	} else {
 		res.Tries += mc.hc.setNX.Load() - setnx0
 	}
-	res.GaveUp += gaveUp.Load()
-	res.Overlaps += overlaps.Load()
-	res.Errors += errs.Load()
-	if s, ok := lastErr.Load().(string); ok {
+	res.GaveUp += rc.gaveUp.Load()
+	res.Overlaps += rc.overlaps.Load()
+	res.Errors += rc.errs.Load()
+	if s, ok := rc.lastErr.Load().(string); ok {
 		res.LastError = s
 	}
 	res.RoundTrips += mc.hc.trips.Load() - trips0
@@ -292,10 +238,70 @@ func (r *Runner) Run(ctx context.Context, c Config, cell Cell, d time.Duration, 
 		res.Wait.Merge(&hists[i])
 		res.MaxWait = max(res.MaxWait, stats[i].maxWait)
 		if cell.Mode == Contended {
-			res.TopShare = max(res.TopShare, float64(stats[i].acquires)/float64(max(acquires.Load(), 1)))
+			res.TopShare = max(res.TopShare, float64(stats[i].acquires)/float64(max(rc.acquires.Load(), 1)))
 		}
 	}
 	return nil
+}
+
+// roundCounts is what the workers of one round count together.
+type roundCounts struct {
+	acquires, gaveUp, overlaps, errs atomic.Int64
+	lastErr                          atomic.Value // the last error's text
+	inside                           atomic.Int32 // workers holding the lock now
+}
+
+// work is one worker's loop of acquire and release until ctx ends: its
+// waits go to h and st (in mode Contended, from the call to the hold; in
+// mode Uncontended, the whole acquire+release), the rest to rc.
+func (rc *roundCounts) work(ctx context.Context, w Worker, mode Mode, h *latency.Histogram,
+	st *workerStats) {
+	var t0 time.Time
+	waiting := false
+	for ctx.Err() == nil {
+		if !waiting {
+			t0 = time.Now()
+			waiting = true
+		}
+		err := w.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Still waiting when the run ended: the wait is not an
+				// acquisition, but it bounds the longest wait from below.
+				if mode == Contended {
+					st.maxWait = max(st.maxWait, time.Since(t0))
+				}
+				return
+			}
+			if errors.Is(err, ErrGaveUp) {
+				rc.gaveUp.Add(1)
+				continue
+			}
+			rc.errs.Add(1)
+			rc.lastErr.Store(err.Error())
+			continue
+		}
+		if mode == Contended {
+			wait := time.Since(t0)
+			h.Record(wait)
+			st.maxWait = max(st.maxWait, wait)
+			if rc.inside.Add(1) != 1 {
+				rc.overlaps.Add(1)
+			}
+			rc.inside.Add(-1)
+		}
+		// Release even when the run's deadline has passed.
+		if err := w.Release(context.WithoutCancel(ctx)); err != nil {
+			rc.errs.Add(1)
+			rc.lastErr.Store(err.Error())
+		}
+		if mode == Uncontended {
+			h.Record(time.Since(t0))
+		}
+		waiting = false
+		rc.acquires.Add(1)
+		st.acquires++
+	}
 }
 
 // warmUp has every worker acquire and release once, all at the same time,

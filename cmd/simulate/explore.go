@@ -35,7 +35,7 @@ const exploreUsage = `usage: simulate explore (-recipe N [-fixed] | -strategy S 
                         | -read-acquire F -read-release F -write-acquire F -write-release F
                         | -recipe-dir DIR) [flags]
 
-Runs a lock's real code (a recipe of package internal/failure/flawed, its fix, Lua
+Runs a lock's real code (a recipe of package internal/flawed, its fix, Lua
 scripts, locking.RedlockMutex, or the market's List and Purchase under a
 strategy) in several clients against a real Redis, holding every command
 until a scheduler lets it go, on a virtual clock, and searches the
@@ -126,6 +126,7 @@ type exploreOptions struct {
 	lua      targets.LuaRecipe
 	dir      string
 	manifest *sched.Target
+	tg       *sched.Target // what is explored
 	model    sched.Model
 	clients  int
 	check    []string
@@ -269,7 +270,15 @@ func (o *exploreOptions) readTarget(f *cmdFlags, fl exploreFlags) error {
 		}
 		o.manifest = t
 	}
-	return o.checkTargetFlags(f)
+	if err := o.checkTargetFlags(f); err != nil {
+		return err
+	}
+	t, err := o.target()
+	if err != nil {
+		return f.Bad("%v", err)
+	}
+	o.tg = t
+	return nil
 }
 
 // readLua reads the Lua scripts named by their flags, and reports whether
@@ -373,7 +382,8 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 }
 
 // readSearch reads the properties to check and the search's mode, and
-// checks the model with the clients given.
+// makes the model the target's (sched.Model.For): the clients given, or
+// the target's, checked, with every default filled in.
 func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	check, err := sched.ParseProperties(fl.check)
 	if err != nil {
@@ -392,11 +402,11 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	if o.clients != 0 {
 		o.model.Clients = o.clients
 	}
-	probe := o.model
-	probe.Clients = max(probe.Clients, 2)
-	if err := probe.Validate(); err != nil {
+	m, err := o.model.For(o.tg)
+	if err != nil {
 		return f.Bad("%v", err)
 	}
+	o.model = m
 	return nil
 }
 
@@ -412,14 +422,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	t, err := o.target()
-	if err != nil {
-		return output.Usagef(stderr, "simulate explore", "%v", err)
-	}
-	if o.clients == 0 {
-		o.model.Clients = t.Clients
-	}
-	o.model = o.model.Resolve()
+	t := o.tg
 	conn, err := openExploreRedis(ctx, o.redis, t, stderr)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 const galleryUsage = `usage: simulate gallery [flags]
 
-Reproduces the failure of each flawed lock recipe (package internal/failure/flawed)
+Reproduces the failure of each flawed lock recipe (package internal/flawed)
 in the market, by injecting its fault at the vulnerable point, and then runs
 the same scenario with the recipe that fixes it. Each row counts the
 violations seen: market audit violations (items sold twice, sales not paid

@@ -6,6 +6,10 @@
 //		target := &explore.Target{Name: "my mutex", Clients: 3, Client: client}
 //		exploretest.Check(t, rdb, target, explore.Options{})
 //	}
+//
+// Of this module, it imports only explore, the runtime that runs each
+// schedule's clients in a bubble of the test (explore/sched) and the
+// test's server (internal/redis/redisserver).
 package exploretest
 
 import (

@@ -5,6 +5,7 @@
 // nodes of a multi-node target, the reading of a command's keys and reply,
 // and the dilation of virtual time into the server's time.
 //
-// It may import go-redis and the standard library only: it knows nothing
-// of clients, schedules or targets.
+// Of this module, it imports only the reading of a command
+// (internal/redis/rediscmd) and the names of the lock's scripts
+// (locking/locktrace): it knows nothing of clients, schedules or targets.
 package plumbing

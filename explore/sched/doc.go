@@ -30,7 +30,9 @@
 // lock, or its Run is the whole workload of a client, or its Client is a
 // user's Go code (Client). Package targets makes the catalogue's.
 //
-// It may import package search, package plumbing, the lock catalogue
-// (locking), internal/timeline and the standard library; nothing above
-// it (targets, view, step, explore).
+// Of this module, it imports only explore/search, explore/plumbing, the
+// lock catalogue (locking), internal/timeline and
+// internal/redis/{rediscmd, redisserver}: nothing above it (targets,
+// view, step, explore). Its tests also import
+// internal/testsupport/{jsonkeys, redistest}.
 package sched

@@ -119,15 +119,12 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 func NewControlled(
 	ctx context.Context, base *redis.Client, control *redis.Options, t *Target, m Model,
 ) (*Explorer, error) {
-	if m.Clients == 0 {
-		m.Clients = max(t.Clients, 2)
-	}
-	if err := m.Validate(); err != nil {
+	m, err := m.For(t)
+	if err != nil {
 		return nil, err
 	}
 	b := make([]byte, 5)
 	rand.Read(b)
-	m = m.Resolve()
 	tc := *t
 	tc.KeyPrefix = "{explore-" + hex.EncodeToString(b) + "}:"
 	if err := tc.bindCode(); err != nil {

@@ -97,6 +97,20 @@ func (m Model) Resolve() Model {
 	return m
 }
 
+// For returns m as it runs target t: checked (Validate) and with every
+// default filled in (Resolve), the number of clients first, when m leaves
+// it 0: the target's (Target.Clients), and at least 2. It is the one
+// place where a model meets its target's defaults.
+func (m Model) For(t *Target) (Model, error) {
+	if m.Clients == 0 {
+		m.Clients = max(t.Clients, 2)
+	}
+	if err := m.Validate(); err != nil {
+		return Model{}, err
+	}
+	return m.Resolve(), nil
+}
+
 // attempts is Attempts, or its default for the number of clients.
 func (m Model) attempts() int {
 	if m.Attempts > 0 {
@@ -328,6 +342,11 @@ func (t *Target) describe(cmds []redis.Cmder) string {
 // RegisterScript names a script of a target in the steps and timelines.
 func RegisterScript(name string, s *redis.Script) { rediscmd.Register(name, s.Hash()) }
 
+// Writes reports whether client i of a schedule of the given number of
+// clients takes the lock to write: every client of a mutex; of a
+// read-write lock (ReadWrite), the last one only, the others to read.
+func (t *Target) Writes(i, clients int) bool { return !t.ReadWrite || i == clients-1 }
+
 // work is what one client runs: Iterations times, take the lock
 // (retrying after Retry of virtual time, Attempts times at most), do the
 // critical section, release the lock.
@@ -338,7 +357,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 	m.TTL = m.LeaseOf(c.Index)
 	lk := t.NewLock(c.Redis, c, m, t.KeyPrefix)
 	clk := Clock{c}
-	write := !t.ReadWrite || c.Index == m.Clients-1
+	write := t.Writes(c.Index, m.Clients)
 	for range m.Iterations {
 		if err := clk.AwaitStart(ctx); err != nil {
 			return err

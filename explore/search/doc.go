@@ -37,4 +37,6 @@
 // The design follows the model checkers loom and shuttle: the scheduler
 // (this package) is apart from the runtime that parks the threads and the
 // system that gives them meaning.
+//
+// Of this module, it imports nothing: it knows no Redis.
 package search

@@ -3,6 +3,7 @@
 // where it stands (the enabled actions, the holders, each client's view),
 // and FindFrom searches the schedules that continue it.
 //
-// It may import packages sched, view and search; nothing above it
-// (explore).
+// Of this module, it imports only explore/{sched, view, search}: nothing
+// above it (explore). Its tests also import explore/{targets, plumbing},
+// the market and internal/testsupport/redistest.
 package step

@@ -5,8 +5,9 @@
 // sched.Target whose lockers and checks are built on the runtime's
 // exported interface.
 //
-// It may import packages sched and plumbing, the market, the lock
-// catalogue (locking and the flawed recipes of internal/failure/flawed),
-// internal/redis/rediscmd, go-redis and the standard library; nothing
-// above it (step, explore).
+// Of this module, it imports only explore/{sched, plumbing}, the market,
+// the lock catalogue (locking), its flawed recipes (internal/flawed) and
+// internal/redis/rediscmd: nothing above it (step, explore). Its tests
+// also import explore/{search, view}, internal/timeline and
+// internal/testsupport/{race, redistest}.
 package targets

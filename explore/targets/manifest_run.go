@@ -736,11 +736,10 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		why = h.displacedWhy()
 	}
 	if why == "" {
-		last := len(w.Clients) - 1
 		for i, c := range w.Clients {
 			// A semaphore's take ends another's hold only by taking its
 			// permit (displacedWhy).
-			conflict := l.r.permits == 0 && (!l.r.rw || h.write || i == last)
+			conflict := l.r.permits == 0 && (h.write || w.Target.Writes(i, len(w.Clients)))
 			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
 				at.got[i] > h.lease.gotAt[i] {
 				why = c.Name + " had taken the lock since"
@@ -881,7 +880,7 @@ func (r *recipe) liveness(
 	var waiter *sched.ClientState
 	var o *op
 	for i, c := range waiters {
-		write := !r.rw || c.Index == m.Clients-1
+		write := w.Target.Writes(c.Index, m.Clients)
 		l := &recipeLocker{
 			r:     r,
 			rdb:   e.Probe, // the recipe's code: as the clients' user

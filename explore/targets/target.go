@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
 )

@@ -3,7 +3,7 @@
 // holders and the causal chain of a violation (StepNote, ClientView,
 // Chain), and the report of a search (WriteSummary, WriteFindings).
 //
-// It may import packages sched and plumbing, the report helpers of
-// internal/report and the command helpers of internal/redis/rediscmd;
-// nothing above it (targets, step, explore).
+// Of this module, it imports only explore/{sched, plumbing}, the outputs'
+// conventions (internal/report/output) and the reading of a command
+// (internal/redis/rediscmd): nothing above it (targets, step, explore).
 package view

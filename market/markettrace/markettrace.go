@@ -124,7 +124,7 @@ type LockFunc func(ctx context.Context, key string, ttl time.Duration) (Lease, e
 
 // WithLockFunc makes the Coarse and Fine strategies take their locks with
 // f instead of the default locking.Mutex, e.g. to run the market under one
-// of the flawed recipes of package internal/failure/flawed and watch what breaks.
+// of the flawed recipes of package internal/flawed and watch what breaks.
 // The operation is otherwise the same; only the default mutex can send its
 // acquisition with the reads and its release with the commit, so f costs
 // the round trips of its own commands.

@@ -3,7 +3,7 @@
 // sequences one per round trip, and under Coarse and Fine it takes the
 // lock the simulator gives it through markettrace.WithLockFunc. Lock is the
 // book's acquire_lock_with_timeout (section 6.2.5), which is one of the
-// flawed recipes (internal/failure/flawed.BookTimeout): it is supplied from here,
+// flawed recipes (internal/flawed.BookTimeout): it is supplied from here,
 // by the tools that reproduce the book's figures, and never by the
 // market itself.
 package bookform
@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/lockmarket/lockmarket/market/markettrace"
@@ -38,7 +38,7 @@ func Options(rdb redis.UniversalClient, f markettrace.ClientForm) []market.Optio
 }
 
 // Lock is the book's acquire_lock_with_timeout (section 6.2.5) as a
-// markettrace.LockFunc: the recipe is internal/failure/flawed.BookTimeout (SETNX a
+// markettrace.LockFunc: the recipe is internal/flawed.BookTimeout (SETNX a
 // random token, then EXPIRE in whole seconds; after a failed attempt,
 // TTL, and EXPIRE when the lock has no expiry), retried by flawed.Acquire
 // every LockPoll until ctx ends; the release is BookTimeout's WATCH, GET,

@@ -1,5 +1,5 @@
 // Package gallery reproduces the failure of each flawed lock recipe of
-// package internal/failure/flawed in the market, deterministically, and then runs
+// package internal/flawed in the market, deterministically, and then runs
 // the same scenario with the recipe that fixes it. The fault is injected
 // at the recipe's vulnerable point through hooks: a client is paused there
 // (on channels, never by sleeping) while another runs, a lease is made to
@@ -22,8 +22,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/redis/redisconn"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/timeline"

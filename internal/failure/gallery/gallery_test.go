@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/pausedholder"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -19,7 +19,7 @@ import (
 )
 
 // Scenarios returns the gallery, one scenario per recipe of
-// flawed.Recipes, in their order: the fault injected, its consequence,
+// flawed.RecipeIDs, in their order: the fault injected, its consequence,
 // and the recipe that fixes it.
 func Scenarios() []Scenario {
 	return []Scenario{

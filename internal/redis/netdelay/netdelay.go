@@ -95,9 +95,6 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 // RTT is the fixed round trip the proxy was asked to add.
 func (p *Proxy) RTT() time.Duration { return p.cfg.RTT }
 
-// Config is the proxy's delay model.
-func (p *Proxy) Config() Config { return p.cfg }
-
 // Close stops accepting, closes every relayed connection (bytes still held
 // for delivery are dropped) and returns once every goroutine of the proxy
 // has ended. Calling it again does nothing.

@@ -367,7 +367,6 @@ func open(ctx context.Context, s *session) (*session, error) {
 // (started, or started again).
 func (s *session) newExplorer(ctx context.Context) error {
 	model := sched.DefaultModel()
-	model.Clients = s.tg.Clients
 	if s.size > 0 {
 		model.Clients = s.size
 	}

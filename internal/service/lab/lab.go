@@ -18,8 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/report/latency"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/timeline"

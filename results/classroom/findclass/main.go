@@ -95,23 +95,54 @@ func main() {
 		os.Exit(2)
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", *port)
-	cmd := exec.Command(*bin, "-addr", fmt.Sprintf("127.0.0.1:%d", *port), "-redis", "auto", "-seed-demo",
+	cmd, logName := startMarket(*bin, *port, base)
+	defer os.Remove(logName)
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+
+	room := readRoom(base, *n)
+	ids, starts := openSessions(base, *n)
+	keepEnd := keepReading(base, ids)
+
+	round(base, ids, fmt.Sprintf("%d sessions ask \"find a bug\" at once from step 0", *n), `{"from_step":0}`)
+	// Each takes a first step of its own, the enabled actions in turn.
+	first := starts[0].Enabled
+	for i, id := range ids {
+		code, body, err := call("POST", base+"/api/explore/sessions/"+id+"/steps", string(first[i%len(first)]))
+		must(err)
+		if code != 200 {
+			fmt.Fprintf(os.Stderr, "step of session %d: %d %s\n", i, code, body)
+			die()
+		}
+	}
+	round(base, ids, fmt.Sprintf("each took one of the %d first actions, then all ask at once from step 1",
+		len(first)), `{"from_step":1}`)
+	round(base, ids, "all ask again from step 0", `{"from_step":0}`)
+
+	room.stopAndPrint(*n)
+	keepEnd()
+	freedUnread(base, *n)
+	boundOfSixty(base)
+}
+
+// startMarket starts the market binary on port, its output in a
+// temporary file (named by logName), and waits until base answers.
+func startMarket(bin string, port int, base string) (cmd *exec.Cmd, logName string) {
+	cmd = exec.Command(bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-redis", "auto", "-seed-demo",
 		"-sessions-per-address", "60", "-admin-token", token)
 	fmt.Printf("# market: %s\n", strings.Join(cmd.Args[1:], " "))
 	logf, err := os.CreateTemp("", "market-log-")
 	must(err)
-	defer os.Remove(logf.Name())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The port must be free: another market there would be measured.
-	if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port)); err != nil {
-		fmt.Fprintf(os.Stderr, "port %d: %v\n", *port, err)
+	if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+		fmt.Fprintf(os.Stderr, "port %d: %v\n", port, err)
+		os.Remove(logf.Name())
 		die()
 	} else {
 		ln.Close()
 	}
 	must(cmd.Start())
 	marketProc = cmd
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if code, _, err := call("GET", base+"/api/market", ""); err == nil && code == 200 {
 			break
@@ -121,18 +152,26 @@ func main() {
 			die()
 		}
 	}
+	return cmd, logf.Name()
+}
 
-	// The room's reads: the market every 100 ms, the users by N pages
-	// every 3 s (spread over the 3 s), until stop.
+// room is the class's reads of the market and the users while the
+// sessions search, with what they saw.
+type room struct {
+	stop                      context.CancelFunc
+	wg                        sync.WaitGroup
+	mu                        sync.Mutex
+	marketMax                 time.Duration
+	marketReads, marketFailed int
+	userCodes                 map[int]int
+}
+
+// readRoom starts the room's reads: the market every 100 ms, the users by
+// n pages every 3 s (spread over the 3 s), until stopAndPrint.
+func readRoom(base string, n int) *room {
 	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var marketMax time.Duration
-	marketReads, marketFailed := 0, 0
-	userCodes := map[int]int{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	r := &room{stop: stop, userCodes: map[int]int{}}
+	r.wg.Go(func() {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -144,51 +183,65 @@ func main() {
 			t0 := time.Now()
 			code, _, err := call("GET", base+"/api/market?limit=100", "")
 			d := time.Since(t0)
-			mu.Lock()
-			marketReads++
+			r.mu.Lock()
+			r.marketReads++
 			if err != nil || code != 200 {
-				marketFailed++
+				r.marketFailed++
 			}
-			marketMax = max(marketMax, d)
-			mu.Unlock()
+			r.marketMax = max(r.marketMax, d)
+			r.mu.Unlock()
 		}
-	}()
-	for i := range *n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Duration(i) * 3 * time.Second / time.Duration(*n)):
-			}
-			tick := time.NewTicker(3 * time.Second)
-			defer tick.Stop()
-			for {
-				code, _, err := call("GET", base+"/api/users?limit=500", "")
-				if err != nil {
-					code = -1
-				}
-				mu.Lock()
-				userCodes[code]++
-				mu.Unlock()
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-			}
-		}()
+	})
+	for i := range n {
+		r.wg.Go(func() { r.readUsers(ctx, base, time.Duration(i)*3*time.Second/time.Duration(n)) })
 	}
+	return r
+}
 
-	// N sessions from this one address, without the token.
-	ids := make([]string, *n)
-	starts := make([]state, *n)
+// readUsers is one page reading the users every 3 s, after a first wait.
+func (r *room) readUsers(ctx context.Context, base string, wait time.Duration) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(wait):
+	}
+	tick := time.NewTicker(3 * time.Second)
+	defer tick.Stop()
+	for {
+		code, _, err := call("GET", base+"/api/users?limit=500", "")
+		if err != nil {
+			code = -1
+		}
+		r.mu.Lock()
+		r.userCodes[code]++
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// stopAndPrint stops the room's reads and prints what they saw.
+func (r *room) stopAndPrint(n int) {
+	r.stop()
+	r.wg.Wait()
+	fmt.Printf("GET /api/market?limit=100 every 100 ms meanwhile: %d reads, %d failed, longest %.3f s\n",
+		r.marketReads, r.marketFailed, r.marketMax.Seconds())
+	fmt.Printf("GET /api/users?limit=500 by %d pages every 3 s meanwhile: %v (status: count)\n", n, r.userCodes)
+}
+
+// openSessions opens n sessions from this one address, without the
+// token, and prints their answers.
+func openSessions(base string, n int) (ids []string, starts []state) {
+	ids = make([]string, n)
+	starts = make([]state, n)
 	codes := map[int]int{}
 	var smu sync.Mutex
 	var swg sync.WaitGroup
 	refusals := map[string]int{}
-	for i := range *n {
+	for i := range n {
 		swg.Go(func() {
 			// A refused start is tried again a second later, as a student
 			// presses Start again; each answer is counted.
@@ -227,9 +280,13 @@ func main() {
 			die()
 		}
 	}
+	return ids, starts
+}
 
-	// Each page reads its session every 15 s, as the page does, until
-	// the class leaves (keep ends).
+// keepReading has each page read its session every 15 s, as the page
+// does, until the class leaves: the function it returns ends the reads
+// and waits for them.
+func keepReading(base string, ids []string) func() {
 	keepCtx, keepEnd := context.WithCancel(context.Background())
 	var kwg sync.WaitGroup
 	for _, id := range ids {
@@ -246,77 +303,60 @@ func main() {
 			}
 		})
 	}
+	return func() { keepEnd(); kwg.Wait() }
+}
 
-	round := func(name string, body func(i int) string) {
-		answers := make([]answer, *n)
-		t0 := time.Now()
-		var rwg sync.WaitGroup
-		for i := range *n {
-			rwg.Go(func() { answers[i] = follow(base, ids[i], body(i)) })
-		}
-		rwg.Wait()
-		all := time.Since(t0)
-		states := map[string]int{}
-		exhaustive, kept := 0, 0
-		var took []time.Duration
-		maxQueue, maxFollows := 0, 0
-		for _, a := range answers {
-			k := a.fin.State
-			if a.fin.Error != "" {
-				k += " (" + a.fin.Error + ")"
-			} else if a.fin.Note != "" {
-				k += " (" + a.fin.Note + ")"
-			}
-			states[k]++
-			if a.fin.Result != nil && a.fin.Result.Exhaustive {
-				exhaustive++
-			}
-			if a.fin.Kept {
-				kept++
-			}
-			took = append(took, a.took)
-			maxQueue, maxFollows = max(maxQueue, a.maxQueue), max(maxFollows, a.maxFollows)
-		}
-		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-		fmt.Printf("%s:\n  answers: %v; exhaustive: %d of %d; kept answers: %d\n", name, states, exhaustive, *n, kept)
-		fmt.Printf("  every session answered %.1f s after the first asked; per session: median %.1f s, longest %.1f s\n",
-			all.Seconds(), took[len(took)/2].Seconds(), took[len(took)-1].Seconds())
-		fmt.Printf("  most sessions seen following one search: %d; deepest place in the queue seen: %d\n",
-			maxFollows, maxQueue)
+// round has every session ask for a search with body at once, follows
+// them all to their answers and prints what they were.
+func round(base string, ids []string, name, body string) {
+	n := len(ids)
+	answers := make([]answer, n)
+	t0 := time.Now()
+	var rwg sync.WaitGroup
+	for i := range n {
+		rwg.Go(func() { answers[i] = follow(base, ids[i], body) })
 	}
-	round(fmt.Sprintf("%d sessions ask \"find a bug\" at once from step 0", *n), func(int) string { return `{"from_step":0}` })
-
-	// Each takes a first step of its own, the enabled actions in turn.
-	first := starts[0].Enabled
-	for i, id := range ids {
-		code, body, err := call("POST", base+"/api/explore/sessions/"+id+"/steps", string(first[i%len(first)]))
-		must(err)
-		if code != 200 {
-			fmt.Fprintf(os.Stderr, "step of session %d: %d %s\n", i, code, body)
-			die()
+	rwg.Wait()
+	all := time.Since(t0)
+	states := map[string]int{}
+	exhaustive, kept := 0, 0
+	var took []time.Duration
+	maxQueue, maxFollows := 0, 0
+	for _, a := range answers {
+		k := a.fin.State
+		if a.fin.Error != "" {
+			k += " (" + a.fin.Error + ")"
+		} else if a.fin.Note != "" {
+			k += " (" + a.fin.Note + ")"
 		}
+		states[k]++
+		if a.fin.Result != nil && a.fin.Result.Exhaustive {
+			exhaustive++
+		}
+		if a.fin.Kept {
+			kept++
+		}
+		took = append(took, a.took)
+		maxQueue, maxFollows = max(maxQueue, a.maxQueue), max(maxFollows, a.maxFollows)
 	}
-	round(fmt.Sprintf("each took one of the %d first actions, then all ask at once from step 1", len(first)),
-		func(int) string { return `{"from_step":1}` })
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	fmt.Printf("%s:\n  answers: %v; exhaustive: %d of %d; kept answers: %d\n", name, states, exhaustive, n, kept)
+	fmt.Printf("  every session answered %.1f s after the first asked; per session: median %.1f s, longest %.1f s\n",
+		all.Seconds(), took[len(took)/2].Seconds(), took[len(took)-1].Seconds())
+	fmt.Printf("  most sessions seen following one search: %d; deepest place in the queue seen: %d\n",
+		maxFollows, maxQueue)
+}
 
-	round("all ask again from step 0", func(int) string { return `{"from_step":0}` })
-
-	stop()
-	wg.Wait()
-	keepEnd()
-	kwg.Wait()
-	fmt.Printf("GET /api/market?limit=100 every 100 ms meanwhile: %d reads, %d failed, longest %.3f s\n",
-		marketReads, marketFailed, marketMax.Seconds())
-	fmt.Printf("GET /api/users?limit=500 by %d pages every 3 s meanwhile: %v (status: count)\n", *n, userCodes)
-
-	// Left unread, as a killed browser leaves them: the service frees them.
+// freedUnread waits until the service has freed the n sessions left
+// unread, as a killed browser leaves them, and prints how long it took.
+func freedUnread(base string, n int) {
 	lastRead := time.Now()
 	for {
 		open := sessionsOpen(base)
 		if open == 0 {
 			fmt.Printf("the %d sessions left unread (no DELETE) were all freed %.1f s after their last read\n",
-				*n, time.Since(lastRead).Seconds())
-			break
+				n, time.Since(lastRead).Seconds())
+			return
 		}
 		if time.Since(lastRead) > 3*time.Minute {
 			fmt.Printf("%d sessions still open 3 minutes after their last read\n", open)
@@ -324,8 +364,12 @@ func main() {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	// The address's bound: 60 open, the 61st refused.
-	codes = map[int]int{}
+}
+
+// boundOfSixty asks for 61 sessions from one address: 60 open, the 61st
+// is refused.
+func boundOfSixty(base string) {
+	codes := map[int]int{}
 	var msg string
 	for range 61 {
 		code, body, err := call("POST", base+"/api/explore/sessions", `{"recipe":"1"}`)

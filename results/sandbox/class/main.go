@@ -93,100 +93,103 @@ func main() {
 		return
 	}
 
-	// Poll /api/market throughout.
-	stopPoll := make(chan struct{})
-	var pollWG sync.WaitGroup
-	var maxMarket time.Duration
-	var polls, pollFails int
-	pollWG.Go(func() {
+	w := watchService(base, pid)
+	t0 := time.Now()
+	results, lastDelete := attackAll(base, *n)
+	fmt.Printf("%d sessions attacked at once in %.1f s\n", *n, time.Since(t0).Seconds())
+	after, idleAt := cpuAfter(pid, lastDelete)
+	w.stopWatching()
+	left, leftN := children(pid)
+
+	printAttacks(results)
+	fmt.Printf("service CPU ticks (1/100 s) per 250 ms after the last DELETE: %s\n", strings.Join(after, " "))
+	fmt.Printf("service CPU idle (<= 1 tick per 250 ms) %.2f s after the last DELETE; %d ticks in all since rest\n",
+		idleAt, cpuTicks(pid)-ticks0)
+	fmt.Printf("service RSS: %d KiB at rest, %d KiB at most (+%.1f MiB)\n", rss0, w.peakRSS, float64(w.peakRSS-rss0)/1024)
+	fmt.Printf("sandboxes: at most %d at once holding %.1f MiB (PSS) in all; after: %d children of the service "+
+		"(the market's own redis-server) holding %.1f MiB\n", w.peakSandboxes, float64(w.peakSandbox)/1024, leftN, float64(left)/1024)
+	fmt.Printf("GET /api/market every 100 ms: %d polls, %d failed, longest %.3f s\n", w.polls, w.pollFails, w.maxMarket.Seconds())
+
+	classAtRest(base, pid, *atRest)
+}
+
+// watcher polls /api/market every 100 ms and samples the service's RSS
+// and its sandboxes' every 200 ms, until stopWatching.
+type watcher struct {
+	pid                                 int
+	stopPoll, stopSample                chan struct{}
+	pollWG, sampleWG                    sync.WaitGroup
+	maxMarket                           time.Duration
+	polls, pollFails                    int
+	peakRSS, peakSandbox, peakSandboxes int
+}
+
+// watchService starts watching the service at base, process pid.
+func watchService(base string, pid int) *watcher {
+	w := &watcher{pid: pid, stopPoll: make(chan struct{}), stopSample: make(chan struct{})}
+	w.pollWG.Go(func() {
 		c := &http.Client{Timeout: 5 * time.Second}
 		for {
 			select {
-			case <-stopPoll:
+			case <-w.stopPoll:
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
 			t0 := time.Now()
 			r, err := c.Get(base + "/api/market")
 			d := time.Since(t0)
-			polls++
+			w.polls++
 			if err != nil || r.StatusCode != 200 {
-				pollFails++
+				w.pollFails++
 			}
 			if err == nil {
 				io.Copy(io.Discard, r.Body)
 				r.Body.Close()
 			}
-			maxMarket = max(maxMarket, d)
+			w.maxMarket = max(w.maxMarket, d)
 		}
 	})
-	// Sample the service's RSS and its sandboxes' throughout.
-	var peakRSS, peakSandbox, peakSandboxes int
-	sample := func() {
-		peakRSS = max(peakRSS, rssKiB(pid))
-		k, m := children(pid)
-		peakSandbox, peakSandboxes = max(peakSandbox, k), max(peakSandboxes, m)
-	}
-	stopSample := make(chan struct{})
-	var sampleWG sync.WaitGroup
-	sampleWG.Go(func() {
+	w.sampleWG.Go(func() {
 		for {
 			select {
-			case <-stopSample:
+			case <-w.stopSample:
 				return
 			case <-time.After(200 * time.Millisecond):
-				sample()
+				w.sample()
 			}
 		}
 	})
+	return w
+}
 
-	results := make([]result, *n)
+func (w *watcher) sample() {
+	w.peakRSS = max(w.peakRSS, rssKiB(w.pid))
+	k, m := children(w.pid)
+	w.peakSandbox, w.peakSandboxes = max(w.peakSandbox, k), max(w.peakSandboxes, m)
+}
+
+// stopWatching stops the sampling (and takes one last sample), then the
+// polls.
+func (w *watcher) stopWatching() {
+	close(w.stopSample)
+	w.sampleWG.Wait()
+	w.sample()
+	close(w.stopPoll)
+	w.pollWG.Wait()
+}
+
+// attackAll has n sessions, each from an address of its own, paste an
+// attack at once, take two steps and delete the session; lastDelete is
+// when the last DELETE answered.
+func attackAll(base string, n int) (results []result, lastDelete time.Time) {
+	results = make([]result, n)
 	var wg sync.WaitGroup
-	var lastDelete time.Time
 	var mu sync.Mutex
-	t0 := time.Now()
-	for i := range *n {
+	for i := range n {
 		wg.Go(func() {
-			a := attacks[i%len(attacks)]
-			c := clientFrom(net.IPv4(127, 0, 1, byte(10+i)))
-			res := result{attack: a.name}
-			body, _ := json.Marshal(map[string]any{"lua": map[string]string{"acquire": a.src, "release": release}})
-			status, out, _ := post(c, base+"/api/explore/sessions", body)
-			res.start = status
-			if status != 201 {
-				res.startBody = string(out)
-				results[i] = res
-				return
-			}
-			var s struct {
-				ID    string `json:"id"`
-				State struct {
-					Enabled []json.RawMessage `json:"enabled"`
-				} `json:"state"`
-			}
-			json.Unmarshal(out, &s)
-			st, out, _ := post(c, base+"/api/explore/sessions/"+s.ID+"/steps", pick(s.State.Enabled, "start", "A"))
-			var next struct {
-				Enabled []json.RawMessage `json:"enabled"`
-			}
-			json.Unmarshal(out, &next)
-			if st != 200 {
-				res.stepMsg = string(out)
-			} else {
-				ts := time.Now()
-				res.step, out, _ = post(c, base+"/api/explore/sessions/"+s.ID+"/steps", pick(next.Enabled, "run", "A"))
-				res.stepSecs = time.Since(ts).Seconds()
-				res.stepMsg = string(out)
-			}
-			td := time.Now()
-			req, _ := http.NewRequest("DELETE", base+"/api/explore/sessions/"+s.ID, nil)
-			if r, err := c.Do(req); err == nil {
-				res.del = r.StatusCode
-				r.Body.Close()
-			}
-			res.delSecs = time.Since(td).Seconds()
+			res := attackOnce(base, i)
 			mu.Lock()
-			if now := time.Now(); now.After(lastDelete) {
+			if now := time.Now(); now.After(lastDelete) && res.start == 201 {
 				lastDelete = now
 			}
 			mu.Unlock()
@@ -194,10 +197,55 @@ func main() {
 		})
 	}
 	wg.Wait()
-	fmt.Printf("%d sessions attacked at once in %.1f s\n", *n, time.Since(t0).Seconds())
-	// CPU after the last DELETE: ticks per 250 ms, for 6 s.
-	var after []string
-	idleAt := -1.0
+	return results, lastDelete
+}
+
+// attackOnce is the i-th session's attack.
+func attackOnce(base string, i int) result {
+	a := attacks[i%len(attacks)]
+	c := clientFrom(net.IPv4(127, 0, 1, byte(10+i)))
+	res := result{attack: a.name}
+	body, _ := json.Marshal(map[string]any{"lua": map[string]string{"acquire": a.src, "release": release}})
+	status, out, _ := post(c, base+"/api/explore/sessions", body)
+	res.start = status
+	if status != 201 {
+		res.startBody = string(out)
+		return res
+	}
+	var s struct {
+		ID    string `json:"id"`
+		State struct {
+			Enabled []json.RawMessage `json:"enabled"`
+		} `json:"state"`
+	}
+	json.Unmarshal(out, &s)
+	st, out, _ := post(c, base+"/api/explore/sessions/"+s.ID+"/steps", pick(s.State.Enabled, "start", "A"))
+	var next struct {
+		Enabled []json.RawMessage `json:"enabled"`
+	}
+	json.Unmarshal(out, &next)
+	if st != 200 {
+		res.stepMsg = string(out)
+	} else {
+		ts := time.Now()
+		res.step, out, _ = post(c, base+"/api/explore/sessions/"+s.ID+"/steps", pick(next.Enabled, "run", "A"))
+		res.stepSecs = time.Since(ts).Seconds()
+		res.stepMsg = string(out)
+	}
+	td := time.Now()
+	req, _ := http.NewRequest("DELETE", base+"/api/explore/sessions/"+s.ID, nil)
+	if r, err := c.Do(req); err == nil {
+		res.del = r.StatusCode
+		r.Body.Close()
+	}
+	res.delSecs = time.Since(td).Seconds()
+	return res
+}
+
+// cpuAfter reads the service's CPU after the last DELETE: ticks per 250
+// ms, for 6 s, and how long after it the service was first idle.
+func cpuAfter(pid int, lastDelete time.Time) (after []string, idleAt float64) {
+	idleAt = -1.0
 	prev := cpuTicks(pid)
 	for k := 1; k <= 24; k++ {
 		time.Sleep(250 * time.Millisecond)
@@ -208,13 +256,11 @@ func main() {
 		}
 		prev = cur
 	}
-	close(stopSample)
-	sampleWG.Wait()
-	sample()
-	close(stopPoll)
-	pollWG.Wait()
-	left, leftN := children(pid)
+	return after, idleAt
+}
 
+// printAttacks prints each attack's answers, by attack.
+func printAttacks(results []result) {
 	sort.SliceStable(results, func(a, b int) bool { return results[a].attack < results[b].attack })
 	fmt.Printf("%-34s %5s %5s %8s %5s %8s  %s\n", "attack", "start", "step", "step_s", "del", "del_s", "the step's answer")
 	var worstPast, worstDel float64
@@ -232,23 +278,19 @@ func main() {
 		worstDel = max(worstDel, r.delSecs)
 	}
 	fmt.Printf("longest step past the 2 s budget: %.2f s; longest DELETE: %.3f s\n", worstPast, worstDel)
-	fmt.Printf("service CPU ticks (1/100 s) per 250 ms after the last DELETE: %s\n", strings.Join(after, " "))
-	fmt.Printf("service CPU idle (<= 1 tick per 250 ms) %.2f s after the last DELETE; %d ticks in all since rest\n",
-		idleAt, cpuTicks(pid)-ticks0)
-	fmt.Printf("service RSS: %d KiB at rest, %d KiB at most (+%.1f MiB)\n", rss0, peakRSS, float64(peakRSS-rss0)/1024)
-	fmt.Printf("sandboxes: at most %d at once holding %.1f MiB (PSS) in all; after: %d children of the service "+
-		"(the market's own redis-server) holding %.1f MiB\n", peakSandboxes, float64(peakSandbox)/1024, leftN, float64(left)/1024)
-	fmt.Printf("GET /api/market every 100 ms: %d polls, %d failed, longest %.3f s\n", polls, pollFails, maxMarket.Seconds())
+}
 
-	// A class at rest: sessions of a plain lock, 6 per address.
-	rssA, _ := rssKiB(pid), 0
+// classAtRest opens n sessions of a plain lock, 6 per address, measures
+// what they hold at rest, and deletes them.
+func classAtRest(base string, pid, n int) {
+	rssA := rssKiB(pid)
 	sbA, nA := children(pid)
 	var ids []string
 	var refusals []string
 	var idsMu sync.Mutex
-	var wg2 sync.WaitGroup
-	for i := range *atRest {
-		wg2.Go(func() {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
 			c := clientFrom(net.IPv4(127, 0, 2, byte(10+i/6)))
 			body := []byte(`{"lua":{"acquire":"if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end return 0",` +
 				`"release":"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"}}`)
@@ -270,12 +312,12 @@ func main() {
 			ids = append(ids, s.ID)
 		})
 	}
-	wg2.Wait()
+	wg.Wait()
 	time.Sleep(time.Second)
 	rssB := rssKiB(pid)
 	sbB, nB := children(pid)
 	fmt.Printf("a class of %d at rest: %d sessions opened; sandboxes %d -> %d holding %.1f MiB "+
-		"(PSS; %.2f MiB each); service RSS +%.1f MiB\n", *atRest, len(ids), nA, nB, float64(sbB-sbA)/1024,
+		"(PSS; %.2f MiB each); service RSS +%.1f MiB\n", n, len(ids), nA, nB, float64(sbB-sbA)/1024,
 		float64(sbB-sbA)/1024/float64(max(nB-nA, 1)), float64(rssB-rssA)/1024)
 	if len(refusals) > 0 {
 		fmt.Printf("%d refused, the first: %s\n", len(refusals), refusals[0])

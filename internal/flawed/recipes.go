@@ -56,10 +56,7 @@ var recipes = []Recipe{
 	{"11", "book lock with timeout"},
 }
 
-// Recipes returns the recipes, in the order of the series.
-func Recipes() []Recipe { return append([]Recipe(nil), recipes...) }
-
-// RecipeIDs returns the IDs of Recipes, in order.
+// RecipeIDs returns the IDs of the recipes, in the order of the series.
 func RecipeIDs() []string {
 	ids := make([]string, len(recipes))
 	for i, r := range recipes {

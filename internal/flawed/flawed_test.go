@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/failure/flawed"
+	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/locking"
 )
