@@ -622,6 +622,15 @@ func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m s
 		// administrative user; the recipe's code as the confined one.
 		control = conn.Server.AdminOptions()
 	}
+	if conn.Server != nil {
+		// The private server's unix socket: the same server, a shorter
+		// round trip for every step. The explorer takes only base's
+		// options, and dials its own connections.
+		opts := conn.Server.OverSocket(base.Options())
+		control = conn.Server.OverSocket(control)
+		base = redis.NewClient(opts)
+		defer base.Close()
+	}
 	e, err := sched.NewControlled(ctx, base, control, t, m)
 	if errors.Is(err, targets.ErrManifest) {
 		return nil, badManifest(stderr, err)

@@ -357,14 +357,15 @@ func reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Repro
 	defer srv.Stop()
 	rctx, cancel := context.WithTimeoutCause(ctx, ReplayBound, errReplayBound)
 	defer cancel()
-	opts := srv.ClientOptions()
+	// Over the server's unix socket, as a search on a private server runs.
+	opts := srv.OverSocket(srv.ClientOptions())
 	opts.Protocol, opts.DisableIdentity = 2, true
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	admin := redis.NewClient(srv.AdminOptions())
+	admin := redis.NewClient(srv.OverSocket(srv.AdminOptions()))
 	version := redisserver.Version(rctx, admin)
 	admin.Close()
-	e, err := NewControlled(rctx, rdb, srv.AdminOptions(), t, m)
+	e, err := NewControlled(rctx, rdb, srv.OverSocket(srv.AdminOptions()), t, m)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Reproduction{}, err

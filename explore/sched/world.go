@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -684,15 +683,12 @@ func (w *World) inferHold(c *ClientState, args []string, value, errText string) 
 	}
 }
 
-// uuidPattern matches the tokens the code under test makes (uuid).
-var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-
 // replaceTokens returns text with each token replaced by a name that is the
 // same in every run of a schedule: the client that first sent it and a
 // number. A token first seen in a reply (sent false) keeps its text.
 // w.Mu is held.
 func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
-	return uuidPattern.ReplaceAllStringFunc(text, func(tok string) string {
+	return replaceEach(text, tokenAt, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
 			return name
 		}
@@ -711,10 +707,6 @@ func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
 	})
 }
 
-// bigNumber matches the integers of a reply that may count a lease's time
-// left on the server (a PTTL or TTL in a script's reply, dilated).
-var bigNumber = regexp.MustCompile(`\b[0-9]{7,}\b`)
-
 // coarse is a reply with each large integer rounded to a multiple of the
 // dilation: a lease's time left, read on the server, is its virtual time
 // left dilated, less the real time that ran it down since the clock last
@@ -726,7 +718,9 @@ func (w *World) coarse(text string) string {
 	if f <= 1 {
 		return text
 	}
-	return bigNumber.ReplaceAllStringFunc(text, func(n string) string {
+	// The integers of a reply that may count a lease's time left on the
+	// server (a PTTL or TTL in a script's reply, dilated): bigNumberAt.
+	return replaceEach(text, bigNumberAt, func(n string) string {
 		v, err := strconv.ParseInt(n, 10, 64)
 		if err != nil {
 			return n
