@@ -38,7 +38,7 @@ type Client struct {
 	m Model
 	// released is set by Released, until the critical section ends or
 	// the client's own goroutine says it holds the lock again. Guarded by
-	// c.World.Mu.
+	// c.World.mu.
 	released bool
 }
 
@@ -92,8 +92,8 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.World
 	me := whoAmI()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if c.released && w.gnum(me) != 0 {
 		return
 	}
@@ -102,9 +102,9 @@ func (c *Client) Holding(lease time.Duration) {
 	if lease > 0 {
 		end = c.c.sentAt + w.Undilate(lease)
 	}
-	c.c.Hold = &hold{Write: true, End: func() time.Duration { return end }}
+	c.c.holding = &hold{Write: true, End: func() time.Duration { return end }}
 	c.c.endHold = false
-	c.c.Got++
+	c.c.got++
 }
 
 // Released says that the client is about to release the lock: it stops
@@ -113,10 +113,10 @@ func (c *Client) Holding(lease time.Duration) {
 // renewal that lands after it renews nothing (Holding).
 func (c *Client) Released() {
 	w := c.c.World
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	c.released = true
-	if c.c.Hold != nil {
+	if c.c.holding != nil {
 		c.c.endHold = true
 	}
 }
@@ -155,7 +155,7 @@ func (t *Target) bindCode() error {
 
 // runCode is one client of a target written in Go: for each critical
 // section, once the scheduler lets it start, the target's Client.
-func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err error) {
+func (t *Target) runCode(ctx context.Context, h *Client) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			buf := make([]byte, 4<<10)
@@ -163,30 +163,61 @@ func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err erro
 			err = fmt.Errorf("panic: %v\n%s", r, buf)
 		}
 	}()
-	h := &Client{c: c, m: m}
-	for range m.Iterations {
-		if err := (Clock{c}).AwaitStart(ctx); err != nil {
+	c := h.c
+	for range h.m.Iterations {
+		if err := h.Begin(ctx); err != nil {
 			return err
 		}
-		c.World.Mu.Lock()
-		c.Wanted = true
-		h.released = false
-		c.World.Mu.Unlock()
 		err := t.Client(ctx, h)
-		c.World.Mu.Lock()
+		c.World.mu.Lock()
 		if c.endHold {
-			c.Hold, c.endHold = nil, false
+			c.holding, c.endHold = nil, false
 		}
-		c.World.Mu.Unlock()
+		c.World.mu.Unlock()
 		if err != nil {
 			return err
 		}
 	}
-	c.World.Mu.Lock()
-	c.Done = true
-	c.World.Mu.Unlock()
 	return nil
 }
+
+// Begin waits until the scheduler lets the client begin its next critical
+// section, and records that it wants the lock: call it at the start of
+// each critical section of a workload of the target's own (Target.Run).
+func (c *Client) Begin(ctx context.Context) error {
+	if err := (Clock{c.c}).AwaitStart(ctx); err != nil {
+		return err
+	}
+	w := c.c.World
+	w.mu.Lock()
+	c.c.wanted = true
+	c.released = false
+	w.mu.Unlock()
+	return nil
+}
+
+// Completed records that a critical section's write was applied.
+func (c *Client) Completed() {
+	w := c.c.World
+	w.mu.Lock()
+	c.c.completed++
+	w.mu.Unlock()
+}
+
+// Index is the client's index: 0 for A, 1 for B...
+func (c *Client) Index() int { return c.c.Index }
+
+// Model is the bounds of the exploration the client runs in.
+func (c *Client) Model() Model { return c.m }
+
+// Clock is the client's clock.
+func (c *Client) Clock() Clock { return Clock{c.c} }
+
+// Dilate is the lease the server sees for virtual duration v (World.Dilate).
+func (c *Client) Dilate(v time.Duration) time.Duration { return c.c.World.Dilate(v) }
+
+// Prefix is the namespace of the target's keys.
+func (c *Client) Prefix() string { return c.c.World.Target.KeyPrefix }
 
 // endCode checks the end of a schedule of a target written in Go: its
 // Check, if any, on the scheduler's own connection.
