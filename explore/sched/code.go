@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrNoClient is returned for a Target that has no code to run: no
-// Client function, and not made by one of this package's constructors.
+// ErrNoClient is returned for a Target that has no code to run: neither
+// a Run nor a NewLock (Code without a client function).
 var ErrNoClient = errors.New("explore: the target has no Client function")
 
 // Namespace is the prefix of every key of one exploration. Each schedule
@@ -26,12 +26,13 @@ type Namespace string
 // lock in a counterexample's timeline.
 func (ns Namespace) Key(name string) string { return string(ns) + name }
 
-// Client is one client of a target written in Go (Target.Client), as the
-// explorer hands it to the code: its own go-redis client, whose every
+// Client is one client of a target, as the explorer hands it to the code
+// the client runs (Code, Target.Run): its own go-redis client, whose every
 // command and pipeline waits for the scheduler; the lease to ask for; its
-// clock; its name; and where the code says what it believes it holds.
+// clock; its name; and where the code says what it does and what it
+// believes it holds.
 //
-// Client is a locking.Clock: the context given to Target.Client carries
+// Client is a locking.Clock: the context given to the client code carries
 // it (locking.WithClock), so the locks of package locking run on it too.
 type Client struct {
 	c *ClientState
@@ -109,7 +110,7 @@ func (c *Client) Holding(lease time.Duration) {
 
 // Released says that the client is about to release the lock: it stops
 // believing it holds it when its next command runs (the release's first),
-// or when Target.Client returns. Call it just before the release. A
+// or when the client code returns. Call it just before the release. A
 // renewal that lands after it renews nothing (Holding).
 func (c *Client) Released() {
 	w := c.c.World
@@ -121,41 +122,43 @@ func (c *Client) Released() {
 	}
 }
 
-// bindCode makes t, a target written in Go, run as one: each client runs
-// t.Client once per critical section, Setup prepares each schedule and
-// Check checks its end. A target made by a constructor of this package
-// is left as it is.
-func (t *Target) bindCode() error {
-	if t.Client == nil {
-		if t.Run == nil && t.NewLock == nil {
-			return ErrNoClient
-		}
-		return nil
+// Code is a target written in Go, named name ("code" when empty), run by
+// clients clients: each runs client once per critical section; setup, if
+// set, prepares each schedule's keys, and check, if set, checks them at
+// its end (an error breaks Resource). Mutual exclusion is checked, and
+// Resource when there is a check.
+func Code(
+	name string, clients int,
+	setup func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
+	client func(ctx context.Context, c *Client) error,
+	check func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
+) *Target {
+	if name == "" {
+		name = "code"
 	}
-	if t.Name == "" {
-		t.Name = "code"
+	t := &Target{Name: name, Clients: clients, Checks: []string{MutualExclusion}, code: true}
+	if check != nil {
+		t.Checks = append(t.Checks, Resource)
 	}
-	if t.Checks == nil {
-		t.Checks = []string{MutualExclusion}
-		if t.Check != nil {
-			t.Checks = append(t.Checks, Resource)
-		}
-	}
-	t.Prepare = nil
-	if t.Setup != nil {
-		setup := t.Setup
+	if setup != nil {
 		t.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
 			return setup(ctx, rdb.(*redis.Client), Namespace(ns))
 		}
 	}
-	t.Run = t.runCode
-	t.End = t.endCode
-	return nil
+	if client != nil {
+		t.Run = func(ctx context.Context, c *Client) error { return runCode(ctx, c, client) }
+	}
+	t.End = func(ctx context.Context, e *Explorer, _ *World) ([]Violation, error) {
+		return endCode(ctx, e, check)
+	}
+	return t
 }
 
 // runCode is one client of a target written in Go: for each critical
 // section, once the scheduler lets it start, the target's Client.
-func (t *Target) runCode(ctx context.Context, h *Client) (err error) {
+func runCode(
+	ctx context.Context, h *Client, client func(ctx context.Context, c *Client) error,
+) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			buf := make([]byte, 4<<10)
@@ -168,7 +171,7 @@ func (t *Target) runCode(ctx context.Context, h *Client) (err error) {
 		if err := h.Begin(ctx); err != nil {
 			return err
 		}
-		err := t.Client(ctx, h)
+		err := client(ctx, h)
 		c.World.mu.Lock()
 		if c.endHold {
 			c.holding, c.endHold = nil, false
@@ -220,19 +223,22 @@ func (c *Client) Dilate(v time.Duration) time.Duration { return c.c.World.Dilate
 func (c *Client) Prefix() string { return c.c.World.Target.KeyPrefix }
 
 // endCode checks the end of a schedule of a target written in Go: its
-// Check, if any, on the scheduler's own connection.
-func (t *Target) endCode(ctx context.Context, e *Explorer, _ *World) ([]Violation, error) {
-	if t.Check == nil {
+// check, if any, on the scheduler's own connection.
+func endCode(
+	ctx context.Context, e *Explorer,
+	check func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
+) ([]Violation, error) {
+	if check == nil {
 		return nil, nil
 	}
-	err := t.Check(ctx, e.Redis, Namespace(e.KeyPrefix))
+	err := check(ctx, e.Redis, Namespace(e.KeyPrefix))
 	if err == nil {
 		return nil, nil
 	}
 	if ctx.Err() != nil {
 		return nil, err
 	}
-	return []Violation{{Property: Resource, Message: t.Short(err.Error())}}, nil
+	return []Violation{{Property: Resource, Message: e.target.Short(err.Error())}}, nil
 }
 
 // Check explores t on the Redis rdb talks to: every schedule of its

@@ -202,14 +202,6 @@ type Target struct {
 	// point.
 	Checks []string
 
-	// Setup, Client and Check make a target of Go code of your own (see
-	// code.go): Client is what each client does, Setup (optional)
-	// prepares each schedule's keys, Check (optional) checks them at its
-	// end.
-	Setup  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
-	Client func(ctx context.Context, c *Client) error
-	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
-
 	KeyPrefix string   // the namespace: the prefix of every key of the target
 	NodeCount int      // independent servers (Redlock); 0: the one server
 	NodeSet   *nodeSet // their clients, once an explorer has opened them
@@ -262,6 +254,9 @@ type Target struct {
 	// the same code, which reads no client's name or index but through
 	// its tokens and a recipe's ${client} (symmetry.go).
 	Alike bool
+	// code is set by Code: the clients say what they hold themselves
+	// (Client.Holding, Client.Released).
+	code bool
 }
 
 // OpDesc is one op of a recipe: its name and its ok as the manifest

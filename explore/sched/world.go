@@ -532,7 +532,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	}
 	w.seq++
 	c.sentAt = w.Now
-	if w.Target.Client != nil {
+	if w.Target.code {
 		// A lease the client then says it holds counts from here: two
 		// states that differ in it must not look alike (fingerprint).
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
@@ -566,7 +566,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
 	if p != nil {
 		rec.Client = p.c.Name
-		if w.Target.Client != nil && p.c.endHold {
+		if w.Target.code && p.c.endHold {
 			p.c.holding, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
