@@ -297,20 +297,20 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 		m.TTL = o.TTL
 	}
 	m.MaxDelay = o.MaxDelay
-	st := &sched.Target{Name: t.Name, Clients: t.Clients,
-		Client: func(ctx context.Context, c *sched.Client) error {
-			return t.Client(ctx, &Client{c})
-		}}
+	var setup, check func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error
 	if t.Setup != nil {
-		st.Setup = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
+		setup = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
 			return t.Setup(ctx, rdb, Namespace(ns))
 		}
 	}
 	if t.Check != nil {
-		st.Check = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
+		check = func(ctx context.Context, rdb *redis.Client, ns sched.Namespace) error {
 			return t.Check(ctx, rdb, Namespace(ns))
 		}
 	}
+	st := sched.Code(t.Name, t.Clients, setup, func(ctx context.Context, c *sched.Client) error {
+		return t.Client(ctx, &Client{c})
+	}, check)
 	if _, err := m.For(st); err != nil {
 		return bad("%v", err)
 	}

@@ -62,8 +62,10 @@ func (t *opTally) note(reply string, n int) {
 }
 
 // CountOp records a call of the op named op whose reply, as text, was
-// reply, a success or not. w.Mu is held.
+// reply, a success or not.
 func (w *World) CountOp(op, reply string, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.ops == nil {
 		w.ops = map[string]*opTally{}
 	}
@@ -94,8 +96,8 @@ type activity struct {
 
 // tally adds a complete schedule's world to a.
 func (a *activity) tally(w *World) {
-	w.Mu.Lock()
-	held := slices.ContainsFunc(w.Clients, func(c *ClientState) bool { return c.Got > 0 })
+	w.mu.Lock()
+	held := slices.ContainsFunc(w.Clients, func(c *ClientState) bool { return c.got > 0 })
 	started := map[string]int{}
 	for _, c := range w.Clients {
 		started[c.Name] = c.FromStarted
@@ -107,7 +109,7 @@ func (a *activity) tally(w *World) {
 		u.add(t)
 		ops[name] = u
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.schedules++

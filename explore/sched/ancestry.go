@@ -61,7 +61,7 @@ func creatorIn(text []byte) uint64 {
 // gnum is the number among its client's goroutines of the goroutine s,
 // the caller (whoAmI), -1 for one that descends from no client. A
 // goroutine seen for the first time whose creators lead to a client's is
-// adopted as that client's next goroutine. w.Mu is held.
+// adopted as that client's next goroutine. w.mu is held.
 func (w *World) gnum(s self) int {
 	if g, ok := w.goroutines[s.id]; ok {
 		return g.n
@@ -87,7 +87,7 @@ func (w *World) gnum(s self) int {
 // ancestor is the tracked goroutine (its client's own, one its Go
 // started, or one adopted) that id is or descends from, following the
 // creators recorded in w.parents; gs, a stack dump, is read when a
-// creator is missing (nil: one is taken then). w.Mu is held.
+// creator is missing (nil: one is taken then). w.mu is held.
 func (w *World) ancestor(id uint64, gs map[uint64]goroutineState) (gref, bool) {
 	// Goroutine ids are never reused, so the creators form a forest; the
 	// bound on the walk only guards against a traceback misread.
@@ -109,7 +109,7 @@ func (w *World) ancestor(id uint64, gs map[uint64]goroutineState) (gref, bool) {
 	return gref{}, false
 }
 
-// learn records the creators a stack dump names. w.Mu is held.
+// learn records the creators a stack dump names. w.mu is held.
 func (w *World) learn(gs map[uint64]goroutineState) {
 	for id, g := range gs {
 		if g.parent != 0 {
@@ -120,7 +120,7 @@ func (w *World) learn(gs map[uint64]goroutineState) {
 
 // family is, of the goroutines of dump gs, those of the clients: the
 // tracked ones still alive and every goroutine that descends from one,
-// adopted or not yet seen by the explorer. w.Mu is held.
+// adopted or not yet seen by the explorer. w.mu is held.
 func (w *World) family(gs map[uint64]goroutineState) map[uint64]gref {
 	w.learn(gs)
 	out := map[uint64]gref{}
@@ -139,7 +139,7 @@ func (w *World) family(gs map[uint64]goroutineState) map[uint64]gref {
 // (a library that sends from goroutines it starts and waits for their
 // replies). A goroutine at work, in time.Sleep, or blocked with no
 // descendant at the scheduler is not at rest: it may be waiting on the
-// wall clock (World.look). w.Mu is held.
+// wall clock (World.look). w.mu is held.
 func (w *World) quiet(gs map[uint64]goroutineState) bool {
 	if w.bubble.delivering() || w.bubble != nil && !w.bubble.still(gs) {
 		return false
@@ -176,7 +176,7 @@ func (w *World) quiet(gs map[uint64]goroutineState) bool {
 }
 
 // waitsForDescendant reports whether a goroutine that id created, or one
-// they created in turn, waits for the scheduler. w.Mu is held.
+// they created in turn, waits for the scheduler. w.mu is held.
 func (w *World) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64]bool) bool {
 	for d := range at {
 		for x, n := w.parents[d], 0; x != 0 && n < len(fam)+1; x, n = w.parents[x], n+1 {
@@ -216,7 +216,7 @@ func (g goroutineState) onCPU() bool {
 }
 
 // counted reports whether the goroutine id is one World.running counts:
-// a client's own, or one its Go started. w.Mu is held.
+// a client's own, or one its Go started. w.mu is held.
 func (w *World) counted(id uint64) bool {
 	g, ok := w.goroutines[id]
 	return ok && !g.adopted
@@ -228,9 +228,9 @@ func (w *World) atRest() bool { return w.restsIn(dumpGoroutines) }
 
 // restsIn is atRest, from the stack dump dump takes.
 func (w *World) restsIn(dump func() map[uint64]goroutineState) bool {
-	w.Mu.Lock()
+	w.mu.Lock()
 	counted := w.adopted == 0 && w.bubble == nil
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if counted {
 		return false // World.running says it all
 	}
@@ -244,8 +244,8 @@ func (w *World) restsIn(dump func() map[uint64]goroutineState) bool {
 	if after, made := w.bubble.deliveries(); !made || after != before {
 		return false
 	}
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.quiet(gs)
 }
 
@@ -253,14 +253,14 @@ func (w *World) restsIn(dump func() map[uint64]goroutineState) bool {
 // goroutines they started have too: one that outlives its schedule would
 // send in the next.
 func (w *World) gone() bool {
-	w.Mu.Lock()
+	w.mu.Lock()
 	counted := w.adopted == 0 && w.bubble == nil
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if counted {
 		return true // no goroutine of theirs sent: World.live says it all
 	}
 	gs := dumpGoroutines()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return len(w.family(gs)) == 0
 }

@@ -288,9 +288,9 @@ func (e *Explorer) timerHorizon() time.Duration {
 // at.
 func (e *Explorer) bubbleAdvance(w *World, at time.Duration) (time.Duration, bool, error) {
 	b := w.bubble
-	w.Mu.Lock()
+	w.mu.Lock()
 	now := w.Now
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if b == nil || at <= now {
 		return at, false, nil
 	}
@@ -313,8 +313,8 @@ func (e *Explorer) bubbleAdvance(w *World, at time.Duration) (time.Duration, boo
 	if v >= at {
 		return at, false, nil
 	}
-	w.Mu.Lock()
+	w.mu.Lock()
 	w.timersFired++
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	return v, true, nil
 }

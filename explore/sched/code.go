@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrNoClient is returned for a Target that has no code to run: no
-// Client function, and not made by one of this package's constructors.
+// ErrNoClient is returned for a Target that has no code to run: neither
+// a Run nor a NewLock (Code without a client function).
 var ErrNoClient = errors.New("explore: the target has no Client function")
 
 // Namespace is the prefix of every key of one exploration. Each schedule
@@ -26,19 +26,20 @@ type Namespace string
 // lock in a counterexample's timeline.
 func (ns Namespace) Key(name string) string { return string(ns) + name }
 
-// Client is one client of a target written in Go (Target.Client), as the
-// explorer hands it to the code: its own go-redis client, whose every
+// Client is one client of a target, as the explorer hands it to the code
+// the client runs (Code, Target.Run): its own go-redis client, whose every
 // command and pipeline waits for the scheduler; the lease to ask for; its
-// clock; its name; and where the code says what it believes it holds.
+// clock; its name; and where the code says what it does and what it
+// believes it holds.
 //
-// Client is a locking.Clock: the context given to Target.Client carries
+// Client is a locking.Clock: the context given to the client code carries
 // it (locking.WithClock), so the locks of package locking run on it too.
 type Client struct {
 	c *ClientState
 	m Model
 	// released is set by Released, until the critical section ends or
 	// the client's own goroutine says it holds the lock again. Guarded by
-	// c.World.Mu.
+	// c.World.mu.
 	released bool
 }
 
@@ -92,8 +93,8 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.World
 	me := whoAmI()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if c.released && w.gnum(me) != 0 {
 		return
 	}
@@ -102,60 +103,62 @@ func (c *Client) Holding(lease time.Duration) {
 	if lease > 0 {
 		end = c.c.sentAt + w.Undilate(lease)
 	}
-	c.c.Hold = &hold{Write: true, End: func() time.Duration { return end }}
+	c.c.holding = &hold{Write: true, End: func() time.Duration { return end }}
 	c.c.endHold = false
-	c.c.Got++
+	c.c.got++
 }
 
 // Released says that the client is about to release the lock: it stops
 // believing it holds it when its next command runs (the release's first),
-// or when Target.Client returns. Call it just before the release. A
+// or when the client code returns. Call it just before the release. A
 // renewal that lands after it renews nothing (Holding).
 func (c *Client) Released() {
 	w := c.c.World
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	c.released = true
-	if c.c.Hold != nil {
+	if c.c.holding != nil {
 		c.c.endHold = true
 	}
 }
 
-// bindCode makes t, a target written in Go, run as one: each client runs
-// t.Client once per critical section, Setup prepares each schedule and
-// Check checks its end. A target made by a constructor of this package
-// is left as it is.
-func (t *Target) bindCode() error {
-	if t.Client == nil {
-		if t.Run == nil && t.NewLock == nil {
-			return ErrNoClient
-		}
-		return nil
+// Code is a target written in Go, named name ("code" when empty), run by
+// clients clients: each runs client once per critical section; setup, if
+// set, prepares each schedule's keys, and check, if set, checks them at
+// its end (an error breaks Resource). Mutual exclusion is checked, and
+// Resource when there is a check.
+func Code(
+	name string, clients int,
+	setup func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
+	client func(ctx context.Context, c *Client) error,
+	check func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
+) *Target {
+	if name == "" {
+		name = "code"
 	}
-	if t.Name == "" {
-		t.Name = "code"
+	t := &Target{Name: name, Clients: clients, Checks: []string{MutualExclusion}, code: true}
+	if check != nil {
+		t.Checks = append(t.Checks, Resource)
 	}
-	if t.Checks == nil {
-		t.Checks = []string{MutualExclusion}
-		if t.Check != nil {
-			t.Checks = append(t.Checks, Resource)
-		}
-	}
-	t.Prepare = nil
-	if t.Setup != nil {
-		setup := t.Setup
+	if setup != nil {
 		t.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
 			return setup(ctx, rdb.(*redis.Client), Namespace(ns))
 		}
 	}
-	t.Run = t.runCode
-	t.End = t.endCode
-	return nil
+	if client != nil {
+		t.Run = func(ctx context.Context, c *Client) error { return runCode(ctx, c, client) }
+	}
+	t.End = func(ctx context.Context, e *Explorer, _ *World) ([]Violation, error) {
+		return endCode(ctx, e, check)
+	}
+	return t
 }
 
 // runCode is one client of a target written in Go: for each critical
 // section, once the scheduler lets it start, the target's Client.
-func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err error) {
+func runCode(
+	ctx context.Context, h *Client, client func(ctx context.Context, c *Client) error,
+) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			buf := make([]byte, 4<<10)
@@ -163,45 +166,79 @@ func (t *Target) runCode(ctx context.Context, c *ClientState, m Model) (err erro
 			err = fmt.Errorf("panic: %v\n%s", r, buf)
 		}
 	}()
-	h := &Client{c: c, m: m}
-	for range m.Iterations {
-		if err := (Clock{c}).AwaitStart(ctx); err != nil {
+	c := h.c
+	for range h.m.Iterations {
+		if err := h.Begin(ctx); err != nil {
 			return err
 		}
-		c.World.Mu.Lock()
-		c.Wanted = true
-		h.released = false
-		c.World.Mu.Unlock()
-		err := t.Client(ctx, h)
-		c.World.Mu.Lock()
+		err := client(ctx, h)
+		c.World.mu.Lock()
 		if c.endHold {
-			c.Hold, c.endHold = nil, false
+			c.holding, c.endHold = nil, false
 		}
-		c.World.Mu.Unlock()
+		c.World.mu.Unlock()
 		if err != nil {
 			return err
 		}
 	}
-	c.World.Mu.Lock()
-	c.Done = true
-	c.World.Mu.Unlock()
 	return nil
 }
 
+// Begin waits until the scheduler lets the client begin its next critical
+// section, and records that it wants the lock: call it at the start of
+// each critical section of a workload of the target's own (Target.Run).
+func (c *Client) Begin(ctx context.Context) error {
+	if err := (Clock{c.c}).AwaitStart(ctx); err != nil {
+		return err
+	}
+	w := c.c.World
+	w.mu.Lock()
+	c.c.wanted = true
+	c.released = false
+	w.mu.Unlock()
+	return nil
+}
+
+// Completed records that a critical section's write was applied.
+func (c *Client) Completed() {
+	w := c.c.World
+	w.mu.Lock()
+	c.c.completed++
+	w.mu.Unlock()
+}
+
+// Index is the client's index: 0 for A, 1 for B...
+func (c *Client) Index() int { return c.c.Index }
+
+// Model is the bounds of the exploration the client runs in.
+func (c *Client) Model() Model { return c.m }
+
+// Clock is the client's clock.
+func (c *Client) Clock() Clock { return Clock{c.c} }
+
+// Dilate is the lease the server sees for virtual duration v (World.Dilate).
+func (c *Client) Dilate(v time.Duration) time.Duration { return c.c.World.Dilate(v) }
+
+// Prefix is the namespace of the target's keys.
+func (c *Client) Prefix() string { return c.c.World.Target.KeyPrefix }
+
 // endCode checks the end of a schedule of a target written in Go: its
-// Check, if any, on the scheduler's own connection.
-func (t *Target) endCode(ctx context.Context, e *Explorer, _ *World) ([]Violation, error) {
-	if t.Check == nil {
+// check, if any, on the scheduler's own connection.
+func endCode(
+	ctx context.Context, e *Explorer,
+	check func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
+) ([]Violation, error) {
+	if check == nil {
 		return nil, nil
 	}
-	err := t.Check(ctx, e.Redis, Namespace(e.KeyPrefix))
+	err := check(ctx, e.Redis, Namespace(e.KeyPrefix))
 	if err == nil {
 		return nil, nil
 	}
 	if ctx.Err() != nil {
 		return nil, err
 	}
-	return []Violation{{Property: Resource, Message: t.Short(err.Error())}}, nil
+	return []Violation{{Property: Resource, Message: e.target.Short(err.Error())}}, nil
 }
 
 // Check explores t on the Redis rdb talks to: every schedule of its

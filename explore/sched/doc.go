@@ -27,8 +27,9 @@
 // redis-server (Reproduce) before it counts.
 //
 // A Target is what the runtime runs: its Locker makes each client's
-// lock, or its Run is the whole workload of a client, or its Client is a
-// user's Go code (Client). Package targets makes the catalogue's.
+// lock, or its Run is the whole workload of a client, written on the
+// client's handle (Client); Code makes one of a user's Go code. Package
+// targets makes the catalogue's.
 //
 // Of this module, it imports only explore/search, explore/plumbing, the
 // lock catalogue (locking), internal/timeline and

@@ -127,8 +127,8 @@ func NewControlled(
 	rand.Read(b)
 	tc := *t
 	tc.KeyPrefix = "{explore-" + hex.EncodeToString(b) + "}:"
-	if err := tc.bindCode(); err != nil {
-		return nil, err
+	if tc.Run == nil && tc.NewLock == nil {
+		return nil, ErrNoClient
 	}
 	e := &Explorer{
 		target:     &tc,

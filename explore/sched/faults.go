@@ -21,7 +21,7 @@ type fault struct {
 	// action is the fault striking on (a client's name, or a node's).
 	action func(on string) Action
 	// enabled reports whether it may strike on now (the model's bound on
-	// faults aside). w.Mu is held.
+	// faults aside). w.mu is held.
 	enabled func(w *World, on string) bool
 	// strike does it, and says what happened.
 	strike func(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action) (string, error)
@@ -51,9 +51,9 @@ func init() {
 			strike: func(
 				_ context.Context, _ *Explorer, w *World, _ *Schedule, a Action,
 			) (string, error) {
-				w.Mu.Lock()
-				w.client(a.Client).Crashed = true
-				w.Mu.Unlock()
+				w.mu.Lock()
+				w.client(a.Client).crashed = true
+				w.mu.Unlock()
 				return a.Client + " crashes: its pending command is never sent", nil
 			},
 			commutes: clientFaultCommutes,
@@ -92,15 +92,15 @@ func pauseFault(name Fault, length string, pause func(Model) time.Duration) faul
 		strike: func(
 			_ context.Context, e *Explorer, w *World, _ *Schedule, a Action,
 		) (string, error) {
-			w.Mu.Lock()
-			defer w.Mu.Unlock()
+			w.mu.Lock()
+			defer w.mu.Unlock()
 			c := w.client(a.Client)
-			c.Paused = true
+			c.paused = true
 			c.pauses++
-			c.PausedUntil = -1
+			c.pausedUntil = -1
 			if d := pause(e.model); d >= 0 {
-				c.PausedUntil = w.Now + d
-				return fmt.Sprintf("%s pauses until %s", a.Client, fmtAt(c.PausedUntil)), nil
+				c.pausedUntil = w.Now + d
+				return fmt.Sprintf("%s pauses until %s", a.Client, fmtAt(c.pausedUntil)), nil
 			}
 			return a.Client + " pauses for good (alive, never runs again)", nil
 		},
@@ -114,14 +114,14 @@ func pauseFault(name Fault, length string, pause func(Model) time.Duration) faul
 }
 
 // clientMayFault: a fault may strike a client still at something, neither
-// paused nor crashed. w.Mu is held.
+// paused nor crashed. w.mu is held.
 func clientMayFault(w *World, name string) bool {
 	c := w.client(name)
-	return c != nil && !c.Paused && !c.Crashed && w.hasWork(c)
+	return c != nil && !c.paused && !c.crashed && w.hasWork(c)
 }
 
 // nodeMayFault: a fault may strike a node a write went to since it last
-// restarted (elsewhere a restart or a clock jump changes nothing). w.Mu
+// restarted (elsewhere a restart or a clock jump changes nothing). w.mu
 // is held.
 func nodeMayFault(w *World, node string) bool { return w.nodeDirty[node] }
 
@@ -179,7 +179,7 @@ func faultNamed(name Fault) *fault {
 func (a Action) fault() bool { return faultOf(a) != nil }
 
 // enabledFaults is the faults of the model that may strike now: each
-// client's, then each node's. w.Mu is held.
+// client's, then each node's. w.mu is held.
 func (w *World) enabledFaults(m Model) []Choice {
 	var out []Choice
 	add := func(node bool, on string) {

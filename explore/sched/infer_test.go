@@ -21,7 +21,7 @@ func TestInferHold(t *testing.T) {
 	w.Clients = []*ClientState{a, b}
 	names := func() []string {
 		var out []string
-		for _, c := range w.Holders() {
+		for _, c := range w.holders() {
 			out = append(out, c.Name)
 		}
 		return out
@@ -103,8 +103,8 @@ func TestInferHold(t *testing.T) {
 			}
 		}
 		endA := time.Duration(-1)
-		if a.Hold != nil {
-			endA = a.Hold.End()
+		if a.holding != nil {
+			endA = a.holding.End()
 		}
 		if endA != st.wantEndOfA {
 			t.Errorf("step %d: A's lease ends at %v, want %v", i+1, endA, st.wantEndOfA)
@@ -124,8 +124,8 @@ func TestCheckHoldersByKey(t *testing.T) {
 		{"lock:item:sword", "lock:item:sword", true},
 	} {
 		w := &World{Target: &Target{}}
-		a := &ClientState{World: w, Name: "A", Hold: &hold{Write: true, Key: tc.keyA, End: forever}}
-		b := &ClientState{World: w, Name: "B", Hold: &hold{Write: true, Key: tc.keyB, End: forever}}
+		a := &ClientState{World: w, Name: "A", holding: &hold{Write: true, Key: tc.keyA, End: forever}}
+		b := &ClientState{World: w, Name: "B", holding: &hold{Write: true, Key: tc.keyB, End: forever}}
 		w.Clients = []*ClientState{a, b}
 		s := &Schedule{Steps: []Step{{}}}
 		w.checkHolders(s)

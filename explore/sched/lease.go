@@ -28,9 +28,9 @@ func (e *Explorer) checkLease(ctx context.Context, w *World, s *Schedule) error 
 		return nil
 	}
 	key := LockKey(e.KeyPrefix)
-	w.Mu.Lock()
+	w.mu.Lock()
 	p := w.lastRun
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if p == nil || !p.write || p.node != "" || !slices.Contains(p.keys, key) {
 		return nil
 	}

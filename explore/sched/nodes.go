@@ -137,7 +137,7 @@ func onOtherNodes(a, b Choice) bool {
 }
 
 // touch marks the node a released command goes to as possibly holding
-// keys, when the command may write. w.Mu is held.
+// keys, when the command may write. w.mu is held.
 func (w *World) touch(p *parked) {
 	if p.node == "" || !p.write {
 		return
@@ -159,9 +159,9 @@ func restartNode(
 	if err != nil {
 		return "", err
 	}
-	w.Mu.Lock()
+	w.mu.Lock()
 	delete(w.nodeDirty, a.Node)
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	text := a.Node + " restarts empty (no persistence)"
 	if len(keys) > 0 {
 		text += ": lost " + strings.Join(keys, ", ")
@@ -178,11 +178,11 @@ func jumpNode(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action)
 		// last advance is given back by the next one.
 		r, err := runTick(ctx, ctl, e.KeyPrefix, w.Dilate(e.model.Jump), -1, nil, a.Node)
 		if err == nil && r.shortest > 0 {
-			w.Mu.Lock()
+			w.mu.Lock()
 			if w.shortest <= 0 || r.shortest < w.shortest {
 				w.shortest = r.shortest
 			}
-			w.Mu.Unlock()
+			w.mu.Unlock()
 		}
 		return r.gone, err
 	})
@@ -222,9 +222,9 @@ func (e *Explorer) strikeNode(
 		keys = append(keys, e.target.Short(k)+"@"+a.Node)
 	}
 	slices.Sort(keys)
-	w.Mu.Lock()
+	w.mu.Lock()
 	w.nodeFalls = append(w.nodeFalls, a.String()+" at "+strconv.FormatInt(int64(w.Now), 10))
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if len(keys) > 0 {
 		if s.lost == nil {
 			s.lost = map[int][]string{}
@@ -260,23 +260,23 @@ func (e *Explorer) tickNodes(
 	var keys []string
 	for i, c := range ns.ctl {
 		node := plumbing.NodeName(i)
-		w.Mu.Lock()
+		w.mu.Lock()
 		last, ok := w.nodeTick[node]
 		if !ok {
 			last = e.nodeResetAt[i]
 		}
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		r, err := runTick(ctx, c, e.KeyPrefix, d, last, written, node)
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock on %s: %w", node, err)
 		}
-		w.Mu.Lock()
+		w.mu.Lock()
 		if w.nodeTick == nil {
 			w.nodeTick = map[string]int64{}
 		}
 		w.nodeTick[node] = r.at
 		gone, err := w.ticked(r, node)
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}

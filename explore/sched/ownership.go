@@ -15,10 +15,10 @@ func OwnerName(client string) string { return "client-" + client }
 // checkOwnership moves the ownership violations the clients' replies
 // showed into the schedule: the first one counts.
 func (w *World) checkOwnership(s *Schedule) {
-	w.Mu.Lock()
-	vs := w.Owned
-	w.Owned = nil
-	w.Mu.Unlock()
+	w.mu.Lock()
+	vs := w.owned
+	w.owned = nil
+	w.mu.Unlock()
 	if len(vs) == 0 ||
 		slices.ContainsFunc(
 			s.Violations,

@@ -29,7 +29,7 @@ func TestPrepareOnceRestores(t *testing.T) {
 			_, err := p.Exec(ctx)
 			return err
 		},
-		Run: func(context.Context, *ClientState, Model) error { return nil },
+		Run: func(context.Context, *Client) error { return nil },
 		End: func(context.Context, *Explorer, *World) ([]Violation, error) { return nil, nil },
 	}
 	e, err := New(ctx, srv.Client, tg, DefaultModel())

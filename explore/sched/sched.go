@@ -241,7 +241,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		lastTickServer: e.resetAt,
 		tickSent:       time.Now(),
 		written:        map[string]window{},
-		KeyLog:         map[string][]string{},
+		keyLog:         map[string][]string{},
 		Control:        e.Redis,
 		tokens:         map[string]string{},
 		maxDelay:       e.model.MaxDelay,
@@ -277,11 +277,11 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		e.startClients(ctx, ctx, w)
 	}
 	err := e.drive(ctx, w, s, choose)
-	w.Mu.Lock()
+	w.mu.Lock()
 	if err == nil && w.missedScript {
 		err = errScriptMissed
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if errors.Is(err, errUnsteady) {
 		e.Reruns.Add(1)
 	}
@@ -311,11 +311,11 @@ func (e *Explorer) startClients(ctx, cctx context.Context, w *World) {
 			// Every error counts, whatever its kind, unless the client
 			// was stopped (a crash, the end of the schedule) or the
 			// search was: then its command or sleep failed on purpose.
-			w.Mu.Lock()
-			if err != nil && !w.stopping && !c.Crashed && ctx.Err() == nil {
+			w.mu.Lock()
+			if err != nil && !w.stopping && !c.crashed && ctx.Err() == nil {
 				c.failure = err
 			}
-			w.Mu.Unlock()
+			w.mu.Unlock()
 		}()
 	}
 }
@@ -369,8 +369,8 @@ func (e *Explorer) drive(
 }
 
 func (w *World) failed() bool {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for _, c := range w.Clients {
 		if c.failure != nil {
 			return true
@@ -384,14 +384,14 @@ func (w *World) failed() bool {
 // ended is woken first.
 func (w *World) settle() error {
 	return w.awaitRest(func() bool {
-		w.Mu.Lock()
+		w.mu.Lock()
 		for _, s := range slices.Clone(w.sleepers) {
 			if err := s.ctx.Err(); err != nil {
 				w.wake(s, err)
 			}
 		}
 		running, adopted, b := w.running, w.adopted, w.bubble
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		switch {
 		case running == 0 && adopted == 0 && b == nil:
 			return true
@@ -407,18 +407,18 @@ func (w *World) settle() error {
 // enabled lists the actions the scheduler may take now, in a fixed order:
 // commands by client, ticks by time, then faults.
 func (w *World) enabled(m Model, faults, ticks int) []Choice {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var out []Choice
 	byClient := map[*ClientState][]*parked{}
 	for _, p := range w.parked {
-		if !p.c.Paused && !p.c.Crashed && p.c.Steps < m.Steps {
+		if !p.c.paused && !p.c.crashed && p.c.Steps < m.Steps {
 			byClient[p.c] = append(byClient[p.c], p)
 		}
 	}
 	for _, c := range w.Clients {
 		for _, s := range w.sleepers {
-			if s.c == c && s.start && !c.Paused && !c.Crashed {
+			if s.c == c && s.start && !c.paused && !c.crashed {
 				out = append(out, Choice{Action: Action{Kind: Start, Client: c.Name}})
 			}
 		}
@@ -457,13 +457,13 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 		)
 	}
 	for _, s := range w.sleepers {
-		if s.deadline >= 0 && !s.c.Paused && !s.c.Crashed {
+		if s.deadline >= 0 && !s.c.paused && !s.c.crashed {
 			add(s.c, max(s.deadline, w.Now))
 		}
 	}
 	for _, c := range w.Clients {
-		if c.Paused && c.PausedUntil >= 0 && !c.Crashed {
-			add(c, c.PausedUntil)
+		if c.paused && c.pausedUntil >= 0 && !c.crashed {
+			add(c, c.pausedUntil)
 		}
 	}
 	sort.SliceStable(
@@ -497,14 +497,14 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 // under m.MaxDelay, and false when nothing bounds the clock: delays are
 // unbounded, or no command is in flight. A command is in flight when
 // its client may send it now (neither paused, crashed nor past its
-// steps); a paused client has not sent its command yet. w.Mu is held.
+// steps); a paused client has not sent its command yet. w.mu is held.
 func (w *World) deliverBy(m Model) (time.Duration, bool) {
 	if m.MaxDelay <= 0 {
 		return 0, false
 	}
 	by, ok := time.Duration(0), false
 	for _, p := range w.parked {
-		if p.c.Paused || p.c.Crashed || p.c.Steps >= m.Steps {
+		if p.c.paused || p.c.crashed || p.c.Steps >= m.Steps {
 			continue
 		}
 		if t := p.since + m.MaxDelay; !ok || t < by {
@@ -515,7 +515,7 @@ func (w *World) deliverBy(m Model) (time.Duration, bool) {
 }
 
 // hasWork reports whether c is still at something (parked or asleep).
-// w.Mu is held.
+// w.mu is held.
 func (w *World) hasWork(c *ClientState) bool {
 	for _, p := range w.parked {
 		if p.c == c {
@@ -532,13 +532,13 @@ func (w *World) hasWork(c *ClientState) bool {
 
 // apply takes one action and waits for its effects to settle.
 func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) error {
-	w.Mu.Lock()
+	w.mu.Lock()
 	now := w.Now
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	step := Step{Action: c.Action, ClockMS: now.Milliseconds()}
 	switch c.Kind {
 	case Run:
-		w.Mu.Lock()
+		w.mu.Lock()
 		p := c.p
 		i := slices.Index(w.parked, p)
 		w.parked = slices.Delete(w.parked, i, i+1)
@@ -552,16 +552,16 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 			p.c.FromStarted++
 		}
 		if p.lock && p.c.endHold {
-			p.c.Hold, p.c.endHold = nil, false
+			p.c.holding, p.c.endHold = nil, false
 		}
 		w.touch(p)
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		released := time.Now()
 		w.deliver(p.go_, nil)
 		if err := w.settle(); err != nil {
 			return err
 		}
-		w.Mu.Lock()
+		w.mu.Lock()
 		if p.write && w.bubble != nil {
 			// The command ran between its release and now, on this
 			// process's real clock (its client's is the bubble's).
@@ -577,7 +577,7 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 			step.HeldMS = held.Milliseconds()
 			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
 		}
-		w.Mu.Unlock()
+		w.mu.Unlock()
 	case Tick:
 		s.Ticks++
 		at := c.At
@@ -604,13 +604,13 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 			s.Expired = append(s.Expired, expiry{At: at, Keys: keys})
 		}
 	case Start:
-		w.Mu.Lock()
+		w.mu.Lock()
 		for _, sl := range slices.Clone(w.sleepers) {
 			if sl.c.Name == c.Client && sl.start {
 				w.wake(sl, nil)
 			}
 		}
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		if err := w.settle(); err != nil {
 			return err
 		}
@@ -645,9 +645,9 @@ func (w *World) client(name string) *ClientState {
 // those that ran out are deleted), pauses that end by then end, and
 // sleeps due by then end. It returns the keys whose lease ran out.
 func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]string, error) {
-	w.Mu.Lock()
+	w.mu.Lock()
 	d := at - w.Now
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	var keys []string
 	if d > 0 {
 		// The leases on the server shorten by d dilated. The real time
@@ -656,24 +656,24 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 		// loses exactly the virtual time d. A key written since then gets
 		// back only the real time since its write, which this process
 		// knows to within the command's round trip.
-		w.Mu.Lock()
+		w.mu.Lock()
 		if w.unsteadyNow() {
-			w.Mu.Unlock()
+			w.mu.Unlock()
 			return nil, errUnsteady
 		}
 		written, last := w.written, w.lastTickServer
 		w.written = map[string]window{}
 		w.tickSent = time.Now()
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		r, err := runTick(ctx, e.Redis, e.KeyPrefix, w.Dilate(d), last, written, "")
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
-		w.Mu.Lock()
+		w.mu.Lock()
 		w.lastTickServer = r.at
 		w.shortest = 0
 		gone, err := w.ticked(r, "")
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
@@ -687,17 +687,17 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 		keys = append(keys, more...)
 		sort.Strings(keys)
 		if e.Stall != nil {
-			w.Mu.Lock()
+			w.mu.Lock()
 			left := w.Undilate(w.shortest)
-			w.Mu.Unlock()
+			w.mu.Unlock()
 			e.Stall(left)
 		}
 	}
-	w.Mu.Lock()
+	w.mu.Lock()
 	w.Now = max(w.Now, at)
 	for _, c := range w.Clients {
-		if c.Paused && c.PausedUntil >= 0 && c.PausedUntil <= w.Now {
-			c.Paused = false
+		if c.paused && c.pausedUntil >= 0 && c.pausedUntil <= w.Now {
+			c.paused = false
 			for _, p := range w.parked {
 				if p.c == c {
 					p.since = w.Now // sent when the pause ends
@@ -706,11 +706,11 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 		}
 	}
 	for _, s := range slices.Clone(w.sleepers) {
-		if s.deadline >= 0 && s.deadline <= w.Now && !s.c.Paused && !s.c.Crashed {
+		if s.deadline >= 0 && s.deadline <= w.Now && !s.c.paused && !s.c.crashed {
 			w.wake(s, nil)
 		}
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	w.poke()
 	return keys, w.settle()
 }
@@ -718,7 +718,7 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 // ticked takes in what an advance did on the one server (node "") or a
 // node: the shortest lease left, and the keys whose lease ran out, which
 // it returns qualified by node; errUnsteady when the advance could not
-// tell. w.Mu is held.
+// tell. w.mu is held.
 func (w *World) ticked(r tickResult, node string) ([]string, error) {
 	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
 		w.shortest = r.shortest
@@ -732,7 +732,7 @@ func (w *World) ticked(r tickResult, node string) ([]string, error) {
 			k += "@" + node
 		}
 		gone = append(gone, k)
-		w.KeyLog[k] = append(w.KeyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.Now), 10))
+		w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.Now), 10))
 	}
 	return gone, nil
 }
@@ -812,20 +812,20 @@ func (w *World) checkHolders(s *Schedule) {
 	) {
 		return
 	}
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	// Holders of different keys (the market's locks of two listings) do
 	// not exclude each other: look for two of one key.
 	var hs []*ClientState
 	byKey := map[string][]*ClientState{}
-	for _, c := range w.Holders() {
-		byKey[c.Hold.Key] = append(byKey[c.Hold.Key], c)
+	for _, c := range w.holders() {
+		byKey[c.holding.Key] = append(byKey[c.holding.Key], c)
 	}
-	for _, c := range w.Holders() {
-		group := byKey[c.Hold.Key]
+	for _, c := range w.holders() {
+		group := byKey[c.holding.Key]
 		writer := false
 		for _, d := range group {
-			writer = writer || d.Hold.Write
+			writer = writer || d.holding.Write
 		}
 		if w.Target.Permits > 0 && len(group) > w.Target.Permits ||
 			w.Target.Permits == 0 && len(group) >= 2 && writer {
@@ -883,14 +883,14 @@ func (t *Target) ExclusionNames(check []string) []string {
 	return out
 }
 
-// Holders is the clients that hold a lease not yet run out. w.Mu is held.
-func (w *World) Holders() []*ClientState {
+// holders is the clients that hold a lease not yet run out. w.mu is held.
+func (w *World) holders() []*ClientState {
 	var out []*ClientState
 	for _, c := range w.Clients {
-		if c.Hold == nil {
+		if c.holding == nil {
 			continue
 		}
-		if end := c.Hold.End(); end < 0 || w.Now < end {
+		if end := c.holding.End(); end < 0 || w.Now < end {
 			out = append(out, c)
 		}
 	}
@@ -898,7 +898,7 @@ func (w *World) Holders() []*ClientState {
 }
 
 func (w *World) leaseText(c *ClientState) string {
-	end := c.Hold.End()
+	end := c.holding.End()
 	if end < 0 {
 		return "never (no expiry)"
 	}
@@ -908,7 +908,7 @@ func (w *World) leaseText(c *ClientState) string {
 // finish ends the schedule: every client still waiting is stopped, and
 // the properties checked at the end are checked.
 func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool) error {
-	w.Mu.Lock()
+	w.mu.Lock()
 	s.End = w.Now
 	now := w.Now
 	w.stopping = true
@@ -922,7 +922,7 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	for _, sl := range slices.Clone(w.sleepers) {
 		w.wake(sl, errStopped)
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	if w.bubble != nil {
 		// The clock runs, so that goroutines waiting on timers wake to
 		// the schedule's end; the bubble ends with them.
@@ -930,9 +930,9 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 		defer w.bubble.end()
 	}
 	if err := w.awaitEnd(func() bool {
-		w.Mu.Lock()
+		w.mu.Lock()
 		live := w.live
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		return live == 0 && w.gone()
 	}); err != nil {
 		return err

@@ -31,7 +31,7 @@ const maxSymmetric = 4
 // readers and a writer, nor Go code of the user's, which may read
 // Client.Name), with the same lease, on one server.
 func (t *Target) symmetric(m Model) bool {
-	if !t.Alike || t.Client != nil || t.Run != nil || t.ReadWrite || t.NodeCount > 0 ||
+	if !t.Alike || t.Run != nil || t.ReadWrite || t.NodeCount > 0 ||
 		m.Clients < 2 || m.Clients > maxSymmetric {
 		return false
 	}
@@ -70,9 +70,9 @@ func renamer(names map[string]string) *strings.Replacer {
 	return r
 }
 
-// Canonical is the least fingerprint of the state over the renamings of
-// its clients, and that renaming. w.Mu is held.
-func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
+// canonical is the least fingerprint of the state over the renamings of
+// its clients, and that renaming. w.mu is held.
+func (w *World) canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
 		return search.Fingerprint{}, nil, false
@@ -254,19 +254,27 @@ func (e *Explorer) decision(w *World, s *Schedule, depth int, en []Choice) searc
 	d := search.Decision[Choice]{Depth: depth, Enabled: en}
 	if !e.Symmetric {
 		d.State = func() (search.Fingerprint, bool) {
-			w.Mu.Lock()
-			defer w.Mu.Unlock()
+			w.mu.Lock()
+			defer w.mu.Unlock()
 			return w.fingerprint(depth, s.Ticks, s.Faults)
 		}
 		return d
 	}
 	var names map[string]string
 	d.State = func() (fp search.Fingerprint, ok bool) {
-		w.Mu.Lock()
-		defer w.Mu.Unlock()
-		fp, names, ok = w.Canonical(depth, s.Ticks, s.Faults)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		fp, names, ok = w.canonical(depth, s.Ticks, s.Faults)
 		return fp, ok
 	}
 	d.Rename = func(c Choice) Choice { return renameChoice(c, names) }
 	return d
+}
+
+// Canonical is the least fingerprint of the state over the renamings of
+// its clients, and that renaming (canonical).
+func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.canonical(depth, ticks, faults)
 }

@@ -216,14 +216,6 @@ type Target struct {
 	// point.
 	Checks []string
 
-	// Setup, Client and Check make a target of Go code of your own (see
-	// code.go): Client is what each client does, Setup (optional)
-	// prepares each schedule's keys, Check (optional) checks them at its
-	// end.
-	Setup  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
-	Client func(ctx context.Context, c *Client) error
-	Check  func(ctx context.Context, rdb *redis.Client, ns Namespace) error
-
 	KeyPrefix string   // the namespace: the prefix of every key of the target
 	NodeCount int      // independent servers (Redlock); 0: the one server
 	NodeSet   *nodeSet // their clients, once an explorer has opened them
@@ -254,7 +246,7 @@ type Target struct {
 	// schedule's state, run is one client's workload instead of work's,
 	// and end checks the end of a schedule instead of checkEnd's.
 	Prepare func(ctx context.Context, rdb redis.UniversalClient, ns string) error
-	Run     func(ctx context.Context, c *ClientState, m Model) error
+	Run     func(ctx context.Context, c *Client) error
 	End     func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
 	// PrepareOnce says that Prepare does nothing but write keys of the
 	// namespace, the same ones every time: it runs before the first
@@ -276,6 +268,9 @@ type Target struct {
 	// the same code, which reads no client's name or index but through
 	// its tokens and a recipe's ${client} (symmetry.go).
 	Alike bool
+	// code is set by Code: the clients say what they hold themselves
+	// (Client.Holding, Client.Released).
+	code bool
 }
 
 // OpDesc is one op of a recipe: its name and its ok as the manifest
@@ -291,7 +286,7 @@ type Locker interface {
 // Quitter is a Locker that does something when its client stops waiting
 // for the lock: a recipe's give_up op, a release by a client that holds
 // nothing. The workload calls GiveUp once its last attempt was refused;
-// the client has given up (ClientState.GaveUp) once it returns.
+// the client has given up (ClientState.gaveUp) once it returns.
 type Quitter interface {
 	GiveUp(ctx context.Context, write bool) error
 }
@@ -352,7 +347,13 @@ func (t *Target) Writes(i, clients int) bool { return !t.ReadWrite || i == clien
 // critical section, release the lock.
 func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 	if t.Run != nil {
-		return t.Run(ctx, c, m)
+		err := t.Run(ctx, &Client{c: c, m: m})
+		c.World.mu.Lock()
+		if err == nil && !c.gaveUp {
+			c.done = true
+		}
+		c.World.mu.Unlock()
+		return err
 	}
 	m.TTL = m.LeaseOf(c.Index)
 	lk := t.NewLock(c.Redis, c, m, t.KeyPrefix)
@@ -362,9 +363,9 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		if err := clk.AwaitStart(ctx); err != nil {
 			return err
 		}
-		c.World.Mu.Lock()
-		c.Wanted = true
-		c.World.Mu.Unlock()
+		c.World.mu.Lock()
+		c.wanted = true
+		c.World.mu.Unlock()
 		var h Held
 		for n := 0; ; n++ {
 			var err error
@@ -381,19 +382,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 						return err
 					}
 				}
-				c.World.Mu.Lock()
-				c.GaveUp = true
-				c.World.Mu.Unlock()
+				c.World.mu.Lock()
+				c.gaveUp = true
+				c.World.mu.Unlock()
 				return nil
 			}
 			if err := clk.Sleep(ctx, c.World.Dilate(m.Retry)); err != nil {
 				return err
 			}
 		}
-		c.World.Mu.Lock()
-		c.Hold = &hold{Write: write, End: h.End, held: h}
-		c.Got++
-		c.World.Mu.Unlock()
+		c.World.mu.Lock()
+		c.holding = &hold{Write: write, End: h.End, held: h}
+		c.got++
+		c.World.mu.Unlock()
 		inner, err := t.nest(ctx, lk, write)
 		if err != nil {
 			return err
@@ -423,19 +424,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 		}
-		c.World.Mu.Lock()
+		c.World.mu.Lock()
 		c.endHold = true
-		c.World.Mu.Unlock()
+		c.World.mu.Unlock()
 		if err := h.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
 			return err
 		}
-		c.World.Mu.Lock()
-		c.Hold, c.endHold = nil, false
-		c.World.Mu.Unlock()
+		c.World.mu.Lock()
+		c.holding, c.endHold = nil, false
+		c.World.mu.Unlock()
 	}
-	c.World.Mu.Lock()
-	c.Done = true
-	c.World.Mu.Unlock()
+	c.World.mu.Lock()
+	c.done = true
+	c.World.mu.Unlock()
 	return nil
 }
 
@@ -456,9 +457,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return nil
 			})
 			if err == nil {
-				c.World.Mu.Lock()
-				c.Completed++
-				c.World.Mu.Unlock()
+				c.World.mu.Lock()
+				c.completed++
+				c.World.mu.Unlock()
 			}
 			return err
 		}
@@ -470,8 +471,8 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		if err != nil {
 			return err
 		}
-		c.World.Mu.Lock()
-		c.Completed++
+		c.World.mu.Lock()
+		c.completed++
 		if x != y {
 			c.World.torn = append(
 				c.World.torn,
@@ -480,7 +481,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				),
 			)
 		}
-		c.World.Mu.Unlock()
+		c.World.mu.Unlock()
 		return nil
 	}
 	if t.Fenced {
@@ -511,9 +512,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}, l.Key())
 		switch {
 		case err == nil:
-			c.World.Mu.Lock()
-			c.Completed++
-			c.World.Mu.Unlock()
+			c.World.mu.Lock()
+			c.completed++
+			c.World.mu.Unlock()
 		case errors.Is(err, locking.ErrNotHeld), errors.Is(err, redis.TxFailedErr):
 			// Refused: the write of a holder that lost the lock.
 		default:
@@ -537,9 +538,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if err := rdb.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0).Err(); err != nil {
 		return err
 	}
-	c.World.Mu.Lock()
-	c.Completed++
-	c.World.Mu.Unlock()
+	c.World.mu.Lock()
+	c.completed++
+	c.World.mu.Unlock()
 	return nil
 }
 
@@ -584,14 +585,14 @@ func (t *Target) checkEnd(
 		return t.End(ctx, e, w)
 	}
 	var out []Violation
-	w.Mu.Lock()
+	w.mu.Lock()
 	completed := 0
 	var torn []string
 	for _, c := range w.Clients {
-		completed += c.Completed
+		completed += c.completed
 	}
 	torn = append(torn, w.torn...)
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	// resource
 	if t.ReadWrite {
 		if len(torn) > 0 {
@@ -621,26 +622,26 @@ func (t *Target) checkEnd(
 		if ttl != -1 {
 			continue // no key (-2), or a lease that will run out
 		}
-		w.Mu.Lock()
+		w.mu.Lock()
 		heldByLive, waiting := false, ""
 		for _, c := range w.Clients {
-			if c.Crashed {
+			if c.crashed {
 				continue
 			}
-			if c.Hold != nil {
+			if c.holding != nil {
 				heldByLive = true
 			}
-			if c.Wanted && c.GaveUp && waiting == "" {
+			if c.wanted && c.gaveUp && waiting == "" {
 				waiting = c.Name
 			}
 		}
 		var dead []string
 		for _, c := range w.Clients {
-			if c.Crashed {
+			if c.crashed {
 				dead = append(dead, c.Name)
 			}
 		}
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		if !heldByLive && waiting != "" {
 			who := "nobody alive holds it"
 			if len(dead) > 0 {
@@ -660,8 +661,8 @@ func (t *Target) checkEnd(
 func (k Clock) Elapsed() time.Duration {
 	w := k.Client.World
 	id := whoAmI()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.Now
 }

@@ -223,8 +223,8 @@ func (g goroutineState) where() string {
 func (w *World) look(stall time.Time) error {
 	gs := dumpGoroutines()
 	now := time.Now()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	type wait struct {
 		c *ClientState
 		g goroutineState
@@ -291,7 +291,7 @@ func (w *World) look(stall time.Time) error {
 }
 
 // wallError is the error for client c, which waited on the wall clock.
-// w.Mu is held.
+// w.mu is held.
 func (w *World) wallError(c *ClientState) error {
 	last := "before its first command"
 	if c.last != "" {
@@ -314,8 +314,8 @@ func (w *World) wallError(c *ClientState) error {
 // stuckError is ErrStuck with where each goroutine of the clients stood.
 func (w *World) stuckError() error {
 	gs := dumpGoroutines()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var parts []string
 	fam := w.family(gs)
 	for _, c := range w.Clients {

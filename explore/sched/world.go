@@ -57,23 +57,23 @@ type ClientState struct {
 
 	// wall is what the client waited on the wall clock in the search
 	// (world.look): the explorer's, for its client of that name. Guarded
-	// by w.Mu.
+	// by w.mu.
 	wall *wallWait
 	// last is its last command released and its reply, for messages.
 	last string
 
-	// Guarded by w.Mu.
-	Paused      bool
-	PausedUntil time.Duration // -1: for good (an unbounded pause)
-	Crashed     bool
+	// Guarded by w.mu.
+	paused      bool
+	pausedUntil time.Duration // -1: for good (an unbounded pause)
+	crashed     bool
 	freePass    bool // the next command passes: an EVAL after its EVALSHA met NOSCRIPT
-	Hold        *hold
+	holding     *hold
 	endHold     bool // the hold ends with the client's next lock command
-	Wanted      bool // tried to take the lock
-	Got         int  // holds taken
-	GaveUp      bool
-	Done        bool
-	Completed   int // critical sections whose write was applied
+	wanted      bool // tried to take the lock
+	got         int  // holds taken
+	gaveUp      bool
+	done        bool
+	completed   int // critical sections whose write was applied
 	pauses      int
 	Steps       int // commands released
 	// FromStarted is how many of them came from goroutines the client
@@ -122,17 +122,6 @@ type hold struct {
 	// held is the workload's hold (nil for a hold read from commands or
 	// declared by Go code).
 	held Held
-}
-
-// Held is the hold the generic workload's client believes it has, as its
-// Locker returned it; nil when it holds none, or when the hold is not the
-// workload's (Go code of the user's, a lock read from commands). w.Mu is
-// held.
-func (c *ClientState) Held() Held {
-	if c.Hold == nil {
-		return nil
-	}
-	return c.Hold.held
 }
 
 // parked is a command (or a pipeline) waiting for the scheduler.
@@ -185,7 +174,7 @@ type World struct {
 	// stuckAfter is how long await waits with no client moving.
 	stuckAfter time.Duration
 
-	Mu        sync.Mutex
+	mu        sync.Mutex
 	Now       time.Duration
 	running   int // goroutines neither parked nor sleeping
 	live      int // goroutines not finished
@@ -199,9 +188,9 @@ type World struct {
 	torn      []string // what readers saw of a write in progress
 	StepIndex int      // index of the step being taken
 
-	// Owned is the ownership violations the clients' replies showed
-	// (recipeHeld.owned).
-	Owned []Violation
+	// owned is the ownership violations the clients' replies showed
+	// (World.Disowned).
+	owned []Violation
 	// Control is the scheduler's own connection, which it does not hold:
 	// a target may read the server through it while one of its clients
 	// runs, when nothing else moves.
@@ -234,7 +223,7 @@ type World struct {
 	// For world.fingerprint: each key's writes (and WATCHes) in order,
 	// the node faults, tokens named after the client that made them, and
 	// opaque when a command touched keys it does not name.
-	KeyLog    map[string][]string
+	keyLog    map[string][]string
 	nodeFalls []string
 	tokens    map[string]string
 	opaque    bool
@@ -313,17 +302,17 @@ func (s *slot) get() *ClientState {
 // scheduler waits for it, and holds its commands.
 func (w *World) track(c *ClientState, n int) {
 	id := goid()
-	w.Mu.Lock()
+	w.mu.Lock()
 	w.goroutines[id] = gref{c: c, n: n}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 }
 
-// note adds an entry about goroutine g to c's log. w.Mu is held.
+// note adds an entry about goroutine g to c's log. w.mu is held.
 func (w *World) note(c *ClientState, g int, s string) {
 	c.log = append(c.log, logEntry{g: g, s: s})
 }
 
-// fail ends the schedule with err (the first one given wins). w.Mu is
+// fail ends the schedule with err (the first one given wins). w.mu is
 // held.
 func (w *World) fail(err error) {
 	if w.fatal == nil {
@@ -333,16 +322,18 @@ func (w *World) fail(err error) {
 
 // fatalErr is the error that ends the schedule, if any.
 func (w *World) fatalErr() error {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.fatal
 }
 
 // NewID is the n-th value of kind the explorer makes for client c in
 // this schedule, shaped as a UUID (as the tokens of most locks are): the
 // same in every run of the schedule, and unlike any other client's or
-// kind's. w.Mu is held.
+// kind's.
 func (w *World) NewID(c *ClientState, kind string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	k := c.Name + " " + kind
 	n := w.ids[k]
 	w.ids[k] = n + 1
@@ -376,8 +367,8 @@ type Clock struct{ Client *ClientState }
 func (k Clock) Now() time.Time {
 	w := k.Client.World
 	id := whoAmI()
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.At(w.Now)
 }
@@ -387,9 +378,9 @@ func (k Clock) Now() time.Time {
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	w := k.Client.World
 	id := whoAmI()
-	w.Mu.Lock()
-	if w.stopping || k.Client.Crashed {
-		w.Mu.Unlock()
+	w.mu.Lock()
+	if w.stopping || k.Client.crashed {
+		w.mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -411,18 +402,18 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		// context ended just before the sleep began or just after
 		// depends on real time, not on the schedule.
 		w.note(k.Client, s.g, "woke: "+err.Error())
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		return err
 	}
 	w.sleepers = append(w.sleepers, s)
 	if s.counted {
 		w.running--
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	s.stop = context.AfterFunc(ctx, func() {
-		w.Mu.Lock()
+		w.mu.Lock()
 		w.wake(s, ctx.Err())
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		w.poke()
 	})
 	w.poke()
@@ -438,9 +429,9 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 func (k Clock) AwaitStart(ctx context.Context) error {
 	w := k.Client.World
 	id := whoAmI()
-	w.Mu.Lock()
-	if w.stopping || k.Client.Crashed {
-		w.Mu.Unlock()
+	w.mu.Lock()
+	if w.stopping || k.Client.crashed {
+		w.mu.Unlock()
 		return errStopped
 	}
 	s := &sleeper{
@@ -457,7 +448,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 	if s.counted {
 		w.running--
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	w.poke()
 	w.reached()
 	return <-s.ch
@@ -467,13 +458,13 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 func (k Clock) Go(f func()) {
 	w := k.Client.World
 	id := whoAmI()
-	w.Mu.Lock()
+	w.mu.Lock()
 	n := k.Client.spawned
 	k.Client.spawned++
 	w.note(k.Client, w.gnum(id), "go "+strconv.Itoa(n))
 	w.running++
 	w.live++
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	go func() {
 		defer w.exit()
 		w.track(k.Client, n)
@@ -481,7 +472,7 @@ func (k Clock) Go(f func()) {
 	}()
 }
 
-// wake ends s's sleep with err (nil: its time came). w.Mu is held.
+// wake ends s's sleep with err (nil: its time came). w.mu is held.
 func (w *World) wake(s *sleeper, err error) {
 	if s.woken {
 		return
@@ -502,10 +493,10 @@ func (w *World) wake(s *sleeper, err error) {
 }
 
 func (w *World) exit() {
-	w.Mu.Lock()
+	w.mu.Lock()
 	w.running--
 	w.live--
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	w.poke()
 	w.reached()
 }
@@ -514,9 +505,9 @@ func (w *World) exit() {
 // scheduler releases it.
 func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, error) {
 	id := whoAmI()
-	w.Mu.Lock()
-	if w.stopping || c.Crashed {
-		w.Mu.Unlock()
+	w.mu.Lock()
+	if w.stopping || c.crashed {
+		w.mu.Unlock()
 		return nil, errStopped
 	}
 	g := w.gnum(id)
@@ -529,18 +520,18 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 			ErrOutside, c.Name, w.Target.describe(cmds),
 		)
 		w.fail(err)
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		w.poke()
 		return nil, err
 	}
 	if c.freePass {
 		c.freePass = false
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		return nil, nil
 	}
 	w.seq++
 	c.sentAt = w.Now
-	if w.Target.Client != nil {
+	if w.Target.code {
 		// A lease the client then says it holds counts from here: two
 		// states that differ in it must not look alike (fingerprint).
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
@@ -561,7 +552,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	if p.counted {
 		w.running--
 	}
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	w.poke()
 	w.reached()
 	return p, <-p.go_
@@ -569,13 +560,13 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 
 // after records a released command's outcome; sent is when it was sent.
 func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
 	if p != nil {
 		rec.Client = p.c.Name
-		if w.Target.Client != nil && p.c.endHold {
-			p.c.Hold, p.c.endHold = nil, false // Client.Released: the release's first command ran
+		if w.Target.code && p.c.endHold {
+			p.c.holding, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
 	var replies []string
@@ -652,9 +643,9 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 		return nil, err
 	}
 	if p == nil { // a free pass: record it under the command it follows
-		w.Mu.Lock()
+		w.mu.Lock()
 		p = w.lastRun
-		w.Mu.Unlock()
+		w.mu.Unlock()
 	}
 	return func(err error, sent time.Time) { w.after(p, cmds, err, sent) }, nil
 }
@@ -663,30 +654,30 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 // taken inside code the explorer runs unchanged (the market), from one
 // command on a lock key and its reply: a SET NX with a lease that
 // succeeded holds the key until the lease ends on the virtual clock; the
-// client's next script on that key, its release, ends the hold. w.Mu is
+// client's next script on that key, its release, ends the hold. w.mu is
 // held.
 func (w *World) inferHold(c *ClientState, args []string, value, errText string) {
 	l, ok := rediscmd.ReadLock(args, value, errText, w.Target.IsLock)
 	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
 		end := w.Now + w.Undilate(l.TTL) // the server's lease is dilated
-		c.Hold = &hold{Write: true, Key: l.Key, End: func() time.Duration { return end }}
-		c.Got++
+		c.holding = &hold{Write: true, Key: l.Key, End: func() time.Duration { return end }}
+		c.got++
 		return
 	}
 	name := rediscmd.Name(args)
 	if errText != "" || name != "eval" && name != "evalsha" {
 		return
 	}
-	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.Hold != nil &&
-		c.Hold.Key == keys[0] {
-		c.Hold = nil
+	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.holding != nil &&
+		c.holding.Key == keys[0] {
+		c.holding = nil
 	}
 }
 
 // replaceTokens returns text with each token replaced by a name that is the
 // same in every run of a schedule: the client that first sent it and a
 // number. A token first seen in a reply (sent false) keeps its text.
-// w.Mu is held.
+// w.mu is held.
 func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
 	return replaceEach(text, tokenAt, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
@@ -731,7 +722,7 @@ func (w *World) coarse(text string) string {
 
 // logCommand adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
-// virtual time (a lease's end depends on it). w.Mu is held.
+// virtual time (a lease's end depends on it). w.mu is held.
 func (w *World) logCommand(p *parked, rec CmdRecord) {
 	c := p.c
 	var parts []string
@@ -757,7 +748,7 @@ func (w *World) logCommand(p *parked, rec CmdRecord) {
 			w.opaque = true
 			continue
 		}
-		w.KeyLog[k] = append(w.KeyLog[k], c.Name+" "+strconv.FormatInt(int64(w.Now), 10)+" "+entry)
+		w.keyLog[k] = append(w.keyLog[k], c.Name+" "+strconv.FormatInt(int64(w.Now), 10)+" "+entry)
 	}
 }
 
@@ -776,7 +767,7 @@ func (w *World) logCommand(p *parked, rec CmdRecord) {
 // the server holds the same data with the same leases. Reads are not in
 // the keys' logs: what a read saw is in its client's log. The namespace
 // is left out (every worker has its own). ok is false when a command
-// touched keys it does not name. w.Mu is held.
+// touched keys it does not name. w.mu is held.
 func (w *World) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
@@ -796,7 +787,7 @@ type stateText struct {
 
 type clientText struct{ name, text string }
 
-// state is the text of the state fingerprint names. w.Mu is held.
+// state is the text of the state fingerprint names. w.mu is held.
 func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	if w.opaque {
 		return st, false
@@ -806,13 +797,13 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	for _, c := range w.Clients {
 		b.Reset()
 		hold := "-"
-		if c.Hold != nil {
-			hold = fmt.Sprintf("%s %v %d", w.Target.Short(c.Hold.Key), c.Hold.Write, c.Hold.End())
+		if c.holding != nil {
+			hold = fmt.Sprintf("%s %v %d", w.Target.Short(c.holding.Key), c.holding.Write, c.holding.End())
 		}
 		fmt.Fprintf(
-			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.Name, c.Paused,
-			c.PausedUntil, c.Crashed, c.freePass, hold, c.endHold, c.Got, c.Wanted, c.GaveUp,
-			c.Done, c.Completed, c.pauses, c.Steps, c.failure != nil,
+			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.Name, c.paused,
+			c.pausedUntil, c.crashed, c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp,
+			c.done, c.completed, c.pauses, c.Steps, c.failure != nil,
 		)
 		log := slices.Clone(c.log)
 		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
@@ -847,14 +838,14 @@ func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
 	}
 	sort.Strings(dirty)
 	fmt.Fprintf(&b, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
-	keys := make([]string, 0, len(w.KeyLog))
-	for k := range w.KeyLog {
+	keys := make([]string, 0, len(w.keyLog))
+	for k := range w.keyLog {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "key %s\n", w.Target.Short(k))
-		for _, l := range w.KeyLog[k] {
+		for _, l := range w.keyLog[k] {
 			// Each line begins with its client's name.
 			who, rest, _ := strings.Cut(l, " ")
 			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.Target.Short(rest))

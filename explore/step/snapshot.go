@@ -88,11 +88,9 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 	if snap.Violations == nil {
 		snap.Violations = []sched.Violation{}
 	}
-	w := s.World
-	w.Mu.Lock()
-	for _, c := range w.Holders() {
+	for _, c := range s.World.Snapshot().Holders() {
 		until := int64(-1)
-		if end := c.Hold.End(); end >= 0 {
+		if end := c.Hold.End; end >= 0 {
 			until = end.Milliseconds()
 		}
 		key := c.Hold.Key
@@ -106,7 +104,6 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 			Holder{Client: c.Name, Key: e.Target().Short(key), Write: c.Hold.Write, UntilMS: until},
 		)
 	}
-	w.Mu.Unlock()
 	if snap.Holders == nil {
 		snap.Holders = []Holder{}
 	}

@@ -50,30 +50,30 @@ func TestStallChangesNothing(t *testing.T) {
 			var got string
 			target := &sched.Target{
 				Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
-				Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-					if c.Index > 0 {
+				Run: func(ctx context.Context, c *sched.Client) error {
+					if c.Index() > 0 {
 						return nil
 					}
-					key := sched.LockKey(c.World.Target.KeyPrefix)
-					ttl := c.World.Dilate(5 * time.Second)
-					if err := c.Redis.Set(ctx, key, "x", ttl).Err(); err != nil {
+					key := sched.LockKey(c.Prefix())
+					ttl := c.Dilate(5 * time.Second)
+					if err := c.Redis().Set(ctx, key, "x", ttl).Err(); err != nil {
 						return err
 					}
-					clk := sched.Clock{Client: c}
-					if err := clk.Sleep(ctx, c.World.Dilate(4990*time.Millisecond)); err != nil {
+					clk := c.Clock()
+					if err := clk.Sleep(ctx, c.Dilate(4990*time.Millisecond)); err != nil {
 						return err
 					}
 					time.Sleep(tc.stall)
-					v, err := c.Redis.Get(ctx, key).Result()
+					v, err := c.Redis().Get(ctx, key).Result()
 					if err != nil && !errors.Is(err, redis.Nil) {
 						return err
 					}
 					got = v
 					// A second advance, past the lease's end: it runs out.
-					if err := clk.Sleep(ctx, c.World.Dilate(20*time.Millisecond)); err != nil {
+					if err := clk.Sleep(ctx, c.Dilate(20*time.Millisecond)); err != nil {
 						return err
 					}
-					if v, err := c.Redis.Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
+					if v, err := c.Redis().Get(ctx, key).Result(); !errors.Is(err, redis.Nil) {
 						got += ", then " + v
 					}
 					return nil
@@ -121,13 +121,13 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	ctx := context.Background()
 	target := &sched.Target{
 		Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
-		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			if c.Index > 0 {
+		Run: func(ctx context.Context, c *sched.Client) error {
+			if c.Index() > 0 {
 				return nil
 			}
-			_, err := c.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+			_, err := c.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.Do(ctx, "unwatch")
-				p.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterKey)
+				p.Incr(ctx, c.Prefix()+sched.CounterKey)
 				return nil
 			})
 			return err

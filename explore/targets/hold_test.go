@@ -17,12 +17,12 @@ import (
 func TestBackgroundContextIsHeld(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &sched.Target{
-		Name: "sends with context.Background()",
-		Client: func(_ context.Context, c *sched.Client) error {
+	target := sched.Code(
+		"sends with context.Background()", 0, nil,
+		func(_ context.Context, c *sched.Client) error {
 			return c.Redis().Set(context.Background(), c.Key("k"), c.Name(), 0).Err()
-		},
-	}
+		}, nil,
+	)
 	m := sched.DefaultModel()
 	m.FaultKinds = nil
 	e, err := sched.New(context.Background(), rdb, target, m)
@@ -57,9 +57,9 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 func TestGoStatementIsAdopted(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &sched.Target{
-		Name: "sends from goroutines of its own",
-		Client: func(ctx context.Context, c *sched.Client) error {
+	target := sched.Code(
+		"sends from goroutines of its own", 0, nil,
+		func(ctx context.Context, c *sched.Client) error {
 			done := make(chan error, 1)
 			go func() {
 				inner := make(chan error, 1)
@@ -71,8 +71,8 @@ func TestGoStatementIsAdopted(t *testing.T) {
 				done <- c.Redis().Get(ctx, c.Key("k")).Err()
 			}()
 			return <-done
-		},
-	}
+		}, nil,
+	)
 	m := sched.DefaultModel()
 	m.FaultKinds = nil
 	res, err := sched.Check(context.Background(), rdb, target,
@@ -106,14 +106,14 @@ func TestOutsideWorkerIsRefused(t *testing.T) {
 			f()
 		}
 	}()
-	target := &sched.Target{
-		Name: "sends from a worker of the process",
-		Client: func(ctx context.Context, c *sched.Client) error {
+	target := sched.Code(
+		"sends from a worker of the process", 0, nil,
+		func(ctx context.Context, c *sched.Client) error {
 			done := make(chan error, 1)
 			jobs <- func() { done <- c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err() }
 			return <-done
-		},
-	}
+		}, nil,
+	)
 	m := sched.DefaultModel()
 	m.FaultKinds = nil
 	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m})
@@ -137,9 +137,9 @@ func TestWallClockWait(t *testing.T) {
 	old := sched.WallAfter
 	sched.WallAfter = 200 * time.Millisecond
 	defer func() { sched.WallAfter = old }()
-	target := &sched.Target{
-		Name: "sleeps on the wall clock",
-		Client: func(ctx context.Context, c *sched.Client) error {
+	target := sched.Code(
+		"sleeps on the wall clock", 0, nil,
+		func(ctx context.Context, c *sched.Client) error {
 			if err := c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err(); err != nil {
 				return err
 			}
@@ -150,8 +150,8 @@ func TestWallClockWait(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			return nil
-		},
-	}
+		}, nil,
+	)
 	m := sched.DefaultModel()
 	m.FaultKinds = nil
 	_, err := sched.Check(
@@ -191,10 +191,7 @@ func TestModes(t *testing.T) {
 	}
 	rdb, stop := redistest.Embedded()
 	defer stop()
-	target := &sched.Target{
-		Name:   "idle",
-		Client: func(context.Context, *sched.Client) error { return nil },
-	}
+	target := sched.Code("idle", 0, nil, func(context.Context, *sched.Client) error { return nil }, nil)
 	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Mode: "dfs"})
 	if !errors.Is(err, sched.ErrMode) {
 		t.Errorf("a search in mode dfs: err = %v, want ErrMode", err)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
@@ -82,6 +83,8 @@ var builtinPlaceholders = []string{phLock, phToken, phClient, phTTL, phNowMS, ph
 
 // recipe is a parsed and checked manifest.
 type recipe struct {
+	// mu guards the leases of the recipe's holds (recipeLease).
+	mu        sync.Mutex
 	name      string
 	rw        bool
 	seconds   bool // ttl_unit "s"

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore/plumbing"
@@ -220,9 +221,11 @@ type recipeLocker struct {
 }
 
 // recipeLease is what a hold (and the holds nested in it) knows of its
-// lease. Guarded by w.mu.
+// lease. Guarded by its recipe's mu, but sent, which the runtime reads
+// (recipeHeld.End) under its own lock.
 type recipeLease struct {
-	sent time.Duration // when the last acquire or extend that succeeded was sent
+	// sent is when the last acquire or extend that succeeded was sent.
+	sent atomic.Int64
 	// gotAt is each client's count of holds taken when the hold began.
 	gotAt []int
 	// seen is, for each key the hold's take or extension named, how many
@@ -233,36 +236,32 @@ type recipeLease struct {
 	displacedBy string
 }
 
-// expiries is how many times key's lease has run out in the schedule.
-// w.mu is held.
-func expiries(w *sched.World, key string) int {
-	n := 0
-	for _, e := range w.KeyLog[key] {
-		if strings.HasPrefix(e, "lease ran out") {
-			n++
-		}
-	}
-	return n
-}
-
-// grant records a take, sent at sent, that named keys. w.mu is held.
-func (ls *recipeLease) grant(w *sched.World, sent time.Duration, keys []string) {
-	ls.sent, ls.gotAt, ls.seen, ls.displacedBy = sent, nil, nil, ""
-	for _, c := range w.Clients {
-		ls.gotAt = append(ls.gotAt, c.Got)
-	}
+// grant records a take, sent at sent, that named keys, with each client's
+// count of holds taken as got says. The recipe's mu is held.
+func (ls *recipeLease) grant(w *sched.World, got []int, sent time.Duration, keys []string) {
+	ls.sent.Store(int64(sent))
+	ls.gotAt, ls.seen, ls.displacedBy = got, nil, ""
 	ls.note(w, keys)
 }
 
-// note records the keys an op that granted the lease named. w.mu is
-// held.
+// note records the keys an op that granted the lease named. The recipe's
+// mu is held.
 func (ls *recipeLease) note(w *sched.World, keys []string) {
 	if ls.seen == nil {
 		ls.seen = map[string]int{}
 	}
 	for _, k := range keys {
-		ls.seen[k] = expiries(w, k)
+		ls.seen[k] = w.Expiries(k)
 	}
+}
+
+// gots is each client's count of holds taken, in a snapshot.
+func gots(s sched.Snapshot) []int {
+	out := make([]int, len(s.Clients))
+	for i, c := range s.Clients {
+		out[i] = c.Got
+	}
+	return out
 }
 
 type recipeHeld struct {
@@ -290,9 +289,7 @@ func (l *recipeLocker) vars(
 	} else {
 		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
 	}
-	w.Mu.Lock()
 	call := w.NewID(l.c, sched.IDCall)
-	w.Mu.Unlock()
 	return map[string]value{
 		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
 		phNowMS: {
@@ -583,9 +580,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if nested {
 		token = l.outer.token
 	} else {
-		l.c.World.Mu.Lock()
 		token = l.c.World.NewID(l.c, sched.IDToken)
-		l.c.World.Mu.Unlock()
 	}
 	l.lastToken = token
 	sent := l.Now()
@@ -598,17 +593,18 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 		return nil, err
 	}
 	w := l.c.World
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
 	w.CountOp(o.name, replyText(v), ok)
 	if !ok {
 		return nil, locking.ErrNotAcquired
 	}
-	l.r.displace(w, l.c)
+	snap := w.Snapshot()
+	l.r.mu.Lock()
+	defer l.r.mu.Unlock()
+	l.r.displace(snap, l.c.Name)
 	if nested {
 		// A take that succeeds grants the lease anew, nested or not: if
 		// the first hold had ended meanwhile, this take began a new one.
-		l.outer.lease.grant(w, sent, keys)
+		l.outer.lease.grant(w, gots(snap), sent, keys)
 		return &recipeHeld{
 			l:      l,
 			write:  write,
@@ -618,7 +614,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 		}, nil
 	}
 	lease := &recipeLease{}
-	lease.grant(w, sent, keys)
+	lease.grant(w, gots(snap), sent, keys)
 	h := &recipeHeld{l: l, write: write, token: token, lease: lease}
 	l.outer = h
 	return h, nil
@@ -645,11 +641,10 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := l.c.World
-	w.Mu.Lock()
-	h.lease.sent = sent
-	h.lease.note(w, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
-	w.Mu.Unlock()
+	l.r.mu.Lock()
+	h.lease.sent.Store(int64(sent))
+	h.lease.note(l.c.World, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
+	l.r.mu.Unlock()
 	return nil
 }
 
@@ -668,10 +663,7 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := l.c.World
-	w.Mu.Lock()
-	w.CountOp(o.name, replyText(v), ok)
-	w.Mu.Unlock()
+	l.c.World.CountOp(o.name, replyText(v), ok)
 	if !ok {
 		return nil, locking.ErrNotHeld
 	}
@@ -679,7 +671,7 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	return keys, nil
 }
 
-func (h *recipeHeld) End() time.Duration { return h.lease.sent + h.l.ttl }
+func (h *recipeHeld) End() time.Duration { return time.Duration(h.lease.sent.Load()) + h.l.ttl }
 
 // holdState is what ends a hold, as it stood when an op's first write
 // answered: how many times each key the hold named had run out, and each
@@ -694,14 +686,11 @@ type holdState struct {
 // state is the hold's holdState now.
 func (h *recipeHeld) state() *holdState {
 	w := h.l.c.World
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
-	st := &holdState{expired: map[string]int{}}
+	st := &holdState{expired: map[string]int{}, got: gots(w.Snapshot())}
+	h.l.r.mu.Lock()
+	defer h.l.r.mu.Unlock()
 	for k := range h.lease.seen {
-		st.expired[k] = expiries(w, k)
-	}
-	for _, c := range w.Clients {
-		st.got = append(st.got, c.Got)
+		st.expired[k] = w.Expiries(k)
 	}
 	return st
 }
@@ -722,8 +711,9 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	}
 	l := h.l
 	w := l.c.World
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+	snap := w.Snapshot()
+	l.r.mu.Lock()
+	defer l.r.mu.Unlock()
 	var why string
 	keys := slices.Sorted(maps.Keys(h.lease.seen))
 	for _, k := range keys {
@@ -736,11 +726,11 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		why = h.displacedWhy()
 	}
 	if why == "" {
-		for i, c := range w.Clients {
+		for i, c := range snap.Clients {
 			// A semaphore's take ends another's hold only by taking its
 			// permit (displacedWhy).
-			conflict := l.r.permits == 0 && (h.write || w.Target.Writes(i, len(w.Clients)))
-			if c != l.c && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
+			conflict := l.r.permits == 0 && (h.write || w.Target.Writes(i, len(snap.Clients)))
+			if c.Name != l.c.Name && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
 				at.got[i] > h.lease.gotAt[i] {
 				why = c.Name + " had taken the lock since"
 				break
@@ -750,19 +740,8 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	if why == "" {
 		return
 	}
-	w.Owned = append(w.Owned, sched.Violation{
-		Property: sched.Ownership, Step: w.StepIndex, Message: fmt.Sprintf(
-			"at %s, %s's %s answered %s, a success, but %s's hold had ended: %s",
-			sched.FormatMS(
-				w.Now.Milliseconds(),
-			),
-			l.c.Name,
-			o.where(-1),
-			replyText(v),
-			l.c.Name,
-			why,
-		),
-	})
+	w.Disowned(fmt.Sprintf("%s's %s answered %s, a success, but %s's hold had ended: %s",
+		l.c.Name, o.where(-1), replyText(v), l.c.Name, why))
 }
 
 func replyText(v any) string {
@@ -825,25 +804,24 @@ var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWri
 func (r *recipe) liveness(
 	ctx context.Context, e *sched.Explorer, w *sched.World,
 ) ([]sched.Violation, error) {
-	w.Mu.Lock()
+	snap := w.Snapshot()
 	var waiters []*sched.ClientState
 	heldByLive := false
-	for _, c := range w.Clients {
+	for i, c := range snap.Clients {
 		if c.Crashed {
 			continue
 		}
 		heldByLive = heldByLive || c.Hold != nil
 		if c.Wanted && c.GaveUp {
-			waiters = append(waiters, c)
+			waiters = append(waiters, w.Clients[i])
 		}
 	}
-	now := w.Now
-	log := slices.Clone(w.CmdLog)
+	now := snap.Now
+	log := w.Commands()
 	crashed := map[string]bool{}
-	for _, c := range w.Clients {
+	for _, c := range snap.Clients {
 		crashed[c.Name] = c.Crashed
 	}
-	w.Mu.Unlock()
 	if heldByLive || len(waiters) == 0 {
 		return nil, nil
 	}
@@ -890,9 +868,7 @@ func (r *recipe) liveness(
 			owner: sched.OwnerName(c.Name),
 		}
 		o = r.acquireOp(write)
-		w.Mu.Lock()
 		token := w.NewID(c, sched.IDToken)
-		w.Mu.Unlock()
 		v, named, err := l.runKeys(
 			ctx, e.Probe, w, o, token, func() time.Duration { return at }, nil,
 		)

@@ -72,19 +72,22 @@ func (r *recipe) semaphore(t *sched.Target) {
 // holds have run out than the take needs, which one lost its permit is
 // not known, and none is marked (ownership then judges none of them by
 // this take); when too few have, holders is broken, and is reported as
-// such. w.Mu is held.
-func (r *recipe) displace(w *sched.World, c *sched.ClientState) {
+// such. s is the runtime's record as the take answered; r.mu is held.
+func (r *recipe) displace(s sched.Snapshot, taker string) {
 	if r.permits == 0 {
 		return
 	}
 	var others, expired []*recipeHeld
-	for _, d := range w.Clients {
-		h, ok := d.Held().(*recipeHeld)
-		if d == c || !ok || h.lease.displacedBy != "" {
+	for _, d := range s.Clients {
+		if d.Hold == nil {
+			continue
+		}
+		h, ok := d.Hold.Held.(*recipeHeld)
+		if d.Name == taker || !ok || h.lease.displacedBy != "" {
 			continue
 		}
 		others = append(others, h)
-		if end := h.End(); end >= 0 && w.Now >= end {
+		if end := h.End(); end >= 0 && s.Now >= end {
 			expired = append(expired, h)
 		}
 	}
@@ -93,7 +96,7 @@ func (r *recipe) displace(w *sched.World, c *sched.ClientState) {
 		return
 	}
 	for _, h := range expired {
-		h.lease.displacedBy = c.Name
+		h.lease.displacedBy = taker
 	}
 }
 

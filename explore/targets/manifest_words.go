@@ -341,9 +341,7 @@ func (l *recipeLocker) GiveUp(ctx context.Context, write bool) error {
 		if err != nil {
 			return err
 		}
-		w.Mu.Lock()
 		w.CountOp(o.name, replyText(v), true)
-		w.Mu.Unlock()
 	}
 	for _, o := range []*op{l.r.ops["extend"], l.r.releaseOp(write)} {
 		if o != nil && o.unheld {
@@ -377,8 +375,6 @@ func (l *recipeLocker) runUnheld(ctx context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
 	w.CountOp(o.name, replyText(v), ok)
 	var why string
 	if ok && !o.anyOK {
@@ -389,10 +385,7 @@ func (l *recipeLocker) runUnheld(ctx context.Context, o *op) error {
 			l.c.Name, o.where(-1), did)
 	}
 	if why != "" {
-		w.Owned = append(w.Owned, sched.Violation{
-			Property: sched.Ownership, Step: w.StepIndex,
-			Message: "at " + sched.FormatMS(w.Now.Milliseconds()) + ", " + why,
-		})
+		w.Disowned(why)
 	}
 	return nil
 }
@@ -424,11 +417,10 @@ func (l *recipeLocker) lockState(ctx context.Context) (*lockState, error) {
 	st := &lockState{holders: map[string]int{}, pttl: pttl.Val()}
 	st.dump, err = dump.Result()
 	st.exists = err == nil
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
-	st.at, st.logged = w.Now, len(w.KeyLog[l.key])
-	for _, c := range w.Clients {
-		if c != l.c && c.Hold != nil {
+	snap := w.Snapshot()
+	st.at, st.logged = snap.Now, len(w.KeyLog(l.key))
+	for _, c := range snap.Clients {
+		if c.Name != l.c.Name && c.Hold != nil {
 			st.holders[c.Name] = c.Got
 		}
 	}
@@ -438,7 +430,7 @@ func (l *recipeLocker) lockState(ctx context.Context) (*lockState, error) {
 // changed says what the client's op, between before and after, did to
 // another client's hold of the lock's key, or "": only a hold that stood
 // throughout counts, and only a key that no one else wrote, and whose
-// lease did not run out, in between. w.Mu is held.
+// lease did not run out, in between.
 func (l *recipeLocker) changed(before, after *lockState) string {
 	w := l.c.World
 	var holder string
@@ -453,7 +445,7 @@ func (l *recipeLocker) changed(before, after *lockState) string {
 			break
 		}
 	}
-	log := w.KeyLog[l.key]
+	log := w.KeyLog(l.key)
 	if holder == "" || !before.exists || after.logged > len(log) {
 		return ""
 	}

@@ -58,8 +58,8 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 		t.InferHolds = true
 	}
 	t.Prepare, t.PrepareOnce = setupMarket, true
-	t.Run = func(ctx context.Context, c *sched.ClientState, m sched.Model) error {
-		return tradeInMarket(ctx, c, m, s, fencing)
+	t.Run = func(ctx context.Context, c *sched.Client) error {
+		return tradeInMarket(ctx, c, s, fencing)
 	}
 	t.End = marketViolations
 	t.Resource = marketResource
@@ -94,45 +94,35 @@ func setupMarket(ctx context.Context, rdb redis.UniversalClient, ns string) erro
 // tradeInMarket is client c's part under strategy s: the third client
 // lists the shield, the others buy the sword. The market's lease is the
 // model's TTL (dilated), its timeouts an hour.
-func tradeInMarket(
-	ctx context.Context, c *sched.ClientState, m sched.Model, s market.Strategy, fencing bool,
-) error {
+func tradeInMarket(ctx context.Context, c *sched.Client, s market.Strategy, fencing bool) error {
 	opts := []market.Option{
-		market.WithLockTTL(c.World.Dilate(m.TTL)),
+		market.WithLockTTL(c.Dilate(c.Model().TTL)),
 		market.WithTimeouts(time.Hour, time.Hour),
 	}
 	if fencing {
 		opts = append(opts, market.WithFencing())
 	}
-	mk, err := market.New(c.Redis, marketName(c.World.Target.KeyPrefix), opts...)
+	mk, err := market.New(c.Redis(), marketName(c.Prefix()), opts...)
 	if err != nil {
 		return err
 	}
-	if err := (sched.Clock{Client: c}).AwaitStart(ctx); err != nil {
+	if err := c.Begin(ctx); err != nil {
 		return err
 	}
-	c.World.Mu.Lock()
-	c.Wanted = true
-	c.World.Mu.Unlock()
-	if c.Index == 2 {
+	if c.Index() == 2 {
 		_, err = mk.List(ctx, s, marketSeller, marketShield, shieldPrice)
 	} else {
-		_, err = mk.Purchase(ctx, s, c.Name, marketSeller, marketSword, swordPrice)
+		_, err = mk.Purchase(ctx, s, c.Name(), marketSeller, marketSword, swordPrice)
 	}
 	switch {
 	case err == nil:
-		c.World.Mu.Lock()
-		c.Completed++
-		c.World.Mu.Unlock()
+		c.Completed()
 	case refused(err):
 		// The market said no (the listing was sold, the lock was
 		// lost): an answer, not a failure.
 	default:
 		return err
 	}
-	c.World.Mu.Lock()
-	c.Done = true
-	c.World.Mu.Unlock()
 	return nil
 }
 
@@ -142,14 +132,12 @@ func marketViolations(
 	ctx context.Context, e *sched.Explorer, w *sched.World,
 ) ([]sched.Violation, error) {
 	var out []sched.Violation
-	w.Mu.Lock()
 	var bought []string
-	for _, c := range w.Clients {
+	for _, c := range w.Snapshot().Clients {
 		if c.Index < 2 && c.Completed > 0 {
 			bought = append(bought, c.Name)
 		}
 	}
-	w.Mu.Unlock()
 	if len(bought) > 1 {
 		out = append(out, sched.Violation{Property: sched.Resource, Message: fmt.Sprintf(
 			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "),

@@ -74,7 +74,7 @@ type redlockHeld struct {
 	ttl time.Duration
 	// last is the validity's end as last read: Release clears the hold's
 	// before its commands are sent, while the client still holds it.
-	// Read and written under the world's lock.
+	// Written under the runtime's lock, once the hold is recorded.
 	last time.Duration
 }
 
@@ -84,10 +84,8 @@ func (r *redlockLocker) Acquire(ctx context.Context, _ bool) (sched.Held, error)
 		return nil, err
 	}
 	h := &redlockHeld{l: l, clk: r.clk, ttl: r.ttl}
-	w := r.clk.Client.World
-	w.Mu.Lock()
-	h.last = w.Since(l.Expires())
-	w.Mu.Unlock()
+	// Written before the runtime records the hold, read by it after.
+	h.last = r.clk.Client.World.Since(l.Expires())
 	return h, nil
 }
 
@@ -95,7 +93,7 @@ func (h *redlockHeld) Release(ctx context.Context) error { return h.l.Release(ct
 
 func (h *redlockHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx, h.ttl) }
 
-// End is the validity's end; the world's Mu is held.
+// End is the validity's end; the runtime calls it under its lock.
 func (h *redlockHeld) End() time.Duration {
 	if e := h.l.Expires(); !e.IsZero() {
 		h.last = h.clk.Client.World.Since(e)

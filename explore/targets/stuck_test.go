@@ -21,9 +21,9 @@ func TestStuck(t *testing.T) {
 
 	never := make(chan struct{})
 	defer close(never)
-	target := &sched.Target{
-		Name: "blocks on a channel",
-		Client: func(ctx context.Context, c *sched.Client) error {
+	target := sched.Code(
+		"blocks on a channel", 0, nil,
+		func(ctx context.Context, c *sched.Client) error {
 			if err := c.Redis().Set(ctx, c.Key("k"), c.Name(), 0).Err(); err != nil {
 				return err
 			}
@@ -34,8 +34,8 @@ func TestStuck(t *testing.T) {
 				}
 			}
 			return nil
-		},
-	}
+		}, nil,
+	)
 	m := sched.DefaultModel()
 	m.FaultKinds = nil
 	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m,

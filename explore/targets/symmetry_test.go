@@ -32,9 +32,7 @@ func (f finalStates) Run(
 	}
 	s := out.Data.(*sched.Schedule)
 	w := s.World
-	w.Mu.Lock()
 	fp, _, ok := w.Canonical(len(s.Steps), s.Ticks, s.Faults)
-	w.Mu.Unlock()
 	if ok {
 		f.mu.Lock()
 		f.seen[fp] = true

@@ -97,8 +97,8 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	var checks atomic.Int64
 	target := &sched.Target{
 		Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
-		Run: func(ctx context.Context, c *sched.ClientState, _ sched.Model) error {
-			return c.Redis.Incr(ctx, c.World.Target.KeyPrefix+sched.CounterKey).Err()
+		Run: func(ctx context.Context, c *sched.Client) error {
+			return c.Redis().Incr(ctx, c.Prefix()+sched.CounterKey).Err()
 		},
 		End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
 			if checks.Add(1) == 1 {

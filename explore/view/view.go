@@ -629,11 +629,8 @@ func (n *Narration) sayScript(i int, who string, cv cmdView) string {
 
 // Views is each client as it stands at the end of the schedule cut.
 func (n *Narration) Views() []ClientView {
-	w := n.s.World
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
 	var out []ClientView
-	for i, c := range w.Clients {
+	for i, c := range n.s.World.Snapshot().Clients {
 		v := ClientView{
 			Client:       c.Name,
 			LeaseUntilMS: -1,
@@ -666,7 +663,7 @@ func (n *Narration) Views() []ClientView {
 			v.Believes = true
 			v.Token = n.token[c.Name]
 			v.Fence = n.fence[c.Name]
-			if end := c.Hold.End(); end >= 0 {
+			if end := c.Hold.End; end >= 0 {
 				v.LeaseUntilMS = end.Milliseconds()
 			}
 		}
