@@ -38,9 +38,9 @@ func TestRestWaitsForDeliveries(t *testing.T) {
 	rests := func(what string) {
 		t.Helper()
 		for start := time.Now(); ; time.Sleep(time.Millisecond) {
-			w.Mu.Lock()
+			w.mu.Lock()
 			waiting := len(w.sleepers) == 1
-			w.Mu.Unlock()
+			w.mu.Unlock()
 			if waiting && w.atRest() {
 				return
 			}
@@ -50,8 +50,8 @@ func TestRestWaitsForDeliveries(t *testing.T) {
 		}
 	}
 	wake := func(err error) {
-		w.Mu.Lock()
-		defer w.Mu.Unlock()
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		if len(w.sleepers) != 1 {
 			t.Fatalf("%d clients wait to start, want 1", len(w.sleepers))
 		}
