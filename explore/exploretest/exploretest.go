@@ -81,18 +81,23 @@ func search(
 ) (*explore.Result, error) {
 	ctx := context.Background()
 	if t, ok := tb.(*testing.T); ok {
-		ctx = inBubbles(t)
+		// The random sources are the process's: set while another
+		// worker's clients draw from them, they race, and two clients
+		// of one schedule may draw the same token.
+		ctx = inBubbles(t, o.Workers == 1)
 	}
 	return explore.Check(ctx, rdb, target, o)
 }
 
 // inBubbles is the context under which a search runs each schedule's
 // clients in a testing/synctest bubble of t, its random sources seeded
-// (seedRandom).
-func inBubbles(t *testing.T) context.Context {
+// (seedRandom) when seed is set: for a search on one worker.
+func inBubbles(t *testing.T, seed bool) context.Context {
 	return sched.WithBubbles(context.Background(), func(f func()) {
 		synctest.Test(t, func(bt *testing.T) {
-			seedRandom(bt)
+			if seed {
+				seedRandom(bt)
+			}
 			f()
 		})
 	})
@@ -113,10 +118,9 @@ var seeding atomic.Bool
 // functions (rand.Seed, honoured with GODEBUG randseednop=0, which it
 // sets). A library's random retry delays (redsync's rand.Intn) and
 // tokens are then the same in every run of a schedule, and a replay
-// takes the same choices. These sources are the process's: with more
-// than one worker, the schedule that set them shares them with those
-// running beside it, which draw from one stream in an order that real
-// time sets. In a parallel test crypto/rand is not set
+// takes the same choices. These sources are the process's: a search
+// on more than one worker does not seed them (search). In a parallel
+// test crypto/rand is not set
 // (cryptotest refuses it there). math/rand/v2's top-level functions and
 // the runtime's choice among a select's ready cases cannot be seeded: a
 // replay they turn another way counts in Result.Diverged.
