@@ -845,17 +845,36 @@ func TestInternalGroups(t *testing.T) {
 // imports only the groups below it in the table (any test may use
 // internal/testsupport too), so that no group imports another back.
 func TestInternalLayers(t *testing.T) {
-	tables := markedTables(t)["internal groups"]
+	order := tableColumn(t, "internal groups")
+	for _, v := range layerViolations(order, moduleImports(t, "./internal/..."), group) {
+		t.Error(v)
+	}
+}
+
+// tableColumn is the first column of the one table of docs/ marked
+// name, its backquotes trimmed.
+func tableColumn(t *testing.T, name string) []string {
+	t.Helper()
+	tables := markedTables(t)[name]
 	if len(tables) != 1 {
-		t.Fatalf("%d tables marked internal groups, want 1", len(tables))
+		t.Fatalf("%d tables marked %s, want 1", len(tables), name)
 	}
-	var order []string
+	var column []string
 	for _, row := range tables[0] {
-		order = append(order, strings.Trim(row[0], "`"))
+		column = append(column, strings.Trim(row[0], "`"))
 	}
+	return column
+}
+
+// moduleImports lists, for the packages go list finds at patterns, their
+// imports of the module's own packages, tests' imports marked.
+func moduleImports(t *testing.T, patterns ...string) []packageImport {
+	t.Helper()
 	const module = "github.com/lockmarket/lockmarket/"
-	cmd := exec.Command("go", "list", "-f",
-		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./internal/...")
+	args := append([]string{"list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`},
+		patterns...)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
@@ -864,18 +883,17 @@ func TestInternalLayers(t *testing.T) {
 	var imports []packageImport
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)
+		from := strings.TrimPrefix(fields[0], module)
 		test := false
 		for _, f := range fields[1:] {
 			if f == "|" {
 				test = true
 			} else if to, ok := strings.CutPrefix(f, module); ok {
-				imports = append(imports, packageImport{strings.TrimPrefix(fields[0], module), to, test})
+				imports = append(imports, packageImport{from, to, test})
 			}
 		}
 	}
-	for _, v := range layerViolations(order, imports, group) {
-		t.Error(v)
-	}
+	return imports
 }
 
 // packageImport is one import of a package of the module: from and to

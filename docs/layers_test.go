@@ -227,14 +227,7 @@ func packageDoc(t *testing.T, dir string) string {
 // explorer a comment names stands below it in the table of explore's
 // layers in docs/architecture.md.
 func TestExploreLayers(t *testing.T) {
-	tables := markedTables(t)["explore layers"]
-	if len(tables) != 1 {
-		t.Fatalf("%d tables marked explore layers, want 1", len(tables))
-	}
-	var order []string
-	for _, row := range tables[0] {
-		order = append(order, strings.Trim(row[0], "`"))
-	}
+	order := tableColumn(t, "explore layers")
 	pkgs, imports := ruledPackages(t)
 	var ruled []packageImport
 	for _, p := range pkgs {
@@ -348,36 +341,8 @@ func TestImportRules(t *testing.T) {
 // table of internal/'s folders (its tests may use internal/testsupport
 // too), so that no arrow runs back up between them.
 func TestExploreBetweenGroups(t *testing.T) {
-	tables := markedTables(t)["internal groups"]
-	if len(tables) != 1 {
-		t.Fatalf("%d tables marked internal groups, want 1", len(tables))
-	}
-	var order []string
-	for _, row := range tables[0] {
-		order = append(order, strings.Trim(row[0], "`"))
-	}
-	const module = "github.com/lockmarket/lockmarket/"
-	cmd := exec.Command("go", "list", "-f",
-		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`,
-		"./internal/...", "./explore/...")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	var imports []packageImport
-	for line := range strings.Lines(string(out)) {
-		fields := strings.Fields(line)
-		from := strings.TrimPrefix(fields[0], module)
-		test := false
-		for _, f := range fields[1:] {
-			if f == "|" {
-				test = true
-			} else if to, ok := strings.CutPrefix(f, module); ok {
-				imports = append(imports, packageImport{from, to, test})
-			}
-		}
-	}
+	order := tableColumn(t, "internal groups")
+	imports := moduleImports(t, "./internal/...", "./explore/...")
 	for _, v := range betweenViolations(order, imports) {
 		t.Error(v)
 	}
