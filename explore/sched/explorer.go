@@ -23,8 +23,8 @@ import (
 // Each client has a go-redis client of its own (RESP2, no identity
 // commands, no retries), carrying the hook that holds its commands.
 type Explorer struct {
-	// stuckAfter is Options.StuckAfter of the search running (the
-	// default between searches).
+	// stuckAfter is Options.StuckAfter of the search running; between
+	// searches, what SetStuckAfter set (by default defaultStuckAfter).
 	stuckAfter time.Duration
 	Redis      *redis.Client // the scheduler's own: resets, clock ticks, checks
 	// Probe is a connection as the clients' user that no schedule holds:
@@ -204,6 +204,14 @@ func ownOptions(o *redis.Options) redis.Options {
 
 // Target is the explored target.
 func (e *Explorer) Target() *Target { return e.target }
+
+// SetStuckAfter sets how long, in real time, a schedule run outside a
+// search (stepped by hand) waits with no client moving before it ends
+// with ErrStuck; 0 restores the default (10 s). A caller that bounds
+// each step itself, by processor time and a wall-clock backstop of its
+// own, sets it beyond that backstop, so that its own bounds decide. A
+// search uses Options.StuckAfter. Call it before the first step.
+func (e *Explorer) SetStuckAfter(d time.Duration) { e.stuckAfter = cmp.Or(d, defaultStuckAfter) }
 
 // Model is the explored model.
 func (e *Explorer) Model() Model { return e.model }
@@ -440,13 +448,13 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	stuckAfter := cmp.Or(o.StuckAfter, defaultStuckAfter)
+	stuckAfter, between := cmp.Or(o.StuckAfter, defaultStuckAfter), e.stuckAfter
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.stuckAfter = stuckAfter
 	}
 	defer func() {
 		for _, x := range append([]*Explorer{e}, e.lanes...) {
-			x.stuckAfter = defaultStuckAfter
+			x.stuckAfter = between
 		}
 	}()
 	sym := !o.NoReduction && !o.NoStateCache && !o.DPOR && !o.NoSymmetry &&

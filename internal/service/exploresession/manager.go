@@ -384,6 +384,13 @@ func (s *session) newExplorer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.sb != nil {
+		// A step on a sandbox is bounded by processor time and by a
+		// wall-clock backstop (stepLimits), which decide: a sandbox at
+		// nice 19 on a busy machine may answer after the explorer's own
+		// 10 s without a client moving, and is not stuck for that.
+		e.SetStuckAfter(2 * stepLimits(s.budget).wall)
+	}
 	s.mu.Lock()
 	s.e = e
 	s.mu.Unlock()
