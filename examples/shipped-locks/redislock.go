@@ -62,11 +62,7 @@ func Watchdog(name string, renewals *atomic.Int64) *explore.Target {
 			if err != nil {
 				return err
 			}
-			c.Released()
-			if err := lk.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
-				return err
-			}
-			return nil
+			return release(ctx, c, lk)
 		},
 		Check: lostUpdate,
 	}
@@ -97,12 +93,18 @@ func Retrying(name string) *explore.Target {
 			if err := work(ctx, c); err != nil {
 				return err
 			}
-			c.Released()
-			if err := lk.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
-				return err
-			}
-			return nil
+			return release(ctx, c, lk)
 		},
 		Check: lostUpdate,
 	}
+}
+
+// release says the client has let go, then releases lk; a lease that ran
+// out meanwhile (ErrLockNotHeld) is no error: the check judges it.
+func release(ctx context.Context, c *explore.Client, lk *redislock.Lock) error {
+	c.Released()
+	if err := lk.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
+		return err
+	}
+	return nil
 }
