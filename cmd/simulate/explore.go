@@ -502,7 +502,7 @@ var errExploreInconclusive = errors.New("no violation found, but the search is n
 // (redisconn.OpenConfined), never REDIS_URL; with a server named, that
 // server, said to be unconfined.
 func openExploreRedis(ctx context.Context, spec string, t *sched.Target, stderr io.Writer) (*redisconn.Conn, error) {
-	if t.RecipeOps == nil {
+	if t.Lock == nil || t.Lock.Ops == nil {
 		return openRedis(ctx, "simulate explore", spec, stderr)
 	}
 	conn, err := redisconn.OpenConfined(ctx, spec, redisserver.DefaultConfinement, stderr)

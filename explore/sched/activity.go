@@ -163,8 +163,8 @@ func report(res *Result, t *Target, es []*Explorer) {
 		e.act.mu.Unlock()
 	}
 	res.Held = sum.held
-	res.vacuity = t.RecipeOps != nil
-	for _, o := range t.RecipeOps {
+	res.vacuity = t.lock().Ops != nil
+	for _, o := range t.lock().Ops {
 		c := OpCount{Op: o.Name, OK: o.OK}
 		if u := sum.ops[o.Name]; u != nil {
 			c.Calls, c.Succeeded = u.calls, u.ok

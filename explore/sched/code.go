@@ -12,7 +12,7 @@ import (
 )
 
 // ErrNoClient is returned for a Target that has no code to run: neither
-// a Run nor a NewLock (Code without a client function).
+// a Workload.Run nor a Lock (Code without a client function).
 var ErrNoClient = errors.New("explore: the target has no Client function")
 
 // Namespace is the prefix of every key of one exploration. Each schedule
@@ -27,7 +27,7 @@ type Namespace string
 func (ns Namespace) Key(name string) string { return string(ns) + name }
 
 // Client is one client of a target, as the explorer hands it to the code
-// the client runs (Code, Target.Run): its own go-redis client, whose every
+// the client runs (Code, Workload.Run, Lock.New): its own go-redis client, whose every
 // command and pipeline waits for the scheduler; the lease to ask for; its
 // clock; its name; and where the code says what it does and what it
 // believes it holds.
@@ -54,7 +54,7 @@ func (c *Client) Redis() *redis.Client { return c.c.Redis }
 func (c *Client) Name() string { return c.c.Name }
 
 // Key is name in the exploration's namespace (Namespace.Key).
-func (c *Client) Key(name string) string { return c.c.World.Target.KeyPrefix + name }
+func (c *Client) Key(name string) string { return c.c.World.Target.ns + name }
 
 // Lease is the lease (TTL) the client's lock should ask for: the model's
 // TTL, as the server sees it (dilated: times Dilation).
@@ -136,19 +136,20 @@ func Code(
 	if name == "" {
 		name = "code"
 	}
-	t := &Target{Name: name, Clients: clients, Checks: []string{MutualExclusion}, code: true}
+	t := &Target{Name: name, Clients: clients, Checks: []string{MutualExclusion},
+		Traits: Traits{declared: true}}
 	if check != nil {
 		t.Checks = append(t.Checks, Resource)
 	}
 	if setup != nil {
-		t.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
+		t.Workload.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
 			return setup(ctx, rdb.(*redis.Client), Namespace(ns))
 		}
 	}
 	if client != nil {
-		t.Run = func(ctx context.Context, c *Client) error { return runCode(ctx, c, client) }
+		t.Workload.Run = func(ctx context.Context, c *Client) error { return runCode(ctx, c, client) }
 	}
-	t.End = func(ctx context.Context, e *Explorer, _ *World) ([]Violation, error) {
+	t.Workload.End = func(ctx context.Context, e *Explorer, _ Snapshot) ([]Violation, error) {
 		return endCode(ctx, e, check)
 	}
 	return t
@@ -186,7 +187,7 @@ func runCode(
 
 // Begin waits until the scheduler lets the client begin its next critical
 // section, and records that it wants the lock: call it at the start of
-// each critical section of a workload of the target's own (Target.Run).
+// each critical section of a workload of the target's own (Workload.Run).
 func (c *Client) Begin(ctx context.Context) error {
 	if err := (Clock{c.c}).AwaitStart(ctx); err != nil {
 		return err
@@ -220,7 +221,61 @@ func (c *Client) Clock() Clock { return Clock{c.c} }
 func (c *Client) Dilate(v time.Duration) time.Duration { return c.c.World.Dilate(v) }
 
 // Prefix is the namespace of the target's keys.
-func (c *Client) Prefix() string { return c.c.World.Target.KeyPrefix }
+func (c *Client) Prefix() string { return c.c.World.Target.ns }
+
+// Elapsed is the virtual time since the epoch (Clock.Elapsed).
+func (c *Client) Elapsed() time.Duration { return Clock{c.c}.Elapsed() }
+
+// Undilate is the virtual duration of d, a duration the server or the
+// client's clock sees.
+func (c *Client) Undilate(d time.Duration) time.Duration { return c.c.World.Undilate(d) }
+
+// At is what the client's clock reads at virtual time v.
+func (c *Client) At(v time.Duration) time.Time { return c.c.World.At(v) }
+
+// Since is the virtual time of t, a time the client's clock read (or a
+// lease's end computed from one).
+func (c *Client) Since(t time.Time) time.Duration { return c.c.World.Since(t) }
+
+// Short is text with the namespace left out (Target.Short).
+func (c *Client) Short(s string) string { return c.c.World.Target.Short(s) }
+
+// Writes reports whether the client takes the lock to write
+// (Target.Writes).
+func (c *Client) Writes() bool { return c.c.World.Target.Writes(c.c.Index, c.m.Clients) }
+
+// NewID is the next value of kind (IDToken, IDCall) the explorer makes
+// for the client, shaped as a UUID: the same in every run of the
+// schedule, and unlike any other client's or kind's.
+func (c *Client) NewID(kind string) string { return c.c.World.NewID(c.c, kind) }
+
+// Nodes is the client's go-redis clients of the lock's nodes, in order
+// (Lock.Nodes); every command sent through them waits for the scheduler.
+func (c *Client) Nodes() []*redis.Client { return c.c.World.Target.nodes.Clients[c.c.Index] }
+
+// Control is the scheduler's own connection, which no schedule holds: the
+// client's code may read the server through it while nothing else moves
+// (a recipe reading its lock's key around an op). What it sends is no
+// step of the schedule.
+func (c *Client) Control() *redis.Client { return c.c.World.Control }
+
+// Snapshot is a copy of the runtime's record of the schedule as it stands.
+func (c *Client) Snapshot() Snapshot { return c.c.World.Snapshot() }
+
+// Expiries is how many times key's lease has run out in the schedule.
+func (c *Client) Expiries(key string) int { return c.c.World.Expiries(key) }
+
+// KeyLog is a copy of what the schedule has logged on key, in order: each
+// write (and WATCH) of a client, each running out of its lease.
+func (c *Client) KeyLog(key string) []string { return c.c.World.KeyLog(key) }
+
+// Disowned records an ownership violation at the step being taken: a
+// reply to the client claimed a hold that had ended, for the reason why.
+func (c *Client) Disowned(why string) { c.c.World.Disowned(why) }
+
+// CountOp counts a call of a recipe's op by the client, with its reply,
+// and whether it succeeded (Result.Ops, Result.Vacuous).
+func (c *Client) CountOp(op, reply string, ok bool) { c.c.World.CountOp(op, reply, ok) }
 
 // endCode checks the end of a schedule of a target written in Go: its
 // check, if any, on the scheduler's own connection.

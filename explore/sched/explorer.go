@@ -126,14 +126,14 @@ func NewControlled(
 	b := make([]byte, 5)
 	rand.Read(b)
 	tc := *t
-	tc.KeyPrefix = "{explore-" + hex.EncodeToString(b) + "}:"
-	if tc.Run == nil && tc.NewLock == nil {
+	tc.ns = "{explore-" + hex.EncodeToString(b) + "}:"
+	if tc.Workload.Run == nil && tc.Lock == nil {
 		return nil, ErrNoClient
 	}
 	e := &Explorer{
 		target:     &tc,
 		model:      m,
-		KeyPrefix:  tc.KeyPrefix,
+		KeyPrefix:  tc.ns,
 		base:       base,
 		control:    control,
 		orig:       t,
@@ -158,8 +158,8 @@ func NewControlled(
 		e.Close()
 		return nil, err
 	}
-	if tc.SelfCheck != nil {
-		if err := tc.SelfCheck(ctx, e.Redis, tc.KeyPrefix); err != nil {
+	if check := tc.lock().Check; check != nil {
+		if err := check(ctx, e.Redis, tc.ns); err != nil {
 			e.Close()
 			return nil, err
 		}
@@ -220,10 +220,10 @@ func (e *Explorer) Model() Model { return e.model }
 // of its own protects (the market's listing and buyers); "" for the
 // generic workload, whose resource is the key Prefix()+"counter".
 func (e *Explorer) Resource(ctx context.Context) (string, error) {
-	if e.target.Resource == nil {
+	if e.target.Workload.Resource == nil {
 		return "", nil
 	}
-	return e.target.Resource(ctx, e.Redis, e.KeyPrefix)
+	return e.target.Workload.Resource(ctx, e.Redis, e.KeyPrefix)
 }
 
 // Prefix is the namespace of the target's keys.
@@ -244,13 +244,13 @@ func (e *Explorer) reset(ctx context.Context) error {
 	if err := e.resetNodes(ctx); err != nil {
 		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
-	if e.target.Prepare == nil || e.prepared != nil {
+	if e.target.Workload.Prepare == nil || e.prepared != nil {
 		return nil
 	}
-	if err := e.target.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
+	if err := e.target.Workload.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
 		return fmt.Errorf("explore: setting up the target: %w", err)
 	}
-	if e.target.PrepareOnce && !e.unkept {
+	if e.target.Workload.PrepareOnce && !e.unkept {
 		kept, err := plumbing.SnapshotScript.Run(ctx, e.Redis, nil,
 			NamespacePattern(e.KeyPrefix)).StringSlice()
 		if err != nil {
@@ -405,7 +405,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		check = e.target.Checks
 	}
 	check = e.target.ExclusionNames(check)
-	if e.target.RecipeOps == nil {
+	if e.target.lock().Ops == nil {
 		// Only a recipe says which lease its holder asks for, and which
 		// replies claim a hold (ownership judges those).
 		check = slices.DeleteFunc(
@@ -429,7 +429,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		Checked:   check,
 		Budget:    o.Budget,
 		property:  e.target.Property,
-		NodeCount: e.target.NodeCount,
+		NodeCount: e.target.Nodes(),
 	}
 	reruns := func() (n int64) {
 		for _, x := range append([]*Explorer{e}, e.lanes...) {

@@ -192,7 +192,7 @@ func (w *World) enabledFaults(m Model) []Choice {
 	for _, c := range w.Clients {
 		add(false, c.Name)
 	}
-	for i := range w.Target.NodeCount {
+	for i := range w.Target.Nodes() {
 		add(true, plumbing.NodeName(i))
 	}
 	return out

@@ -16,7 +16,7 @@ import (
 func TestInferHold(t *testing.T) {
 	const ns = "{x}:"
 	lock := ns + "lock:item:sword"
-	w := &World{Target: &Target{KeyPrefix: ns, InferHolds: true}, Factor: plumbing.Dilation}
+	w := &World{Target: &Target{ns: ns, Traits: Traits{InferHolds: true}}, Factor: plumbing.Dilation}
 	a, b := &ClientState{World: w, Name: "A"}, &ClientState{World: w, Name: "B"}
 	w.Clients = []*ClientState{a, b}
 	names := func() []string {

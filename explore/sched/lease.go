@@ -24,7 +24,7 @@ const Lease = "lease"
 // by more than the longest lease of the model.
 func (e *Explorer) checkLease(ctx context.Context, w *World, s *Schedule) error {
 	n := len(s.actions)
-	if e.target.RecipeOps == nil || n == 0 || s.actions[n-1].Kind != Run {
+	if e.target.lock().Ops == nil || n == 0 || s.actions[n-1].Kind != Run {
 		return nil
 	}
 	key := LockKey(e.KeyPrefix)

@@ -56,28 +56,28 @@ type nodeSet struct {
 // the explorer's clients (opts) and of its own connection (ctl).
 func (e *Explorer) openNodes(opts, ctl redis.Options) error {
 	t := e.target
-	if t.NodeCount == 0 {
+	if t.Nodes() == 0 {
 		if slices.ContainsFunc(e.model.FaultKinds, isNodeFault) {
 			return fmt.Errorf("%w: %s strike a node: they need a target of several nodes (Redlock)",
 				ErrNodes, nodeFaultNames())
 		}
 		return nil
 	}
-	if last := opts.DB + t.NodeCount; last > 15 {
+	if last := opts.DB + t.Nodes(); last > 15 {
 		return fmt.Errorf(
 			"%w: %d nodes from database %d need databases up to %d; a server has 16 (0 to 15)",
-			ErrNodes, t.NodeCount, opts.DB, last,
+			ErrNodes, t.Nodes(), opts.DB, last,
 		)
 	}
 	ns := &nodeSet{}
-	for i := range t.NodeCount {
+	for i := range t.Nodes() {
 		o := ctl
 		o.DB = opts.DB + 1 + i
 		ns.ctl = append(ns.ctl, redis.NewClient(&o))
 	}
 	for ci := range e.model.Clients {
 		var cs []*redis.Client
-		for i := range t.NodeCount {
+		for i := range t.Nodes() {
 			o := opts
 			o.DB = opts.DB + 1 + i
 			o.PoolSize = 2
@@ -87,17 +87,17 @@ func (e *Explorer) openNodes(opts, ctl redis.Options) error {
 		}
 		ns.Clients = append(ns.Clients, cs)
 	}
-	t.NodeSet = ns
+	t.nodes = ns
 	return nil
 }
 
 // resetNodes deletes the namespace's keys on every node.
 func (e *Explorer) resetNodes(ctx context.Context) error {
-	if e.target.NodeSet == nil {
+	if e.target.nodes == nil {
 		return nil
 	}
 	e.nodeResetAt = e.nodeResetAt[:0]
-	for i, c := range e.target.NodeSet.ctl {
+	for i, c := range e.target.nodes.ctl {
 		at, err := plumbing.ResetScript.Run(ctx, c, nil, NamespacePattern(e.KeyPrefix)).Int64()
 		if err != nil {
 			return fmt.Errorf("node %s (database %d): %w",
@@ -111,7 +111,7 @@ func (e *Explorer) resetNodes(ctx context.Context) error {
 // closeNodes deletes the namespace's keys on every node and closes the
 // nodes' clients.
 func (e *Explorer) closeNodes() error {
-	ns := e.target.NodeSet
+	ns := e.target.nodes
 	if ns == nil {
 		return nil
 	}
@@ -205,7 +205,7 @@ func (e *Explorer) strikeNode(
 	ctx context.Context, w *World, s *Schedule, a Action, do func(*redis.Client) ([]string, error),
 ) ([]string, error) {
 	i := -1
-	for j := range e.target.NodeCount {
+	for j := range e.target.Nodes() {
 		if plumbing.NodeName(j) == a.Node {
 			i = j
 		}
@@ -213,7 +213,7 @@ func (e *Explorer) strikeNode(
 	if i < 0 {
 		return nil, fmt.Errorf("%w: no node %q", ErrNodes, a.Node)
 	}
-	res, err := do(e.target.NodeSet.ctl[i])
+	res, err := do(e.target.nodes.ctl[i])
 	if err != nil {
 		return nil, fmt.Errorf("explore: %s: %w", a, err)
 	}
@@ -253,7 +253,7 @@ func struck(s *Schedule) []string {
 func (e *Explorer) tickNodes(
 	ctx context.Context, w *World, d time.Duration, written map[string]window,
 ) ([]string, error) {
-	ns := e.target.NodeSet
+	ns := e.target.nodes
 	if ns == nil {
 		return nil, nil
 	}

@@ -18,8 +18,10 @@ func TestPrepareOnceRestores(t *testing.T) {
 	ctx := context.Background()
 	prepares := 0
 	tg := &Target{
-		Name: "prepared", Clients: 2, PrepareOnce: true,
-		Prepare: func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
+		Name: "prepared", Clients: 2,
+		Workload: Workload{PrepareOnce: true, Prepare: func(
+			ctx context.Context, rdb redis.UniversalClient, ns string,
+		) error {
 			prepares++
 			p := rdb.TxPipeline()
 			p.Set(ctx, ns+"plain", "v\x00\xff", 0)
@@ -29,8 +31,9 @@ func TestPrepareOnceRestores(t *testing.T) {
 			_, err := p.Exec(ctx)
 			return err
 		},
-		Run: func(context.Context, *Client) error { return nil },
-		End: func(context.Context, *Explorer, *World) ([]Violation, error) { return nil, nil },
+			Run: func(context.Context, *Client) error { return nil },
+			End: func(context.Context, *Explorer, Snapshot) ([]Violation, error) { return nil, nil },
+		},
 	}
 	e, err := New(ctx, srv.Client, tg, DefaultModel())
 	if err != nil {

@@ -331,7 +331,7 @@ func Reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Repro
 // a recipe, whose scripts are code the explorer does not read, confined
 // as redisserver.DefaultConfinement says.
 func replayServer(t *Target) redisserver.Options {
-	if t.RecipeOps != nil {
+	if t.lock().Ops != nil {
 		c := redisserver.DefaultConfinement
 		return redisserver.Options{Confine: &c}
 	}

@@ -49,7 +49,7 @@ func (renewedHold) Extend(context.Context) error { return nil }
 // when the target is not reentrant or the lock refused (the lock does
 // not reenter: the client goes on with its first hold).
 func (t *Target) nest(ctx context.Context, lk Locker, write bool) (Held, error) {
-	if !t.Reentrant {
+	if !t.lock().Reentrant {
 		return nil, nil
 	}
 	h, err := lk.Acquire(ctx, write)

@@ -161,7 +161,7 @@ const (
 	MutualExclusion = "mutual_exclusion"
 	Resource        = "resource"
 	Liveness        = "liveness"
-	// Holders is a semaphore's mutual exclusion: at most Target.Permits
+	// Holders is a semaphore's mutual exclusion: at most Lock.Permits
 	// clients hold at once, with leases that have not run out. For a
 	// mutex it is MutualExclusion, and keeps that name.
 	Holders = "holders"
@@ -249,7 +249,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		parents:        map[uint64]uint64{},
 		ids:            map[string]int{},
 	}
-	if e.target.SteadySleeps {
+	if e.target.Traits.SteadySleeps {
 		w.sleepAs = e.model.Retry
 	}
 	for i := range e.model.Clients {
@@ -802,7 +802,7 @@ func (w *World) unsteadyNow() bool {
 
 // checkHolders records a mutual-exclusion violation when two clients hold
 // the lock (one of them for writing) with leases that have not run out;
-// for a semaphore (Target.Permits), a holders violation when more
+// for a semaphore (Lock.Permits), a holders violation when more
 // clients than it has permits do.
 func (w *World) checkHolders(s *Schedule) {
 	property := w.Target.exclusion()
@@ -827,8 +827,8 @@ func (w *World) checkHolders(s *Schedule) {
 		for _, d := range group {
 			writer = writer || d.holding.Write
 		}
-		if w.Target.Permits > 0 && len(group) > w.Target.Permits ||
-			w.Target.Permits == 0 && len(group) >= 2 && writer {
+		if w.Target.lock().Permits > 0 && len(group) > w.Target.lock().Permits ||
+			w.Target.lock().Permits == 0 && len(group) >= 2 && writer {
 			hs = group
 			break
 		}
@@ -844,11 +844,11 @@ func (w *World) checkHolders(s *Schedule) {
 		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.Now),
 		strings.Join(parts, " and "),
 	)
-	if w.Target.Permits > 0 {
+	if w.Target.lock().Permits > 0 {
 		msg = fmt.Sprintf(
 			"at %s, %d clients hold the semaphore of %d permits at once, with leases that have "+
 				"not run out: %s",
-			fmtAt(w.Now), len(hs), w.Target.Permits, strings.Join(parts, ", "),
+			fmtAt(w.Now), len(hs), w.Target.lock().Permits, strings.Join(parts, ", "),
 		)
 	}
 	i := len(s.Steps) - 1
@@ -861,7 +861,7 @@ func (w *World) checkHolders(s *Schedule) {
 // exclusion is the property that speaks of clients holding at once:
 // Holders for a semaphore, MutualExclusion for any other lock.
 func (t *Target) exclusion() string {
-	if t.Permits > 0 {
+	if t.lock().Permits > 0 {
 		return Holders
 	}
 	return MutualExclusion
@@ -910,7 +910,6 @@ func (w *World) leaseText(c *ClientState) string {
 func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool) error {
 	w.mu.Lock()
 	s.End = w.Now
-	now := w.Now
 	w.stopping = true
 	for _, p := range w.parked {
 		w.deliver(p.go_, errStopped)
@@ -941,7 +940,7 @@ func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool
 	if !check || !s.Complete {
 		return nil
 	}
-	vs, err := e.target.checkEnd(ctx, e, w, now)
+	vs, err := e.target.checkEnd(ctx, e, w)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockmarket/lockmarket/explore/plumbing"
 )
 
 // Snapshot is the runtime's record of one schedule at one moment, copied:
@@ -17,12 +19,21 @@ type Snapshot struct {
 	Step int
 	// Clients is each client as it stands, in order.
 	Clients []ClientSnapshot
+	// Commands is the commands executed so far, in order.
+	Commands []CmdRecord
+
+	// epoch and factor are the clock's: where the virtual time starts on
+	// the clients' clock, and its dilation (Dilate).
+	epoch  time.Time
+	factor int64
 }
 
 // ClientSnapshot is one client as the runtime records it.
 type ClientSnapshot struct {
 	Name  string
 	Index int
+	// Write: it takes the lock to write (Target.Writes).
+	Write bool
 	// Wanted: it tried to take the lock.
 	Wanted bool
 	// Got is how many holds it took.
@@ -42,6 +53,9 @@ type ClientSnapshot struct {
 	Steps int
 	// Hold is what it believes it holds; nil for nothing.
 	Hold *HoldSnapshot
+	// ids is how many values of each kind the explorer has made for it
+	// (NextID), by kind: IDToken, then IDCall.
+	ids [2]int
 }
 
 // HoldSnapshot is a hold a client believes it has.
@@ -62,11 +76,14 @@ type HoldSnapshot struct {
 func (w *World) Snapshot() Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := Snapshot{Now: w.Now, Step: w.StepIndex, Clients: make([]ClientSnapshot, len(w.Clients))}
+	s := Snapshot{Now: w.Now, Step: w.StepIndex, Clients: make([]ClientSnapshot, len(w.Clients)),
+		Commands: slices.Clip(w.CmdLog), epoch: w.Epoch, factor: w.Factor}
 	for i, c := range w.Clients {
 		cs := ClientSnapshot{Name: c.Name, Index: c.Index, Wanted: c.wanted, Got: c.got,
 			GaveUp: c.gaveUp, Done: c.done, Completed: c.completed, Crashed: c.crashed,
-			Paused: c.paused, PausedUntil: c.pausedUntil, Steps: c.Steps}
+			Paused: c.paused, PausedUntil: c.pausedUntil, Steps: c.Steps,
+			Write: w.Target.Writes(c.Index, len(w.Clients)),
+			ids:   [2]int{w.ids[c.Name+" "+IDToken], w.ids[c.Name+" "+IDCall]}}
 		if h := c.holding; h != nil {
 			cs.Hold = &HoldSnapshot{Write: h.Write, Key: h.Key, End: h.End(), Held: h.held}
 		}
@@ -85,6 +102,30 @@ func (s Snapshot) Holders() []ClientSnapshot {
 	}
 	return out
 }
+
+// NextID is the value of kind (IDToken, IDCall) the explorer would make
+// next for the client (Client.NewID): the same in every run of the
+// schedule, and unlike any the clients made. Nothing is recorded: it is
+// for code the explorer runs at a schedule's end in a client's name (a
+// recipe's liveness probe).
+func (c ClientSnapshot) NextID(kind string) string {
+	n := c.ids[0]
+	if kind == IDCall {
+		n = c.ids[1]
+	}
+	return formatID(c.Index, kind, n)
+}
+
+// Dilate is the duration the server and the clients' clock see for
+// virtual duration v (times Dilation).
+func (s Snapshot) Dilate(v time.Duration) time.Duration { return plumbing.DilateBy(s.factor, v) }
+
+// Undilate is the virtual duration of d as the server or the clients'
+// clock sees it.
+func (s Snapshot) Undilate(d time.Duration) time.Duration { return plumbing.UndilateBy(s.factor, d) }
+
+// At is virtual time v on the clients' clock.
+func (s Snapshot) At(v time.Duration) time.Time { return s.epoch.Add(s.Dilate(v)) }
 
 // Expiries is how many times key's lease has run out in the schedule.
 func (w *World) Expiries(key string) int {
@@ -105,13 +146,6 @@ func (w *World) KeyLog(key string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.keyLog[key])
-}
-
-// Commands is a copy of the commands executed so far.
-func (w *World) Commands() []CmdRecord {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.CmdLog)
 }
 
 // Disowned records an ownership violation at the step being taken: a

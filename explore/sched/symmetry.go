@@ -31,7 +31,7 @@ const maxSymmetric = 4
 // readers and a writer, nor Go code of the user's, which may read
 // Client.Name), with the same lease, on one server.
 func (t *Target) symmetric(m Model) bool {
-	if !t.Alike || t.Run != nil || t.ReadWrite || t.NodeCount > 0 ||
+	if !t.Traits.Alike || t.Workload.Run != nil || t.lock().ReadWrite || t.Nodes() > 0 ||
 		m.Clients < 2 || m.Clients > maxSymmetric {
 		return false
 	}

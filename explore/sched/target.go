@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -196,8 +197,11 @@ func (m Model) LeaseOf(i int) time.Duration {
 	return m.TTLs[min(i, len(m.TTLs)-1)]
 }
 
-// Target is code to explore: a lock recipe (or a market strategy) and
-// the workload its clients run.
+// Target is code to explore: clients that run a workload under the
+// scheduler, and what is checked of them. Its workload is its own when
+// Workload.Run is set, or else the generic one, whose clients take Lock
+// around a critical section. Either way each client runs on its handle (Client), and the checks
+// at a schedule's end read the runtime's record as a Snapshot.
 type Target struct {
 	// Name identifies the target ("recipe 4", "recipe 4 fixed", "lua").
 	Name string
@@ -206,7 +210,6 @@ type Target struct {
 	// Property is the property the target is known to break, or its fix
 	// to keep; empty when unknown (a user's script).
 	Property string
-
 	// Clients is the default number of clients.
 	Clients int
 	// Checks is the properties checked unless told otherwise: those the
@@ -215,48 +218,99 @@ type Target struct {
 	// the resource is checked only where fencing or its absence is the
 	// point.
 	Checks []string
+	// Lock, for the generic workload, is the lock its clients take.
+	Lock *Lock
+	// Workload, when its Run is set, is a workload of the target's own.
+	Workload Workload
+	// Traits is what the target says of its clients that the explorer
+	// relies on to read them and to cut its search.
+	Traits Traits
 
-	KeyPrefix string   // the namespace: the prefix of every key of the target
-	NodeCount int      // independent servers (Redlock); 0: the one server
-	NodeSet   *nodeSet // their clients, once an explorer has opened them
-	ReadWrite bool     // readers and a writer
-	Watchdog  bool
-	Fenced    bool // the critical section's write is fenced (Lock.Held)
-	Extend    bool // the critical section extends its hold once
-	NewLock   func(rdb redis.UniversalClient, c *ClientState, m Model, ns string) Locker
-	LockKeys  func(ns string) []string
-	// check runs the target's own sanity checks (Lua).
-	SelfCheck func(ctx context.Context, rdb redis.UniversalClient, ns string) error
+	// ns is the namespace, the prefix of every key of the target: set on
+	// an explorer's copy (Explorer.Prefix).
+	ns string
+	// nodes is the clients of the lock's nodes (Lock.Nodes), once an
+	// explorer has opened them.
+	nodes *nodeSet
+}
 
-	// RecipeOps lists, for a recipe (a manifest or Lua scripts), its ops
-	// with their ok as the manifest gives it; nil for any other target.
-	RecipeOps []OpDesc
-	// Reentrant: each critical section takes the lock twice, nested, and
-	// releases it twice.
+// Lock is the lock a target's clients take in the generic workload: each
+// client, Iterations times, takes it (retrying after the model's Retry,
+// Attempts times at most), runs the critical section, and releases it.
+// The critical section reads the counter and writes it back plus one
+// (lost updates break Resource); a read-write lock's writer increments x
+// and y together, and its readers find them equal.
+type Lock struct {
+	// New makes one client's lock on its handle: its go-redis client,
+	// its lease (Client.Lease), its clock, its nodes.
+	New func(c *Client) Locker
+	// Keys is the lock's keys in namespace ns: where Liveness looks for
+	// a key without expiry, unless the lock has a probe of its own.
+	Keys func(ns string) []string
+	// Check, when set, checks the lock before a search: a recipe's
+	// scripts load, its commands exist (on the scheduler's connection).
+	Check func(ctx context.Context, rdb redis.UniversalClient, ns string) error
+	// Liveness, when set, checks liveness at the end of a schedule
+	// instead of the look at Keys: a recipe's probe.
+	Liveness func(ctx context.Context, e *Explorer, s Snapshot) ([]Violation, error)
+	// Ops lists, for a recipe (a manifest or Lua scripts), its ops with
+	// their ok as the manifest gives it; nil for any other lock.
+	Ops []OpDesc
+	// Nodes is the number of independent servers the lock runs on
+	// (Redlock: Client.Nodes); 0 for the one server.
+	Nodes int
+
+	// ReadWrite: readers and a writer (Target.Writes).
+	ReadWrite bool
+	// Reentrant: each critical section takes the lock twice, nested,
+	// and releases it twice.
 	Reentrant bool
 	// Permits, above 0, makes the lock a semaphore of that many permits:
 	// Holders (at most Permits clients hold at once) is checked instead
 	// of MutualExclusion.
 	Permits int
-	// Liveness, when set, checks liveness at the end of a schedule
-	// instead of checkEnd's look at the lock keys (a recipe's probe).
-	Liveness func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
 
-	// For a workload of its own (the market): setup prepares each
-	// schedule's state, run is one client's workload instead of work's,
-	// and end checks the end of a schedule instead of checkEnd's.
+	// Watchdog renews the hold in the background while the critical
+	// section runs (locking.KeepAlive).
+	Watchdog bool
+	// Fenced makes the critical section's write commit only while the
+	// lock key holds the hold's token (Lock.Held under WATCH).
+	Fenced bool
+	// Extend makes the critical section extend its hold once, between
+	// its read and its write.
+	Extend bool
+}
+
+// Workload is a workload of a target's own (the market, Go code): what
+// each client runs, how each schedule's state is prepared, and how its
+// end is checked.
+type Workload struct {
+	// Run is one client's workload. It calls Client.Begin at the start
+	// of each critical section; the client is done when it returns nil.
+	Run func(ctx context.Context, c *Client) error
+	// Prepare, when set, prepares each schedule's state in namespace ns.
 	Prepare func(ctx context.Context, rdb redis.UniversalClient, ns string) error
-	Run     func(ctx context.Context, c *Client) error
-	End     func(ctx context.Context, e *Explorer, w *World) ([]Violation, error)
 	// PrepareOnce says that Prepare does nothing but write keys of the
 	// namespace, the same ones every time: it runs before the first
 	// schedule only, and the keys it wrote are restored (DUMP, RESTORE)
 	// before every other, in the one round trip that resets the
 	// namespace.
 	PrepareOnce bool
-	// Resource describes the protected resource as it stands, for a
-	// workload of its own.
+	// End, when set, checks the end of a schedule: it reads the server
+	// through the explorer's connection and the runtime's record as s.
+	End func(ctx context.Context, e *Explorer, s Snapshot) ([]Violation, error)
+	// Resource, when set, describes the protected resource as it stands.
 	Resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
+}
+
+// Traits is what a target says of its clients, which the explorer relies
+// on. The zero value says nothing: clients that may differ, whose holds
+// the lock's Locker tells.
+type Traits struct {
+	// Alike declares the clients alike but for their names: they run
+	// the same code, which reads no client's name or index but through
+	// its tokens and a recipe's ${client} (symmetry.go).
+	Alike bool
 	// SteadySleeps makes every sleep of a client last Model.Retry (the
 	// market's lock waits are jittered).
 	SteadySleeps bool
@@ -264,13 +318,9 @@ type Target struct {
 	// keys and their replies (world.inferHold), for a workload whose lock
 	// is taken inside the code under test.
 	InferHolds bool
-	// Alike declares the clients alike but for their names: they run
-	// the same code, which reads no client's name or index but through
-	// its tokens and a recipe's ${client} (symmetry.go).
-	Alike bool
-	// code is set by Code: the clients say what they hold themselves
+	// declared is set by Code: the clients say what they hold themselves
 	// (Client.Holding, Client.Released).
-	code bool
+	declared bool
 }
 
 // OpDesc is one op of a recipe: its name and its ok as the manifest
@@ -314,14 +364,13 @@ const (
 // IsLock reports whether key is a lock key of the target's namespace
 // ("lock:...", braced or not).
 func (t *Target) IsLock(key string) bool {
-	return strings.HasPrefix(key, t.KeyPrefix+"lock:") ||
-		strings.HasPrefix(key, "{"+t.KeyPrefix+"lock:")
+	return strings.HasPrefix(key, t.ns+"lock:") || strings.HasPrefix(key, "{"+t.ns+"lock:")
 }
 
 // Short is text with the namespace left out.
 func (t *Target) Short(s string) string {
-	s = strings.ReplaceAll(s, "{"+t.KeyPrefix, "{")
-	return strings.ReplaceAll(s, t.KeyPrefix, "")
+	s = strings.ReplaceAll(s, "{"+t.ns, "{")
+	return strings.ReplaceAll(s, t.ns, "")
 }
 
 // describe is a command's name and keys, for reading and to tell pending
@@ -340,14 +389,26 @@ func RegisterScript(name string, s *redis.Script) { rediscmd.Register(name, s.Ha
 // Writes reports whether client i of a schedule of the given number of
 // clients takes the lock to write: every client of a mutex; of a
 // read-write lock (ReadWrite), the last one only, the others to read.
-func (t *Target) Writes(i, clients int) bool { return !t.ReadWrite || i == clients-1 }
+func (t *Target) Writes(i, clients int) bool { return !t.lock().ReadWrite || i == clients-1 }
+
+// noLock is the Lock of a target with a workload of its own: a mutex on
+// one server, whose fields say nothing.
+var noLock Lock
+
+// lock is the target's Lock, or noLock for a workload of its own.
+func (t *Target) lock() *Lock {
+	if t.Lock == nil {
+		return &noLock
+	}
+	return t.Lock
+}
 
 // work is what one client runs: Iterations times, take the lock
 // (retrying after Retry of virtual time, Attempts times at most), do the
 // critical section, release the lock.
 func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
-	if t.Run != nil {
-		err := t.Run(ctx, &Client{c: c, m: m})
+	if t.Workload.Run != nil {
+		err := t.Workload.Run(ctx, &Client{c: c, m: m})
 		c.World.mu.Lock()
 		if err == nil && !c.gaveUp {
 			c.done = true
@@ -356,7 +417,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		return err
 	}
 	m.TTL = m.LeaseOf(c.Index)
-	lk := t.NewLock(c.Redis, c, m, t.KeyPrefix)
+	lk := t.Lock.New(&Client{c: c, m: m})
 	clk := Clock{c}
 	write := t.Writes(c.Index, m.Clients)
 	for range m.Iterations {
@@ -404,13 +465,13 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		if inner != nil {
 			in = inner
 		}
-		if t.Watchdog {
+		if t.Lock.Watchdog {
 			if e, ok := h.(interface{ Extender() locking.Extender }); ok {
 				work, stop = locking.KeepAlive(ctx, e.Extender(), c.World.Dilate(m.TTL))
 			}
 		} else if m.RenewEvery > 0 {
 			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
-			if t.Extend {
+			if t.Lock.Extend {
 				in = renewedHold{in}
 			}
 		}
@@ -445,15 +506,15 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 // number of sections completed); for a read-write lock, a reader reads x
 // and y, which the writer increments together, and finds them equal.
 func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write bool) error {
-	rdb := c.Redis
-	if t.ReadWrite {
+	rdb, ns := c.Redis, t.ns
+	if t.Lock.ReadWrite {
 		if write {
 			if ctx.Err() != nil {
 				return nil
 			}
 			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Incr(ctx, t.KeyPrefix+ReadWriteKeyX)
-				p.Incr(ctx, t.KeyPrefix+ReadWriteKeyY)
+				p.Incr(ctx, ns+ReadWriteKeyX)
+				p.Incr(ctx, ns+ReadWriteKeyY)
 				return nil
 			})
 			if err == nil {
@@ -463,11 +524,11 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			}
 			return err
 		}
-		x, err := getInt(ctx, rdb, t.KeyPrefix+ReadWriteKeyX)
+		x, err := getInt(ctx, rdb, ns+ReadWriteKeyX)
 		if err != nil {
 			return err
 		}
-		y, err := getInt(ctx, rdb, t.KeyPrefix+ReadWriteKeyY)
+		y, err := getInt(ctx, rdb, ns+ReadWriteKeyY)
 		if err != nil {
 			return err
 		}
@@ -484,7 +545,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		c.World.mu.Unlock()
 		return nil
 	}
-	if t.Fenced {
+	if t.Lock.Fenced {
 		l := h.(interface{ Lock() *locking.Lock }).Lock()
 		// Lock.Held's check, pipelined with the read: the write commits
 		// only while the lock key still holds this hold's token.
@@ -492,7 +553,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 			var own, cur *redis.StringCmd
 			if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 				own = p.Get(ctx, l.Key())
-				cur = p.Get(ctx, t.KeyPrefix+CounterKey)
+				cur = p.Get(ctx, ns+CounterKey)
 				return nil
 			}); err != nil && !errors.Is(err, redis.Nil) {
 				return err
@@ -505,7 +566,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return err
 			}
 			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0)
+				p.Set(ctx, ns+CounterKey, n+1, 0)
 				return nil
 			})
 			return err
@@ -522,7 +583,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}
 		return nil
 	}
-	n, err := getInt(ctx, rdb, t.KeyPrefix+CounterKey)
+	n, err := getInt(ctx, rdb, ns+CounterKey)
 	if err != nil {
 		return err
 	}
@@ -535,7 +596,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if ctx.Err() != nil {
 		return nil // the watchdog found the lock lost
 	}
-	if err := rdb.Set(ctx, t.KeyPrefix+CounterKey, n+1, 0).Err(); err != nil {
+	if err := rdb.Set(ctx, ns+CounterKey, n+1, 0).Err(); err != nil {
 		return err
 	}
 	c.World.mu.Lock()
@@ -545,7 +606,7 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 }
 
 func (t *Target) maybeExtend(ctx context.Context, h Held) error {
-	if !t.Extend {
+	if !t.Lock.Extend {
 		return nil
 	}
 	return h.Extend(ctx)
@@ -578,28 +639,26 @@ func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, 
 }
 
 // checkEnd checks the properties that are read at the end of a schedule.
-func (t *Target) checkEnd(
-	ctx context.Context, e *Explorer, w *World, now time.Duration,
-) ([]Violation, error) {
-	if t.End != nil {
-		return t.End(ctx, e, w)
+func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *World) ([]Violation, error) {
+	snap := w.Snapshot()
+	if t.Workload.End != nil {
+		return t.Workload.End(ctx, e, snap)
 	}
 	var out []Violation
-	w.mu.Lock()
 	completed := 0
-	var torn []string
-	for _, c := range w.Clients {
-		completed += c.completed
+	for _, c := range snap.Clients {
+		completed += c.Completed
 	}
-	torn = append(torn, w.torn...)
-	w.mu.Unlock()
 	// resource
-	if t.ReadWrite {
+	if t.lock().ReadWrite {
+		w.mu.Lock()
+		torn := slices.Clone(w.torn)
+		w.mu.Unlock()
 		if len(torn) > 0 {
 			out = append(out, Violation{Property: Resource, Message: torn[0]})
 		}
 	} else {
-		n, err := getInt(ctx, e.Redis, t.KeyPrefix+CounterKey)
+		n, err := getInt(ctx, e.Redis, t.ns+CounterKey)
 		if err != nil {
 			return nil, err
 		}
@@ -610,11 +669,36 @@ func (t *Target) checkEnd(
 		}
 	}
 	// liveness
-	if t.Liveness != nil {
-		vs, err := t.Liveness(ctx, e, w)
+	if l := t.lock(); l.Liveness != nil {
+		vs, err := l.Liveness(ctx, e, snap)
 		return append(out, vs...), err
 	}
-	for _, key := range t.LockKeys(t.KeyPrefix) {
+	v, err := t.noExpiry(ctx, e, snap)
+	if v != nil {
+		out = append(out, *v)
+	}
+	return out, err
+}
+
+// noExpiry is the liveness violation of a lock key with no expiry that no
+// live client holds while a live client gave up waiting for it, if any.
+func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*Violation, error) {
+	if t.lock().Keys == nil {
+		return nil, nil
+	}
+	heldByLive, waiting := false, ""
+	var dead []string
+	for _, c := range snap.Clients {
+		if c.Crashed {
+			dead = append(dead, c.Name)
+			continue
+		}
+		heldByLive = heldByLive || c.Hold != nil
+		if c.Wanted && c.GaveUp && waiting == "" {
+			waiting = c.Name
+		}
+	}
+	for _, key := range t.Lock.Keys(t.ns) {
 		ttl, err := e.Redis.PTTL(ctx, key).Result()
 		if err != nil {
 			return nil, err
@@ -622,39 +706,18 @@ func (t *Target) checkEnd(
 		if ttl != -1 {
 			continue // no key (-2), or a lease that will run out
 		}
-		w.mu.Lock()
-		heldByLive, waiting := false, ""
-		for _, c := range w.Clients {
-			if c.crashed {
-				continue
-			}
-			if c.holding != nil {
-				heldByLive = true
-			}
-			if c.wanted && c.gaveUp && waiting == "" {
-				waiting = c.Name
-			}
-		}
-		var dead []string
-		for _, c := range w.Clients {
-			if c.crashed {
-				dead = append(dead, c.Name)
-			}
-		}
-		w.mu.Unlock()
 		if !heldByLive && waiting != "" {
 			who := "nobody alive holds it"
 			if len(dead) > 0 {
 				who = strings.Join(dead, ", ") + " crashed"
 			}
-			out = append(out, Violation{Property: Liveness, Message: fmt.Sprintf(
+			return &Violation{Property: Liveness, Message: fmt.Sprintf(
 				"%s has no expiry and %s; %s waited in vain (it would wait forever)", t.Short(key),
 				who, waiting,
-			)})
-			break
+			)}, nil
 		}
 	}
-	return out, nil
+	return nil, nil
 }
 
 // Elapsed is the virtual time since the epoch.
@@ -682,4 +745,4 @@ func SingleLockKey(ns string) []string { return []string{LockKey(ns)} }
 
 // Nodes is the number of independent servers the target's lock runs on;
 // 0 for the one server.
-func (t *Target) Nodes() int { return t.NodeCount }
+func (t *Target) Nodes() int { return t.lock().Nodes }

@@ -337,11 +337,16 @@ func (w *World) NewID(c *ClientState, kind string) string {
 	k := c.Name + " " + kind
 	n := w.ids[k]
 	w.ids[k] = n + 1
+	return formatID(c.Index, kind, n)
+}
+
+// formatID is the n-th value (from 0) of kind made for client i.
+func formatID(i int, kind string, n int) string {
 	tag := 0
 	if kind == IDCall {
 		tag = 1
 	}
-	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", c.Index+1, tag, n+1)
+	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", i+1, tag, n+1)
 }
 
 // The kinds of value the explorer makes (World.NewID): a lock's token and
@@ -531,7 +536,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 	}
 	w.seq++
 	c.sentAt = w.Now
-	if w.Target.code {
+	if w.Target.Traits.declared {
 		// A lease the client then says it holds counts from here: two
 		// states that differ in it must not look alike (fingerprint).
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
@@ -565,7 +570,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
 	if p != nil {
 		rec.Client = p.c.Name
-		if w.Target.code && p.c.endHold {
+		if w.Target.Traits.declared && p.c.endHold {
 			p.c.holding, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
@@ -579,7 +584,7 @@ func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 			cerr = nil
 		}
 		v, e := plumbing.ReplyOf(c, cerr)
-		if p != nil && w.Target.InferHolds {
+		if p != nil && w.Target.Traits.InferHolds {
 			w.inferHold(p.c, rec.Args[len(rec.Args)-1], v, e)
 		}
 		// A reply is kept bounded (a script may make it megabytes); one

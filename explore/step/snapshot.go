@@ -94,8 +94,8 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 			until = end.Milliseconds()
 		}
 		key := c.Hold.Key
-		if key == "" && e.Target().LockKeys != nil {
-			if ks := e.Target().LockKeys(e.KeyPrefix); len(ks) > 0 {
+		if l := e.Target().Lock; key == "" && l != nil && l.Keys != nil {
+			if ks := l.Keys(e.KeyPrefix); len(ks) > 0 {
 				key = ks[0]
 			}
 		}

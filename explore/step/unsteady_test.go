@@ -49,8 +49,8 @@ func TestStallChangesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
 			target := &sched.Target{
-				Name: "stall", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
-				Run: func(ctx context.Context, c *sched.Client) error {
+				Name: "stall", Checks: []string{sched.Resource},
+				Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 					if c.Index() > 0 {
 						return nil
 					}
@@ -78,11 +78,11 @@ func TestStallChangesNothing(t *testing.T) {
 					}
 					return nil
 				},
-				End: func(
-					context.Context, *sched.Explorer, *sched.World,
-				) ([]sched.Violation, error) {
-					return nil, nil
-				}}
+					End: func(
+						context.Context, *sched.Explorer, sched.Snapshot,
+					) ([]sched.Violation, error) {
+						return nil, nil
+					}}}
 			m := sched.DefaultModel()
 			m.TTL = 5 * time.Second
 			e, err := sched.New(ctx, b.Client, target, m)
@@ -120,8 +120,8 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	target := &sched.Target{
-		Name: "unwatch", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
-		Run: func(ctx context.Context, c *sched.Client) error {
+		Name: "unwatch", Checks: []string{sched.Resource},
+		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			if c.Index() > 0 {
 				return nil
 			}
@@ -132,9 +132,9 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			})
 			return err
 		},
-		End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
-			return nil, nil
-		}}
+			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
+				return nil, nil
+			}}}
 	e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
 	if err != nil {
 		t.Fatal(err)

@@ -58,12 +58,10 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
 		target := &sched.Target{
-			Name: "pings", Checks: sched.Properties(), LockKeys: sched.SingleLockKey,
-			NewLock: func(
-				rdb redis.UniversalClient, c *sched.ClientState, _ sched.Model, _ string,
-			) sched.Locker {
-				return pingLock{rdb: rdb, pings: pings[c.Index]}
-			}}
+			Name: "pings", Checks: sched.Properties(),
+			Lock: &sched.Lock{Keys: sched.SingleLockKey, New: func(c *sched.Client) sched.Locker {
+				return pingLock{rdb: c.Redis(), pings: pings[c.Index()]}
+			}}}
 		m := sched.DefaultModel()
 		m.Faults, m.FaultKinds = 0, nil
 		e, err := sched.New(ctx, b.Client, target, m)

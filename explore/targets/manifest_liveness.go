@@ -8,7 +8,7 @@ import (
 )
 
 // probeTime is the virtual time the liveness probe runs a waiter's take
-// at: the schedule's end (now) plus the longest lease left, a client's
+// at: the schedule's end (snap.Now) plus the longest lease left, a client's
 // (the longest lease any client asks for) or a key's (the longest time to
 // live left among volatile, the keys with an expiry, which the probe
 // deletes), plus one retry wait. By then every lease a client was granted
@@ -16,7 +16,7 @@ import (
 // its leases as timestamps of the clients' clock (${now_ms}) in a key
 // without expiry sees them run out as the probe deletes the server's.
 func probeTime(
-	ctx context.Context, e *sched.Explorer, w *sched.World, now time.Duration, volatile []string,
+	ctx context.Context, e *sched.Explorer, snap sched.Snapshot, volatile []string,
 ) (time.Duration, error) {
 	m := e.Model()
 	longest := m.TTL
@@ -28,7 +28,7 @@ func probeTime(
 		if err != nil {
 			return 0, err
 		}
-		longest = max(longest, w.Undilate(left))
+		longest = max(longest, snap.Undilate(left))
 	}
-	return now + longest + m.Retry, nil
+	return snap.Now + longest + m.Retry, nil
 }

@@ -111,36 +111,35 @@ func (r *recipe) target() *sched.Target {
 		}
 	}
 	t := &sched.Target{
-		Name:      r.name,
-		About:     r.about(),
-		Clients:   2,
-		ReadWrite: r.rw,
-		Extend:    r.ops["extend"] != nil,
-		Reentrant: r.reentrant,
-		LockKeys:  sched.SingleLockKey,
-		Checks:    r.checks,
-		RecipeOps: r.opDescs(),
-		Alike:     !r.rw,
+		Name:    r.name,
+		About:   r.about(),
+		Clients: 2,
+		Checks:  r.checks,
+		Lock: &sched.Lock{
+			New: func(c *sched.Client) sched.Locker {
+				return &recipeLocker{
+					r:     r,
+					rdb:   c.Redis(),
+					c:     c,
+					key:   sched.LockKey(c.Prefix()),
+					ttl:   c.Model().TTL,
+					owner: sched.OwnerName(c.Name()),
+				}
+			},
+			Keys:      sched.SingleLockKey,
+			Check:     r.check,
+			Liveness:  r.liveness,
+			Ops:       r.opDescs(),
+			ReadWrite: r.rw,
+			Reentrant: r.reentrant,
+			Extend:    r.ops["extend"] != nil,
+		},
+		Traits: sched.Traits{Alike: !r.rw},
 	}
 	if r.rw {
 		t.Clients = 3
 	}
 	r.semaphore(t)
-	t.SelfCheck = r.check
-	t.NewLock = func(
-		rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
-	) sched.Locker {
-		return &recipeLocker{
-			r:     r,
-			rdb:   rdb,
-			c:     c,
-			clk:   sched.Clock{Client: c},
-			key:   sched.LockKey(ns),
-			ttl:   m.TTL,
-			owner: sched.OwnerName(c.Name),
-		}
-	}
-	t.Liveness = r.liveness
 	return t
 }
 
@@ -199,16 +198,42 @@ func (r *recipe) check(ctx context.Context, rdb redis.UniversalClient, _ string)
 // recipeTTL is the lease a recipe is handed, and recipeNow the time its
 // ${now_ms} says, for a lease and a virtual time: every duration a recipe
 // sees goes through these two, dilated as every other target's.
-func recipeTTL(w *sched.World, d time.Duration) time.Duration { return w.Dilate(d) }
+func recipeTTL(on opClient, d time.Duration) time.Duration { return on.Dilate(d) }
 
-func recipeNow(w *sched.World, now time.Duration) int64 { return w.At(now).UnixMilli() }
+func recipeNow(on opClient, now time.Duration) int64 { return on.At(now).UnixMilli() }
+
+// opClient is what a recipe's ops need of the client they run for: the
+// clock's conversions, the values the explorer makes in its name, the
+// namespace. A client's handle (sched.Client) is one; the liveness probe,
+// which runs a waiter's take at a schedule's end in its name, another
+// (probeClient).
+type opClient interface {
+	Dilate(v time.Duration) time.Duration
+	At(v time.Duration) time.Time
+	NewID(kind string) string
+	Prefix() string
+}
+
+// probeClient is the client a liveness probe runs a take for, at a
+// schedule's end: the values it makes are those the client would have
+// made next (each op of the probe makes one of each kind).
+type probeClient struct {
+	s  sched.Snapshot
+	c  sched.ClientSnapshot
+	ns string
+}
+
+func (p probeClient) Dilate(v time.Duration) time.Duration { return p.s.Dilate(v) }
+func (p probeClient) At(v time.Duration) time.Time         { return p.s.At(v) }
+func (p probeClient) NewID(kind string) string             { return p.c.NextID(kind) }
+func (p probeClient) Prefix() string                       { return p.ns }
 
 // recipeLocker runs a recipe for one client.
 type recipeLocker struct {
-	r     *recipe
-	rdb   redis.UniversalClient
-	c     *sched.ClientState
-	clk   sched.Clock
+	r   *recipe
+	rdb redis.UniversalClient
+	// c is the client's handle; nil for the liveness probe's take.
+	c     *sched.Client
 	key   string
 	ttl   time.Duration
 	owner string
@@ -238,20 +263,20 @@ type recipeLease struct {
 
 // grant records a take, sent at sent, that named keys, with each client's
 // count of holds taken as got says. The recipe's mu is held.
-func (ls *recipeLease) grant(w *sched.World, got []int, sent time.Duration, keys []string) {
+func (ls *recipeLease) grant(c *sched.Client, got []int, sent time.Duration, keys []string) {
 	ls.sent.Store(int64(sent))
 	ls.gotAt, ls.seen, ls.displacedBy = got, nil, ""
-	ls.note(w, keys)
+	ls.note(c, keys)
 }
 
 // note records the keys an op that granted the lease named. The recipe's
 // mu is held.
-func (ls *recipeLease) note(w *sched.World, keys []string) {
+func (ls *recipeLease) note(c *sched.Client, keys []string) {
 	if ls.seen == nil {
 		ls.seen = map[string]int{}
 	}
 	for _, k := range keys {
-		ls.seen[k] = w.Expiries(k)
+		ls.seen[k] = c.Expiries(k)
 	}
 }
 
@@ -274,9 +299,9 @@ type recipeHeld struct {
 
 // vars is the placeholders' values for one op of a hold.
 func (l *recipeLocker) vars(
-	w *sched.World, token string, now time.Duration,
+	on opClient, token string, now time.Duration,
 ) (map[string]value, error) {
-	ttl := recipeTTL(w, l.ttl)
+	ttl := recipeTTL(on, l.ttl)
 	var ttlText string
 	if l.r.seconds {
 		if ttl%time.Second != 0 {
@@ -289,11 +314,11 @@ func (l *recipeLocker) vars(
 	} else {
 		ttlText = strconv.FormatInt(ttl.Milliseconds(), 10)
 	}
-	call := w.NewID(l.c, sched.IDCall)
+	call := on.NewID(sched.IDCall)
 	return map[string]value{
 		phLock: {s: l.key}, phToken: {s: token}, phClient: {s: l.owner}, phTTL: {s: ttlText},
 		phNowMS: {
-			s: strconv.FormatInt(recipeNow(w, now), 10),
+			s: strconv.FormatInt(recipeNow(on, now), 10),
 		}, phTokenLen: {s: strconv.Itoa(len(token))},
 		phCall: {s: call},
 	}, nil
@@ -333,7 +358,7 @@ type commander interface {
 // wrote, if not nil, is called once, after the first step that may write
 // (a script, or a command that writes) has answered.
 func (l *recipeLocker) runKeys(
-	ctx context.Context, rdb commander, w *sched.World, o *op, token string,
+	ctx context.Context, rdb commander, on opClient, o *op, token string,
 	now func() time.Duration, wrote func(),
 ) (any, []string, error) {
 	once := func() {
@@ -346,7 +371,7 @@ func (l *recipeLocker) runKeys(
 	if o.usesNow() {
 		t = now()
 	}
-	vars, err := l.vars(w, token, t)
+	vars, err := l.vars(on, token, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -362,7 +387,7 @@ func (l *recipeLocker) runKeys(
 		for i, a := range o.args {
 			args[i] = a.expand(vars).s
 		}
-		if err := outsideNS(w, o.where(-1), keys); err != nil {
+		if err := outsideNS(on, o.where(-1), keys); err != nil {
 			return nil, nil, err
 		}
 		v, err := o.sc.Run(ctx, rdb, keys, args...).Result()
@@ -375,7 +400,7 @@ func (l *recipeLocker) runKeys(
 	saved := map[string]any{}
 	for i, st := range o.steps {
 		if i > 0 && o.usesNow() {
-			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(w, now()), 10)}
+			vars[phNowMS] = value{s: strconv.FormatInt(recipeNow(on, now()), 10)}
 		}
 		if err := o.evalExprs(i, vars); err != nil {
 			return nil, nil, err
@@ -392,7 +417,7 @@ func (l *recipeLocker) runKeys(
 			for j, a := range st.args {
 				args[j] = a.expand(vars).s
 			}
-			if err := outsideNS(w, o.where(i), keys); err != nil {
+			if err := outsideNS(on, o.where(i), keys); err != nil {
 				return nil, nil, err
 			}
 			named = append(named, keys...)
@@ -421,7 +446,7 @@ func (l *recipeLocker) runKeys(
 		for _, j := range idx {
 			keys = append(keys, texts[j])
 		}
-		if err := outsideNS(w, o.where(i), keys); err != nil {
+		if err := outsideNS(on, o.where(i), keys); err != nil {
 			return nil, nil, err
 		}
 		named = append(named, commandKeys(texts)...)
@@ -449,9 +474,9 @@ func (l *recipeLocker) runKeys(
 var ErrKeyOutside = errors.New("explore: a key outside the explored namespace")
 
 // outsideNS refuses, before it is sent, a command of op (where) on a key
-// outside w's namespace, naming the key.
-func outsideNS(w *sched.World, where string, keys []string) error {
-	id := strings.Trim(w.Target.KeyPrefix, "{}:")
+// outside the namespace of on, naming the key.
+func outsideNS(on opClient, where string, keys []string) error {
+	id := strings.Trim(on.Prefix(), "{}:")
 	for _, k := range keys {
 		if !strings.Contains(k, id) {
 			return fmt.Errorf(
@@ -571,7 +596,7 @@ func (l *recipeLocker) judge(o *op, v any) (bool, error) {
 	return false, nil
 }
 
-func (l *recipeLocker) Now() time.Duration { return l.clk.Elapsed() }
+func (l *recipeLocker) Now() time.Duration { return l.c.Elapsed() }
 
 func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, error) {
 	o := l.r.acquireOp(write)
@@ -580,11 +605,11 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if nested {
 		token = l.outer.token
 	} else {
-		token = l.c.World.NewID(l.c, sched.IDToken)
+		token = l.c.NewID(sched.IDToken)
 	}
 	l.lastToken = token
 	sent := l.Now()
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, token, l.Now, nil)
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c, o, token, l.Now, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -592,19 +617,18 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 	if err != nil {
 		return nil, err
 	}
-	w := l.c.World
-	w.CountOp(o.name, replyText(v), ok)
+	l.c.CountOp(o.name, replyText(v), ok)
 	if !ok {
 		return nil, locking.ErrNotAcquired
 	}
-	snap := w.Snapshot()
+	snap := l.c.Snapshot()
 	l.r.mu.Lock()
 	defer l.r.mu.Unlock()
-	l.r.displace(snap, l.c.Name)
+	l.r.displace(snap, l.c.Name())
 	if nested {
 		// A take that succeeds grants the lease anew, nested or not: if
 		// the first hold had ended meanwhile, this take began a new one.
-		l.outer.lease.grant(w, gots(snap), sent, keys)
+		l.outer.lease.grant(l.c, gots(snap), sent, keys)
 		return &recipeHeld{
 			l:      l,
 			write:  write,
@@ -614,7 +638,7 @@ func (l *recipeLocker) Acquire(ctx context.Context, write bool) (sched.Held, err
 		}, nil
 	}
 	lease := &recipeLease{}
-	lease.grant(w, gots(snap), sent, keys)
+	lease.grant(l.c, gots(snap), sent, keys)
 	h := &recipeHeld{l: l, write: write, token: token, lease: lease}
 	l.outer = h
 	return h, nil
@@ -643,7 +667,7 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 	}
 	l.r.mu.Lock()
 	h.lease.sent.Store(int64(sent))
-	h.lease.note(l.c.World, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
+	h.lease.note(l.c, append(keys, slices.Collect(maps.Keys(h.lease.seen))...))
 	l.r.mu.Unlock()
 	return nil
 }
@@ -655,7 +679,7 @@ func (h *recipeHeld) Extend(ctx context.Context) error {
 func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	l := h.l
 	var at *holdState
-	v, keys, err := l.runKeys(ctx, l.rdb, l.c.World, o, h.token, l.Now, func() { at = h.state() })
+	v, keys, err := l.runKeys(ctx, l.rdb, l.c, o, h.token, l.Now, func() { at = h.state() })
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +687,7 @@ func (h *recipeHeld) runHeld(ctx context.Context, o *op) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.c.World.CountOp(o.name, replyText(v), ok)
+	l.c.CountOp(o.name, replyText(v), ok)
 	if !ok {
 		return nil, locking.ErrNotHeld
 	}
@@ -685,12 +709,12 @@ type holdState struct {
 
 // state is the hold's holdState now.
 func (h *recipeHeld) state() *holdState {
-	w := h.l.c.World
-	st := &holdState{expired: map[string]int{}, got: gots(w.Snapshot())}
+	c := h.l.c
+	st := &holdState{expired: map[string]int{}, got: gots(c.Snapshot())}
 	h.l.r.mu.Lock()
 	defer h.l.r.mu.Unlock()
 	for k := range h.lease.seen {
-		st.expired[k] = w.Expiries(k)
+		st.expired[k] = c.Expiries(k)
 	}
 	return st
 }
@@ -710,15 +734,14 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		at = h.state()
 	}
 	l := h.l
-	w := l.c.World
-	snap := w.Snapshot()
+	snap := l.c.Snapshot()
 	l.r.mu.Lock()
 	defer l.r.mu.Unlock()
 	var why string
 	keys := slices.Sorted(maps.Keys(h.lease.seen))
 	for _, k := range keys {
 		if at.expired[k] > h.lease.seen[k] {
-			why = "its lease had run out (" + w.Target.Short(k) + " expired)"
+			why = "its lease had run out (" + l.c.Short(k) + " expired)"
 			break
 		}
 	}
@@ -729,8 +752,8 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 		for i, c := range snap.Clients {
 			// A semaphore's take ends another's hold only by taking its
 			// permit (displacedWhy).
-			conflict := l.r.permits == 0 && (h.write || w.Target.Writes(i, len(snap.Clients)))
-			if c.Name != l.c.Name && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
+			conflict := l.r.permits == 0 && (h.write || c.Write)
+			if c.Name != l.c.Name() && conflict && i < len(h.lease.gotAt) && i < len(at.got) &&
 				at.got[i] > h.lease.gotAt[i] {
 				why = c.Name + " had taken the lock since"
 				break
@@ -740,8 +763,8 @@ func (h *recipeHeld) owned(o *op, v any, at *holdState) {
 	if why == "" {
 		return
 	}
-	w.Disowned(fmt.Sprintf("%s's %s answered %s, a success, but %s's hold had ended: %s",
-		l.c.Name, o.where(-1), replyText(v), l.c.Name, why))
+	l.c.Disowned(fmt.Sprintf("%s's %s answered %s, a success, but %s's hold had ended: %s",
+		l.c.Name(), o.where(-1), replyText(v), l.c.Name(), why))
 }
 
 func replyText(v any) string {
@@ -802,29 +825,25 @@ var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWri
 // verdict does not depend on the clients' names (a state and its
 // renamings, which the search takes as one, get the same).
 func (r *recipe) liveness(
-	ctx context.Context, e *sched.Explorer, w *sched.World,
+	ctx context.Context, e *sched.Explorer, snap sched.Snapshot,
 ) ([]sched.Violation, error) {
-	snap := w.Snapshot()
-	var waiters []*sched.ClientState
+	var waiters []sched.ClientSnapshot
 	heldByLive := false
-	for i, c := range snap.Clients {
+	crashed := map[string]bool{}
+	for _, c := range snap.Clients {
+		crashed[c.Name] = c.Crashed
 		if c.Crashed {
 			continue
 		}
 		heldByLive = heldByLive || c.Hold != nil
 		if c.Wanted && c.GaveUp {
-			waiters = append(waiters, w.Clients[i])
+			waiters = append(waiters, c)
 		}
-	}
-	now := snap.Now
-	log := w.Commands()
-	crashed := map[string]bool{}
-	for _, c := range snap.Clients {
-		crashed[c.Name] = c.Crashed
 	}
 	if heldByLive || len(waiters) == 0 {
 		return nil, nil
 	}
+	log := snap.Commands
 	all, stuck, volatile, err := lockKeysLeft(ctx, e, log)
 	if err != nil {
 		return nil, err
@@ -834,7 +853,7 @@ func (r *recipe) liveness(
 	}
 	// Let every lease run out, the clients' clock past them too, and try
 	// the waiter's take once more.
-	at, err := probeTime(ctx, e, w, now, volatile)
+	at, err := probeTime(ctx, e, snap, volatile)
 	if err != nil {
 		return nil, err
 	}
@@ -843,57 +862,9 @@ func (r *recipe) liveness(
 			return nil, err
 		}
 	}
-	var kept map[string]string // the keys left, to probe the next waiter from
-	if len(waiters) > 1 {
-		kept = map[string]string{}
-		for _, k := range stuck {
-			d, err := e.Redis.Dump(ctx, k).Result()
-			if err != nil {
-				return nil, err
-			}
-			kept[k] = d
-		}
-	}
-	m := e.Model()
-	var waiter *sched.ClientState
-	var o *op
-	for i, c := range waiters {
-		write := w.Target.Writes(c.Index, m.Clients)
-		l := &recipeLocker{
-			r:     r,
-			rdb:   e.Probe, // the recipe's code: as the clients' user
-			c:     c,
-			key:   sched.LockKey(e.KeyPrefix),
-			ttl:   m.LeaseOf(c.Index),
-			owner: sched.OwnerName(c.Name),
-		}
-		o = r.acquireOp(write)
-		token := w.NewID(c, sched.IDToken)
-		v, named, err := l.runKeys(
-			ctx, e.Probe, w, o, token, func() time.Duration { return at }, nil,
-		)
-		if err != nil {
-			return nil, fmt.Errorf(
-				"%w: client %s: probing whether its %s would ever succeed: %w",
-				sched.ErrTarget, c.Name, o.name, err,
-			)
-		}
-		ok, err := l.judge(o, v)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			waiter = c
-			break
-		}
-		if i+1 < len(waiters) {
-			if err := restoreKeys(ctx, e, slices.Concat(all, named), kept); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if waiter == nil {
-		return nil, nil
+	waiter, o, err := r.probe(ctx, e, snap, waiters, at, all, stuck)
+	if waiter == nil || err != nil {
+		return nil, err
 	}
 	var why []string
 	for _, k := range stuck {
@@ -904,6 +875,61 @@ func (r *recipe) liveness(
 			"clients' clock at %s), its %s is still refused (it would wait forever)",
 		strings.Join(why, "; "), waiter.Name, sched.FormatMS(at.Milliseconds()), o.name,
 	)}}, nil
+}
+
+// probe runs each waiter's take in turn, the clients' clock at at, from
+// the keys left (the stuck ones restored between two waiters), until one
+// is refused: that waiter, and the op refused; nil when every take
+// succeeded.
+func (r *recipe) probe(
+	ctx context.Context, e *sched.Explorer, snap sched.Snapshot,
+	waiters []sched.ClientSnapshot, at time.Duration, all, stuck []string,
+) (*sched.ClientSnapshot, *op, error) {
+	var kept map[string]string // the keys left, to probe the next waiter from
+	if len(waiters) > 1 {
+		kept = map[string]string{}
+		for _, k := range stuck {
+			d, err := e.Redis.Dump(ctx, k).Result()
+			if err != nil {
+				return nil, nil, err
+			}
+			kept[k] = d
+		}
+	}
+	m := e.Model()
+	for i, c := range waiters {
+		l := &recipeLocker{
+			r:     r,
+			rdb:   e.Probe, // the recipe's code: as the clients' user
+			key:   sched.LockKey(e.KeyPrefix),
+			ttl:   m.LeaseOf(c.Index),
+			owner: sched.OwnerName(c.Name),
+		}
+		on := probeClient{s: snap, c: c, ns: e.KeyPrefix}
+		o := r.acquireOp(c.Write)
+		v, named, err := l.runKeys(
+			ctx, e.Probe, on, o, on.NewID(sched.IDToken), func() time.Duration { return at }, nil,
+		)
+		if err != nil {
+			return nil, nil, fmt.Errorf(
+				"%w: client %s: probing whether its %s would ever succeed: %w",
+				sched.ErrTarget, c.Name, o.name, err,
+			)
+		}
+		ok, err := l.judge(o, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return &waiters[i], o, nil
+		}
+		if i+1 < len(waiters) {
+			if err := restoreKeys(ctx, e, slices.Concat(all, named), kept); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return nil, nil, nil
 }
 
 // lockKeysLeft lists every key in the namespace and every key the

@@ -59,7 +59,7 @@ func (r *recipe) semaphore(t *sched.Target) {
 	if r.permits == 0 {
 		return
 	}
-	t.Permits = r.permits
+	t.Lock.Permits = r.permits
 	t.Clients = r.permits + 1
 	t.Checks = t.ExclusionNames(t.Checks)
 }

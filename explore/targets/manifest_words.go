@@ -335,13 +335,12 @@ func (o *op) opReply(last any, saved map[string]any) any {
 // recipe's give_up, then each op marked unheld (the extend, then the
 // release of its kind), all with the token of its refused take.
 func (l *recipeLocker) GiveUp(ctx context.Context, write bool) error {
-	w := l.c.World
 	if o := l.r.ops[opGiveUp]; o != nil {
-		v, _, err := l.runKeys(ctx, l.rdb, w, o, l.lastToken, l.Now, nil)
+		v, _, err := l.runKeys(ctx, l.rdb, l.c, o, l.lastToken, l.Now, nil)
 		if err != nil {
 			return err
 		}
-		w.CountOp(o.name, replyText(v), true)
+		l.c.CountOp(o.name, replyText(v), true)
 	}
 	for _, o := range []*op{l.r.ops["extend"], l.r.releaseOp(write)} {
 		if o != nil && o.unheld {
@@ -358,12 +357,11 @@ func (l *recipeLocker) GiveUp(ctx context.Context, write bool) error {
 // or when it deleted, changed or moved the expiry of the lock's key while
 // another client held it.
 func (l *recipeLocker) runUnheld(ctx context.Context, o *op) error {
-	w := l.c.World
 	before, err := l.lockState(ctx)
 	if err != nil {
 		return err
 	}
-	v, _, err := l.runKeys(ctx, l.rdb, w, o, l.lastToken, l.Now, nil)
+	v, _, err := l.runKeys(ctx, l.rdb, l.c, o, l.lastToken, l.Now, nil)
 	if err != nil {
 		return err
 	}
@@ -375,17 +373,18 @@ func (l *recipeLocker) runUnheld(ctx context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
-	w.CountOp(o.name, replyText(v), ok)
+	l.c.CountOp(o.name, replyText(v), ok)
+	name := l.c.Name()
 	var why string
 	if ok && !o.anyOK {
 		why = fmt.Sprintf("%s's %s answered %s, a success, but %s held nothing (its take "+
-			"was refused)", l.c.Name, o.where(-1), replyText(v), l.c.Name)
+			"was refused)", name, o.where(-1), replyText(v), name)
 	} else if did := l.changed(before, after); did != "" {
 		why = fmt.Sprintf("%s's %s, run holding nothing (its take was refused), %s",
-			l.c.Name, o.where(-1), did)
+			name, o.where(-1), did)
 	}
 	if why != "" {
-		w.Disowned(why)
+		l.c.Disowned(why)
 	}
 	return nil
 }
@@ -394,7 +393,7 @@ func (l *recipeLocker) runUnheld(ctx context.Context, o *op) error {
 // run, when nothing else moves.
 type lockState struct {
 	at      time.Duration  // the virtual time
-	logged  int            // the writes to the key so far (World.KeyLog)
+	logged  int            // the writes to the key so far (Client.KeyLog)
 	holders map[string]int // the other clients that hold, with their count of holds
 	exists  bool
 	dump    string
@@ -403,10 +402,9 @@ type lockState struct {
 
 // lockState reads the lock's key through the scheduler's own connection.
 func (l *recipeLocker) lockState(ctx context.Context) (*lockState, error) {
-	w := l.c.World
 	var dump *redis.StringCmd
 	var pttl *redis.DurationCmd
-	_, err := w.Control.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := l.c.Control().Pipelined(ctx, func(p redis.Pipeliner) error {
 		dump = p.Dump(ctx, l.key)
 		pttl = p.PTTL(ctx, l.key)
 		return nil
@@ -417,10 +415,10 @@ func (l *recipeLocker) lockState(ctx context.Context) (*lockState, error) {
 	st := &lockState{holders: map[string]int{}, pttl: pttl.Val()}
 	st.dump, err = dump.Result()
 	st.exists = err == nil
-	snap := w.Snapshot()
-	st.at, st.logged = snap.Now, len(w.KeyLog(l.key))
+	snap := l.c.Snapshot()
+	st.at, st.logged = snap.Now, len(l.c.KeyLog(l.key))
 	for _, c := range snap.Clients {
-		if c.Name != l.c.Name && c.Hold != nil {
+		if c.Name != l.c.Name() && c.Hold != nil {
 			st.holders[c.Name] = c.Got
 		}
 	}
@@ -432,7 +430,6 @@ func (l *recipeLocker) lockState(ctx context.Context) (*lockState, error) {
 // throughout counts, and only a key that no one else wrote, and whose
 // lease did not run out, in between.
 func (l *recipeLocker) changed(before, after *lockState) string {
-	w := l.c.World
 	var holder string
 	names := make([]string, 0, len(before.holders))
 	for name := range before.holders {
@@ -445,21 +442,21 @@ func (l *recipeLocker) changed(before, after *lockState) string {
 			break
 		}
 	}
-	log := w.KeyLog(l.key)
+	log := l.c.KeyLog(l.key)
 	if holder == "" || !before.exists || after.logged > len(log) {
 		return ""
 	}
 	for _, e := range log[before.logged:after.logged] {
-		if !strings.HasPrefix(e, l.c.Name+" ") {
+		if !strings.HasPrefix(e, l.c.Name()+" ") {
 			return ""
 		}
 	}
-	key := w.Target.Short(l.key)
+	key := l.c.Short(l.key)
 	end := func(st *lockState) time.Duration {
 		if st.pttl < 0 {
 			return -1
 		}
-		return st.at + w.Undilate(st.pttl)
+		return st.at + l.c.Undilate(st.pttl)
 	}
 	b, a := end(before), end(after)
 	switch {

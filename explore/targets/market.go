@@ -50,19 +50,21 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 	}
 	t := &sched.Target{Name: name,
 		About:    about + " (A and B buy the same listing; C lists another item)",
-		Property: property, Clients: 3, Checks: []string{sched.Resource}, SteadySleeps: true}
+		Property: property, Clients: 3, Checks: []string{sched.Resource},
+		Workload: sched.Workload{
+			Run: func(ctx context.Context, c *sched.Client) error {
+				return tradeInMarket(ctx, c, s, fencing)
+			},
+			Prepare: setupMarket, PrepareOnce: true, End: marketViolations, Resource: marketResource,
+		},
+		Traits: sched.Traits{SteadySleeps: true},
+	}
 	if s == market.Coarse || s == market.Fine {
 		// The lock is taken inside Purchase and List: who holds it is read
 		// from their commands on its key.
 		t.Checks = []string{sched.MutualExclusion, sched.Resource}
-		t.InferHolds = true
+		t.Traits.InferHolds = true
 	}
-	t.Prepare, t.PrepareOnce = setupMarket, true
-	t.Run = func(ctx context.Context, c *sched.Client) error {
-		return tradeInMarket(ctx, c, s, fencing)
-	}
-	t.End = marketViolations
-	t.Resource = marketResource
 	return t, nil
 }
 
@@ -129,11 +131,11 @@ func tradeInMarket(ctx context.Context, c *sched.Client, s market.Strategy, fenc
 // marketViolations is what broke the resource at the end of a schedule:
 // the sword bought by both buyers, and what the market's audit found.
 func marketViolations(
-	ctx context.Context, e *sched.Explorer, w *sched.World,
+	ctx context.Context, e *sched.Explorer, snap sched.Snapshot,
 ) ([]sched.Violation, error) {
 	var out []sched.Violation
 	var bought []string
-	for _, c := range w.Snapshot().Clients {
+	for _, c := range snap.Clients {
 		if c.Index < 2 && c.Completed > 0 {
 			bought = append(bought, c.Name)
 		}

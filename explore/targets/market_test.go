@@ -83,13 +83,13 @@ func TestMarketSetUpOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !tg.PrepareOnce {
+		if !tg.Workload.PrepareOnce {
 			t.Fatalf("%s: set up before every schedule", tg.Name)
 		}
 		t.Run(tg.Name, func(t *testing.T) {
 			once, brokenOnce := search(t, b.Client, tg, m, sched.Options{Workers: 1})
 			each := *tg
-			each.PrepareOnce = false
+			each.Workload.PrepareOnce = false
 			every, brokenEvery := search(t, b.Client, &each, m, sched.Options{Workers: 1})
 			if once.Schedules != every.Schedules || once.Pruned != every.Pruned ||
 				once.Exhaustive != every.Exhaustive || !slices.Equal(brokenOnce, brokenEvery) {

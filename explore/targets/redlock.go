@@ -43,34 +43,34 @@ func Redlock(nodes int) (*sched.Target, error) {
 			"fencing"
 	}
 	return &sched.Target{Name: "redlock", About: about,
-		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks, NodeCount: nodes,
-		NewLock: func(
-			_ redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
-		) sched.Locker {
-			var rdbs []redis.UniversalClient
-			for _, r := range c.World.Target.NodeSet.Clients[c.Index] {
-				rdbs = append(rdbs, r)
-			}
-			ttl := c.World.Dilate(m.TTL)
-			return &redlockLocker{
-				r:   locking.NewRedlockMutex(rdbs, sched.LockKey(ns), ttl),
-				clk: sched.Clock{Client: c},
-				ttl: ttl,
-			}
-		},
-		LockKeys: sched.SingleLockKey}, nil
+		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks,
+		Lock: &sched.Lock{New: newRedlock, Keys: sched.SingleLockKey, Nodes: nodes}}, nil
 }
 
-// redlockLocker adapts locking.RedlockMutex; ttl is dilated.
+// newRedlock is client c's Redlock over its nodes.
+func newRedlock(c *sched.Client) sched.Locker {
+	var rdbs []redis.UniversalClient
+	for _, r := range c.Nodes() {
+		rdbs = append(rdbs, r)
+	}
+	ttl := c.Lease()
+	return &redlockLocker{
+		r:   locking.NewRedlockMutex(rdbs, sched.LockKey(c.Prefix()), ttl),
+		c:   c,
+		ttl: ttl,
+	}
+}
+
+// redlockLocker adapts locking.RedlockMutex for client c; ttl is dilated.
 type redlockLocker struct {
 	r   *locking.RedlockMutex
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration
 }
 
 type redlockHeld struct {
 	l   *locking.RedlockLock
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration
 	// last is the validity's end as last read: Release clears the hold's
 	// before its commands are sent, while the client still holds it.
@@ -83,9 +83,9 @@ func (r *redlockLocker) Acquire(ctx context.Context, _ bool) (sched.Held, error)
 	if err != nil {
 		return nil, err
 	}
-	h := &redlockHeld{l: l, clk: r.clk, ttl: r.ttl}
+	h := &redlockHeld{l: l, c: r.c, ttl: r.ttl}
 	// Written before the runtime records the hold, read by it after.
-	h.last = r.clk.Client.World.Since(l.Expires())
+	h.last = r.c.Since(l.Expires())
 	return h, nil
 }
 
@@ -96,7 +96,7 @@ func (h *redlockHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx,
 // End is the validity's end; the runtime calls it under its lock.
 func (h *redlockHeld) End() time.Duration {
 	if e := h.l.Expires(); !e.IsZero() {
-		h.last = h.clk.Client.World.Since(e)
+		h.last = h.c.Since(e)
 	}
 	return h.last
 }

@@ -76,11 +76,11 @@ func TestSemaphoreManifest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tg.Permits != permits || tg.Clients != permits+1 ||
+		if tg.Lock.Permits != permits || tg.Clients != permits+1 ||
 			!slices.Contains(tg.Checks, sched.Holders) ||
-			slices.Contains(tg.Checks, sched.MutualExclusion) || !tg.Alike {
+			slices.Contains(tg.Checks, sched.MutualExclusion) || !tg.Traits.Alike {
 			t.Errorf("%d permits: target has %d permits, %d clients, checks %v, alike %v",
-				permits, tg.Permits, tg.Clients, tg.Checks, tg.Alike)
+				permits, tg.Lock.Permits, tg.Clients, tg.Checks, tg.Traits.Alike)
 		}
 	}
 }

@@ -15,12 +15,12 @@ import (
 
 // --- lock adapters ---
 
-// flawedLocker adapts a recipe of package flawed; its lease is ttl
-// (virtual) from the attempt (0: none).
+// flawedLocker adapts a recipe of package flawed for client c; its lease
+// is ttl (virtual) from the attempt (0: none).
 type flawedLocker struct {
 	l   flawed.Lock
 	ttl time.Duration
-	clk sched.Clock
+	c   *sched.Client
 }
 
 type flawedHeld struct {
@@ -30,7 +30,7 @@ type flawedHeld struct {
 }
 
 func (f *flawedLocker) Acquire(ctx context.Context, _ bool) (sched.Held, error) {
-	start := f.clk.Elapsed()
+	start := f.c.Elapsed()
 	token, err := f.l.TryAcquire(ctx)
 	if err != nil {
 		return nil, err
@@ -49,17 +49,17 @@ func (h *flawedHeld) End() time.Duration {
 	return h.start + h.fl.ttl
 }
 
-// mutexLocker adapts locking.Mutex; ttl is the lease it was made with
-// (dilated), for extensions.
+// mutexLocker adapts locking.Mutex for client c; ttl is the lease it was
+// made with (dilated), for extensions.
 type mutexLocker struct {
 	m   *locking.Mutex
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration
 }
 
 type mutexHeld struct {
 	l   *locking.Lock
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration // dilated
 }
 
@@ -68,14 +68,14 @@ func (m *mutexLocker) Acquire(ctx context.Context, _ bool) (sched.Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mutexHeld{l: l, clk: m.clk, ttl: m.ttl}, nil
+	return &mutexHeld{l: l, c: m.c, ttl: m.ttl}, nil
 }
 
 func (h *mutexHeld) Release(ctx context.Context) error { return h.l.Release(ctx) }
 
 func (h *mutexHeld) Extend(ctx context.Context) error { return h.l.Extend(ctx, h.ttl) }
 
-func (h *mutexHeld) End() time.Duration { return h.clk.Client.World.Since(h.l.Expires()) }
+func (h *mutexHeld) End() time.Duration { return h.c.Since(h.l.Expires()) }
 
 func (h *mutexHeld) Extender() locking.Extender { return h.l }
 
@@ -84,13 +84,13 @@ func (h *mutexHeld) Lock() *locking.Lock { return h.l }
 // rwLocker adapts locking.RWMutex; ttl is dilated, as for mutexLocker.
 type rwLocker struct {
 	rw  *locking.RWMutex
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration
 }
 
 type rwHeld struct {
 	h   *locking.RWLock
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration
 }
 
@@ -105,21 +105,21 @@ func (r *rwLocker) Acquire(ctx context.Context, write bool) (sched.Held, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &rwHeld{h: h, clk: r.clk, ttl: r.ttl}, nil
+	return &rwHeld{h: h, c: r.c, ttl: r.ttl}, nil
 }
 
 func (h *rwHeld) Release(ctx context.Context) error { return h.h.Release(ctx) }
 
 func (h *rwHeld) Extend(ctx context.Context) error { return h.h.Extend(ctx, h.ttl) }
 
-func (h *rwHeld) End() time.Duration { return h.clk.Client.World.Since(h.h.Expires()) }
+func (h *rwHeld) End() time.Duration { return h.c.Since(h.h.Expires()) }
 
 // seedRWLocker adapts flawed.SeedRWLock: a hold is stale once older than
 // its timeout, by the clients' clocks; ttl is that timeout in virtual
 // time (the lock's own are dilated).
 type seedRWLocker struct {
 	l   *flawed.SeedRWLock
-	clk sched.Clock
+	c   *sched.Client
 	ttl time.Duration
 }
 
@@ -132,7 +132,7 @@ type seedRWHeld struct {
 }
 
 func (s *seedRWLocker) Acquire(ctx context.Context, write bool) (sched.Held, error) {
-	start := s.clk.Elapsed()
+	start := s.c.Elapsed()
 	var v string
 	var err error
 	ttl := s.ttl
@@ -185,21 +185,21 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 			Property: property,
 			Clients:  2,
 			Checks:   lockChecks,
-			Alike:    true,
-			NewLock: func(
-				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
-			) sched.Locker {
-				ttl := time.Duration(0)
-				if leased {
-					ttl = m.TTL
-				}
-				return &flawedLocker{
-					l:   mk(rdb, sched.LockKey(ns), c.World.Dilate(m.TTL)),
-					ttl: ttl,
-					clk: sched.Clock{Client: c},
-				}
+			Traits:   sched.Traits{Alike: true},
+			Lock: &sched.Lock{
+				New: func(c *sched.Client) sched.Locker {
+					ttl := time.Duration(0)
+					if leased {
+						ttl = c.Model().TTL
+					}
+					return &flawedLocker{
+						l:   mk(c.Redis(), sched.LockKey(c.Prefix()), c.Lease()),
+						ttl: ttl,
+						c:   c,
+					}
+				},
+				Keys: sched.SingleLockKey,
 			},
-			LockKeys: sched.SingleLockKey,
 		}
 	}
 	switch n {
@@ -251,25 +251,24 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 		return t, nil
 	case "9":
 		return &sched.Target{
-			Name:      "recipe 9",
-			About:     "the seed article's read-write lock (flawed.SeedRWLock)",
-			Property:  sched.MutualExclusion,
-			Clients:   3,
-			ReadWrite: true,
-			Checks:    lockChecks,
-			NewLock: func(
-				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
-			) sched.Locker {
-				clk := sched.Clock{Client: c}
-				ttl := c.World.Dilate(m.TTL)
-				return &seedRWLocker{
-					clk: clk,
-					ttl: m.TTL,
-					l: &flawed.SeedRWLock{RDB: rdb, Key: sched.LockKey(ns),
-						KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: clk.Now},
-				}
+			Name:     "recipe 9",
+			About:    "the seed article's read-write lock (flawed.SeedRWLock)",
+			Property: sched.MutualExclusion,
+			Clients:  3,
+			Checks:   lockChecks,
+			Lock: &sched.Lock{
+				New: func(c *sched.Client) sched.Locker {
+					ttl := c.Lease()
+					return &seedRWLocker{
+						c:   c,
+						ttl: c.Model().TTL,
+						l: &flawed.SeedRWLock{RDB: c.Redis(), Key: sched.LockKey(c.Prefix()),
+							KeyTTL: ttl, ReadTTL: ttl, WriteTTL: ttl, Now: c.Now},
+					}
+				},
+				Keys:      sched.SingleLockKey,
+				ReadWrite: true,
 			},
-			LockKeys: sched.SingleLockKey,
 		}, nil
 	case "11":
 		t := flawedTarget(
@@ -305,24 +304,24 @@ func recipeFix(n string) (*sched.Target, error) {
 		)
 	case "9":
 		t = &sched.Target{
-			Name:      "recipe 9 fixed",
-			About:     "locking.RWMutex (one hold per reader)",
-			Property:  sched.MutualExclusion,
-			ReadWrite: true,
-			NewLock: func(
-				rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
-			) sched.Locker {
-				ttl := c.World.Dilate(m.TTL)
-				return &rwLocker{
-					rw:  locking.NewRWMutex(rdb, ns+"lock:RW", ttl),
-					clk: sched.Clock{Client: c},
-					ttl: ttl,
-				}
-			},
-			LockKeys: func(ns string) []string {
-				rw := locking.NewRWMutex(nil, ns+"lock:RW", time.Second)
-				r, w, q := rw.Keys()
-				return []string{r, w, q}
+			Name:     "recipe 9 fixed",
+			About:    "locking.RWMutex (one hold per reader)",
+			Property: sched.MutualExclusion,
+			Lock: &sched.Lock{
+				New: func(c *sched.Client) sched.Locker {
+					ttl := c.Lease()
+					return &rwLocker{
+						rw:  locking.NewRWMutex(c.Redis(), c.Key("lock:RW"), ttl),
+						c:   c,
+						ttl: ttl,
+					}
+				},
+				Keys: func(ns string) []string {
+					rw := locking.NewRWMutex(nil, ns+"lock:RW", time.Second)
+					r, w, q := rw.Keys()
+					return []string{r, w, q}
+				},
+				ReadWrite: true,
 			},
 		}
 	}
@@ -351,20 +350,20 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 		About:    about,
 		Property: property,
 		Clients:  2,
-		Fenced:   fenced,
 		Checks:   sched.Properties(),
-		Alike:    true,
-		NewLock: func(
-			rdb redis.UniversalClient, c *sched.ClientState, m sched.Model, ns string,
-		) sched.Locker {
-			ttl := c.World.Dilate(m.TTL)
-			return &mutexLocker{
-				m:   locking.NewMutex(rdb, sched.LockKey(ns), ttl),
-				clk: sched.Clock{Client: c},
-				ttl: ttl,
-			}
+		Traits:   sched.Traits{Alike: true},
+		Lock: &sched.Lock{
+			New: func(c *sched.Client) sched.Locker {
+				ttl := c.Lease()
+				return &mutexLocker{
+					m:   locking.NewMutex(c.Redis(), sched.LockKey(c.Prefix()), ttl),
+					c:   c,
+					ttl: ttl,
+				}
+			},
+			Keys:   sched.SingleLockKey,
+			Fenced: fenced,
 		},
-		LockKeys: sched.SingleLockKey,
 	}
 }
 
@@ -385,6 +384,6 @@ func Watchdog(fencing bool) *sched.Target {
 			"only while the lock key holds the writer's token: Lock.Held under WATCH)"
 	}
 	t := mutexTarget(name, about, sched.Resource, fencing)
-	t.Watchdog = true
+	t.Lock.Watchdog = true
 	return t
 }

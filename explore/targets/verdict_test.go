@@ -96,16 +96,16 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	ctx := context.Background()
 	var checks atomic.Int64
 	target := &sched.Target{
-		Name: "once", Checks: []string{sched.Resource}, LockKeys: sched.SingleLockKey,
-		Run: func(ctx context.Context, c *sched.Client) error {
+		Name: "once", Checks: []string{sched.Resource},
+		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			return c.Redis().Incr(ctx, c.Prefix()+sched.CounterKey).Err()
 		},
-		End: func(context.Context, *sched.Explorer, *sched.World) ([]sched.Violation, error) {
-			if checks.Add(1) == 1 {
-				return []sched.Violation{{Property: sched.Resource, Message: "seen once"}}, nil
-			}
-			return nil, nil
-		}}
+			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
+				if checks.Add(1) == 1 {
+					return []sched.Violation{{Property: sched.Resource, Message: "seen once"}}, nil
+				}
+				return nil, nil
+			}}}
 	e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
 	if err != nil {
 		t.Fatal(err)

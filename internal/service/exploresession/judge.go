@@ -80,7 +80,7 @@ var promiseWhy = map[string]string{
 func judging(tg *sched.Target, lua, unfenced bool) []api.Judged {
 	js := make([]api.Judged, 0, len(sched.Properties()))
 	for _, p := range sched.Properties() {
-		if p == sched.Holders && tg.Permits == 0 {
+		if p == sched.Holders && (tg.Lock == nil || tg.Lock.Permits == 0) {
 			continue // a mutex's is mutual_exclusion
 		}
 		j := api.Judged{Property: p}
