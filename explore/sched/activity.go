@@ -63,7 +63,7 @@ func (t *opTally) note(reply string, n int) {
 
 // CountOp records a call of the op named op whose reply, as text, was
 // reply, a success or not.
-func (w *World) CountOp(op, reply string, ok bool) {
+func (w *world) CountOp(op, reply string, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ops == nil {
@@ -95,9 +95,9 @@ type activity struct {
 }
 
 // tally adds a complete schedule's world to a.
-func (a *activity) tally(w *World) {
+func (a *activity) tally(w *world) {
 	w.mu.Lock()
-	held := slices.ContainsFunc(w.Clients, func(c *ClientState) bool { return c.got > 0 })
+	held := slices.ContainsFunc(w.Clients, func(c *clientState) bool { return c.got > 0 })
 	started := map[string]int{}
 	for _, c := range w.Clients {
 		started[c.Name] = c.FromStarted

@@ -12,7 +12,7 @@ import (
 // creators back to a goroutine it tracks (a client's own, or one its Go
 // started) and adopts the goroutine as that client's. An adopted
 // goroutine's commands are held and ordered like the client's own; the
-// scheduler learns that it is at rest from stack dumps (World.quiet), as
+// scheduler learns that it is at rest from stack dumps (world.quiet), as
 // it cannot count it in and out. A goroutine whose creators lead to no
 // client (one started before the schedule, or a worker fed by a channel)
 // stays outside: its commands end the search with ErrOutside.
@@ -22,7 +22,7 @@ import (
 type self struct{ id, parent uint64 }
 
 // whoAmI is the calling goroutine, its creator not read: that takes its
-// whole stack trace (ownCreator), which World.gnum reads only for a
+// whole stack trace (ownCreator), which world.gnum reads only for a
 // goroutine it does not know yet.
 func whoAmI() self { return self{id: goid()} }
 
@@ -62,7 +62,7 @@ func creatorIn(text []byte) uint64 {
 // the caller (whoAmI), -1 for one that descends from no client. A
 // goroutine seen for the first time whose creators lead to a client's is
 // adopted as that client's next goroutine. w.mu is held.
-func (w *World) gnum(s self) int {
+func (w *world) gnum(s self) int {
 	if g, ok := w.goroutines[s.id]; ok {
 		return g.n
 	}
@@ -88,7 +88,7 @@ func (w *World) gnum(s self) int {
 // started, or one adopted) that id is or descends from, following the
 // creators recorded in w.parents; gs, a stack dump, is read when a
 // creator is missing (nil: one is taken then). w.mu is held.
-func (w *World) ancestor(id uint64, gs map[uint64]goroutineState) (gref, bool) {
+func (w *world) ancestor(id uint64, gs map[uint64]goroutineState) (gref, bool) {
 	// Goroutine ids are never reused, so the creators form a forest; the
 	// bound on the walk only guards against a traceback misread.
 	for x, n := id, 0; x != 0 && n <= len(w.parents)+1; n++ {
@@ -110,7 +110,7 @@ func (w *World) ancestor(id uint64, gs map[uint64]goroutineState) (gref, bool) {
 }
 
 // learn records the creators a stack dump names. w.mu is held.
-func (w *World) learn(gs map[uint64]goroutineState) {
+func (w *world) learn(gs map[uint64]goroutineState) {
 	for id, g := range gs {
 		if g.parent != 0 {
 			w.parents[id] = g.parent
@@ -121,7 +121,7 @@ func (w *World) learn(gs map[uint64]goroutineState) {
 // family is, of the goroutines of dump gs, those of the clients: the
 // tracked ones still alive and every goroutine that descends from one,
 // adopted or not yet seen by the explorer. w.mu is held.
-func (w *World) family(gs map[uint64]goroutineState) map[uint64]gref {
+func (w *world) family(gs map[uint64]goroutineState) map[uint64]gref {
 	w.learn(gs)
 	out := map[uint64]gref{}
 	for id := range gs {
@@ -139,8 +139,8 @@ func (w *World) family(gs map[uint64]goroutineState) map[uint64]gref {
 // (a library that sends from goroutines it starts and waits for their
 // replies). A goroutine at work, in time.Sleep, or blocked with no
 // descendant at the scheduler is not at rest: it may be waiting on the
-// wall clock (World.look). w.mu is held.
-func (w *World) quiet(gs map[uint64]goroutineState) bool {
+// wall clock (world.look). w.mu is held.
+func (w *world) quiet(gs map[uint64]goroutineState) bool {
 	if w.bubble.delivering() || w.bubble != nil && !w.bubble.still(gs) {
 		return false
 	}
@@ -177,7 +177,7 @@ func (w *World) quiet(gs map[uint64]goroutineState) bool {
 
 // waitsForDescendant reports whether a goroutine that id created, or one
 // they created in turn, waits for the scheduler. w.mu is held.
-func (w *World) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64]bool) bool {
+func (w *world) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64]bool) bool {
 	for d := range at {
 		for x, n := w.parents[d], 0; x != 0 && n < len(fam)+1; x, n = w.parents[x], n+1 {
 			if x == id {
@@ -215,24 +215,24 @@ func (g goroutineState) onCPU() bool {
 	return false
 }
 
-// counted reports whether the goroutine id is one World.running counts:
+// counted reports whether the goroutine id is one world.running counts:
 // a client's own, or one its Go started. w.mu is held.
-func (w *World) counted(id uint64) bool {
+func (w *world) counted(id uint64) bool {
 	g, ok := w.goroutines[id]
 	return ok && !g.adopted
 }
 
 // atRest reports whether every goroutine of the clients is at rest
-// (World.quiet), from a stack dump taken now.
-func (w *World) atRest() bool { return w.restsIn(dumpGoroutines) }
+// (world.quiet), from a stack dump taken now.
+func (w *world) atRest() bool { return w.restsIn(dumpGoroutines) }
 
 // restsIn is atRest, from the stack dump dump takes.
-func (w *World) restsIn(dump func() map[uint64]goroutineState) bool {
+func (w *world) restsIn(dump func() map[uint64]goroutineState) bool {
 	w.mu.Lock()
 	counted := w.adopted == 0 && w.bubble == nil
 	w.mu.Unlock()
 	if counted {
-		return false // World.running says it all
+		return false // world.running says it all
 	}
 	// The dump is read only if no delivery was on its way while it was
 	// taken (bubble.deliveries).
@@ -252,12 +252,12 @@ func (w *World) restsIn(dump func() map[uint64]goroutineState) bool {
 // gone reports, once the clients' own goroutines have ended, whether the
 // goroutines they started have too: one that outlives its schedule would
 // send in the next.
-func (w *World) gone() bool {
+func (w *world) gone() bool {
 	w.mu.Lock()
 	counted := w.adopted == 0 && w.bubble == nil
 	w.mu.Unlock()
 	if counted {
-		return true // no goroutine of theirs sent: World.live says it all
+		return true // no goroutine of theirs sent: world.live says it all
 	}
 	gs := dumpGoroutines()
 	w.mu.Lock()

@@ -77,7 +77,7 @@ type delivery struct {
 
 // deliver sends err on ch, a channel a client's goroutine waits on:
 // through the agent when the clients run in a bubble.
-func (w *World) deliver(ch chan error, err error) {
+func (w *world) deliver(ch chan error, err error) {
 	b := w.bubble
 	if b == nil {
 		ch <- err
@@ -107,7 +107,7 @@ func (b *bubble) delivering() bool {
 // every one has been made: its goroutine woken, or not yet at its
 // receive. A stack dump tells where the clients stand only if every
 // delivery queued before it was made before it, and none was queued
-// while it was taken (World.atRest): the agent delivers on its own time,
+// while it was taken (world.atRest): the agent delivers on its own time,
 // and a goroutine the dump shows waiting for the scheduler may have been
 // sent its turn just after, while delivering already says no more.
 func (b *bubble) deliveries() (queued uint64, made bool) {
@@ -121,7 +121,7 @@ func (b *bubble) deliveries() (queued uint64, made bool) {
 
 // reached tells an advance in progress that a goroutine of the clients
 // reached the scheduler: the clock stops where it is.
-func (w *World) reached() {
+func (w *world) reached() {
 	b := w.bubble
 	if b == nil || !b.advancing.Load() {
 		return
@@ -134,7 +134,7 @@ func (w *World) reached() {
 
 // startBubble starts the schedule's clients, each by start, in a bubble
 // that run makes, and its agent.
-func (w *World) startBubble(run func(f func()), clients func(ctx context.Context)) {
+func (w *world) startBubble(run func(f func()), clients func(ctx context.Context)) {
 	b := &bubble{
 		kick:   make(chan struct{}, 1),
 		jobs:   make(chan time.Duration),
@@ -286,7 +286,7 @@ func (e *Explorer) timerHorizon() time.Duration {
 // virtual time at, and returns where it stopped: at, or earlier where a
 // timer of the clients' code fired (fired). Without a bubble it returns
 // at.
-func (e *Explorer) bubbleAdvance(w *World, at time.Duration) (time.Duration, bool, error) {
+func (e *Explorer) bubbleAdvance(w *world, at time.Duration) (time.Duration, bool, error) {
 	b := w.bubble
 	w.mu.Lock()
 	now := w.Now

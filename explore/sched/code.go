@@ -35,11 +35,11 @@ func (ns Namespace) Key(name string) string { return string(ns) + name }
 // Client is a locking.Clock: the context given to the client code carries
 // it (locking.WithClock), so the locks of package locking run on it too.
 type Client struct {
-	c *ClientState
+	c *clientState
 	m Model
 	// released is set by Released, until the critical section ends or
 	// the client's own goroutine says it holds the lock again. Guarded by
-	// c.World.mu.
+	// c.world.mu.
 	released bool
 }
 
@@ -54,11 +54,11 @@ func (c *Client) Redis() *redis.Client { return c.c.Redis }
 func (c *Client) Name() string { return c.c.Name }
 
 // Key is name in the exploration's namespace (Namespace.Key).
-func (c *Client) Key(name string) string { return c.c.World.Target.ns + name }
+func (c *Client) Key(name string) string { return c.c.world.Target.ns + name }
 
 // Lease is the lease (TTL) the client's lock should ask for: the model's
 // TTL, as the server sees it (dilated: times Dilation).
-func (c *Client) Lease() time.Duration { return c.c.World.Dilate(c.m.TTL) }
+func (c *Client) Lease() time.Duration { return c.c.world.Dilate(c.m.TTL) }
 
 // Now is the time on the client's clock: the virtual clock, dilated (its
 // epoch plus the virtual time times Dilation).
@@ -91,7 +91,7 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 // critical section ends: the hold it would renew has ended. A call from
 // the client's own goroutine is a hold taken anew.
 func (c *Client) Holding(lease time.Duration) {
-	w := c.c.World
+	w := c.c.world
 	me := whoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -113,7 +113,7 @@ func (c *Client) Holding(lease time.Duration) {
 // or when the client code returns. Call it just before the release. A
 // renewal that lands after it renews nothing (Holding).
 func (c *Client) Released() {
-	w := c.c.World
+	w := c.c.world
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c.released = true
@@ -147,7 +147,9 @@ func Code(
 		}
 	}
 	if client != nil {
-		t.Workload.Run = func(ctx context.Context, c *Client) error { return runCode(ctx, c, client) }
+		t.Workload.Run = func(ctx context.Context, c *Client) error {
+			return runCode(ctx, c, client)
+		}
 	}
 	t.Workload.End = func(ctx context.Context, e *Explorer, _ Snapshot) ([]Violation, error) {
 		return endCode(ctx, e, check)
@@ -173,11 +175,11 @@ func runCode(
 			return err
 		}
 		err := client(ctx, h)
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		if c.endHold {
 			c.holding, c.endHold = nil, false
 		}
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -192,7 +194,7 @@ func (c *Client) Begin(ctx context.Context) error {
 	if err := (Clock{c.c}).AwaitStart(ctx); err != nil {
 		return err
 	}
-	w := c.c.World
+	w := c.c.world
 	w.mu.Lock()
 	c.c.wanted = true
 	c.released = false
@@ -202,7 +204,7 @@ func (c *Client) Begin(ctx context.Context) error {
 
 // Completed records that a critical section's write was applied.
 func (c *Client) Completed() {
-	w := c.c.World
+	w := c.c.world
 	w.mu.Lock()
 	c.c.completed++
 	w.mu.Unlock()
@@ -217,65 +219,65 @@ func (c *Client) Model() Model { return c.m }
 // Clock is the client's clock.
 func (c *Client) Clock() Clock { return Clock{c.c} }
 
-// Dilate is the lease the server sees for virtual duration v (World.Dilate).
-func (c *Client) Dilate(v time.Duration) time.Duration { return c.c.World.Dilate(v) }
+// Dilate is the lease the server sees for virtual duration v (world.Dilate).
+func (c *Client) Dilate(v time.Duration) time.Duration { return c.c.world.Dilate(v) }
 
 // Prefix is the namespace of the target's keys.
-func (c *Client) Prefix() string { return c.c.World.Target.ns }
+func (c *Client) Prefix() string { return c.c.world.Target.ns }
 
 // Elapsed is the virtual time since the epoch (Clock.Elapsed).
 func (c *Client) Elapsed() time.Duration { return Clock{c.c}.Elapsed() }
 
 // Undilate is the virtual duration of d, a duration the server or the
 // client's clock sees.
-func (c *Client) Undilate(d time.Duration) time.Duration { return c.c.World.Undilate(d) }
+func (c *Client) Undilate(d time.Duration) time.Duration { return c.c.world.Undilate(d) }
 
 // At is what the client's clock reads at virtual time v.
-func (c *Client) At(v time.Duration) time.Time { return c.c.World.At(v) }
+func (c *Client) At(v time.Duration) time.Time { return c.c.world.At(v) }
 
 // Since is the virtual time of t, a time the client's clock read (or a
 // lease's end computed from one).
-func (c *Client) Since(t time.Time) time.Duration { return c.c.World.Since(t) }
+func (c *Client) Since(t time.Time) time.Duration { return c.c.world.Since(t) }
 
 // Short is text with the namespace left out (Target.Short).
-func (c *Client) Short(s string) string { return c.c.World.Target.Short(s) }
+func (c *Client) Short(s string) string { return c.c.world.Target.Short(s) }
 
 // Writes reports whether the client takes the lock to write
 // (Target.Writes).
-func (c *Client) Writes() bool { return c.c.World.Target.Writes(c.c.Index, c.m.Clients) }
+func (c *Client) Writes() bool { return c.c.world.Target.Writes(c.c.Index, c.m.Clients) }
 
 // NewID is the next value of kind (IDToken, IDCall) the explorer makes
 // for the client, shaped as a UUID: the same in every run of the
 // schedule, and unlike any other client's or kind's.
-func (c *Client) NewID(kind string) string { return c.c.World.NewID(c.c, kind) }
+func (c *Client) NewID(kind string) string { return c.c.world.NewID(c.c, kind) }
 
 // Nodes is the client's go-redis clients of the lock's nodes, in order
 // (Lock.Nodes); every command sent through them waits for the scheduler.
-func (c *Client) Nodes() []*redis.Client { return c.c.World.Target.nodes.Clients[c.c.Index] }
+func (c *Client) Nodes() []*redis.Client { return c.c.world.Target.nodes.Clients[c.c.Index] }
 
 // Control is the scheduler's own connection, which no schedule holds: the
 // client's code may read the server through it while nothing else moves
 // (a recipe reading its lock's key around an op). What it sends is no
 // step of the schedule.
-func (c *Client) Control() *redis.Client { return c.c.World.Control }
+func (c *Client) Control() *redis.Client { return c.c.world.Control }
 
 // Snapshot is a copy of the runtime's record of the schedule as it stands.
-func (c *Client) Snapshot() Snapshot { return c.c.World.Snapshot() }
+func (c *Client) Snapshot() Snapshot { return c.c.world.Snapshot() }
 
 // Expiries is how many times key's lease has run out in the schedule.
-func (c *Client) Expiries(key string) int { return c.c.World.Expiries(key) }
+func (c *Client) Expiries(key string) int { return c.c.world.Expiries(key) }
 
 // KeyLog is a copy of what the schedule has logged on key, in order: each
 // write (and WATCH) of a client, each running out of its lease.
-func (c *Client) KeyLog(key string) []string { return c.c.World.KeyLog(key) }
+func (c *Client) KeyLog(key string) []string { return c.c.world.KeyLog(key) }
 
 // Disowned records an ownership violation at the step being taken: a
 // reply to the client claimed a hold that had ended, for the reason why.
-func (c *Client) Disowned(why string) { c.c.World.Disowned(why) }
+func (c *Client) Disowned(why string) { c.c.world.Disowned(why) }
 
 // CountOp counts a call of a recipe's op by the client, with its reply,
 // and whether it succeeded (Result.Ops, Result.Vacuous).
-func (c *Client) CountOp(op, reply string, ok bool) { c.c.World.CountOp(op, reply, ok) }
+func (c *Client) CountOp(op, reply string, ok bool) { c.c.world.CountOp(op, reply, ok) }
 
 // endCode checks the end of a schedule of a target written in Go: its
 // check, if any, on the scheduler's own connection.

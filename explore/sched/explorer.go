@@ -632,7 +632,7 @@ func (s System) Run(ctx context.Context, choose search.Chooser[Choice]) (search.
 		return search.Outcome{}, err
 	}
 	if err == nil && sc.Complete {
-		s.Explorer.act.tally(sc.World)
+		s.Explorer.act.tally(sc.world)
 	}
 	if !sc.Complete && len(sc.Violations) > 0 && s.Explorer.strays != nil &&
 		!errors.Is(err, search.ErrRetry) {

@@ -22,9 +22,9 @@ type fault struct {
 	action func(on string) Action
 	// enabled reports whether it may strike on now (the model's bound on
 	// faults aside). w.mu is held.
-	enabled func(w *World, on string) bool
+	enabled func(w *world, on string) bool
 	// strike does it, and says what happened.
-	strike func(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action) (string, error)
+	strike func(ctx context.Context, e *Explorer, w *world, s *Schedule, a Action) (string, error)
 	// commutes reports whether the fault a commutes with the enabled
 	// action b: taken in either order, they reach the same state.
 	commutes func(a, b Choice) bool
@@ -49,7 +49,7 @@ func init() {
 			action:  func(c string) Action { return Action{Kind: Crash, Client: c} },
 			enabled: clientMayFault,
 			strike: func(
-				_ context.Context, _ *Explorer, w *World, _ *Schedule, a Action,
+				_ context.Context, _ *Explorer, w *world, _ *Schedule, a Action,
 			) (string, error) {
 				w.mu.Lock()
 				w.client(a.Client).crashed = true
@@ -90,7 +90,7 @@ func pauseFault(name Fault, length string, pause func(Model) time.Duration) faul
 		action:  func(c string) Action { return Action{Kind: Pause, Client: c, Length: length} },
 		enabled: clientMayFault,
 		strike: func(
-			_ context.Context, e *Explorer, w *World, _ *Schedule, a Action,
+			_ context.Context, e *Explorer, w *world, _ *Schedule, a Action,
 		) (string, error) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -115,7 +115,7 @@ func pauseFault(name Fault, length string, pause func(Model) time.Duration) faul
 
 // clientMayFault: a fault may strike a client still at something, neither
 // paused nor crashed. w.mu is held.
-func clientMayFault(w *World, name string) bool {
+func clientMayFault(w *world, name string) bool {
 	c := w.client(name)
 	return c != nil && !c.paused && !c.crashed && w.hasWork(c)
 }
@@ -123,7 +123,7 @@ func clientMayFault(w *World, name string) bool {
 // nodeMayFault: a fault may strike a node a write went to since it last
 // restarted (elsewhere a restart or a clock jump changes nothing). w.mu
 // is held.
-func nodeMayFault(w *World, node string) bool { return w.nodeDirty[node] }
+func nodeMayFault(w *world, node string) bool { return w.nodeDirty[node] }
 
 // clientFaultCommutes: a fault of a client commutes with what another
 // client does and with the faults of nodes; not with a tick.
@@ -180,7 +180,7 @@ func (a Action) fault() bool { return faultOf(a) != nil }
 
 // enabledFaults is the faults of the model that may strike now: each
 // client's, then each node's. w.mu is held.
-func (w *World) enabledFaults(m Model) []Choice {
+func (w *world) enabledFaults(m Model) []Choice {
 	var out []Choice
 	add := func(node bool, on string) {
 		for _, name := range m.FaultKinds {

@@ -8,7 +8,7 @@ import (
 )
 
 // Which goroutine calls. Every command a client sends, and every reading
-// of its clock, asks which goroutine it comes from (World.gnum). The
+// of its clock, asks which goroutine it comes from (world.gnum). The
 // runtime names a goroutine only in its stack trace, and runtime.Stack
 // walks and prints the whole stack: on the path of every command that
 // cost a fifth of a search's processor time. So the id is read where the

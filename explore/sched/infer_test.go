@@ -16,9 +16,9 @@ import (
 func TestInferHold(t *testing.T) {
 	const ns = "{x}:"
 	lock := ns + "lock:item:sword"
-	w := &World{Target: &Target{ns: ns, Traits: Traits{InferHolds: true}}, Factor: plumbing.Dilation}
-	a, b := &ClientState{World: w, Name: "A"}, &ClientState{World: w, Name: "B"}
-	w.Clients = []*ClientState{a, b}
+	w := &world{Target: &Target{ns: ns, Traits: Traits{InferHolds: true}}, Factor: plumbing.Dilation}
+	a, b := &clientState{world: w, Name: "A"}, &clientState{world: w, Name: "B"}
+	w.Clients = []*clientState{a, b}
 	names := func() []string {
 		var out []string
 		for _, c := range w.holders() {
@@ -27,7 +27,7 @@ func TestInferHold(t *testing.T) {
 		return out
 	}
 	steps := []struct {
-		c           *ClientState
+		c           *clientState
 		args        []string
 		value, err  string
 		at          time.Duration
@@ -123,10 +123,10 @@ func TestCheckHoldersByKey(t *testing.T) {
 		{"lock:item:sword", "lock:item:shield", false},
 		{"lock:item:sword", "lock:item:sword", true},
 	} {
-		w := &World{Target: &Target{}}
-		a := &ClientState{World: w, Name: "A", holding: &hold{Write: true, Key: tc.keyA, End: forever}}
-		b := &ClientState{World: w, Name: "B", holding: &hold{Write: true, Key: tc.keyB, End: forever}}
-		w.Clients = []*ClientState{a, b}
+		w := &world{Target: &Target{}}
+		a := &clientState{world: w, Name: "A", holding: &hold{Write: true, Key: tc.keyA, End: forever}}
+		b := &clientState{world: w, Name: "B", holding: &hold{Write: true, Key: tc.keyB, End: forever}}
+		w.Clients = []*clientState{a, b}
 		s := &Schedule{Steps: []Step{{}}}
 		w.checkHolders(s)
 		if got := len(s.Violations) > 0; got != tc.broken {

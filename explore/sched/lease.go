@@ -22,7 +22,7 @@ const Lease = "lease"
 // checkLease records a lease violation when the action just taken ran a
 // command that wrote the lock's key of a recipe and lengthened its life
 // by more than the longest lease of the model.
-func (e *Explorer) checkLease(ctx context.Context, w *World, s *Schedule) error {
+func (e *Explorer) checkLease(ctx context.Context, w *world, s *Schedule) error {
 	n := len(s.actions)
 	if e.target.lock().Ops == nil || n == 0 || s.actions[n-1].Kind != Run {
 		return nil

@@ -138,7 +138,7 @@ func onOtherNodes(a, b Choice) bool {
 
 // touch marks the node a released command goes to as possibly holding
 // keys, when the command may write. w.mu is held.
-func (w *World) touch(p *parked) {
+func (w *world) touch(p *parked) {
 	if p.node == "" || !p.write {
 		return
 	}
@@ -151,7 +151,7 @@ func (w *World) touch(p *parked) {
 // restartNode restarts a node empty: every key of the namespace on it is
 // lost.
 func restartNode(
-	ctx context.Context, e *Explorer, w *World, s *Schedule, a Action,
+	ctx context.Context, e *Explorer, w *world, s *Schedule, a Action,
 ) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		return plumbing.DropScript.Run(ctx, ctl, nil, NamespacePattern(e.KeyPrefix)).StringSlice()
@@ -172,7 +172,7 @@ func restartNode(
 // jumpNode jumps a node's clock forward by the model's Jump: every lease
 // on it shortens by as much (those that run out are deleted), while the
 // clients' clock does not move.
-func jumpNode(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action) (string, error) {
+func jumpNode(ctx context.Context, e *Explorer, w *world, s *Schedule, a Action) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		// No real time is given back: the server's own run-down since the
 		// last advance is given back by the next one.
@@ -202,7 +202,7 @@ func jumpNode(ctx context.Context, e *Explorer, w *World, s *Schedule, a Action)
 // returns the keys do says were lost, qualified by the node; it records
 // them at the schedule's next step.
 func (e *Explorer) strikeNode(
-	ctx context.Context, w *World, s *Schedule, a Action, do func(*redis.Client) ([]string, error),
+	ctx context.Context, w *world, s *Schedule, a Action, do func(*redis.Client) ([]string, error),
 ) ([]string, error) {
 	i := -1
 	for j := range e.target.Nodes() {
@@ -251,7 +251,7 @@ func struck(s *Schedule) []string {
 // since then (qualified by their node), since their write. It keeps the
 // shortest lease left, and says errUnsteady as advance does.
 func (e *Explorer) tickNodes(
-	ctx context.Context, w *World, d time.Duration, written map[string]window,
+	ctx context.Context, w *world, d time.Duration, written map[string]window,
 ) ([]string, error) {
 	ns := e.target.nodes
 	if ns == nil {

@@ -14,7 +14,7 @@ func OwnerName(client string) string { return "client-" + client }
 
 // checkOwnership moves the ownership violations the clients' replies
 // showed into the schedule: the first one counts.
-func (w *World) checkOwnership(s *Schedule) {
+func (w *world) checkOwnership(s *Schedule) {
 	w.mu.Lock()
 	vs := w.owned
 	w.owned = nil

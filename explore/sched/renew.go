@@ -20,7 +20,7 @@ func renewEvery(ctx context.Context, clk Clock, h Held, d time.Duration) (contex
 	clk.Go(func() {
 		defer finished()
 		for {
-			if clk.Sleep(quit, clk.Client.World.Dilate(d)) != nil {
+			if clk.Sleep(quit, clk.c.world.Dilate(d)) != nil {
 				return
 			}
 			if err := h.Extend(ctx); err != nil {

@@ -14,14 +14,14 @@ import (
 // replay that then finds it there goes another way). Once the client
 // waits again with nothing on its way, a dump is read as a rest.
 func TestRestWaitsForDeliveries(t *testing.T) {
-	w := &World{
+	w := &world{
 		signal:     make(chan struct{}, 1),
 		goroutines: map[uint64]gref{},
 		parents:    map[uint64]uint64{},
 		bubble:     &bubble{kick: make(chan struct{}, 1)},
 	}
-	c := &ClientState{World: w, Name: "A", spawned: 1}
-	w.Clients = []*ClientState{c}
+	c := &clientState{world: w, Name: "A", spawned: 1}
+	w.Clients = []*clientState{c}
 	w.running, w.live = 1, 1
 	ended := make(chan error, 1)
 	go func() {

@@ -188,8 +188,20 @@ type Schedule struct {
 	lost       map[int][]string // keys a node fault lost, by step
 	Clients    []string
 	End        time.Duration
-	// World is the schedule's world, kept to read where it stopped (Cut).
-	World *World
+	// world is the schedule's world, kept to read where it stopped
+	// (Snapshot, Canonical).
+	world *world
+}
+
+// Snapshot is a copy of the runtime's record of the schedule where it
+// stopped.
+func (s *Schedule) Snapshot() Snapshot { return s.world.Snapshot() }
+
+// Canonical is the least fingerprint of the state the schedule stopped
+// in, over the renamings of its clients, and that renaming; ok is false
+// when a command touched keys it does not name.
+func (s *Schedule) Canonical() (fp search.Fingerprint, names map[string]string, ok bool) {
+	return s.world.Canonical(len(s.Steps), s.Ticks, s.Faults)
 }
 
 type expiry struct {
@@ -232,7 +244,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 	if err := e.reset(ctx); err != nil {
 		return nil, err
 	}
-	w := &World{
+	w := &world{
 		Target:         e.target,
 		Epoch:          e.epoch,
 		Factor:         e.Factor,
@@ -253,8 +265,8 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		w.sleepAs = e.model.Retry
 	}
 	for i := range e.model.Clients {
-		c := &ClientState{
-			World:   w,
+		c := &clientState{
+			world:   w,
 			Name:    ClientName(i),
 			Index:   i,
 			Redis:   e.clients[i],
@@ -264,7 +276,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 		w.Clients = append(w.Clients, c)
 		e.slots[i].set(c)
 	}
-	s := &Schedule{World: w}
+	s := &Schedule{world: w}
 	for _, c := range w.Clients {
 		s.Clients = append(s.Clients, c.Name)
 	}
@@ -301,7 +313,7 @@ func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (
 // startClients starts each client's goroutine, with a context made from
 // cctx (the search's, or one made in the clients' bubble); ctx is the
 // search's.
-func (e *Explorer) startClients(ctx, cctx context.Context, w *World) {
+func (e *Explorer) startClients(ctx, cctx context.Context, w *world) {
 	for _, c := range w.Clients {
 		cctx := locking.WithClock(cctx, Clock{c})
 		go func() {
@@ -330,7 +342,7 @@ func ClientName(i int) string { return string(rune('A' + i)) }
 
 // drive makes the schedule's choices until nothing is enabled.
 func (e *Explorer) drive(
-	ctx context.Context, w *World, s *Schedule, choose search.Chooser[Choice],
+	ctx context.Context, w *world, s *Schedule, choose search.Chooser[Choice],
 ) error {
 	for depth := 0; ; depth++ {
 		if err := w.settle(); err != nil {
@@ -368,7 +380,7 @@ func (e *Explorer) drive(
 	}
 }
 
-func (w *World) failed() bool {
+func (w *world) failed() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, c := range w.Clients {
@@ -382,7 +394,7 @@ func (w *World) failed() bool {
 // settle waits until every goroutine of every client is parked at a
 // command, asleep on its clock, or finished. A sleeper whose context has
 // ended is woken first.
-func (w *World) settle() error {
+func (w *world) settle() error {
 	return w.awaitRest(func() bool {
 		w.mu.Lock()
 		for _, s := range slices.Clone(w.sleepers) {
@@ -406,11 +418,11 @@ func (w *World) settle() error {
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
 // commands by client, ticks by time, then faults.
-func (w *World) enabled(m Model, faults, ticks int) []Choice {
+func (w *world) enabled(m Model, faults, ticks int) []Choice {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []Choice
-	byClient := map[*ClientState][]*parked{}
+	byClient := map[*clientState][]*parked{}
 	for _, p := range w.parked {
 		if !p.c.paused && !p.c.crashed && p.c.Steps < m.Steps {
 			byClient[p.c] = append(byClient[p.c], p)
@@ -446,7 +458,7 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 	// Ticks: to each distinct deadline ahead.
 	seen := map[time.Duration]bool{}
 	var tickChoices []Choice
-	add := func(c *ClientState, at time.Duration) {
+	add := func(c *clientState, at time.Duration) {
 		if seen[at] {
 			return
 		}
@@ -498,7 +510,7 @@ func (w *World) enabled(m Model, faults, ticks int) []Choice {
 // unbounded, or no command is in flight. A command is in flight when
 // its client may send it now (neither paused, crashed nor past its
 // steps); a paused client has not sent its command yet. w.mu is held.
-func (w *World) deliverBy(m Model) (time.Duration, bool) {
+func (w *world) deliverBy(m Model) (time.Duration, bool) {
 	if m.MaxDelay <= 0 {
 		return 0, false
 	}
@@ -516,7 +528,7 @@ func (w *World) deliverBy(m Model) (time.Duration, bool) {
 
 // hasWork reports whether c is still at something (parked or asleep).
 // w.mu is held.
-func (w *World) hasWork(c *ClientState) bool {
+func (w *world) hasWork(c *clientState) bool {
 	for _, p := range w.parked {
 		if p.c == c {
 			return true
@@ -531,7 +543,7 @@ func (w *World) hasWork(c *ClientState) bool {
 }
 
 // apply takes one action and waits for its effects to settle.
-func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) error {
+func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) error {
 	w.mu.Lock()
 	now := w.Now
 	w.mu.Unlock()
@@ -632,7 +644,7 @@ func (e *Explorer) apply(ctx context.Context, w *World, s *Schedule, c Choice) e
 	return nil
 }
 
-func (w *World) client(name string) *ClientState {
+func (w *world) client(name string) *clientState {
 	for _, c := range w.Clients {
 		if c.Name == name {
 			return c
@@ -644,7 +656,7 @@ func (w *World) client(name string) *ClientState {
 // advance moves the clock to at: leases in the namespace shorten (and
 // those that ran out are deleted), pauses that end by then end, and
 // sleeps due by then end. It returns the keys whose lease ran out.
-func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]string, error) {
+func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]string, error) {
 	w.mu.Lock()
 	d := at - w.Now
 	w.mu.Unlock()
@@ -719,7 +731,7 @@ func (e *Explorer) advance(ctx context.Context, w *World, at time.Duration) ([]s
 // node: the shortest lease left, and the keys whose lease ran out, which
 // it returns qualified by node; errUnsteady when the advance could not
 // tell. w.mu is held.
-func (w *World) ticked(r tickResult, node string) ([]string, error) {
+func (w *world) ticked(r tickResult, node string) ([]string, error) {
 	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
 		w.shortest = r.shortest
 	}
@@ -790,7 +802,7 @@ func runTick(
 // though the virtual clock says it has not run out. Dilated, that takes
 // a stall of the virtual time left times Dilation. Only the scheduler's
 // goroutine (drive, advance) reads and writes these fields.
-func (w *World) unsteadyNow() bool {
+func (w *world) unsteadyNow() bool {
 	if w.unsteady {
 		return true
 	}
@@ -804,7 +816,7 @@ func (w *World) unsteadyNow() bool {
 // the lock (one of them for writing) with leases that have not run out;
 // for a semaphore (Lock.Permits), a holders violation when more
 // clients than it has permits do.
-func (w *World) checkHolders(s *Schedule) {
+func (w *world) checkHolders(s *Schedule) {
 	property := w.Target.exclusion()
 	if slices.ContainsFunc(
 		s.Violations,
@@ -816,8 +828,8 @@ func (w *World) checkHolders(s *Schedule) {
 	defer w.mu.Unlock()
 	// Holders of different keys (the market's locks of two listings) do
 	// not exclude each other: look for two of one key.
-	var hs []*ClientState
-	byKey := map[string][]*ClientState{}
+	var hs []*clientState
+	byKey := map[string][]*clientState{}
 	for _, c := range w.holders() {
 		byKey[c.holding.Key] = append(byKey[c.holding.Key], c)
 	}
@@ -884,8 +896,8 @@ func (t *Target) ExclusionNames(check []string) []string {
 }
 
 // holders is the clients that hold a lease not yet run out. w.mu is held.
-func (w *World) holders() []*ClientState {
-	var out []*ClientState
+func (w *world) holders() []*clientState {
+	var out []*clientState
 	for _, c := range w.Clients {
 		if c.holding == nil {
 			continue
@@ -897,7 +909,7 @@ func (w *World) holders() []*ClientState {
 	return out
 }
 
-func (w *World) leaseText(c *ClientState) string {
+func (w *world) leaseText(c *clientState) string {
 	end := c.holding.End()
 	if end < 0 {
 		return "never (no expiry)"
@@ -907,7 +919,7 @@ func (w *World) leaseText(c *ClientState) string {
 
 // finish ends the schedule: every client still waiting is stopped, and
 // the properties checked at the end are checked.
-func (e *Explorer) finish(ctx context.Context, w *World, s *Schedule, check bool) error {
+func (e *Explorer) finish(ctx context.Context, w *world, s *Schedule, check bool) error {
 	w.mu.Lock()
 	s.End = w.Now
 	w.stopping = true

@@ -73,7 +73,7 @@ type HoldSnapshot struct {
 }
 
 // Snapshot copies the runtime's record as it stands.
-func (w *World) Snapshot() Snapshot {
+func (w *world) Snapshot() Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := Snapshot{Now: w.Now, Step: w.StepIndex, Clients: make([]ClientSnapshot, len(w.Clients)),
@@ -122,13 +122,15 @@ func (s Snapshot) Dilate(v time.Duration) time.Duration { return plumbing.Dilate
 
 // Undilate is the virtual duration of d as the server or the clients'
 // clock sees it.
-func (s Snapshot) Undilate(d time.Duration) time.Duration { return plumbing.UndilateBy(s.factor, d) }
+func (s Snapshot) Undilate(d time.Duration) time.Duration {
+	return plumbing.UndilateBy(s.factor, d)
+}
 
 // At is virtual time v on the clients' clock.
 func (s Snapshot) At(v time.Duration) time.Time { return s.epoch.Add(s.Dilate(v)) }
 
 // Expiries is how many times key's lease has run out in the schedule.
-func (w *World) Expiries(key string) int {
+func (w *world) Expiries(key string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
@@ -142,7 +144,7 @@ func (w *World) Expiries(key string) int {
 
 // KeyLog is a copy of what the schedule has logged on key, in order: each
 // write (and WATCH) of a client, each running out of its lease.
-func (w *World) KeyLog(key string) []string {
+func (w *world) KeyLog(key string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.keyLog[key])
@@ -151,7 +153,7 @@ func (w *World) KeyLog(key string) []string {
 // Disowned records an ownership violation at the step being taken: a
 // client's reply claimed a hold that had ended, for the reason why. The
 // message starts with the virtual time.
-func (w *World) Disowned(why string) {
+func (w *world) Disowned(why string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.owned = append(w.owned, Violation{Property: Ownership, Step: w.StepIndex,

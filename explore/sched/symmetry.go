@@ -72,7 +72,7 @@ func renamer(names map[string]string) *strings.Replacer {
 
 // canonical is the least fingerprint of the state over the renamings of
 // its clients, and that renaming. w.mu is held.
-func (w *World) canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
+func (w *world) canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
 		return search.Fingerprint{}, nil, false
@@ -250,7 +250,7 @@ func renameChoice(c Choice, names map[string]string) Choice {
 // decision is the decision of schedule s at depth, with en enabled: its
 // state is the world's fingerprint, or, for a target whose clients are
 // symmetric, the least of its renamings.
-func (e *Explorer) decision(w *World, s *Schedule, depth int, en []Choice) search.Decision[Choice] {
+func (e *Explorer) decision(w *world, s *Schedule, depth int, en []Choice) search.Decision[Choice] {
 	d := search.Decision[Choice]{Depth: depth, Enabled: en}
 	if !e.Symmetric {
 		d.State = func() (search.Fingerprint, bool) {
@@ -273,7 +273,7 @@ func (e *Explorer) decision(w *World, s *Schedule, depth int, en []Choice) searc
 
 // Canonical is the least fingerprint of the state over the renamings of
 // its clients, and that renaming (canonical).
-func (w *World) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
+func (w *world) Canonical(depth, ticks, faults int) (search.Fingerprint, map[string]string, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.canonical(depth, ticks, faults)

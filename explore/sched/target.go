@@ -336,7 +336,7 @@ type Locker interface {
 // Quitter is a Locker that does something when its client stops waiting
 // for the lock: a recipe's give_up op, a release by a client that holds
 // nothing. The workload calls GiveUp once its last attempt was refused;
-// the client has given up (ClientState.gaveUp) once it returns.
+// the client has given up (clientState.gaveUp) once it returns.
 type Quitter interface {
 	GiveUp(ctx context.Context, write bool) error
 }
@@ -406,14 +406,14 @@ func (t *Target) lock() *Lock {
 // work is what one client runs: Iterations times, take the lock
 // (retrying after Retry of virtual time, Attempts times at most), do the
 // critical section, release the lock.
-func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
+func (t *Target) work(ctx context.Context, c *clientState, m Model) error {
 	if t.Workload.Run != nil {
 		err := t.Workload.Run(ctx, &Client{c: c, m: m})
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		if err == nil && !c.gaveUp {
 			c.done = true
 		}
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 		return err
 	}
 	m.TTL = m.LeaseOf(c.Index)
@@ -424,9 +424,9 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		if err := clk.AwaitStart(ctx); err != nil {
 			return err
 		}
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		c.wanted = true
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 		var h Held
 		for n := 0; ; n++ {
 			var err error
@@ -443,19 +443,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 						return err
 					}
 				}
-				c.World.mu.Lock()
+				c.world.mu.Lock()
 				c.gaveUp = true
-				c.World.mu.Unlock()
+				c.world.mu.Unlock()
 				return nil
 			}
-			if err := clk.Sleep(ctx, c.World.Dilate(m.Retry)); err != nil {
+			if err := clk.Sleep(ctx, c.world.Dilate(m.Retry)); err != nil {
 				return err
 			}
 		}
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		c.holding = &hold{Write: write, End: h.End, held: h}
 		c.got++
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 		inner, err := t.nest(ctx, lk, write)
 		if err != nil {
 			return err
@@ -467,7 +467,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 		}
 		if t.Lock.Watchdog {
 			if e, ok := h.(interface{ Extender() locking.Extender }); ok {
-				work, stop = locking.KeepAlive(ctx, e.Extender(), c.World.Dilate(m.TTL))
+				work, stop = locking.KeepAlive(ctx, e.Extender(), c.world.Dilate(m.TTL))
 			}
 		} else if m.RenewEvery > 0 {
 			work, stop = renewEvery(ctx, clk, in, m.RenewEvery)
@@ -485,19 +485,19 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 				return err
 			}
 		}
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		c.endHold = true
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 		if err := h.Release(ctx); err != nil && !errors.Is(err, locking.ErrNotHeld) {
 			return err
 		}
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		c.holding, c.endHold = nil, false
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 	}
-	c.World.mu.Lock()
+	c.world.mu.Lock()
 	c.done = true
-	c.World.mu.Unlock()
+	c.world.mu.Unlock()
 	return nil
 }
 
@@ -505,7 +505,7 @@ func (t *Target) work(ctx context.Context, c *ClientState, m Model) error {
 // and write it back plus one (a lost update shows as a counter below the
 // number of sections completed); for a read-write lock, a reader reads x
 // and y, which the writer increments together, and finds them equal.
-func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write bool) error {
+func (t *Target) critical(ctx context.Context, c *clientState, h Held, write bool) error {
 	rdb, ns := c.Redis, t.ns
 	if t.Lock.ReadWrite {
 		if write {
@@ -518,9 +518,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 				return nil
 			})
 			if err == nil {
-				c.World.mu.Lock()
+				c.world.mu.Lock()
 				c.completed++
-				c.World.mu.Unlock()
+				c.world.mu.Unlock()
 			}
 			return err
 		}
@@ -532,17 +532,17 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		if err != nil {
 			return err
 		}
-		c.World.mu.Lock()
+		c.world.mu.Lock()
 		c.completed++
 		if x != y {
-			c.World.torn = append(
-				c.World.torn,
+			c.world.torn = append(
+				c.world.torn,
 				fmt.Sprintf(
 					"reader %s read x=%d and y=%d: a write landed between its reads", c.Name, x, y,
 				),
 			)
 		}
-		c.World.mu.Unlock()
+		c.world.mu.Unlock()
 		return nil
 	}
 	if t.Lock.Fenced {
@@ -573,9 +573,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 		}, l.Key())
 		switch {
 		case err == nil:
-			c.World.mu.Lock()
+			c.world.mu.Lock()
 			c.completed++
-			c.World.mu.Unlock()
+			c.world.mu.Unlock()
 		case errors.Is(err, locking.ErrNotHeld), errors.Is(err, redis.TxFailedErr):
 			// Refused: the write of a holder that lost the lock.
 		default:
@@ -599,9 +599,9 @@ func (t *Target) critical(ctx context.Context, c *ClientState, h Held, write boo
 	if err := rdb.Set(ctx, ns+CounterKey, n+1, 0).Err(); err != nil {
 		return err
 	}
-	c.World.mu.Lock()
+	c.world.mu.Lock()
 	c.completed++
-	c.World.mu.Unlock()
+	c.world.mu.Unlock()
 	return nil
 }
 
@@ -639,7 +639,7 @@ func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, 
 }
 
 // checkEnd checks the properties that are read at the end of a schedule.
-func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *World) ([]Violation, error) {
+func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
 	snap := w.Snapshot()
 	if t.Workload.End != nil {
 		return t.Workload.End(ctx, e, snap)
@@ -722,11 +722,11 @@ func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*Vio
 
 // Elapsed is the virtual time since the epoch.
 func (k Clock) Elapsed() time.Duration {
-	w := k.Client.World
+	w := k.c.world
 	id := whoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.Now
 }
 
@@ -739,7 +739,7 @@ func LockKey(ns string) string { return ns + lockName }
 // the virtual clock, and each schedule starts without them.
 func NamespacePattern(ns string) string { return "*" + strings.Trim(ns, "{}:") + "*" }
 
-// SingleLockKey is a Target.LockKeys for a lock whose one key is
+// SingleLockKey is a Lock.Keys for a lock whose one key is
 // LockKey(ns).
 func SingleLockKey(ns string) []string { return []string{LockKey(ns)} }
 

@@ -114,7 +114,7 @@ func parseGoroutines(buf []byte) map[uint64]goroutineState {
 // Their names are read from the functions themselves, so that they
 // follow any move or rename.
 var explorerWaits = []string{
-	funcName((*World).gate),
+	funcName((*world).gate),
 	funcName(Clock.Sleep),
 	funcName(Clock.AwaitStart),
 }
@@ -220,13 +220,13 @@ func (g goroutineState) where() string {
 // goroutine of the process is on the processor or waiting for it. A slow
 // machine is at work, and is not credited. look returns ErrWallClock,
 // with what to do, once a client has waited WallAfter in the search.
-func (w *World) look(stall time.Time) error {
+func (w *world) look(stall time.Time) error {
 	gs := dumpGoroutines()
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	type wait struct {
-		c *ClientState
+		c *clientState
 		g goroutineState
 	}
 	var waits []wait
@@ -292,7 +292,7 @@ func (w *World) look(stall time.Time) error {
 
 // wallError is the error for client c, which waited on the wall clock.
 // w.mu is held.
-func (w *World) wallError(c *ClientState) error {
+func (w *world) wallError(c *clientState) error {
 	last := "before its first command"
 	if c.last != "" {
 		last = "after its last command, " + c.last
@@ -312,7 +312,7 @@ func (w *World) wallError(c *ClientState) error {
 }
 
 // stuckError is ErrStuck with where each goroutine of the clients stood.
-func (w *World) stuckError() error {
+func (w *world) stuckError() error {
 	gs := dumpGoroutines()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -337,12 +337,12 @@ func (w *World) stuckError() error {
 // clients having changed (w.signal), or fails: with the error that ends
 // the schedule (world.fail), ErrWallClock, or ErrStuck once no client
 // has moved for w.stuckAfter.
-func (w *World) await(done func() bool) error { return w.awaitRest(done, nil) }
+func (w *world) await(done func() bool) error { return w.awaitRest(done, nil) }
 
 // awaitRest is await, which also calls rest, if set, once no client has
 // moved for probeAfter: the stack dump's view of whether the clients are
 // at rest, dearer than done's, for goroutines that do not announce it.
-func (w *World) awaitRest(done, rest func() bool) error {
+func (w *world) awaitRest(done, rest func() bool) error {
 	stuck := time.NewTimer(w.stuckAfter)
 	defer stuck.Stop()
 	look := time.NewTimer(lookAfter)
@@ -388,7 +388,7 @@ const endAfterFailure = 2 * time.Second
 // awaitEnd waits until done reports true, for the clients to end after
 // the schedule: as await, but once the schedule has failed (world.fail)
 // only for a short while, without looking for more.
-func (w *World) awaitEnd(done func() bool) error {
+func (w *world) awaitEnd(done func() bool) error {
 	err := w.fatalErr()
 	if err == nil {
 		return w.await(done)

@@ -47,10 +47,10 @@ var ErrStuck = errors.New("explore: a client blocked outside the scheduler's vie
 // defaultStuckAfter is Options.StuckAfter's default.
 const defaultStuckAfter = 10 * time.Second
 
-// ClientState is one client of one schedule: its go-redis client and
+// clientState is one client of one schedule: its go-redis client and
 // where it stands.
-type ClientState struct {
-	World *World
+type clientState struct {
+	world *world
 	Name  string
 	Index int
 	Redis *redis.Client
@@ -105,7 +105,7 @@ type logEntry struct {
 // gref is a goroutine of a client: the client, and its number among the
 // client's goroutines (client.spawned).
 type gref struct {
-	c *ClientState
+	c *clientState
 	n int
 	// adopted is set for a goroutine the client's code started with the
 	// go statement (ancestry.go): the scheduler does not count it in
@@ -126,7 +126,7 @@ type hold struct {
 
 // parked is a command (or a pipeline) waiting for the scheduler.
 type parked struct {
-	c     *ClientState
+	c     *clientState
 	seq   int
 	cmds  []redis.Cmder
 	keys  []string
@@ -137,7 +137,7 @@ type parked struct {
 	reply string
 	g     int // the number of the goroutine that sent it
 	// counted is false for a command of an adopted goroutine, which
-	// World.running does not count.
+	// world.running does not count.
 	counted bool
 	go_     chan error
 	// since is when it was sent on the virtual clock: when it was
@@ -148,9 +148,9 @@ type parked struct {
 // sleeper is a goroutine waiting on a client's clock.
 type sleeper struct {
 	start    bool // a client waiting to begin a critical section (a Start action wakes it)
-	c        *ClientState
+	c        *clientState
 	g        int  // the number of the goroutine that sleeps
-	counted  bool // false for an adopted goroutine (World.running)
+	counted  bool // false for an adopted goroutine (world.running)
 	ctx      context.Context
 	deadline time.Duration // -1: until ctx ends
 	ch       chan error
@@ -158,9 +158,9 @@ type sleeper struct {
 	stop     func() bool
 }
 
-// World is one schedule's run: the clients, what each is waiting for, and
+// world is one schedule's run: the clients, what each is waiting for, and
 // the virtual clock.
-type World struct {
+type world struct {
 	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
 	// not yet cached a script the clients use, so this run saw a step
 	// the runs after it will not (errScriptMissed).
@@ -178,7 +178,7 @@ type World struct {
 	Now       time.Duration
 	running   int // goroutines neither parked nor sleeping
 	live      int // goroutines not finished
-	Clients   []*ClientState
+	Clients   []*clientState
 	parked    []*parked
 	sleepers  []*sleeper
 	seq       int
@@ -189,13 +189,13 @@ type World struct {
 	StepIndex int      // index of the step being taken
 
 	// owned is the ownership violations the clients' replies showed
-	// (World.Disowned).
+	// (world.Disowned).
 	owned []Violation
 	// Control is the scheduler's own connection, which it does not hold:
 	// a target may read the server through it while one of its clients
 	// runs, when nothing else moves.
 	Control *redis.Client
-	// ops is, for a recipe, each op's calls and replies (World.CountOp).
+	// ops is, for a recipe, each op's calls and replies (world.CountOp).
 	ops map[string]*opTally
 	// leaseLeft is what the lock's key had left to live (ms on the
 	// server, 0 for gone or no expiry) when checkLease last read it, at
@@ -283,16 +283,16 @@ type CmdRecord struct {
 // (context.Background()) is held like any other.
 type slot struct {
 	mu sync.Mutex
-	c  *ClientState
+	c  *clientState
 }
 
-func (s *slot) set(c *ClientState) {
+func (s *slot) set(c *clientState) {
 	s.mu.Lock()
 	s.c = c
 	s.mu.Unlock()
 }
 
-func (s *slot) get() *ClientState {
+func (s *slot) get() *clientState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.c
@@ -300,7 +300,7 @@ func (s *slot) get() *ClientState {
 
 // track counts the calling goroutine as c's goroutine number n: the
 // scheduler waits for it, and holds its commands.
-func (w *World) track(c *ClientState, n int) {
+func (w *world) track(c *clientState, n int) {
 	id := goid()
 	w.mu.Lock()
 	w.goroutines[id] = gref{c: c, n: n}
@@ -308,20 +308,20 @@ func (w *World) track(c *ClientState, n int) {
 }
 
 // note adds an entry about goroutine g to c's log. w.mu is held.
-func (w *World) note(c *ClientState, g int, s string) {
+func (w *world) note(c *clientState, g int, s string) {
 	c.log = append(c.log, logEntry{g: g, s: s})
 }
 
 // fail ends the schedule with err (the first one given wins). w.mu is
 // held.
-func (w *World) fail(err error) {
+func (w *world) fail(err error) {
 	if w.fatal == nil {
 		w.fatal = err
 	}
 }
 
 // fatalErr is the error that ends the schedule, if any.
-func (w *World) fatalErr() error {
+func (w *world) fatalErr() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.fatal
@@ -331,7 +331,7 @@ func (w *World) fatalErr() error {
 // this schedule, shaped as a UUID (as the tokens of most locks are): the
 // same in every run of the schedule, and unlike any other client's or
 // kind's.
-func (w *World) NewID(c *ClientState, kind string) string {
+func (w *world) NewID(c *clientState, kind string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := c.Name + " " + kind
@@ -349,7 +349,7 @@ func formatID(i int, kind string, n int) string {
 	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", i+1, tag, n+1)
 }
 
-// The kinds of value the explorer makes (World.NewID): a lock's token and
+// The kinds of value the explorer makes (world.NewID): a lock's token and
 // a call's ID.
 const (
 	IDToken = "token"
@@ -357,7 +357,7 @@ const (
 )
 
 // poke tells the scheduler that something changed.
-func (w *World) poke() {
+func (w *world) poke() {
 	select {
 	case w.signal <- struct{}{}:
 	default:
@@ -365,33 +365,33 @@ func (w *World) poke() {
 }
 
 // Clock is a client's view of the virtual clock (locking.Clock).
-type Clock struct{ Client *ClientState }
+type Clock struct{ c *clientState }
 
 // Now is the time on the clients' clock: the virtual time, dilated
-// (World.At).
+// (world.At).
 func (k Clock) Now() time.Time {
-	w := k.Client.World
+	w := k.c.world
 	id := whoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.note(k.Client, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.At(w.Now)
 }
 
 // Sleep waits for d on the clients' clock (d/Dilation of virtual time),
 // or until ctx ends: the scheduler decides when the clock gets there.
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
-	w := k.Client.World
+	w := k.c.world
 	id := whoAmI()
 	w.mu.Lock()
-	if w.stopping || k.Client.crashed {
+	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return errStopped
 	}
-	s := &sleeper{c: k.Client, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
 	s.counted = w.counted(id.id)
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
@@ -401,12 +401,12 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		}
 		s.deadline = w.Now + v
 	}
-	w.note(k.Client, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	w.note(k.c, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
 	if err := ctx.Err(); err != nil {
 		// Logged as a sleep its context's end cut short: whether the
 		// context ended just before the sleep began or just after
 		// depends on real time, not on the schedule.
-		w.note(k.Client, s.g, "woke: "+err.Error())
+		w.note(k.c, s.g, "woke: "+err.Error())
 		w.mu.Unlock()
 		return err
 	}
@@ -432,15 +432,15 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 // critical section (a Start action): a client may begin at any moment of
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
-	w := k.Client.World
+	w := k.c.world
 	id := whoAmI()
 	w.mu.Lock()
-	if w.stopping || k.Client.crashed {
+	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
 		return errStopped
 	}
 	s := &sleeper{
-		c:        k.Client,
+		c:        k.c,
 		g:        w.gnum(id),
 		ctx:      ctx,
 		deadline: -1,
@@ -448,7 +448,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 		ch:       make(chan error, 1),
 	}
 	s.counted = w.counted(id.id)
-	w.note(k.Client, s.g, "await start")
+	w.note(k.c, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	if s.counted {
 		w.running--
@@ -461,24 +461,24 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 
 // Go runs f in a goroutine of the client that the scheduler waits for.
 func (k Clock) Go(f func()) {
-	w := k.Client.World
+	w := k.c.world
 	id := whoAmI()
 	w.mu.Lock()
-	n := k.Client.spawned
-	k.Client.spawned++
-	w.note(k.Client, w.gnum(id), "go "+strconv.Itoa(n))
+	n := k.c.spawned
+	k.c.spawned++
+	w.note(k.c, w.gnum(id), "go "+strconv.Itoa(n))
 	w.running++
 	w.live++
 	w.mu.Unlock()
 	go func() {
 		defer w.exit()
-		w.track(k.Client, n)
+		w.track(k.c, n)
 		f()
 	}()
 }
 
 // wake ends s's sleep with err (nil: its time came). w.mu is held.
-func (w *World) wake(s *sleeper, err error) {
+func (w *world) wake(s *sleeper, err error) {
 	if s.woken {
 		return
 	}
@@ -497,7 +497,7 @@ func (w *World) wake(s *sleeper, err error) {
 	w.deliver(s.ch, err)
 }
 
-func (w *World) exit() {
+func (w *world) exit() {
 	w.mu.Lock()
 	w.running--
 	w.live--
@@ -508,7 +508,7 @@ func (w *World) exit() {
 
 // gate parks a command for node ("" for the one server) until the
 // scheduler releases it.
-func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, error) {
+func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, error) {
 	id := whoAmI()
 	w.mu.Lock()
 	if w.stopping || c.crashed {
@@ -564,7 +564,7 @@ func (w *World) gate(c *ClientState, node string, cmds []redis.Cmder) (*parked, 
 }
 
 // after records a released command's outcome; sent is when it was sent.
-func (w *World) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
+func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
@@ -642,7 +642,7 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 	if c == nil {
 		return nil, errNoSchedule
 	}
-	w := c.World
+	w := c.world
 	p, err := w.gate(c, node, cmds)
 	if err != nil {
 		return nil, err
@@ -661,7 +661,7 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 // succeeded holds the key until the lease ends on the virtual clock; the
 // client's next script on that key, its release, ends the hold. w.mu is
 // held.
-func (w *World) inferHold(c *ClientState, args []string, value, errText string) {
+func (w *world) inferHold(c *clientState, args []string, value, errText string) {
 	l, ok := rediscmd.ReadLock(args, value, errText, w.Target.IsLock)
 	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
 		end := w.Now + w.Undilate(l.TTL) // the server's lease is dilated
@@ -683,7 +683,7 @@ func (w *World) inferHold(c *ClientState, args []string, value, errText string) 
 // same in every run of a schedule: the client that first sent it and a
 // number. A token first seen in a reply (sent false) keeps its text.
 // w.mu is held.
-func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
+func (w *world) replaceTokens(c *clientState, text string, sent bool) string {
 	return replaceEach(text, tokenAt, func(tok string) string {
 		if name, ok := w.tokens[tok]; ok {
 			return name
@@ -709,7 +709,7 @@ func (w *World) replaceTokens(c *ClientState, text string, sent bool) string {
 // advanced; that real time (a second of it is a microsecond of virtual
 // time) must not tell two states apart. Undilated, text is left as it
 // is.
-func (w *World) coarse(text string) string {
+func (w *world) coarse(text string) string {
 	f := w.Factor
 	if f <= 1 {
 		return text
@@ -728,7 +728,7 @@ func (w *World) coarse(text string) string {
 // logCommand adds a released command and its reply to its client's log and,
 // for a write or a WATCH, to the log of each key it touches, with the
 // virtual time (a lease's end depends on it). w.mu is held.
-func (w *World) logCommand(p *parked, rec CmdRecord) {
+func (w *world) logCommand(p *parked, rec CmdRecord) {
 	c := p.c
 	var parts []string
 	ordered := p.write
@@ -773,7 +773,7 @@ func (w *World) logCommand(p *parked, rec CmdRecord) {
 // the keys' logs: what a read saw is in its client's log. The namespace
 // is left out (every worker has its own). ok is false when a command
 // touched keys it does not name. w.mu is held.
-func (w *World) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
+func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
 	st, ok := w.state(depth, ticks, faults)
 	if !ok {
 		return key, false
@@ -793,7 +793,7 @@ type stateText struct {
 type clientText struct{ name, text string }
 
 // state is the text of the state fingerprint names. w.mu is held.
-func (w *World) state(depth, ticks, faults int) (st stateText, ok bool) {
+func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
 	if w.opaque {
 		return st, false
 	}

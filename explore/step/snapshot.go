@@ -88,7 +88,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 	if snap.Violations == nil {
 		snap.Violations = []sched.Violation{}
 	}
-	for _, c := range s.World.Snapshot().Holders() {
+	for _, c := range s.Snapshot().Holders() {
 		until := int64(-1)
 		if end := c.Hold.End; end >= 0 {
 			until = end.Milliseconds()

@@ -13,42 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestDilate(t *testing.T) {
-	w := &sched.World{Factor: plumbing.Dilation, Epoch: time.Unix(1000, 0)}
-	for _, tc := range []struct {
-		virtual, dilated time.Duration
-	}{
-		{0, 0},
-		{time.Nanosecond, time.Millisecond},
-		{10 * time.Second, 10_000_000 * time.Second},
-		{-time.Nanosecond, -time.Millisecond},
-	} {
-		if got := w.Dilate(tc.virtual); got != tc.dilated {
-			t.Errorf("dilate(%v) = %v, want %v", tc.virtual, got, tc.dilated)
-		}
-		if got := w.Undilate(tc.dilated); got != tc.virtual {
-			t.Errorf("undilate(%v) = %v, want %v", tc.dilated, got, tc.virtual)
-		}
-		if got := w.Since(w.At(tc.virtual)); got != tc.virtual {
-			t.Errorf("since(at(%v)) = %v", tc.virtual, got)
-		}
-	}
-	// A constant of the code under test, not a whole nanosecond of
-	// virtual time, lasts at least as long: rounded up.
-	for _, tc := range []struct{ dilated, virtual time.Duration }{
-		{time.Microsecond, time.Nanosecond},
-		{time.Millisecond + 1, 2 * time.Nanosecond},
-		{10 * time.Second / 3, 3334 * time.Nanosecond},
-	} {
-		if got := w.Undilate(tc.dilated); got != tc.virtual {
-			t.Errorf("undilate(%v) = %v, want %v", tc.dilated, got, tc.virtual)
-		}
-	}
-	if got := w.Dilate(time.Hour * 24 * 365); got != time.Duration(1<<63-1) {
-		t.Errorf("dilate(a year) = %v, want the largest duration", got)
-	}
-}
-
 // TestActionJSON: a tick's time goes to JSON in milliseconds, exact to the
 // nanosecond, and comes back the same.
 func TestActionJSON(t *testing.T) {

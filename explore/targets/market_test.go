@@ -69,7 +69,7 @@ func TestStrategyUnknown(t *testing.T) {
 }
 
 // TestMarketSetUpOnce checks that the market, set up once and restored
-// (Target.PrepareOnce) before every other schedule, is searched as when
+// (Workload.PrepareOnce) before every other schedule, is searched as when
 // it is set up before each: the same schedules, the same cuts, the same
 // verdict, with the fine lock unfenced (broken) and fenced (kept).
 func TestMarketSetUpOnce(t *testing.T) {

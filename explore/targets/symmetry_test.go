@@ -31,8 +31,7 @@ func (f finalStates) Run(
 		return out, err
 	}
 	s := out.Data.(*sched.Schedule)
-	w := s.World
-	fp, _, ok := w.Canonical(len(s.Steps), s.Ticks, s.Faults)
+	fp, _, ok := s.Canonical()
 	if ok {
 		f.mu.Lock()
 		f.seen[fp] = true

@@ -630,7 +630,7 @@ func (n *Narration) sayScript(i int, who string, cv cmdView) string {
 // Views is each client as it stands at the end of the schedule cut.
 func (n *Narration) Views() []ClientView {
 	var out []ClientView
-	for i, c := range n.s.World.Snapshot().Clients {
+	for i, c := range n.s.Snapshot().Clients {
 		v := ClientView{
 			Client:       c.Name,
 			LeaseUntilMS: -1,
