@@ -242,10 +242,6 @@ func (c *Client) Since(t time.Time) time.Duration { return c.c.world.Since(t) }
 // Short is text with the namespace left out (Target.Short).
 func (c *Client) Short(s string) string { return c.c.world.Target.Short(s) }
 
-// Writes reports whether the client takes the lock to write
-// (Target.Writes).
-func (c *Client) Writes() bool { return c.c.world.Target.Writes(c.c.Index, c.m.Clients) }
-
 // NewID is the next value of kind (IDToken, IDCall) the explorer makes
 // for the client, shaped as a UUID: the same in every run of the
 // schedule, and unlike any other client's or kind's.

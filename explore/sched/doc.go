@@ -26,10 +26,12 @@
 // counterexample of each is shortened further and replayed on a fresh
 // redis-server (Reproduce) before it counts.
 //
-// A Target is what the runtime runs: its Locker makes each client's
-// lock, or its Run is the whole workload of a client, written on the
-// client's handle (Client); Code makes one of a user's Go code. Package
-// targets makes the catalogue's.
+// A Target is what the runtime runs, written on each client's handle
+// (Client): its Lock makes each client's lock, which the runtime's own
+// workload takes, or its Workload is the whole workload of a client; Code
+// makes one of a user's Go code, and package targets makes the
+// catalogue's. The runtime alone writes its record of a schedule; a
+// target reads a copy (Snapshot).
 //
 // Of this module, it imports only explore/search, explore/plumbing, the
 // lock catalogue (locking), internal/timeline and
