@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,12 @@ import (
 	"github.com/lockmarket/lockmarket/market"
 	"github.com/redis/go-redis/v9"
 )
+
+// workersPerCore is -workers' default, by core: a worker waits on
+// Redis's replies most of its time, and on two cores four workers ended
+// both searches of results/explore/speed.txt sooner than two, and six
+// no sooner than four (results/explore/workers-speed.txt).
+const workersPerCore = 2
 
 // maxWorkers bounds -workers: each worker holds a few connections of its
 // own to the one server.
@@ -222,8 +229,9 @@ func defineExploreSearchFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 	f.BoolVar(&o.first, "first", false, "stop at the first violation (the search is then not exhaustive)")
 	f.BoolVar(&o.noReduce, "no-reduction", false, "explore commuting steps in every order too")
 	f.DurationVar(&o.budget, "budget", 0, "stop the search after `D` (0: none) and report what it found; Ctrl-C too")
-	f.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), maxWorkers),
-		"exhaustive search for every violation: schedules run at once, `N` 1 to 64 (same result; default: the cores)")
+	f.IntVar(&o.workers, "workers", min(workersPerCore*runtime.GOMAXPROCS(0), maxWorkers),
+		"exhaustive search for every violation: schedules run at once, `N` 1 to 64 (same result; "+
+			"default: twice the cores)")
 	f.format(&o.format, "table", "json")
 	f.StringVar(&fl.shard, "shard", "", "search only part `i/N` of the schedules, i from 0 "+
 		"to N-1: N runs, anywhere, search them all; combine their -format json results "+
@@ -408,6 +416,22 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	}
 	o.model = m
 	return nil
+}
+
+// exploreGCPercent is the garbage collector's target (GOGC) of a
+// "simulate explore" process: each step of a search allocates its
+// texts afresh, and at the default of 100 the collector's work is a
+// large share of the process's processor time
+// (results/explore/profile.txt); the heap a search keeps (its state
+// cache) is small beside a machine's memory.
+const exploreGCPercent = 400
+
+// exploreGC sets the collector's target for "simulate explore", unless
+// GOGC is set.
+func exploreGC(args []string) {
+	if len(args) > 0 && args[0] == "explore" && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(exploreGCPercent)
+	}
 }
 
 // errExploreFound is returned when the search found a violation (exit 1).

@@ -54,6 +54,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	redis.SetLogger(redisconn.NewLogger(redisLog(os.Args[1:], os.Stderr), "simulate"))
+	exploreGC(os.Args[1:])
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	code := exitCode(err)
 	if code != 0 && code != 2 { // a usage error's message is printed already

@@ -109,14 +109,37 @@ func Footprint(cmds []redis.Cmder) ([]string, bool) {
 	return keys, write
 }
 
-// ArgStrings is a command's arguments as text.
+// ArgStrings is a command's arguments as text, each as fmt.Sprint
+// writes it.
 func ArgStrings(c redis.Cmder) []string {
 	args := c.Args()
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = fmt.Sprint(a)
+		out[i] = argString(a)
 	}
 	return out
+}
+
+// argString is fmt.Sprint(a), written without fmt for the kinds of
+// argument go-redis sends most (it runs for every command of every step).
+func argString(a any) string {
+	switch a := a.(type) {
+	case string:
+		return a
+	case int:
+		return strconv.Itoa(a)
+	case int64:
+		return strconv.FormatInt(a, 10)
+	case int32:
+		return strconv.FormatInt(int64(a), 10)
+	case uint64:
+		return strconv.FormatUint(a, 10)
+	case uint32:
+		return strconv.FormatUint(uint64(a), 10)
+	case bool:
+		return strconv.FormatBool(a)
+	}
+	return fmt.Sprint(a)
 }
 
 // MaxReplyBytes bounds a reply, or an error's text, as the explorer keeps

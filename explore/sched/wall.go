@@ -343,6 +343,13 @@ func (w *world) await(done func() bool) error { return w.awaitRest(done, nil) }
 // moved for probeAfter: the stack dump's view of whether the clients are
 // at rest, dearer than done's, for goroutines that do not announce it.
 func (w *world) awaitRest(done, rest func() bool) error {
+	// Most waits are over before they begin: no timer for them.
+	if err := w.fatalErr(); err != nil {
+		return err
+	}
+	if done() {
+		return nil
+	}
 	stuck := time.NewTimer(w.stuckAfter)
 	defer stuck.Stop()
 	look := time.NewTimer(lookAfter)
@@ -351,12 +358,6 @@ func (w *world) awaitRest(done, rest func() bool) error {
 	probe := time.NewTimer(probeAfter)
 	defer probe.Stop()
 	for {
-		if err := w.fatalErr(); err != nil {
-			return err
-		}
-		if done() {
-			return nil
-		}
 		probe.Reset(probeAfter)
 		select {
 		case <-probe.C:
@@ -377,6 +378,12 @@ func (w *world) awaitRest(done, rest func() bool) error {
 			look.Reset(lookAfter)
 		case <-stuck.C:
 			return w.stuckError()
+		}
+		if err := w.fatalErr(); err != nil {
+			return err
+		}
+		if done() {
+			return nil
 		}
 	}
 }

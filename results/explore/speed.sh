@@ -6,7 +6,8 @@
 # -fixed -clients 3 and -strategy fine -fencing -clients 2, each run by
 # the simulate binary OLD and then by NEW, search after search and round
 # after round (ROUNDS, default 1), so that both builds meet about the
-# same load. Every search runs on the default workers (2) and a private
+# same load. Every search runs on its build's default workers (the cores,
+# 2, at af3c21a; twice the cores, 4, since bf13c87) and a private
 # redis-server of its own (-redis auto, REDIS_URL unset). Each line: the
 # load when it started (uptime), the build, the schedules (+cut), whether
 # exhaustive, the seconds and the properties broken. It ends with each
