@@ -190,6 +190,8 @@ func TestRunBadFlags(t *testing.T) {
 		{"more per address than in all", []string{"-sessions-per-address", "61", "-sessions-total", "60"},
 			"-sessions-per-address 61"},
 		{"sessions total too large", []string{"-sessions-total", "100000"}, "-sessions-total"},
+		{"step budget too short", []string{"-step-budget", "1ms"}, "-step-budget 1ms"},
+		{"step budget too long", []string{"-step-budget", "1h"}, "-step-budget 1h0m0s"},
 		{"every interface without a token", []string{"-addr", ":8080"}, "not a loopback address"},
 		{"a public address without a token", []string{"-addr", "0.0.0.0:8080"}, "-admin-token"},
 		{"a host name without a token", []string{"-addr", "example.com:8080"}, "not a loopback address"},
