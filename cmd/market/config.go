@@ -32,6 +32,8 @@ type config struct {
 	// sessionsPerAddress and sessionsTotal bound the explorer's sessions.
 	sessionsPerAddress int
 	sessionsTotal      int
+	// stepBudget bounds a step of a session of pasted Lua.
+	stepBudget time.Duration
 
 	room     *classroomStart // how -classroom listens, or nil
 	loopback bool            // addr binds the loopback interface only
@@ -99,6 +101,9 @@ func (c *config) flagSet(stderr io.Writer, strategy *string, classroom *bool) *f
 		"explorer sessions one remote address may hold (a room behind one NAT or proxy is one address)")
 	fs.IntVar(&c.sessionsTotal, "sessions-total", exploresession.DefaultMaxSessions,
 		"explorer sessions the service holds in all")
+	fs.DurationVar(&c.stepBudget, "step-budget", exploresession.DefaultStepBudget,
+		"processor time of its sandbox a step of pasted Lua may take (its wall-clock backstops are "+
+			"multiples of it; 10ms to 10m)")
 	fs.BoolVar(classroom, "classroom", false, "listen on this machine's network address (the port of -addr) "+
 		"with a generated admin token, and print the URL students open and the teacher's token")
 	fs.Usage = func() {
@@ -139,6 +144,9 @@ func (c *config) check(strategy string) error {
 	if c.sessionsPerAddress < 1 || c.sessionsPerAddress > c.sessionsTotal {
 		return fmt.Errorf("-sessions-per-address %d must be between 1 and -sessions-total (%d)",
 			c.sessionsPerAddress, c.sessionsTotal)
+	}
+	if c.stepBudget < 10*time.Millisecond || c.stepBudget > 10*time.Minute {
+		return fmt.Errorf("-step-budget %v must be between 10ms and 10m", c.stepBudget)
 	}
 	return nil
 }

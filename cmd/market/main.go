@@ -221,7 +221,7 @@ func newService(ctx context.Context, c *config, conn *redisconn.Conn, log *slog.
 		Rush: rush.New(conn.Client, conn.Mini != nil, conn.Env().Redis.Mode, log),
 		Lab:  lab.New(conn.Client, conn.Mini, log),
 		Explore: exploresession.New(exploresession.Config{RedisServer: c.sandboxRedis,
-			PerClient: c.sessionsPerAddress, MaxSessions: c.sessionsTotal}),
+			PerClient: c.sessionsPerAddress, MaxSessions: c.sessionsTotal, StepBudget: c.stepBudget}),
 		AdminToken: c.adminToken, LoopbackHosts: c.loopback,
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,10 +32,10 @@ func TestSandboxOrphans(t *testing.T) {
 	svc, base := startMarket(t, b)
 	spin(t, base)
 	spin(t, base)
-	waitFor(t, "two sandboxes running a script", 60*time.Second, func() bool { return spinning(tmp) >= 2 })
+	redistest.WaitFor(t, "two sandboxes running a script", func() bool { return spinning(tmp) >= 2 })
 	svc.cmd.Process.Signal(syscall.SIGKILL)
 	<-svc.done
-	waitFor(t, "no sandbox process after the service's SIGKILL", 5*time.Second, func() bool {
+	redistest.WaitFor(t, "no sandbox process after the service's SIGKILL", func() bool {
 		return len(processesUnder(tmp)) == 0
 	})
 	left := confinedDirs(t, tmp)
@@ -47,16 +48,18 @@ func TestSandboxOrphans(t *testing.T) {
 		t.Errorf("the next service left %v", dirs)
 	}
 	spin(t, base)
-	waitFor(t, "a sandbox running a script", 60*time.Second, func() bool { return spinning(tmp) >= 1 })
+	redistest.WaitFor(t, "a sandbox running a script", func() bool { return spinning(tmp) >= 1 })
 	svc.cmd.Process.Signal(syscall.SIGHUP)
+	bound, cancel := redistest.UntilDeadline(context.Background(), t)
+	defer cancel()
 	select {
 	case err := <-svc.done:
 		if err != nil {
 			t.Errorf("the service after SIGHUP: %v\n%s", err, svc.logs)
 		}
-	case <-time.After(60 * time.Second):
+	case <-bound.Done():
 		svc.cmd.Process.Kill()
-		t.Fatalf("the service outlived SIGHUP by 60 s\n%s", svc.logs)
+		t.Fatalf("the service outlived SIGHUP until the test's deadline\n%s", svc.logs)
 	}
 	if !strings.Contains(svc.logs.String(), "shutting down") {
 		t.Errorf("SIGHUP: no graceful shutdown in the log:\n%s", svc.logs)
@@ -80,7 +83,7 @@ func startMarket(t *testing.T, b *redistest.Backend) (*service, string) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	svc := startService(t, "-addr", addr, "-redis", b.Addr(), "-name", "orphans")
 	base := "http://" + addr
-	waitFor(t, "the service to answer", 30*time.Second, func() bool {
+	redistest.WaitFor(t, "the service to answer", func() bool {
 		res, err := http.Get(base + "/healthz")
 		if err == nil {
 			res.Body.Close()
@@ -142,18 +145,6 @@ func spin(t *testing.T, base string) {
 				res.Body.Close()
 			}
 		}()
-	}
-}
-
-// waitFor polls cond until it holds, or fails the test after limit.
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -40,7 +40,11 @@ func TestSandboxAnswersBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	svc := startService(t, "-addr", addr, "-redis", b.Addr(), "-name", "answers")
+	// A step's budget that a loaded machine does not reach: beside four
+	// busy loops, building the 4 MiB reply in a sandbox at nice 19 ran
+	// past the default's wall-clock backstop (16 s) before its size was
+	// refused.
+	svc := startService(t, "-addr", addr, "-redis", b.Addr(), "-name", "answers", "-step-budget", "1m")
 	defer svc.stop()
 	svc.logs.mu.Lock()
 	svc.logs.max = 16 << 20

@@ -122,7 +122,7 @@ func TestBrowser(t *testing.T) {
 
 		cctx, cancelTab := browserTab(t)
 		defer cancelTab()
-		tctx, cancel := context.WithTimeout(cctx, 3*time.Minute)
+		tctx, cancel := redistest.UntilDeadline(cctx, t)
 		defer cancel()
 
 		// Fail on any uncaught exception of the page.
@@ -138,7 +138,7 @@ func TestBrowser(t *testing.T) {
 		}
 		waitJS := func(what, expr string) {
 			t.Helper()
-			if _, err := chromedp.Run(tctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			if _, err := chromedp.Run(tctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(0))); err != nil {
 				t.Fatalf("waiting for %s: %v", what, err)
 			}
 		}
@@ -376,7 +376,7 @@ type tab struct {
 func newTab(t *testing.T, url string) *tab {
 	t.Helper()
 	cctx, cancelTab := browserTab(t)
-	tctx, cancel := context.WithTimeout(cctx, 3*time.Minute)
+	tctx, cancel := redistest.UntilDeadline(cctx, t)
 	stopWatching := watchExceptions(t, tctx)
 	t.Cleanup(func() {
 		stopWatching()
@@ -417,9 +417,14 @@ func (p *tab) text(sel string) string {
 	return strings.TrimSpace(s)
 }
 
-func (p *tab) wait(what, expr string, timeout time.Duration) {
+// wait waits until the page's expr is true: for as long as it takes, up
+// to the test's deadline (redistest.Deadline), which the tab's context
+// carries. What it waits for is the page's event (a step drawn, a
+// search's verdict shown); where the code behind it has a bound of its
+// own (a search's budget, a step's), that bound decides.
+func (p *tab) wait(what, expr string) {
 	p.t.Helper()
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout))); err != nil {
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(0))); err != nil {
 		p.t.Fatalf("waiting for %s: %v; errors shown: %s", what, err, p.text(`#errors`))
 	}
 }
@@ -443,7 +448,7 @@ func explorerTab(t *testing.T) (p *tab, startSession func(recipe string, fixed b
 	m := demoMarket(t, b, market.WithLedger(market.NewLedger()))
 	_, ts := demoServer(t, withJobs(Config{Market: m, Env: output.NewEnv(b.Name, "")}, b))
 	p = newTab(t, ts.URL)
-	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
+	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`)
 	return p, func(recipe string, fixed bool) {
 		t.Helper()
 		steps0 := `document.querySelector("#explore-session").dataset.steps === "0"`
@@ -452,7 +457,7 @@ func explorerTab(t *testing.T) (p *tab, startSession func(recipe string, fixed b
 			chromedp.SetValue(chromedp.CSS(`#explore-target`), "recipe:"+recipe),
 			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`void (document.querySelector("#explore-fixed").checked = %v)`, fixed)),
 			chromedp.Click(chromedp.CSS(`#explore-start`)))
-		p.wait("the session of recipe "+recipe, steps0, 30*time.Second)
+		p.wait("the session of recipe "+recipe, steps0)
 	}
 }
 
@@ -470,13 +475,13 @@ func TestBrowserExplorer(t *testing.T) {
 		t.Helper()
 		p.do(fmt.Sprintf("%s's next command", client),
 			chromedp.Click(chromedp.CSS(fmt.Sprintf(`#explore-actions button[data-kind="run"][data-client=%q]`, client))))
-		p.wait(fmt.Sprintf("step %d", n), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, n), 30*time.Second)
+		p.wait(fmt.Sprintf("step %d", n), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, n))
 	}
 
 	startSession("1", false)
 	for i, c := range []string{"A", "B"} {
 		p.do(c+" starts", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#explore-actions button[data-kind="start"][data-client=%q]`, c))))
-		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1), 30*time.Second)
+		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1))
 	}
 	for i, c := range []string{"A", "B", "A", "B"} {
 		click(c, i+3)
@@ -522,7 +527,7 @@ func TestBrowserExplorer(t *testing.T) {
 		shootTab(p, "#explore-panel", "demo-explore.png")
 	}
 	p.do("undo", chromedp.Click(chromedp.CSS(`#explore-undo`)))
-	p.wait("the undo", `document.querySelector("#explore-session").dataset.steps === "5"`, 30*time.Second)
+	p.wait("the undo", `document.querySelector("#explore-session").dataset.steps === "5"`)
 	if n := p.count(`#explore-lanes .lab-step.marked`); n != 0 {
 		t.Errorf("%d steps still lit after undo", n)
 	}
@@ -567,7 +572,7 @@ func TestBrowserExplorer(t *testing.T) {
 	}
 	p.do("find a bug from step 3", chromedp.Evaluate[chromedp.Void](`void (explore.stepMS = 0)`),
 		chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the counterexample from step 3 played", `["mutual_exclusion", "resource", "liveness", "none", "failed"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	p.wait("the counterexample from step 3 played", `["mutual_exclusion", "resource", "liveness", "none", "failed"].includes(document.querySelector("#explore-verdict").dataset.found)`)
 	if got := p.text(`#explore-verdict`); !strings.Contains(got, "from step 3") {
 		t.Errorf("the find from step 3: verdict %q", got)
 	}
@@ -593,13 +598,13 @@ func TestBrowserExplorerRecipe6(t *testing.T) {
 	for i, sel := range []string{`[data-kind="start"][data-client="A"]`, `[data-kind="run"][data-client="A"]`,
 		`[data-kind="run"][data-client="A"]`, `[data-kind="pause"][data-client="A"][data-length="long"]`} {
 		p.do(fmt.Sprintf("step %d: %s", i+1, sel), chromedp.Click(chromedp.CSS(`#explore-actions button`+sel)))
-		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1), 30*time.Second)
+		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1))
 	}
 	// The playback's pause between steps is for the eye; the steps
 	// themselves are sent and drawn one by one all the same.
 	p.do("find a bug", chromedp.Evaluate[chromedp.Void](`void (explore.stepMS = 0)`),
 		chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the counterexample played", `["not_promised", "resource", "none", "failed"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	p.wait("the counterexample played", `["not_promised", "resource", "none", "failed"].includes(document.querySelector("#explore-verdict").dataset.found)`)
 	if n := p.count(`#explore-lanes .lab-step.marked[data-property="resource"]`); n != 1 {
 		t.Errorf("%d steps lit for resource after the counterexample (verdict %q)", n, p.text(`#explore-verdict`))
 	}
@@ -640,14 +645,14 @@ func TestBrowserExplorerRecipe6(t *testing.T) {
 	// ends in a result or is cancelled; never a timeout.
 	startSession("6", true)
 	p.do("find a bug in the fix", chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the search's progress or answer", `!document.querySelector("#explore-progress").hidden || document.querySelector("#explore-verdict").dataset.found !== ""`, time.Minute)
+	p.wait("the search's progress or answer", `!document.querySelector("#explore-progress").hidden || document.querySelector("#explore-verdict").dataset.found !== ""`)
 	if p.count(`#explore-cancel:not([hidden])`) == 1 {
 		if got := p.text(`#explore-progress`); !strings.Contains(got, "from step 0") {
 			t.Errorf("progress reads %q", got)
 		}
 		p.do("cancel the search", chromedp.Click(chromedp.CSS(`#explore-cancel`)))
 	}
-	p.wait("the search's end", `["resource", "mutual_exclusion", "liveness", "none", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	p.wait("the search's end", `["resource", "mutual_exclusion", "liveness", "none", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`)
 	if got := p.text(`#explore-verdict`); !strings.HasPrefix(got, "No bug") && !strings.HasPrefix(got, "Search cancelled") || p.count(`#explore-lanes .lab-step.marked`) != 0 {
 		t.Errorf("the fenced recipe 6: %q", got)
 	}
@@ -662,7 +667,7 @@ func TestBrowserExplorerRecipe6(t *testing.T) {
 		`[data-kind="run"][data-client="A"]`, `[data-kind="run"][data-client="A"]`, `[data-kind="run"][data-client="A"]`,
 		`[data-kind="run"][data-client="A"]`, `[data-kind="run"][data-client="B"]`, `[data-kind="run"][data-client="B"]`} {
 		p.do(fmt.Sprintf("step %d: %s", i+1, sel), chromedp.Click(chromedp.CSS(`#explore-actions button`+sel)))
-		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1), 30*time.Second)
+		p.wait(fmt.Sprintf("step %d", i+1), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, i+1))
 	}
 	if n := p.count(`#explore-lanes .lab-step.refused[data-client="B"]`); n != 1 {
 		t.Errorf("%d of B's steps amber, want its refused write", n)
@@ -695,7 +700,7 @@ func TestBrowserExplorerLua(t *testing.T) {
 			chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
 			chromedp.Click(chromedp.CSS(fmt.Sprintf(`#explore-lua button[data-example=%q]`, example)))}, bounds...),
 			chromedp.Click(chromedp.CSS(`#explore-start`)))...)
-		p.wait("the session of "+example, `document.querySelector("#explore-session").dataset.steps === "0"`, 30*time.Second)
+		p.wait("the session of "+example, `document.querySelector("#explore-session").dataset.steps === "0"`)
 	}
 	startLua("extend renews anyone's lock")
 	if got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("#explore-lua-extend").value`)); err != nil ||
@@ -703,7 +708,7 @@ func TestBrowserExplorerLua(t *testing.T) {
 		t.Fatalf("the example's extend: %q (%v)", got, err)
 	}
 	p.do("find a bug in the pasted lock", chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the pasted lock's counterexample", `["mutual_exclusion", "ownership", "liveness", "lease", "none", "not_promised", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	p.wait("the pasted lock's counterexample", `["mutual_exclusion", "ownership", "liveness", "lease", "none", "not_promised", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`)
 	// Its extension answers success to a client whose hold had ended
 	// (ownership), and may so leave two holders (mutual exclusion).
 	switch got := p.text(`#explore-verdict`); {
@@ -719,9 +724,9 @@ func TestBrowserExplorerLua(t *testing.T) {
 	// the panel; the page and the service go on.
 	startLua("a loop that never ends")
 	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
-	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`)
 	p.do("A's acquire", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="run"][data-client="A"]`)))
-	p.wait("the loop's message", `!document.querySelector("#explore-error").hidden`, 30*time.Second)
+	p.wait("the loop's message", `!document.querySelector("#explore-error").hidden`)
 	if got := p.text(`#explore-error`); !strings.Contains(got, "the step ran past its budget of 2s") {
 		t.Errorf("the loop's message: %q", got)
 	}
@@ -730,7 +735,7 @@ func TestBrowserExplorerLua(t *testing.T) {
 	// clients (the default): found broken.
 	startLua("release by a plain DEL")
 	p.do("find a bug in the DEL release", chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the DEL release's counterexample", `["mutual_exclusion", "ownership", "liveness", "lease", "none", "not_promised", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	p.wait("the DEL release's counterexample", `["mutual_exclusion", "ownership", "liveness", "lease", "none", "not_promised", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`)
 	if got := p.text(`#explore-verdict`); !strings.Contains(got, "mutual exclusion broke") && !strings.Contains(got, "ownership broke") {
 		t.Errorf("the DEL release: verdict %q", got)
 	}
@@ -749,7 +754,7 @@ func TestBrowserExplorerLua(t *testing.T) {
 		t.Errorf("the correct lock's session: %q", got)
 	}
 	p.do("find a bug in the correct lock", chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the correct lock's verdict", `["mutual_exclusion", "ownership", "liveness", "lease", "none", "not_promised", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`, 2*time.Minute)
+	p.wait("the correct lock's verdict", `["mutual_exclusion", "ownership", "liveness", "lease", "none", "not_promised", "failed", "cancelled"].includes(document.querySelector("#explore-verdict").dataset.found)`)
 	correct := judgement(p)
 	for prop, want := range map[string]string{"mutual_exclusion": "holds", "ownership": "holds", "liveness": "holds",
 		"lease": "holds", "resource": "not_promised"} {

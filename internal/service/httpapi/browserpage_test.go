@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -58,7 +57,7 @@ func TestBrowserPage(t *testing.T) {
 	if err := m.GrantItem(context.Background(), "alice", "quill"); err != nil {
 		t.Fatal(err)
 	}
-	p.wait("40 refreshes and Alice's new item", `refreshes - window.refreshesBefore >= 40 && document.querySelector('#user-alice .chip[data-item="quill"]') !== null`, time.Minute)
+	p.wait("40 refreshes and Alice's new item", `refreshes - window.refreshesBefore >= 40 && document.querySelector('#user-alice .chip[data-item="quill"]') !== null`)
 	p.do("type more", chromedp.SendKeys(chromedp.CSS(`#user-alice input.price`), "4"))
 	got, err := chromedp.Run(p.ctx, chromedp.Evaluate[struct {
 		Value   string `json:"value"`
@@ -76,11 +75,11 @@ func TestBrowserPage(t *testing.T) {
 	p.do("refresh as usual", chromedp.Evaluate[chromedp.Void](`void setRefreshInterval(3000)`))
 
 	// A session stepped in the explorer, for its controls and its width.
-	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
+	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`)
 	p.do("start recipe 1", chromedp.SetValue(chromedp.CSS(`#explore-target`), "recipe:1"), chromedp.Click(chromedp.CSS(`#explore-start`)))
-	p.wait("the session", `document.querySelector("#explore-session").dataset.steps === "0"`, 30*time.Second)
+	p.wait("the session", `document.querySelector("#explore-session").dataset.steps === "0"`)
 	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
-	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`)
 	if got := p.text(`#explore-actions button[data-kind="run"][data-client="A"]`); !strings.HasPrefix(got, "A: ") {
 		t.Errorf("A's next command is labelled %q, without its client", got)
 	}
@@ -138,7 +137,7 @@ type focused struct {
 func press(p *tab, sel string, steps int) focused {
 	p.t.Helper()
 	p.do("press "+sel, chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent("\r"))
-	p.wait(fmt.Sprintf("%d steps", steps), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, steps), 30*time.Second)
+	p.wait(fmt.Sprintf("%d steps", steps), fmt.Sprintf(`document.querySelector("#explore-session").dataset.steps === "%d"`, steps))
 	f, err := chromedp.Run(p.ctx, chromedp.Evaluate[focused](activeElement))
 	if err != nil {
 		p.t.Fatal(err)
@@ -161,7 +160,7 @@ func checkKeyboard(t *testing.T, p *tab) {
 		t.Errorf("after an undo from the keyboard the focus is on %+v, want the undo button", f)
 	}
 	p.do("undo once more", chromedp.KeyEvent("\r"))
-	p.wait("1 step", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.wait("1 step", `document.querySelector("#explore-session").dataset.steps === "1"`)
 	// The last undo disables its button: the focus goes to the actions.
 	if f := press(p, `#explore-undo`, 0); !f.InActions {
 		t.Errorf("after the last undo the focus is on %+v, want the next actions", f)
@@ -173,7 +172,7 @@ func checkKeyboard(t *testing.T, p *tab) {
 		t.Errorf("the first control of the page is %q (%v), want a skip link", first, err)
 	}
 	p.do("the skip link", chromedp.Focus(chromedp.CSS(`.skip a[href="#explore-panel"]`)), chromedp.KeyEvent("\r"))
-	p.wait("the skip", `document.activeElement !== document.querySelector('.skip a[href="#explore-panel"]')`, 10*time.Second)
+	p.wait("the skip", `document.activeElement !== document.querySelector('.skip a[href="#explore-panel"]')`)
 	if f, err := chromedp.Run(p.ctx, chromedp.Evaluate[focused](activeElement)); err != nil || f.ID != "explore-panel" {
 		t.Errorf("the skip link took the focus to %+v (%v), want the explorer", f, err)
 	}
@@ -185,7 +184,7 @@ func checkKeyboard(t *testing.T, p *tab) {
 // ended, a reload says so in words. A refused paste is shown in words.
 func checkReload(t *testing.T, p *tab) {
 	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
-	p.wait("1 step", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.wait("1 step", `document.querySelector("#explore-session").dataset.steps === "1"`)
 	const lua = "return redis.call('SET', KEYS[1], ARGV[1], 'NX') and 1 or 0"
 	p.do("type a round trip and paste a lock",
 		chromedp.SetValue(chromedp.CSS(`#rush-rtt`), ""),
@@ -204,9 +203,9 @@ func checkReload(t *testing.T, p *tab) {
 	reload := func() page {
 		t.Helper()
 		p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
-		p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
+		p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`)
 		p.wait("the session or its end", `document.querySelector("#explore-session").dataset.reattached === "true" ||
-			!document.querySelector("#explore-error").hidden`, 30*time.Second)
+			!document.querySelector("#explore-error").hidden`)
 		got, err := chromedp.Run(p.ctx, chromedp.Evaluate[page](`({ID: explore.id,
 			Target: document.querySelector("#explore-target").value,
 			Acquire: document.querySelector("#explore-lua-acquire").value,
@@ -249,7 +248,7 @@ func checkReload(t *testing.T, p *tab) {
 		chromedp.SetValue(chromedp.CSS(`#explore-lua-release`), "return 0"),
 		chromedp.Evaluate[chromedp.Void](`void (document.querySelector("#explore-error").hidden = true)`),
 		chromedp.Click(chromedp.CSS(`#explore-start`)))
-	p.wait("the refusal", `!document.querySelector("#explore-error").hidden`, 30*time.Second)
+	p.wait("the refusal", `!document.querySelector("#explore-error").hidden`)
 	shown := p.text(`#explore-error`)
 	for _, internal := range []string{"invalid_request", "invalid request", "lua.acquire", "explore:"} {
 		if strings.Contains(shown, internal) {
@@ -267,9 +266,9 @@ func checkReload(t *testing.T, p *tab) {
 		chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
 		chromedp.Evaluate[chromedp.Void](`void (document.querySelector("#explore-fixed").checked = true)`),
 		chromedp.Click(chromedp.CSS(`#explore-start`)))
-	p.wait("the session of recipe 6's fix", `document.querySelector("#explore-session").dataset.steps === "0"`, 30*time.Second)
+	p.wait("the session of recipe 6's fix", `document.querySelector("#explore-session").dataset.steps === "0"`)
 	p.do("find a bug", chromedp.Click(chromedp.CSS(`#explore-find`)))
-	p.wait("the search", `!document.querySelector("#explore-progress").hidden || document.querySelector("#explore-verdict").dataset.found !== ""`, 30*time.Second)
+	p.wait("the search", `!document.querySelector("#explore-progress").hidden || document.querySelector("#explore-verdict").dataset.found !== ""`)
 	if p.count(`#explore-progress:not([hidden])`) == 0 {
 		t.Logf("the search ended before the reload: %s", p.text(`#explore-verdict`))
 		return
@@ -278,10 +277,10 @@ func checkReload(t *testing.T, p *tab) {
 		t.Fatalf("no session after the reload during a search: %s", p.text(`#explore-error`))
 	}
 	p.wait("the search followed", `!document.querySelector("#explore-progress").hidden && !document.querySelector("#explore-cancel").hidden ||
-		document.querySelector("#explore-verdict").dataset.found !== ""`, 30*time.Second)
+		document.querySelector("#explore-verdict").dataset.found !== ""`)
 	if p.count(`#explore-cancel:not([hidden])`) == 1 {
 		p.do("cancel the search", chromedp.Click(chromedp.CSS(`#explore-cancel`)))
 	}
-	p.wait("the search's end", `document.querySelector("#explore-verdict").dataset.found !== ""`, time.Minute)
+	p.wait("the search's end", `document.querySelector("#explore-verdict").dataset.found !== ""`)
 	t.Logf("the search followed through a reload: %s", p.text(`#explore-verdict`))
 }

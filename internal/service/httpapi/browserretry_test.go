@@ -100,7 +100,7 @@ func TestBrowserFirstLoadsRetry(t *testing.T) {
 
 	cctx, cancelTab := browserTab(t)
 	defer cancelTab()
-	tctx, cancel := context.WithTimeout(cctx, 2*time.Minute)
+	tctx, cancel := redistest.UntilDeadline(cctx, t)
 	defer cancel()
 	defer watchExceptions(t, tctx)()
 
@@ -110,7 +110,7 @@ func TestBrowserFirstLoadsRetry(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.Navigate(ts.URL)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](retryingInfo)); err != nil {
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](retryingInfo, chromedp.WithPollingTimeout(0))); err != nil {
 		t.Fatalf("the page does not say it tries the info again: %v", err)
 	}
 	said, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#retrying")))
@@ -127,7 +127,7 @@ func TestBrowserFirstLoadsRetry(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#explore-target[data-ready="true"]`))); err != nil {
 		t.Fatalf("the page does not come up after its retries: %v", err)
 	}
-	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.querySelector("#retrying").hidden`)); err != nil {
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.querySelector("#retrying").hidden`, chromedp.WithPollingTimeout(0))); err != nil {
 		t.Fatalf("the page still says it retries: %v", err)
 	}
 	info, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#info")))
@@ -197,7 +197,7 @@ func TestBrowserFirstLoadHangs(t *testing.T) {
 
 	cctx, cancelTab := browserTab(t)
 	defer cancelTab()
-	tctx, cancel := context.WithTimeout(cctx, 2*time.Minute)
+	tctx, cancel := redistest.UntilDeadline(cctx, t)
 	defer cancel()
 	defer watchExceptions(t, tctx)()
 

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -86,7 +85,7 @@ func TestBrowserRoom(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS(`#rush-seconds`), seconds),
 			chromedp.SetValue(chromedp.CSS(`#rush-rtt`), rtt),
 			chromedp.Click(chromedp.CSS(`#rush-run`)))
-		p.wait("the rush to end", fmt.Sprintf(`document.querySelectorAll("#rush-compare-runs .compare-run").length === %d`, i+1), 2*time.Minute)
+		p.wait("the rush to end", fmt.Sprintf(`document.querySelectorAll("#rush-compare-runs .compare-run").length === %d`, i+1))
 	}
 	if got := p.text(`#rush-status`); !strings.HasPrefix(got, "done") {
 		t.Fatalf("rush %s", got)
@@ -197,15 +196,15 @@ func TestBrowserRoom(t *testing.T) {
 	// the explorer draws a timeline.
 	p.do("projector mode", chromedp.Click(chromedp.CSS(`#projector`)))
 	p.do("reload", chromedp.Navigate(ts.URL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
-	p.wait("the rush drawn again", `document.querySelectorAll("#rush-chart polyline").length === 4 && document.querySelector("#rush-reading").textContent !== ""`, time.Minute)
+	p.wait("the rush drawn again", `document.querySelectorAll("#rush-chart polyline").length === 4 && document.querySelector("#rush-reading").textContent !== ""`)
 	if got := p.count(`html.projector #projector[aria-pressed="true"]`); got != 1 {
 		t.Fatalf("projector mode is not on after a reload")
 	}
-	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, time.Minute)
+	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`)
 	p.do("start recipe 1", chromedp.SetValue(chromedp.CSS(`#explore-target`), "recipe:1"), chromedp.Click(chromedp.CSS(`#explore-start`)))
-	p.wait("the session", `document.querySelector("#explore-session").dataset.steps === "0"`, time.Minute)
+	p.wait("the session", `document.querySelector("#explore-session").dataset.steps === "0"`)
 	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
-	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, time.Minute)
+	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`)
 	for _, size := range [][2]int64{{1366, 768}, {1024, 768}} {
 		w, h := size[0], size[1]
 		p.do("resize", chromedp.EmulateViewport(w, h))

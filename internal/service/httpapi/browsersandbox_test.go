@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -27,14 +26,14 @@ func TestBrowserNoSandbox(t *testing.T) {
 	_, ts := demoServer(t, cfg)
 	p := newTab(t, ts.URL)
 
-	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`, 30*time.Second)
+	p.wait("the explorer's recipes", `document.querySelector("#explore-target").dataset.ready === "true"`)
 	p.do("paste a lock and start",
 		chromedp.SetValue(chromedp.CSS(`#explore-target`), "lua:"),
 		chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
 		chromedp.SetValue(chromedp.CSS(`#explore-lua-acquire`), "return redis.call('SET', KEYS[1], ARGV[1], 'NX') and 1 or 0"),
 		chromedp.SetValue(chromedp.CSS(`#explore-lua-release`), "return redis.call('DEL', KEYS[1])"),
 		chromedp.Click(chromedp.CSS(`#explore-start`)))
-	p.wait("the refusal", `!document.querySelector("#explore-error").hidden`, 30*time.Second)
+	p.wait("the refusal", `!document.querySelector("#explore-error").hidden`)
 	if got := p.text(`#explore-error`); strings.Contains(got, "invalid_request") || !strings.Contains(got, "install redis-server") ||
 		p.count(`#explore-error[data-code="invalid_request"]`) != 1 {
 		t.Errorf("the refusal shown: %q, want it in words (its code kept out of sight)", got)
@@ -44,9 +43,9 @@ func TestBrowserNoSandbox(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#explore-target`), "recipe:1"),
 		chromedp.Evaluate[chromedp.Void](`void document.querySelector("#explore-target").dispatchEvent(new Event("change"))`),
 		chromedp.Click(chromedp.CSS(`#explore-start`)))
-	p.wait("the session of recipe 1", `document.querySelector("#explore-session").dataset.steps === "0"`, 30*time.Second)
+	p.wait("the session of recipe 1", `document.querySelector("#explore-session").dataset.steps === "0"`)
 	p.do("A starts", chromedp.Click(chromedp.CSS(`#explore-actions button[data-kind="start"][data-client="A"]`)))
-	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`, 30*time.Second)
+	p.wait("step 1", `document.querySelector("#explore-session").dataset.steps === "1"`)
 	if n := p.count(`#explore-error:not([hidden])`); n != 0 {
 		t.Errorf("an error after the recipe's step: %q", p.text(`#explore-error`))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -24,7 +23,7 @@ func TestBrowserAdminToken(t *testing.T) {
 
 	cctx, cancelTab := browserTab(t)
 	defer cancelTab()
-	tctx, cancel := context.WithTimeout(cctx, 2*time.Minute)
+	tctx, cancel := redistest.UntilDeadline(cctx, t)
 	defer cancel()
 
 	// Answer every prompt with the token, and count them.

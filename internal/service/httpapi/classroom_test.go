@@ -191,11 +191,8 @@ func TestBrowserClass(t *testing.T) {
 	// The bound of the whole test is the test binary's (-timeout), less a
 	// moment to report: a busy machine only makes it slower, and only a
 	// hang stops it.
-	if d, ok := t.Deadline(); ok {
-		var cancelBound context.CancelFunc
-		bctx, cancelBound = context.WithDeadline(bctx, d.Add(-15*time.Second))
-		defer cancelBound()
-	}
+	bctx, cancelBound := redistest.UntilDeadline(bctx, t)
+	defer cancelBound()
 	if err := chromedp.Do(bctx); err != nil { // start the browser
 		t.Fatal(err)
 	}

@@ -186,13 +186,9 @@ func TestRedisDown(t *testing.T) {
 	}
 	// The pool may still hold connections to the old process; the client
 	// drops them as they fail, so the service comes back by itself.
-	deadline := time.Now().Add(10 * time.Second)
-	for serve(h, "GET", "/healthz", "").status != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatal("service did not recover after Redis restarted")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.WaitFor(t, "the service to recover after Redis restarted", func() bool {
+		return serve(h, "GET", "/healthz", "").status == http.StatusOK
+	})
 	// The restarted server is empty: create a market again through the API.
 	steps := []struct {
 		method, path, body string

@@ -108,16 +108,6 @@ func (f *faultFixture) stallAtCommit(t *testing.T) (ctx context.Context, resume 
 	return ctx, resume
 }
 
-// waitFor waits until cond holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
-		}
-	}
-}
-
 // auditBody is the answer of GET /api/audit.
 type auditBody struct {
 	Violations    market.Violations `json:"violations"`
@@ -160,7 +150,7 @@ func TestUnknownOutcome(t *testing.T) {
 					r.status, r.body, r.header.Get("Retry-After"), CodeOutcomeUnknown, HeaderIdempotencyKey)
 			}
 			// The commit reached Redis before the stall, and applies now.
-			waitFor(t, "the stalled purchase applied", func() bool {
+			redistest.WaitFor(t, "the stalled purchase applied", func() bool {
 				return f.b.Client.Exists(context.Background(), markettrace.KeysOf(f.m).Op("carol-sword")).Val() == 1
 			})
 			for range 2 {
@@ -208,7 +198,7 @@ func TestAuditAfterUnknownOutcome(t *testing.T) {
 				t.Fatalf("stalled purchase: %d %s; want 503 %s", r.status, r.body, CodeOutcomeUnknown)
 			}
 			bg := context.Background()
-			waitFor(t, "the stalled purchase applied", func() bool {
+			redistest.WaitFor(t, "the stalled purchase applied", func() bool {
 				return f.b.Client.SIsMember(bg, markettrace.KeysOf(f.m).Inventory("carol"), "sword").Val()
 			})
 			_, second := f.process(t)
@@ -298,7 +288,7 @@ func TestRedisRefusals(t *testing.T) {
 			defer script.Close()
 			ran := make(chan error, 1)
 			go func() { ran <- script.Eval(ctx, busyScript, nil).Err() }()
-			waitFor(t, "Redis answers BUSY", func() bool { return redis.HasErrorPrefix(rdb.Ping(ctx).Err(), "BUSY") })
+			redistest.WaitFor(t, "Redis answers BUSY", func() bool { return redis.HasErrorPrefix(rdb.Ping(ctx).Err(), "BUSY") })
 			refused(CodeRedisBusy)
 			if err := rdb.ScriptKill(ctx).Err(); err != nil {
 				t.Fatal(err)

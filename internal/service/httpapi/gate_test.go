@@ -3,27 +3,23 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
 
 // waitState waits until the gate shows the wanted numbers of operations
 // running and waiting (the goroutines under test get there on their own).
 func waitState(t *testing.T, g *Gate, cur string, active, waiting int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	redistest.WaitFor(t, fmt.Sprintf("the gate with %q running %d and %d waiting", cur, active, waiting), func() bool {
 		c, a, w := g.state()
-		if c == cur && a == active && w == waiting {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gate: %q running %d waiting %d; want %q %d %d", c, a, w, cur, active, waiting)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return c == cur && a == active && w == waiting
+	})
 }
 
 // TestGateTurns checks the turn-taking: same-key operations share the

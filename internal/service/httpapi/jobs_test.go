@@ -44,27 +44,22 @@ func withJobs(cfg Config, b *redistest.Backend) Config {
 	return cfg
 }
 
-// waitForJob polls GET path until its state is not "running" (at most a
-// minute) and decodes it into v.
+// waitForJob polls GET path until its state is not "running" (the job
+// ends at its own bound: a rush at its duration, a search at its budget;
+// the wait, at the test's deadline) and decodes it into v.
 func waitForJob(t *testing.T, h http.Handler, path string, v any) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		r := serve(h, "GET", path, "")
+	var r response
+	redistest.WaitFor(t, path+" to end", func() bool {
+		r = serve(h, "GET", path, "")
 		var st struct {
 			State string `json:"state"`
 		}
 		r.decode(t, &st)
-		if st.State != api.StateRunning {
-			r.decode(t, v)
-			jsonkeys.Check(t, path, r.body)
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still running: %s", path, r.body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return st.State != api.StateRunning
+	})
+	r.decode(t, v)
+	jsonkeys.Check(t, path, r.body)
 }
 
 func TestRushRefused(t *testing.T) {

@@ -6,6 +6,10 @@
 // TestMain, prints one line counting those skips and why. Under CI=true
 // such a skip fails the test instead, so that CI cannot pass on miniredis
 // alone.
+//
+// A test's wait for an event (a page's, a service's, a process's) gives
+// up at Deadline, the test binary's own, not at a time of its own that a
+// busy machine could reach.
 package redistest
 
 import (
