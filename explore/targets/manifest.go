@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -918,7 +919,7 @@ func parseStepCmd(f string, so *object, known []string) ([]tmpl, error) {
 	for i, t := range out {
 		raws[i] = t.raw
 	}
-	idx, ok := keyIndexes(raws)
+	idx, ok := rediscmd.KeyIndexes(raws)
 	if !ok {
 		return nil, badField(fmt.Sprintf("%s.cmd[1]", f), "want the number of keys that follow")
 	}
@@ -947,7 +948,7 @@ func checkStepCommand(cf, s string, t tmpl) error {
 			name,
 		)
 	}
-	if _, ok := dataCommands[name]; !ok {
+	if !rediscmd.DataCommand(name) {
 		return badField(
 			cf,
 			"%s is not a data command: a step may send only commands on keys (GET, SET, DEL, "+
@@ -956,108 +957,6 @@ func checkStepCommand(cf, s string, t tmpl) error {
 		)
 	}
 	return nil
-}
-
-// dataCommands are the commands a step may send, with where their keys
-// stand: commands on the keys they name, and a few that name none and
-// change nothing (PING, TIME). Anything else, above all what changes the
-// server or keys other than its own (SHUTDOWN, CONFIG, DEBUG, FLUSHALL,
-// SCRIPT, FUNCTION, MODULE, ACL, REPLICAOF, CLIENT, SAVE, MIGRATE,
-// SELECT, SWAPDB, MOVE, KEYS), is refused when the manifest is read.
-var dataCommands = map[string]keySpec{}
-
-// keySpec says which arguments of a command are keys.
-type keySpec int
-
-const (
-	keysNone     keySpec = iota + 1
-	keyFirst             // args[1]
-	keysAll              // args[1:]
-	keysTwo              // args[1:3]
-	keysPairs            // args[1], args[3], ...
-	keysNumbered         // args[1] is how many keys follow it
-)
-
-func init() {
-	for spec, names := range map[keySpec][]string{
-		keyFirst: {
-			// strings
-			"GET", "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "APPEND",
-			"STRLEN", "INCR",
-			"INCRBY", "INCRBYFLOAT", "DECR", "DECRBY", "GETRANGE", "SETRANGE", "SUBSTR",
-			// keys
-			"TYPE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "EXPIRETIME", "PEXPIRETIME",
-			"TTL", "PTTL", "PERSIST",
-			// hashes
-			"HGET", "HSET", "HSETNX", "HMSET", "HMGET", "HDEL", "HEXISTS", "HLEN", "HKEYS", "HVALS",
-			"HGETALL",
-			"HINCRBY", "HINCRBYFLOAT", "HSTRLEN", "HRANDFIELD", "HEXPIRE", "HPEXPIRE", "HEXPIREAT",
-			"HPEXPIREAT",
-			"HTTL", "HPTTL", "HPERSIST", "HEXPIRETIME", "HPEXPIRETIME", "HGETDEL", "HGETEX",
-			"HSETEX",
-			// lists
-			"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LLEN", "LRANGE", "LINDEX",
-			"LSET", "LREM", "LTRIM",
-			"LINSERT", "LPOS",
-			// sets
-			"SADD", "SREM", "SISMEMBER", "SMISMEMBER", "SMEMBERS", "SCARD", "SPOP", "SRANDMEMBER",
-			// sorted sets
-			"ZADD", "ZREM", "ZSCORE", "ZMSCORE", "ZINCRBY", "ZCARD", "ZCOUNT", "ZRANGE",
-			"ZRANGEBYSCORE", "ZREVRANGE",
-			"ZREVRANGEBYSCORE", "ZRANK", "ZREVRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK",
-			"ZPOPMIN", "ZPOPMAX",
-			"ZLEXCOUNT", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREMRANGEBYLEX", "ZRANDMEMBER",
-			// bits, counters, streams (without blocking)
-			"SETBIT", "GETBIT", "BITCOUNT", "BITPOS", "PFADD", "XADD", "XLEN", "XRANGE",
-			"XREVRANGE", "XDEL", "XTRIM",
-		},
-		keysAll: {"DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "SINTER", "SUNION", "SDIFF",
-			"SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "PFCOUNT"},
-		keysTwo:      {"RENAME", "RENAMENX", "SMOVE", "RPOPLPUSH", "LMOVE", "ZRANGESTORE", "LCS"},
-		keysPairs:    {"MSET", "MSETNX"},
-		keysNumbered: {"LMPOP", "ZMPOP", "SINTERCARD"},
-		keysNone:     {"PING", "ECHO", "TIME", "PUBLISH", "SPUBLISH"},
-	} {
-		for _, n := range names {
-			dataCommands[n] = spec
-		}
-	}
-}
-
-// keyIndexes is where a data command's keys stand among its arguments
-// (args[0] its name); ok is false when its count of keys is not a number
-// within them.
-func keyIndexes(args []string) (idx []int, ok bool) {
-	switch dataCommands[strings.ToUpper(args[0])] {
-	case keyFirst:
-		if len(args) > 1 {
-			idx = []int{1}
-		}
-	case keysAll:
-		for i := 1; i < len(args); i++ {
-			idx = append(idx, i)
-		}
-	case keysTwo:
-		for i := 1; i < min(3, len(args)); i++ {
-			idx = append(idx, i)
-		}
-	case keysPairs:
-		for i := 1; i < len(args); i += 2 {
-			idx = append(idx, i)
-		}
-	case keysNumbered:
-		if len(args) < 2 {
-			return nil, true
-		}
-		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 0 || 2+n > len(args) {
-			return nil, false
-		}
-		for i := 2; i < 2+n; i++ {
-			idx = append(idx, i)
-		}
-	}
-	return idx, true
 }
 
 // checkKey refuses a key template (field f) not made from ${lock}: every

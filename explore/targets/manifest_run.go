@@ -441,7 +441,7 @@ func (l *recipeLocker) runKeys(
 			texts[j] = a.expand(vars).s
 			args[j] = texts[j]
 		}
-		idx, _ := keyIndexes(texts)
+		idx, _ := rediscmd.KeyIndexes(texts)
 		var keys []string
 		for _, j := range idx {
 			keys = append(keys, texts[j])

@@ -30,18 +30,16 @@ func Name(args []string) string {
 	return strings.ToLower(args[0])
 }
 
-// reads are the commands known to read only, and whose keys are known.
-var reads = map[string]bool{"get": true, "pttl": true, "ttl": true, "exists": true, "hget": true, "hgetall": true,
-	"type": true, "strlen": true, "mget": true, "hmget": true, "zscore": true, "smembers": true, "scard": true,
-	"hlen": true, "zcard": true, "lrange": true, "llen": true, "zrange": true}
-
 // Keys is the keys a command touches, Unknown for keys it does not name,
 // and whether it may write. MULTI, EXEC, DISCARD, UNWATCH and PING touch
-// none; WATCH reads its keys; a script may write, and touches its KEYS.
+// none; WATCH reads its keys; a script may write, and touches its KEYS; a
+// data command (DataCommand) touches the keys its place in the table of
+// commands names; PUBLISH reaches clients beyond every key, so it stands
+// for Unknown keys, as any command the table does not know does.
 func Keys(args []string) (keys []string, write bool) {
 	name := Name(args)
 	switch name {
-	case "", "multi", "exec", "discard", "unwatch", "ping":
+	case "", "multi", "exec", "discard", "unwatch":
 		return nil, false
 	case "watch":
 		return args[1:], false
@@ -51,39 +49,15 @@ func Keys(args []string) (keys []string, write bool) {
 		}
 		return []string{Unknown}, true
 	}
-	ks := keysOf(name, args)
-	if reads[name] {
-		return ks, false
+	c, known := commands[name]
+	idx, ok := KeyIndexes(args)
+	if !known || !ok || c.beyond {
+		return []string{Unknown}, true
 	}
-	if ks == nil {
-		ks = []string{Unknown}
+	for _, i := range idx {
+		keys = append(keys, args[i])
 	}
-	return ks, true
-}
-
-// keysOf is the keys of a command whose keys are its first argument, or
-// all its arguments (DEL, EXISTS, MGET), or nil when unknown.
-func keysOf(name string, args []string) []string {
-	if len(args) < 2 {
-		return nil
-	}
-	switch name {
-	case "del", "unlink", "exists", "mget", "watch":
-		return args[1:]
-	case "mset", "msetnx":
-		var out []string
-		for i := 1; i < len(args); i += 2 {
-			out = append(out, args[i])
-		}
-		return out
-	case "set", "setnx", "get", "getset", "getdel", "incr", "incrby", "decr", "decrby", "pexpire", "expire",
-		"pexpireat", "expireat", "persist", "ttl", "pttl", "hset", "hsetnx", "hget", "hdel", "hgetall",
-		"hincrby", "hmget", "hlen", "sadd", "srem", "smembers", "scard", "zadd", "zrem", "zscore", "zcard",
-		"zrange", "lpush", "rpush", "lpop", "rpop", "lrange", "llen", "type", "strlen", "append", "psetex",
-		"setex", "hmset", "zincrby", "sismember":
-		return args[1:2]
-	}
-	return nil
+	return keys, !c.read
 }
 
 // ScriptArgs splits the arguments of EVAL, EVALSHA (and their _RO forms)

@@ -25,10 +25,51 @@ func TestKeys(t *testing.T) {
 		{[]string{"EVALSHA", "abc", "2", "k1", "k2", "tok"}, []string{"k1", "k2"}, true},
 		{[]string{"EVAL", "return 1", "x"}, []string{Unknown}, true},
 		{[]string{"OBJECT", "FREQ", "k"}, []string{Unknown}, true},
+		{[]string{"XADD", "s", "*", "f", "v"}, []string{"s"}, true},
+		{[]string{"XRANGE", "s", "-", "+"}, []string{"s"}, false},
+		{[]string{"LREM", "q", "0", "tok"}, []string{"q"}, true},
+		{[]string{"UNLINK", "a", "b"}, []string{"a", "b"}, true},
+		{[]string{"SISMEMBER", "s", "m"}, []string{"s"}, false},
+		{[]string{"SMOVE", "a", "b", "m"}, []string{"a", "b"}, true},
+		{[]string{"LMPOP", "2", "a", "b", "LEFT"}, []string{"a", "b"}, true},
+		{[]string{"LMPOP", "3", "a", "LEFT"}, []string{Unknown}, true},
+		{[]string{"PFCOUNT", "h"}, []string{"h"}, true},
+		{[]string{"TIME"}, nil, false},
+		{[]string{"PUBLISH", "ch", "m"}, []string{Unknown}, true},
 	} {
 		keys, write := Keys(tc.args)
 		if !slices.Equal(keys, tc.keys) || write != tc.write {
 			t.Errorf("%q: keys %q, write %v; want %q, %v", tc.args, keys, write, tc.keys, tc.write)
+		}
+	}
+}
+
+// TestDataCommands checks the table's answers to the manifest: which
+// commands a step may send, and where their keys stand.
+func TestDataCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		data bool
+		idx  []int
+		ok   bool
+	}{
+		{[]string{"get", "k"}, true, []int{1}, true},
+		{[]string{"MSET", "a", "1", "b", "2"}, true, []int{1, 3}, true},
+		{[]string{"ZMPOP", "1", "z", "MIN"}, true, []int{2}, true},
+		{[]string{"ZMPOP", "x", "z", "MIN"}, true, nil, false},
+		{[]string{"RENAME", "a", "b"}, true, []int{1, 2}, true},
+		{[]string{"PING"}, true, nil, true},
+		{[]string{"PUBLISH", "ch", "m"}, true, nil, true},
+		{[]string{"CONFIG", "SET", "x", "y"}, false, nil, true},
+		{[]string{"MULTI"}, false, nil, true},
+		{[]string{"EVAL", "return 1", "0"}, false, nil, true},
+	} {
+		if got := DataCommand(tc.args[0]); got != tc.data {
+			t.Errorf("DataCommand(%q) = %v, want %v", tc.args[0], got, tc.data)
+		}
+		idx, ok := KeyIndexes(tc.args)
+		if !slices.Equal(idx, tc.idx) || ok != tc.ok {
+			t.Errorf("KeyIndexes(%q) = %v, %v; want %v, %v", tc.args, idx, ok, tc.idx, tc.ok)
 		}
 	}
 }

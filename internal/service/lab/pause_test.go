@@ -20,7 +20,11 @@ var update = flag.Bool("update", false, "write pause_schedules.json again")
 
 // TestPauseSchedules checks that the schedules the lab keeps
 // (pause_schedules.json) are those pausePlan finds on each target of the
-// pause, and plays each strategy (below).
+// pause, and plays each strategy (below). When the explorer's choices or
+// its words for a step change (the table of commands of package rediscmd,
+// say), write the file again and read its diff:
+//
+//	go test ./internal/service/lab/ -run TestPauseSchedules -update
 func TestPauseSchedules(t *testing.T) {
 	mini := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr(), PoolSize: 2})
