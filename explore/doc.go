@@ -30,15 +30,15 @@
 // Package explore is the user's API over the explorer's engine, whose
 // packages import only those below them:
 //
-//   - explore/step: stepping through one schedule by hand (the lab page);
-//   - explore/targets: the catalogue's recipes, the watchdog, Redlock, the
+//   - internal/explore/step: stepping through one schedule by hand (the lab page);
+//   - internal/explore/targets: the catalogue's recipes, the watchdog, Redlock, the
 //     market, Lua scripts and recipe manifests, as targets;
-//   - explore/view: a schedule narrated and a search reported, for people;
-//   - explore/sched: the runtime: clients, scheduler, virtual clock,
+//   - internal/explore/view: a schedule narrated and a search reported, for people;
+//   - internal/explore/sched: the runtime: clients, scheduler, virtual clock,
 //     faults, properties, the verdict and its replay;
-//   - explore/plumbing: the hook that holds each command, the scripts that
+//   - internal/explore/plumbing: the hook that holds each command, the scripts that
 //     empty a namespace and shorten its leases, node keys;
-//   - explore/search: which choice a schedule takes next; no Redis.
+//   - internal/explore/search: which choice a schedule takes next; no Redis.
 //
 // Each of these packages states in its comment what of this module it
 // imports, and a test of the docs holds the comments to the code and to
@@ -46,6 +46,6 @@
 // explore) and the page use the engine directly; docs/explorer.md tells
 // the whole story.
 //
-// Of this module, it imports only explore/{sched, search, view}. Its
+// Of this module, it imports only internal/explore/{sched, search, view}. Its
 // tests also import internal/testsupport/redistest.
 package explore

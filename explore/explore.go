@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/search"
-	"github.com/lockmarket/lockmarket/explore/view"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/search"
+	"github.com/lockmarket/lockmarket/internal/explore/view"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
 )
 
 // TestNamesMatchTheEngine holds the user's names of properties and modes

@@ -8,7 +8,7 @@
 //	}
 //
 // Of this module, it imports only explore, the runtime that runs each
-// schedule's clients in a bubble of the test (explore/sched) and the
+// schedule's clients in a bubble of the test (internal/explore/sched) and the
 // test's server (internal/redis/redisserver).
 package exploretest
 
@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/explore"
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/redis/go-redis/v9"
 )

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The recipes of explore/targets/testdata/published, each run once through
+# The recipes of internal/explore/targets/testdata/published, each run once through
 # simulate explore -recipe-dir, one at a time, with its flags: one line a
 # run (exit status, the search's first line, the verdict).
 # Usage: sh results/explore/published.sh > results/explore/published.txt
@@ -9,7 +9,7 @@ trap 'rm -rf "$sim"' EXIT
 go build -o "$sim/simulate" ./cmd/simulate || exit 2
 echo "start $(date -u +%FT%H:%MZ) commit $(git rev-parse --short HEAD) load $(uptime | sed 's/.*average: //')"
 while IFS='|' read -r name flags; do
-  out=$("$sim/simulate" explore -recipe-dir "explore/targets/testdata/published/$name" $flags 2>&1)
+  out=$("$sim/simulate" explore -recipe-dir "internal/explore/targets/testdata/published/$name" $flags 2>&1)
   rc=$?
   search=$(echo "$out" | grep -E '^search:' | head -1 | cut -c1-60)
   verdict=$(echo "$out" | grep -E '^(No violation|No verdict|mutual_exclusion: |holders: |liveness: |ownership: |resource: |lease: )' |

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
-	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/step"
+	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 
 	tl "github.com/lockmarket/lockmarket/internal/timeline"

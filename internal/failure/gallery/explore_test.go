@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )

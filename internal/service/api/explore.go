@@ -1,9 +1,9 @@
 package api
 
 import (
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
-	"github.com/lockmarket/lockmarket/explore/view"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/step"
+	"github.com/lockmarket/lockmarket/internal/explore/view"
 )
 
 // ExploreRequest is the body of POST /api/explore/sessions: a recipe of

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/yuin/gopher-lua/parse"
 )

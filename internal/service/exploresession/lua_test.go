@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"

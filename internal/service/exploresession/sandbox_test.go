@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/prometheus/client_golang/prometheus"

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"

@@ -3,9 +3,9 @@ package lab
 import (
 	"context"
 
-	"github.com/lockmarket/lockmarket/explore/sched"
-	"github.com/lockmarket/lockmarket/explore/step"
-	"github.com/lockmarket/lockmarket/explore/targets"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/step"
+	"github.com/lockmarket/lockmarket/internal/explore/targets"
 
 	_ "embed"
 	"encoding/json"

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/lockmarket/lockmarket/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 	"github.com/redis/go-redis/v9"

@@ -1,0 +1,362 @@
+package sched
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/timeline"
+)
+
+// Result is what a search found. It is the one account of a search: the
+// command line prints it (its JSON is MarshalJSON's), the service's
+// explorer sessions answer it, and the tests read it.
+type Result struct {
+	// Target names what was explored, and About says what it is.
+	Target string
+	About  string
+	// Model is the bounds searched.
+	Model Model
+	// Checked is the properties checked.
+	Checked []string
+	// Mode is exhaustive, random or pct; Seed is the random modes' seed.
+	Mode string
+	Seed uint64
+	// Schedules is the number of complete schedules run; Pruned the
+	// number cut short because every continuation had been covered
+	// already: in another order (the sleep sets) or from the same state
+	// (the state cache).
+	Schedules int
+	Pruned    int
+	// Coverage is the fraction of the search tree covered: each decision
+	// shares its weight equally among the actions enabled there, and an
+	// action pruned by a sleep set or the state cache counts as covered.
+	// It is 1 exactly when the search is exhaustive; for the random modes,
+	// the weight of the distinct schedules run.
+	Coverage float64
+	// Diverged is the number of replays that did not follow their
+	// prefix (the code did something the scheduler does not order); the
+	// search is exhaustive only when it is 0.
+	Diverged int
+	// Reruns is the number of runs of a schedule that were unsteady (a
+	// stall longer than a lease's margin: the lease ran out on the
+	// server's real time) and were run again; they count nowhere else.
+	Reruns int
+	// Exhaustive is true when every schedule within the bounds was
+	// covered.
+	Exhaustive bool
+	// Stopped says why the search stopped before it was through:
+	// StoppedBudget, StoppedInterrupted, or "" when it ended by itself
+	// (through, or at a violation it was told to stop at).
+	Stopped string
+	// Budget is the search's time budget (Options.Budget; 0 for none),
+	// and Elapsed how long it ran, on the machine's clock.
+	Budget  time.Duration
+	Elapsed time.Duration
+	// Violations holds the first violation found of each property, with
+	// the shortest schedule found that breaks it, replayed to the same
+	// violation on a fresh redis-server (Counterexample.Reproduced).
+	Violations []Counterexample
+	// Unsteady holds the violations found whose schedule did not break
+	// the property again when replayed on a fresh server, twice: the
+	// search saw something its replays do not (the machine's timing, or
+	// code that does something the scheduler does not order). They are
+	// not violations.
+	Unsteady []Counterexample
+	// Held is the number of complete schedules in which a client held
+	// the lock; Ops is, for a recipe, how often each of its operations
+	// was called in them and succeeded (Vacuous reads both). Merged
+	// (MergeShards), they count the schedules the shards ran.
+	Held int
+	Ops  []OpCount
+	// FromStarted is, by client, how many commands it sent, in the
+	// complete schedules, from goroutines it started (with Client.Go, or
+	// the go statement, however deep in a library); TimersFired is how
+	// many timers of the clients' code (time.Sleep, time.After, a
+	// Timer's, a Ticker's, a context's deadline) fired on the virtual
+	// clock in them. Both show that what a library does in the
+	// background was explored.
+	FromStarted map[string]int
+	TimersFired int
+
+	// Shard, for a shard of a search (Options.Shard), says which, and
+	// how the tree was cut; nil for a whole search. MergedShards is the
+	// number of shards MergeShards made the result of (0: none);
+	// WholeCount is set when Schedules and Pruned are the whole search's
+	// counts, recounted from what the shards explored, and
+	// ShardSchedules and ShardPruned are what the shards ran, summed.
+	Shard          *ShardInfo
+	MergedShards   int
+	WholeCount     bool
+	ShardSchedules int
+	ShardPruned    int
+
+	vacuity   bool   // the target is a recipe, whose verdicts Vacuous judges
+	property  string // the target's own property, for Counterexample
+	NodeCount int    // the target's nodes (Redlock), 0 for one server
+}
+
+// Counterexample is a violated property and the schedule that breaks it.
+type Counterexample struct {
+	Violation
+	// Actions is the schedule to replay (Explorer.Replay).
+	Actions []Action `json:"actions"`
+	// Steps is the schedule as it ran, up to the violation.
+	Steps []Step `json:"steps"`
+	// Reproduced is true when Actions, replayed on a fresh redis-server
+	// (Reproduce), broke the same property; Server is that server's
+	// version (empty when none could be started: the replay then ran in
+	// a fresh namespace of the explorer's server), and ReplayNote says
+	// why it did not break it.
+	Reproduced bool   `json:"reproduced"`
+	Server     string `json:"redis_server,omitempty"`
+	ReplayNote string `json:"replay_note,omitempty"`
+	// NotReplayed is true when the replay could not finish (ReplayNote
+	// says why): the violation stands as the search found it.
+	NotReplayed bool `json:"not_replayed,omitempty"`
+	// Replay is the replay's timeline, for the renderers.
+	Replay timeline.Timeline `json:"-"`
+}
+
+// Counterexample is the violation to show first: the one of the
+// property the target is known to break (Target.Property), else the
+// first found; nil when nothing was found.
+func (r *Result) Counterexample() *Counterexample {
+	var c *Counterexample
+	for i := range r.Violations {
+		if c == nil || r.Violations[i].Property == r.property {
+			c = &r.Violations[i]
+		}
+	}
+	return c
+}
+
+// SchedulesPerSecond is the rate of the search: the schedules it ran
+// and cut short, per second of Elapsed (0 before it ran).
+func (r *Result) SchedulesPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Schedules+r.Pruned) / r.Elapsed.Seconds()
+}
+
+// Nodes is the number of nodes of the target (Redlock's), 0 for one
+// server.
+func (r *Result) Nodes() int { return r.NodeCount }
+
+// Note states how time is kept in every search, and how the nodes of a
+// target of several are modelled.
+func (r *Result) Note() string {
+	if r.NodeCount > 0 {
+		return timeNote + " " + nodesNote
+	}
+	return timeNote
+}
+
+// timeNote states how time is kept in every run.
+var timeNote = fmt.Sprintf(
+	"Time is virtual and dilated: every duration the code under test and the server see (the "+
+		"lease, the retry wait, each shortening of the leases when the clock advances, the "+
+		"clients' clock) is the virtual one times %d, so a stall of the machine of S moves a "+
+		"lease by S/%d of virtual time. Constants in the code under test (a 1 ms backoff) shrink "+
+		"by as much. Times shown are virtual.",
+	plumbing.Dilation,
+	plumbing.Dilation,
+)
+
+// nodesNote states how the nodes of a target of several are modelled.
+const nodesNote = "The nodes are the N logical databases of the one redis-server that follow the " +
+	"explorer's own (1 to N by default; the shared counter stays in the explorer's): a " +
+	"node-restart deletes a node's keys, as a restart without persistence loses them; a " +
+	"clock-jump shortens every lease on one node by the jump, while the clients' clock does not " +
+	"move."
+
+// resultJSON is Result's JSON: snake_case keys, durations with their
+// unit in the key.
+type resultJSON struct {
+	Target         string           `json:"target"`
+	About          string           `json:"about"`
+	Property       string           `json:"property,omitempty"`
+	Mode           string           `json:"mode"`
+	Seed           *uint64          `json:"seed,omitempty"`
+	Model          modelJSON        `json:"model"`
+	Checked        []string         `json:"checked"`
+	Schedules      int              `json:"schedules"`
+	Pruned         int              `json:"pruned"`
+	Coverage       float64          `json:"coverage"`
+	Diverged       int              `json:"diverged"`
+	Held           int              `json:"schedules_with_holder"`
+	Ops            []OpCount        `json:"ops,omitempty"`
+	Vacuous        string           `json:"vacuous,omitempty"`
+	Reruns         int              `json:"reruns"`
+	Exhaustive     bool             `json:"exhaustive"`
+	Stopped        string           `json:"stopped"`
+	BudgetS        float64          `json:"budget_s,omitempty"`
+	ElapsedS       float64          `json:"elapsed_s"`
+	SchedulesPerS  float64          `json:"schedules_per_s"`
+	Dilation       int64            `json:"dilation"`
+	Violations     []Counterexample `json:"violations"`
+	Counterexample *Counterexample  `json:"counterexample"`
+	Unsteady       []Counterexample `json:"unsteady"`
+	Note           string           `json:"note"`
+	Shard          *ShardInfo       `json:"shard,omitempty"`
+	MergedShards   int              `json:"merged_shards,omitempty"`
+	WholeCount     bool             `json:"whole_count,omitempty"`
+	ShardSchedules int              `json:"shard_schedules,omitempty"`
+	ShardPruned    int              `json:"shard_pruned,omitempty"`
+}
+
+// modelJSON is Model's JSON.
+type modelJSON struct {
+	Clients    int     `json:"clients"`
+	Nodes      int     `json:"nodes,omitempty"`
+	Iterations int     `json:"iterations"`
+	Attempts   int     `json:"attempts"`
+	Faults     int     `json:"faults_per_schedule"`
+	Ticks      int     `json:"ticks_per_schedule"`
+	Steps      int     `json:"steps_per_client"`
+	FaultKinds []Fault `json:"faults"`
+	JumpMS     int64   `json:"clock_jump_ms,omitempty"`
+	TTLMS      int64   `json:"ttl_ms"`
+	TTLsMS     []int64 `json:"ttls_ms,omitempty"`
+	RenewMS    int64   `json:"renew_every_ms,omitempty"`
+	RetryMS    int64   `json:"retry_ms"`
+	MaxDelayMS int64   `json:"max_delay_ms,omitempty"`
+	ShortMS    int64   `json:"pause_short_ms"`
+	LongMS     int64   `json:"pause_long_ms"`
+}
+
+func (m Model) json() modelJSON {
+	j := modelJSON{
+		Clients:    m.Clients,
+		Iterations: m.Iterations,
+		Attempts:   m.Attempts,
+		Faults:     m.Faults,
+		Ticks:      m.Ticks,
+		Steps:      m.Steps,
+		FaultKinds: slices.Clip(append([]Fault{}, m.FaultKinds...)),
+		TTLMS:      m.TTL.Milliseconds(),
+		RenewMS:    m.RenewEvery.Milliseconds(),
+		RetryMS:    m.Retry.Milliseconds(),
+		MaxDelayMS: m.MaxDelay.Milliseconds(),
+	}
+	if d, ok := m.PauseLength(Short); ok {
+		j.ShortMS = d.Milliseconds()
+	}
+	if d, ok := m.PauseLength(Long); ok {
+		j.LongMS = d.Milliseconds()
+	}
+	if slices.Contains(m.FaultKinds, FaultClockJump) {
+		j.JumpMS = m.Jump.Milliseconds()
+	}
+	for _, d := range m.TTLs {
+		j.TTLsMS = append(j.TTLsMS, d.Milliseconds())
+	}
+	return j
+}
+
+// MarshalJSON writes the model with snake_case keys and its durations
+// in milliseconds (ttl_ms, retry_ms, pause_short_ms...).
+func (m Model) MarshalJSON() ([]byte, error) { return json.Marshal(m.json()) }
+
+// MarshalJSON writes the result as the command line's -format json and
+// the service's explorer sessions give it: snake_case keys, the property
+// the target is known to break or whose fix it is (property), durations in
+// seconds (elapsed_s, budget_s) and the model's in milliseconds, the
+// counterexample to show first (Counterexample) beside every violation,
+// and the note on how time is kept.
+func (r *Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.JSON()) }
+
+// ResultJSON is a Result as its JSON has it (MarshalJSON), as a value
+// encoding/json writes as the result's keys: a document that adds keys of
+// its own, after the result's, embeds it.
+//
+//	json.Marshal(struct {
+//		sched.ResultJSON
+//		Host string `json:"host"`
+//	}{res.JSON(), host})
+type ResultJSON struct{ resultJSON }
+
+// JSON is the result as MarshalJSON writes it, to embed in a document.
+func (r *Result) JSON() ResultJSON {
+	j := resultJSON{
+		Target:         r.Target,
+		About:          r.About,
+		Property:       r.property,
+		Mode:           r.Mode,
+		Model:          r.Model.json(),
+		Checked:        nonNil(r.Checked),
+		Schedules:      r.Schedules,
+		Pruned:         r.Pruned,
+		Coverage:       r.Coverage,
+		Diverged:       r.Diverged,
+		Reruns:         r.Reruns,
+		Exhaustive:     r.Exhaustive,
+		Stopped:        r.Stopped,
+		BudgetS:        r.Budget.Seconds(),
+		ElapsedS:       r.Elapsed.Seconds(),
+		SchedulesPerS:  r.SchedulesPerSecond(),
+		Dilation:       plumbing.Dilation,
+		Violations:     nonNil(r.Violations),
+		Counterexample: r.Counterexample(),
+		Unsteady:       nonNil(r.Unsteady),
+		Note:           r.Note(),
+		Held:           r.Held,
+		Ops:            r.Ops,
+		Shard:          r.Shard,
+		MergedShards:   r.MergedShards,
+		WholeCount:     r.WholeCount,
+		ShardSchedules: r.ShardSchedules,
+		ShardPruned:    r.ShardPruned,
+	}
+	if err := r.Vacuous(); err != nil {
+		j.Vacuous = strings.TrimPrefix(err.Error(), ErrVacuous.Error()+": ")
+	}
+	j.Model.Nodes = r.NodeCount
+	if r.Mode == "random" || r.Mode == "pct" {
+		j.Seed = &r.Seed
+	}
+	return ResultJSON{j}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var j resultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	m := Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
+		Faults: j.Model.Faults, Ticks: j.Model.Ticks, Steps: j.Model.Steps,
+		FaultKinds: j.Model.FaultKinds,
+		Jump: ms(
+			j.Model.JumpMS,
+		), TTL: ms(j.Model.TTLMS), RenewEvery: ms(j.Model.RenewMS), Retry: ms(j.Model.RetryMS),
+		MaxDelay: ms(j.Model.MaxDelayMS)}
+	for _, n := range j.Model.TTLsMS {
+		m.TTLs = append(m.TTLs, ms(n))
+	}
+	*r = Result{Target: j.Target, About: j.About, Model: m, Checked: j.Checked, Mode: j.Mode,
+		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged,
+		Reruns: j.Reruns, Exhaustive: j.Exhaustive, Stopped: j.Stopped,
+		Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
+		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property,
+		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil,
+		Shard: j.Shard, MergedShards: j.MergedShards, WholeCount: j.WholeCount,
+		ShardSchedules: j.ShardSchedules, ShardPruned: j.ShardPruned}
+	if j.Seed != nil {
+		r.Seed = *j.Seed
+	}
+	return nil
+}

@@ -1,0 +1,976 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/search"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/redis/go-redis/v9"
+)
+
+// The kinds of Action.
+const (
+	// Run releases one pending command (or pipeline) of a client: Redis
+	// runs it now.
+	Run = "run"
+	// Tick advances the virtual clock to a deadline: a client's sleep, or
+	// the end of a pause. Every sleep due by then ends, every pause ends,
+	// and every lease in the namespace shortens by the time that passed.
+	Tick = "tick"
+	// Pause freezes a client (all its goroutines) for a length: short
+	// (half the lease), long (one and a half leases) or forever (it never
+	// runs again, but it is not dead: what it holds, it still holds).
+	Pause = "pause"
+	// Crash stops a client for good: its pending command is never sent,
+	// and it counts as dead for liveness.
+	Crash = "crash"
+	// Start lets a client begin a critical section (take the lock): at
+	// the start of the schedule, or after time has passed.
+	Start = "start"
+)
+
+// The pause lengths.
+const (
+	Short   = "short"
+	Long    = "long"
+	Forever = "forever"
+)
+
+// Action is one choice of the scheduler. It is JSON-serialisable; an
+// action read back from JSON identifies the same choice (Same).
+type Action struct {
+	Kind   string `json:"kind"`
+	Client string `json:"client,omitempty"`
+	// Index is, for Run, which of the client's pending commands (they are
+	// ordered by command and key); almost always 0.
+	Index int `json:"index,omitempty"`
+	// Command is, for Run, the command's name and keys (for reading, and
+	// to tell commands apart).
+	Command string `json:"command,omitempty"`
+	// Length is a Pause's length: short, long or forever.
+	Length string `json:"length,omitempty"`
+	// At is, for Tick, the virtual time it advances to, to the
+	// nanosecond: a sleep of the code under test can end between two
+	// milliseconds (Dilation). In JSON it is at_ms, in milliseconds with
+	// the decimals it needs to be exact.
+	At time.Duration `json:"-"`
+	// Node is, for Restart and Jump, the node that fails.
+	Node string `json:"node,omitempty"`
+	// Timer is set, for Tick, when the clock advances until a timer of
+	// the clients' code fires (at most timerHorizon), the clients running
+	// in a bubble (bubble.go): At is then 0.
+	Timer bool `json:"timer,omitempty"`
+}
+
+// Same reports whether a and b are the same choice.
+func (a Action) Same(b Action) bool {
+	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index &&
+		a.Command == b.Command &&
+		a.Length == b.Length && a.At == b.At &&
+		a.Node == b.Node && a.Timer == b.Timer
+}
+
+// String says what the action does.
+func (a Action) String() string {
+	if f := faultOf(a); f != nil {
+		return f.describe(a)
+	}
+	switch a.Kind {
+	case Run:
+		return a.Client + ": " + a.Command
+	case Tick:
+		if a.Timer {
+			return "clock → the next timer"
+		}
+		return fmt.Sprintf("clock → %s", fmtAt(a.At))
+	case Start:
+		return a.Client + " starts"
+	}
+	return a.Kind
+}
+
+// Choice is an enabled action with what it touches, for the reduction.
+type Choice struct {
+	Action
+	keys  []string
+	write bool
+	p     *parked
+}
+
+// independent reports whether two enabled actions commute: actions of
+// different clients that touch different keys, or only read the same
+// ones. A tick depends on everything; a fault commutes as its entry in
+// faults says.
+func independent(a, b Choice) bool {
+	if f := faultOf(a.Action); f != nil {
+		return f.commutes(a, b)
+	}
+	if f := faultOf(b.Action); f != nil {
+		return f.commutes(b, a)
+	}
+	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
+		return false
+	}
+	if a.Kind != Run || b.Kind != Run {
+		return true
+	}
+	if !a.write && !b.write {
+		return true
+	}
+	for _, k := range a.keys {
+		for _, l := range b.keys {
+			if k == l || k == "*" || l == "*" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Step is one action of a schedule as it ran.
+type Step struct {
+	Action Action `json:"action"`
+	// ClockMS is the virtual time when it ran.
+	ClockMS int64 `json:"clock_ms"`
+	// Text says what happened: the command and its reply, the fault.
+	Text string `json:"text"`
+	// HeldMS is, for a command, how long it was held in flight: it was
+	// sent HeldMS before ClockMS, when it landed (0: it landed as it was
+	// sent).
+	HeldMS int64 `json:"held_ms,omitempty"`
+	// Violation names the property that broke at this step, if any.
+	Violation string `json:"violation,omitempty"`
+}
+
+// Violation is a property found broken: Property is mutual_exclusion,
+// resource or liveness; Message says how; Step is the index in the
+// schedule's steps where it broke (the last step for the properties
+// checked at the end).
+type Violation = search.Violation
+
+// The properties.
+const (
+	MutualExclusion = "mutual_exclusion"
+	Resource        = "resource"
+	Liveness        = "liveness"
+	// Holders is a semaphore's mutual exclusion: at most Lock.Permits
+	// clients hold at once, with leases that have not run out. For a
+	// mutex it is MutualExclusion, and keeps that name.
+	Holders = "holders"
+)
+
+// properties lists the properties in the order they are reported
+// (Ownership is in manifest_run.go, Lease in lease.go).
+var properties = []string{MutualExclusion, Holders, Resource, Liveness, Ownership, Lease}
+
+// Properties lists the properties in the order they are reported; the
+// slice is the caller's.
+func Properties() []string { return slices.Clone(properties) }
+
+// Schedule is one run of the target's clients under the scheduler.
+type Schedule struct {
+	Steps      []Step
+	actions    []Action
+	Violations []Violation
+	Faults     int
+	Ticks      int
+	Complete   bool // ran until nothing was enabled (not cut by the chooser)
+	CmdLog     []CmdRecord
+	Expired    []expiry
+	lost       map[int][]string // keys a node fault lost, by step
+	Clients    []string
+	End        time.Duration
+	// world is the schedule's world, kept to read where it stopped
+	// (Snapshot, Canonical).
+	world *world
+}
+
+// Snapshot is a copy of the runtime's record of the schedule where it
+// stopped.
+func (s *Schedule) Snapshot() Snapshot { return s.world.Snapshot() }
+
+// Canonical is the least fingerprint of the state the schedule stopped
+// in, over the renamings of its clients, and that renaming; ok is false
+// when a command touched keys it does not name.
+func (s *Schedule) Canonical() (fp search.Fingerprint, names map[string]string, ok bool) {
+	return s.world.Canonical(len(s.Steps), s.Ticks, s.Faults)
+}
+
+type expiry struct {
+	At   time.Duration
+	Keys []string
+}
+
+// errUnsteady is returned by runOnce when the real time the schedule
+// took may have changed its outcome: a stall of this process or of the
+// server longer than the margin of a lease on the server (which runs down
+// in real time between two advances of the clock; dilated, the margin is
+// the virtual time left times Dilation), or a command whose reply came
+// back so late that whether a lease outlived an advance of the clock is
+// not known. The schedule is run again.
+var errUnsteady = fmt.Errorf(
+	"explore: the schedule's real timing was unsteady: %w",
+	search.ErrRetry,
+)
+
+// errScriptMissed is returned by runOnce for a run in which an EVALSHA
+// met NOSCRIPT: the server's script cache, which no reset of the
+// namespace clears, made that run differ from the same schedule run
+// later. The run is void and run again, with the script cached (the
+// EVAL after the NOSCRIPT cached it), so that the search does not depend
+// on what earlier runs or searches left on the server.
+var errScriptMissed = fmt.Errorf(
+	"explore: a script was not yet cached on the server: %w",
+	search.ErrRetry,
+)
+
+// ErrUnsteady is returned when a schedule was unsteady (a stall longer
+// than a lease's margin) in every one of maxUnsteady runs: the machine
+// is too busy for the model's leases.
+var ErrUnsteady = errors.New(
+	"explore: the machine stalled longer than a lease's margin, run after run",
+)
+
+// runOnce runs one schedule: the actions choose picks.
+func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (*Schedule, error) {
+	if err := e.reset(ctx); err != nil {
+		return nil, err
+	}
+	w := &world{
+		Target:         e.target,
+		Epoch:          e.epoch,
+		Factor:         e.Factor,
+		stuckAfter:     e.stuckAfter,
+		signal:         make(chan struct{}, 1),
+		lastTickServer: e.resetAt,
+		tickSent:       time.Now(),
+		written:        map[string]window{},
+		keyLog:         map[string][]string{},
+		Control:        e.Redis,
+		tokens:         map[string]string{},
+		maxDelay:       e.model.MaxDelay,
+		goroutines:     map[uint64]gref{},
+		parents:        map[uint64]uint64{},
+		ids:            map[string]int{},
+	}
+	if e.target.Traits.SteadySleeps {
+		w.sleepAs = e.model.Retry
+	}
+	for i := range e.model.Clients {
+		c := &clientState{
+			world:   w,
+			Name:    ClientName(i),
+			Index:   i,
+			Redis:   e.clients[i],
+			spawned: 1,
+			wall:    e.wall[i],
+		}
+		w.Clients = append(w.Clients, c)
+		e.slots[i].set(c)
+	}
+	s := &Schedule{world: w}
+	for _, c := range w.Clients {
+		s.Clients = append(s.Clients, c.Name)
+	}
+	w.running, w.live = len(w.Clients), len(w.Clients)
+	if run := bubblesFrom(ctx); run != nil {
+		// The clients' context is made in the bubble: a select on its
+		// end and a timer of the bubble blocks durably.
+		w.startBubble(run, func(bctx context.Context) { e.startClients(ctx, bctx, w) })
+	} else {
+		e.startClients(ctx, ctx, w)
+	}
+	err := e.drive(ctx, w, s, choose)
+	w.mu.Lock()
+	if err == nil && w.missedScript {
+		err = errScriptMissed
+	}
+	w.mu.Unlock()
+	if errors.Is(err, errUnsteady) {
+		e.Reruns.Add(1)
+	}
+	if ferr := e.finish(ctx, w, s, err == nil); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		for _, c := range w.Clients {
+			if c.failure != nil {
+				return s, fmt.Errorf("%w: client %s: %w", ErrTarget, c.Name, c.failure)
+			}
+		}
+	}
+	return s, err
+}
+
+// startClients starts each client's goroutine, with a context made from
+// cctx (the search's, or one made in the clients' bubble); ctx is the
+// search's.
+func (e *Explorer) startClients(ctx, cctx context.Context, w *world) {
+	for _, c := range w.Clients {
+		cctx := locking.WithClock(cctx, Clock{c})
+		go func() {
+			defer w.exit()
+			w.track(c, 0)
+			err := e.target.work(cctx, c, e.model)
+			// Every error counts, whatever its kind, unless the client
+			// was stopped (a crash, the end of the schedule) or the
+			// search was: then its command or sleep failed on purpose.
+			w.mu.Lock()
+			if err != nil && !w.stopping && !c.crashed && ctx.Err() == nil {
+				c.failure = err
+			}
+			w.mu.Unlock()
+		}()
+	}
+}
+
+// ErrTarget wraps an error of the code under test that is not a
+// property violation: a Lua script that failed or answered outside the
+// convention, say.
+var ErrTarget = errors.New("explore: the target failed")
+
+// ClientName is the name of the i-th client: "A", "B", "C"...
+func ClientName(i int) string { return string(rune('A' + i)) }
+
+// drive makes the schedule's choices until nothing is enabled.
+func (e *Explorer) drive(
+	ctx context.Context, w *world, s *Schedule, choose search.Chooser[Choice],
+) error {
+	for depth := 0; ; depth++ {
+		if err := w.settle(); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if w.unsteadyNow() {
+			return errUnsteady
+		}
+		if depth > 0 {
+			w.checkHolders(s)
+			w.checkOwnership(s)
+			if err := e.checkLease(ctx, w, s); err != nil {
+				return err
+			}
+		}
+		if w.failed() {
+			s.Complete = true
+			return nil
+		}
+		en := w.enabled(e.model, s.Faults, s.Ticks)
+		if len(en) == 0 || depth >= e.model.MaxSteps {
+			s.Complete = true
+			return nil
+		}
+		i, ok := choose(e.decision(w, s, depth, en))
+		if !ok {
+			return nil
+		}
+		if err := e.apply(ctx, w, s, en[i]); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *world) failed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.Clients {
+		if c.failure != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// settle waits until every goroutine of every client is parked at a
+// command, asleep on its clock, or finished. A sleeper whose context has
+// ended is woken first.
+func (w *world) settle() error {
+	return w.awaitRest(func() bool {
+		w.mu.Lock()
+		for _, s := range slices.Clone(w.sleepers) {
+			if err := s.ctx.Err(); err != nil {
+				w.wake(s, err)
+			}
+		}
+		running, adopted, b := w.running, w.adopted, w.bubble
+		w.mu.Unlock()
+		switch {
+		case running == 0 && adopted == 0 && b == nil:
+			return true
+		case running == 0 && b != nil:
+			// In a bubble, what waits where is read from a dump at
+			// every step: a goroutine may wait on a timer.
+			return w.atRest()
+		}
+		return false
+	}, w.atRest)
+}
+
+// enabled lists the actions the scheduler may take now, in a fixed order:
+// commands by client, ticks by time, then faults.
+func (w *world) enabled(m Model, faults, ticks int) []Choice {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Choice
+	byClient := map[*clientState][]*parked{}
+	for _, p := range w.parked {
+		if !p.c.paused && !p.c.crashed && p.c.Steps < m.Steps {
+			byClient[p.c] = append(byClient[p.c], p)
+		}
+	}
+	for _, c := range w.Clients {
+		for _, s := range w.sleepers {
+			if s.c == c && s.start && !c.paused && !c.crashed {
+				out = append(out, Choice{Action: Action{Kind: Start, Client: c.Name}})
+			}
+		}
+		ps := byClient[c]
+		sort.SliceStable(ps, func(i, j int) bool {
+			if ps[i].desc != ps[j].desc {
+				return ps[i].desc < ps[j].desc
+			}
+			return ps[i].seq < ps[j].seq
+		})
+		for i, p := range ps {
+			// The keys without the namespace: a choice is compared with
+			// choices of other workers, whose namespaces differ.
+			keys := make([]string, len(p.keys))
+			for j, k := range p.keys {
+				keys[j] = w.Target.Short(k)
+			}
+			out = append(
+				out,
+				Choice{Action: Action{Kind: Run, Client: c.Name, Index: i, Command: p.desc},
+					keys: keys, write: p.write, p: p},
+			)
+		}
+	}
+	// Ticks: to each distinct deadline ahead.
+	seen := map[time.Duration]bool{}
+	var tickChoices []Choice
+	add := func(c *clientState, at time.Duration) {
+		if seen[at] {
+			return
+		}
+		seen[at] = true
+		tickChoices = append(
+			tickChoices,
+			Choice{Action: Action{Kind: Tick, Client: c.Name, At: at}},
+		)
+	}
+	for _, s := range w.sleepers {
+		if s.deadline >= 0 && !s.c.paused && !s.c.crashed {
+			add(s.c, max(s.deadline, w.Now))
+		}
+	}
+	for _, c := range w.Clients {
+		if c.paused && c.pausedUntil >= 0 && !c.crashed {
+			add(c, c.pausedUntil)
+		}
+	}
+	sort.SliceStable(
+		tickChoices,
+		func(i, j int) bool { return tickChoices[i].At < tickChoices[j].At },
+	)
+	if by, ok := w.deliverBy(m); ok {
+		// The network's delay is bounded: the clock waits for the
+		// commands in flight that would otherwise land too late.
+		tickChoices = slices.DeleteFunc(tickChoices, func(c Choice) bool { return c.At > by })
+	}
+	if w.timerWait {
+		// A goroutine of the clients waits on something of the bubble
+		// (a timer, say): the clock may run until it wakes.
+		tickChoices = append(tickChoices, Choice{Action: Action{Kind: Tick, Timer: true}})
+	}
+	if ticks >= m.Ticks {
+		tickChoices = nil
+	}
+	if len(out) == 0 && len(tickChoices) == 0 {
+		return nil
+	}
+	out = append(out, tickChoices...)
+	if faults >= m.Faults {
+		return out
+	}
+	return append(out, w.enabledFaults(m)...)
+}
+
+// deliverBy is the time by which the commands in flight must have run
+// under m.MaxDelay, and false when nothing bounds the clock: delays are
+// unbounded, or no command is in flight. A command is in flight when
+// its client may send it now (neither paused, crashed nor past its
+// steps); a paused client has not sent its command yet. w.mu is held.
+func (w *world) deliverBy(m Model) (time.Duration, bool) {
+	if m.MaxDelay <= 0 {
+		return 0, false
+	}
+	by, ok := time.Duration(0), false
+	for _, p := range w.parked {
+		if p.c.paused || p.c.crashed || p.c.Steps >= m.Steps {
+			continue
+		}
+		if t := p.since + m.MaxDelay; !ok || t < by {
+			by, ok = t, true
+		}
+	}
+	return by, ok
+}
+
+// hasWork reports whether c is still at something (parked or asleep).
+// w.mu is held.
+func (w *world) hasWork(c *clientState) bool {
+	for _, p := range w.parked {
+		if p.c == c {
+			return true
+		}
+	}
+	for _, s := range w.sleepers {
+		if s.c == c {
+			return true
+		}
+	}
+	return false
+}
+
+// apply takes one action and waits for its effects to settle.
+func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) error {
+	w.mu.Lock()
+	now := w.Now
+	w.mu.Unlock()
+	step := Step{Action: c.Action, ClockMS: now.Milliseconds()}
+	switch c.Kind {
+	case Run:
+		w.mu.Lock()
+		p := c.p
+		i := slices.Index(w.parked, p)
+		w.parked = slices.Delete(w.parked, i, i+1)
+		if p.counted {
+			w.running++
+		}
+		w.lastRun = p
+		w.StepIndex = len(s.Steps)
+		p.c.Steps++
+		if p.g > 0 {
+			p.c.FromStarted++
+		}
+		if p.lock && p.c.endHold {
+			p.c.holding, p.c.endHold = nil, false
+		}
+		w.touch(p)
+		w.mu.Unlock()
+		released := time.Now()
+		w.deliver(p.go_, nil)
+		if err := w.settle(); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		if p.write && w.bubble != nil {
+			// The command ran between its release and now, on this
+			// process's real clock (its client's is the bubble's).
+			win := window{sent: released, replied: time.Now()}
+			for _, k := range p.keys {
+				if k != "*" {
+					w.written[k] = win
+				}
+			}
+		}
+		step.Text = p.desc + " → " + p.reply
+		if held := now - p.since; held > 0 {
+			step.HeldMS = held.Milliseconds()
+			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
+		}
+		w.mu.Unlock()
+	case Tick:
+		s.Ticks++
+		at := c.At
+		if c.Timer {
+			at = now + e.timerHorizon()
+			if by, ok := w.deliverBy(e.model); ok {
+				at = min(at, max(by, now))
+			}
+		}
+		at, fired, err := e.bubbleAdvance(w, at)
+		if err != nil {
+			return err
+		}
+		keys, err := e.advance(ctx, w, at)
+		if err != nil {
+			return err
+		}
+		step.Text = fmt.Sprintf("clock %s → %s", fmtAt(now), fmtAt(at))
+		if fired {
+			step.Text += "; a timer of the clients fired"
+		}
+		if len(keys) > 0 {
+			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
+			s.Expired = append(s.Expired, expiry{At: at, Keys: keys})
+		}
+	case Start:
+		w.mu.Lock()
+		for _, sl := range slices.Clone(w.sleepers) {
+			if sl.c.Name == c.Client && sl.start {
+				w.wake(sl, nil)
+			}
+		}
+		w.mu.Unlock()
+		if err := w.settle(); err != nil {
+			return err
+		}
+		step.Text = c.Client + " starts a critical section"
+	default:
+		f := faultOf(c.Action)
+		if f == nil {
+			return fmt.Errorf("explore: no such action: %s", c.Action)
+		}
+		text, err := f.strike(ctx, e, w, s, c.Action)
+		if err != nil {
+			return err
+		}
+		step.Text = text
+		s.Faults++
+	}
+	s.Steps = append(s.Steps, step)
+	s.actions = append(s.actions, c.Action)
+	return nil
+}
+
+func (w *world) client(name string) *clientState {
+	for _, c := range w.Clients {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// advance moves the clock to at: leases in the namespace shorten (and
+// those that ran out are deleted), pauses that end by then end, and
+// sleeps due by then end. It returns the keys whose lease ran out.
+func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]string, error) {
+	w.mu.Lock()
+	d := at - w.Now
+	w.mu.Unlock()
+	var keys []string
+	if d > 0 {
+		// The leases on the server shorten by d dilated. The real time
+		// since the last advance also ran them down (by a Dilation-th of
+		// it in virtual time): give it back all the same, so that a lease
+		// loses exactly the virtual time d. A key written since then gets
+		// back only the real time since its write, which this process
+		// knows to within the command's round trip.
+		w.mu.Lock()
+		if w.unsteadyNow() {
+			w.mu.Unlock()
+			return nil, errUnsteady
+		}
+		written, last := w.written, w.lastTickServer
+		w.written = map[string]window{}
+		w.tickSent = time.Now()
+		w.mu.Unlock()
+		r, err := runTick(ctx, e.Redis, e.KeyPrefix, w.Dilate(d), last, written, "")
+		if err != nil {
+			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
+		}
+		w.mu.Lock()
+		w.lastTickServer = r.at
+		w.shortest = 0
+		gone, err := w.ticked(r, "")
+		w.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range gone {
+			keys = append(keys, e.target.Short(k))
+		}
+		more, err := e.tickNodes(ctx, w, w.Dilate(d), written)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, more...)
+		sort.Strings(keys)
+		if e.Stall != nil {
+			w.mu.Lock()
+			left := w.Undilate(w.shortest)
+			w.mu.Unlock()
+			e.Stall(left)
+		}
+	}
+	w.mu.Lock()
+	w.Now = max(w.Now, at)
+	for _, c := range w.Clients {
+		if c.paused && c.pausedUntil >= 0 && c.pausedUntil <= w.Now {
+			c.paused = false
+			for _, p := range w.parked {
+				if p.c == c {
+					p.since = w.Now // sent when the pause ends
+				}
+			}
+		}
+	}
+	for _, s := range slices.Clone(w.sleepers) {
+		if s.deadline >= 0 && s.deadline <= w.Now && !s.c.paused && !s.c.crashed {
+			w.wake(s, nil)
+		}
+	}
+	w.mu.Unlock()
+	w.poke()
+	return keys, w.settle()
+}
+
+// ticked takes in what an advance did on the one server (node "") or a
+// node: the shortest lease left, and the keys whose lease ran out, which
+// it returns qualified by node; errUnsteady when the advance could not
+// tell. w.mu is held.
+func (w *world) ticked(r tickResult, node string) ([]string, error) {
+	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
+		w.shortest = r.shortest
+	}
+	if r.unsteady {
+		return nil, errUnsteady
+	}
+	var gone []string
+	for _, k := range r.gone {
+		if node != "" {
+			k += "@" + node
+		}
+		gone = append(gone, k)
+		w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.Now), 10))
+	}
+	return gone, nil
+}
+
+// tickResult is what plumbing.TickScript answered.
+type tickResult struct {
+	at       int64         // the server's time, µs
+	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
+	unsteady bool
+	gone     []string // the keys whose lease ran out
+}
+
+// runTick runs plumbing.TickScript on rdb over the namespace ns: leases shorten by
+// d (dilated: the server's time), less the real time since last (the server's time of the last
+// advance, µs; -1 for none to give back) or, for the keys written since
+// (those of node, "" for the one server), since their write.
+func runTick(
+	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
+	written map[string]window, node string,
+) (tickResult, error) {
+	args := []any{NamespacePattern(ns), d.Microseconds(), last}
+	for k, win := range written {
+		if key, n := plumbing.SplitNode(k); n == node {
+			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
+		}
+	}
+	res, err := plumbing.TickScript.Run(ctx, rdb, nil, args...).StringSlice()
+	if err != nil {
+		return tickResult{}, err
+	}
+	var sec, usec, shortest int64
+	if len(res) >= 4 {
+		sec, err = strconv.ParseInt(res[0], 10, 64)
+	}
+	if err == nil && len(res) >= 4 {
+		usec, err = strconv.ParseInt(res[1], 10, 64)
+	}
+	if err == nil && len(res) >= 4 {
+		shortest, err = strconv.ParseInt(res[2], 10, 64)
+	}
+	if err != nil || len(res) < 4 {
+		return tickResult{}, fmt.Errorf("reply %q", res)
+	}
+	return tickResult{
+		at:       sec*1_000_000 + usec,
+		shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
+		unsteady: res[3] == "1",
+		gone:     res[4:],
+	}, nil
+}
+
+// unsteadyNow reports whether the schedule has become unsteady: the
+// real time since the clock last advanced has run the shortest lease
+// down (less a millisecond) on the server, which deletes it on real time
+// though the virtual clock says it has not run out. Dilated, that takes
+// a stall of the virtual time left times Dilation. Only the scheduler's
+// goroutine (drive, advance) reads and writes these fields.
+func (w *world) unsteadyNow() bool {
+	if w.unsteady {
+		return true
+	}
+	if w.shortest > 0 && time.Since(w.tickSent) > w.shortest-time.Millisecond {
+		w.unsteady = true
+	}
+	return w.unsteady
+}
+
+// checkHolders records a mutual-exclusion violation when two clients hold
+// the lock (one of them for writing) with leases that have not run out;
+// for a semaphore (Lock.Permits), a holders violation when more
+// clients than it has permits do.
+func (w *world) checkHolders(s *Schedule) {
+	property := w.Target.exclusion()
+	if slices.ContainsFunc(
+		s.Violations,
+		func(v Violation) bool { return v.Property == property },
+	) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// Holders of different keys (the market's locks of two listings) do
+	// not exclude each other: look for two of one key.
+	var hs []*clientState
+	byKey := map[string][]*clientState{}
+	for _, c := range w.holders() {
+		byKey[c.holding.Key] = append(byKey[c.holding.Key], c)
+	}
+	for _, c := range w.holders() {
+		group := byKey[c.holding.Key]
+		writer := false
+		for _, d := range group {
+			writer = writer || d.holding.Write
+		}
+		if w.Target.lock().Permits > 0 && len(group) > w.Target.lock().Permits ||
+			w.Target.lock().Permits == 0 && len(group) >= 2 && writer {
+			hs = group
+			break
+		}
+	}
+	if hs == nil {
+		return
+	}
+	var parts []string
+	for _, c := range hs {
+		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.Name, w.leaseText(c)))
+	}
+	msg := fmt.Sprintf(
+		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.Now),
+		strings.Join(parts, " and "),
+	)
+	if w.Target.lock().Permits > 0 {
+		msg = fmt.Sprintf(
+			"at %s, %d clients hold the semaphore of %d permits at once, with leases that have "+
+				"not run out: %s",
+			fmtAt(w.Now), len(hs), w.Target.lock().Permits, strings.Join(parts, ", "),
+		)
+	}
+	i := len(s.Steps) - 1
+	s.Violations = append(s.Violations, Violation{Property: property, Message: msg, Step: i})
+	if i >= 0 && s.Steps[i].Violation == "" {
+		s.Steps[i].Violation = property
+	}
+}
+
+// exclusion is the property that speaks of clients holding at once:
+// Holders for a semaphore, MutualExclusion for any other lock.
+func (t *Target) exclusion() string {
+	if t.lock().Permits > 0 {
+		return Holders
+	}
+	return MutualExclusion
+}
+
+// ExclusionNames returns check with each of MutualExclusion and Holders
+// named as target t names the property (Holders for a semaphore,
+// MutualExclusion for any other lock), once; the slice is new.
+func (t *Target) ExclusionNames(check []string) []string {
+	var out []string
+	for _, p := range check {
+		if p == MutualExclusion || p == Holders {
+			p = t.exclusion()
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// holders is the clients that hold a lease not yet run out. w.mu is held.
+func (w *world) holders() []*clientState {
+	var out []*clientState
+	for _, c := range w.Clients {
+		if c.holding == nil {
+			continue
+		}
+		if end := c.holding.End(); end < 0 || w.Now < end {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (w *world) leaseText(c *clientState) string {
+	end := c.holding.End()
+	if end < 0 {
+		return "never (no expiry)"
+	}
+	return fmtAt(end)
+}
+
+// finish ends the schedule: every client still waiting is stopped, and
+// the properties checked at the end are checked.
+func (e *Explorer) finish(ctx context.Context, w *world, s *Schedule, check bool) error {
+	w.mu.Lock()
+	s.End = w.Now
+	w.stopping = true
+	for _, p := range w.parked {
+		w.deliver(p.go_, errStopped)
+		if p.counted {
+			w.running++
+		}
+	}
+	w.parked = nil
+	for _, sl := range slices.Clone(w.sleepers) {
+		w.wake(sl, errStopped)
+	}
+	w.mu.Unlock()
+	if w.bubble != nil {
+		// The clock runs, so that goroutines waiting on timers wake to
+		// the schedule's end; the bubble ends with them.
+		w.bubble.set(true, false)
+		defer w.bubble.end()
+	}
+	if err := w.awaitEnd(func() bool {
+		w.mu.Lock()
+		live := w.live
+		w.mu.Unlock()
+		return live == 0 && w.gone()
+	}); err != nil {
+		return err
+	}
+	s.CmdLog = w.CmdLog
+	if !check || !s.Complete {
+		return nil
+	}
+	vs, err := e.target.checkEnd(ctx, e, w)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		v.Step = len(s.Steps) - 1
+		s.Violations = append(s.Violations, v)
+		if v.Step >= 0 && s.Steps[v.Step].Violation == "" {
+			s.Steps[v.Step].Violation = v.Property
+		}
+	}
+	return nil
+}
+
+// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
+// "t=0.010s".
+func FormatMS(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("t=%ds", ms/1000)
+	}
+	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
+}

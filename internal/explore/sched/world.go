@@ -1,0 +1,876 @@
+package sched
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/search"
+	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
+	"github.com/lockmarket/lockmarket/locking"
+	"github.com/redis/go-redis/v9"
+)
+
+// errStopped is what a client's command or sleep returns once the client
+// crashed or the schedule ended. It wraps redis.ErrClosed: nothing was
+// sent, so a lock does not start a background release of an attempt
+// whose reply it believes lost.
+var errStopped = fmt.Errorf("explore: client stopped: %w", redis.ErrClosed)
+
+// errNoSchedule is returned for a command sent through a client's
+// go-redis client while no schedule runs: nothing can order it.
+var errNoSchedule = errors.New("explore: command sent while no schedule runs")
+
+// ErrOutside ends a search in which a client sent a command the explorer
+// cannot hold: from a goroutine that descends from no client's (one
+// started before the schedule, or a worker fed by a channel), which it
+// cannot wait for. A goroutine a client starts, however deep in a
+// library, is the client's (ancestry.go). The error names the client,
+// the command and the fix.
+var ErrOutside = errors.New("explore: a command the explorer cannot hold")
+
+// ErrStuck is returned when a client neither sent a command, slept on its
+// clock, nor finished within Options.StuckAfter of real time, without waiting on
+// the wall clock (ErrWallClock): it is busy, or blocked in a system call.
+// The error says where each goroutine of the clients stands.
+var ErrStuck = errors.New("explore: a client blocked outside the scheduler's view")
+
+// defaultStuckAfter is Options.StuckAfter's default.
+const defaultStuckAfter = 10 * time.Second
+
+// clientState is one client of one schedule: its go-redis client and
+// where it stands.
+type clientState struct {
+	world *world
+	Name  string
+	Index int
+	Redis *redis.Client
+
+	// wall is what the client waited on the wall clock in the search
+	// (world.look): the explorer's, for its client of that name. Guarded
+	// by w.mu.
+	wall *wallWait
+	// last is its last command released and its reply, for messages.
+	last string
+
+	// Guarded by w.mu.
+	paused      bool
+	pausedUntil time.Duration // -1: for good (an unbounded pause)
+	crashed     bool
+	freePass    bool // the next command passes: an EVAL after its EVALSHA met NOSCRIPT
+	holding     *hold
+	endHold     bool // the hold ends with the client's next lock command
+	wanted      bool // tried to take the lock
+	got         int  // holds taken
+	gaveUp      bool
+	done        bool
+	completed   int // critical sections whose write was applied
+	pauses      int
+	Steps       int // commands released
+	// FromStarted is how many of them came from goroutines the client
+	// started (with Go, or the go statement: ancestry.go).
+	FromStarted int
+	failure     error // an error that is not the schedule's doing
+	// log is everything the client's code has learnt since the schedule
+	// began, in order for each of its goroutines: each command's reply,
+	// each reading of the clock, each end of a sleep. Its code being
+	// deterministic, two clients with one log are in one state
+	// (world.fingerprint). How its goroutines' entries interleave within
+	// one step depends on real time, and does not count.
+	log []logEntry
+	// spawned is how many goroutines the client has had: its own (0),
+	// then those its Go started, numbered in order.
+	spawned int
+	// sentAt is when its last command was parked, on the virtual clock:
+	// where a lease it then says it holds (Client.Holding) starts.
+	sentAt time.Duration
+}
+
+// logEntry is one entry of a client's log, with the number of the
+// goroutine it is about (-1: one the explorer does not know).
+type logEntry struct {
+	g int
+	s string
+}
+
+// gref is a goroutine of a client: the client, and its number among the
+// client's goroutines (client.spawned).
+type gref struct {
+	c *clientState
+	n int
+	// adopted is set for a goroutine the client's code started with the
+	// go statement (ancestry.go): the scheduler does not count it in
+	// running and live, and reads from stack dumps whether it is at rest.
+	adopted bool
+}
+
+// hold is what a client believes it holds.
+type hold struct {
+	Write bool
+	Key   string // the lock key, when a target tells; empty: its first lock key
+	// End is when the lease ends on the virtual clock, -1 for never.
+	End func() time.Duration
+	// held is the workload's hold (nil for a hold read from commands or
+	// declared by Go code).
+	held Held
+}
+
+// parked is a command (or a pipeline) waiting for the scheduler.
+type parked struct {
+	c     *clientState
+	seq   int
+	cmds  []redis.Cmder
+	keys  []string
+	write bool
+	lock  bool   // touches a lock key
+	node  string // the node it goes to ("" for the one server)
+	desc  string
+	reply string
+	g     int // the number of the goroutine that sent it
+	// counted is false for a command of an adopted goroutine, which
+	// world.running does not count.
+	counted bool
+	go_     chan error
+	// since is when it was sent on the virtual clock: when it was
+	// parked, or when its client's pause ended (Model.MaxDelay).
+	since time.Duration
+}
+
+// sleeper is a goroutine waiting on a client's clock.
+type sleeper struct {
+	start    bool // a client waiting to begin a critical section (a Start action wakes it)
+	c        *clientState
+	g        int  // the number of the goroutine that sleeps
+	counted  bool // false for an adopted goroutine (world.running)
+	ctx      context.Context
+	deadline time.Duration // -1: until ctx ends
+	ch       chan error
+	woken    bool
+	stop     func() bool
+}
+
+// world is one schedule's run: the clients, what each is waiting for, and
+// the virtual clock.
+type world struct {
+	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
+	// not yet cached a script the clients use, so this run saw a step
+	// the runs after it will not (errScriptMissed).
+	missedScript bool
+	Target       *Target
+	Epoch        time.Time
+	signal       chan struct{}
+	// Factor is the dilation of time (Dilation; tests of the reruns
+	// set 1).
+	Factor int64
+	// stuckAfter is how long await waits with no client moving.
+	stuckAfter time.Duration
+
+	mu        sync.Mutex
+	Now       time.Duration
+	running   int // goroutines neither parked nor sleeping
+	live      int // goroutines not finished
+	Clients   []*clientState
+	parked    []*parked
+	sleepers  []*sleeper
+	seq       int
+	stopping  bool
+	lastRun   *parked
+	CmdLog    []CmdRecord
+	torn      []string // what readers saw of a write in progress
+	StepIndex int      // index of the step being taken
+
+	// owned is the ownership violations the clients' replies showed
+	// (world.Disowned).
+	owned []Violation
+	// Control is the scheduler's own connection, which it does not hold:
+	// a target may read the server through it while one of its clients
+	// runs, when nothing else moves.
+	Control *redis.Client
+	// ops is, for a recipe, each op's calls and replies (world.CountOp).
+	ops map[string]*opTally
+	// leaseLeft is what the lock's key had left to live (ms on the
+	// server, 0 for gone or no expiry) when checkLease last read it, at
+	// virtual time leaseAt.
+	leaseLeft int64
+	leaseAt   time.Duration
+	// For the leases' real run-down: when the clock last advanced (the
+	// server's time, µs, as the tick read it, on the one server and on
+	// each node; and this process's time when it sent the tick), how
+	// long the shortest lease then had to run in real time, and when each
+	// key written since was written (between the sending of the command
+	// and its reply).
+	lastTickServer int64
+	nodeTick       map[string]int64
+	tickSent       time.Time
+	shortest       time.Duration
+	written        map[string]window
+	// unsteady is set when the real time the schedule took may have
+	// changed its outcome (a stall longer than a lease's margin): the
+	// schedule is run again (errUnsteady).
+	unsteady bool
+	// nodeDirty is the nodes a write went to since they last restarted:
+	// only there can a node fault change anything.
+	nodeDirty map[string]bool
+	// For world.fingerprint: each key's writes (and WATCHes) in order,
+	// the node faults, tokens named after the client that made them, and
+	// opaque when a command touched keys it does not name.
+	keyLog    map[string][]string
+	nodeFalls []string
+	tokens    map[string]string
+	opaque    bool
+	// maxDelay is the model's MaxDelay: how long a command may stay in
+	// flight on the virtual clock, 0 for ever.
+	maxDelay time.Duration
+	// sleepAs, when set, is how long every sleep of a client lasts (in
+	// virtual time), whatever it asked: a jittered backoff (locking.Backoff) would
+	// otherwise sleep a random time, and a replay go another way.
+	sleepAs time.Duration
+	// goroutines is the goroutines the scheduler waits for, by id: each
+	// client's own, and those its Go started.
+	goroutines map[uint64]gref
+	// parents is each goroutine's creator, as the tracebacks named it
+	// (ancestry.go), and adopted how many goroutines were adopted.
+	parents map[uint64]uint64
+	adopted int
+	// fatal, once set, ends the schedule and the search with it: the
+	// clients did something the explorer cannot order (ErrOutside,
+	// ErrWallClock).
+	fatal error
+	// bubble is set when the clients run in a testing/synctest bubble
+	// (bubble.go), and timerWait when one of their goroutines waits in it
+	// on something other than the scheduler (a timer, say).
+	bubble    *bubble
+	timerWait bool
+	// timersFired counts the timers of the clients' code that fired on
+	// the virtual clock (bubble.go).
+	timersFired int
+	// ids counts the values the explorer made for each client and kind
+	// (tokens, call ids), so that a replay makes the same ones.
+	ids map[string]int
+}
+
+// window is when a command ran, as far as this process can tell: after
+// it was sent, before its reply came back.
+type window struct{ sent, replied time.Time }
+
+// CmdRecord is one command as executed, for the timeline.
+type CmdRecord struct {
+	Step   int // index of the schedule's step that released it
+	Client string
+	at     time.Duration
+	Args   [][]string
+	Values []string
+	Errs   []string
+	// whole[i] is, for a reply Values[i] or Errs[i] cut to
+	// plumbing.MaxReplyBytes, a digest of the whole reply (nil when
+	// none was cut).
+	whole []string
+}
+
+// slot is where the hook of a go-redis client finds the client it sends
+// for: the client of the schedule running, set by runOnce. The hook
+// knows its client from the go-redis client, not from the command's
+// context, so code that sends with a context of its own
+// (context.Background()) is held like any other.
+type slot struct {
+	mu sync.Mutex
+	c  *clientState
+}
+
+func (s *slot) set(c *clientState) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+}
+
+func (s *slot) get() *clientState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
+}
+
+// track counts the calling goroutine as c's goroutine number n: the
+// scheduler waits for it, and holds its commands.
+func (w *world) track(c *clientState, n int) {
+	id := goid()
+	w.mu.Lock()
+	w.goroutines[id] = gref{c: c, n: n}
+	w.mu.Unlock()
+}
+
+// note adds an entry about goroutine g to c's log. w.mu is held.
+func (w *world) note(c *clientState, g int, s string) {
+	c.log = append(c.log, logEntry{g: g, s: s})
+}
+
+// fail ends the schedule with err (the first one given wins). w.mu is
+// held.
+func (w *world) fail(err error) {
+	if w.fatal == nil {
+		w.fatal = err
+	}
+}
+
+// fatalErr is the error that ends the schedule, if any.
+func (w *world) fatalErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fatal
+}
+
+// NewID is the n-th value of kind the explorer makes for client c in
+// this schedule, shaped as a UUID (as the tokens of most locks are): the
+// same in every run of the schedule, and unlike any other client's or
+// kind's.
+func (w *world) NewID(c *clientState, kind string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := c.Name + " " + kind
+	n := w.ids[k]
+	w.ids[k] = n + 1
+	return formatID(c.Index, kind, n)
+}
+
+// formatID is the n-th value (from 0) of kind made for client i.
+func formatID(i int, kind string, n int) string {
+	tag := 0
+	if kind == IDCall {
+		tag = 1
+	}
+	return fmt.Sprintf("%08x-0000-4000-8%03x-%012x", i+1, tag, n+1)
+}
+
+// The kinds of value the explorer makes (world.NewID): a lock's token and
+// a call's ID.
+const (
+	IDToken = "token"
+	IDCall  = "call"
+)
+
+// poke tells the scheduler that something changed.
+func (w *world) poke() {
+	select {
+	case w.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Clock is a client's view of the virtual clock (locking.Clock).
+type Clock struct{ c *clientState }
+
+// Now is the time on the clients' clock: the virtual time, dilated
+// (world.At).
+func (k Clock) Now() time.Time {
+	w := k.c.world
+	id := whoAmI()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	return w.At(w.Now)
+}
+
+// Sleep waits for d on the clients' clock (d/Dilation of virtual time),
+// or until ctx ends: the scheduler decides when the clock gets there.
+func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
+	w := k.c.world
+	id := whoAmI()
+	w.mu.Lock()
+	if w.stopping || k.c.crashed {
+		w.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errStopped
+	}
+	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
+	s.counted = w.counted(id.id)
+	if d < locking.Forever/2 {
+		// d is on the clients' dilated clock.
+		v := w.Undilate(max(d, 0))
+		if w.sleepAs > 0 && d > 0 {
+			v = w.sleepAs
+		}
+		s.deadline = w.Now + v
+	}
+	w.note(k.c, s.g, "sleep "+strconv.FormatInt(int64(s.deadline), 10))
+	if err := ctx.Err(); err != nil {
+		// Logged as a sleep its context's end cut short: whether the
+		// context ended just before the sleep began or just after
+		// depends on real time, not on the schedule.
+		w.note(k.c, s.g, "woke: "+err.Error())
+		w.mu.Unlock()
+		return err
+	}
+	w.sleepers = append(w.sleepers, s)
+	if s.counted {
+		w.running--
+	}
+	w.mu.Unlock()
+	s.stop = context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.wake(s, ctx.Err())
+		w.mu.Unlock()
+		w.poke()
+	})
+	w.poke()
+	w.reached()
+	err := <-s.ch
+	s.stop()
+	return err
+}
+
+// AwaitStart waits until the scheduler lets the client begin its next
+// critical section (a Start action): a client may begin at any moment of
+// the schedule, after any other client's step or advance of the clock.
+func (k Clock) AwaitStart(ctx context.Context) error {
+	w := k.c.world
+	id := whoAmI()
+	w.mu.Lock()
+	if w.stopping || k.c.crashed {
+		w.mu.Unlock()
+		return errStopped
+	}
+	s := &sleeper{
+		c:        k.c,
+		g:        w.gnum(id),
+		ctx:      ctx,
+		deadline: -1,
+		start:    true,
+		ch:       make(chan error, 1),
+	}
+	s.counted = w.counted(id.id)
+	w.note(k.c, s.g, "await start")
+	w.sleepers = append(w.sleepers, s)
+	if s.counted {
+		w.running--
+	}
+	w.mu.Unlock()
+	w.poke()
+	w.reached()
+	return <-s.ch
+}
+
+// Go runs f in a goroutine of the client that the scheduler waits for.
+func (k Clock) Go(f func()) {
+	w := k.c.world
+	id := whoAmI()
+	w.mu.Lock()
+	n := k.c.spawned
+	k.c.spawned++
+	w.note(k.c, w.gnum(id), "go "+strconv.Itoa(n))
+	w.running++
+	w.live++
+	w.mu.Unlock()
+	go func() {
+		defer w.exit()
+		w.track(k.c, n)
+		f()
+	}()
+}
+
+// wake ends s's sleep with err (nil: its time came). w.mu is held.
+func (w *world) wake(s *sleeper, err error) {
+	if s.woken {
+		return
+	}
+	s.woken = true
+	woke := "woke"
+	if err != nil {
+		woke += ": " + err.Error()
+	}
+	w.note(s.c, s.g, woke)
+	if s.counted {
+		w.running++
+	}
+	if i := slices.Index(w.sleepers, s); i >= 0 {
+		w.sleepers = slices.Delete(w.sleepers, i, i+1)
+	}
+	w.deliver(s.ch, err)
+}
+
+func (w *world) exit() {
+	w.mu.Lock()
+	w.running--
+	w.live--
+	w.mu.Unlock()
+	w.poke()
+	w.reached()
+}
+
+// gate parks a command for node ("" for the one server) until the
+// scheduler releases it.
+func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, error) {
+	id := whoAmI()
+	w.mu.Lock()
+	if w.stopping || c.crashed {
+		w.mu.Unlock()
+		return nil, errStopped
+	}
+	g := w.gnum(id)
+	if g < 0 {
+		err := fmt.Errorf(
+			"%w: client %s sent %s from a goroutine that descends from no client's (started "+
+				"before the schedule, or a worker fed by a channel): the explorer cannot wait "+
+				"for it, nor order what it sends. Send from the client's own goroutine or from "+
+				"one it starts, however deep in a library",
+			ErrOutside, c.Name, w.Target.describe(cmds),
+		)
+		w.fail(err)
+		w.mu.Unlock()
+		w.poke()
+		return nil, err
+	}
+	if c.freePass {
+		c.freePass = false
+		w.mu.Unlock()
+		return nil, nil
+	}
+	w.seq++
+	c.sentAt = w.Now
+	if w.Target.Traits.declared {
+		// A lease the client then says it holds counts from here: two
+		// states that differ in it must not look alike (fingerprint).
+		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
+	}
+	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
+	p.counted = w.counted(id.id)
+	p.keys, p.write = plumbing.Footprint(cmds)
+	for _, k := range p.keys {
+		if w.Target.IsLock(k) {
+			p.lock = true
+		}
+	}
+	p.desc = w.Target.describe(cmds)
+	if node != "" {
+		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
+	}
+	w.parked = append(w.parked, p)
+	if p.counted {
+		w.running--
+	}
+	w.mu.Unlock()
+	w.poke()
+	w.reached()
+	return p, <-p.go_
+}
+
+// after records a released command's outcome; sent is when it was sent.
+func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
+	if p != nil {
+		rec.Client = p.c.Name
+		if w.Target.Traits.declared && p.c.endHold {
+			p.c.holding, p.c.endHold = nil, false // Client.Released: the release's first command ran
+		}
+	}
+	var replies []string
+	for _, c := range cmds {
+		rec.Args = append(rec.Args, plumbing.ArgStrings(c))
+		// A pipeline's error is its first failed command's, which
+		// go-redis also sets on that command: the others keep their own.
+		cerr := err
+		if len(cmds) > 1 {
+			cerr = nil
+		}
+		v, e := plumbing.ReplyOf(c, cerr)
+		if p != nil && w.Target.Traits.InferHolds {
+			w.inferHold(p.c, rec.Args[len(rec.Args)-1], v, e)
+		}
+		// A reply is kept bounded (a script may make it megabytes); one
+		// cut keeps a digest of the whole, so that two states that differ
+		// past the cut still differ (logCommand).
+		bv, be := rediscmd.Bound(v, plumbing.MaxReplyBytes), rediscmd.Bound(e, plumbing.MaxReplyBytes)
+		if bv != v || be != e {
+			if rec.whole == nil {
+				rec.whole = make([]string, len(cmds))
+			}
+			sum := sha256.Sum256([]byte(v + "|" + e))
+			rec.whole[len(rec.Values)] = hex.EncodeToString(sum[:8])
+		}
+		v, e = bv, be
+		rec.Values = append(rec.Values, v)
+		rec.Errs = append(rec.Errs, e)
+		if e != "" {
+			replies = append(replies, "error: "+e)
+		} else {
+			replies = append(replies, v)
+		}
+	}
+	w.CmdLog = append(w.CmdLog, rec)
+	if p != nil {
+		w.logCommand(p, rec)
+	}
+	if p != nil && p.write && w.bubble == nil {
+		// In a bubble this goroutine's clock is the bubble's: the
+		// scheduler notes the window instead (Explorer.apply).
+		win := window{sent: sent, replied: time.Now()}
+		for _, k := range p.keys {
+			if k != "*" {
+				w.written[k] = win
+			}
+		}
+	}
+	if p != nil {
+		p.reply = w.Target.Short(strings.Join(replies, ", "))
+		p.c.last = p.desc + " → " + p.reply
+	}
+	if len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "evalsha") && err != nil &&
+		strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if c := p.c; c != nil {
+			c.freePass = true
+		}
+		w.missedScript = true
+	}
+}
+
+// Hold is the slot's half of the hook (hook.go): it waits for cmds' turn
+// under the client of the current schedule, and returns what to call with
+// their outcome once sent; a nil client gets errNoSchedule.
+func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.Time), error) {
+	c := s.get()
+	if c == nil {
+		return nil, errNoSchedule
+	}
+	w := c.world
+	p, err := w.gate(c, node, cmds)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil { // a free pass: record it under the command it follows
+		w.mu.Lock()
+		p = w.lastRun
+		w.mu.Unlock()
+	}
+	return func(err error, sent time.Time) { w.after(p, cmds, err, sent) }, nil
+}
+
+// inferHold follows what client c holds, for a target whose lock is
+// taken inside code the explorer runs unchanged (the market), from one
+// command on a lock key and its reply: a SET NX with a lease that
+// succeeded holds the key until the lease ends on the virtual clock; the
+// client's next script on that key, its release, ends the hold. w.mu is
+// held.
+func (w *world) inferHold(c *clientState, args []string, value, errText string) {
+	l, ok := rediscmd.ReadLock(args, value, errText, w.Target.IsLock)
+	if ok && l.Op == rediscmd.Acquire && l.NX && strings.HasPrefix(l.How, "SET ") && l.TTL > 0 {
+		end := w.Now + w.Undilate(l.TTL) // the server's lease is dilated
+		c.holding = &hold{Write: true, Key: l.Key, End: func() time.Duration { return end }}
+		c.got++
+		return
+	}
+	name := rediscmd.Name(args)
+	if errText != "" || name != "eval" && name != "evalsha" {
+		return
+	}
+	if keys, _, ok := rediscmd.ScriptArgs(args); ok && len(keys) > 0 && c.holding != nil &&
+		c.holding.Key == keys[0] {
+		c.holding = nil
+	}
+}
+
+// replaceTokens returns text with each token replaced by a name that is the
+// same in every run of a schedule: the client that first sent it and a
+// number. A token first seen in a reply (sent false) keeps its text.
+// w.mu is held.
+func (w *world) replaceTokens(c *clientState, text string, sent bool) string {
+	return replaceEach(text, tokenAt, func(tok string) string {
+		if name, ok := w.tokens[tok]; ok {
+			return name
+		}
+		if !sent {
+			return tok
+		}
+		n := 0
+		for _, name := range w.tokens {
+			if strings.HasPrefix(name, "<"+c.Name+"#") {
+				n++
+			}
+		}
+		name := fmt.Sprintf("<%s#%d>", c.Name, n)
+		w.tokens[tok] = name
+		return name
+	})
+}
+
+// coarse is a reply with each large integer rounded to a multiple of the
+// dilation: a lease's time left, read on the server, is its virtual time
+// left dilated, less the real time that ran it down since the clock last
+// advanced; that real time (a second of it is a microsecond of virtual
+// time) must not tell two states apart. Undilated, text is left as it
+// is.
+func (w *world) coarse(text string) string {
+	f := w.Factor
+	if f <= 1 {
+		return text
+	}
+	// The integers of a reply that may count a lease's time left on the
+	// server (a PTTL or TTL in a script's reply, dilated): bigNumberAt.
+	return replaceEach(text, bigNumberAt, func(n string) string {
+		v, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return n
+		}
+		return "~" + strconv.FormatInt((v+f/2)/f, 10) + "e6"
+	})
+}
+
+// logCommand adds a released command and its reply to its client's log and,
+// for a write or a WATCH, to the log of each key it touches, with the
+// virtual time (a lease's end depends on it). w.mu is held.
+func (w *world) logCommand(p *parked, rec CmdRecord) {
+	c := p.c
+	var parts []string
+	ordered := p.write
+	for i, args := range rec.Args {
+		a := w.replaceTokens(c, strings.Join(args, " "), true)
+		reply := rec.Values[i] + "|" + rec.Errs[i]
+		if rec.whole != nil && rec.whole[i] != "" {
+			reply += "|" + rec.whole[i]
+		}
+		parts = append(parts, a+" -> "+w.coarse(w.replaceTokens(c, reply, false)))
+		if strings.EqualFold(args[0], "watch") {
+			ordered = true
+		}
+	}
+	entry := strings.Join(parts, "; ")
+	w.note(c, p.g, entry)
+	if !ordered {
+		return
+	}
+	for _, k := range p.keys {
+		if k == "*" {
+			w.opaque = true
+			continue
+		}
+		w.keyLog[k] = append(w.keyLog[k], c.Name+" "+strconv.FormatInt(int64(w.Now), 10)+" "+entry)
+	}
+}
+
+// fingerprint names the state of the schedule after depth steps, ticks
+// advances and faults faults: two schedules with one fingerprint go on
+// alike, whatever comes next. The state is:
+//   - each client's log (replies, readings of the clock, ends of sleeps;
+//     its code is deterministic) and where it stands (paused, crashed,
+//     what it holds, what it waits for);
+//   - the virtual time;
+//   - for each key, the writes it saw, in order, each with its client,
+//     arguments, reply and virtual time.
+//
+// Two runs that agree on all of these wrote every key alike, in the same
+// order relative to every other access that could see the difference, so
+// the server holds the same data with the same leases. Reads are not in
+// the keys' logs: what a read saw is in its client's log. The namespace
+// is left out (every worker has its own). ok is false when a command
+// touched keys it does not name. w.mu is held.
+func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, ok bool) {
+	st, ok := w.state(depth, ticks, faults)
+	if !ok {
+		return key, false
+	}
+	return st.hash(), true
+}
+
+// stateText is the text of a state (fingerprint), each client's part
+// apart so that the clients can be renamed (symmetry.go): a client's name
+// is written between the marks \x01 and \x02.
+type stateText struct {
+	head    string
+	clients []clientText
+	rest    string
+}
+
+type clientText struct{ name, text string }
+
+// state is the text of the state fingerprint names. w.mu is held.
+func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
+	if w.opaque {
+		return st, false
+	}
+	st.head = fmt.Sprintf("%d %d %d %d\n", depth, ticks, faults, w.Now)
+	var b strings.Builder
+	for _, c := range w.Clients {
+		b.Reset()
+		hold := "-"
+		if c.holding != nil {
+			hold = fmt.Sprintf("%s %v %d", w.Target.Short(c.holding.Key), c.holding.Write, c.holding.End())
+		}
+		fmt.Fprintf(
+			&b, "\x01%s\x02 %v %d %v %v %s %v %d %v %v %v %d %d %d %v\n", c.Name, c.paused,
+			c.pausedUntil, c.crashed, c.freePass, hold, c.endHold, c.got, c.wanted, c.gaveUp,
+			c.done, c.completed, c.pauses, c.Steps, c.failure != nil,
+		)
+		log := slices.Clone(c.log)
+		sort.SliceStable(log, func(i, j int) bool { return log[i].g < log[j].g })
+		for _, l := range log {
+			fmt.Fprintf(&b, "%d %s\n", l.g, w.Target.Short(l.s))
+		}
+		var waits []string
+		for _, p := range w.parked {
+			if p.c == c {
+				wait := "parked " + p.desc
+				if w.maxDelay > 0 {
+					wait += " since " + strconv.FormatInt(int64(p.since), 10)
+				}
+				waits = append(waits, wait)
+			}
+		}
+		for _, s := range w.sleepers {
+			if s.c == c {
+				waits = append(waits, fmt.Sprintf("sleeper %v %d", s.start, s.deadline))
+			}
+		}
+		sort.Strings(waits)
+		b.WriteString(strings.Join(waits, "\n"))
+		b.WriteByte('\n')
+		st.clients = append(st.clients, clientText{name: c.Name, text: b.String()})
+	}
+	b.Reset()
+	fmt.Fprintf(&b, "torn %q\n", w.torn)
+	dirty := make([]string, 0, len(w.nodeDirty))
+	for n := range w.nodeDirty {
+		dirty = append(dirty, n)
+	}
+	sort.Strings(dirty)
+	fmt.Fprintf(&b, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
+	keys := make([]string, 0, len(w.keyLog))
+	for k := range w.keyLog {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "key %s\n", w.Target.Short(k))
+		for _, l := range w.keyLog[k] {
+			// Each line begins with its client's name.
+			who, rest, _ := strings.Cut(l, " ")
+			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.Target.Short(rest))
+		}
+	}
+	st.rest = b.String()
+	return st, true
+}
+
+// hash is the fingerprint of the state: of its text, the clients' parts
+// in order.
+func (st stateText) hash() search.Fingerprint {
+	n := len(st.head) + len(st.rest)
+	for _, c := range st.clients {
+		n += len(c.text)
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, st.head...)
+	for _, c := range st.clients {
+		buf = append(buf, c.text...)
+	}
+	return sha256.Sum256(append(buf, st.rest...))
+}

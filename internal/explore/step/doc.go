@@ -1,0 +1,9 @@
+// Package step steps through one schedule by hand, for the lab page and
+// the explorer's commands: Cut runs a schedule up to a point and says
+// where it stands (the enabled actions, the holders, each client's view),
+// and FindFrom searches the schedules that continue it.
+//
+// Of this module, it imports only internal/explore/{sched, view, search}: nothing
+// above it (explore). Its tests also import internal/explore/{targets, plumbing},
+// the market and internal/testsupport/redistest.
+package step
