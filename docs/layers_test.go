@@ -267,16 +267,16 @@ func explorePackage(path string) string {
 // TestExploreLayerViolation shows the check of explore's layers failing:
 // the runtime importing a target, or a test of it doing so.
 func TestExploreLayerViolation(t *testing.T) {
-	order := []string{"explore", "explore/targets", "explore/sched"}
+	order := []string{"explore", "internal/explore/targets", "internal/explore/sched"}
 	same := func(p string) string { return p }
 	for _, tt := range []struct {
 		imp packageImport
 		bad bool
 	}{
-		{packageImport{"explore/targets", "explore/sched", false}, false},
-		{packageImport{"explore/sched", "explore/targets", false}, true},
-		{packageImport{"explore/sched", "explore/targets", true}, true},
-		{packageImport{"explore/sched", "explore", false}, true},
+		{packageImport{"internal/explore/targets", "internal/explore/sched", false}, false},
+		{packageImport{"internal/explore/sched", "internal/explore/targets", false}, true},
+		{packageImport{"internal/explore/sched", "internal/explore/targets", true}, true},
+		{packageImport{"internal/explore/sched", "explore", false}, true},
 	} {
 		if got := layerViolations(order, []packageImport{tt.imp}, same); (len(got) > 0) != tt.bad {
 			t.Errorf("%v: %q, want a violation: %v", tt.imp, got, tt.bad)
@@ -287,15 +287,16 @@ func TestExploreLayerViolation(t *testing.T) {
 // TestImportRules shows the reading of a package comment's rule and its
 // check against the imports failing where the comment is not true.
 func TestImportRules(t *testing.T) {
-	doc := "Package sched runs clients.\n\nOf this module, it imports only explore/search,\n" +
+	doc := "Package sched runs clients.\n\n" +
+		"Of this module, it imports only internal/explore/search,\n" +
 		"internal/redis/{rediscmd, redisserver} and the catalogue (locking/...): nothing above it.\n" +
 		"Its tests also import internal/testsupport/redistest. It may import go-redis."
 	r, err := parseRule(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode := []string{"explore/search", "internal/redis/rediscmd", "internal/redis/redisserver",
-		"locking/..."}
+	wantCode := []string{"internal/explore/search", "internal/redis/rediscmd",
+		"internal/redis/redisserver", "locking/..."}
 	if !slices.Equal(r.code, wantCode) || !slices.Equal(r.tests, []string{"internal/testsupport/redistest"}) {
 		t.Fatalf("parseRule: %q, %q", r.code, r.tests)
 	}
@@ -306,13 +307,13 @@ func TestImportRules(t *testing.T) {
 		t.Errorf("no rule: %v", err)
 	}
 	all := []packageImport{
-		{"explore/sched", "explore/search", false},
-		{"explore/sched", "internal/redis/rediscmd", false},
-		{"explore/sched", "internal/redis/redisserver", false},
-		{"explore/sched", "locking/locktrace", false},
-		{"explore/sched", "internal/testsupport/redistest", true},
+		{"internal/explore/sched", "internal/explore/search", false},
+		{"internal/explore/sched", "internal/redis/rediscmd", false},
+		{"internal/explore/sched", "internal/redis/redisserver", false},
+		{"internal/explore/sched", "locking/locktrace", false},
+		{"internal/explore/sched", "internal/testsupport/redistest", true},
 	}
-	if v := ruleViolations("explore/sched", r, all); len(v) > 0 {
+	if v := ruleViolations("internal/explore/sched", r, all); len(v) > 0 {
 		t.Errorf("the imports the rule names: %q", v)
 	}
 	for _, tc := range []struct {
@@ -320,84 +321,82 @@ func TestImportRules(t *testing.T) {
 		imports []packageImport
 	}{
 		{"code imports what the rule does not name",
-			append(slices.Clone(all), packageImport{"explore/sched", "explore/targets", false})},
+			append(slices.Clone(all),
+				packageImport{"internal/explore/sched", "internal/explore/targets", false})},
 		{"a test imports what the rule does not name",
-			append(slices.Clone(all), packageImport{"explore/sched", "market", true})},
+			append(slices.Clone(all), packageImport{"internal/explore/sched", "market", true})},
 		{"code imports what only the tests may", append(slices.Clone(all[:4]),
-			packageImport{"explore/sched", "internal/testsupport/redistest", false})},
+			packageImport{"internal/explore/sched", "internal/testsupport/redistest", false})},
 		{"the rule names what is not imported", all[1:]},
 	} {
-		if v := ruleViolations("explore/sched", r, tc.imports); len(v) == 0 {
+		if v := ruleViolations("internal/explore/sched", r, tc.imports); len(v) == 0 {
 			t.Errorf("%s: no violation", tc.name)
 		}
 	}
 }
 
-// TestExploreBetweenGroups checks where the explorer stands among the
-// groups of internal/: only the groups from internal/service down to
-// internal/failure (the lab, the page's sessions, the gallery and the
-// faults) import the explorer's public packages, and the explorer
-// imports, of internal/, only the groups below internal/failure in the
+// TestPublicExplorer checks where the public explorer (explore,
+// explore/exploretest) stands: above internal/, which never imports it
+// (the engine the service and the commands use is internal/explore), and
+// importing, of internal/, only the engine and the groups below it in the
 // table of internal/'s folders (its tests may use internal/testsupport
 // too), so that no arrow runs back up between them.
-func TestExploreBetweenGroups(t *testing.T) {
+func TestPublicExplorer(t *testing.T) {
 	order := tableColumn(t, "internal groups")
 	imports := moduleImports(t, "./internal/...", "./explore/...")
-	for _, v := range betweenViolations(order, imports) {
+	for _, v := range publicViolations(order, imports) {
 		t.Error(v)
 	}
 }
 
-// lowestAboveExplore is the lowest group of internal/ that may import the
-// explorer; the explorer imports only the groups below it.
-const lowestAboveExplore = "internal/failure"
+// engineGroup is the group of internal/ that holds the explorer's engine.
+const engineGroup = "internal/explore"
 
-// betweenViolations lists the imports that put the public explore/
-// packages anywhere but between the groups from internal/service down to
-// lowestAboveExplore and the groups below it, in order (the table of
-// internal/'s folders, top first).
-func betweenViolations(order []string, imports []packageImport) []string {
+// publicViolations lists the imports that put the public explorer
+// anywhere but above internal/ (order: the table of internal/'s folders,
+// top first): a package of internal/ importing it, or it importing a group
+// above engineGroup.
+func publicViolations(order []string, imports []packageImport) []string {
 	public := func(p string) bool { return p == "explore" || strings.HasPrefix(p, "explore/") }
-	top, bottom := slices.Index(order, "internal/service"), slices.Index(order, lowestAboveExplore)
+	floor := slices.Index(order, engineGroup)
 	var out []string
 	for _, imp := range imports {
-		from, to := group(imp.from), group(imp.to)
-		if from != "" && public(imp.to) {
-			if i := slices.Index(order, from); i < top || i > bottom {
-				out = append(out, fmt.Sprintf("%s imports %s: of internal/, only the groups from "+
-					"internal/service to %s may import the explorer", imp.from, imp.to,
-					lowestAboveExplore))
-			}
+		to := group(imp.to)
+		if group(imp.from) != "" && public(imp.to) {
+			out = append(out, fmt.Sprintf("%s imports %s: nothing of internal/ imports the public "+
+				"explorer (the engine is %s)", imp.from, imp.to, engineGroup))
 		}
 		if public(imp.from) && to != "" && !(imp.test && to == "internal/testsupport") &&
-			slices.Index(order, to) <= bottom {
-			out = append(out, fmt.Sprintf("%s imports %s: the explorer imports only the groups "+
-				"of internal/ below %s in docs/architecture.md", imp.from, imp.to, lowestAboveExplore))
+			slices.Index(order, to) < floor {
+			out = append(out, fmt.Sprintf("%s imports %s: the public explorer imports, of "+
+				"internal/, only %s and the groups below it in docs/architecture.md", imp.from,
+				imp.to, engineGroup))
 		}
 	}
 	return out
 }
 
-// TestBetweenViolations shows the check of where the explorer stands
-// failing.
-func TestBetweenViolations(t *testing.T) {
-	order := []string{"internal/testsupport", "internal/service", "internal/failure", "internal/sim",
-		"internal/redis"}
+// TestPublicViolations shows the check of where the public explorer
+// stands failing.
+func TestPublicViolations(t *testing.T) {
+	order := []string{"internal/testsupport", "internal/service", "internal/failure",
+		"internal/explore", "internal/sim", "internal/redis"}
 	for _, tt := range []struct {
 		imp packageImport
 		bad bool
 	}{
-		{packageImport{"internal/service/lab", "explore/sched", false}, false},
-		{packageImport{"internal/failure/gallery", "explore/targets", false}, false},
-		{packageImport{"internal/sim", "explore/sched", false}, true},
-		{packageImport{"explore/targets", "internal/failure/gallery", false}, true},
-		{packageImport{"explore/sched", "internal/redis/rediscmd", false}, false},
-		{packageImport{"explore/sched", "internal/testsupport/redistest", true}, false},
-		{packageImport{"internal/redis/rediscmd", "explore/sched", false}, true},
-		{packageImport{"explore/view", "internal/service/api", false}, true},
-		{packageImport{"explore/view", "internal/testsupport/redistest", false}, true},
+		{packageImport{"internal/service/lab", "internal/explore/sched", false}, false},
+		{packageImport{"internal/service/lab", "explore", false}, true},
+		{packageImport{"internal/failure/gallery", "explore/exploretest", true}, true},
+		{packageImport{"internal/redis/rediscmd", "explore", false}, true},
+		{packageImport{"explore", "internal/explore/sched", false}, false},
+		{packageImport{"explore", "internal/redis/redisserver", false}, false},
+		{packageImport{"explore", "internal/failure/gallery", false}, true},
+		{packageImport{"explore/exploretest", "internal/service/api", false}, true},
+		{packageImport{"explore/exploretest", "internal/testsupport/redistest", true}, false},
+		{packageImport{"explore", "internal/testsupport/redistest", false}, true},
 	} {
-		if got := betweenViolations(order, []packageImport{tt.imp}); (len(got) > 0) != tt.bad {
+		if got := publicViolations(order, []packageImport{tt.imp}); (len(got) > 0) != tt.bad {
 			t.Errorf("%v: %q, want a violation: %v", tt.imp, got, tt.bad)
 		}
 	}
