@@ -27,25 +27,32 @@
 //
 // # The engine
 //
-// Package explore is the user's API over the explorer's engine, whose
+// Package explore is the user's API over the explorer's engine, which
+// lives under internal/explore, where no other module can import it. Its
 // packages import only those below them:
 //
-//   - internal/explore/step: stepping through one schedule by hand (the lab page);
-//   - internal/explore/targets: the catalogue's recipes, the watchdog, Redlock, the
-//     market, Lua scripts and recipe manifests, as targets;
-//   - internal/explore/view: a schedule narrated and a search reported, for people;
-//   - internal/explore/sched: the runtime: clients, scheduler, virtual clock,
-//     faults, properties, the verdict and its replay;
-//   - internal/explore/plumbing: the hook that holds each command, the scripts that
-//     empty a namespace and shorten its leases, node keys;
-//   - internal/explore/search: which choice a schedule takes next; no Redis.
+//   - internal/explore/step: stepping through one schedule by hand (the
+//     lab page);
+//   - internal/explore/targets: the catalogue's recipes, the watchdog,
+//     Redlock, the market, Lua scripts and recipe manifests, as targets;
+//   - internal/explore/view: a schedule narrated and a search reported,
+//     for people;
+//   - internal/explore/sched: the runtime: clients, scheduler, virtual
+//     clock, faults, properties, the verdict and its replay;
+//   - internal/explore/plumbing: the hook that holds each command, the
+//     scripts that empty a namespace and shorten its leases, node keys;
+//   - internal/explore/search: which choice a schedule takes next; no
+//     Redis.
 //
 // Each of these packages states in its comment what of this module it
 // imports, and a test of the docs holds the comments to the code and to
 // the layers of docs/architecture.md. The explorer's command (simulate
-// explore) and the page use the engine directly; docs/explorer.md tells
-// the whole story.
+// explore) and the page use the engine directly, for what this API does
+// not offer (the catalogue, shards, a schedule stepped by hand; the
+// page's service lies under internal/, below this package);
+// docs/architecture.md says why, and docs/explorer.md tells the whole
+// story.
 //
-// Of this module, it imports only internal/explore/{sched, search, view}. Its
-// tests also import internal/testsupport/redistest.
+// Of this module, it imports only internal/explore/{sched, search,
+// view}. Its tests also import internal/testsupport/redistest.
 package explore

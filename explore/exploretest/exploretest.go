@@ -8,8 +8,8 @@
 //	}
 //
 // Of this module, it imports only explore, the runtime that runs each
-// schedule's clients in a bubble of the test (internal/explore/sched) and the
-// test's server (internal/redis/redisserver).
+// schedule's clients in a bubble of the test (internal/explore/sched) and
+// the test's server (internal/redis/redisserver).
 package exploretest
 
 import (

@@ -3,7 +3,11 @@
 // where it stands (the enabled actions, the holders, each client's view),
 // and FindFrom searches the schedules that continue it.
 //
-// Of this module, it imports only internal/explore/{sched, view, search}: nothing
-// above it (explore). Its tests also import internal/explore/{targets, plumbing},
-// the market and internal/testsupport/redistest.
+// It is internal: the service imports it, and the service, under
+// internal/, imports nothing of the public explore/.
+//
+// Of this module, it imports only internal/explore/{sched, view,
+// search}: nothing above it (explore). Its tests also import
+// internal/explore/{targets, plumbing}, the market and
+// internal/testsupport/redistest.
 package step
