@@ -100,13 +100,27 @@ func housekeeping(name string) bool {
 // Footprint is the keys a command or pipeline touches and whether it may
 // write; rediscmd.Unknown ("*") stands for keys it does not name.
 func Footprint(cmds []redis.Cmder) ([]string, bool) {
+	return FootprintOf(Args(cmds))
+}
+
+// FootprintOf is Footprint of the commands' arguments as Args writes them.
+func FootprintOf(args [][]string) ([]string, bool) {
 	var keys []string
 	write := false
-	for _, c := range cmds {
-		ks, w := rediscmd.Keys(ArgStrings(c))
+	for _, a := range args {
+		ks, w := rediscmd.Keys(a)
 		keys, write = append(keys, ks...), write || w
 	}
 	return keys, write
+}
+
+// Args is each command's arguments as text (ArgStrings), for a pipeline.
+func Args(cmds []redis.Cmder) [][]string {
+	out := make([][]string, len(cmds))
+	for i, c := range cmds {
+		out[i] = ArgStrings(c)
+	}
+	return out
 }
 
 // ArgStrings is a command's arguments as text, each as fmt.Sprint

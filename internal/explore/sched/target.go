@@ -376,9 +376,15 @@ func (t *Target) Short(s string) string {
 // describe is a command's name and keys, for reading and to tell pending
 // commands apart: no tokens, no values that change between runs.
 func (t *Target) describe(cmds []redis.Cmder) string {
-	var parts []string
-	for _, c := range cmds {
-		parts = append(parts, rediscmd.Describe(plumbing.ArgStrings(c), t.Short))
+	return t.describeArgs(plumbing.Args(cmds))
+}
+
+// describeArgs is describe of the commands' arguments as plumbing.Args
+// writes them.
+func (t *Target) describeArgs(args [][]string) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = rediscmd.Describe(a, t.Short)
 	}
 	return strings.Join(parts, "; ")
 }

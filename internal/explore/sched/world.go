@@ -129,6 +129,7 @@ type parked struct {
 	c     *clientState
 	seq   int
 	cmds  []redis.Cmder
+	args  [][]string // cmds' arguments as text, written once (plumbing.Args)
 	keys  []string
 	write bool
 	lock  bool   // touches a lock key
@@ -543,13 +544,14 @@ func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, 
 	}
 	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
 	p.counted = w.counted(id.id)
-	p.keys, p.write = plumbing.Footprint(cmds)
+	p.args = plumbing.Args(cmds)
+	p.keys, p.write = plumbing.FootprintOf(p.args)
 	for _, k := range p.keys {
 		if w.Target.IsLock(k) {
 			p.lock = true
 		}
 	}
-	p.desc = w.Target.describe(cmds)
+	p.desc = w.Target.describeArgs(p.args)
 	if node != "" {
 		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
 	}
@@ -564,7 +566,12 @@ func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, 
 }
 
 // after records a released command's outcome; sent is when it was sent.
-func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) {
+// args is cmds' arguments as text when the gate wrote them already (nil:
+// written here).
+func (w *world) after(p *parked, cmds []redis.Cmder, args [][]string, err error, sent time.Time) {
+	if args == nil {
+		args = plumbing.Args(cmds)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
@@ -575,8 +582,8 @@ func (w *world) after(p *parked, cmds []redis.Cmder, err error, sent time.Time) 
 		}
 	}
 	var replies []string
-	for _, c := range cmds {
-		rec.Args = append(rec.Args, plumbing.ArgStrings(c))
+	for i, c := range cmds {
+		rec.Args = append(rec.Args, args[i])
 		// A pipeline's error is its first failed command's, which
 		// go-redis also sets on that command: the others keep their own.
 		cerr := err
@@ -647,12 +654,15 @@ func (s *slot) Hold(node string, cmds []redis.Cmder) (func(err error, sent time.
 	if err != nil {
 		return nil, err
 	}
+	var args [][]string
 	if p == nil { // a free pass: record it under the command it follows
 		w.mu.Lock()
 		p = w.lastRun
 		w.mu.Unlock()
+	} else {
+		args = p.args
 	}
-	return func(err error, sent time.Time) { w.after(p, cmds, err, sent) }, nil
+	return func(err error, sent time.Time) { w.after(p, cmds, args, err, sent) }, nil
 }
 
 // inferHold follows what client c holds, for a target whose lock is
