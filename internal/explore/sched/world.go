@@ -574,14 +574,20 @@ func (w *world) after(p *parked, cmds []redis.Cmder, args [][]string, err error,
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
+	rec := CmdRecord{
+		Step:   w.StepIndex,
+		at:     w.Now,
+		Args:   make([][]string, 0, len(cmds)),
+		Values: make([]string, 0, len(cmds)),
+		Errs:   make([]string, 0, len(cmds)),
+	}
 	if p != nil {
 		rec.Client = p.c.Name
 		if w.Target.Traits.declared && p.c.endHold {
 			p.c.holding, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
-	var replies []string
+	replies := make([]string, 0, len(cmds))
 	for i, c := range cmds {
 		rec.Args = append(rec.Args, args[i])
 		// A pipeline's error is its first failed command's, which
@@ -758,12 +764,14 @@ func (w *world) logCommand(p *parked, rec CmdRecord) {
 	if !ordered {
 		return
 	}
+	// One line, shared by the logs of every key the command touches.
+	line := c.Name + " " + strconv.FormatInt(int64(w.Now), 10) + " " + entry
 	for _, k := range p.keys {
 		if k == "*" {
 			w.opaque = true
 			continue
 		}
-		w.keyLog[k] = append(w.keyLog[k], c.Name+" "+strconv.FormatInt(int64(w.Now), 10)+" "+entry)
+		w.keyLog[k] = append(w.keyLog[k], line)
 	}
 }
 
