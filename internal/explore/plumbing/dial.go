@@ -19,9 +19,10 @@ import (
 // itself before each read and write (SetReadDeadline, SetWriteDeadline,
 // which pass through). The peek finds a connection the server closed
 // while it idled; the explorer's connections are its own and idle little
-// within a search, and ConnMaxIdleTime is bounded to a second, so that a
-// connection the server may have closed for idling (its timeout setting,
-// whole seconds) is dialed anew rather than used.
+// within a search, and ConnMaxIdleTime is bounded to half a second, so
+// that a connection the server may have closed for idling (its timeout
+// setting counts whole seconds, a second at least) is dialed anew rather
+// than used.
 func Unpeeked(o redis.Options) redis.Options {
 	dial := o.Dialer
 	if dial == nil {
@@ -41,7 +42,7 @@ func Unpeeked(o redis.Options) redis.Options {
 }
 
 // maxIdle bounds how long an Unpeeked connection stays in its pool unused.
-const maxIdle = time.Second
+const maxIdle = 500 * time.Millisecond
 
 // opaqueConn is a connection with only net.Conn's methods, whose
 // SetDeadline does nothing.
