@@ -350,26 +350,17 @@ func (w *world) awaitRest(done, rest func() bool) error {
 	if done() {
 		return nil
 	}
-	// One timer, the probe's: each time it fires (probeAfter with no
-	// client moving), the look and the stuck limit are due by the time
-	// since the last progress.
+	stuck := time.NewTimer(w.stuckAfter)
+	defer stuck.Stop()
+	look := time.NewTimer(lookAfter)
+	defer look.Stop()
+	stall := time.Now()
 	probe := time.NewTimer(probeAfter)
 	defer probe.Stop()
-	stall := time.Now()
-	looked := stall
 	for {
+		probe.Reset(probeAfter)
 		select {
 		case <-probe.C:
-			now := time.Now()
-			if now.Sub(stall) >= w.stuckAfter {
-				return w.stuckError()
-			}
-			if now.Sub(looked) >= lookAfter {
-				if err := w.look(stall); err != nil {
-					return err
-				}
-				looked = now
-			}
 			// A goroutine the clients' code started with the go
 			// statement comes to rest unannounced.
 			if rest != nil && rest() {
@@ -377,8 +368,16 @@ func (w *world) awaitRest(done, rest func() bool) error {
 			}
 		case <-w.signal:
 			// Progress: the waits start again.
+			stuck.Reset(w.stuckAfter)
+			look.Reset(lookAfter)
 			stall = time.Now()
-			looked = stall
+		case <-look.C:
+			if err := w.look(stall); err != nil {
+				return err
+			}
+			look.Reset(lookAfter)
+		case <-stuck.C:
+			return w.stuckError()
 		}
 		if err := w.fatalErr(); err != nil {
 			return err
@@ -386,7 +385,6 @@ func (w *world) awaitRest(done, rest func() bool) error {
 		if done() {
 			return nil
 		}
-		probe.Reset(probeAfter)
 	}
 }
 
