@@ -801,11 +801,14 @@ func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 
 // stateText is the text of a state (fingerprint), each client's part
 // apart so that the clients can be renamed (symmetry.go): a client's name
-// is written between the marks \x01 and \x02.
+// is written between the marks \x01 and \x02. Each key's part (its log)
+// is apart too, in the order of the keys' names, which a renaming may
+// change (a key named after a client).
 type stateText struct {
 	head    string
 	clients []clientText
 	rest    string
+	keys    []string
 }
 
 type clientText struct{ name, text string }
@@ -866,15 +869,17 @@ func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	st.rest = b.String()
 	for _, k := range keys {
+		b.Reset()
 		fmt.Fprintf(&b, "key %s\n", w.Target.Short(k))
 		for _, l := range w.keyLog[k] {
 			// Each line begins with its client's name.
 			who, rest, _ := strings.Cut(l, " ")
 			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.Target.Short(rest))
 		}
+		st.keys = append(st.keys, b.String())
 	}
-	st.rest = b.String()
 	return st, true
 }
 
@@ -885,10 +890,17 @@ func (st stateText) hash() search.Fingerprint {
 	for _, c := range st.clients {
 		n += len(c.text)
 	}
+	for _, k := range st.keys {
+		n += len(k)
+	}
 	buf := make([]byte, 0, n)
 	buf = append(buf, st.head...)
 	for _, c := range st.clients {
 		buf = append(buf, c.text...)
 	}
-	return sha256.Sum256(append(buf, st.rest...))
+	buf = append(buf, st.rest...)
+	for _, k := range st.keys {
+		buf = append(buf, k...)
+	}
+	return sha256.Sum256(buf)
 }
