@@ -2,6 +2,7 @@ package sched
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,32 @@ func TestSymmetryGroup(t *testing.T) {
 		m.Clients = tc.clients
 		if got := tc.t.symmetryGroup(m); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCutMentionsAsTheReplacer checks the cut on texts made at random of
+// the mentions' pieces, overlapping ones among them: renamed, each is
+// what the replacer writes.
+func TestCutMentionsAsTheReplacer(t *testing.T) {
+	pieces := []string{"A", "B", "C", "<", "#", "\x01", "\x02", OwnerName(""), ":users:", " ", "x"}
+	names := []string{"A", "B", "C"}
+	// " A " and " A" begin at one place: the first in the forms' order
+	// is taken, as the replacer takes the first of its pairs.
+	forms := append(slices.Clip(baseMentions),
+		Mention{":users:", ""}, Mention{" ", " "}, Mention{" ", ""})
+	rnd := rand.New(rand.NewPCG(1, 2))
+	m := map[string]string{"A": "C", "B": "A", "C": "B"}
+	rn := renamer(m, forms)
+	for range 2000 {
+		var b strings.Builder
+		for range rnd.IntN(40) {
+			b.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		text := b.String()
+		cut := stateText{rest: text}.cut(names, forms)
+		if got, want := string(cut.renamed(nil, m)), rn.Replace(text); got != want {
+			t.Fatalf("text %q renamed:\n got %q\nwant %q", text, got, want)
 		}
 	}
 }

@@ -188,53 +188,70 @@ func mentionForm(client string, f Mention) string {
 
 // cut cuts st at the mentions of the clients names in the forms.
 func (st stateText) cut(names []string, forms []Mention) cutState {
-	type pattern struct {
-		text, client string
-		form         int
-	}
-	var pats []pattern
-	starts := ""
+	var pats []mentionPattern
 	for _, n := range names {
 		for form, f := range forms {
-			text := mentionForm(n, f)
-			pats = append(pats, pattern{text, n, form})
-			if !strings.Contains(starts, text[:1]) {
-				starts += text[:1]
-			}
+			pats = append(pats, mentionPattern{mentionForm(n, f), n, form})
 		}
 	}
-	cutText := func(text string) []mention {
-		var out []mention
-		from := 0
-		for i := 0; i < len(text); {
-			j := strings.IndexAny(text[i:], starts)
-			if j < 0 {
-				break
-			}
-			i += j
-			matched := false
-			for _, p := range pats {
-				if strings.HasPrefix(text[i:], p.text) {
-					out = append(out, mention{lit: text[from:i], client: p.client, form: p.form})
-					i += len(p.text)
-					from, matched = i, true
-					break
-				}
-			}
-			if !matched {
-				i++
-			}
-		}
-		return append(out, mention{lit: text[from:], form: -1})
-	}
-	c := cutState{head: st.head, rest: cutText(st.rest), forms: forms}
+	next := make([]int, len(pats))
+	c := cutState{head: st.head, rest: cutMentions(st.rest, pats, next), forms: forms}
 	for _, ct := range st.clients {
-		c.clients = append(c.clients, cutClient{name: ct.name, text: cutText(ct.text)})
+		text := cutMentions(ct.text, pats, next)
+		c.clients = append(c.clients, cutClient{name: ct.name, text: text})
 	}
 	for _, k := range st.keys {
-		c.keys = append(c.keys, cutText(k))
+		c.keys = append(c.keys, cutMentions(k, pats, next))
 	}
 	return c
+}
+
+// mentionPattern is one client's name written in one form.
+type mentionPattern struct {
+	text, client string
+	form         int
+}
+
+// cutMentions cuts text at the mentions pats stand for, from left to
+// right: at the leftmost place where any of them begins, the first of
+// pats that begins there, then on after it. It finds each pattern's next
+// place with strings.Index (next holds them, one per pattern, -1 once a
+// pattern is found no more), so the text is read once per pattern rather
+// than tried against every pattern at each of its bytes.
+func cutMentions(text string, pats []mentionPattern, next []int) []mention {
+	find := func(p int, from int) {
+		j := strings.Index(text[from:], pats[p].text)
+		if j >= 0 {
+			j += from
+		}
+		next[p] = j
+	}
+	for p := range pats {
+		find(p, 0)
+	}
+	var out []mention
+	from := 0
+	for {
+		best := -1
+		for p, j := range next {
+			if j >= 0 && (best < 0 || j < next[best]) {
+				best = p
+			}
+		}
+		if best < 0 {
+			break
+		}
+		at := next[best]
+		p := pats[best]
+		out = append(out, mention{lit: text[from:at], client: p.client, form: p.form})
+		from = at + len(p.text)
+		for q, j := range next {
+			if j >= 0 && j < from {
+				find(q, from)
+			}
+		}
+	}
+	return append(out, mention{lit: text[from:], form: -1})
 }
 
 // renamed appends to buf the state's text with its clients renamed by
