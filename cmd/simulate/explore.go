@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -134,7 +135,7 @@ type exploreOptions struct {
 	dir      string
 	manifest *sched.Target
 	tg       *sched.Target // what is explored
-	model    sched.Model
+	model    action.Model
 	clients  int
 	check    []string
 	mode     string
@@ -212,7 +213,7 @@ func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 		"it, as a watchdog does, instead of once (a target with an extension)")
 	f.DurationVar(&fl.delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
 		"time (default: unbounded, a command may land any time later)")
-	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(sched.FaultNames(), ", ")+", none")
+	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(action.FaultNames(), ", ")+", none")
 	f.StringVar(&fl.bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
@@ -337,10 +338,10 @@ func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 // readModel reads the model: the leases, their renewal, the network's
 // delay, the faults and the bounds.
 func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
-	o.model = sched.DefaultModel()
+	o.model = action.DefaultModel()
 	o.model.TTL = fl.ttl
 	if fl.ttls != "" {
-		ttls, err := sched.ParseLeases(fl.ttls)
+		ttls, err := action.ParseLeases(fl.ttls)
 		if err != nil {
 			return f.Bad("-ttls %q: want leases such as 10s,3s", fl.ttls)
 		}
@@ -352,15 +353,15 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 		}
 	}
 	o.model.RenewEvery = fl.renew
-	if err := sched.CheckDelay(fl.delay); err != nil {
+	if err := action.CheckDelay(fl.delay); err != nil {
 		return f.Bad("-max-delay %v: %v", fl.delay, err)
 	}
 	o.model.MaxDelay = fl.delay
 	if err := o.readFaults(f, fl); err != nil {
 		return err
 	}
-	switch err := sched.ParseBounds(fl.bound, &o.model); {
-	case errors.Is(err, sched.ErrBoundForm):
+	switch err := action.ParseBounds(fl.bound, &o.model); {
+	case errors.Is(err, action.ErrBoundForm):
 		return f.Bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", fl.bound)
 	case err != nil:
 		return f.Bad("-bound: %v", err)
@@ -371,7 +372,7 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 // readFaults reads the faults that may strike, and the clock jump's
 // length.
 func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
-	fk, err := sched.ParseFaults(fl.faults)
+	fk, err := action.ParseFaults(fl.faults)
 	if err != nil {
 		return f.Bad("-faults: %v", err)
 	}
@@ -379,10 +380,10 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 	if len(fk) == 0 {
 		o.model.Faults = 0
 	}
-	if (slices.Contains(fk, sched.FaultNodeRestart) || slices.Contains(fk, sched.FaultClockJump)) && !o.redlock {
-		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", sched.FaultNodeRestart, sched.FaultClockJump)
+	if (slices.Contains(fk, action.FaultNodeRestart) || slices.Contains(fk, action.FaultClockJump)) && !o.redlock {
+		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", action.FaultNodeRestart, action.FaultClockJump)
 	}
-	if fl.jump != 0 && !slices.Contains(fk, sched.FaultClockJump) {
+	if fl.jump != 0 && !slices.Contains(fk, action.FaultClockJump) {
 		return f.Bad("-jump goes with -faults clock-jump")
 	}
 	o.model.Jump = fl.jump
@@ -390,7 +391,7 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 }
 
 // readSearch reads the properties to check and the search's mode, and
-// makes the model the target's (sched.Model.For): the clients given, or
+// makes the model the target's (action.Model.For): the clients given, or
 // the target's, checked, with every default filled in.
 func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	check, err := sched.ParseProperties(fl.check)
@@ -410,7 +411,7 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	if o.clients != 0 {
 		o.model.Clients = o.clients
 	}
-	m, err := o.model.For(o.tg)
+	m, err := o.model.For(o.tg.Clients)
 	if err != nil {
 		return f.Bad("%v", err)
 	}
@@ -635,7 +636,7 @@ func (o *exploreOptions) target() (*sched.Target, error) {
 // newExplorer is the explorer of t within model m on conn's server; a
 // cluster, a manifest that cannot be used or a script that does not
 // parse is a usage error.
-func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m sched.Model, stderr io.Writer) (*sched.Explorer, error) {
+func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m action.Model, stderr io.Writer) (*sched.Explorer, error) {
 	base, ok := conn.Client.(*redis.Client)
 	if !ok {
 		return nil, output.Usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -36,7 +37,7 @@ func (ns Namespace) Key(name string) string { return string(ns) + name }
 // it (locking.WithClock), so the locks of package locking run on it too.
 type Client struct {
 	c *clientState
-	m Model
+	m action.Model
 	// released is set by Released, until the critical section ends or
 	// the client's own goroutine says it holds the lock again. Guarded by
 	// c.world.mu.
@@ -214,7 +215,7 @@ func (c *Client) Completed() {
 func (c *Client) Index() int { return c.c.Index }
 
 // Model is the bounds of the exploration the client runs in.
-func (c *Client) Model() Model { return c.m }
+func (c *Client) Model() action.Model { return c.m }
 
 // Clock is the client's clock.
 func (c *Client) Clock() Clock { return Clock{c.c} }
@@ -301,7 +302,7 @@ func endCode(
 // means the bounds were searched through without finding one when
 // Result.Exhaustive is true.
 func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Result, error) {
-	m := DefaultModel()
+	m := action.DefaultModel()
 	if o.Model != nil {
 		m = *o.Model
 	}

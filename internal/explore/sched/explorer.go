@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/redis/go-redis/v9"
@@ -40,7 +40,7 @@ type Explorer struct {
 	// explorer's schedules.
 	wall      []*wallWait
 	target    *Target
-	model     Model
+	model     action.Model
 	KeyPrefix string // the namespace of the target's keys (Prefix)
 	epoch     time.Time
 	resetAt   int64 // the server's time of the last reset, µs
@@ -105,7 +105,7 @@ func (st *strays) add(s *Schedule) {
 
 // New returns an explorer of t under model m on the Redis base talks to.
 // The target's keys live under a fresh namespace, deleted by Close.
-func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer, error) {
+func New(ctx context.Context, base *redis.Client, t *Target, m action.Model) (*Explorer, error) {
 	return NewControlled(ctx, base, base.Options(), t, m)
 }
 
@@ -117,9 +117,9 @@ func New(ctx context.Context, base *redis.Client, t *Target, m Model) (*Explorer
 // user's (redisserver.Server.AdminOptions). The target's code runs as base's user only, the probes' too
 // (Probe).
 func NewControlled(
-	ctx context.Context, base *redis.Client, control *redis.Options, t *Target, m Model,
+	ctx context.Context, base *redis.Client, control *redis.Options, t *Target, m action.Model,
 ) (*Explorer, error) {
-	m, err := m.For(t)
+	m, err := m.For(t.Clients)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (e *Explorer) Target() *Target { return e.target }
 func (e *Explorer) SetStuckAfter(d time.Duration) { e.stuckAfter = cmp.Or(d, defaultStuckAfter) }
 
 // Model is the explored model.
-func (e *Explorer) Model() Model { return e.model }
+func (e *Explorer) Model() action.Model { return e.model }
 
 // Resource describes the state of the resource a target with a workload
 // of its own protects (the market's listing and buyers); "" for the
@@ -367,7 +367,7 @@ type Options struct {
 
 	// Model is the bounds of a search made by Check (nil: DefaultModel,
 	// with the target's clients); an Explorer's are New's.
-	Model *Model
+	Model *action.Model
 
 	// StuckAfter is how long the scheduler waits, in real time, with no
 	// client moving (sending a command, going to sleep on its clock,
@@ -376,7 +376,7 @@ type Options struct {
 	// move at all.
 	StuckAfter time.Duration
 
-	Prefix []Action // every schedule starts with these (FindFrom)
+	Prefix []action.Action // every schedule starts with these (FindFrom)
 
 	// Shard, when its Count is above 1, makes an exhaustive search
 	// search one of Count disjoint parts of the tree (search.Shard): the
@@ -463,14 +463,14 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		x.Symmetric = sym
 	}
 	last := time.Now()
-	s := search.New(systems, search.Options[Action]{
+	s := search.New(systems, search.Options[action.Action]{
 		Sleep:       !o.NoReduction,
 		Cache:       !o.NoReduction && !o.NoStateCache,
 		DPOR:        !o.NoReduction && o.DPOR,
 		Keep:        func(p string) bool { return slices.Contains(check, p) },
 		Stop:        o.Stop,
 		StopAtFirst: o.StopAtFirst,
-		Less:        CompareAction,
+		Less:        action.CompareAction,
 		Shard:       o.Shard,
 		Progress: func(st search.Stats) {
 			if o.Progress == nil || time.Since(last) < 5*time.Second {
@@ -518,8 +518,8 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 // as o.Workers asks, less one; the explorer alone for any other search.
 func (e *Explorer) workers(
 	ctx context.Context, mode Mode, o Options,
-) ([]search.System[Choice, Action], error) {
-	systems := []search.System[Choice, Action]{System{e}}
+) ([]search.System[Choice, action.Action], error) {
+	systems := []search.System[Choice, action.Action]{System{e}}
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -548,7 +548,7 @@ func (e *Explorer) workers(
 // schedules, or the exhaustive search (after a random probe when looking
 // for a counterexample or working to a budget).
 func (e *Explorer) walk(
-	ctx context.Context, s *search.Search[Choice, Action], mode Mode, o Options,
+	ctx context.Context, s *search.Search[Choice, action.Action], mode Mode, o Options,
 ) error {
 	switch mode {
 	case Random, PCT:
@@ -584,8 +584,8 @@ func (e *Explorer) walk(
 // shrink shortens a counterexample (search.Shrink), replaying with the
 // first enabled command or tick past its actions.
 func (e *Explorer) shrink(ctx context.Context, f Counterexample) (Counterexample, error) {
-	g, err := search.Shrink(ctx, search.System[Choice, Action](System{e}),
-		search.Found[Action]{Violation: f.Violation, Path: f.Actions}, first)
+	g, err := search.Shrink(ctx, search.System[Choice, action.Action](System{e}),
+		search.Found[action.Action]{Violation: f.Violation, Path: f.Actions}, first)
 	if err != nil {
 		return f, SearchErr(err)
 	}
@@ -596,7 +596,7 @@ func (e *Explorer) shrink(ctx context.Context, f Counterexample) (Counterexample
 }
 
 // found is a counterexample of the search as the explorer reports it.
-func found(f search.Found[Action]) Counterexample {
+func found(f search.Found[action.Action]) Counterexample {
 	s := f.Run.Data.(*Schedule)
 	n := min(len(f.Path), len(s.Steps))
 	return Counterexample{
@@ -642,55 +642,34 @@ func (s System) Run(ctx context.Context, choose search.Chooser[Choice]) (search.
 }
 
 // Key is a choice's identity: its action.
-func (System) Key(c Choice) Action { return c.Action }
+func (System) Key(c Choice) action.Action { return c.Action }
 
 // Independent reports whether two choices commute (for the sleep sets).
 func (System) Independent(a, b Choice) bool { return independent(a, b) }
 
 // Fault reports whether a choice strikes a fault (Model.Faults bounds them).
-func (System) Fault(c Choice) bool { return c.fault() }
+func (System) Fault(c Choice) bool { return c.IsFault() }
 
 // Owner is the thread a choice moves, for pct.
-func (System) Owner(c Choice) string { return c.owner() }
+func (System) Owner(c Choice) string { return owner(c.Action) }
 
 // owner is the thread an action moves, for pct: the clock for a tick,
 // the node a node fault strikes, else the client.
-func (a Action) owner() string {
+func owner(a action.Action) string {
 	switch {
-	case a.Kind == Tick:
+	case a.Kind == action.Tick:
 		return "clock"
-	case a.Node != "" && a.fault():
+	case a.Node != "" && a.IsFault():
 		return a.Node
 	}
 	return a.Client
-}
-
-// CompareAction orders two actions, field by field.
-func CompareAction(a, b Action) int {
-	key := func(x Action) string {
-		return fmt.Sprintf(
-			"%s|%s|%d|%s|%s|%020d|%s", x.Kind, x.Client, x.Index, x.Command, x.Length, int64(x.At),
-			x.Node,
-		)
-	}
-	return strings.Compare(key(a), key(b))
-}
-
-// CompareActions orders two schedules of one length, action by action.
-func CompareActions(a, b []Action) int {
-	for i := range min(len(a), len(b)) {
-		if c := CompareAction(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	return len(a) - len(b)
 }
 
 // first is the chooser of replays: the first enabled command or tick,
 // never a fault.
 func first(d search.Decision[Choice]) (int, bool) {
 	for i, c := range d.Enabled {
-		if c.Kind == Run || c.Kind == Tick {
+		if c.Kind == action.Run || c.Kind == action.Tick {
 			return i, true
 		}
 	}
@@ -699,8 +678,8 @@ func first(d search.Decision[Choice]) (int, bool) {
 
 // replay runs one schedule: actions, then the first enabled command or
 // tick at each step.
-func (e *Explorer) replay(ctx context.Context, actions []Action) (*Schedule, error) {
-	r, err := search.Replay(ctx, search.System[Choice, Action](System{e}), actions, first)
+func (e *Explorer) replay(ctx context.Context, actions []action.Action) (*Schedule, error) {
+	r, err := search.Replay(ctx, search.System[Choice, action.Action](System{e}), actions, first)
 	if err != nil {
 		return nil, SearchErr(err)
 	}
@@ -710,7 +689,7 @@ func (e *Explorer) replay(ctx context.Context, actions []Action) (*Schedule, err
 // Replay runs one schedule: actions, then the first enabled command or
 // tick at each step until nothing is enabled. It returns the steps and
 // the violations found.
-func (e *Explorer) Replay(ctx context.Context, actions []Action) ([]Step, []Violation, error) {
+func (e *Explorer) Replay(ctx context.Context, actions []action.Action) ([]action.Step, []Violation, error) {
 	s, err := e.replay(ctx, actions)
 	if err != nil {
 		return nil, nil, err

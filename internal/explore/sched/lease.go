@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 )
 
 // Lease is the property that the lock's key never outlives the lease its
@@ -24,7 +26,7 @@ const Lease = "lease"
 // by more than the longest lease of the model.
 func (e *Explorer) checkLease(ctx context.Context, w *world, s *Schedule) error {
 	n := len(s.actions)
-	if e.target.lock().Ops == nil || n == 0 || s.actions[n-1].Kind != Run {
+	if e.target.lock().Ops == nil || n == 0 || s.actions[n-1].Kind != action.Run {
 		return nil
 	}
 	key := LockKey(e.KeyPrefix)
@@ -59,7 +61,7 @@ func (e *Explorer) checkLease(ctx context.Context, w *world, s *Schedule) error 
 	msg := fmt.Sprintf(
 		"at %s, %s's %s left the lock's key %s to live, longer than the longest lease a client "+
 			"asked for (%v)",
-		fmtAt(w.Now), a.Client, a.Command, virtualText(pttl, w.Factor), longest,
+		action.FormatAt(w.Now), a.Client, a.Command, virtualText(pttl, w.Factor), longest,
 	)
 	if before > 0 {
 		msg += fmt.Sprintf(" past the %s it had left", virtualText(before, w.Factor))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -35,7 +36,7 @@ func TestPrepareOnceRestores(t *testing.T) {
 			End: func(context.Context, *Explorer, Snapshot) ([]Violation, error) { return nil, nil },
 		},
 	}
-	e, err := New(ctx, srv.Client, tg, DefaultModel())
+	e, err := New(ctx, srv.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}

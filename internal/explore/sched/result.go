@@ -3,10 +3,10 @@ package sched
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
@@ -19,7 +19,7 @@ type Result struct {
 	Target string
 	About  string
 	// Model is the bounds searched.
-	Model Model
+	Model action.Model
 	// Checked is the properties checked.
 	Checked []string
 	// Mode is exhaustive, random or pct; Seed is the random modes' seed.
@@ -103,9 +103,9 @@ type Result struct {
 type Counterexample struct {
 	Violation
 	// Actions is the schedule to replay (Explorer.Replay).
-	Actions []Action `json:"actions"`
+	Actions []action.Action `json:"actions"`
 	// Steps is the schedule as it ran, up to the violation.
-	Steps []Step `json:"steps"`
+	Steps []action.Step `json:"steps"`
 	// Reproduced is true when Actions, replayed on a fresh redis-server
 	// (Reproduce), broke the same property; Server is that server's
 	// version (empty when none could be started: the replay then ran in
@@ -182,7 +182,7 @@ type resultJSON struct {
 	Property       string           `json:"property,omitempty"`
 	Mode           string           `json:"mode"`
 	Seed           *uint64          `json:"seed,omitempty"`
-	Model          modelJSON        `json:"model"`
+	Model          action.ModelJSON `json:"model"`
 	Checked        []string         `json:"checked"`
 	Schedules      int              `json:"schedules"`
 	Pruned         int              `json:"pruned"`
@@ -209,59 +209,6 @@ type resultJSON struct {
 	ShardPruned    int              `json:"shard_pruned,omitempty"`
 }
 
-// modelJSON is Model's JSON.
-type modelJSON struct {
-	Clients    int     `json:"clients"`
-	Nodes      int     `json:"nodes,omitempty"`
-	Iterations int     `json:"iterations"`
-	Attempts   int     `json:"attempts"`
-	Faults     int     `json:"faults_per_schedule"`
-	Ticks      int     `json:"ticks_per_schedule"`
-	Steps      int     `json:"steps_per_client"`
-	FaultKinds []Fault `json:"faults"`
-	JumpMS     int64   `json:"clock_jump_ms,omitempty"`
-	TTLMS      int64   `json:"ttl_ms"`
-	TTLsMS     []int64 `json:"ttls_ms,omitempty"`
-	RenewMS    int64   `json:"renew_every_ms,omitempty"`
-	RetryMS    int64   `json:"retry_ms"`
-	MaxDelayMS int64   `json:"max_delay_ms,omitempty"`
-	ShortMS    int64   `json:"pause_short_ms"`
-	LongMS     int64   `json:"pause_long_ms"`
-}
-
-func (m Model) json() modelJSON {
-	j := modelJSON{
-		Clients:    m.Clients,
-		Iterations: m.Iterations,
-		Attempts:   m.Attempts,
-		Faults:     m.Faults,
-		Ticks:      m.Ticks,
-		Steps:      m.Steps,
-		FaultKinds: slices.Clip(append([]Fault{}, m.FaultKinds...)),
-		TTLMS:      m.TTL.Milliseconds(),
-		RenewMS:    m.RenewEvery.Milliseconds(),
-		RetryMS:    m.Retry.Milliseconds(),
-		MaxDelayMS: m.MaxDelay.Milliseconds(),
-	}
-	if d, ok := m.PauseLength(Short); ok {
-		j.ShortMS = d.Milliseconds()
-	}
-	if d, ok := m.PauseLength(Long); ok {
-		j.LongMS = d.Milliseconds()
-	}
-	if slices.Contains(m.FaultKinds, FaultClockJump) {
-		j.JumpMS = m.Jump.Milliseconds()
-	}
-	for _, d := range m.TTLs {
-		j.TTLsMS = append(j.TTLsMS, d.Milliseconds())
-	}
-	return j
-}
-
-// MarshalJSON writes the model with snake_case keys and its durations
-// in milliseconds (ttl_ms, retry_ms, pause_short_ms...).
-func (m Model) MarshalJSON() ([]byte, error) { return json.Marshal(m.json()) }
-
 // MarshalJSON writes the result as the command line's -format json and
 // the service's explorer sessions give it: snake_case keys, the property
 // the target is known to break or whose fix it is (property), durations in
@@ -287,7 +234,7 @@ func (r *Result) JSON() ResultJSON {
 		About:          r.About,
 		Property:       r.property,
 		Mode:           r.Mode,
-		Model:          r.Model.json(),
+		Model:          r.Model.JSON(),
 		Checked:        nonNil(r.Checked),
 		Schedules:      r.Schedules,
 		Pruned:         r.Pruned,
@@ -337,7 +284,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-	m := Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
+	m := action.Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
 		Faults: j.Model.Faults, Ticks: j.Model.Ticks, Steps: j.Model.Steps,
 		FaultKinds: j.Model.FaultKinds,
 		Jump: ms(

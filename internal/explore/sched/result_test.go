@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 )
 
@@ -14,21 +15,21 @@ import (
 // counterexample of the target's own property, and reads back to the
 // same result.
 func TestResultJSON(t *testing.T) {
-	m := DefaultModel()
+	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
 	other := Counterexample{
 		Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
-		Actions: []Action{
-			{Kind: Start, Client: "C"},
+		Actions: []action.Action{
+			{Kind: action.Start, Client: "C"},
 		},
-		Steps:      []Step{{Action: Action{Kind: Start, Client: "C"}}},
+		Steps:      []action.Step{{Action: action.Action{Kind: action.Start, Client: "C"}}},
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
 	own := Counterexample{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
-		Actions: []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
-		Steps: []Step{
-			{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
+		Actions: []action.Action{{Kind: action.Start, Client: "A"}, {Kind: action.Pause, Client: "A", Length: action.Short}},
+		Steps: []action.Step{
+			{Action: action.Action{Kind: action.Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
 		},
 		Reproduced: true, Server: "7.0.15"}
 	tests := []struct {

@@ -10,96 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
 )
 
-// The kinds of Action.
-const (
-	// Run releases one pending command (or pipeline) of a client: Redis
-	// runs it now.
-	Run = "run"
-	// Tick advances the virtual clock to a deadline: a client's sleep, or
-	// the end of a pause. Every sleep due by then ends, every pause ends,
-	// and every lease in the namespace shortens by the time that passed.
-	Tick = "tick"
-	// Pause freezes a client (all its goroutines) for a length: short
-	// (half the lease), long (one and a half leases) or forever (it never
-	// runs again, but it is not dead: what it holds, it still holds).
-	Pause = "pause"
-	// Crash stops a client for good: its pending command is never sent,
-	// and it counts as dead for liveness.
-	Crash = "crash"
-	// Start lets a client begin a critical section (take the lock): at
-	// the start of the schedule, or after time has passed.
-	Start = "start"
-)
-
-// The pause lengths.
-const (
-	Short   = "short"
-	Long    = "long"
-	Forever = "forever"
-)
-
-// Action is one choice of the scheduler. It is JSON-serialisable; an
-// action read back from JSON identifies the same choice (Same).
-type Action struct {
-	Kind   string `json:"kind"`
-	Client string `json:"client,omitempty"`
-	// Index is, for Run, which of the client's pending commands (they are
-	// ordered by command and key); almost always 0.
-	Index int `json:"index,omitempty"`
-	// Command is, for Run, the command's name and keys (for reading, and
-	// to tell commands apart).
-	Command string `json:"command,omitempty"`
-	// Length is a Pause's length: short, long or forever.
-	Length string `json:"length,omitempty"`
-	// At is, for Tick, the virtual time it advances to, to the
-	// nanosecond: a sleep of the code under test can end between two
-	// milliseconds (Dilation). In JSON it is at_ms, in milliseconds with
-	// the decimals it needs to be exact.
-	At time.Duration `json:"-"`
-	// Node is, for Restart and Jump, the node that fails.
-	Node string `json:"node,omitempty"`
-	// Timer is set, for Tick, when the clock advances until a timer of
-	// the clients' code fires (at most timerHorizon), the clients running
-	// in a bubble (bubble.go): At is then 0.
-	Timer bool `json:"timer,omitempty"`
-}
-
-// Same reports whether a and b are the same choice.
-func (a Action) Same(b Action) bool {
-	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index &&
-		a.Command == b.Command &&
-		a.Length == b.Length && a.At == b.At &&
-		a.Node == b.Node && a.Timer == b.Timer
-}
-
-// String says what the action does.
-func (a Action) String() string {
-	if f := faultOf(a); f != nil {
-		return f.describe(a)
-	}
-	switch a.Kind {
-	case Run:
-		return a.Client + ": " + a.Command
-	case Tick:
-		if a.Timer {
-			return "clock → the next timer"
-		}
-		return fmt.Sprintf("clock → %s", fmtAt(a.At))
-	case Start:
-		return a.Client + " starts"
-	}
-	return a.Kind
-}
-
 // Choice is an enabled action with what it touches, for the reduction.
 type Choice struct {
-	Action
+	action.Action
 	keys  []string
 	write bool
 	p     *parked
@@ -116,10 +36,10 @@ func independent(a, b Choice) bool {
 	if f := faultOf(b.Action); f != nil {
 		return f.commutes(b, a)
 	}
-	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
+	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == action.Tick || b.Kind == action.Tick {
 		return false
 	}
-	if a.Kind != Run || b.Kind != Run {
+	if a.Kind != action.Run || b.Kind != action.Run {
 		return true
 	}
 	if !a.write && !b.write {
@@ -133,21 +53,6 @@ func independent(a, b Choice) bool {
 		}
 	}
 	return true
-}
-
-// Step is one action of a schedule as it ran.
-type Step struct {
-	Action Action `json:"action"`
-	// ClockMS is the virtual time when it ran.
-	ClockMS int64 `json:"clock_ms"`
-	// Text says what happened: the command and its reply, the fault.
-	Text string `json:"text"`
-	// HeldMS is, for a command, how long it was held in flight: it was
-	// sent HeldMS before ClockMS, when it landed (0: it landed as it was
-	// sent).
-	HeldMS int64 `json:"held_ms,omitempty"`
-	// Violation names the property that broke at this step, if any.
-	Violation string `json:"violation,omitempty"`
 }
 
 // Violation is a property found broken: Property is mutual_exclusion,
@@ -177,8 +82,8 @@ func Properties() []string { return slices.Clone(properties) }
 
 // Schedule is one run of the target's clients under the scheduler.
 type Schedule struct {
-	Steps      []Step
-	actions    []Action
+	Steps      []action.Step
+	actions    []action.Action
 	Violations []Violation
 	Faults     int
 	Ticks      int
@@ -418,7 +323,7 @@ func (w *world) settle() error {
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
 // commands by client, ticks by time, then faults.
-func (w *world) enabled(m Model, faults, ticks int) []Choice {
+func (w *world) enabled(m action.Model, faults, ticks int) []Choice {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []Choice
@@ -431,7 +336,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 	for _, c := range w.Clients {
 		for _, s := range w.sleepers {
 			if s.c == c && s.start && !c.paused && !c.crashed {
-				out = append(out, Choice{Action: Action{Kind: Start, Client: c.Name}})
+				out = append(out, Choice{Action: action.Action{Kind: action.Start, Client: c.Name}})
 			}
 		}
 		ps := byClient[c]
@@ -450,7 +355,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 			}
 			out = append(
 				out,
-				Choice{Action: Action{Kind: Run, Client: c.Name, Index: i, Command: p.desc},
+				Choice{Action: action.Action{Kind: action.Run, Client: c.Name, Index: i, Command: p.desc},
 					keys: keys, write: p.write, p: p},
 			)
 		}
@@ -465,7 +370,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 		seen[at] = true
 		tickChoices = append(
 			tickChoices,
-			Choice{Action: Action{Kind: Tick, Client: c.Name, At: at}},
+			Choice{Action: action.Action{Kind: action.Tick, Client: c.Name, At: at}},
 		)
 	}
 	for _, s := range w.sleepers {
@@ -490,7 +395,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 	if w.timerWait {
 		// A goroutine of the clients waits on something of the bubble
 		// (a timer, say): the clock may run until it wakes.
-		tickChoices = append(tickChoices, Choice{Action: Action{Kind: Tick, Timer: true}})
+		tickChoices = append(tickChoices, Choice{Action: action.Action{Kind: action.Tick, Timer: true}})
 	}
 	if ticks >= m.Ticks {
 		tickChoices = nil
@@ -510,7 +415,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 // unbounded, or no command is in flight. A command is in flight when
 // its client may send it now (neither paused, crashed nor past its
 // steps); a paused client has not sent its command yet. w.mu is held.
-func (w *world) deliverBy(m Model) (time.Duration, bool) {
+func (w *world) deliverBy(m action.Model) (time.Duration, bool) {
 	if m.MaxDelay <= 0 {
 		return 0, false
 	}
@@ -547,9 +452,9 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 	w.mu.Lock()
 	now := w.Now
 	w.mu.Unlock()
-	step := Step{Action: c.Action, ClockMS: now.Milliseconds()}
+	step := action.Step{Action: c.Action, ClockMS: now.Milliseconds()}
 	switch c.Kind {
-	case Run:
+	case action.Run:
 		w.mu.Lock()
 		p := c.p
 		i := slices.Index(w.parked, p)
@@ -587,10 +492,10 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 		step.Text = p.desc + " → " + p.reply
 		if held := now - p.since; held > 0 {
 			step.HeldMS = held.Milliseconds()
-			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
+			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", action.FormatAt(p.since), action.FormatAt(now))
 		}
 		w.mu.Unlock()
-	case Tick:
+	case action.Tick:
 		s.Ticks++
 		at := c.At
 		if c.Timer {
@@ -607,7 +512,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 		if err != nil {
 			return err
 		}
-		step.Text = fmt.Sprintf("clock %s → %s", fmtAt(now), fmtAt(at))
+		step.Text = fmt.Sprintf("clock %s → %s", action.FormatAt(now), action.FormatAt(at))
 		if fired {
 			step.Text += "; a timer of the clients fired"
 		}
@@ -615,7 +520,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
 			s.Expired = append(s.Expired, expiry{At: at, Keys: keys})
 		}
-	case Start:
+	case action.Start:
 		w.mu.Lock()
 		for _, sl := range slices.Clone(w.sleepers) {
 			if sl.c.Name == c.Client && sl.start {
@@ -853,14 +758,14 @@ func (w *world) checkHolders(s *Schedule) {
 		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.Name, w.leaseText(c)))
 	}
 	msg := fmt.Sprintf(
-		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.Now),
+		"at %s, %s hold the lock at once, with leases that have not run out", action.FormatAt(w.Now),
 		strings.Join(parts, " and "),
 	)
 	if w.Target.lock().Permits > 0 {
 		msg = fmt.Sprintf(
 			"at %s, %d clients hold the semaphore of %d permits at once, with leases that have "+
 				"not run out: %s",
-			fmtAt(w.Now), len(hs), w.Target.lock().Permits, strings.Join(parts, ", "),
+			action.FormatAt(w.Now), len(hs), w.Target.lock().Permits, strings.Join(parts, ", "),
 		)
 	}
 	i := len(s.Steps) - 1
@@ -914,7 +819,7 @@ func (w *world) leaseText(c *clientState) string {
 	if end < 0 {
 		return "never (no expiry)"
 	}
-	return fmtAt(end)
+	return action.FormatAt(end)
 }
 
 // finish ends the schedule: every client still waiting is stopped, and
@@ -964,13 +869,4 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *Schedule, check bool
 		}
 	}
 	return nil
-}
-
-// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
-// "t=0.010s".
-func FormatMS(ms int64) string {
-	if ms%1000 == 0 {
-		return fmt.Sprintf("t=%ds", ms/1000)
-	}
-	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
 }

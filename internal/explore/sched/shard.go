@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 )
 
@@ -34,12 +35,12 @@ type ShardInfo struct {
 	// search's schedules; nil when the shard keeps none (several
 	// workers, no state cache, DPOR, a search cut short, a record past
 	// search.MaxExplored).
-	Explored *search.Explored[Action] `json:"explored,omitempty"`
+	Explored *search.Explored[action.Action] `json:"explored,omitempty"`
 }
 
 // shardInfo is the result's account of shard sh, cut and searched as r
 // says (nil for a whole search).
-func shardInfo(sh search.Shard, r search.Result[Action]) *ShardInfo {
+func shardInfo(sh search.Shard, r search.Result[action.Action]) *ShardInfo {
 	if sh.Count <= 1 {
 		return nil
 	}
@@ -130,7 +131,7 @@ func MergeShards(parts []Part) (*Result, error) {
 // recount sets m's counts to the whole search's, from the records of
 // parts, when every one is exhaustive and has one.
 func recount(m *Result, parts []Part) error {
-	var es []*search.Explored[Action]
+	var es []*search.Explored[action.Action]
 	for _, p := range parts {
 		if !p.Result.Exhaustive || p.Result.Shard.Explored == nil {
 			return nil
@@ -237,7 +238,7 @@ func shortest(have, fs []Counterexample) []Counterexample {
 			have = append(have, f)
 		case len(f.Actions) < len(have[i].Actions) ||
 			len(f.Actions) == len(have[i].Actions) &&
-				CompareActions(f.Actions, have[i].Actions) < 0:
+				action.CompareActions(f.Actions, have[i].Actions) < 0:
 			have[i] = f
 		}
 	}

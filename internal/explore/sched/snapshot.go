@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 )
 
@@ -157,5 +158,5 @@ func (w *world) Disowned(why string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.owned = append(w.owned, Violation{Property: Ownership, Step: w.StepIndex,
-		Message: "at " + FormatMS(w.Now.Milliseconds()) + ", " + why})
+		Message: "at " + action.FormatMS(w.Now.Milliseconds()) + ", " + why})
 }

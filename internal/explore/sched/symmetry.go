@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 )
 
@@ -30,7 +31,7 @@ const maxSymmetric = 4
 // the recipes, their fixes and the watchdog; not the market's roles,
 // readers and a writer, nor Go code of the user's, which may read
 // Client.Name), with the same lease, on one server.
-func (t *Target) symmetric(m Model) bool {
+func (t *Target) symmetric(m action.Model) bool {
 	if !t.Traits.Alike || t.Workload.Run != nil || t.lock().ReadWrite || t.Nodes() > 0 ||
 		m.Clients < 2 || m.Clients > maxSymmetric {
 		return false
@@ -236,7 +237,7 @@ func permutations(xs []string) [][]string {
 // client's name, and the names in its command. A tick's client only
 // labels it (the first with that deadline): renamed, it has none.
 func renameChoice(c Choice, names map[string]string) Choice {
-	if c.Kind == Tick {
+	if c.Kind == action.Tick {
 		c.Client = ""
 		return c
 	}

@@ -9,193 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
 )
-
-// A Fault is a kind of fault a model may allow, named as -faults, the
-// service's JSON and the result's model name it.
-type Fault string
-
-// The faults a model may allow that strike a client (those that strike a
-// node are FaultNodeRestart and FaultClockJump).
-const (
-	FaultPauseShort   Fault = "pause-short"
-	FaultPauseLong    Fault = "pause-long"
-	FaultPauseForever Fault = "pause-forever"
-	FaultCrash        Fault = "crash"
-)
-
-// Model is the bounds of an exploration: what may happen in a schedule.
-type Model struct {
-	// Clients is how many clients run the workload (2 to 4; 0 for the
-	// target's default).
-	Clients int `json:"clients"`
-	// Iterations is how many critical sections each client goes through.
-	Iterations int `json:"iterations"`
-	// Attempts is how many times a client tries to take the lock in one
-	// iteration before it gives up; 0 for the default (Resolve).
-	Attempts int `json:"attempts"`
-	// Faults is the most faults in one schedule.
-	Faults int `json:"faults"`
-	// FaultKinds is which faults may happen.
-	FaultKinds []Fault `json:"fault_kinds"`
-	// TTL is the lease (of every client, unless TTLs says otherwise);
-	// pauses are measured against it.
-	TTL time.Duration `json:"-"`
-	// TTLs, when set, is a lease per client, in order: client i's is
-	// TTLs[i], and clients past the list take its last.
-	TTLs []time.Duration `json:"-"`
-	// RenewEvery, when set, makes each holder extend its hold every
-	// RenewEvery of virtual time while it holds it, as a watchdog does
-	// (instead of once in the critical section): a target with an
-	// extension (a Lua or manifest recipe with extend, locking.Mutex).
-	RenewEvery time.Duration `json:"-"`
-	// Retry is a client's wait between attempts, in virtual time.
-	Retry time.Duration `json:"-"`
-	// Steps is the most commands one client may send in a schedule;
-	// past it, the client stops where it is (as if paused for good).
-	Steps int `json:"steps"`
-	// Ticks is the most times the clock advances in one schedule (a
-	// retry's wait, a pause's end, a watchdog's interval each take one).
-	Ticks int `json:"ticks"`
-	// MaxSteps cuts a schedule (a safety net; never reached by the
-	// workloads' bounds).
-	MaxSteps int `json:"max_steps"`
-	// Jump is how far a node's clock jumps forward (FaultClockJump); 0
-	// for the default, one lease (Resolve).
-	Jump time.Duration `json:"-"`
-	// MaxDelay, when set, bounds the network's delay in virtual time: a
-	// command sent (parked by a client that is neither paused nor
-	// crashed) runs before the clock passes MaxDelay after its sending,
-	// as on a network whose delays are bounded. A pause before a command
-	// is sent is a pause, not a delay: the bound counts from the pause's
-	// end. 0, the default, bounds nothing: a command may land any time
-	// later, as on an asynchronous network, where only fencing keeps a
-	// write in flight from landing after the lease that allowed it.
-	MaxDelay time.Duration `json:"-"`
-}
-
-// DefaultModel is the model of a target unless told otherwise: the target's
-// number of clients (Target.Clients), one critical section each, two attempts
-// (one with three clients or more: a client's first attempt can already come
-// after any other step), at most one fault of any kind, a 10 s lease and a 10
-// ms retry.
-func DefaultModel() Model {
-	return Model{Iterations: 1, Attempts: 0, Faults: 1, Ticks: 3, Steps: 10,
-		FaultKinds: []Fault{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
-		TTL:        10 * time.Second, Retry: 10 * time.Millisecond, MaxSteps: 200}
-}
-
-// Resolve returns m with its defaults filled in.
-func (m Model) Resolve() Model {
-	m.Attempts = m.attempts()
-	if m.Jump == 0 {
-		m.Jump = m.TTL
-	}
-	return m
-}
-
-// For returns m as it runs target t: checked (Validate) and with every
-// default filled in (Resolve), the number of clients first, when m leaves
-// it 0: the target's (Target.Clients), and at least 2. It is the one
-// place where a model meets its target's defaults.
-func (m Model) For(t *Target) (Model, error) {
-	if m.Clients == 0 {
-		m.Clients = max(t.Clients, 2)
-	}
-	if err := m.Validate(); err != nil {
-		return Model{}, err
-	}
-	return m.Resolve(), nil
-}
-
-// attempts is Attempts, or its default for the number of clients.
-func (m Model) attempts() int {
-	if m.Attempts > 0 {
-		return m.Attempts
-	}
-	if m.Clients >= 3 {
-		return 1
-	}
-	return 2
-}
-
-// MaxTTL is the longest lease (and clock jump) a model may have: a
-// schedule's virtual time, times Dilation, must fit a time.Duration.
-const MaxTTL = 10 * time.Minute
-
-// Validate checks the bounds.
-func (m Model) Validate() error {
-	switch {
-	case m.Clients < 2 || m.Clients > 4:
-		return fmt.Errorf("clients %d: must be 2 to 4", m.Clients)
-	case m.Iterations < 1 || m.Iterations > 3:
-		return fmt.Errorf("iterations %d: must be 1 to 3", m.Iterations)
-	case m.Attempts < 0 || m.Attempts > 5:
-		return fmt.Errorf("attempts %d: must be 1 to 5", m.Attempts)
-	case m.Steps < 1 || m.Steps > 50:
-		return fmt.Errorf("steps %d: must be 1 to 50", m.Steps)
-	case m.Ticks < 0 || m.Ticks > 10:
-		return fmt.Errorf("ticks %d: must be 0 to 10", m.Ticks)
-	case m.Faults < 0 || m.Faults > 3:
-		return fmt.Errorf("faults per schedule %d: must be 0 to 3", m.Faults)
-	case m.TTL < time.Second:
-		return fmt.Errorf(
-			"ttl %v: must be at least 1s (the real time a schedule takes must be negligible "+
-				"beside it)",
-			m.TTL,
-		)
-	case m.TTL > MaxTTL:
-		return fmt.Errorf(
-			"ttl %v: must be at most %v (times Dilation, a schedule's time must fit a "+
-				"time.Duration)",
-			m.TTL,
-			MaxTTL,
-		)
-	case m.TTL%time.Millisecond != 0:
-		return fmt.Errorf("ttl %v: must be whole milliseconds", m.TTL)
-	case m.Jump < 0 || m.Jump > MaxTTL || m.Jump%time.Millisecond != 0:
-		return fmt.Errorf("clock jump %v: must be whole milliseconds, 0 to %v", m.Jump, MaxTTL)
-	case len(m.TTLs) > 4:
-		return fmt.Errorf("ttls: %d leases for at most 4 clients", len(m.TTLs))
-	case m.RenewEvery < 0 || m.RenewEvery > MaxTTL || m.RenewEvery%time.Millisecond != 0:
-		return fmt.Errorf(
-			"renew every %v: must be whole milliseconds, 0 to %v", m.RenewEvery, MaxTTL,
-		)
-	}
-	if err := CheckDelay(m.MaxDelay); err != nil {
-		return fmt.Errorf("max delay %v: %w", m.MaxDelay, err)
-	}
-	for _, d := range m.TTLs {
-		if d < time.Second || d > MaxTTL || d%time.Millisecond != 0 {
-			return fmt.Errorf("ttls: lease %v: must be 1s to %v, in whole milliseconds", d, MaxTTL)
-		}
-	}
-	return nil
-}
-
-// CheckDelay checks d as a bound on the network's delay (Model.MaxDelay):
-// 0, for none, or whole milliseconds from 1ms to MaxTTL.
-func CheckDelay(d time.Duration) error {
-	if d == 0 {
-		return nil
-	}
-	if d < time.Millisecond || d > MaxTTL || d%time.Millisecond != 0 {
-		return fmt.Errorf("want whole milliseconds, 1ms to %v (0: unbounded)", MaxTTL)
-	}
-	return nil
-}
-
-// LeaseOf is client i's lease.
-func (m Model) LeaseOf(i int) time.Duration {
-	if len(m.TTLs) == 0 {
-		return m.TTL
-	}
-	return m.TTLs[min(i, len(m.TTLs)-1)]
-}
 
 // Target is code to explore: clients that run a workload under the
 // scheduler, and what is checked of them. Its workload is its own when
@@ -412,7 +231,7 @@ func (t *Target) lock() *Lock {
 // work is what one client runs: Iterations times, take the lock
 // (retrying after Retry of virtual time, Attempts times at most), do the
 // critical section, release the lock.
-func (t *Target) work(ctx context.Context, c *clientState, m Model) error {
+func (t *Target) work(ctx context.Context, c *clientState, m action.Model) error {
 	if t.Workload.Run != nil {
 		err := t.Workload.Run(ctx, &Client{c: c, m: m})
 		c.world.mu.Lock()
@@ -443,7 +262,7 @@ func (t *Target) work(ctx context.Context, c *clientState, m Model) error {
 			if !errors.Is(err, locking.ErrNotAcquired) {
 				return err
 			}
-			if n+1 >= m.attempts() {
+			if n+1 >= m.Tries() {
 				if q, ok := lk.(Quitter); ok {
 					if err := q.GiveUp(ctx, write); err != nil {
 						return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -17,10 +18,10 @@ type Snapshot struct {
 	// Clients names the clients, in order.
 	Clients []string `json:"clients"`
 	// Steps is the prefix as it ran.
-	Steps []sched.Step `json:"steps"`
+	Steps []action.Step `json:"steps"`
 	// Enabled is the actions that may come next, each as Cut takes it
 	// back; empty when the schedule is complete.
-	Enabled []sched.Action `json:"enabled"`
+	Enabled []action.Action `json:"enabled"`
 	// ClockMS is the virtual time now.
 	ClockMS int64 `json:"clock_ms"`
 	// Holders is the clients that hold a lease not yet run out.
@@ -53,11 +54,11 @@ type Holder struct {
 
 // Cut runs actions, each of which must be enabled at its turn, and stops
 // there (or earlier, when nothing is enabled any more).
-func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snapshot, error) {
-	var enabled []sched.Action
+func Cut(ctx context.Context, e *sched.Explorer, actions []action.Action) (*Snapshot, error) {
+	var enabled []action.Action
 	r, err := search.Replay(
 		ctx,
-		search.System[sched.Choice, sched.Action](sched.System{Explorer: e}),
+		search.System[sched.Choice, action.Action](sched.System{Explorer: e}),
 		actions,
 		func(d search.Decision[sched.Choice]) (int, bool) {
 			enabled = nil // a run again (unsteady) asks again
@@ -80,10 +81,10 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 		Complete:   s.Complete,
 	}
 	if snap.Steps == nil {
-		snap.Steps = []sched.Step{}
+		snap.Steps = []action.Step{}
 	}
 	if snap.Enabled == nil {
-		snap.Enabled = []sched.Action{}
+		snap.Enabled = []action.Action{}
 	}
 	if snap.Violations == nil {
 		snap.Violations = []sched.Violation{}
@@ -118,7 +119,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 // prefix (they are not shortened, which could drop a step of it). The
 // search stops at the first violation.
 func FindFrom(
-	ctx context.Context, e *sched.Explorer, prefix []sched.Action, o sched.Options,
+	ctx context.Context, e *sched.Explorer, prefix []action.Action, o sched.Options,
 ) (*sched.Result, error) {
 	snap, err := Cut(ctx, e, prefix)
 	if err != nil {

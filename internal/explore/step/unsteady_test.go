@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -83,7 +84,7 @@ func TestStallChangesNothing(t *testing.T) {
 					) ([]sched.Violation, error) {
 						return nil, nil
 					}}}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.TTL = 5 * time.Second
 			e, err := sched.New(ctx, b.Client, target, m)
 			if err != nil {
@@ -135,7 +136,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
 				return nil, nil
 			}}}
-	e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
+	e, err := sched.New(ctx, b.Client, target, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
-	if len(snap.Enabled) == 0 || snap.Enabled[0].Kind != sched.Run || n != 0 {
+	if len(snap.Enabled) == 0 || snap.Enabled[0].Kind != action.Run || n != 0 {
 		t.Fatalf(
 			"enabled %v, counter %d: want the pipeline waiting, the counter untouched",
 			snap.Enabled, n,

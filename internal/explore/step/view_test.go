@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -18,14 +19,14 @@ import (
 func plan(t *testing.T, e *sched.Explorer, moves ...string) *step.Snapshot {
 	t.Helper()
 	ctx := context.Background()
-	var actions []sched.Action
+	var actions []action.Action
 	snap, err := step.Cut(ctx, e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range moves {
 		f := strings.Fields(m)
-		i := slices.IndexFunc(snap.Enabled, func(a sched.Action) bool {
+		i := slices.IndexFunc(snap.Enabled, func(a action.Action) bool {
 			return a.Kind == f[0] && (len(f) < 2 || a.Client == f[1]) &&
 				(len(f) < 3 || a.Length == f[2])
 		})
@@ -52,7 +53,7 @@ func TestNarrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+		e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
 		if err != nil {
 			t.Fatal(err)
 		}

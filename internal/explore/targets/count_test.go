@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -62,7 +63,7 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 			Lock: &sched.Lock{Keys: sched.SingleLockKey, New: func(c *sched.Client) sched.Locker {
 				return pingLock{rdb: c.Redis(), pings: pings[c.Index()]}
 			}}}
-		m := sched.DefaultModel()
+		m := action.DefaultModel()
 		m.Faults, m.FaultKinds = 0, nil
 		e, err := sched.New(ctx, b.Client, target, m)
 		if err != nil {
@@ -119,8 +120,8 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := sched.DefaultModel()
-		m.FaultKinds = []sched.Fault{sched.FaultCrash}
+		m := action.DefaultModel()
+		m.FaultKinds = []action.Fault{action.FaultCrash}
 		var results []*sched.Result
 		for _, workers := range []int{1, 3} {
 			e, err := sched.New(ctx, b.Client, target, m)
@@ -148,7 +149,7 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		}
 		for i, v := range one.Violations {
 			if w := many.Violations[i]; v.Property != w.Property ||
-				sched.CompareActions(v.Actions, w.Actions) != 0 {
+				action.CompareActions(v.Actions, w.Actions) != 0 {
 				t.Errorf(
 					"%s: %s found as %v by one worker, as %v by three", target.Name, v.Property,
 					v.Actions, w.Actions,
@@ -168,9 +169,9 @@ func TestRandomModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []sched.Mode{sched.Random, sched.PCT} {
-		var first []sched.Action
+		var first []action.Action
 		for run := range 2 {
-			e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
+			e, err := sched.New(ctx, b.Client, target, action.DefaultModel())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +195,7 @@ func TestRandomModes(t *testing.T) {
 			}
 			if run == 0 {
 				first = res.Violations[0].Actions
-			} else if sched.CompareActions(first, res.Violations[0].Actions) != 0 {
+			} else if action.CompareActions(first, res.Violations[0].Actions) != 0 {
 				t.Errorf("%s, seed 3 twice: %v, then %v", mode, first, res.Violations[0].Actions)
 			}
 		}
@@ -231,8 +232,8 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
-			m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+			m := action.DefaultModel()
+			m.FaultKinds = []action.Fault{action.FaultPauseLong}
 			m.Ticks = 1 // the pause's end: every violation here needs no more
 			m.Steps = 4 // take, read, write, release
 			var broken []string
@@ -291,8 +292,8 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 func TestSameSearchSameCounts(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultCrash}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultCrash}
 	m.MaxDelay = time.Second
 	var counts []string
 	for range 3 {

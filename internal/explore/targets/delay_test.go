@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -17,8 +18,8 @@ import (
 // stay in flight past its lease (the default, unbounded delays).
 func TestMaxDelay(t *testing.T) {
 	b := redistest.Real(t)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseShort, action.FaultCrash}
 	m.MaxDelay = time.Second
 	res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {

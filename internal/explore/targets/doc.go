@@ -5,7 +5,7 @@
 // sched.Target whose lockers and checks are built on the runtime's
 // exported interface.
 //
-// Of this module, it imports only internal/explore/{sched, plumbing}, the
+// Of this module, it imports only internal/explore/{action, sched, plumbing}, the
 // market, the lock catalogue (locking), its flawed recipes
 // (internal/flawed) and internal/redis/rediscmd: nothing above it (step,
 // explore). Its tests also import internal/explore/{search, view},

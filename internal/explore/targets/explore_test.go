@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -17,7 +18,7 @@ import (
 
 // search explores t under m with opts and returns the properties broken.
 func search(
-	t *testing.T, rdb *redis.Client, tg *sched.Target, m sched.Model, o sched.Options,
+	t *testing.T, rdb *redis.Client, tg *sched.Target, m action.Model, o sched.Options,
 ) (*sched.Result, []string) {
 	t.Helper()
 	ctx := context.Background()
@@ -43,9 +44,9 @@ func search(
 
 // lean is the default model with fewer fault kinds: a pause past the
 // lease and a crash, the two every recipe's failure needs.
-func lean() sched.Model {
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
+func lean() action.Model {
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
 	return m
 }
 
@@ -61,7 +62,7 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 			m := lean()
 			if race.Enabled {
 				// the full run without -race has the pause too
-				m.FaultKinds = []sched.Fault{sched.FaultCrash}
+				m.FaultKinds = []action.Fault{action.FaultCrash}
 			}
 			res, broken := search(t, b.Client, tg, m, sched.Options{})
 			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
@@ -82,7 +83,7 @@ func TestTokenLockWithoutFencing(t *testing.T) {
 	b := redistest.Real(t)
 	tg, _ := targets.Recipe("6", false)
 	m := lean()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	res, broken := search(t, b.Client, tg, m, sched.Options{})
 	if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
 		t.Fatalf("recipe 6: broken %v (exhaustive %v), want only resource", broken, res.Exhaustive)
@@ -100,10 +101,10 @@ func TestWatchdog(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // exhaustive searches: the full run has them
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
+	m.FaultKinds = []action.Fault{action.FaultPauseShort}
 	if race.Enabled {
 		// the full run without -race has the short pause
-		m.FaultKinds = []sched.Fault{sched.FaultCrash}
+		m.FaultKinds = []action.Fault{action.FaultCrash}
 	}
 	m.Ticks = 2
 	if res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{}); len(
@@ -112,7 +113,7 @@ func TestWatchdog(t *testing.T) {
 		!res.Exhaustive {
 		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	_, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
 	if !slices.Equal(broken, []string{sched.Resource}) {
 		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
@@ -125,7 +126,7 @@ func TestWatchdog(t *testing.T) {
 func TestWatchdogFenced(t *testing.T) {
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	m.Ticks = 2
 	o := sched.Options{Mode: "pct", Seed: 1, Schedules: 200}
 	if _, broken := search(t, b.Client, targets.Watchdog(false), m, o); !slices.Equal(
@@ -199,7 +200,7 @@ func TestLuaExamples(t *testing.T) {
 			}
 			m := lean()
 			if tg.Clients > 2 {
-				m.FaultKinds = []sched.Fault{sched.FaultPauseLong} // three clients: keep the test lean
+				m.FaultKinds = []action.Fault{action.FaultPauseLong} // three clients: keep the test lean
 				if (testing.Short() || race.Enabled) && tc.broken == nil {
 					// Every schedule with a pause past the lease is about
 					// 10,000 of them; with a crash, which ends a hold by
@@ -208,7 +209,7 @@ func TestLuaExamples(t *testing.T) {
 						"-short or -race: a crash instead of a pause past the lease; the full " +
 							"run has the pause",
 					)
-					m.FaultKinds = []sched.Fault{sched.FaultCrash}
+					m.FaultKinds = []action.Fault{action.FaultCrash}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)
@@ -244,7 +245,7 @@ func TestLuaErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+			e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
 			if err == nil {
 				_, err = e.Explore(ctx, sched.Options{})
 				e.Close()

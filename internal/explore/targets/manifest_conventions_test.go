@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -169,11 +170,11 @@ func TestManifestConventions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
-			m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+			m := action.DefaultModel()
+			m.FaultKinds = []action.Fault{action.FaultPauseLong}
 			if race.Enabled && tc.broken == "" {
 				// the full run without -race has the pause
-				m.FaultKinds = []sched.Fault{sched.FaultCrash}
+				m.FaultKinds = []action.Fault{action.FaultCrash}
 			}
 			if tc.renew > 0 {
 				// The watchdog's goroutine multiplies the orders: no
@@ -185,7 +186,7 @@ func TestManifestConventions(t *testing.T) {
 				o = sched.Options{Stop: []string{tc.broken}}
 				if tc.broken == sched.MutualExclusion {
 					m.Clients = 3
-					m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+					m.FaultKinds = []action.Fault{action.FaultPauseLong}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)

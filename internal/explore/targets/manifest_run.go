@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
@@ -873,7 +874,7 @@ func (r *recipe) liveness(
 	return []sched.Violation{{Property: sched.Liveness, Message: fmt.Sprintf(
 		"%s; nobody alive holds the lock, and %s gave up: with every lease run out (the "+
 			"clients' clock at %s), its %s is still refused (it would wait forever)",
-		strings.Join(why, "; "), waiter.Name, sched.FormatMS(at.Milliseconds()), o.name,
+		strings.Join(why, "; "), waiter.Name, action.FormatMS(at.Milliseconds()), o.name,
 	)}}, nil
 }
 

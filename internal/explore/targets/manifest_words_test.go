@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -105,13 +106,13 @@ var wordCases = []struct {
 	class    string
 	property string
 	clients  int
-	faults   []sched.Fault
+	faults   []action.Fault
 }{
-	{"refusal-by-error", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
-	{"lease-arithmetic", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
+	{"refusal-by-error", sched.Ownership, 2, []action.Fault{action.FaultPauseLong}},
+	{"lease-arithmetic", sched.Ownership, 2, []action.Fault{action.FaultPauseLong}},
 	// a client that stops waiting stays ahead of the one that queued after it
-	{"give-up", sched.Liveness, 3, []sched.Fault{sched.FaultPauseShort}},
-	{"unheld-release", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
+	{"give-up", sched.Liveness, 3, []action.Fault{action.FaultPauseShort}},
+	{"unheld-release", sched.Ownership, 2, []action.Fault{action.FaultPauseLong}},
 }
 
 // TestManifestWordsBroken: each broken recipe of a word breaks its
@@ -125,7 +126,7 @@ func TestManifestWordsBroken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients, m.FaultKinds = tc.clients, tc.faults
 			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
@@ -272,7 +273,7 @@ return 1`})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.FaultKinds = nil
 			res, _ := search(t, b.Client, tg, m, sched.Options{Stop: []string{sched.Ownership}})
 			i := slices.IndexFunc(res.Violations, func(f sched.Counterexample) bool {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -16,8 +17,8 @@ import (
 // market's invariants.
 func TestStrategyTargets(t *testing.T) {
 	b := redistest.Real(t)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	// Two buyers on one listing (the seller's third client left out) and
 	// one advance of the clock, the pause's end: enough to break the fine
 	// lock, and a test of seconds.
@@ -74,8 +75,8 @@ func TestStrategyUnknown(t *testing.T) {
 // verdict, with the fine lock unfenced (broken) and fenced (kept).
 func TestMarketSetUpOnce(t *testing.T) {
 	b := redistest.Real(t)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	m.Clients = 2
 	m.Ticks = 1
 	for _, fencing := range []bool{false, true} {

@@ -6,23 +6,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 )
 
 func TestParseBounds(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    sched.Model // the bounds set on DefaultModel
-		wantErr string      // "" for none, "form" for ErrBoundForm
+		want    action.Model // the bounds set on DefaultModel
+		wantErr string       // "" for none, "form" for ErrBoundForm
 	}{
-		{in: "", want: sched.DefaultModel()},
-		{in: "iterations=2, ticks=5,steps=20", want: func() sched.Model {
-			m := sched.DefaultModel()
+		{in: "", want: action.DefaultModel()},
+		{in: "iterations=2, ticks=5,steps=20", want: func() action.Model {
+			m := action.DefaultModel()
 			m.Iterations, m.Ticks, m.Steps = 2, 5, 20
 			return m
 		}()},
-		{in: "attempts=3,faults=0", want: func() sched.Model {
-			m := sched.DefaultModel()
+		{in: "attempts=3,faults=0", want: func() action.Model {
+			m := action.DefaultModel()
 			m.Attempts, m.Faults = 3, 0
 			return m
 		}()},
@@ -34,11 +35,11 @@ func TestParseBounds(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		m := sched.DefaultModel()
-		err := sched.ParseBounds(tc.in, &m)
+		m := action.DefaultModel()
+		err := action.ParseBounds(tc.in, &m)
 		switch {
 		case tc.wantErr == "form":
-			if !errors.Is(err, sched.ErrBoundForm) {
+			if !errors.Is(err, action.ErrBoundForm) {
 				t.Errorf("ParseBounds(%q) = %v, want ErrBoundForm", tc.in, err)
 			}
 		case tc.wantErr != "":
@@ -56,13 +57,13 @@ func TestParseBounds(t *testing.T) {
 }
 
 func TestParseLeases(t *testing.T) {
-	got, err := sched.ParseLeases("10s, 3s,1m")
+	got, err := action.ParseLeases("10s, 3s,1m")
 	if want := []time.Duration{10 * time.Second, 3 * time.Second, time.Minute}; err != nil ||
 		!slices.Equal(got, want) {
 		t.Errorf("ParseLeases = %v, %v, want %v", got, err, want)
 	}
 	for _, in := range []string{"", "10s,", "ten"} {
-		if got, err := sched.ParseLeases(in); err == nil {
+		if got, err := action.ParseLeases(in); err == nil {
 			t.Errorf("ParseLeases(%q) = %v, want an error", in, got)
 		}
 	}

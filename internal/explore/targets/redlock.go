@@ -25,8 +25,8 @@ const DefaultNodes = 3
 // the virtual clock.
 //
 // Without node faults it keeps mutual exclusion. With
-// sched.FaultNodeRestart (a node without persistence restarts empty) or
-// sched.FaultClockJump (a node's clock jumps forward, so a lease on it
+// action.FaultNodeRestart (a node without persistence restarts empty) or
+// action.FaultClockJump (a node's clock jumps forward, so a lease on it
 // runs out early), two clients can each hold a majority: Kleppmann's
 // arguments against Redlock.
 func Redlock(nodes int) (*sched.Target, error) {

@@ -371,7 +371,7 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 // (locking.KeepAlive, every ttl/3, with its drift allowance). Without
 // fencing it holds under pauses shorter than the lease less the renewal
 // interval and drift, on a network whose delays are bounded below that
-// too (sched.Model.MaxDelay), and breaks the resource under longer ones: a
+// too (action.Model.MaxDelay), and breaks the resource under longer ones: a
 // write sent while the lease ran can land after it ended. With fencing,
 // the critical section's write commits only while the lock key still
 // holds the writer's token (Lock.Held under WATCH), as locking.KeepAlive's

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -15,9 +16,9 @@ import (
 
 // small is a model whose exhaustive search takes a fraction of a second:
 // two clients, one attempt, one advance of the clock, a crash.
-func small() sched.Model {
-	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultCrash}, 1, 1
+func small() action.Model {
+	m := action.DefaultModel()
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []action.Fault{action.FaultCrash}, 1, 1
 	return m
 }
 
@@ -172,7 +173,7 @@ func TestLeaseProperty(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := small()
-			m.FaultKinds, m.Ticks = []sched.Fault{sched.FaultPauseShort}, 2
+			m.FaultKinds, m.Ticks = []action.Fault{action.FaultPauseShort}, 2
 			res, broken := search(
 				t, b.Client, tg, m, sched.Options{Check: []string{sched.Lease}},
 			)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -22,7 +23,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+	e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+	e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 				}
 				return nil, nil
 			}}}
-	e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
+	e, err := sched.New(ctx, b.Client, target, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
@@ -51,7 +52,7 @@ func writeModel(b *bytes.Buffer, r *sched.Result) {
 	faults := "no faults"
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {
 		faults = fmt.Sprintf(
-			"at most %d fault(s) per schedule of %s", m.Faults, sched.JoinFaults(m.FaultKinds, ", "),
+			"at most %d fault(s) per schedule of %s", m.Faults, action.JoinFaults(m.FaultKinds, ", "),
 		)
 	}
 	nodes := ""
@@ -61,7 +62,7 @@ func writeModel(b *bytes.Buffer, r *sched.Result) {
 	case n > 1:
 		nodes = fmt.Sprintf(" on %d nodes", n)
 	}
-	if slices.Contains(m.FaultKinds, sched.FaultClockJump) {
+	if slices.Contains(m.FaultKinds, action.FaultClockJump) {
 		faults += fmt.Sprintf(" (a clock jumps %v)", m.Jump)
 	}
 	writeLine(
@@ -79,7 +80,7 @@ func writeModel(b *bytes.Buffer, r *sched.Result) {
 
 // leaseText says the model's leases, their renewal and the network's
 // delay.
-func leaseText(m sched.Model) string {
+func leaseText(m action.Model) string {
 	lease := fmt.Sprintf("lease %v", m.TTL)
 	if len(m.TTLs) > 0 {
 		var ls []string
@@ -289,10 +290,10 @@ func writeFound(b *bytes.Buffer, f *sched.Counterexample, verbose bool) error {
 				mark = "  !! " + s.Violation
 			}
 			text := s.Text
-			if s.Action.Kind == sched.Run {
+			if s.Action.Kind == action.Run {
 				text = s.Action.Client + ": " + text
 			}
-			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, sched.FormatMS(s.ClockMS), text, mark)
+			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, action.FormatMS(s.ClockMS), text, mark)
 		}
 	}
 	if f.Replay.Events == nil {

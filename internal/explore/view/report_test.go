@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
 )
@@ -16,7 +17,7 @@ import (
 // search went, then what it found. A command adds lines of its own
 // between the two, here the server it ran on.
 func ExampleWriteFindings() {
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients = 2
 	res := &sched.Result{
 		Target:     "my mutex",
@@ -61,7 +62,7 @@ func ExampleWriteFindings() {
 // A document of a command of your own: the result's keys, then the
 // command's. Printed here are its keys, in order.
 func Example_resultJSON() {
-	res := &sched.Result{Target: "my mutex", Model: sched.DefaultModel(), Mode: "exhaustive"}
+	res := &sched.Result{Target: "my mutex", Model: action.DefaultModel(), Mode: "exhaustive"}
 	b, err := json.Marshal(struct {
 		sched.ResultJSON
 		Host string `json:"host"`
@@ -94,7 +95,7 @@ func Example_resultJSON() {
 // result's keys, in the same order and the same bytes as its
 // MarshalJSON, followed by the document's own.
 func TestResultJSONEmbedded(t *testing.T) {
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
 	found := sched.Counterexample{
 		Violation: sched.Violation{
@@ -102,9 +103,9 @@ func TestResultJSONEmbedded(t *testing.T) {
 			Message:  "lost an update",
 			Step:     1,
 		},
-		Actions: []sched.Action{{Kind: sched.Start, Client: "A"}},
-		Steps: []sched.Step{
-			{Action: sched.Action{Kind: sched.Start, Client: "A"}, Text: "A starts"},
+		Actions: []action.Action{{Kind: action.Start, Client: "A"}},
+		Steps: []action.Step{
+			{Action: action.Action{Kind: action.Start, Client: "A"}, Text: "A starts"},
 		},
 		Reproduced: true,
 		Server:     "7.0.15",

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
@@ -26,9 +27,9 @@ func TestCoverText(t *testing.T) {
 // with their schedule, and the counterexample with its steps and how its
 // replay went, when there is no timeline to show.
 func TestWriteFindings(t *testing.T) {
-	steps := []sched.Step{{Action: sched.Action{Kind: sched.Start, Client: "A"}, Text: "A starts"},
+	steps := []action.Step{{Action: action.Action{Kind: action.Start, Client: "A"}, Text: "A starts"},
 		{
-			Action:    sched.Action{Kind: sched.Run, Client: "B"},
+			Action:    action.Action{Kind: action.Run, Client: "B"},
 			ClockMS:   5000,
 			Text:      "SET lock",
 			Violation: sched.MutualExclusion,
@@ -38,8 +39,8 @@ func TestWriteFindings(t *testing.T) {
 			Property: sched.MutualExclusion, Message: "A and B hold the lock",
 		},
 		Steps: steps,
-		Actions: []sched.Action{
-			{Kind: sched.Start, Client: "A"},
+		Actions: []action.Action{
+			{Kind: action.Start, Client: "A"},
 		},
 		ReplayNote: "the replay did not break mutual_exclusion",
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
@@ -215,16 +216,16 @@ func (n *Narration) short(k string) string { return n.e.Target().Short(k) }
 func at(ms int64) string { return output.Thousands(ms) + " ms" }
 
 // say is step i in words.
-func (n *Narration) say(i int, st sched.Step) StepNote {
+func (n *Narration) say(i int, st action.Step) StepNote {
 	a := st.Action
 	switch a.Kind {
-	case sched.Start:
+	case action.Start:
 		return StepNote{
 			Say: a.Client + " starts its critical section: first it must take the lock.",
 		}
-	case sched.Tick:
+	case action.Tick:
 		return n.sayTick(i, st)
-	case sched.Pause:
+	case action.Pause:
 		text := a.Client + " pauses"
 		switch a.Length {
 		case "forever":
@@ -240,18 +241,18 @@ func (n *Narration) say(i int, st sched.Step) StepNote {
 		return StepNote{
 			Say: text + "; it sends nothing meanwhile, and a lease it holds keeps running down.",
 		}
-	case sched.Crash:
+	case action.Crash:
 		return StepNote{
 			Say: a.Client + " crashes: it never sends again; a lock it holds stays until its " +
 				"lease runs out.",
 		}
-	case sched.Run:
+	case action.Run:
 		return n.sayRun(i, st)
 	}
 	return StepNote{Say: n.name(st.Text)}
 }
 
-func (n *Narration) sayTick(i int, st sched.Step) StepNote {
+func (n *Narration) sayTick(i int, st action.Step) StepNote {
 	text := fmt.Sprintf("Time passes to %s.", at(st.Action.At.Milliseconds()))
 	for _, x := range n.s.Expired {
 		if x.At != st.Action.At {
@@ -289,7 +290,7 @@ func (n *Narration) ownerOf(k string) string {
 	return ""
 }
 
-func (n *Narration) sayRun(i int, st sched.Step) StepNote {
+func (n *Narration) sayRun(i int, st action.Step) StepNote {
 	who := st.Action.Client
 	cmds := n.byStep[i]
 	if len(cmds) == 0 {
@@ -751,7 +752,7 @@ func (n *Narration) lockStory(links map[int]string, c string, end int) {
 			links[i] = c + " took the lock"
 		case slices.Contains(n.expired[i], c):
 			links[i] = c + "'s lease ran out (" + c + " still believes it holds the lock)"
-		case st.Action.Kind == sched.Pause && st.Action.Client == c:
+		case st.Action.Kind == action.Pause && st.Action.Client == c:
 			links[i] = c + " paused"
 		case n.released[i] == c:
 			links[i] = c + " released the lock"
@@ -774,7 +775,7 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 	for _, c := range who {
 		n.lockStory(links, c, v.Step)
 		for i, st := range n.s.Steps {
-			if i <= v.Step && st.Action.Client == c && st.Action.Kind == sched.Run &&
+			if i <= v.Step && st.Action.Client == c && st.Action.Kind == action.Run &&
 				strings.Contains(n.Notes[i].Say, "finds the lock free") {
 				links[i] = c + " found the lock free"
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
@@ -35,8 +36,8 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 			if tg.Property != want[n] {
 				t.Errorf("recipe %s is said to break %s, the gallery shows %s", n, tg.Property, want[n])
 			}
-			m := sched.DefaultModel()
-			m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
+			m := action.DefaultModel()
+			m.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
 			e, err := sched.New(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)

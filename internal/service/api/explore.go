@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -115,7 +116,7 @@ type ExploreFrame struct {
 	ClockMS int64         `json:"clock_ms"`
 	Holders []step.Holder `json:"holders"`
 	// Enabled is the actions that may come next from this frame.
-	Enabled    []sched.Action    `json:"enabled"`
+	Enabled    []action.Action   `json:"enabled"`
 	Violations []sched.Violation `json:"violations"`
 	Complete   bool              `json:"complete"`
 	// Views is each client as it stands: what it read, the token it

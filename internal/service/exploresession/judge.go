@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/report/output"
@@ -25,12 +26,12 @@ const (
 )
 
 // luaFaults are the fault kinds a pasted lock may be searched under.
-var luaFaults = []sched.Fault{sched.FaultPauseShort, sched.FaultPauseLong, sched.FaultPauseForever, sched.FaultCrash}
+var luaFaults = []action.Fault{action.FaultPauseShort, action.FaultPauseLong, action.FaultPauseForever, action.FaultCrash}
 
 // luaBounds reads the clients and faults of req, a request for a pasted
 // lock: clients 0 for the default, faults nil for all of luaFaults
 // (returned as nil), empty for none.
-func luaBounds(req api.ExploreRequest) (clients int, faults []sched.Fault, err error) {
+func luaBounds(req api.ExploreRequest) (clients int, faults []action.Fault, err error) {
 	if req.Lua == nil {
 		if req.Clients != 0 || req.Faults != nil {
 			return 0, nil, api.Invalidf("clients and faults go with lua: a recipe and a strategy are searched " +
@@ -48,12 +49,12 @@ func luaBounds(req api.ExploreRequest) (clients int, faults []sched.Fault, err e
 	if req.Faults == nil {
 		return clients, nil, nil
 	}
-	faults = []sched.Fault{}
+	faults = []action.Fault{}
 	for _, f := range req.Faults {
-		kinds, err := sched.ParseFaults(f)
+		kinds, err := action.ParseFaults(f)
 		if f == "" || strings.Contains(f, ",") || err != nil ||
-			slices.ContainsFunc(kinds, func(k sched.Fault) bool { return !slices.Contains(luaFaults, k) }) {
-			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, sched.JoinFaults(luaFaults, ", "))
+			slices.ContainsFunc(kinds, func(k action.Fault) bool { return !slices.Contains(luaFaults, k) }) {
+			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, action.JoinFaults(luaFaults, ", "))
 		}
 		for _, k := range kinds {
 			if !slices.Contains(faults, k) {
@@ -134,7 +135,7 @@ const minUnpromised = 3 * time.Second
 // (a lost update). Each search stops at budget, or earlier when ctx ends
 // (the search's budget as its followers grew it: left says how much of
 // it is left). progress gets the schedules run so far.
-func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sched.Violation, budget time.Duration,
+func (s *session) judge(ctx context.Context, prefix []action.Action, before []sched.Violation, budget time.Duration,
 	left func() time.Duration, progress func(schedules int)) (judgement, error) {
 	var promised, unpromised []string
 	for _, j := range s.judged {

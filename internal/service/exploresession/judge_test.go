@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
@@ -111,7 +112,7 @@ func TestPastedLockJudged(t *testing.T) {
 		// counter), with two clients as recipe 6's lesson has: the
 		// search from the start is the same question, asked of a few
 		// times more schedules (docs/lab.md has its figures).
-		taken := [][2]string{{sched.Start, "A"}, {sched.Run, "A"}, {sched.Run, "A"}}
+		taken := [][2]string{{action.Start, "A"}, {action.Run, "A"}, {action.Run, "A"}}
 		// The two searches run side by side, each in a subtest of its
 		// own, so that a failure of either ends only its goroutine's test.
 		var six, own *api.FindStatus
@@ -196,7 +197,7 @@ func TestPastedLockBudgetSpent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Remove(id) })
-	for _, s := range [][2]string{{sched.Start, "A"}, {sched.Run, "A"}} {
+	for _, s := range [][2]string{{action.Start, "A"}, {action.Run, "A"}} {
 		if st, err = stepTo(t, m, id, st, s[0], s[1]); err != nil {
 			t.Fatal(err)
 		}

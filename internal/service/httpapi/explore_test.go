@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/service/api"
@@ -21,8 +22,8 @@ import (
 type exploreState struct {
 	Target     string            `json:"target"`
 	Clients    []string          `json:"clients"`
-	Steps      []sched.Step      `json:"steps"`
-	Enabled    []sched.Action    `json:"enabled"`
+	Steps      []action.Step     `json:"steps"`
+	Enabled    []action.Action   `json:"enabled"`
 	ClockMS    int64             `json:"clock_ms"`
 	Holders    []step.Holder     `json:"holders"`
 	Violations []sched.Violation `json:"violations"`
@@ -108,10 +109,10 @@ func TestExploreSessions(t *testing.T) {
 	if st.Target != "recipe 1" || len(st.Clients) != 2 || len(st.Steps) != 0 || len(st.Enabled) == 0 || len(st.Violations) != 0 {
 		t.Fatalf("recipe 1 at the start: %+v", st)
 	}
-	st = step(id, enabled(t, st, sched.Start, "A"))
-	st = step(id, enabled(t, st, sched.Start, "B"))
+	st = step(id, enabled(t, st, action.Start, "A"))
+	st = step(id, enabled(t, st, action.Start, "B"))
 	for _, c := range []string{"A", "B", "A", "B"} {
-		st = step(id, enabled(t, st, sched.Run, c))
+		st = step(id, enabled(t, st, action.Run, c))
 	}
 	if len(st.Steps) != 6 || len(st.Violations) != 1 || st.Violations[0].Property != sched.MutualExclusion ||
 		st.Violations[0].Step != 5 || st.Steps[5].Action.Client != "B" || !strings.HasPrefix(st.Steps[5].Text, "SET") {

@@ -1,4 +1,4 @@
-package sched
+package action
 
 import (
 	"encoding/json"
@@ -91,9 +91,9 @@ func (a *Action) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// fmtAt formats a virtual time: t=1.5s, or to the nanosecond when it is
+// FormatAt formats a virtual time: t=1.5s, or to the nanosecond when it is
 // not a whole millisecond (t=3.333333334s).
-func fmtAt(d time.Duration) string {
+func FormatAt(d time.Duration) string {
 	if d%time.Millisecond == 0 {
 		return FormatMS(d.Milliseconds())
 	}
@@ -103,4 +103,13 @@ func fmtAt(d time.Duration) string {
 	}
 	frac := strings.TrimRight(fmt.Sprintf("%09d", int64(d%time.Second)), "0")
 	return fmt.Sprintf("t=%s%d.%ss", sign, int64(d/time.Second), frac)
+}
+
+// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
+// "t=0.010s".
+func FormatMS(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("t=%ds", ms/1000)
+	}
+	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
 }
