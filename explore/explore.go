@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -422,11 +423,11 @@ type Result struct {
 	// outside a test (exploretest), where such a wait is refused.
 	TimersFired int
 
-	res *sched.Result
+	res *result.Result
 }
 
 // newResult is the user's view of the engine's result r.
-func newResult(r *sched.Result) *Result {
+func newResult(r *result.Result) *Result {
 	out := &Result{Target: r.Target, Mode: Mode(r.Mode), Schedules: r.Schedules,
 		Exhaustive: r.Exhaustive, Stopped: r.Stopped, Diverged: r.Diverged, res: r,
 		FromStarted: r.FromStarted, TimersFired: r.TimersFired}
@@ -440,7 +441,7 @@ func newResult(r *sched.Result) *Result {
 
 // counterexamples is the user's view of the engine's findings fs, each
 // with its replay's timeline.
-func counterexamples(fs []sched.Counterexample) []Counterexample {
+func counterexamples(fs []result.Counterexample) []Counterexample {
 	var out []Counterexample
 	for _, f := range fs {
 		c := Counterexample{Property: Property(f.Property), Message: f.Message,

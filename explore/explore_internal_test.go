@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 )
 
@@ -15,9 +16,9 @@ import (
 // to the engine's, which the JSON documents and the CLI use.
 func TestNamesMatchTheEngine(t *testing.T) {
 	for _, tc := range []struct{ user, engine string }{
-		{string(MutualExclusion), sched.MutualExclusion},
-		{string(Resource), sched.Resource},
-		{string(Liveness), sched.Liveness},
+		{string(MutualExclusion), result.MutualExclusion},
+		{string(Resource), result.Resource},
+		{string(Liveness), result.Liveness},
 		{string(Exhaustive), string(sched.Exhaustive)},
 		{string(Random), string(sched.Random)},
 		{string(PCT), string(sched.PCT)},

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -394,7 +395,7 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 // makes the model the target's (action.Model.For): the clients given, or
 // the target's, checked, with every default filled in.
 func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
-	check, err := sched.ParseProperties(fl.check)
+	check, err := result.ParseProperties(fl.check)
 	if err != nil {
 		return f.Bad("-check: %v", err)
 	}
@@ -496,7 +497,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // exploreVerdict is the error a search's result exits with: nil (0), a
 // violation (1), a verdict that proves nothing (2), no proof (3), or an
 // interruption with nothing found (130).
-func exploreVerdict(res *sched.Result, stderr io.Writer) error {
+func exploreVerdict(res *result.Result, stderr io.Writer) error {
 	if err := res.Vacuous(); err != nil {
 		// Nothing the search was about happened: its verdict proves
 		// nothing, and the manifest is to blame (exit 2).
@@ -690,7 +691,7 @@ func (o *exploreOptions) searchOptions(stderr io.Writer, check func()) sched.Opt
 
 // writeExploreResult writes, with -out, the counterexamples' timelines
 // into their folder, and then res on stdout in o's format.
-func writeExploreResult(ctx context.Context, e *sched.Explorer, res *sched.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
+func writeExploreResult(ctx context.Context, e *sched.Explorer, res *result.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		files, err := writeExploreTimelines(ctx, e, o.out, res)
 		if err != nil {
@@ -735,7 +736,7 @@ func orNone(ps []string) string {
 	return strings.Join(ps, ", ")
 }
 
-func propertiesOf(fs []sched.Counterexample) []string {
+func propertiesOf(fs []result.Counterexample) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Property)
@@ -744,14 +745,14 @@ func propertiesOf(fs []sched.Counterexample) []string {
 }
 
 // exploreDoc is the document -format json writes: the result's keys
-// (sched.Result.MarshalJSON), then the environment block (redis,
+// (result.Result.MarshalJSON), then the environment block (redis,
 // machine), as every document of the commands has it.
 type exploreDoc struct {
-	sched.ResultJSON
+	result.ResultJSON
 	output.Env
 }
 
-func writeExploreJSON(w io.Writer, res *sched.Result, env output.Env) error {
+func writeExploreJSON(w io.Writer, res *result.Result, env output.Env) error {
 	b, err := json.MarshalIndent(exploreDoc{res.JSON(), env}, "", "  ")
 	if err != nil {
 		return err
@@ -762,7 +763,7 @@ func writeExploreJSON(w io.Writer, res *sched.Result, env output.Env) error {
 
 // writeExploreTable writes res for a person, with the Redis it ran on
 // after the search's line.
-func writeExploreTable(w io.Writer, res *sched.Result, env output.Env, verbose bool) error {
+func writeExploreTable(w io.Writer, res *result.Result, env output.Env, verbose bool) error {
 	if err := view.WriteSummary(w, res); err != nil {
 		return err
 	}
@@ -775,7 +776,7 @@ func writeExploreTable(w io.Writer, res *sched.Result, env output.Env, verbose b
 // writeExploreTimelines writes each counterexample's timeline as SVG and
 // text: the main one as replayed on a fresh server, the others replayed on
 // the explorer's server. It returns the names of the files written.
-func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, res *sched.Result) ([]string, error) {
+func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, res *result.Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -137,10 +138,10 @@ func Code(
 	if name == "" {
 		name = "code"
 	}
-	t := &Target{Name: name, Clients: clients, Checks: []string{MutualExclusion},
+	t := &Target{Name: name, Clients: clients, Checks: []string{result.MutualExclusion},
 		Traits: Traits{declared: true}}
 	if check != nil {
-		t.Checks = append(t.Checks, Resource)
+		t.Checks = append(t.Checks, result.Resource)
 	}
 	if setup != nil {
 		t.Workload.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
@@ -152,7 +153,7 @@ func Code(
 			return runCode(ctx, c, client)
 		}
 	}
-	t.Workload.End = func(ctx context.Context, e *Explorer, _ Snapshot) ([]Violation, error) {
+	t.Workload.End = func(ctx context.Context, e *Explorer, _ Snapshot) ([]result.Violation, error) {
 		return endCode(ctx, e, check)
 	}
 	return t
@@ -281,7 +282,7 @@ func (c *Client) CountOp(op, reply string, ok bool) { c.c.world.CountOp(op, repl
 func endCode(
 	ctx context.Context, e *Explorer,
 	check func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
-) ([]Violation, error) {
+) ([]result.Violation, error) {
 	if check == nil {
 		return nil, nil
 	}
@@ -292,7 +293,7 @@ func endCode(
 	if ctx.Err() != nil {
 		return nil, err
 	}
-	return []Violation{{Property: Resource, Message: e.target.Short(err.Error())}}, nil
+	return []result.Violation{{Property: result.Resource, Message: e.target.Short(err.Error())}}, nil
 }
 
 // Check explores t on the Redis rdb talks to: every schedule of its
@@ -301,7 +302,7 @@ func endCode(
 // holds the shortest counterexample found of each property broken; none
 // means the bounds were searched through without finding one when
 // Result.Exhaustive is true.
-func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Result, error) {
+func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*result.Result, error) {
 	m := action.DefaultModel()
 	if o.Model != nil {
 		m = *o.Model

@@ -33,7 +33,7 @@
 // catalogue's. The runtime alone writes its record of a schedule; a
 // target reads a copy (Snapshot).
 //
-// Of this module, it imports only internal/explore/{action, search},
+// Of this module, it imports only internal/explore/{action, result, search},
 // internal/explore/plumbing, the lock catalogue (locking),
 // internal/timeline and internal/redis/{rediscmd, redisserver}: nothing
 // above it (targets, view, step, explore). Its tests also import

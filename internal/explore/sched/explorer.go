@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/redis/go-redis/v9"
 )
@@ -83,7 +84,7 @@ type Explorer struct {
 // did not end by itself.
 type strays struct {
 	mu    sync.Mutex
-	found map[string]Counterexample
+	found map[string]result.Counterexample
 }
 
 // add keeps s's violations where they are the shortest of their property.
@@ -95,7 +96,7 @@ func (st *strays) add(s *Schedule) {
 		if f, ok := st.found[v.Property]; ok && len(f.Actions) <= n {
 			continue
 		}
-		st.found[v.Property] = Counterexample{
+		st.found[v.Property] = result.Counterexample{
 			Violation: v,
 			Actions:   slices.Clone(s.actions[:n]),
 			Steps:     slices.Clone(s.Steps[:n]),
@@ -396,7 +397,7 @@ type Progress struct {
 // Explore searches the target's schedules within the model's bounds.
 // When ctx ends, it returns what it found so far (the counts, the
 // coverage, the violations, not shortened) with ctx's error.
-func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
+func (e *Explorer) Explore(ctx context.Context, o Options) (*result.Result, error) {
 	start := time.Now()
 	ctx, stopSearch := SearchContext(ctx, o.Budget)
 	defer stopSearch()
@@ -410,7 +411,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		// replies claim a hold (ownership judges those).
 		check = slices.DeleteFunc(
 			slices.Clone(check),
-			func(p string) bool { return p == Lease || p == Ownership },
+			func(p string) bool { return p == result.Lease || p == result.Ownership },
 		)
 	}
 	mode, err := ParseMode(string(o.Mode))
@@ -421,15 +422,15 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: a %s search does not split (an exhaustive one does)",
 			search.ErrShard, mode)
 	}
-	res := &Result{
-		Target:    e.target.Name,
-		About:     e.target.About,
-		Model:     e.model,
-		Mode:      string(mode),
-		Checked:   check,
-		Budget:    o.Budget,
-		property:  e.target.Property,
-		NodeCount: e.target.Nodes(),
+	res := &result.Result{
+		Target:      e.target.Name,
+		About:       e.target.About,
+		Model:       e.model,
+		Mode:        string(mode),
+		Checked:     check,
+		Budget:      o.Budget,
+		OwnProperty: e.target.Property,
+		NodeCount:   e.target.Nodes(),
 	}
 	reruns := func() (n int64) {
 		for _, x := range append([]*Explorer{e}, e.lanes...) {
@@ -442,7 +443,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	for _, x := range append([]*Explorer{e}, e.lanes...) {
 		x.act.reset()
 	}
-	e.strays = &strays{found: map[string]Counterexample{}}
+	e.strays = &strays{found: map[string]result.Counterexample{}}
 	defer func() { e.strays = nil }()
 	systems, err := e.workers(ctx, mode, o)
 	if err != nil {
@@ -478,7 +479,7 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 			}
 			last = time.Now()
 			var found []string
-			for _, p := range properties {
+			for _, p := range result.Properties() {
 				if slices.Contains(st.Found, p) {
 					found = append(found, p)
 				}
@@ -494,9 +495,9 @@ func (e *Explorer) Explore(ctx context.Context, o Options) (*Result, error) {
 	report(res, e.target, append([]*Explorer{e}, e.lanes...))
 	res.Schedules, res.Pruned, res.Diverged = r.Schedules, r.Pruned, r.Diverged
 	res.Exhaustive, res.Coverage = r.Exhaustive, r.Coverage
-	res.Shard = shardInfo(o.Shard, r)
-	var fs []Counterexample
-	for _, p := range properties {
+	res.Shard = result.ShardOf(o.Shard, r)
+	var fs []result.Counterexample
+	for _, p := range result.Properties() {
 		if f, ok := r.Violations[p]; ok {
 			fs = append(fs, found(f))
 		} else if f, ok := e.strays.found[p]; ok && r.Diverged > 0 && slices.Contains(check, p) {
@@ -583,7 +584,7 @@ func (e *Explorer) walk(
 
 // shrink shortens a counterexample (search.Shrink), replaying with the
 // first enabled command or tick past its actions.
-func (e *Explorer) shrink(ctx context.Context, f Counterexample) (Counterexample, error) {
+func (e *Explorer) shrink(ctx context.Context, f result.Counterexample) (result.Counterexample, error) {
 	g, err := search.Shrink(ctx, search.System[Choice, action.Action](System{e}),
 		search.Found[action.Action]{Violation: f.Violation, Path: f.Actions}, first)
 	if err != nil {
@@ -596,10 +597,10 @@ func (e *Explorer) shrink(ctx context.Context, f Counterexample) (Counterexample
 }
 
 // found is a counterexample of the search as the explorer reports it.
-func found(f search.Found[action.Action]) Counterexample {
+func found(f search.Found[action.Action]) result.Counterexample {
 	s := f.Run.Data.(*Schedule)
 	n := min(len(f.Path), len(s.Steps))
-	return Counterexample{
+	return result.Counterexample{
 		Violation: f.Violation,
 		Actions:   slices.Clone(f.Path[:n]),
 		Steps:     slices.Clone(s.Steps[:n]),
@@ -689,7 +690,7 @@ func (e *Explorer) replay(ctx context.Context, actions []action.Action) (*Schedu
 // Replay runs one schedule: actions, then the first enabled command or
 // tick at each step until nothing is enabled. It returns the steps and
 // the violations found.
-func (e *Explorer) Replay(ctx context.Context, actions []action.Action) ([]action.Step, []Violation, error) {
+func (e *Explorer) Replay(ctx context.Context, actions []action.Action) ([]action.Step, []result.Violation, error) {
 	s, err := e.replay(ctx, actions)
 	if err != nil {
 		return nil, nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -24,7 +25,7 @@ import (
 func (e *Explorer) Record(
 	ctx context.Context,
 	actions []action.Action,
-) (timeline.Timeline, []Violation, error) {
+) (timeline.Timeline, []result.Violation, error) {
 	s, err := e.replay(ctx, actions)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
@@ -319,7 +320,7 @@ type Reproduction struct {
 
 // Reproduce starts a private redis-server, replays f's schedule of target
 // t under model m on it, and reports whether the same property broke.
-func Reproduce(ctx context.Context, t *Target, m action.Model, f Counterexample) (Reproduction, error) {
+func Reproduce(ctx context.Context, t *Target, m action.Model, f result.Counterexample) (Reproduction, error) {
 	r, err := reproduce(ctx, t, m, f)
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		return Reproduction{Note: "no redis-server on PATH to replay on"}, nil
@@ -347,7 +348,7 @@ var errReplayBound = errors.New("the replay took longer than its bound")
 
 // reproduce is Reproduce, which says redisserver.ErrNoBinary when there
 // is no redis-server to start.
-func reproduce(ctx context.Context, t *Target, m action.Model, f Counterexample) (Reproduction, error) {
+func reproduce(ctx context.Context, t *Target, m action.Model, f result.Counterexample) (Reproduction, error) {
 	srv, err := redisserver.Start(ctx, replayServer(t))
 	if err != nil {
 		if errors.Is(err, redisserver.ErrNoBinary) || ctx.Err() != nil {
@@ -406,6 +407,6 @@ func replayCause(ctx context.Context, err error) error {
 }
 
 // brokeAgain reports whether vs breaks property.
-func brokeAgain(vs []Violation, property string) bool {
-	return slices.ContainsFunc(vs, func(v Violation) bool { return v.Property == property })
+func brokeAgain(vs []result.Violation, property string) bool {
+	return slices.ContainsFunc(vs, func(v result.Violation) bool { return v.Property == property })
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 )
 
@@ -17,8 +18,8 @@ import (
 func TestResultJSON(t *testing.T) {
 	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	other := Counterexample{
-		Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
+	other := result.Counterexample{
+		Violation: result.Violation{Property: result.Liveness, Message: "C never got the lock", Step: 4},
 		Actions: []action.Action{
 			{Kind: action.Start, Client: "C"},
 		},
@@ -26,7 +27,7 @@ func TestResultJSON(t *testing.T) {
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
-	own := Counterexample{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
+	own := result.Counterexample{Violation: result.Violation{Property: result.Resource, Message: "sold twice", Step: 1},
 		Actions: []action.Action{{Kind: action.Start, Client: "A"}, {Kind: action.Pause, Client: "A", Length: action.Short}},
 		Steps: []action.Step{
 			{Action: action.Action{Kind: action.Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
@@ -34,36 +35,36 @@ func TestResultJSON(t *testing.T) {
 		Reproduced: true, Server: "7.0.15"}
 	tests := []struct {
 		name    string
-		res     Result
+		res     result.Result
 		counter string // the counterexample's property, "" for none
 	}{
 		{
 			"nothing found",
-			Result{
-				Target:     "recipe 6 (fixed)",
-				Model:      m,
-				Checked:    []string{Resource},
-				Mode:       "exhaustive",
-				Schedules:  12,
-				Coverage:   1,
-				Exhaustive: true,
-				Elapsed:    2 * time.Second,
-				property:   Resource,
+			result.Result{
+				Target:      "recipe 6 (fixed)",
+				Model:       m,
+				Checked:     []string{result.Resource},
+				Mode:        "exhaustive",
+				Schedules:   12,
+				Coverage:    1,
+				Exhaustive:  true,
+				Elapsed:     2 * time.Second,
+				OwnProperty: result.Resource,
 			},
 			"",
 		},
 		{
 			"its own property second",
-			Result{Target: "recipe 6", Model: m, Checked: []string{Resource, Liveness},
+			result.Result{Target: "recipe 6", Model: m, Checked: []string{result.Resource, result.Liveness},
 				Mode: "random", Seed: 7, Schedules: 40, Pruned: 2, Coverage: 0.25,
 				Stopped: StoppedBudget,
 				Budget:  20 * time.Second, Elapsed: 21 * time.Second,
-				Violations: []Counterexample{other, own}, property: Resource,
+				Violations: []result.Counterexample{other, own}, OwnProperty: result.Resource,
 				NodeCount: 3},
-			Resource,
+			result.Resource,
 		},
-		{"another property only", Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
-			Violations: []Counterexample{other}, property: Resource}, Liveness},
+		{"another property only", result.Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
+			Violations: []result.Counterexample{other}, OwnProperty: result.Resource}, result.Liveness},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestResultJSON(t *testing.T) {
 			if tt.res.NodeCount > 0 && !strings.Contains(doc["note"].(string), "nodes") {
 				t.Errorf("note of a target of nodes: %v", doc["note"])
 			}
-			var back Result
+			var back result.Result
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
@@ -55,36 +56,11 @@ func independent(a, b Choice) bool {
 	return true
 }
 
-// Violation is a property found broken: Property is mutual_exclusion,
-// resource or liveness; Message says how; Step is the index in the
-// schedule's steps where it broke (the last step for the properties
-// checked at the end).
-type Violation = search.Violation
-
-// The properties.
-const (
-	MutualExclusion = "mutual_exclusion"
-	Resource        = "resource"
-	Liveness        = "liveness"
-	// Holders is a semaphore's mutual exclusion: at most Lock.Permits
-	// clients hold at once, with leases that have not run out. For a
-	// mutex it is MutualExclusion, and keeps that name.
-	Holders = "holders"
-)
-
-// properties lists the properties in the order they are reported
-// (Ownership is in manifest_run.go, Lease in lease.go).
-var properties = []string{MutualExclusion, Holders, Resource, Liveness, Ownership, Lease}
-
-// Properties lists the properties in the order they are reported; the
-// slice is the caller's.
-func Properties() []string { return slices.Clone(properties) }
-
 // Schedule is one run of the target's clients under the scheduler.
 type Schedule struct {
 	Steps      []action.Step
 	actions    []action.Action
-	Violations []Violation
+	Violations []result.Violation
 	Faults     int
 	Ticks      int
 	Complete   bool // ran until nothing was enabled (not cut by the chooser)
@@ -725,7 +701,7 @@ func (w *world) checkHolders(s *Schedule) {
 	property := w.Target.exclusion()
 	if slices.ContainsFunc(
 		s.Violations,
-		func(v Violation) bool { return v.Property == property },
+		func(v result.Violation) bool { return v.Property == property },
 	) {
 		return
 	}
@@ -769,7 +745,7 @@ func (w *world) checkHolders(s *Schedule) {
 		)
 	}
 	i := len(s.Steps) - 1
-	s.Violations = append(s.Violations, Violation{Property: property, Message: msg, Step: i})
+	s.Violations = append(s.Violations, result.Violation{Property: property, Message: msg, Step: i})
 	if i >= 0 && s.Steps[i].Violation == "" {
 		s.Steps[i].Violation = property
 	}
@@ -779,9 +755,9 @@ func (w *world) checkHolders(s *Schedule) {
 // Holders for a semaphore, MutualExclusion for any other lock.
 func (t *Target) exclusion() string {
 	if t.lock().Permits > 0 {
-		return Holders
+		return result.Holders
 	}
-	return MutualExclusion
+	return result.MutualExclusion
 }
 
 // ExclusionNames returns check with each of MutualExclusion and Holders
@@ -790,7 +766,7 @@ func (t *Target) exclusion() string {
 func (t *Target) ExclusionNames(check []string) []string {
 	var out []string
 	for _, p := range check {
-		if p == MutualExclusion || p == Holders {
+		if p == result.MutualExclusion || p == result.Holders {
 			p = t.exclusion()
 		}
 		if !slices.Contains(out, p) {

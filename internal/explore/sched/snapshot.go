@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
 
 // Snapshot is the runtime's record of one schedule at one moment, copied:
@@ -157,6 +158,6 @@ func (w *world) KeyLog(key string) []string {
 func (w *world) Disowned(why string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.owned = append(w.owned, Violation{Property: Ownership, Step: w.StepIndex,
+	w.owned = append(w.owned, result.Violation{Property: result.Ownership, Step: w.StepIndex,
 		Message: "at " + action.FormatMS(w.Now.Milliseconds()) + ", " + why})
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 )
 
@@ -137,7 +138,7 @@ func appendMention(buf []byte, client string, form int) []byte {
 	case 1:
 		buf = append(append(append(buf, '<'), client...), '#')
 	case 2:
-		buf = append(buf, OwnerName(client)...)
+		buf = append(buf, result.OwnerName(client)...)
 	}
 	return buf
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
@@ -71,7 +72,7 @@ type Lock struct {
 	Check func(ctx context.Context, rdb redis.UniversalClient, ns string) error
 	// Liveness, when set, checks liveness at the end of a schedule
 	// instead of the look at Keys: a recipe's probe.
-	Liveness func(ctx context.Context, e *Explorer, s Snapshot) ([]Violation, error)
+	Liveness func(ctx context.Context, e *Explorer, s Snapshot) ([]result.Violation, error)
 	// Ops lists, for a recipe (a manifest or Lua scripts), its ops with
 	// their ok as the manifest gives it; nil for any other lock.
 	Ops []OpDesc
@@ -117,7 +118,7 @@ type Workload struct {
 	PrepareOnce bool
 	// End, when set, checks the end of a schedule: it reads the server
 	// through the explorer's connection and the runtime's record as s.
-	End func(ctx context.Context, e *Explorer, s Snapshot) ([]Violation, error)
+	End func(ctx context.Context, e *Explorer, s Snapshot) ([]result.Violation, error)
 	// Resource, when set, describes the protected resource as it stands.
 	Resource func(ctx context.Context, rdb redis.UniversalClient, ns string) (string, error)
 }
@@ -464,12 +465,12 @@ func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, 
 }
 
 // checkEnd checks the properties that are read at the end of a schedule.
-func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]Violation, error) {
+func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]result.Violation, error) {
 	snap := w.Snapshot()
 	if t.Workload.End != nil {
 		return t.Workload.End(ctx, e, snap)
 	}
-	var out []Violation
+	var out []result.Violation
 	completed := 0
 	for _, c := range snap.Clients {
 		completed += c.Completed
@@ -480,7 +481,7 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]Violati
 		torn := slices.Clone(w.torn)
 		w.mu.Unlock()
 		if len(torn) > 0 {
-			out = append(out, Violation{Property: Resource, Message: torn[0]})
+			out = append(out, result.Violation{Property: result.Resource, Message: torn[0]})
 		}
 	} else {
 		n, err := getInt(ctx, e.Redis, t.ns+CounterKey)
@@ -488,7 +489,7 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]Violati
 			return nil, err
 		}
 		if n != int64(completed) {
-			out = append(out, Violation{Property: Resource, Message: fmt.Sprintf(
+			out = append(out, result.Violation{Property: result.Resource, Message: fmt.Sprintf(
 				"lost update: %d critical sections completed their write, the counter says "+
 					"%d", completed, n)})
 		}
@@ -507,7 +508,7 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]Violati
 
 // noExpiry is the liveness violation of a lock key with no expiry that no
 // live client holds while a live client gave up waiting for it, if any.
-func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*Violation, error) {
+func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*result.Violation, error) {
 	if t.lock().Keys == nil {
 		return nil, nil
 	}
@@ -536,7 +537,7 @@ func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*Vio
 			if len(dead) > 0 {
 				who = strings.Join(dead, ", ") + " crashed"
 			}
-			return &Violation{Property: Liveness, Message: fmt.Sprintf(
+			return &result.Violation{Property: result.Liveness, Message: fmt.Sprintf(
 				"%s has no expiry and %s; %s waited in vain (it would wait forever)", t.Short(key),
 				who, waiting,
 			)}, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
@@ -191,7 +192,7 @@ type world struct {
 
 	// owned is the ownership violations the clients' replies showed
 	// (world.Disowned).
-	owned []Violation
+	owned []result.Violation
 	// Control is the scheduler's own connection, which it does not hold:
 	// a target may read the server through it while one of its clients
 	// runs, when nothing else moves.

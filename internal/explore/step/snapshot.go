@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -28,7 +29,7 @@ type Snapshot struct {
 	Holders []Holder `json:"holders"`
 	// Violations is what broke so far: mutual exclusion at the step that
 	// broke it; the resource and liveness once the schedule is complete.
-	Violations []sched.Violation `json:"violations"`
+	Violations []result.Violation `json:"violations"`
 	// Complete is set once nothing is enabled.
 	Complete bool `json:"complete"`
 	// Notes says each step in plain words.
@@ -87,7 +88,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []action.Action) (*Snap
 		snap.Enabled = []action.Action{}
 	}
 	if snap.Violations == nil {
-		snap.Violations = []sched.Violation{}
+		snap.Violations = []result.Violation{}
 	}
 	for _, c := range s.Snapshot().Holders() {
 		until := int64(-1)
@@ -120,7 +121,7 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []action.Action) (*Snap
 // search stops at the first violation.
 func FindFrom(
 	ctx context.Context, e *sched.Explorer, prefix []action.Action, o sched.Options,
-) (*sched.Result, error) {
+) (*result.Result, error) {
 	snap, err := Cut(ctx, e, prefix)
 	if err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func FindFrom(
 	o.Check = slices.DeleteFunc(e.Target().ExclusionNames(check), func(p string) bool {
 		return slices.ContainsFunc(
 			snap.Violations,
-			func(v sched.Violation) bool { return v.Property == p },
+			func(v result.Violation) bool { return v.Property == p },
 		)
 	})
 	if len(o.Check) == 0 {

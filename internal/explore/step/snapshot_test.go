@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -67,9 +68,9 @@ func TestCut(t *testing.T) {
 		}
 	}
 	if len(snap.Steps) != 6 || len(snap.Violations) != 1 ||
-		snap.Violations[0].Property != sched.MutualExclusion ||
+		snap.Violations[0].Property != result.MutualExclusion ||
 		snap.Violations[0].Step != 5 ||
-		snap.Steps[5].Violation != sched.MutualExclusion {
+		snap.Steps[5].Violation != result.MutualExclusion {
 		t.Fatalf(
 			"after A GET, B GET, A SET, B SET: steps %+v, violations %+v", snap.Steps,
 			snap.Violations,
@@ -97,11 +98,11 @@ func TestCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Violations) != 1 || res.Violations[0].Property != sched.Resource ||
+	if len(res.Violations) != 1 || res.Violations[0].Property != result.Resource ||
 		!res.Violations[0].Actions[0].Same(first[0]) {
 		t.Fatalf("recipe 6 from A's first step: %+v", res.Violations)
 	}
-	only := sched.Options{Check: []string{sched.MutualExclusion}}
+	only := sched.Options{Check: []string{result.MutualExclusion}}
 	if _, err := step.FindFrom(ctx, e, plan, only); !errors.Is(err, step.ErrNothingToFind) {
 		t.Fatalf("find after mutual exclusion broke: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -44,13 +45,13 @@ func TestStepping(t *testing.T) {
 	}
 	res, err := step.FindFrom(ctx, e, nil, sched.Options{})
 	if err != nil || len(res.Violations) == 0 ||
-		res.Violations[0].Property != sched.MutualExclusion {
+		res.Violations[0].Property != result.MutualExclusion {
 		t.Fatalf("find: %v, %+v", err, res)
 	}
 	if st, err = step.Cut(ctx, e, res.Violations[0].Actions); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Violations) == 0 || st.Violations[0].Property != sched.MutualExclusion ||
+	if len(st.Violations) == 0 || st.Violations[0].Property != result.MutualExclusion ||
 		len(st.Holders) != 2 {
 		t.Errorf("after the counterexample: %+v", st)
 	}

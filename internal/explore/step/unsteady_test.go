@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
@@ -50,7 +51,7 @@ func TestStallChangesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
 			target := &sched.Target{
-				Name: "stall", Checks: []string{sched.Resource},
+				Name: "stall", Checks: []string{result.Resource},
 				Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 					if c.Index() > 0 {
 						return nil
@@ -81,7 +82,7 @@ func TestStallChangesNothing(t *testing.T) {
 				},
 					End: func(
 						context.Context, *sched.Explorer, sched.Snapshot,
-					) ([]sched.Violation, error) {
+					) ([]result.Violation, error) {
 						return nil, nil
 					}}}
 			m := action.DefaultModel()
@@ -121,7 +122,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	target := &sched.Target{
-		Name: "unwatch", Checks: []string{sched.Resource},
+		Name: "unwatch", Checks: []string{result.Resource},
 		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			if c.Index() > 0 {
 				return nil
@@ -133,7 +134,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			})
 			return err
 		},
-			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
+			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]result.Violation, error) {
 				return nil, nil
 			}}}
 	e, err := sched.New(ctx, b.Client, target, action.DefaultModel())

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -99,7 +100,7 @@ func TestNarrate(t *testing.T) {
 		t.Errorf("B's view: %+v", b6)
 	}
 	snap = plan(t, e, append(moves, "run B")...)
-	if len(snap.Chains) != 1 || snap.Chains[0].Property != sched.Resource {
+	if len(snap.Chains) != 1 || snap.Chains[0].Property != result.Resource {
 		t.Fatalf("chains %+v, want one of the resource", snap.Chains)
 	}
 	story := snap.Chains[0].Story

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -59,7 +60,7 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
 		target := &sched.Target{
-			Name: "pings", Checks: sched.Properties(),
+			Name: "pings", Checks: result.Properties(),
 			Lock: &sched.Lock{Keys: sched.SingleLockKey, New: func(c *sched.Client) sched.Locker {
 				return pingLock{rdb: c.Redis(), pings: pings[c.Index()]}
 			}}}
@@ -122,7 +123,7 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		}
 		m := action.DefaultModel()
 		m.FaultKinds = []action.Fault{action.FaultCrash}
-		var results []*sched.Result
+		var results []*result.Result
 		for _, workers := range []int{1, 3} {
 			e, err := sched.New(ctx, b.Client, target, m)
 			if err != nil {
@@ -181,7 +182,7 @@ func TestRandomModes(t *testing.T) {
 					Mode:      mode,
 					Seed:      3,
 					Schedules: 200,
-					Stop:      []string{sched.MutualExclusion},
+					Stop:      []string{result.MutualExclusion},
 					NoShrink:  true,
 				},
 			)
@@ -189,7 +190,7 @@ func TestRandomModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Violations) == 0 || res.Violations[0].Property != sched.MutualExclusion ||
+			if len(res.Violations) == 0 || res.Violations[0].Property != result.MutualExclusion ||
 				res.Exhaustive {
 				t.Fatalf("%s: violations %v, exhaustive %v", mode, res.Violations, res.Exhaustive)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -33,7 +34,7 @@ func TestMaxDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back sched.Result
+	var back result.Result
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestMaxDelay(t *testing.T) {
 	}
 	m.MaxDelay = 0
 	_, broken = search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
-	if !slices.Equal(broken, []string{sched.Resource}) {
+	if !slices.Equal(broken, []string{result.Resource}) {
 		t.Errorf(
 			"watchdog, delays unbounded: broken %v, want resource (a write in flight past the "+
 				"lease)",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
@@ -70,7 +71,7 @@ func TestWatchdogStalled(t *testing.T) {
 	m := action.DefaultModel()
 	m.FaultKinds = []action.Fault{action.FaultPauseShort}
 	const stall, near = 150 * time.Millisecond, 200 * time.Millisecond
-	run := func(factor int64, stalls int) (*sched.Result, int) {
+	run := func(factor int64, stalls int) (*result.Result, int) {
 		t.Helper()
 		e, err := sched.New(ctx, b.Client, Watchdog(false), m)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -19,7 +20,7 @@ import (
 // search explores t under m with opts and returns the properties broken.
 func search(
 	t *testing.T, rdb *redis.Client, tg *sched.Target, m action.Model, o sched.Options,
-) (*sched.Result, []string) {
+) (*result.Result, []string) {
 	t.Helper()
 	ctx := context.Background()
 	e, err := sched.New(ctx, rdb, tg, m)
@@ -85,7 +86,7 @@ func TestTokenLockWithoutFencing(t *testing.T) {
 	m := lean()
 	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	res, broken := search(t, b.Client, tg, m, sched.Options{})
-	if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
+	if !slices.Equal(broken, []string{result.Resource}) || !res.Exhaustive {
 		t.Fatalf("recipe 6: broken %v (exhaustive %v), want only resource", broken, res.Exhaustive)
 	}
 	m.FaultKinds = nil
@@ -115,7 +116,7 @@ func TestWatchdog(t *testing.T) {
 	}
 	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	_, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
-	if !slices.Equal(broken, []string{sched.Resource}) {
+	if !slices.Equal(broken, []string{result.Resource}) {
 		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
 	}
 }
@@ -131,7 +132,7 @@ func TestWatchdogFenced(t *testing.T) {
 	o := sched.Options{Mode: "pct", Seed: 1, Schedules: 200}
 	if _, broken := search(t, b.Client, targets.Watchdog(false), m, o); !slices.Equal(
 		broken,
-		[]string{sched.Resource},
+		[]string{result.Resource},
 	) {
 		t.Fatalf(
 			"watchdog without fencing: broken %v, want resource (else this search shows nothing)",
@@ -170,9 +171,9 @@ func TestLuaExamples(t *testing.T) {
 		{"correct", nil},
 		// Its extension renews another's hold: two holders, and a
 		// success answered to a client whose hold had ended.
-		{"broken", []string{sched.MutualExclusion, sched.Ownership}},
+		{"broken", []string{result.MutualExclusion, result.Ownership}},
 		{"correct-rw", nil},
-		{"broken-rw", []string{sched.MutualExclusion}},
+		{"broken-rw", []string{result.MutualExclusion}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			var r targets.LuaRecipe
@@ -271,7 +272,7 @@ func TestCounterexampleReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	res, err := e.Explore(ctx, sched.Options{Stop: []string{sched.MutualExclusion}})
+	res, err := e.Explore(ctx, sched.Options{Stop: []string{result.MutualExclusion}})
 	if err != nil || len(res.Violations) == 0 {
 		t.Fatalf("recipe 1: %v, %v", err, res)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -53,7 +54,7 @@ var conventions = []struct {
 			"del.lua": `if redis.call('GET', ` +
 				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
 		},
-		broken: sched.MutualExclusion,
+		broken: result.MutualExclusion,
 	},
 	{
 		name: "reentrant by client, nil on success, a channel key, renewed by a watchdog",
@@ -149,7 +150,7 @@ return #KEYS`,
 				`KEYS[1], ARGV[2]) end
 return redis.status_reply('OK')`,
 		},
-		broken: sched.Ownership,
+		broken: result.Ownership,
 	},
 	{
 		name: "a plain DEL release, with three clients",
@@ -157,7 +158,7 @@ return redis.status_reply('OK')`,
 			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
 			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`,
-		broken: sched.MutualExclusion,
+		broken: result.MutualExclusion,
 	},
 }
 
@@ -184,7 +185,7 @@ func TestManifestConventions(t *testing.T) {
 			o := sched.Options{Workers: 2}
 			if tc.broken != "" {
 				o = sched.Options{Stop: []string{tc.broken}}
-				if tc.broken == sched.MutualExclusion {
+				if tc.broken == result.MutualExclusion {
 					m.Clients = 3
 					m.FaultKinds = []action.Fault{action.FaultPauseLong}
 				}

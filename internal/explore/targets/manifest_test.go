@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -195,7 +196,7 @@ func TestManifestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, sched.Ownership) {
+	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, result.Ownership) {
 		t.Errorf("target %q, %d clients, checks %v", tg.Name, tg.Clients, tg.Checks)
 	}
 	b := redistest.Real(t)
@@ -243,15 +244,15 @@ var recipeCases = []struct {
 	ttls     []time.Duration
 	faults   []action.Fault
 }{
-	{"check-then-delete", sched.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
-	{"check-then-delete", sched.MutualExclusion, 3, nil, []action.Fault{action.FaultPauseLong}},
-	{"setnx-then-expire", sched.Liveness, 2, nil, []action.Fault{action.FaultCrash}},
-	{"reentrant-release", sched.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
-	{"rw-leases", sched.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
+	{"check-then-delete", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"check-then-delete", result.MutualExclusion, 3, nil, []action.Fault{action.FaultPauseLong}},
+	{"setnx-then-expire", result.Liveness, 2, nil, []action.Fault{action.FaultCrash}},
+	{"reentrant-release", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"rw-leases", result.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
 		[]action.Fault{action.FaultPauseShort}},
-	{"unlock-reports", sched.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
-	{"rw-counter", sched.Liveness, 2, nil, []action.Fault{action.FaultCrash}},
-	{"holder-id", sched.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"unlock-reports", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"rw-counter", result.Liveness, 2, nil, []action.Fault{action.FaultCrash}},
+	{"holder-id", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
 }
 
 // TestRecipeExamplesBroken: each broken example breaks its property, with
@@ -282,7 +283,7 @@ func TestRecipeExamplesBroken(t *testing.T) {
 			}
 			i := slices.IndexFunc(
 				res.Violations,
-				func(f sched.Counterexample) bool { return f.Property == tc.property },
+				func(f result.Counterexample) bool { return f.Property == tc.property },
 			)
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
@@ -315,14 +316,14 @@ func TestRecipeExamplesMessages(t *testing.T) {
 		faults          []action.Fault
 		want            []string
 	}{
-		{"setnx-then-expire", sched.Liveness, 2, []action.Fault{action.FaultCrash},
+		{"setnx-then-expire", result.Liveness, 2, []action.Fault{action.FaultCrash},
 			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A " +
 				"crashed", "B gave up"}},
-		{"rw-counter", sched.Liveness, 2, []action.Fault{action.FaultCrash},
+		{"rw-counter", result.Liveness, 2, []action.Fault{action.FaultCrash},
 			[]string{"lock:L:readers has no expiry: A's ops.read_acquire " +
 				"(read-acquire.lua)", "and A crashed",
 				"its write_acquire is still refused"}},
-		{"unlock-reports", sched.Ownership, 2, []action.Fault{action.FaultPauseLong},
+		{"unlock-reports", result.Ownership, 2, []action.Fault{action.FaultPauseLong},
 			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out " +
 				"(lock:L expired)"}},
 	} {
@@ -355,7 +356,7 @@ func TestRecipeExamplesMessages(t *testing.T) {
 						t.Errorf("message %q lacks %q", f.Message, w)
 					}
 				}
-				if tc.property == sched.Liveness && strings.Count(f.Message, "crashed") != 1 {
+				if tc.property == result.Liveness && strings.Count(f.Message, "crashed") != 1 {
 					t.Errorf("message %q: one crash, that of the key's writer", f.Message)
 				}
 			}

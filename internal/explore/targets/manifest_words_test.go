@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -108,11 +109,11 @@ var wordCases = []struct {
 	clients  int
 	faults   []action.Fault
 }{
-	{"refusal-by-error", sched.Ownership, 2, []action.Fault{action.FaultPauseLong}},
-	{"lease-arithmetic", sched.Ownership, 2, []action.Fault{action.FaultPauseLong}},
+	{"refusal-by-error", result.Ownership, 2, []action.Fault{action.FaultPauseLong}},
+	{"lease-arithmetic", result.Ownership, 2, []action.Fault{action.FaultPauseLong}},
 	// a client that stops waiting stays ahead of the one that queued after it
-	{"give-up", sched.Liveness, 3, []action.Fault{action.FaultPauseShort}},
-	{"unheld-release", sched.Ownership, 2, []action.Fault{action.FaultPauseLong}},
+	{"give-up", result.Liveness, 3, []action.Fault{action.FaultPauseShort}},
+	{"unheld-release", result.Ownership, 2, []action.Fault{action.FaultPauseLong}},
 }
 
 // TestManifestWordsBroken: each broken recipe of a word breaks its
@@ -139,7 +140,7 @@ func TestManifestWordsBroken(t *testing.T) {
 			}
 			i := slices.IndexFunc(
 				res.Violations,
-				func(f sched.Counterexample) bool { return f.Property == tc.property },
+				func(f result.Counterexample) bool { return f.Property == tc.property },
 			)
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
@@ -243,8 +244,8 @@ func TestManifestWordsMatter(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, broken := search(t, b.Client, tg, lean(), sched.Options{
-		Stop: []string{sched.Ownership},
-	}); !slices.Contains(broken, sched.Ownership) {
+		Stop: []string{result.Ownership},
+	}); !slices.Contains(broken, result.Ownership) {
 		t.Errorf("the latch's DEL as the release's reply: broken %v; want ownership", broken)
 	}
 }
@@ -275,9 +276,9 @@ return 1`})
 			}
 			m := action.DefaultModel()
 			m.FaultKinds = nil
-			res, _ := search(t, b.Client, tg, m, sched.Options{Stop: []string{sched.Ownership}})
-			i := slices.IndexFunc(res.Violations, func(f sched.Counterexample) bool {
-				return f.Property == sched.Ownership
+			res, _ := search(t, b.Client, tg, m, sched.Options{Stop: []string{result.Ownership}})
+			i := slices.IndexFunc(res.Violations, func(f result.Counterexample) bool {
+				return f.Property == result.Ownership
 			})
 			if i < 0 || !strings.Contains(res.Violations[i].Message, tc.want) {
 				t.Errorf("violations %v; want ownership: %q", res.Violations, tc.want)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -39,13 +40,13 @@ func TestStrategyTargets(t *testing.T) {
 		}
 		t.Run(tg.Name, func(t *testing.T) {
 			res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
-			if tc.s == market.Fine && !slices.Contains(res.Checked, sched.MutualExclusion) {
+			if tc.s == market.Fine && !slices.Contains(res.Checked, result.MutualExclusion) {
 				t.Errorf("checked %v: the fine lock's mutual exclusion is not checked", res.Checked)
 			}
 			if tc.broken {
 				// Every schedule searched: the lock keeps mutual exclusion,
 				// the resource breaks all the same (no fencing).
-				if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
+				if !slices.Equal(broken, []string{result.Resource}) || !res.Exhaustive {
 					t.Fatalf(
 						"broken %v (exhaustive %v), want resource alone", broken, res.Exhaustive,
 					)

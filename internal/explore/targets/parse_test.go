@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
 
 func TestParseBounds(t *testing.T) {
@@ -76,15 +76,15 @@ func TestParseProperties(t *testing.T) {
 		bad  bool
 	}{
 		{in: "", want: nil},
-		{in: "all", want: sched.Properties()},
+		{in: "all", want: result.Properties()},
 		{
 			in:   "liveness, mutual_exclusion",
-			want: []string{sched.Liveness, sched.MutualExclusion},
+			want: []string{result.Liveness, result.MutualExclusion},
 		},
 		{in: "safety", bad: true},
 	}
 	for _, tc := range tests {
-		got, err := sched.ParseProperties(tc.in)
+		got, err := result.ParseProperties(tc.in)
 		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
 			t.Errorf(
 				"ParseProperties(%q) = %v, %v, want %v (error: %v)", tc.in, got, err, tc.want,
@@ -97,16 +97,16 @@ func TestParseProperties(t *testing.T) {
 // TestParsePropertiesAllIsACopy: the list "all" gives is the caller's,
 // so changing it leaves explore.Properties() as it was.
 func TestParsePropertiesAllIsACopy(t *testing.T) {
-	want := slices.Clone(sched.Properties())
-	got, err := sched.ParseProperties("all")
+	want := slices.Clone(result.Properties())
+	got, err := result.ParseProperties("all")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got[0] = "changed"
-	if !slices.Equal(sched.Properties(), want) {
+	if !slices.Equal(result.Properties(), want) {
 		t.Errorf(
 			"explore.Properties() is %v after changing ParseProperties' answer, want %v",
-			sched.Properties(), want,
+			result.Properties(), want,
 		)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -48,42 +49,42 @@ var publishedCases = []struct {
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
-		}, checks: []string{sched.MutualExclusion}, random: 200},
+		}, checks: []string{result.MutualExclusion}, random: 200},
 
 	{
 		dir:     "redisson-lock-2016",
-		want:    sched.Ownership,
+		want:    result.Ownership,
 		clients: 2,
 		faults:  []action.Fault{action.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock",
-		want:    sched.Ownership,
+		want:    result.Ownership,
 		clients: 2,
 		faults:  []action.Fault{action.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock-2019",
-		want:    sched.MutualExclusion,
+		want:    result.MutualExclusion,
 		clients: 3,
 		faults:  []action.Fault{action.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
 		},
-		checks: []string{sched.MutualExclusion},
+		checks: []string{result.MutualExclusion},
 	},
-	{dir: "laravel-5.5", want: sched.Liveness, clients: 2, faults: []action.Fault{action.FaultCrash}},
+	{dir: "laravel-5.5", want: result.Liveness, clients: 2, faults: []action.Fault{action.FaultCrash}},
 	{
 		dir:     "laravel-5.5",
-		want:    sched.MutualExclusion,
+		want:    result.MutualExclusion,
 		clients: 3,
 		faults:  []action.Fault{action.FaultPauseLong},
-		checks:  []string{sched.MutualExclusion},
+		checks:  []string{result.MutualExclusion},
 	},
 	{
 		dir:     "spring-registry-5",
-		want:    sched.Ownership,
+		want:    result.Ownership,
 		clients: 2,
 		faults:  []action.Fault{action.FaultPauseLong},
 	},
@@ -237,9 +238,9 @@ func TestPublishedKeyInside(t *testing.T) {
 			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []action.Fault{action.FaultPauseLong}, 1, 1
 			_, broken := search(
 				t, b.Client, tg, m,
-				sched.Options{Stop: []string{sched.Ownership}, NoShrink: true},
+				sched.Options{Stop: []string{result.Ownership}, NoShrink: true},
 			)
-			if !slices.Contains(broken, sched.Ownership) {
+			if !slices.Contains(broken, result.Ownership) {
 				t.Errorf(
 					"broken %v; want ownership (the check-then-delete of a lease that ran out)",
 					broken,

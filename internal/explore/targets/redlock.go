@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
@@ -43,7 +44,7 @@ func Redlock(nodes int) (*sched.Target, error) {
 			"fencing"
 	}
 	return &sched.Target{Name: "redlock", About: about,
-		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks,
+		Property: result.MutualExclusion, Clients: 2, Checks: lockChecks,
 		Lock: &sched.Lock{New: newRedlock, Keys: sched.SingleLockKey, Nodes: nodes}}, nil
 }
 

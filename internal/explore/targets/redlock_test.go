@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -89,11 +90,11 @@ func TestRedlockNodeFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			res, err := e.Explore(ctx, sched.Options{Stop: []string{sched.MutualExclusion}})
+			res, err := e.Explore(ctx, sched.Options{Stop: []string{result.MutualExclusion}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Violations) != 1 || res.Violations[0].Property != sched.MutualExclusion {
+			if len(res.Violations) != 1 || res.Violations[0].Property != result.MutualExclusion {
 				t.Fatalf("violations %+v, want mutual_exclusion", res.Violations)
 			}
 			f := res.Violations[0]
@@ -117,7 +118,7 @@ func TestRedlockNodeFaults(t *testing.T) {
 			// The fault in the node's lane, a holder's lease lost, the
 			// finding.
 			found := timeline.Pattern{
-				Client: timeline.Checker, Kind: timeline.Finding, Detail: sched.MutualExclusion,
+				Client: timeline.Checker, Kind: timeline.Finding, Detail: result.MutualExclusion,
 			}
 			if i := rep.Timeline.Follow(timeline.Pattern{Kind: timeline.Result, Detail: tc.say},
 				timeline.Pattern{Kind: timeline.LeaseExpired}, found); i >= 0 {

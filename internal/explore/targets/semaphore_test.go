@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -78,8 +79,8 @@ func TestSemaphoreManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tg.Lock.Permits != permits || tg.Clients != permits+1 ||
-			!slices.Contains(tg.Checks, sched.Holders) ||
-			slices.Contains(tg.Checks, sched.MutualExclusion) || !tg.Traits.Alike {
+			!slices.Contains(tg.Checks, result.Holders) ||
+			slices.Contains(tg.Checks, result.MutualExclusion) || !tg.Traits.Alike {
 			t.Errorf("%d permits: target has %d permits, %d clients, checks %v, alike %v",
 				permits, tg.Lock.Permits, tg.Clients, tg.Checks, tg.Traits.Alike)
 		}
@@ -100,17 +101,17 @@ func TestSemaphoreExamples(t *testing.T) {
 		long   bool // in the full run only
 	}{
 		// The limit off by one: a third client holds.
-		{"semaphore/broken", sched.Holders, nil, 0, false},
+		{"semaphore/broken", result.Holders, nil, 0, false},
 		// Every schedule, a crash at most: the full run has every fault.
 		{"semaphore/fixed", "", []action.Fault{action.FaultCrash}, 1, false},
 		{"semaphore/fixed", "", action.DefaultModel().FaultKinds, 1, true},
 		// Two holders crash: with leases on the clients' clock, their
 		// permits come back once the clock passes them.
 		{"client-clock-semaphore/fixed", "", []action.Fault{action.FaultCrash}, 2, false},
-		{"client-clock-semaphore/broken", sched.Liveness, []action.Fault{action.FaultCrash}, 2, false},
+		{"client-clock-semaphore/broken", result.Liveness, []action.Fault{action.FaultCrash}, 2, false},
 		// A waiter that gave up stays first in the queue: the client
 		// behind it, not the first to give up, waits forever.
-		{"fair-queue/broken", sched.Liveness, nil, 0, false},
+		{"fair-queue/broken", result.Liveness, nil, 0, false},
 		{"fair-queue/fixed", "", []action.Fault{action.FaultCrash}, 1, false},
 	} {
 		t.Run(tc.dir+"/"+action.JoinFaults(tc.faults, ","), func(t *testing.T) {
@@ -140,7 +141,7 @@ func TestSemaphoreExamples(t *testing.T) {
 				return
 			}
 			i := slices.IndexFunc(res.Violations,
-				func(f sched.Counterexample) bool { return f.Property == tc.broken })
+				func(f result.Counterexample) bool { return f.Property == tc.broken })
 			if i < 0 || !res.Violations[i].Reproduced {
 				t.Fatalf("%s not found reproduced (found %v)", tc.broken, broken)
 			}
@@ -178,9 +179,9 @@ return 1`,
 	}
 	m := action.DefaultModel()
 	m.Clients, m.FaultKinds = 3, []action.Fault{action.FaultPauseLong}
-	res, broken := search(t, b.Client, tg, m, sched.Options{Stop: []string{sched.Ownership}})
+	res, broken := search(t, b.Client, tg, m, sched.Options{Stop: []string{result.Ownership}})
 	i := slices.IndexFunc(res.Violations,
-		func(f sched.Counterexample) bool { return f.Property == sched.Ownership })
+		func(f result.Counterexample) bool { return f.Property == result.Ownership })
 	if i < 0 || !res.Violations[i].Reproduced {
 		t.Fatalf("ownership not found reproduced (found %v)", broken)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -83,7 +84,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 			)
 		}
 	}
-	if !slices.Contains(broken, sched.MutualExclusion) {
+	if !slices.Contains(broken, result.MutualExclusion) {
 		t.Errorf("broken %v, want mutual_exclusion among them", broken)
 	}
 }
@@ -97,13 +98,13 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	ctx := context.Background()
 	var checks atomic.Int64
 	target := &sched.Target{
-		Name: "once", Checks: []string{sched.Resource},
+		Name: "once", Checks: []string{result.Resource},
 		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			return c.Redis().Incr(ctx, c.Prefix()+sched.CounterKey).Err()
 		},
-			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
+			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]result.Violation, error) {
 				if checks.Add(1) == 1 {
-					return []sched.Violation{{Property: sched.Resource, Message: "seen once"}}, nil
+					return []result.Violation{{Property: result.Resource, Message: "seen once"}}, nil
 				}
 				return nil, nil
 			}}}
@@ -120,7 +121,7 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 		t.Fatalf("violations %+v, unsteady %+v; want none and one", res.Violations, res.Unsteady)
 	}
 	u := res.Unsteady[0]
-	if u.Property != sched.Resource || u.Reproduced ||
+	if u.Property != result.Resource || u.Reproduced ||
 		!strings.Contains(u.ReplayNote, "did not break resource") ||
 		len(u.Actions) == 0 {
 		t.Errorf("unsteady %+v", u)

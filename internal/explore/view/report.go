@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
@@ -16,7 +17,7 @@ import (
 // bounds, the properties checked, and how far the search went: the
 // first lines of the report "simulate explore" prints, each wrapped to
 // 100 columns. WriteFindings writes the rest.
-func WriteSummary(w io.Writer, r *sched.Result) error {
+func WriteSummary(w io.Writer, r *result.Result) error {
 	var b bytes.Buffer
 	writeModel(&b, r)
 	writeSearch(&b, r)
@@ -29,7 +30,7 @@ func WriteSummary(w io.Writer, r *sched.Result) error {
 // (Counterexample) as its timeline, and the note on how time is kept.
 // The counterexample's steps are written too when verbose is set, or
 // when its replay left no timeline.
-func WriteFindings(w io.Writer, r *sched.Result, verbose bool) error {
+func WriteFindings(w io.Writer, r *result.Result, verbose bool) error {
 	var b bytes.Buffer
 	writeFindings(&b, r)
 	if c := r.Counterexample(); c != nil {
@@ -46,7 +47,7 @@ func WriteFindings(w io.Writer, r *sched.Result, verbose bool) error {
 func writeLine(b *bytes.Buffer, s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
 
 // writeModel writes what was explored and within which bounds.
-func writeModel(b *bytes.Buffer, r *sched.Result) {
+func writeModel(b *bytes.Buffer, r *result.Result) {
 	writeLine(b, fmt.Sprintf("explore: %s — %s", r.Target, r.About))
 	m := r.Model
 	faults := "no faults"
@@ -100,7 +101,7 @@ func leaseText(m action.Model) string {
 
 // writeSearch writes how far the search went, and why it stopped when it
 // was cut short.
-func writeSearch(b *bytes.Buffer, r *sched.Result) {
+func writeSearch(b *bytes.Buffer, r *result.Result) {
 	cover := "yes, within the bounds"
 	if !r.Exhaustive {
 		cover = "no"
@@ -165,7 +166,7 @@ func writeSearch(b *bytes.Buffer, r *sched.Result) {
 
 // writeShard says, for a shard of a search, which part it searched, and
 // for a merged result, of how many shards.
-func writeShard(b *bytes.Buffer, r *sched.Result) {
+func writeShard(b *bytes.Buffer, r *result.Result) {
 	if s := r.Shard; s != nil {
 		writeLine(b, fmt.Sprintf("shard %d/%d: its part is the subtrees k of the %d found %d "+
 			"decisions down, and the runs k of the %d that ended above, with k mod %d = %d; "+
@@ -203,7 +204,7 @@ func coverText(f float64) string {
 }
 
 // writeFindings writes the violations and the unsteady findings.
-func writeFindings(b *bytes.Buffer, r *sched.Result) {
+func writeFindings(b *bytes.Buffer, r *result.Result) {
 	vacuous := r.Vacuous()
 	switch {
 	case vacuous != nil:
@@ -212,7 +213,7 @@ func writeFindings(b *bytes.Buffer, r *sched.Result) {
 			b,
 			fmt.Sprintf(
 				"No verdict: %s.",
-				strings.TrimPrefix(vacuous.Error(), sched.ErrVacuous.Error()+": "),
+				strings.TrimPrefix(vacuous.Error(), result.ErrVacuous.Error()+": "),
 			),
 		)
 	case len(r.Violations) == 0 && r.Stopped != "":
@@ -265,7 +266,7 @@ func writeFindings(b *bytes.Buffer, r *sched.Result) {
 
 // writeText writes the counterexample step by step (verbose, or when its
 // replay left no timeline) and as a timeline.
-func writeFound(b *bytes.Buffer, f *sched.Counterexample, verbose bool) error {
+func writeFound(b *bytes.Buffer, f *result.Counterexample, verbose bool) error {
 	repro := "reproduced on redis-server " + f.Server
 	if f.Server == "" {
 		repro = "reproduced: " + f.ReplayNote

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
 )
@@ -19,11 +20,11 @@ import (
 func ExampleWriteFindings() {
 	m := action.DefaultModel()
 	m.Clients = 2
-	res := &sched.Result{
+	res := &result.Result{
 		Target:     "my mutex",
 		About:      "SET NX PX, released by a compare-and-delete script",
 		Model:      m.Resolve(),
-		Checked:    []string{sched.MutualExclusion, sched.Liveness},
+		Checked:    []string{result.MutualExclusion, result.Liveness},
 		Mode:       "exhaustive",
 		Schedules:  1200,
 		Held:       1180,
@@ -62,9 +63,9 @@ func ExampleWriteFindings() {
 // A document of a command of your own: the result's keys, then the
 // command's. Printed here are its keys, in order.
 func Example_resultJSON() {
-	res := &sched.Result{Target: "my mutex", Model: action.DefaultModel(), Mode: "exhaustive"}
+	res := &result.Result{Target: "my mutex", Model: action.DefaultModel(), Mode: "exhaustive"}
 	b, err := json.Marshal(struct {
-		sched.ResultJSON
+		result.ResultJSON
 		Host string `json:"host"`
 	}{res.JSON(), "ci-1"})
 	if err != nil {
@@ -97,9 +98,9 @@ func Example_resultJSON() {
 func TestResultJSONEmbedded(t *testing.T) {
 	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	found := sched.Counterexample{
-		Violation: sched.Violation{
-			Property: sched.Resource,
+	found := result.Counterexample{
+		Violation: result.Violation{
+			Property: result.Resource,
 			Message:  "lost an update",
 			Step:     1,
 		},
@@ -110,20 +111,20 @@ func TestResultJSONEmbedded(t *testing.T) {
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
-	for _, res := range []*sched.Result{
+	for _, res := range []*result.Result{
 		{Target: "nothing " +
 			"found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
-		{Target: "found", Model: m, Checked: []string{sched.Resource}, Mode: "random", Seed: 7,
+		{Target: "found", Model: m, Checked: []string{result.Resource}, Mode: "random", Seed: 7,
 			Schedules: 40,
 			Stopped:   sched.StoppedBudget, Budget: 20 * time.Second,
-			Violations: []sched.Counterexample{found}},
+			Violations: []result.Counterexample{found}},
 	} {
 		own, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
 		}
 		doc, err := json.Marshal(struct {
-			sched.ResultJSON
+			result.ResultJSON
 			Host string `json:"host"`
 		}{res.JSON(), "h"})
 		if err != nil {

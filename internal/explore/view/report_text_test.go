@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
@@ -32,11 +33,11 @@ func TestWriteFindings(t *testing.T) {
 			Action:    action.Action{Kind: action.Run, Client: "B"},
 			ClockMS:   5000,
 			Text:      "SET lock",
-			Violation: sched.MutualExclusion,
+			Violation: result.MutualExclusion,
 		}}
-	broken := sched.Counterexample{
-		Violation: sched.Violation{
-			Property: sched.MutualExclusion, Message: "A and B hold the lock",
+	broken := result.Counterexample{
+		Violation: result.Violation{
+			Property: result.MutualExclusion, Message: "A and B hold the lock",
 		},
 		Steps: steps,
 		Actions: []action.Action{
@@ -45,22 +46,22 @@ func TestWriteFindings(t *testing.T) {
 		ReplayNote: "the replay did not break mutual_exclusion",
 	}
 	unsteady := broken
-	unsteady.Property = sched.Resource
+	unsteady.Property = result.Resource
 	tests := []struct {
 		name string
-		res  sched.Result
+		res  result.Result
 		want []string
 	}{
 		{
 			"nothing, cut short",
-			sched.Result{Checked: []string{sched.Resource}, Stopped: sched.StoppedBudget},
+			result.Result{Checked: []string{result.Resource}, Stopped: sched.StoppedBudget},
 			[]string{"No violation of resource found before the search was cut short."},
 		},
 		{
 			"a violation not reproduced",
-			sched.Result{
-				Checked:    []string{sched.MutualExclusion},
-				Violations: []sched.Counterexample{broken},
+			result.Result{
+				Checked:    []string{result.MutualExclusion},
+				Violations: []result.Counterexample{broken},
 			},
 			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
 				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh " +
@@ -69,9 +70,9 @@ func TestWriteFindings(t *testing.T) {
 		},
 		{
 			"unsteady",
-			sched.Result{
-				Checked:  []string{sched.Resource},
-				Unsteady: []sched.Counterexample{unsteady},
+			result.Result{
+				Checked:  []string{result.Resource},
+				Unsteady: []result.Counterexample{unsteady},
 			},
 			[]string{
 				"No violation of resource.",
@@ -101,7 +102,7 @@ func TestWriteFindings(t *testing.T) {
 func TestWriteFindingsWidth(t *testing.T) {
 	for _, stopped := range []string{"", sched.StoppedBudget} {
 		var b strings.Builder
-		res := &sched.Result{Checked: sched.Properties(), Stopped: stopped}
+		res := &result.Result{Checked: result.Properties(), Stopped: stopped}
 		if err := WriteFindings(&b, res, false); err != nil {
 			t.Fatal(err)
 		}

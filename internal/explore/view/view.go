@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/report/output"
@@ -674,14 +675,14 @@ func (n *Narration) Views() []ClientView {
 }
 
 // Chains is the causal chain of each of vs, the schedule's violations.
-func (n *Narration) Chains(vs []sched.Violation) []Chain {
+func (n *Narration) Chains(vs []result.Violation) []Chain {
 	out := []Chain{}
 	for _, v := range vs {
 		c := Chain{Property: v.Property, Step: v.Step, Links: []ChainLink{}}
 		switch v.Property {
-		case sched.Resource:
+		case result.Resource:
 			c.Links = n.lostUpdate(v)
-		case sched.MutualExclusion, sched.Holders:
+		case result.MutualExclusion, result.Holders:
 			c.Links = n.bothHold(v)
 		}
 		if len(c.Links) == 0 {
@@ -700,7 +701,7 @@ func (n *Narration) Chains(vs []sched.Violation) []Chain {
 // lostUpdate finds a write that overwrote another's with the same value:
 // X read v, Y wrote v+1, X wrote v+1 over it. Its chain: who took the
 // lock, whose lease ran out, the reads and the two writes.
-func (n *Narration) lostUpdate(v sched.Violation) []ChainLink {
+func (n *Narration) lostUpdate(v result.Violation) []ChainLink {
 	for k, late := range n.writes {
 		if late.step > v.Step || late.value == "" {
 			continue
@@ -764,7 +765,7 @@ func (n *Narration) lockStory(links map[int]string, c string, end int) {
 
 // bothHold is the chain of a broken mutual exclusion: each client's take
 // of the lock, and leases that ran out on the way.
-func (n *Narration) bothHold(v sched.Violation) []ChainLink {
+func (n *Narration) bothHold(v result.Violation) []ChainLink {
 	links := map[int]string{}
 	var who []string
 	for _, c := range n.s.Clients {
@@ -786,7 +787,7 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 			links[v.Step] = n.Notes[v.Step].Say
 		}
 		at := ": two clients hold the lock at once"
-		if v.Property == sched.Holders {
+		if v.Property == result.Holders {
 			at = ": more clients hold the semaphore than it has permits"
 		}
 		links[v.Step] = strings.TrimSuffix(links[v.Step], ".") + at
@@ -796,7 +797,7 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 
 // generic is the chain of another violation: the lock's events of every
 // client up to the step, and the writes.
-func (n *Narration) generic(v sched.Violation) []ChainLink {
+func (n *Narration) generic(v result.Violation) []ChainLink {
 	links := map[int]string{}
 	for _, c := range n.s.Clients {
 		n.lockStory(links, c, v.Step)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -54,7 +55,7 @@ var (
 // play steps through moves on e (each must be enabled at its turn) and
 // records the schedule, run to its end with the first enabled command or
 // tick at each step, as a timeline.
-func play(t *testing.T, e *sched.Explorer, moves []move) (tl.Timeline, []sched.Violation) {
+func play(t *testing.T, e *sched.Explorer, moves []move) (tl.Timeline, []result.Violation) {
 	t.Helper()
 	ctx := context.Background()
 	var plan []action.Action

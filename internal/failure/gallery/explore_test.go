@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
@@ -23,8 +24,8 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 	// holders, a lock that blocks every later purchase, a late commit of
 	// a holder paused past its lease, a writer inside a read.
 	want := map[string]string{
-		"1": sched.MutualExclusion, "2": sched.Liveness, "3": sched.Liveness, "4": sched.MutualExclusion,
-		"5": sched.MutualExclusion, "6": sched.Resource, "9": sched.MutualExclusion, "11": sched.Resource,
+		"1": result.MutualExclusion, "2": result.Liveness, "3": result.Liveness, "4": result.MutualExclusion,
+		"5": result.MutualExclusion, "6": result.Resource, "9": result.MutualExclusion, "11": result.Resource,
 	}
 	for _, s := range gallery.Scenarios() {
 		n := s.Recipe.ID
@@ -47,7 +48,7 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(res.Violations, func(f sched.Counterexample) bool { return f.Property == want[n] }) {
+			if !slices.ContainsFunc(res.Violations, func(f result.Counterexample) bool { return f.Property == want[n] }) {
 				t.Errorf("recipe %s: the explorer found %v in %d schedules, not %s", n, res.Violations, res.Schedules, want[n])
 			}
 		})

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -112,7 +112,7 @@ func TestLuaSessions(t *testing.T) {
 	}
 	fs := waitFind(t, m, id).Find
 	if c := fs.Result.Counterexample(); fs.State != api.FindFound || c == nil ||
-		c.Property != sched.MutualExclusion && c.Property != sched.Ownership {
+		c.Property != result.MutualExclusion && c.Property != result.Ownership {
 		t.Fatalf("the pasted lock: %+v, want mutual exclusion or ownership broken", fs)
 	}
 	m.Remove(id)

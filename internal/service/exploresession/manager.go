@@ -15,6 +15,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -278,7 +279,7 @@ func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *sched.Ta
 	if err != nil {
 		return nil, err
 	}
-	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, sched.Resource)
+	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, result.Resource)
 	judged := judging(tg, req.Lua != nil, unfenced)
 	if req.Lua == nil {
 		mr, err := miniredis.Run()

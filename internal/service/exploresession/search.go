@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
@@ -52,7 +52,7 @@ type search struct {
 	req    api.ExploreRequest
 	prefix []action.Action
 	// before is what the last of prefix's frames broke already.
-	before []sched.Violation
+	before []result.Violation
 	done   chan struct{}
 	cancel context.CancelCauseFunc
 	// started is closed when it gets a CPU.
@@ -120,7 +120,7 @@ func searchKey(req api.ExploreRequest, model string, prefix []action.Action) str
 // on req's target.
 // kept says it is a kept answer.
 func (q *searches) join(key, client string, req api.ExploreRequest, prefix []action.Action,
-	before []sched.Violation) (sr *search, kept bool, err error) {
+	before []result.Violation) (sr *search, kept bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -300,7 +300,7 @@ func answer(fs *api.FindStatus, jd judgement, err, cause error, budget, most tim
 	}
 	fs.Result, fs.Unpromised, fs.Properties = res, jd.unpromised, jd.props
 	fs.Schedules = 0
-	for _, r := range []*sched.Result{res, jd.unpromised} {
+	for _, r := range []*result.Result{res, jd.unpromised} {
 		if r != nil {
 			fs.Schedules += r.Schedules
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -201,7 +202,7 @@ func runPause(ctx context.Context, v faults.Variant) (timeline.Timeline, error) 
 // playPause plays the pause schedule on target t and returns its
 // timeline, tokens and keys named alike in every run, and the violations
 // found.
-func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []sched.Violation, error) {
+func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []result.Violation, error) {
 	mini, err := miniredis.Run()
 	if err != nil {
 		return timeline.Timeline{}, nil, err
@@ -259,7 +260,7 @@ func runScheduledRecipe(ctx context.Context, sc gallery.Scenario, t *sched.Targe
 }
 
 // pauseVerdict says in words what a pause run showed.
-func pauseVerdict(v faults.Variant, violations []sched.Violation) string {
+func pauseVerdict(v faults.Variant, violations []result.Violation) string {
 	if len(violations) == 0 {
 		if strings.HasSuffix(string(v), faults.FencedSuffix) {
 			return "No violation: A's late commit was refused (the fence: her lock was lost). Times are virtual."

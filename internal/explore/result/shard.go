@@ -1,4 +1,4 @@
-package sched
+package result
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ type ShardInfo struct {
 
 // shardInfo is the result's account of shard sh, cut and searched as r
 // says (nil for a whole search).
-func shardInfo(sh search.Shard, r search.Result[action.Action]) *ShardInfo {
+func ShardOf(sh search.Shard, r search.Result[action.Action]) *ShardInfo {
 	if sh.Count <= 1 {
 		return nil
 	}

@@ -1,7 +1,8 @@
-package sched
+package result
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -94,9 +95,12 @@ type Result struct {
 	ShardSchedules int
 	ShardPruned    int
 
-	vacuity   bool   // the target is a recipe, whose verdicts Vacuous judges
-	property  string // the target's own property, for Counterexample
-	NodeCount int    // the target's nodes (Redlock), 0 for one server
+	// Recipe is set when the target is a recipe, whose verdicts Vacuous
+	// judges; OwnProperty is the target's own property, for
+	// Counterexample. Neither is written in JSON.
+	Recipe      bool   `json:"-"`
+	OwnProperty string `json:"-"`
+	NodeCount   int    // the target's nodes (Redlock), 0 for one server
 }
 
 // Counterexample is a violated property and the schedule that breaks it.
@@ -127,7 +131,7 @@ type Counterexample struct {
 func (r *Result) Counterexample() *Counterexample {
 	var c *Counterexample
 	for i := range r.Violations {
-		if c == nil || r.Violations[i].Property == r.property {
+		if c == nil || r.Violations[i].Property == r.OwnProperty {
 			c = &r.Violations[i]
 		}
 	}
@@ -222,7 +226,7 @@ func (r *Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.JSON()) }
 // its own, after the result's, embeds it.
 //
 //	json.Marshal(struct {
-//		sched.ResultJSON
+//		result.ResultJSON
 //		Host string `json:"host"`
 //	}{res.JSON(), host})
 type ResultJSON struct{ resultJSON }
@@ -232,7 +236,7 @@ func (r *Result) JSON() ResultJSON {
 	j := resultJSON{
 		Target:         r.Target,
 		About:          r.About,
-		Property:       r.property,
+		Property:       r.OwnProperty,
 		Mode:           r.Mode,
 		Model:          r.Model.JSON(),
 		Checked:        nonNil(r.Checked),
@@ -298,12 +302,89 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged,
 		Reruns: j.Reruns, Exhaustive: j.Exhaustive, Stopped: j.Stopped,
 		Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
-		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property,
-		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil,
+		Violations: j.Violations, Unsteady: j.Unsteady, OwnProperty: j.Property,
+		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, Recipe: j.Ops != nil,
 		Shard: j.Shard, MergedShards: j.MergedShards, WholeCount: j.WholeCount,
 		ShardSchedules: j.ShardSchedules, ShardPruned: j.ShardPruned}
 	if j.Seed != nil {
 		r.Seed = *j.Seed
 	}
 	return nil
+}
+
+// ErrVacuous is returned (by Result.Vacuous) for a search of a recipe in
+// which nothing it was about happened: an operation never succeeded, or
+// no client ever held the lock. Its verdict, violation or none, proves
+// nothing; the message names the operation and its ok.
+var ErrVacuous = errors.New("explore: the search proved nothing")
+
+// OpCount is how often one operation of a recipe was called in the
+// complete schedules of a search, and how often its reply meant success.
+type OpCount struct {
+	// Op is the operation: acquire, release, extend, read_acquire, ...
+	Op string `json:"op"`
+	// Calls and Succeeded count its calls, and those whose reply meant
+	// success (its ok).
+	Calls     int `json:"calls"`
+	Succeeded int `json:"succeeded"`
+	// OK is the replies that mean success, as the manifest gives them.
+	OK string `json:"ok"`
+	// Replies is a few of the replies it got, with how often, as
+	// `"OK" ×12`.
+	Replies []string `json:"replies,omitempty"`
+}
+
+// Vacuous says, for a search of a recipe that found no violation, why its
+// verdict proves nothing (wrapping ErrVacuous), or nil: an op that was
+// called and never succeeded (a release or an extension only in a search
+// through every schedule: a few random ones may all have lost the lease),
+// or no client that ever held the lock.
+func (r *Result) Vacuous() error {
+	if !r.Recipe || len(r.Violations) > 0 || r.Schedules == 0 {
+		return nil
+	}
+	for _, o := range r.Ops {
+		take := strings.HasSuffix(o.Op, "acquire")
+		if o.Calls == 0 || o.Succeeded > 0 || !take && !r.Exhaustive {
+			continue
+		}
+		replies := "none"
+		if len(o.Replies) > 0 {
+			replies = strings.Join(o.Replies, ", ")
+		}
+		why := "so no client ever held the lock"
+		if !take {
+			why = "so the search never saw one succeed"
+		}
+		return fmt.Errorf(
+			"%w: ops.%s.ok %s matched none of its %d replies in %d schedules (%s), %s: "+
+				"fix its ok, or the op",
+			ErrVacuous, o.Op, o.OK, o.Calls, r.Schedules, replies, why,
+		)
+	}
+	if r.Held == 0 {
+		return fmt.Errorf(
+			"%w: no client held the lock in any of %d schedules", ErrVacuous, r.Schedules,
+		)
+	}
+	return nil
+}
+
+// ActivityText says what happened in the search: how many schedules had
+// a holder, and how often each op of a recipe succeeded.
+func (r *Result) ActivityText() string {
+	s := fmt.Sprintf("activity: a client held the lock in %d of %d schedules", r.Held, r.Schedules)
+	if r.WholeCount {
+		// Held and Ops count what the shards ran.
+		s = fmt.Sprintf("activity: a client held the lock in %d of the %d schedules the "+
+			"shards ran", r.Held, r.ShardSchedules)
+	}
+	var parts []string
+	for _, o := range r.Ops {
+		parts = append(parts, fmt.Sprintf("%s %d of %d", o.Op, o.Succeeded, o.Calls))
+	}
+	if len(parts) > 0 {
+		s += "; succeeded: " + strings.Join(parts, ", ")
+	}
+	return s
 }
