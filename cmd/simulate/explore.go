@@ -507,7 +507,7 @@ func exploreVerdict(res *result.Result, stderr io.Writer) error {
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
-	if res.Stopped == sched.StoppedInterrupted {
+	if res.Stopped == result.StoppedInterrupted {
 		return fmt.Errorf("explore: %w after %s, nothing found", progress.ErrInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
 	if res.Diverged > 0 || len(res.Unsteady) > 0 {

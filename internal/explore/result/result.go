@@ -388,3 +388,12 @@ func (r *Result) ActivityText() string {
 	}
 	return s
 }
+
+// Why a search stopped before it was through (Result.Stopped).
+const (
+	// StoppedBudget is a search that ran out of its Options.Budget.
+	StoppedBudget = "budget"
+	// StoppedInterrupted is a search whose context ended (Ctrl-C, a
+	// signal, a caller's deadline).
+	StoppedInterrupted = "interrupted"
+)

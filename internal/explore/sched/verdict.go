@@ -11,15 +11,6 @@ import (
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 )
 
-// Why a search stopped before it was through (Result.Stopped).
-const (
-	// StoppedBudget is a search that ran out of its Options.Budget.
-	StoppedBudget = "budget"
-	// StoppedInterrupted is a search whose context ended (Ctrl-C, a
-	// signal, a caller's deadline).
-	StoppedInterrupted = "interrupted"
-)
-
 // errBudget is the cause of a search's context once its budget ran out.
 var errBudget = errors.New("explore: the search's budget ran out")
 
@@ -59,9 +50,9 @@ func StopReason(search context.Context, err error) string {
 	case err == nil || search.Err() == nil:
 		return ""
 	case errors.Is(context.Cause(search), errBudget):
-		return StoppedBudget
+		return result.StoppedBudget
 	}
-	return StoppedInterrupted
+	return result.StoppedInterrupted
 }
 
 // finishContext is the context what a search found is shortened and
@@ -111,7 +102,7 @@ func (e *Explorer) conclude(
 		return res, err
 	}
 	bound := finishBound
-	if res.Stopped == StoppedBudget {
+	if res.Stopped == result.StoppedBudget {
 		bound = max(finishReserve(res.Budget), time.Second) // a replay needs a server
 	}
 	ctx, stop := finishContext(search, bound)

@@ -33,7 +33,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != sched.StoppedBudget || res.Exhaustive || len(res.Violations) > 0 {
+	if res.Stopped != result.StoppedBudget || res.Exhaustive || len(res.Violations) > 0 {
 		t.Errorf(
 			"stopped %q, exhaustive %v, %d violations; want budget, false, 0", res.Stopped,
 			res.Exhaustive, len(res.Violations),
@@ -68,7 +68,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != sched.StoppedInterrupted || res.Exhaustive || ticks < 40 {
+	if res.Stopped != result.StoppedInterrupted || res.Exhaustive || ticks < 40 {
 		t.Fatalf(
 			"stopped %q, exhaustive %v after %d ticks; want interrupted, false, 40", res.Stopped,
 			res.Exhaustive, ticks,
@@ -149,8 +149,8 @@ func TestStopReason(t *testing.T) {
 		{live, nil, ""},
 		{live, errors.New("x"), ""},
 		{budget, nil, ""},
-		{budget, context.DeadlineExceeded, sched.StoppedBudget},
-		{done, context.Canceled, sched.StoppedInterrupted},
+		{budget, context.DeadlineExceeded, result.StoppedBudget},
+		{done, context.Canceled, result.StoppedInterrupted},
 	} {
 		if got := sched.StopReason(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("stopReason(%v, %v) = %q, want %q", tc.ctx.Err(), tc.err, got, tc.want)

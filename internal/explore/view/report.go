@@ -125,7 +125,7 @@ func writeSearch(b *bytes.Buffer, r *result.Result) {
 	)
 	writeShard(b, r)
 	switch r.Stopped {
-	case sched.StoppedBudget:
+	case result.StoppedBudget:
 		writeLine(
 			b,
 			fmt.Sprintf(
@@ -134,7 +134,7 @@ func writeSearch(b *bytes.Buffer, r *result.Result) {
 				r.Budget,
 			),
 		)
-	case sched.StoppedInterrupted:
+	case result.StoppedInterrupted:
 		writeLine(
 			b,
 			"The search was cut short: it was interrupted. What it found so far follows; the "+

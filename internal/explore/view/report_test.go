@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/result"
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
 )
 
@@ -116,7 +115,7 @@ func TestResultJSONEmbedded(t *testing.T) {
 			"found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
 		{Target: "found", Model: m, Checked: []string{result.Resource}, Mode: "random", Seed: 7,
 			Schedules: 40,
-			Stopped:   sched.StoppedBudget, Budget: 20 * time.Second,
+			Stopped:   result.StoppedBudget, Budget: 20 * time.Second,
 			Violations: []result.Counterexample{found}},
 	} {
 		own, err := json.Marshal(res)

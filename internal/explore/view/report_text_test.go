@@ -6,7 +6,6 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/result"
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
@@ -54,7 +53,7 @@ func TestWriteFindings(t *testing.T) {
 	}{
 		{
 			"nothing, cut short",
-			result.Result{Checked: []string{result.Resource}, Stopped: sched.StoppedBudget},
+			result.Result{Checked: []string{result.Resource}, Stopped: result.StoppedBudget},
 			[]string{"No violation of resource found before the search was cut short."},
 		},
 		{
@@ -100,7 +99,7 @@ func TestWriteFindings(t *testing.T) {
 // says none was broken fits the report's width, whether or not the
 // search was cut short.
 func TestWriteFindingsWidth(t *testing.T) {
-	for _, stopped := range []string{"", sched.StoppedBudget} {
+	for _, stopped := range []string{"", result.StoppedBudget} {
 		var b strings.Builder
 		res := &result.Result{Checked: result.Properties(), Stopped: stopped}
 		if err := WriteFindings(&b, res, false); err != nil {

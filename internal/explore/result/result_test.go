@@ -1,4 +1,4 @@
-package sched
+package result
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
-	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 )
 
@@ -18,8 +17,8 @@ import (
 func TestResultJSON(t *testing.T) {
 	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	other := result.Counterexample{
-		Violation: result.Violation{Property: result.Liveness, Message: "C never got the lock", Step: 4},
+	other := Counterexample{
+		Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
 		Actions: []action.Action{
 			{Kind: action.Start, Client: "C"},
 		},
@@ -27,7 +26,7 @@ func TestResultJSON(t *testing.T) {
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
-	own := result.Counterexample{Violation: result.Violation{Property: result.Resource, Message: "sold twice", Step: 1},
+	own := Counterexample{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
 		Actions: []action.Action{{Kind: action.Start, Client: "A"}, {Kind: action.Pause, Client: "A", Length: action.Short}},
 		Steps: []action.Step{
 			{Action: action.Action{Kind: action.Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
@@ -35,36 +34,36 @@ func TestResultJSON(t *testing.T) {
 		Reproduced: true, Server: "7.0.15"}
 	tests := []struct {
 		name    string
-		res     result.Result
+		res     Result
 		counter string // the counterexample's property, "" for none
 	}{
 		{
 			"nothing found",
-			result.Result{
+			Result{
 				Target:      "recipe 6 (fixed)",
 				Model:       m,
-				Checked:     []string{result.Resource},
+				Checked:     []string{Resource},
 				Mode:        "exhaustive",
 				Schedules:   12,
 				Coverage:    1,
 				Exhaustive:  true,
 				Elapsed:     2 * time.Second,
-				OwnProperty: result.Resource,
+				OwnProperty: Resource,
 			},
 			"",
 		},
 		{
 			"its own property second",
-			result.Result{Target: "recipe 6", Model: m, Checked: []string{result.Resource, result.Liveness},
+			Result{Target: "recipe 6", Model: m, Checked: []string{Resource, Liveness},
 				Mode: "random", Seed: 7, Schedules: 40, Pruned: 2, Coverage: 0.25,
 				Stopped: StoppedBudget,
 				Budget:  20 * time.Second, Elapsed: 21 * time.Second,
-				Violations: []result.Counterexample{other, own}, OwnProperty: result.Resource,
+				Violations: []Counterexample{other, own}, OwnProperty: Resource,
 				NodeCount: 3},
-			result.Resource,
+			Resource,
 		},
-		{"another property only", result.Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
-			Violations: []result.Counterexample{other}, OwnProperty: result.Resource}, result.Liveness},
+		{"another property only", Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
+			Violations: []Counterexample{other}, OwnProperty: Resource}, Liveness},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +96,7 @@ func TestResultJSON(t *testing.T) {
 			if tt.res.NodeCount > 0 && !strings.Contains(doc["note"].(string), "nodes") {
 				t.Errorf("note of a target of nodes: %v", doc["note"])
 			}
-			var back result.Result
+			var back Result
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package sched
+package result
 
 import (
 	"encoding/json"
@@ -8,26 +8,25 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
-	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
 
 // shardOf is a shard's result, i of n, of search fp.
 func shardOf(i, n int, fp string, schedules int, exhaustive bool, cov float64,
-	found ...result.Counterexample) *result.Result {
-	return &result.Result{Target: "recipe 1", Mode: "exhaustive", Schedules: schedules, Pruned: 1,
+	found ...Counterexample) *Result {
+	return &Result{Target: "recipe 1", Mode: "exhaustive", Schedules: schedules, Pruned: 1,
 		Exhaustive: exhaustive, Coverage: cov, Elapsed: time.Duration(i+1) * time.Second,
 		Violations: found, Held: schedules,
-		Shard: &result.ShardInfo{Index: i, Count: n, Depth: 4, Subtrees: 9, Runs: 2, Digest: "d",
+		Shard: &ShardInfo{Index: i, Count: n, Depth: 4, Subtrees: 9, Runs: 2, Digest: "d",
 			Fingerprint: fp, Commit: "c"}}
 }
 
 // ce is a counterexample of property p whose actions are clients' starts.
-func ce(p string, clients ...string) result.Counterexample {
+func ce(p string, clients ...string) Counterexample {
 	var as []action.Action
 	for _, c := range clients {
 		as = append(as, action.Action{Kind: action.Start, Client: c})
 	}
-	return result.Counterexample{Violation: result.Violation{Property: p, Message: p}, Actions: as,
+	return Counterexample{Violation: Violation{Property: p, Message: p}, Actions: as,
 		Reproduced: true}
 }
 
@@ -36,11 +35,11 @@ func ce(p string, clients ...string) result.Counterexample {
 // unsteady finding dropped where another shard replayed its property,
 // exhaustive only if every shard was; the result's JSON reads back.
 func TestMergeShards(t *testing.T) {
-	a := shardOf(0, 3, "f", 10, true, 0.5, ce(result.Resource, "B", "A", "A"), ce(result.Liveness, "A"))
-	b := shardOf(1, 3, "f", 20, true, 0.25, ce(result.Resource, "A", "B"))
-	c := shardOf(2, 3, "f", 5, true, 0.25, ce(result.Resource, "B", "A"))
-	c.Unsteady = []result.Counterexample{ce(result.Liveness, "C"), ce(result.MutualExclusion, "C")}
-	m, err := result.MergeShards([]result.Part{{"a", a}, {"b", b}, {"c", c}})
+	a := shardOf(0, 3, "f", 10, true, 0.5, ce(Resource, "B", "A", "A"), ce(Liveness, "A"))
+	b := shardOf(1, 3, "f", 20, true, 0.25, ce(Resource, "A", "B"))
+	c := shardOf(2, 3, "f", 5, true, 0.25, ce(Resource, "B", "A"))
+	c.Unsteady = []Counterexample{ce(Liveness, "C"), ce(MutualExclusion, "C")}
+	m, err := MergeShards([]Part{{"a", a}, {"b", b}, {"c", c}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +55,11 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("violations %v, want resource as A then B (the first of the shortest), "+
 			"liveness", got)
 	}
-	if len(m.Unsteady) != 1 || m.Unsteady[0].Property != result.MutualExclusion {
+	if len(m.Unsteady) != 1 || m.Unsteady[0].Property != MutualExclusion {
 		t.Errorf("unsteady %v, want mutual_exclusion alone", m.Unsteady)
 	}
 	b.Exhaustive, b.Stopped = false, StoppedBudget
-	m, err = result.MergeShards([]result.Part{{"a", a}, {"b", b}, {"c", c}})
+	m, err = MergeShards([]Part{{"a", a}, {"b", b}, {"c", c}})
 	if err != nil || m.Exhaustive || m.Coverage >= 1 || m.Stopped != StoppedBudget {
 		t.Errorf("a shard cut short: %v, exhaustive %v, coverage %v, stopped %q",
 			err, m.Exhaustive, m.Coverage, m.Stopped)
@@ -69,7 +68,7 @@ func TestMergeShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back result.Result
+	var back Result
 	err = json.Unmarshal(js, &back)
 	if err != nil || back.Shard == nil || *back.Shard != *a.Shard {
 		t.Errorf("the shard block read back as %+v (%v), want %+v", back.Shard, err, a.Shard)
@@ -87,27 +86,27 @@ func TestMergeShardsRefuses(t *testing.T) {
 	commit.Shard.Commit = "d"
 	cut := shardOf(1, 2, "f", 1, true, 0.5)
 	cut.Shard.Digest = "e"
-	sh := func(i, n int, fp string) *result.Result { return shardOf(i, n, fp, 1, true, 0.5) }
+	sh := func(i, n int, fp string) *Result { return shardOf(i, n, fp, 1, true, 0.5) }
 	for _, tc := range []struct {
 		name  string
-		parts []result.Part
+		parts []Part
 		want  string
 	}{
 		{"none", nil, "no shard given"},
-		{"missing", []result.Part{{"x", sh(0, 3, "f")}, {"y", sh(2, 3, "f")}}, "shard 1/3 missing"},
-		{"twice", []result.Part{{"x", sh(0, 2, "f")}, {"y", sh(0, 2, "f")}},
+		{"missing", []Part{{"x", sh(0, 3, "f")}, {"y", sh(2, 3, "f")}}, "shard 1/3 missing"},
+		{"twice", []Part{{"x", sh(0, 2, "f")}, {"y", sh(0, 2, "f")}},
 			"y: shard 0/2 given twice (x is it too)"},
-		{"no shard", []result.Part{{"x", sh(0, 2, "f")}, {"w", whole}}, "w: not a shard"},
-		{"count", []result.Part{{"x", sh(0, 2, "f")}, {"y", sh(1, 3, "f")}},
+		{"no shard", []Part{{"x", sh(0, 2, "f")}, {"w", whole}}, "w: not a shard"},
+		{"count", []Part{{"x", sh(0, 2, "f")}, {"y", sh(1, 3, "f")}},
 			"y: a shard of 3, x one of 2"},
-		{"target", []result.Part{{"x", sh(0, 2, "f")}, {"o", other}}, `o: a shard of "recipe 2"`},
-		{"options", []result.Part{{"x", sh(0, 2, "f")}, {"g", sh(1, 2, "g")}},
+		{"target", []Part{{"x", sh(0, 2, "f")}, {"o", other}}, `o: a shard of "recipe 2"`},
+		{"options", []Part{{"x", sh(0, 2, "f")}, {"g", sh(1, 2, "g")}},
 			"g: a shard of another search"},
-		{"commit", []result.Part{{"x", sh(0, 2, "f")}, {"c", commit}}, "c: written by d, x by c"},
-		{"cut", []result.Part{{"x", sh(0, 2, "f")}, {"e", cut}}, "e: its search cut the tree"},
+		{"commit", []Part{{"x", sh(0, 2, "f")}, {"c", commit}}, "c: written by d, x by c"},
+		{"cut", []Part{{"x", sh(0, 2, "f")}, {"e", cut}}, "e: its search cut the tree"},
 	} {
-		_, err := result.MergeShards(tc.parts)
-		if !errors.Is(err, result.ErrMerge) || !strings.Contains(err.Error(), tc.want) {
+		_, err := MergeShards(tc.parts)
+		if !errors.Is(err, ErrMerge) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want ErrMerge and %q", tc.name, err, tc.want)
 		}
 	}
