@@ -7,5 +7,6 @@
 // It runs nothing: package sched runs the schedules and fills a Result.
 //
 // Of this module, it imports only internal/explore/{action, search,
-// plumbing} and the timeline of a replay (internal/timeline).
+// plumbing} and the timeline of a replay (internal/timeline). Its tests
+// also import internal/testsupport/jsonkeys.
 package result

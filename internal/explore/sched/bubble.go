@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 )
 
 // Run from a test, a schedule's clients run in a testing/synctest bubble
@@ -152,10 +154,10 @@ func (w *world) startBubble(run func(f func()), clients func(ctx context.Context
 			b.cancel = cancel
 			b.mu.Unlock()
 			start := time.Now()
-			me := goid()
+			me := goroutine.ID()
 			b.mu.Lock()
 			b.agentID = me
-			b.id = dumpGoroutines()[me].bubble
+			b.id = goroutine.Dump()[me].Bubble
 			b.mu.Unlock()
 			clients(ctx)
 			close(ready)
@@ -218,15 +220,15 @@ func (b *bubble) deliverQueued() int {
 // bubble but its agent is durably blocked (or waits for the scheduler):
 // one a timer started (a context's deadline that cancels it) may be at
 // work outside the clients' family.
-func (b *bubble) still(gs map[uint64]goroutineState) bool {
+func (b *bubble) still(gs map[uint64]goroutine.State) bool {
 	b.mu.Lock()
 	id, agent := b.id, b.agentID
 	b.mu.Unlock()
 	for gid, g := range gs {
-		if g.bubble == "" || g.bubble != id || gid == agent {
+		if g.Bubble == "" || g.Bubble != id || gid == agent {
 			continue
 		}
-		if g.onCPU() || !g.durable && !g.atScheduler() {
+		if g.OnCPU() || !g.Durable && !waitsForScheduler(g) {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/redis/go-redis/v9"
 )
@@ -94,7 +95,7 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 // the client's own goroutine is a hold taken anew.
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.world
-	me := whoAmI()
+	me := goroutine.WhoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if c.released && w.gnum(me) != 0 {

@@ -33,9 +33,9 @@
 // catalogue's. The runtime alone writes its record of a schedule; a
 // target reads a copy (Snapshot).
 //
-// Of this module, it imports only internal/explore/{action, result, search},
+// Of this module, it imports only internal/explore/{action, result, goroutine, search},
 // internal/explore/plumbing, the lock catalogue (locking),
 // internal/timeline and internal/redis/{rediscmd, redisserver}: nothing
 // above it (targets, view, step, explore). Its tests also import
-// internal/testsupport/{jsonkeys, redistest}.
+// internal/testsupport/redistest.
 package sched

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
@@ -549,7 +550,7 @@ func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*res
 // Elapsed is the virtual time since the epoch.
 func (k Clock) Elapsed() time.Duration {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
@@ -303,7 +304,7 @@ func (s *slot) get() *clientState {
 // track counts the calling goroutine as c's goroutine number n: the
 // scheduler waits for it, and holds its commands.
 func (w *world) track(c *clientState, n int) {
-	id := goid()
+	id := goroutine.ID()
 	w.mu.Lock()
 	w.goroutines[id] = gref{c: c, n: n}
 	w.mu.Unlock()
@@ -373,7 +374,7 @@ type Clock struct{ c *clientState }
 // (world.At).
 func (k Clock) Now() time.Time {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
@@ -384,7 +385,7 @@ func (k Clock) Now() time.Time {
 // or until ctx ends: the scheduler decides when the clock gets there.
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
@@ -394,7 +395,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		return errStopped
 	}
 	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
-	s.counted = w.counted(id.id)
+	s.counted = w.counted(id.ID)
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
 		v := w.Undilate(max(d, 0))
@@ -435,7 +436,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
@@ -449,7 +450,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 		start:    true,
 		ch:       make(chan error, 1),
 	}
-	s.counted = w.counted(id.id)
+	s.counted = w.counted(id.ID)
 	w.note(k.c, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	if s.counted {
@@ -464,7 +465,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 // Go runs f in a goroutine of the client that the scheduler waits for.
 func (k Clock) Go(f func()) {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	n := k.c.spawned
 	k.c.spawned++
@@ -511,7 +512,7 @@ func (w *world) exit() {
 // gate parks a command for node ("" for the one server) until the
 // scheduler releases it.
 func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, error) {
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	if w.stopping || c.crashed {
 		w.mu.Unlock()
@@ -544,7 +545,7 @@ func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, 
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
 	}
 	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
-	p.counted = w.counted(id.id)
+	p.counted = w.counted(id.ID)
 	p.args = plumbing.Args(cmds)
 	p.keys, p.write = plumbing.FootprintOf(p.args)
 	for _, k := range p.keys {
