@@ -4,8 +4,7 @@
 // Chain), and the report of a search (WriteSummary, WriteFindings).
 //
 // Of this module, it imports only internal/explore/{action, result, sched,
-// plumbing}, the
-// outputs' conventions (internal/report/output) and the reading of a
-// command (internal/redis/rediscmd): nothing above it (targets, step,
+// plumbing}, the outputs' conventions (internal/report/output) and the
+// reading of a command (internal/redis/rediscmd): nothing above it (targets, step,
 // explore).
 package view
