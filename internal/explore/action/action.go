@@ -56,7 +56,7 @@ type Action struct {
 	Node string `json:"node,omitempty"`
 	// Timer is set, for Tick, when the clock advances until a timer of
 	// the clients' code fires (at most timerHorizon), the clients running
-	// in a bubble (bubble.go): At is then 0.
+	// in a bubble (package sched): At is then 0.
 	Timer bool `json:"timer,omitempty"`
 }
 

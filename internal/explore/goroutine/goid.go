@@ -98,7 +98,7 @@ func findGoidOffset() int {
 type Self struct{ ID, Parent uint64 }
 
 // WhoAmI is the calling goroutine, its creator not read: that takes its
-// whole stack trace (ownCreator), which world.gnum reads only for a
+// whole stack trace (OwnCreator), which world.gnum reads only for a
 // goroutine it does not know yet.
 func WhoAmI() Self { return Self{ID: ID()} }
 

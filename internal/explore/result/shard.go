@@ -38,7 +38,7 @@ type ShardInfo struct {
 	Explored *search.Explored[action.Action] `json:"explored,omitempty"`
 }
 
-// shardInfo is the result's account of shard sh, cut and searched as r
+// ShardOf is the result's account of shard sh, cut and searched as r
 // says (nil for a whole search).
 func ShardOf(sh search.Shard, r search.Result[action.Action]) *ShardInfo {
 	if sh.Count <= 1 {

@@ -16,7 +16,7 @@ import (
 // stays outside: its commands end the search with ErrOutside.
 
 // gnum is the number among its client's goroutines of the goroutine s,
-// the caller (whoAmI), -1 for one that descends from no client. A
+// the caller (goroutine.WhoAmI), -1 for one that descends from no client. A
 // goroutine seen for the first time whose creators lead to a client's is
 // adopted as that client's next goroutine. w.mu is held.
 func (w *world) gnum(s goroutine.Self) int {

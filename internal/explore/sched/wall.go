@@ -53,7 +53,7 @@ var explorerWaits = []string{
 }
 
 // kind says what g is doing, for the scheduler: "scheduler" (waiting for
-// it), or else its kind as goroutineState.kind says.
+// it), or else its kind as goroutine.State.Kind says.
 func kind(g goroutine.State) string {
 	if g.Calls(explorerWaits) {
 		return "scheduler"
