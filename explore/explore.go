@@ -264,7 +264,7 @@ func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	res, err := sched.Check(ctx, rdb, st, so)
+	res, err := sched.CheckTarget(ctx, rdb, st, so)
 	if res == nil {
 		return nil, userError(err)
 	}

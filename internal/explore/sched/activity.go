@@ -3,20 +3,12 @@ package sched
 import (
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
 
 // maxReplies is how many distinct replies of an op are kept.
 const maxReplies = 4
-
-// opTally is what a schedule, or a search, saw of one op.
-type opTally struct {
-	calls, ok int
-	replies   map[string]int
-	order     []string // the replies in the order first seen
-}
 
 func (t *opTally) add(u *opTally) {
 	t.calls += u.calls
@@ -57,19 +49,6 @@ func (w *world) CountOp(op, reply string, ok bool) {
 		t.ok++
 	}
 	t.note(reply, 1)
-}
-
-// activity is what a search's complete schedules saw: how many had a
-// holder, and each op's calls.
-type activity struct {
-	mu        sync.Mutex
-	schedules int
-	held      int
-	ops       map[string]*opTally
-	// started is, by client, the commands sent from goroutines it
-	// started; timers is the timers of the clients' code that fired.
-	started map[string]int
-	timers  int
 }
 
 // tally adds a complete schedule's world to a.

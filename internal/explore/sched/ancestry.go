@@ -89,49 +89,6 @@ func (w *world) family(gs map[uint64]goroutine.State) map[uint64]gref {
 	return out
 }
 
-// quiet reports, from the stack dump gs, whether every goroutine of the
-// clients is at rest: waiting for the scheduler (parked at a command,
-// asleep on its clock, waiting to start), or blocked on a channel, a
-// select or a lock while one of its descendants waits for the scheduler
-// (a library that sends from goroutines it starts and waits for their
-// replies). A goroutine at work, in time.Sleep, or blocked with no
-// descendant at the scheduler is not at rest: it may be waiting on the
-// wall clock (world.look). w.mu is held.
-func (w *world) quiet(gs map[uint64]goroutine.State) bool {
-	if w.bubble.delivering() || w.bubble != nil && !w.bubble.still(gs) {
-		return false
-	}
-	fam := w.family(gs)
-	atScheduler := map[uint64]bool{}
-	for id := range fam {
-		g := gs[id]
-		switch {
-		case g.OnCPU():
-			return false
-		case waitsForScheduler(g):
-			atScheduler[id] = true
-		}
-	}
-	waiting := false
-	for id := range fam {
-		g := gs[id]
-		if atScheduler[id] {
-			continue
-		}
-		forDescendant := w.waitsForDescendant(id, fam, atScheduler)
-		switch {
-		case w.bubble != nil && g.Durable:
-			// In a bubble, a goroutine durably blocked waits for the
-			// bubble's clock, or for another of its goroutines.
-			waiting = waiting || !forDescendant
-		case !g.Waiting() || g.Calls(explorerWaits) || !forDescendant:
-			return false
-		}
-	}
-	w.timerWait = waiting
-	return true
-}
-
 // waitsForDescendant reports whether a goroutine that id created, or one
 // they created in turn, waits for the scheduler. w.mu is held.
 func (w *world) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64]bool) bool {
@@ -150,33 +107,6 @@ func (w *world) waitsForDescendant(id uint64, fam map[uint64]gref, at map[uint64
 func (w *world) counted(id uint64) bool {
 	g, ok := w.goroutines[id]
 	return ok && !g.adopted
-}
-
-// atRest reports whether every goroutine of the clients is at rest
-// (world.quiet), from a stack dump taken now.
-func (w *world) atRest() bool { return w.restsIn(goroutine.Dump) }
-
-// restsIn is atRest, from the stack dump dump takes.
-func (w *world) restsIn(dump func() map[uint64]goroutine.State) bool {
-	w.mu.Lock()
-	counted := w.adopted == 0 && w.bubble == nil
-	w.mu.Unlock()
-	if counted {
-		return false // world.running says it all
-	}
-	// The dump is read only if no delivery was on its way while it was
-	// taken (bubble.deliveries).
-	before, made := w.bubble.deliveries()
-	if !made {
-		return false
-	}
-	gs := dump()
-	if after, made := w.bubble.deliveries(); !made || after != before {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.quiet(gs)
 }
 
 // gone reports, once the clients' own goroutines have ended, whether the

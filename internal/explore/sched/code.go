@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
@@ -28,23 +27,6 @@ type Namespace string
 // Key is name in the namespace. A key named "lock:..." is drawn as a
 // lock in a counterexample's timeline.
 func (ns Namespace) Key(name string) string { return string(ns) + name }
-
-// Client is one client of a target, as the explorer hands it to the code
-// the client runs (Code, Workload.Run, Lock.New): its own go-redis client, whose every
-// command and pipeline waits for the scheduler; the lease to ask for; its
-// clock; its name; and where the code says what it does and what it
-// believes it holds.
-//
-// Client is a locking.Clock: the context given to the client code carries
-// it (locking.WithClock), so the locks of package locking run on it too.
-type Client struct {
-	c *clientState
-	m action.Model
-	// released is set by Released, until the critical section ends or
-	// the client's own goroutine says it holds the lock again. Guarded by
-	// c.world.mu.
-	released bool
-}
 
 // Redis is the client's go-redis client. Every command sent through it
 // waits for the scheduler, whatever its context (context.Background()
@@ -295,27 +277,4 @@ func endCode(
 		return nil, err
 	}
 	return []result.Violation{{Property: result.Resource, Message: e.target.Short(err.Error())}}, nil
-}
-
-// Check explores t on the Redis rdb talks to: every schedule of its
-// clients within o.Model's bounds (nil: DefaultModel, with t.Clients
-// clients), or as o says otherwise (its mode, its workers). The result
-// holds the shortest counterexample found of each property broken; none
-// means the bounds were searched through without finding one when
-// Result.Exhaustive is true.
-func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*result.Result, error) {
-	m := action.DefaultModel()
-	if o.Model != nil {
-		m = *o.Model
-	}
-	m.FaultKinds = slices.Clone(m.FaultKinds)
-	e, err := New(ctx, rdb, t, m)
-	if err != nil {
-		return nil, err
-	}
-	res, err := e.Explore(ctx, o)
-	if cerr := e.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return res, err
 }

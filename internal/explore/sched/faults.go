@@ -24,12 +24,12 @@ type fault struct {
 	commutes func(a, b Choice) bool
 }
 
-// faults lists how the faults strike. It is filled by init: its entries
+// faultTable lists how the faults strike. It is filled by init: its entries
 // refer to it.
-var faults []fault
+var faultTable []fault
 
 func init() {
-	faults = []fault{
+	faultTable = []fault{
 		pauseFault(action.FaultPauseShort),
 		pauseFault(action.FaultPauseLong),
 		pauseFault(action.FaultPauseForever),
@@ -133,9 +133,9 @@ func faultOf(a action.Action) *fault {
 
 // faultNamed is how the fault of that name strikes, or nil.
 func faultNamed(name action.Fault) *fault {
-	for i := range faults {
-		if faults[i].name == name {
-			return &faults[i]
+	for i := range faultTable {
+		if faultTable[i].name == name {
+			return &faultTable[i]
 		}
 	}
 	return nil

@@ -29,12 +29,6 @@ const MaxNodes = 7
 // ErrNodes is returned for a model or target whose nodes do not fit.
 var ErrNodes = errors.New("explore: nodes")
 
-// nodeSet is the go-redis clients of a target's nodes.
-type nodeSet struct {
-	Clients [][]*redis.Client // by client, then node: with the hook
-	ctl     []*redis.Client   // by node: the scheduler's own
-}
-
 // openNodes opens the clients of the target's nodes, from the options of
 // the explorer's clients (opts) and of its own connection (ctl).
 func (e *Explorer) openNodes(opts, ctl redis.Options) error {
@@ -217,8 +211,8 @@ func (e *Explorer) strikeNode(
 	return keys, nil
 }
 
-// struck is the nodes a fault struck in the schedule, in order.
-func struck(s *Schedule) []string {
+// nodesStruck is the nodes a fault struck in the schedule, in order.
+func nodesStruck(s *Schedule) []string {
 	var out []string
 	for _, st := range s.Steps {
 		if n := st.Action.Node; n != "" && !slices.Contains(out, n) {

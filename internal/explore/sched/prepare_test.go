@@ -37,7 +37,7 @@ func TestPrepareOnceRestores(t *testing.T) {
 			End: func(context.Context, *Explorer, Snapshot) ([]result.Violation, error) { return nil, nil },
 		},
 	}
-	e, err := New(ctx, srv.Client, tg, action.DefaultModel())
+	e, err := NewExplorer(ctx, srv.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}

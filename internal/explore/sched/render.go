@@ -50,7 +50,7 @@ func (e *Explorer) timeline(s *Schedule) timeline.Timeline {
 		)
 	}
 	rec := timeline.NewRecorderAt(e.KeyPrefix, time.Now().Add(-s.End))
-	rec.Lanes(append(slices.Clone(s.Clients), struck(s)...)...)
+	rec.Lanes(append(slices.Clone(s.Clients), nodesStruck(s)...)...)
 	rec.Merge(b.events)
 	verdict := "No violation."
 	if len(s.Violations) > 0 {

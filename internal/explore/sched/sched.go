@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,16 +14,7 @@ import (
 	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/redis/go-redis/v9"
 )
-
-// Choice is an enabled action with what it touches, for the reduction.
-type Choice struct {
-	action.Action
-	keys  []string
-	write bool
-	p     *parked
-}
 
 // independent reports whether two enabled actions commute: actions of
 // different clients that touch different keys, or only read the same
@@ -55,70 +45,6 @@ func independent(a, b Choice) bool {
 	}
 	return true
 }
-
-// Schedule is one run of the target's clients under the scheduler.
-type Schedule struct {
-	Steps      []action.Step
-	actions    []action.Action
-	Violations []result.Violation
-	Faults     int
-	Ticks      int
-	Complete   bool // ran until nothing was enabled (not cut by the chooser)
-	CmdLog     []CmdRecord
-	Expired    []expiry
-	lost       map[int][]string // keys a node fault lost, by step
-	Clients    []string
-	End        time.Duration
-	// world is the schedule's world, kept to read where it stopped
-	// (Snapshot, Canonical).
-	world *world
-}
-
-// Snapshot is a copy of the runtime's record of the schedule where it
-// stopped.
-func (s *Schedule) Snapshot() Snapshot { return s.world.Snapshot() }
-
-// Canonical is the least fingerprint of the state the schedule stopped
-// in, over the renamings of its clients, and that renaming; ok is false
-// when a command touched keys it does not name.
-func (s *Schedule) Canonical() (fp search.Fingerprint, names map[string]string, ok bool) {
-	return s.world.Canonical(len(s.Steps), s.Ticks, s.Faults)
-}
-
-type expiry struct {
-	At   time.Duration
-	Keys []string
-}
-
-// errUnsteady is returned by runOnce when the real time the schedule
-// took may have changed its outcome: a stall of this process or of the
-// server longer than the margin of a lease on the server (which runs down
-// in real time between two advances of the clock; dilated, the margin is
-// the virtual time left times Dilation), or a command whose reply came
-// back so late that whether a lease outlived an advance of the clock is
-// not known. The schedule is run again.
-var errUnsteady = fmt.Errorf(
-	"explore: the schedule's real timing was unsteady: %w",
-	search.ErrRetry,
-)
-
-// errScriptMissed is returned by runOnce for a run in which an EVALSHA
-// met NOSCRIPT: the server's script cache, which no reset of the
-// namespace clears, made that run differ from the same schedule run
-// later. The run is void and run again, with the script cached (the
-// EVAL after the NOSCRIPT cached it), so that the search does not depend
-// on what earlier runs or searches left on the server.
-var errScriptMissed = fmt.Errorf(
-	"explore: a script was not yet cached on the server: %w",
-	search.ErrRetry,
-)
-
-// ErrUnsteady is returned when a schedule was unsteady (a stall longer
-// than a lease's margin) in every one of maxUnsteady runs: the machine
-// is too busy for the model's leases.
-var ErrUnsteady = errors.New(
-	"explore: the machine stalled longer than a lease's margin, run after run",
-)
 
 // runOnce runs one schedule: the actions choose picks.
 func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (*Schedule, error) {
@@ -212,14 +138,6 @@ func (e *Explorer) startClients(ctx, cctx context.Context, w *world) {
 		}()
 	}
 }
-
-// ErrTarget wraps an error of the code under test that is not a
-// property violation: a Lua script that failed or answered outside the
-// convention, say.
-var ErrTarget = errors.New("explore: the target failed")
-
-// ClientName is the name of the i-th client: "A", "B", "C"...
-func ClientName(i int) string { return string(rune('A' + i)) }
 
 // drive makes the schedule's choices until nothing is enabled.
 func (e *Explorer) drive(
@@ -407,22 +325,6 @@ func (w *world) deliverBy(m action.Model) (time.Duration, bool) {
 	return by, ok
 }
 
-// hasWork reports whether c is still at something (parked or asleep).
-// w.mu is held.
-func (w *world) hasWork(c *clientState) bool {
-	for _, p := range w.parked {
-		if p.c == c {
-			return true
-		}
-	}
-	for _, s := range w.sleepers {
-		if s.c == c {
-			return true
-		}
-	}
-	return false
-}
-
 // apply takes one action and waits for its effects to settle.
 func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) error {
 	w.mu.Lock()
@@ -525,15 +427,6 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 	return nil
 }
 
-func (w *world) client(name string) *clientState {
-	for _, c := range w.Clients {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
 // advance moves the clock to at: leases in the namespace shorten (and
 // those that ran out are deleted), pauses that end by then end, and
 // sleeps due by then end. It returns the keys whose lease ran out.
@@ -606,75 +499,6 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	w.mu.Unlock()
 	w.poke()
 	return keys, w.settle()
-}
-
-// ticked takes in what an advance did on the one server (node "") or a
-// node: the shortest lease left, and the keys whose lease ran out, which
-// it returns qualified by node; errUnsteady when the advance could not
-// tell. w.mu is held.
-func (w *world) ticked(r tickResult, node string) ([]string, error) {
-	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
-		w.shortest = r.shortest
-	}
-	if r.unsteady {
-		return nil, errUnsteady
-	}
-	var gone []string
-	for _, k := range r.gone {
-		if node != "" {
-			k += "@" + node
-		}
-		gone = append(gone, k)
-		w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.Now), 10))
-	}
-	return gone, nil
-}
-
-// tickResult is what plumbing.TickScript answered.
-type tickResult struct {
-	at       int64         // the server's time, µs
-	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
-	unsteady bool
-	gone     []string // the keys whose lease ran out
-}
-
-// runTick runs plumbing.TickScript on rdb over the namespace ns: leases shorten by
-// d (dilated: the server's time), less the real time since last (the server's time of the last
-// advance, µs; -1 for none to give back) or, for the keys written since
-// (those of node, "" for the one server), since their write.
-func runTick(
-	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
-	written map[string]window, node string,
-) (tickResult, error) {
-	args := []any{NamespacePattern(ns), d.Microseconds(), last}
-	for k, win := range written {
-		if key, n := plumbing.SplitNode(k); n == node {
-			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
-		}
-	}
-	res, err := plumbing.TickScript.Run(ctx, rdb, nil, args...).StringSlice()
-	if err != nil {
-		return tickResult{}, err
-	}
-	var sec, usec, shortest int64
-	if len(res) >= 4 {
-		sec, err = strconv.ParseInt(res[0], 10, 64)
-	}
-	if err == nil && len(res) >= 4 {
-		usec, err = strconv.ParseInt(res[1], 10, 64)
-	}
-	if err == nil && len(res) >= 4 {
-		shortest, err = strconv.ParseInt(res[2], 10, 64)
-	}
-	if err != nil || len(res) < 4 {
-		return tickResult{}, fmt.Errorf("reply %q", res)
-	}
-	return tickResult{
-		at:       sec*1_000_000 + usec,
-		shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
-		unsteady: res[3] == "1",
-		gone:     res[4:],
-	}, nil
 }
 
 // unsteadyNow reports whether the schedule has become unsteady: the
@@ -846,3 +670,46 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *Schedule, check bool
 	}
 	return nil
 }
+
+// reset deletes the namespace's keys, so that each schedule starts from
+// the same empty state, and starts the virtual clock afresh. A target's
+// Prepare sets up the state each schedule starts from; one that is
+// PrepareOnce runs once, and its keys are restored in the reset after.
+func (e *Explorer) reset(ctx context.Context) error {
+	e.epoch = virtualEpoch
+	args := append([]any{NamespacePattern(e.KeyPrefix)}, e.prepared...)
+	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, args...).Int64()
+	if err != nil {
+		return fmt.Errorf("explore: resetting the namespace: %w", err)
+	}
+	e.resetAt = at
+	if err := e.resetNodes(ctx); err != nil {
+		return fmt.Errorf("explore: resetting the namespace: %w", err)
+	}
+	if e.target.Workload.Prepare == nil || e.prepared != nil {
+		return nil
+	}
+	if err := e.target.Workload.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
+		return fmt.Errorf("explore: setting up the target: %w", err)
+	}
+	if e.target.Workload.PrepareOnce && !e.unkept {
+		kept, err := plumbing.SnapshotScript.Run(ctx, e.Redis, nil,
+			NamespacePattern(e.KeyPrefix)).StringSlice()
+		if err != nil {
+			// A server on which the snapshot fails: Prepare runs
+			// before every schedule, as for any other target.
+			e.unkept = true
+			return nil
+		}
+		e.prepared = make([]any, 0, len(kept))
+		for _, k := range kept {
+			e.prepared = append(e.prepared, k)
+		}
+	}
+	return nil
+}
+
+// virtualEpoch is the time the clients' clock reads at the start of every
+// schedule: the same in every run, so that every value made from it (a
+// lease's end written into a key, ${now_ms}) is too.
+var virtualEpoch = time.Date(2030, time.January, 1, 0, 0, 0, 0, time.UTC)

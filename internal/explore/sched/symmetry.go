@@ -280,3 +280,10 @@ func (w *world) Canonical(depth, ticks, faults int) (search.Fingerprint, map[str
 	defer w.mu.Unlock()
 	return w.canonical(depth, ticks, faults)
 }
+
+// Canonical is the least fingerprint of the state the schedule stopped
+// in, over the renamings of its clients, and that renaming; ok is false
+// when a command touched keys it does not name.
+func (s *Schedule) Canonical() (fp search.Fingerprint, names map[string]string, ok bool) {
+	return s.world.Canonical(len(s.Steps), s.Ticks, s.Faults)
+}

@@ -33,41 +33,6 @@ const lookAfter = 25 * time.Millisecond
 // clients' code (ancestry.go) does not announce that it is.
 const probeAfter = time.Millisecond
 
-// wallWait is what one client waited on the wall clock in a search.
-type wallWait struct {
-	total time.Duration // the real time credited
-	waits int           // the stalls it was seen waiting in
-	what  string        // the last wait seen: "time.Sleep in pkg.F"
-	until time.Time     // the real time credited up to
-	stall time.Time     // the start of the last stall it was seen in
-}
-
-// explorerWaits are the functions in which a client's goroutine waits
-// for the scheduler.
-// Their names are read from the functions themselves, so that they
-// follow any move or rename.
-var explorerWaits = []string{
-	goroutine.FuncName((*world).gate),
-	goroutine.FuncName(Clock.Sleep),
-	goroutine.FuncName(Clock.AwaitStart),
-}
-
-// kind says what g is doing, for the scheduler: "scheduler" (waiting for
-// it), or else its kind as goroutine.State.Kind says.
-func kind(g goroutine.State) string {
-	if g.Calls(explorerWaits) {
-		return "scheduler"
-	}
-	return g.Kind()
-}
-
-// waitsForScheduler reports whether g waits for the scheduler: in one of
-// its waits, on the channel the scheduler answers on (not yet on its
-// lock).
-func waitsForScheduler(g goroutine.State) bool {
-	return g.Calls(explorerWaits) && g.Status == "chan receive"
-}
-
 // look looks at where the clients' goroutines stand, the clients having
 // not moved since stall began (real time), and credits each client that
 // waits on the wall clock with the time since: one in time.Sleep, or one
@@ -100,7 +65,7 @@ func (w *world) look(stall time.Time) error {
 		if g.Durable && w.bubble != nil {
 			continue // it waits on the bubble's clock, which the explorer keeps
 		}
-		switch kind(g) {
+		switch kindOf(g) {
 		case "active":
 			busy = true
 		case "sleep":
@@ -123,7 +88,7 @@ func (w *world) look(stall time.Time) error {
 		}
 	}
 	for _, x := range waits {
-		if kind(x.g) != "sleep" && busy {
+		if kindOf(x.g) != "sleep" && busy {
 			continue // it may be waiting for a goroutine at work
 		}
 		ww := x.c.wall
@@ -177,7 +142,7 @@ func (w *world) stuckError() error {
 	for _, c := range w.Clients {
 		for id, gr := range fam {
 			g := gs[id]
-			if gr.c != c || kind(g) == "scheduler" {
+			if gr.c != c || kindOf(g) == "scheduler" {
 				continue
 			}
 			parts = append(parts, fmt.Sprintf("client %s: %s", c.Name, g.Where()))

@@ -39,7 +39,7 @@ func TestCut(t *testing.T) {
 		}
 		m := action.DefaultModel()
 		m.Clients = tg.Clients
-		e, err := sched.New(ctx, b.Client, tg, m)
+		e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func TestStepping(t *testing.T) {
 	tg, _ := targets.Recipe("1", false)
 	m := action.DefaultModel()
 	m.Faults = 0
-	e, err := sched.New(ctx, b.Client, tg, m)
+	e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestPipelineReplies(t *testing.T) {
 	}
 	m := action.DefaultModel()
 	m.Clients = 2
-	e, err := sched.New(ctx, b.Client, tg, m)
+	e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}

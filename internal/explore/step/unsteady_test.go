@@ -87,7 +87,7 @@ func TestStallChangesNothing(t *testing.T) {
 					}}}
 			m := action.DefaultModel()
 			m.TTL = 5 * time.Second
-			e, err := sched.New(ctx, b.Client, target, m)
+			e, err := sched.NewExplorer(ctx, b.Client, target, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]result.Violation, error) {
 				return nil, nil
 			}}}
-	e, err := sched.New(ctx, b.Client, target, action.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestNarrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
+		e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 		if err != nil {
 			t.Fatal(err)
 		}

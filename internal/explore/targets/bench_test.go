@@ -64,7 +64,7 @@ func benchAll(b *testing.B, fixed bool) {
 					if tg.Name == "watchdog" {
 						mm.FaultKinds = []action.Fault{action.FaultPauseShort, action.FaultCrash}
 					}
-					e, err := sched.New(ctx, srv.Client, tg, mm)
+					e, err := sched.NewExplorer(ctx, srv.Client, tg, mm)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -66,7 +66,7 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 			}}}
 		m := action.DefaultModel()
 		m.Faults, m.FaultKinds = 0, nil
-		e, err := sched.New(ctx, b.Client, target, m)
+		e, err := sched.NewExplorer(ctx, b.Client, target, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		m.FaultKinds = []action.Fault{action.FaultCrash}
 		var results []*result.Result
 		for _, workers := range []int{1, 3} {
-			e, err := sched.New(ctx, b.Client, target, m)
+			e, err := sched.NewExplorer(ctx, b.Client, target, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestRandomModes(t *testing.T) {
 	for _, mode := range []sched.Mode{sched.Random, sched.PCT} {
 		var first []action.Action
 		for run := range 2 {
-			e, err := sched.New(ctx, b.Client, target, action.DefaultModel())
+			e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +245,7 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 			}
 			for _, o := range opts {
 				o.NoShrink = true
-				e, err := sched.New(ctx, b.Client, target, m)
+				e, err := sched.NewExplorer(ctx, b.Client, target, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -298,7 +298,7 @@ func TestSameSearchSameCounts(t *testing.T) {
 	m.MaxDelay = time.Second
 	var counts []string
 	for range 3 {
-		e, err := sched.New(ctx, b.Client, Watchdog(false), m)
+		e, err := sched.NewExplorer(ctx, b.Client, Watchdog(false), m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func TestWatchdogStalled(t *testing.T) {
 	const stall, near = 150 * time.Millisecond, 200 * time.Millisecond
 	run := func(factor int64, stalls int) (*result.Result, int) {
 		t.Helper()
-		e, err := sched.New(ctx, b.Client, Watchdog(false), m)
+		e, err := sched.NewExplorer(ctx, b.Client, Watchdog(false), m)
 		if err != nil {
 			t.Fatal(err)
 		}

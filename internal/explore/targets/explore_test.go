@@ -23,7 +23,7 @@ func search(
 ) (*result.Result, []string) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := sched.New(ctx, rdb, tg, m)
+	e, err := sched.NewExplorer(ctx, rdb, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestLuaErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
+			e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 			if err == nil {
 				_, err = e.Explore(ctx, sched.Options{})
 				e.Close()
@@ -267,7 +267,7 @@ func TestCounterexampleReplays(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	tg, _ := targets.Recipe("1", false)
-	e, err := sched.New(ctx, b.Client, tg, lean())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, lean())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 	)
 	m := action.DefaultModel()
 	m.FaultKinds = nil
-	e, err := sched.New(context.Background(), rdb, target, m)
+	e, err := sched.NewExplorer(context.Background(), rdb, target, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestGoStatementIsAdopted(t *testing.T) {
 	)
 	m := action.DefaultModel()
 	m.FaultKinds = nil
-	res, err := sched.Check(context.Background(), rdb, target,
+	res, err := sched.CheckTarget(context.Background(), rdb, target,
 		sched.Options{Model: &m, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestOutsideWorkerIsRefused(t *testing.T) {
 	)
 	m := action.DefaultModel()
 	m.FaultKinds = nil
-	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m})
+	_, err := sched.CheckTarget(context.Background(), rdb, target, sched.Options{Model: &m})
 	if !errors.Is(err, sched.ErrOutside) {
 		t.Fatalf("err = %v, want ErrOutside", err)
 	}
@@ -155,7 +155,7 @@ func TestWallClockWait(t *testing.T) {
 	)
 	m := action.DefaultModel()
 	m.FaultKinds = nil
-	_, err := sched.Check(
+	_, err := sched.CheckTarget(
 		context.Background(), rdb, target, sched.Options{Model: &m, Workers: 1},
 	)
 	if !errors.Is(err, sched.ErrWallClock) {
@@ -193,7 +193,7 @@ func TestModes(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
 	target := sched.Code("idle", 0, nil, func(context.Context, *sched.Client) error { return nil }, nil)
-	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Mode: "dfs"})
+	_, err := sched.CheckTarget(context.Background(), rdb, target, sched.Options{Mode: "dfs"})
 	if !errors.Is(err, sched.ErrMode) {
 		t.Errorf("a search in mode dfs: err = %v, want ErrMode", err)
 	}

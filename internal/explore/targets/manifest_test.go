@@ -220,7 +220,7 @@ func TestManifestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sched.New(ctx, b.Client, tg, action.DefaultModel()); !errors.Is(
+	if _, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel()); !errors.Is(
 		err,
 		targets.ErrManifest,
 	) ||
@@ -272,7 +272,7 @@ func TestRecipeExamplesBroken(t *testing.T) {
 				m.TTL = slices.Max(tc.ttls)
 				m.Ticks = 1 // the bounds of TestRecipeLeasesAlike
 			}
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +338,7 @@ func TestRecipeExamplesMessages(t *testing.T) {
 			if !slices.Contains(broken, tc.property) {
 				t.Fatalf("broken %v, want %s", broken, tc.property)
 			}
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -129,7 +129,7 @@ func TestManifestWordsBroken(t *testing.T) {
 			}
 			m := action.DefaultModel()
 			m.Clients, m.FaultKinds = tc.clients, tc.faults
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestManifestWordsMatter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, lean())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, lean())
 	if err != nil {
 		t.Fatal(err)
 	}

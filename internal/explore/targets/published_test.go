@@ -179,7 +179,7 @@ return 0`})
 	}
 	m := action.DefaultModel()
 	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []action.Fault{action.FaultCrash}, 1, 1
-	e, err := sched.New(ctx, b.Client, tg, m)
+	e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ return 0`})
 	if tg, err = targets.LoadRecipe(bad); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sched.New(ctx, b.Client, tg, m); !errors.Is(err, targets.ErrManifest) ||
+	if _, err := sched.NewExplorer(ctx, b.Client, tg, m); !errors.Is(err, targets.ErrManifest) ||
 		!strings.HasPrefix(
 			err.Error(),
 			"recipe.json: ops.release.steps[0].script: del.lua does not load",

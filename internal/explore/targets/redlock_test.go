@@ -85,7 +85,7 @@ func TestRedlockNodeFaults(t *testing.T) {
 			m.Faults = len(tc.faults)
 			m.Ticks = len(tc.faults) - 1
 			m.Jump = tc.jump
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestNodeFaultsNeedNodes(t *testing.T) {
 	tg, _ := targets.Recipe("1", true)
 	m := action.DefaultModel()
 	m.FaultKinds = []action.Fault{action.FaultNodeRestart}
-	if e, err := sched.New(context.Background(), b.Client, tg, m); err == nil {
+	if e, err := sched.NewExplorer(context.Background(), b.Client, tg, m); err == nil {
 		e.Close()
 		t.Error("node-restart on recipe 1 fixed: no error")
 	}

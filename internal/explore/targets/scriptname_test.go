@@ -23,7 +23,7 @@ func TestStepsAndTimelineAgree(t *testing.T) {
 	}
 	m := action.DefaultModel()
 	m.Faults, m.FaultKinds = 0, nil
-	e, err := sched.New(ctx, b.Client, target, m)
+	e, err := sched.NewExplorer(ctx, b.Client, target, m)
 	if err != nil {
 		t.Fatal(err)
 	}

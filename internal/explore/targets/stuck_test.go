@@ -39,7 +39,7 @@ func TestStuck(t *testing.T) {
 	)
 	m := action.DefaultModel()
 	m.FaultKinds = nil
-	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m,
+	_, err := sched.CheckTarget(context.Background(), rdb, target, sched.Options{Model: &m,
 		StuckAfter: 200 * time.Millisecond})
 	if !errors.Is(err, sched.ErrStuck) {
 		t.Fatalf("err = %v, want ErrStuck", err)

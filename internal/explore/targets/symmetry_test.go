@@ -73,7 +73,7 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		}
 		var explorers []*sched.Explorer
 		for range 2 {
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -109,7 +109,7 @@ func TestKeyOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(t.Context(), b.Client, tg, small())
+	e, err := sched.NewExplorer(t.Context(), b.Client, tg, small())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, action.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 				}
 				return nil, nil
 			}}}
-	e, err := sched.New(ctx, b.Client, target, action.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func BenchmarkWorkers(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					e, err := sched.New(ctx, srv.Client, tg, tc.m)
+					e, err := sched.NewExplorer(ctx, srv.Client, tg, tc.m)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -166,7 +166,7 @@ func TestTraceVirtual(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := action.DefaultModel()
 			m.Clients, m.TTL, m.Ticks, m.Attempts = 2, 3*time.Second, 10, 2
-			e, err := sched.New(context.Background(), b.Client, tc.target, m)
+			e, err := sched.NewExplorer(context.Background(), b.Client, tc.target, m)
 			if err != nil {
 				t.Fatal(err)
 			}

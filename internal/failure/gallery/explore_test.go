@@ -39,7 +39,7 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 			}
 			m := action.DefaultModel()
 			m.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}

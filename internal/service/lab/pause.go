@@ -213,7 +213,7 @@ func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []resul
 	defer rdb.Close()
 	m := action.DefaultModel()
 	m.Clients, m.TTL = 2, pauseLease
-	e, err := sched.New(ctx, rdb, t, m)
+	e, err := sched.NewExplorer(ctx, rdb, t, m)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
 	}

@@ -38,7 +38,7 @@ func TestPauseSchedules(t *testing.T) {
 		}
 		m := action.DefaultModel()
 		m.Clients, m.TTL = 2, pauseLease
-		e, err := sched.New(context.Background(), rdb, target, m)
+		e, err := sched.NewExplorer(context.Background(), rdb, target, m)
 		if err != nil {
 			t.Fatal(err)
 		}
