@@ -68,25 +68,6 @@ func (a Action) Same(b Action) bool {
 		a.Node == b.Node && a.Timer == b.Timer
 }
 
-// String says what the action does.
-func (a Action) String() string {
-	if f, ok := FaultOf(a); ok {
-		return f.describe(a)
-	}
-	switch a.Kind {
-	case Run:
-		return a.Client + ": " + a.Command
-	case Tick:
-		if a.Timer {
-			return "clock → the next timer"
-		}
-		return fmt.Sprintf("clock → %s", FormatAt(a.At))
-	case Start:
-		return a.Client + " starts"
-	}
-	return a.Kind
-}
-
 // Step is one action of a schedule as it ran.
 type Step struct {
 	Action Action `json:"action"`

@@ -60,20 +60,6 @@ func (f Fault) On(on string) Action {
 	return Action{}
 }
 
-// describe says what a, the action of f, does (Action.String).
-func (f Fault) describe(a Action) string {
-	switch {
-	case a.Kind == Pause:
-		return fmt.Sprintf("%s paused "+
-			"(%s)", a.Client, a.Length)
-	case f == FaultCrash:
-		return a.Client + " crashes"
-	case f == FaultNodeRestart:
-		return a.Node + " restarts empty"
-	}
-	return a.Node + "'s clock jumps"
-}
-
 // FaultOf is the fault an action strikes; ok is false when it is no
 // fault.
 func FaultOf(a Action) (f Fault, ok bool) {

@@ -1,5 +1,9 @@
 package action
 
+// How actions are written: as text for people (Action.String, FormatAt,
+// FormatMS) and as JSON, with times in milliseconds exact to the
+// nanosecond.
+
 import (
 	"encoding/json"
 	"fmt"
@@ -112,4 +116,37 @@ func FormatMS(ms int64) string {
 		return fmt.Sprintf("t=%ds", ms/1000)
 	}
 	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
+}
+
+// String says what the action does.
+func (a Action) String() string {
+	if f, ok := FaultOf(a); ok {
+		return f.describe(a)
+	}
+	switch a.Kind {
+	case Run:
+		return a.Client + ": " + a.Command
+	case Tick:
+		if a.Timer {
+			return "clock → the next timer"
+		}
+		return fmt.Sprintf("clock → %s", FormatAt(a.At))
+	case Start:
+		return a.Client + " starts"
+	}
+	return a.Kind
+}
+
+// describe says what a, the action of f, does (Action.String).
+func (f Fault) describe(a Action) string {
+	switch {
+	case a.Kind == Pause:
+		return fmt.Sprintf("%s paused "+
+			"(%s)", a.Client, a.Length)
+	case f == FaultCrash:
+		return a.Client + " crashes"
+	case f == FaultNodeRestart:
+		return a.Node + " restarts empty"
+	}
+	return a.Node + "'s clock jumps"
 }

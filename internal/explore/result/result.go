@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
@@ -397,3 +398,30 @@ const (
 	// signal, a caller's deadline).
 	StoppedInterrupted = "interrupted"
 )
+
+// ShardInfo says which part of a search a result is (Options.Shard), how
+// the tree was cut, and what the search was, so that MergeShards can tell
+// the shards of one search from others.
+type ShardInfo struct {
+	// Index and Count: the Index-th, from 0, of Count shards.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Depth is where the tree was cut; Subtrees and Runs the parts dealt
+	// to the shards (search.Split).
+	Depth    int `json:"split_depth"`
+	Subtrees int `json:"subtrees"`
+	Runs     int `json:"runs"`
+	// Digest names the parts: the same in every shard of one search.
+	Digest string `json:"split_digest"`
+	// Fingerprint names the search (the target, its code, the model and
+	// the options that choose the schedules), and Commit the program's
+	// version; the caller that knows them sets them.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Commit      string `json:"commit,omitempty"`
+	// Explored is what the shard searched of the state graph
+	// (search.Explored), from which MergeShards counts the whole
+	// search's schedules; nil when the shard keeps none (several
+	// workers, no state cache, DPOR, a search cut short, a record past
+	// search.MaxExplored).
+	Explored *search.Explored[action.Action] `json:"explored,omitempty"`
+}
