@@ -136,7 +136,9 @@ func Code(
 			return runCode(ctx, c, client)
 		}
 	}
-	t.Workload.End = func(ctx context.Context, e *Explorer, _ Snapshot) ([]result.Violation, error) {
+	t.Workload.End = func(
+		ctx context.Context, e *Explorer, _ Snapshot,
+	) ([]result.Violation, error) {
 		return endCode(ctx, e, check)
 	}
 	return t
@@ -276,5 +278,6 @@ func endCode(
 	if ctx.Err() != nil {
 		return nil, err
 	}
-	return []result.Violation{{Property: result.Resource, Message: e.target.Short(err.Error())}}, nil
+	v := result.Violation{Property: result.Resource, Message: e.target.Short(err.Error())}
+	return []result.Violation{v}, nil
 }

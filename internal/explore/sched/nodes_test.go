@@ -12,7 +12,8 @@ import (
 // touches no key on its node, and never with a tick.
 func TestNodeIndependence(t *testing.T) {
 	cmd := func(client, node string, keys ...string) Choice {
-		return Choice{Action: action.Action{Kind: action.Run, Client: client, Command: node + " SET"},
+		a := action.Action{Kind: action.Run, Client: client, Command: node + " SET"}
+		return Choice{Action: a,
 			keys: plumbing.OnNode(node, keys), write: true, p: &parked{node: node}}
 	}
 	fault := func(kind, node string) Choice {
@@ -37,14 +38,16 @@ func TestNodeIndependence(t *testing.T) {
 		{"another client, a node and the server", cmd("B", "n1", "lock"), server, true},
 		{"restart and a command on its node", fault(action.Restart, "n1"), cmd("A", "n1", "lock"), false},
 		{"restart and a command elsewhere", fault(action.Restart, "n1"), cmd("A", "n2", "lock"), true},
-		{"jump and a command on unknown keys", fault(action.Jump, "n1"), cmd("A", "n2", "*"), false},
+		{"jump and a command on unknown keys", fault(action.Jump, "n1"), cmd("A", "n2", "*"),
+			false},
 		{"jump and the server", server, fault(action.Jump, "n1"), true},
 		{"jump and a tick", fault(action.Jump, "n1"), Choice{Action: action.Action{Kind: action.Tick, At: 10}}, false},
 		{"faults of two nodes", fault(action.Restart, "n1"), fault(action.Jump, "n2"), true},
 		{"faults of one node", fault(action.Restart, "n1"), fault(action.Jump, "n1"), false},
 		{"a node fault and a " +
 			"pause", fault(action.Restart, "n1"),
-			Choice{Action: action.Action{Kind: action.Pause, Client: "A", Length: action.Long}}, true},
+			Choice{Action: action.Action{Kind: action.Pause, Client: "A", Length: action.Long}},
+			true},
 	} {
 		if got, back := independent(tc.a, tc.b), independent(tc.b, tc.a); got != tc.want ||
 			back != tc.want {

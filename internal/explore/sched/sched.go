@@ -27,7 +27,8 @@ func independent(a, b Choice) bool {
 	if f := faultOf(b.Action); f != nil {
 		return f.commutes(b, a)
 	}
-	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == action.Tick || b.Kind == action.Tick {
+	if a.Client == b.Client && !onOtherNodes(a, b) ||
+		a.Kind == action.Tick || b.Kind == action.Tick {
 		return false
 	}
 	if a.Kind != action.Run || b.Kind != action.Run {
@@ -558,7 +559,8 @@ func (w *world) checkHolders(s *Schedule) {
 		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.Name, w.leaseText(c)))
 	}
 	msg := fmt.Sprintf(
-		"at %s, %s hold the lock at once, with leases that have not run out", action.FormatAt(w.Now),
+		"at %s, %s hold the lock at once, with leases that have not run out",
+		action.FormatAt(w.Now),
 		strings.Join(parts, " and "),
 	)
 	if w.Target.lock().Permits > 0 {

@@ -134,7 +134,9 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			})
 			return err
 		},
-			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]result.Violation, error) {
+			End: func(
+				context.Context, *sched.Explorer, sched.Snapshot,
+			) ([]result.Violation, error) {
 				return nil, nil
 			}}}
 	e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())

@@ -74,7 +74,8 @@ var publishedCases = []struct {
 		},
 		checks: []string{result.MutualExclusion},
 	},
-	{dir: "laravel-5.5", want: result.Liveness, clients: 2, faults: []action.Fault{action.FaultCrash}},
+	{dir: "laravel-5.5", want: result.Liveness, clients: 2,
+		faults: []action.Fault{action.FaultCrash}},
 	{
 		dir:     "laravel-5.5",
 		want:    result.MutualExclusion,

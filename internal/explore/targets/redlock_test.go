@@ -63,17 +63,20 @@ func TestRedlockNodeFaults(t *testing.T) {
 		kind   string // the fault the counterexample must hold
 		say    string // what its timeline says of the fault
 	}{
-		{"restart", 3, []action.Fault{action.FaultNodeRestart}, 0, action.Restart, "restarts empty"},
+		{"restart", 3, []action.Fault{action.FaultNodeRestart}, 0, action.Restart,
+			"restarts empty"},
 		{"restart of one of " +
-			"five", 5, []action.Fault{action.FaultNodeRestart}, 0, action.Restart, "restarts empty"},
-		{"clock jump", 3, []action.Fault{action.FaultClockJump}, 0, action.Jump, "clock jumps 10s " +
-			"forward"},
+			"five", 5, []action.Fault{action.FaultNodeRestart}, 0, action.Restart,
+			"restarts empty"},
+		{"clock jump", 3, []action.Fault{action.FaultClockJump}, 0, action.Jump,
+			"clock jumps 10s forward"},
 		// A jump of less than a lease breaks it once time passes: here a
 		// pause of half a lease, whose end advances the clock, and the
 		// lease on the jumped node runs out at that tick (ticks shorten
 		// the leases on every node).
 		{"short clock jump and a " +
-			"pause", 3, []action.Fault{action.FaultClockJump, action.FaultPauseShort}, 6 * time.Second,
+			"pause", 3, []action.Fault{action.FaultClockJump, action.FaultPauseShort},
+			6 * time.Second,
 			action.Jump, "clock jumps 6s forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -337,7 +337,9 @@ var lockChecks = []string{result.MutualExclusion, result.Liveness}
 
 // allLockChecks is every property a lock that is not a semaphore checks.
 func allLockChecks() []string {
-	return slices.DeleteFunc(result.Properties(), func(p string) bool { return p == result.Holders })
+	return slices.DeleteFunc(
+		result.Properties(), func(p string) bool { return p == result.Holders },
+	)
 }
 
 // recipeChecks is what a lock given as a recipe (a manifest, Lua scripts)

@@ -102,9 +102,12 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			return c.Redis().Incr(ctx, c.Prefix()+sched.CounterKey).Err()
 		},
-			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]result.Violation, error) {
+			End: func(
+				context.Context, *sched.Explorer, sched.Snapshot,
+			) ([]result.Violation, error) {
 				if checks.Add(1) == 1 {
-					return []result.Violation{{Property: result.Resource, Message: "seen once"}}, nil
+					v := result.Violation{Property: result.Resource, Message: "seen once"}
+					return []result.Violation{v}, nil
 				}
 				return nil, nil
 			}}}

@@ -27,7 +27,8 @@ func TestCoverText(t *testing.T) {
 // with their schedule, and the counterexample with its steps and how its
 // replay went, when there is no timeline to show.
 func TestWriteFindings(t *testing.T) {
-	steps := []action.Step{{Action: action.Action{Kind: action.Start, Client: "A"}, Text: "A starts"},
+	steps := []action.Step{
+		{Action: action.Action{Kind: action.Start, Client: "A"}, Text: "A starts"},
 		{
 			Action:    action.Action{Kind: action.Run, Client: "B"},
 			ClockMS:   5000,

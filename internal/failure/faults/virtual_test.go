@@ -105,7 +105,8 @@ func TestTraceVirtual(t *testing.T) {
 	// A's pause past her lease: the clock runs to its end, then B buys.
 	pastLease := []move{startA, acquireA, readA, {action.Pause, "A", action.Long}, tick,
 		startB, acquireB, readB, commitB, releaseB}
-	fencedPastLease := []move{startA, acquireA, watchA, readA, {action.Pause, "A", action.Long}, tick,
+	fencedPastLease := []move{
+		startA, acquireA, watchA, readA, {action.Pause, "A", action.Long}, tick,
 		startB, acquireB, watchB, readB, commitB}
 	soldTwice := []tl.Pattern{
 		{Client: "A", Kind: tl.Acquire},

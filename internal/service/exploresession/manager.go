@@ -356,7 +356,9 @@ func open(ctx context.Context, s *session) (*session, error) {
 		return nil, err
 	}
 	mo := s.e.Model()
-	faults := fmt.Sprintf("at most %d fault (%s)", mo.Faults, action.JoinFaults(mo.FaultKinds, ", "))
+	faults := fmt.Sprintf(
+		"at most %d fault (%s)", mo.Faults, action.JoinFaults(mo.FaultKinds, ", "),
+	)
 	if mo.Faults == 0 {
 		faults = "no fault"
 	}

@@ -202,7 +202,9 @@ func runPause(ctx context.Context, v faults.Variant) (timeline.Timeline, error) 
 // playPause plays the pause schedule on target t and returns its
 // timeline, tokens and keys named alike in every run, and the violations
 // found.
-func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []result.Violation, error) {
+func playPause(
+	ctx context.Context, t *sched.Target,
+) (timeline.Timeline, []result.Violation, error) {
 	mini, err := miniredis.Run()
 	if err != nil {
 		return timeline.Timeline{}, nil, err
