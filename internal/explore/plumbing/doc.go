@@ -8,4 +8,5 @@
 // Of this module, it imports only the reading of a command
 // (internal/redis/rediscmd) and the names of the lock's scripts
 // (locking/locktrace): it knows nothing of clients, schedules or targets.
+// Its tests also import internal/testsupport/redistest.
 package plumbing

@@ -100,7 +100,8 @@ func (e *Explorer) Close() error {
 }
 
 // ownOptions are the options of the explorer's connections made from o:
-// RESP2, no retry, nothing pushed.
+// RESP2, no retry, nothing pushed, not peeked at before each command
+// (plumbing.Unpeeked).
 func ownOptions(o *redis.Options) redis.Options {
 	opts := *o
 	opts.Protocol = 2
@@ -108,7 +109,7 @@ func ownOptions(o *redis.Options) redis.Options {
 	opts.MaxRetries = -1
 	opts.MaintNotificationsConfig = nil
 	opts.PushNotificationProcessor = nil
-	return opts
+	return plumbing.Unpeeked(opts)
 }
 
 // Target is the explored target.

@@ -144,7 +144,14 @@ func faultNamed(name action.Fault) *fault {
 // enabledFaults is the faults of the model that may strike now: each
 // client's, then each node's. w.mu is held.
 func (w *world) enabledFaults(m action.Model) []Choice {
-	var out []Choice
+	if len(m.FaultKinds) == 0 {
+		return nil
+	}
+	// Room for every fault on every client and node: a step asks this
+	// anew, and growing the slice choice by choice was a tenth of the
+	// bytes a search allocated.
+	nodes := w.Target.Nodes()
+	out := make([]Choice, 0, len(m.FaultKinds)*(len(w.Clients)+nodes))
 	add := func(node bool, on string) {
 		for _, name := range m.FaultKinds {
 			if f := faultNamed(name); f != nil && name.Node() == node && f.enabled(w, on) {
@@ -155,7 +162,7 @@ func (w *world) enabledFaults(m action.Model) []Choice {
 	for _, c := range w.Clients {
 		add(false, c.Name)
 	}
-	for i := range w.Target.Nodes() {
+	for i := range nodes {
 		add(true, plumbing.NodeName(i))
 	}
 	return out

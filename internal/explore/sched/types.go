@@ -369,6 +369,19 @@ type Traits struct {
 	// the same code, which reads no client's name or index but through
 	// its tokens and a recipe's ${client} (symmetry.go).
 	Alike bool
+	// Interchangeable declares, by index, a group of clients alike but
+	// for their names among clients that are not (the market's two
+	// buyers, not its seller): they run the same code on data that
+	// differs only by their names, which the code writes in its commands
+	// only through their tokens and Mentions. Only the group's clients
+	// are renamed (symmetry.go); the code may read Client.Index to tell
+	// the group from the others, never to tell the group's clients apart.
+	Interchangeable []int
+	// Mentions are the ways, besides its tokens, that the code of the
+	// Interchangeable clients writes a client's name in its commands
+	// (the keys of its own data, a receipt naming it): the symmetry
+	// renames them too.
+	Mentions []Mention
 	// SteadySleeps makes every sleep of a client last Model.Retry (the
 	// market's lock waits are jittered).
 	SteadySleeps bool
@@ -380,6 +393,10 @@ type Traits struct {
 	// (Client.Holding, Client.Released).
 	declared bool
 }
+
+// Mention is a way code writes a client's name in its commands: Before,
+// the name, then After (a user's key ":users:" and the name).
+type Mention struct{ Before, After string }
 
 // OpDesc is one op of a recipe: its name and its ok as the manifest
 // gives it.

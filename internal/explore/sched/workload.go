@@ -247,8 +247,26 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]result.
 		if len(torn) > 0 {
 			out = append(out, result.Violation{Property: result.Resource, Message: torn[0]})
 		}
-	} else {
-		n, err := getInt(ctx, e.Redis, t.ns+CounterKey)
+	}
+	// The end's reads (the counter, the lock keys' leases for noExpiry)
+	// go in one round trip; each command's error is its own, read below.
+	var keys []string
+	var ttls []*redis.DurationCmd
+	var counter *redis.StringCmd
+	_, _ = e.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if !t.lock().ReadWrite {
+			counter = p.Get(ctx, t.ns+CounterKey)
+		}
+		if t.lock().Liveness == nil && t.lock().Keys != nil {
+			keys = t.Lock.Keys(t.ns)
+			for _, key := range keys {
+				ttls = append(ttls, p.PTTL(ctx, key))
+			}
+		}
+		return nil
+	})
+	if counter != nil {
+		n, err := readInt(t.ns+CounterKey, counter.Val(), counter.Err())
 		if err != nil {
 			return nil, err
 		}
@@ -263,7 +281,7 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]result.
 		vs, err := l.Liveness(ctx, e, snap)
 		return append(out, vs...), err
 	}
-	v, err := t.noExpiry(ctx, e, snap)
+	v, err := t.noExpiry(keys, ttls, snap)
 	if v != nil {
 		out = append(out, *v)
 	}
@@ -271,9 +289,12 @@ func (t *Target) checkEnd(ctx context.Context, e *Explorer, w *world) ([]result.
 }
 
 // noExpiry is the liveness violation of a lock key with no expiry that no
-// live client holds while a live client gave up waiting for it, if any.
-func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*result.Violation, error) {
-	if t.lock().Keys == nil {
+// live client holds while a live client gave up waiting for it, if any:
+// keys are the lock's keys, ttls their PTTLs read at the end.
+func (t *Target) noExpiry(
+	keys []string, ttls []*redis.DurationCmd, snap Snapshot,
+) (*result.Violation, error) {
+	if len(ttls) == 0 {
 		return nil, nil
 	}
 	heldByLive, waiting := false, ""
@@ -288,8 +309,8 @@ func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*res
 			waiting = c.Name
 		}
 	}
-	for _, key := range t.Lock.Keys(t.ns) {
-		ttl, err := e.Redis.PTTL(ctx, key).Result()
+	for i, key := range keys {
+		ttl, err := ttls[i].Result()
 		if err != nil {
 			return nil, err
 		}
@@ -313,6 +334,12 @@ func (t *Target) noExpiry(ctx context.Context, e *Explorer, snap Snapshot) (*res
 // getInt reads key as an integer, 0 when there is none.
 func getInt(ctx context.Context, rdb redis.UniversalClient, key string) (int64, error) {
 	v, err := rdb.Get(ctx, key).Result()
+	return readInt(key, v, err)
+}
+
+// readInt reads a GET of key, its reply v or its error err, as getInt
+// does.
+func readInt(key, v string, err error) (int64, error) {
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, nil

@@ -334,14 +334,20 @@ func (w *world) after(p *parked, cmds []redis.Cmder, args [][]string, err error,
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rec := CmdRecord{Step: w.StepIndex, at: w.Now}
+	rec := CmdRecord{
+		Step:   w.StepIndex,
+		at:     w.Now,
+		Args:   make([][]string, 0, len(cmds)),
+		Values: make([]string, 0, len(cmds)),
+		Errs:   make([]string, 0, len(cmds)),
+	}
 	if p != nil {
 		rec.Client = p.c.Name
 		if w.Target.Traits.declared && p.c.endHold {
 			p.c.holding, p.c.endHold = nil, false // Client.Released: the release's first command ran
 		}
 	}
-	var replies []string
+	replies := make([]string, 0, len(cmds))
 	for i, c := range cmds {
 		rec.Args = append(rec.Args, args[i])
 		// A pipeline's error is its first failed command's, which
@@ -518,12 +524,14 @@ func (w *world) logCommand(p *parked, rec CmdRecord) {
 	if !ordered {
 		return
 	}
+	// One line, shared by the logs of every key the command touches.
+	line := c.Name + " " + strconv.FormatInt(int64(w.Now), 10) + " " + entry
 	for _, k := range p.keys {
 		if k == "*" {
 			w.opaque = true
 			continue
 		}
-		w.keyLog[k] = append(w.keyLog[k], c.Name+" "+strconv.FormatInt(int64(w.Now), 10)+" "+entry)
+		w.keyLog[k] = append(w.keyLog[k], line)
 	}
 }
 
@@ -553,11 +561,14 @@ func (w *world) fingerprint(depth, ticks, faults int) (key search.Fingerprint, o
 
 // stateText is the text of a state (fingerprint), each client's part
 // apart so that the clients can be renamed (symmetry.go): a client's name
-// is written between the marks \x01 and \x02.
+// is written between the marks \x01 and \x02. Each key's part (its log)
+// is apart too, in the order of the keys' names, which a renaming may
+// change (a key named after a client).
 type stateText struct {
 	head    string
 	clients []clientText
 	rest    string
+	keys    []string
 }
 
 type clientText struct{ name, text string }
@@ -618,15 +629,17 @@ func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	st.rest = b.String()
 	for _, k := range keys {
+		b.Reset()
 		fmt.Fprintf(&b, "key %s\n", w.Target.Short(k))
 		for _, l := range w.keyLog[k] {
 			// Each line begins with its client's name.
 			who, rest, _ := strings.Cut(l, " ")
 			fmt.Fprintf(&b, "\x01%s\x02 %s\n", who, w.Target.Short(rest))
 		}
+		st.keys = append(st.keys, b.String())
 	}
-	st.rest = b.String()
 	return st, true
 }
 
@@ -637,12 +650,19 @@ func (st stateText) hash() search.Fingerprint {
 	for _, c := range st.clients {
 		n += len(c.text)
 	}
+	for _, k := range st.keys {
+		n += len(k)
+	}
 	buf := make([]byte, 0, n)
 	buf = append(buf, st.head...)
 	for _, c := range st.clients {
 		buf = append(buf, c.text...)
 	}
-	return sha256.Sum256(append(buf, st.rest...))
+	buf = append(buf, st.rest...)
+	for _, k := range st.keys {
+		buf = append(buf, k...)
+	}
+	return sha256.Sum256(buf)
 }
 
 // Elapsed is the virtual time since the epoch.

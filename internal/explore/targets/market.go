@@ -58,7 +58,9 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 			},
 			Prepare: setupMarket, PrepareOnce: true, End: marketViolations, Resource: marketResource,
 		},
-		Traits: sched.Traits{SteadySleeps: true},
+		Traits: sched.Traits{
+			SteadySleeps: true, Interchangeable: []int{0, 1}, Mentions: buyerMentions(),
+		},
 	}
 	if s == market.Coarse || s == market.Fine {
 		// The lock is taken inside Purchase and List: who holds it is read
@@ -67,6 +69,23 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 		t.Traits.InferHolds = true
 	}
 	return t, nil
+}
+
+// buyerMentions is how the market's commands write a buyer's name: in its
+// keys (its funds, its inventory), in the receipt the purchase adds to the
+// stream of sales (and XINFO STREAM shows), and among the purchase script's arguments (the item,
+// the price, the buyer, the seller). The buyers A and B differ in nothing
+// else: the same funds, the same purchase, each its own keys; C, the
+// seller listing its shield, is never renamed.
+func buyerMentions() []sched.Mention {
+	return []sched.Mention{
+		{Before: "users:"}, {Before: "inventory:"}, {Before: " buyer ", After: " "},
+		{Before: "buyer:", After: " "},
+		{
+			Before: fmt.Sprintf(" %s %d ", marketSword, swordPrice),
+			After:  " " + marketSeller + " ",
+		},
+	}
 }
 
 // setupMarket creates the market of namespace ns: the seller and the two

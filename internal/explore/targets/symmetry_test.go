@@ -2,8 +2,10 @@ package targets
 
 import (
 	"context"
+	"crypto/sha256"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,15 +14,18 @@ import (
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
+	"github.com/lockmarket/lockmarket/market"
 )
 
 // finalStates is the explorer as the search sees it, noting the end
 // state of each complete schedule: its fingerprint up to the clients'
-// names (canonical), and the properties it broke.
+// names (canonical), and the properties it broke; for the market, what it
+// holds at the end (marketState).
 type finalStates struct {
 	sched.System
-	mu   *sync.Mutex
-	seen map[search.Fingerprint]bool
+	mu     *sync.Mutex
+	seen   map[search.Fingerprint]bool
+	market bool
 }
 
 func (f finalStates) Run(
@@ -33,6 +38,10 @@ func (f finalStates) Run(
 	}
 	s := out.Data.(*sched.Schedule)
 	fp, _, ok := s.Canonical()
+	if f.market {
+		fp, err = marketState(ctx, f.Explorer, out.Violations)
+		ok = err == nil
+	}
 	if ok {
 		f.mu.Lock()
 		f.seen[fp] = true
@@ -41,28 +50,62 @@ func (f finalStates) Run(
 	return out, err
 }
 
+// marketState names what the market holds at the end of a schedule (what
+// is listed, each user's funds and items) and the properties it broke,
+// up to the buyers' names: the market's replies carry the server's clock
+// (a sale's stream ID), which its fingerprint rounds but cannot drop.
+func marketState(
+	ctx context.Context, e *sched.Explorer, broken []search.Violation,
+) (search.Fingerprint, error) {
+	text, err := marketResource(ctx, e.Redis, e.KeyPrefix)
+	if err != nil {
+		return search.Fingerprint{}, err
+	}
+	a, b := sched.ClientName(0), sched.ClientName(1)
+	swap := strings.NewReplacer("; "+a+": ", "; "+b+": ", "; "+b+": ", "; "+a+": ")
+	canon := func(text string) string {
+		parts := strings.Split(text, "; ")
+		slices.Sort(parts[1:]) // after what is listed, each user's part
+		return strings.Join(parts, "; ")
+	}
+	text = min(canon(text), canon(swap.Replace(text)))
+	for _, v := range broken {
+		text += "\nbroken " + v.Property
+	}
+	return sha256.Sum256([]byte(text)), nil
+}
+
 // TestReducedSearchKeepsFinalStates: on small models of alike clients, the
 // reduced search (sleep sets, the state cache shared by two workers, the
 // symmetry) reaches the final states the search without reductions reaches, up
-// to the clients' names, and finds the same properties broken, as soon.
+// to the clients' names, and finds the same properties broken, as soon. The
+// market's buyers are a group of interchangeable clients beside its seller
+// (renamed, C never), with the fine lock unfenced (the sword sold twice)
+// and fenced.
 func TestReducedSearchKeepsFinalStates(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
-		recipe  string
-		fixed   bool
-		clients int
-		faults  []action.Fault
-		ticks   int
+		recipe   string
+		strategy market.Strategy
+		fixed    bool
+		clients  int
+		faults   []action.Fault
+		ticks    int
 	}{
-		{"1", false, 2, nil, 1},
-		{"2", false, 2, []action.Fault{action.FaultCrash}, 1},
-		{"4", true, 2, []action.Fault{action.FaultCrash}, 1},
+		{"1", "", false, 2, nil, 1},
+		{"2", "", false, 2, []action.Fault{action.FaultCrash}, 1},
+		{"4", "", true, 2, []action.Fault{action.FaultCrash}, 1},
+		{"", market.Fine, false, 2, []action.Fault{action.FaultPauseLong}, 1},
+		{"", market.Fine, true, 2, []action.Fault{action.FaultPauseLong}, 1},
 	} {
 		if race.Enabled && tc.recipe == "2" {
 			continue // the full run without -race has it
 		}
 		tg, err := Recipe(tc.recipe, tc.fixed)
+		if tc.strategy != "" {
+			tg, err = Strategy(tc.strategy, tc.fixed)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +140,8 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 				e.Symmetric = symmetric
 				sys = append(
 					sys,
-					finalStates{System: sched.System{Explorer: e}, mu: mu, seen: seen},
+					finalStates{System: sched.System{Explorer: e}, mu: mu, seen: seen,
+						market: tc.strategy != ""},
 				)
 			}
 			o.Less = action.CompareAction

@@ -16,6 +16,7 @@ const (
 	twoKeys                      // args[1:3]
 	pairedKeys                   // args[1], args[3], ...
 	countedKeys                  // args[1] is how many keys follow it
+	subKey                       // args[2], after a subcommand (args[1])
 )
 
 // command is what the table knows of a data command.
@@ -26,6 +27,11 @@ type command struct {
 	// beyond: it reaches clients beyond every key (a message published).
 	beyond bool
 }
+
+// subcommands is the table's part for the commands whose keys depend on
+// their subcommand, by "name subcommand" (XINFO STREAM key): the other
+// subcommands of such a command (XINFO HELP) are not in the table.
+var subcommands = map[string]command{}
 
 // commands is the one table of the data commands: the commands on the
 // keys they name, and a few that name none (PING, ECHO, TIME, PUBLISH),
@@ -63,17 +69,52 @@ func init() {
 		{command{keys: countedKeys}, "lmpop zmpop"},
 		{command{keys: noKeys, read: true}, "ping echo time"},
 		{command{keys: noKeys, beyond: true}, "publish spublish"},
+		{command{keys: subKey, read: true}, "xinfo:stream xinfo:groups xinfo:consumers " +
+			"object:encoding object:refcount object:idletime object:freq memory:usage"},
 	} {
 		for _, n := range strings.Fields(g.names) {
+			if name, sub, ok := strings.Cut(n, ":"); ok {
+				subcommands[name+" "+sub] = g.c
+				continue
+			}
 			commands[n] = g.c
 		}
 	}
 }
 
+// lookup is what the table knows of the command args sends, and whether
+// it holds it.
+func lookup(args []string) (command, bool) {
+	name := Name(args)
+	if c, ok := commands[name]; ok {
+		return c, true
+	}
+	if len(args) > 1 {
+		c, ok := subcommands[name+" "+strings.ToLower(args[1])]
+		return c, ok
+	}
+	return command{}, false
+}
+
+// Known reports whether the table holds the command args sends, or it is
+// one Keys reads without it (a transaction's MULTI, EXEC, DISCARD, WATCH,
+// UNWATCH, a script's call): whether Keys names its keys, but for a
+// script called without KEYS and a message published.
+func Known(args []string) bool {
+	switch Name(args) {
+	case "multi", "exec", "discard", "watch", "unwatch",
+		"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall":
+		return true
+	}
+	_, ok := lookup(args)
+	return ok
+}
+
 // DataCommand reports whether name (in any case) is a command of the
 // table: one on the keys it names, or one that names none and changes no
 // key (PING, ECHO, TIME, PUBLISH). Anything else (a transaction, a
-// script, what changes the server: CONFIG, FLUSHALL, SCRIPT, ...) is not.
+// script, what changes the server: CONFIG, FLUSHALL, SCRIPT, ...) is not,
+// nor is a command whose keys depend on its subcommand (XINFO).
 func DataCommand(name string) bool {
 	_, ok := commands[strings.ToLower(name)]
 	return ok
@@ -83,7 +124,12 @@ func DataCommand(name string) bool {
 // (args[0] its name), none for a command the table does not hold; ok is
 // false when a count of keys is not a number within the arguments.
 func KeyIndexes(args []string) (idx []int, ok bool) {
-	switch commands[Name(args)].keys {
+	c, _ := lookup(args)
+	switch c.keys {
+	case subKey:
+		if len(args) > 2 {
+			idx = []int{2}
+		}
 	case firstKey:
 		if len(args) > 1 {
 			idx = []int{1}

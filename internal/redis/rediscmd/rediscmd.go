@@ -49,7 +49,7 @@ func Keys(args []string) (keys []string, write bool) {
 		}
 		return []string{Unknown}, true
 	}
-	c, known := commands[name]
+	c, known := lookup(args)
 	idx, ok := KeyIndexes(args)
 	if !known || !ok || c.beyond {
 		return []string{Unknown}, true

@@ -24,7 +24,14 @@ func TestKeys(t *testing.T) {
 		{[]string{"PING"}, nil, false},
 		{[]string{"EVALSHA", "abc", "2", "k1", "k2", "tok"}, []string{"k1", "k2"}, true},
 		{[]string{"EVAL", "return 1", "x"}, []string{Unknown}, true},
-		{[]string{"OBJECT", "FREQ", "k"}, []string{Unknown}, true},
+		{[]string{"OBJECT", "FREQ", "k"}, []string{"k"}, false},
+		{[]string{"XINFO", "STREAM", "s"}, []string{"s"}, false},
+		{[]string{"xinfo", "stream", "s", "FULL"}, []string{"s"}, false},
+		{[]string{"XINFO", "CONSUMERS", "s", "g"}, []string{"s"}, false},
+		{[]string{"XINFO", "HELP"}, []string{Unknown}, true},
+		{[]string{"XINFO"}, []string{Unknown}, true},
+		{[]string{"MEMORY", "STATS"}, []string{Unknown}, true},
+		{[]string{"CONFIG", "GET", "maxmemory"}, []string{Unknown}, true},
 		{[]string{"XADD", "s", "*", "f", "v"}, []string{"s"}, true},
 		{[]string{"XRANGE", "s", "-", "+"}, []string{"s"}, false},
 		{[]string{"LREM", "q", "0", "tok"}, []string{"q"}, true},
@@ -63,6 +70,8 @@ func TestDataCommands(t *testing.T) {
 		{[]string{"CONFIG", "SET", "x", "y"}, false, nil, true},
 		{[]string{"MULTI"}, false, nil, true},
 		{[]string{"EVAL", "return 1", "0"}, false, nil, true},
+		{[]string{"XINFO", "STREAM", "s"}, false, []int{2}, true},
+		{[]string{"XINFO", "HELP"}, false, nil, true},
 	} {
 		if got := DataCommand(tc.args[0]); got != tc.data {
 			t.Errorf("DataCommand(%q) = %v, want %v", tc.args[0], got, tc.data)
@@ -70,6 +79,30 @@ func TestDataCommands(t *testing.T) {
 		idx, ok := KeyIndexes(tc.args)
 		if !slices.Equal(idx, tc.idx) || ok != tc.ok {
 			t.Errorf("KeyIndexes(%q) = %v, %v; want %v, %v", tc.args, idx, ok, tc.idx, tc.ok)
+		}
+	}
+}
+
+// TestKnown checks which commands the table says it knows the keys of:
+// the explorer turns its state cache off for any other.
+func TestKnown(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		known bool
+	}{
+		{[]string{"GET", "k"}, true},
+		{[]string{"XINFO", "STREAM", "s"}, true},
+		{[]string{"XINFO", "HELP"}, false},
+		{[]string{"MULTI"}, true},
+		{[]string{"WATCH", "k"}, true},
+		{[]string{"EVALSHA", "abc", "1", "k"}, true},
+		{[]string{"PUBLISH", "ch", "m"}, true},
+		{[]string{"CONFIG", "SET", "x", "y"}, false},
+		{[]string{"FLUSHALL"}, false},
+		{nil, false},
+	} {
+		if got := Known(tc.args); got != tc.known {
+			t.Errorf("Known(%q) = %v, want %v", tc.args, got, tc.known)
 		}
 	}
 }
