@@ -3,6 +3,7 @@ package docs_test
 import (
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -398,6 +399,99 @@ func TestPublicViolations(t *testing.T) {
 	} {
 		if got := publicViolations(order, []packageImport{tt.imp}); (len(got) > 0) != tt.bad {
 			t.Errorf("%v: %q, want a violation: %v", tt.imp, got, tt.bad)
+		}
+	}
+}
+
+// TestExplorerLocksPrivate checks that no package of the explorer
+// exports a lock: no exported field (or embedded field of an exported
+// type) is a sync.Mutex or sync.RWMutex, so the runtime's state is
+// locked only inside the package that holds it.
+func TestExplorerLocksPrivate(t *testing.T) {
+	pkgs, _ := ruledPackages(t)
+	fset := token.NewFileSet()
+	for _, p := range pkgs {
+		files, err := filepath.Glob(filepath.Join(p.dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range exportedLocks(af) {
+				t.Errorf("%s: %s exports a lock", p.path, name)
+			}
+		}
+	}
+}
+
+// exportedLocks names the exported fields of f's struct types that are
+// locks (sync.Mutex, sync.RWMutex, or pointers to them), and the locks
+// embedded in its exported types, whose Lock methods they export.
+func exportedLocks(f *ast.File) []string {
+	isLock := func(e ast.Expr) bool {
+		if s, ok := e.(*ast.StarExpr); ok {
+			e = s.X
+		}
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		pkg, ok := sel.X.(*ast.Ident)
+		return ok && pkg.Name == "sync" && (sel.Sel.Name == "Mutex" || sel.Sel.Name == "RWMutex")
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok {
+			return true
+		}
+		st, ok := ts.Type.(*ast.StructType)
+		if !ok {
+			return true
+		}
+		for _, fl := range st.Fields.List {
+			if !isLock(fl.Type) {
+				continue
+			}
+			if len(fl.Names) == 0 && ts.Name.IsExported() {
+				out = append(out, ts.Name.Name+" (embedded)")
+			}
+			for _, nm := range fl.Names {
+				if nm.IsExported() {
+					out = append(out, ts.Name.Name+"."+nm.Name)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// TestExportedLocksFound shows the check of the explorer's locks failing.
+func TestExportedLocksFound(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want []string
+	}{
+		{"type world struct{ Mu sync.Mutex }", []string{"world.Mu"}},
+		{"type World struct{ mu sync.Mutex }", nil},
+		{"type World struct{ sync.RWMutex }", []string{"World (embedded)"}},
+		{"type world struct{ *sync.Mutex }", nil},
+		{"type Explorer struct{ Lock *sync.Mutex; n int }", []string{"Explorer.Lock"}},
+		{"type Explorer struct{ Mu sync.WaitGroup }", nil},
+	} {
+		f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package x\n"+tt.src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := exportedLocks(f); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.src, got, tt.want)
 		}
 	}
 }

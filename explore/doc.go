@@ -53,6 +53,7 @@
 // docs/architecture.md says why, and docs/explorer.md tells the whole
 // story.
 //
-// Of this module, it imports only internal/explore/{sched, search,
-// view}. Its tests also import internal/testsupport/redistest.
+// Of this module, it imports only internal/explore/{action, result,
+// sched, search, view}. Its tests also import
+// internal/testsupport/redistest.
 package explore

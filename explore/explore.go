@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -117,21 +119,21 @@ const (
 
 // A Fault is a kind of fault a search may inject into a schedule: the
 // engine's kind, spelled as -faults spells it ("pause-short", "crash").
-type Fault = sched.Fault
+type Fault = action.Fault
 
 // The kinds of fault. A pause's length is counted against Options.TTL.
 const (
 	// PauseShort ("pause-short") pauses a client for half a lease, then
 	// lets it go on.
-	PauseShort Fault = sched.FaultPauseShort
+	PauseShort Fault = action.FaultPauseShort
 	// PauseLong ("pause-long") pauses a client for a lease and a half: a
 	// lease it holds runs out meanwhile.
-	PauseLong Fault = sched.FaultPauseLong
+	PauseLong Fault = action.FaultPauseLong
 	// PauseForever ("pause-forever") pauses a client for good: alive, it
 	// never runs again.
-	PauseForever Fault = sched.FaultPauseForever
+	PauseForever Fault = action.FaultPauseForever
 	// Crash ("crash") ends a client: its pending command is never sent.
-	Crash Fault = sched.FaultCrash
+	Crash Fault = action.FaultCrash
 )
 
 // Options bound a search. The zero value searches every schedule of the
@@ -262,7 +264,7 @@ func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	res, err := sched.Check(ctx, rdb, st, so)
+	res, err := sched.CheckTarget(ctx, rdb, st, so)
 	if res == nil {
 		return nil, userError(err)
 	}
@@ -279,7 +281,7 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 	default:
 		return bad("mode %q: want %s, %s or %s", o.Mode, Exhaustive, Random, PCT)
 	}
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	if t.Clients < 0 || o.Iterations < 0 || o.Faults < 0 || o.TTL < 0 || o.Schedules < 0 ||
 		o.Workers < 0 || o.Budget < 0 || o.StuckAfter < 0 || o.MaxDelay < 0 {
 		return bad("a negative count or duration")
@@ -311,7 +313,7 @@ func engine(t *Target, o Options) (*sched.Target, sched.Options, error) {
 	st := sched.Code(t.Name, t.Clients, setup, func(ctx context.Context, c *sched.Client) error {
 		return t.Client(ctx, &Client{c})
 	}, check)
-	if _, err := m.For(st); err != nil {
+	if _, err := m.For(st.Clients); err != nil {
 		return bad("%v", err)
 	}
 	checks, err := names(o.Properties)
@@ -342,7 +344,7 @@ func (o Options) checkShard() error {
 }
 
 // faults sets m's faults as o says.
-func faults(m *sched.Model, o Options) error {
+func faults(m *action.Model, o Options) error {
 	if o.NoFaults {
 		if o.Faults != 0 || len(o.FaultKinds) > 0 {
 			return errors.New("NoFaults with Faults or FaultKinds set")
@@ -421,11 +423,11 @@ type Result struct {
 	// outside a test (exploretest), where such a wait is refused.
 	TimersFired int
 
-	res *sched.Result
+	res *result.Result
 }
 
 // newResult is the user's view of the engine's result r.
-func newResult(r *sched.Result) *Result {
+func newResult(r *result.Result) *Result {
 	out := &Result{Target: r.Target, Mode: Mode(r.Mode), Schedules: r.Schedules,
 		Exhaustive: r.Exhaustive, Stopped: r.Stopped, Diverged: r.Diverged, res: r,
 		FromStarted: r.FromStarted, TimersFired: r.TimersFired}
@@ -439,14 +441,14 @@ func newResult(r *sched.Result) *Result {
 
 // counterexamples is the user's view of the engine's findings fs, each
 // with its replay's timeline.
-func counterexamples(fs []sched.Counterexample) []Counterexample {
+func counterexamples(fs []result.Counterexample) []Counterexample {
 	var out []Counterexample
 	for _, f := range fs {
 		c := Counterexample{Property: Property(f.Property), Message: f.Message,
 			Reproduced: f.Reproduced, ReplayNote: f.ReplayNote}
 		for _, st := range f.Steps {
 			s := Step{ClockMS: st.ClockMS, Text: st.Text, Violation: Property(st.Violation)}
-			if st.Action.Kind == sched.Run || st.Action.Kind == sched.Start {
+			if st.Action.Kind == action.Run || st.Action.Kind == action.Start {
 				s.Client = st.Action.Client
 			}
 			c.Steps = append(c.Steps, s)
@@ -503,7 +505,7 @@ func (c Counterexample) String() string {
 		if st.Violation != "" {
 			mark = "  <- " + string(st.Violation)
 		}
-		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, sched.FormatMS(st.ClockMS), who, st.Text, mark)
+		fmt.Fprintf(&b, "%3d. %-9s %s%s%s\n", i+1, action.FormatMS(st.ClockMS), who, st.Text, mark)
 	}
 	if c.Timeline != "" {
 		b.WriteString("\n" + c.Timeline)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 )
 
@@ -14,9 +16,9 @@ import (
 // to the engine's, which the JSON documents and the CLI use.
 func TestNamesMatchTheEngine(t *testing.T) {
 	for _, tc := range []struct{ user, engine string }{
-		{string(MutualExclusion), sched.MutualExclusion},
-		{string(Resource), sched.Resource},
-		{string(Liveness), sched.Liveness},
+		{string(MutualExclusion), result.MutualExclusion},
+		{string(Resource), result.Resource},
+		{string(Liveness), result.Liveness},
 		{string(Exhaustive), string(sched.Exhaustive)},
 		{string(Random), string(sched.Random)},
 		{string(PCT), string(sched.PCT)},
@@ -28,16 +30,16 @@ func TestNamesMatchTheEngine(t *testing.T) {
 	// Every kind of fault the engine knows is one here, but those that
 	// strike a node of several (a Target has one server) and "pause",
 	// which stands for the three pauses on the command line.
-	engine := []string{"pause", string(sched.FaultNodeRestart), string(sched.FaultClockJump)}
+	engine := []string{"pause", string(action.FaultNodeRestart), string(action.FaultClockJump)}
 	for _, f := range allFaults {
 		engine = append(engine, string(f))
 	}
-	for _, name := range sched.FaultNames() {
+	for _, name := range action.FaultNames() {
 		if !slices.Contains(engine, name) {
 			t.Errorf("the engine's fault %q has no Fault here", name)
 		}
 	}
-	if got, want := sched.DefaultModel().FaultKinds, allFaults; !slices.Equal(got, want) {
+	if got, want := action.DefaultModel().FaultKinds, allFaults; !slices.Equal(got, want) {
 		t.Errorf("the engine's default faults are %q, here %q", got, want)
 	}
 }
@@ -46,7 +48,7 @@ func TestNamesMatchTheEngine(t *testing.T) {
 // network's delay, is the engine's model it says.
 func TestOptionsReachTheEngine(t *testing.T) {
 	tg := &Target{Client: func(ctx context.Context, c *Client) error { return nil }}
-	all := sched.DefaultModel().FaultKinds
+	all := action.DefaultModel().FaultKinds
 	for _, tc := range []struct {
 		name  string
 		o     Options
@@ -60,7 +62,7 @@ func TestOptionsReachTheEngine(t *testing.T) {
 		{"two faults", Options{Faults: 2}, 2, all, 0},
 		{"kinds in the engine's names, once each",
 			Options{FaultKinds: []Fault{Crash, PauseLong, Crash}}, 1,
-			[]sched.Fault{sched.FaultCrash, sched.FaultPauseLong}, 0},
+			[]action.Fault{action.FaultCrash, action.FaultPauseLong}, 0},
 		{"bounded delay", Options{MaxDelay: time.Second}, 1, all, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +105,7 @@ func TestOptionsRefuseUnknownValues(t *testing.T) {
 		{Stop: []Property{"speed"}},
 		{FaultKinds: []Fault{"pause-sideways"}},
 		{FaultKinds: []Fault{"pause"}},
-		{FaultKinds: []Fault{sched.FaultNodeRestart}},
+		{FaultKinds: []Fault{action.FaultNodeRestart}},
 		{Iterations: -1},
 		{Faults: -1},
 		{NoFaults: true, Faults: 1},
@@ -111,7 +113,7 @@ func TestOptionsRefuseUnknownValues(t *testing.T) {
 		{MaxDelay: -time.Second},
 		{MaxDelay: time.Microsecond},
 		{MaxDelay: 1500 * time.Microsecond},
-		{MaxDelay: sched.MaxTTL + time.Millisecond},
+		{MaxDelay: action.MaxTTL + time.Millisecond},
 	} {
 		if _, err := Check(context.Background(), nil, tg, o); !errors.Is(err, ErrOption) {
 			t.Errorf("%+v: %v, want ErrOption", o, err)

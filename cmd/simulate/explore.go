@@ -15,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -134,7 +136,7 @@ type exploreOptions struct {
 	dir      string
 	manifest *sched.Target
 	tg       *sched.Target // what is explored
-	model    sched.Model
+	model    action.Model
 	clients  int
 	check    []string
 	mode     string
@@ -212,7 +214,7 @@ func defineExploreTargetFlags(f *cmdFlags, o *exploreOptions, fl *exploreFlags) 
 		"it, as a watchdog does, instead of once (a target with an extension)")
 	f.DurationVar(&fl.delay, "max-delay", 0, "bound the network's delay: a command sent runs within `D` of virtual "+
 		"time (default: unbounded, a command may land any time later)")
-	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(sched.FaultNames(), ", ")+", none")
+	f.StringVar(&fl.faults, "faults", "pause,crash", "faults that may strike: "+strings.Join(action.FaultNames(), ", ")+", none")
 	f.StringVar(&fl.bound, "bound", "", "bounds `iterations=N,attempts=N,faults=N,ticks=N,steps=N`: critical sections per "+
 		"client (1), attempts at the lock per section (2; 1 with 3 clients or more), faults per schedule (1), "+
 		"advances of the clock per schedule (3), commands per client per schedule (10)")
@@ -337,10 +339,10 @@ func (o *exploreOptions) checkTargetFlags(f *cmdFlags) error {
 // readModel reads the model: the leases, their renewal, the network's
 // delay, the faults and the bounds.
 func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
-	o.model = sched.DefaultModel()
+	o.model = action.DefaultModel()
 	o.model.TTL = fl.ttl
 	if fl.ttls != "" {
-		ttls, err := sched.ParseLeases(fl.ttls)
+		ttls, err := action.ParseLeases(fl.ttls)
 		if err != nil {
 			return f.Bad("-ttls %q: want leases such as 10s,3s", fl.ttls)
 		}
@@ -352,15 +354,15 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 		}
 	}
 	o.model.RenewEvery = fl.renew
-	if err := sched.CheckDelay(fl.delay); err != nil {
+	if err := action.CheckDelay(fl.delay); err != nil {
 		return f.Bad("-max-delay %v: %v", fl.delay, err)
 	}
 	o.model.MaxDelay = fl.delay
 	if err := o.readFaults(f, fl); err != nil {
 		return err
 	}
-	switch err := sched.ParseBounds(fl.bound, &o.model); {
-	case errors.Is(err, sched.ErrBoundForm):
+	switch err := action.ParseBounds(fl.bound, &o.model); {
+	case errors.Is(err, action.ErrBoundForm):
 		return f.Bad("-bound %q: want iterations=N,attempts=N,faults=N,ticks=N,steps=N", fl.bound)
 	case err != nil:
 		return f.Bad("-bound: %v", err)
@@ -371,7 +373,7 @@ func (o *exploreOptions) readModel(f *cmdFlags, fl exploreFlags) error {
 // readFaults reads the faults that may strike, and the clock jump's
 // length.
 func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
-	fk, err := sched.ParseFaults(fl.faults)
+	fk, err := action.ParseFaults(fl.faults)
 	if err != nil {
 		return f.Bad("-faults: %v", err)
 	}
@@ -379,10 +381,10 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 	if len(fk) == 0 {
 		o.model.Faults = 0
 	}
-	if (slices.Contains(fk, sched.FaultNodeRestart) || slices.Contains(fk, sched.FaultClockJump)) && !o.redlock {
-		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", sched.FaultNodeRestart, sched.FaultClockJump)
+	if (slices.Contains(fk, action.FaultNodeRestart) || slices.Contains(fk, action.FaultClockJump)) && !o.redlock {
+		return f.Bad("-faults: %s and %s strike a node: they go with -redlock", action.FaultNodeRestart, action.FaultClockJump)
 	}
-	if fl.jump != 0 && !slices.Contains(fk, sched.FaultClockJump) {
+	if fl.jump != 0 && !slices.Contains(fk, action.FaultClockJump) {
 		return f.Bad("-jump goes with -faults clock-jump")
 	}
 	o.model.Jump = fl.jump
@@ -390,10 +392,10 @@ func (o *exploreOptions) readFaults(f *cmdFlags, fl exploreFlags) error {
 }
 
 // readSearch reads the properties to check and the search's mode, and
-// makes the model the target's (sched.Model.For): the clients given, or
+// makes the model the target's (action.Model.For): the clients given, or
 // the target's, checked, with every default filled in.
 func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
-	check, err := sched.ParseProperties(fl.check)
+	check, err := result.ParseProperties(fl.check)
 	if err != nil {
 		return f.Bad("-check: %v", err)
 	}
@@ -410,7 +412,7 @@ func (o *exploreOptions) readSearch(f *cmdFlags, fl exploreFlags) error {
 	if o.clients != 0 {
 		o.model.Clients = o.clients
 	}
-	m, err := o.model.For(o.tg)
+	m, err := o.model.For(o.tg.Clients)
 	if err != nil {
 		return f.Bad("%v", err)
 	}
@@ -495,7 +497,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // exploreVerdict is the error a search's result exits with: nil (0), a
 // violation (1), a verdict that proves nothing (2), no proof (3), or an
 // interruption with nothing found (130).
-func exploreVerdict(res *sched.Result, stderr io.Writer) error {
+func exploreVerdict(res *result.Result, stderr io.Writer) error {
 	if err := res.Vacuous(); err != nil {
 		// Nothing the search was about happened: its verdict proves
 		// nothing, and the manifest is to blame (exit 2).
@@ -505,7 +507,7 @@ func exploreVerdict(res *sched.Result, stderr io.Writer) error {
 	if len(res.Violations) > 0 {
 		return fmt.Errorf("explore: %w: %s", errExploreFound, strings.Join(propertiesOf(res.Violations), ", "))
 	}
-	if res.Stopped == sched.StoppedInterrupted {
+	if res.Stopped == result.StoppedInterrupted {
 		return fmt.Errorf("explore: %w after %s, nothing found", progress.ErrInterrupted, output.Plural(res.Schedules, "schedule"))
 	}
 	if res.Diverged > 0 || len(res.Unsteady) > 0 {
@@ -635,7 +637,7 @@ func (o *exploreOptions) target() (*sched.Target, error) {
 // newExplorer is the explorer of t within model m on conn's server; a
 // cluster, a manifest that cannot be used or a script that does not
 // parse is a usage error.
-func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m sched.Model, stderr io.Writer) (*sched.Explorer, error) {
+func newExplorer(ctx context.Context, conn *redisconn.Conn, t *sched.Target, m action.Model, stderr io.Writer) (*sched.Explorer, error) {
 	base, ok := conn.Client.(*redis.Client)
 	if !ok {
 		return nil, output.Usagef(stderr, "simulate explore", "-redis: the explorer needs one server, not a cluster")
@@ -689,7 +691,7 @@ func (o *exploreOptions) searchOptions(stderr io.Writer, check func()) sched.Opt
 
 // writeExploreResult writes, with -out, the counterexamples' timelines
 // into their folder, and then res on stdout in o's format.
-func writeExploreResult(ctx context.Context, e *sched.Explorer, res *sched.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
+func writeExploreResult(ctx context.Context, e *sched.Explorer, res *result.Result, o exploreOptions, env output.Env, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		files, err := writeExploreTimelines(ctx, e, o.out, res)
 		if err != nil {
@@ -734,7 +736,7 @@ func orNone(ps []string) string {
 	return strings.Join(ps, ", ")
 }
 
-func propertiesOf(fs []sched.Counterexample) []string {
+func propertiesOf(fs []result.Counterexample) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Property)
@@ -743,14 +745,14 @@ func propertiesOf(fs []sched.Counterexample) []string {
 }
 
 // exploreDoc is the document -format json writes: the result's keys
-// (sched.Result.MarshalJSON), then the environment block (redis,
+// (result.Result.MarshalJSON), then the environment block (redis,
 // machine), as every document of the commands has it.
 type exploreDoc struct {
-	sched.ResultJSON
+	result.ResultJSON
 	output.Env
 }
 
-func writeExploreJSON(w io.Writer, res *sched.Result, env output.Env) error {
+func writeExploreJSON(w io.Writer, res *result.Result, env output.Env) error {
 	b, err := json.MarshalIndent(exploreDoc{res.JSON(), env}, "", "  ")
 	if err != nil {
 		return err
@@ -761,7 +763,7 @@ func writeExploreJSON(w io.Writer, res *sched.Result, env output.Env) error {
 
 // writeExploreTable writes res for a person, with the Redis it ran on
 // after the search's line.
-func writeExploreTable(w io.Writer, res *sched.Result, env output.Env, verbose bool) error {
+func writeExploreTable(w io.Writer, res *result.Result, env output.Env, verbose bool) error {
 	if err := view.WriteSummary(w, res); err != nil {
 		return err
 	}
@@ -774,7 +776,7 @@ func writeExploreTable(w io.Writer, res *sched.Result, env output.Env, verbose b
 // writeExploreTimelines writes each counterexample's timeline as SVG and
 // text: the main one as replayed on a fresh server, the others replayed on
 // the explorer's server. It returns the names of the files written.
-func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, res *sched.Result) ([]string, error) {
+func writeExploreTimelines(ctx context.Context, e *sched.Explorer, dir string, res *result.Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

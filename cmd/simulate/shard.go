@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/report/output"
@@ -68,7 +69,7 @@ type identity struct {
 
 // fingerprint names the search o makes of res's target: a digest of its
 // identity.
-func (o exploreOptions) fingerprint(res *sched.Result) (string, error) {
+func (o exploreOptions) fingerprint(res *result.Result) (string, error) {
 	model, err := json.Marshal(res.Model)
 	if err != nil {
 		return "", err
@@ -118,7 +119,7 @@ func (o exploreOptions) code() ([]string, error) {
 
 // markShard writes into a shard's result the search's fingerprint and the
 // program's version, which -merge compares.
-func (o exploreOptions) markShard(res *sched.Result) error {
+func (o exploreOptions) markShard(res *result.Result) error {
 	if res.Shard == nil {
 		return nil
 	}
@@ -190,7 +191,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if format != "table" && format != "json" {
 		return f.Bad("-format %q: want one of table, json", format)
 	}
-	var parts []sched.Part
+	var parts []result.Part
 	var env output.Env
 	for i, name := range files {
 		res, e, err := readShardFile(name)
@@ -200,11 +201,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		if i == 0 {
 			env = e
 		}
-		parts = append(parts, sched.Part{Name: name, Result: res})
+		parts = append(parts, result.Part{Name: name, Result: res})
 	}
-	res, err := sched.MergeShards(parts)
+	res, err := result.MergeShards(parts)
 	if err != nil {
-		return f.Bad("%v", strings.TrimPrefix(err.Error(), sched.ErrMerge.Error()+": "))
+		return f.Bad("%v", strings.TrimPrefix(err.Error(), result.ErrMerge.Error()+": "))
 	}
 	if format == "json" {
 		err = writeExploreJSON(stdout, res, env)
@@ -243,7 +244,7 @@ func mergeArgs(f *cmdFlags, args []string) ([]string, error) {
 
 // readShardFile reads a shard's JSON result, and the environment it ran
 // in.
-func readShardFile(name string) (*sched.Result, output.Env, error) {
+func readShardFile(name string) (*result.Result, output.Env, error) {
 	var env output.Env
 	fh, err := os.Open(name)
 	if err != nil {
@@ -257,7 +258,7 @@ func readShardFile(name string) (*sched.Result, output.Env, error) {
 	if len(b) > maxShardFile {
 		return nil, env, fmt.Errorf("larger than %d MiB", maxShardFile>>20)
 	}
-	var res sched.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, env, fmt.Errorf("not an explorer's JSON result: %v", err)
 	}

@@ -2,10 +2,9 @@ package sched
 
 import (
 	"context"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 )
 
 // Run from a test, a schedule's clients run in a testing/synctest bubble
@@ -41,38 +40,6 @@ func WithBubbles(ctx context.Context, run func(f func())) context.Context {
 func bubblesFrom(ctx context.Context) func(f func()) {
 	run, _ := ctx.Value(bubbleKey{}).(func(f func()))
 	return run
-}
-
-// bubble is a schedule's bubble, as the scheduler sees it from outside.
-type bubble struct {
-	mu      sync.Mutex
-	queue   []delivery
-	pending int    // deliveries queued or being made
-	queued  uint64 // deliveries ever queued (deliveries)
-	free    bool   // the schedule is over: the clock runs
-	quit    bool   // the agent ends
-	// kick wakes the agent (made outside the bubble: the agent's wait on
-	// it keeps the fake clock still).
-	kick chan struct{}
-	// jobs is an advance asked of the agent: the bubble's elapsed time
-	// to reach (its clock is dilated); landed is where it stopped.
-	jobs   chan time.Duration
-	landed chan time.Duration
-	// advancing is set while the agent advances the clock; interrupt
-	// (made in the bubble) stops it.
-	advancing atomic.Bool
-	interrupt chan struct{}
-	done      chan struct{} // closed when the bubble has ended
-	// id is the bubble's, and agent the agent's goroutine, as stack
-	// dumps name them.
-	id      string
-	agentID uint64
-	cancel  func() // ends the clients' context (in the bubble)
-}
-
-type delivery struct {
-	ch  chan error
-	err error
 }
 
 // deliver sends err on ch, a channel a client's goroutine waits on:
@@ -152,10 +119,10 @@ func (w *world) startBubble(run func(f func()), clients func(ctx context.Context
 			b.cancel = cancel
 			b.mu.Unlock()
 			start := time.Now()
-			me := goid()
+			me := goroutine.ID()
 			b.mu.Lock()
 			b.agentID = me
-			b.id = dumpGoroutines()[me].bubble
+			b.id = goroutine.Dump()[me].Bubble
 			b.mu.Unlock()
 			clients(ctx)
 			close(ready)
@@ -214,25 +181,6 @@ func (b *bubble) deliverQueued() int {
 	return len(queue)
 }
 
-// still reports, from the stack dump gs, whether every goroutine of the
-// bubble but its agent is durably blocked (or waits for the scheduler):
-// one a timer started (a context's deadline that cancels it) may be at
-// work outside the clients' family.
-func (b *bubble) still(gs map[uint64]goroutineState) bool {
-	b.mu.Lock()
-	id, agent := b.id, b.agentID
-	b.mu.Unlock()
-	for gid, g := range gs {
-		if g.bubble == "" || g.bubble != id || gid == agent {
-			continue
-		}
-		if g.onCPU() || !g.durable && !g.atScheduler() {
-			return false
-		}
-	}
-	return true
-}
-
 // advance moves the bubble's clock to to after start, or until a
 // goroutine of the clients woken by a timer reaches the scheduler, and
 // returns where it stopped.
@@ -262,59 +210,4 @@ func (b *bubble) set(free, quit bool) {
 	case b.kick <- struct{}{}:
 	default:
 	}
-}
-
-// end ends the agent, and with it the bubble, once the clients'
-// goroutines have: it waits a while for the bubble to close.
-func (b *bubble) end() {
-	b.set(false, true)
-	t := time.NewTimer(endAfterFailure)
-	defer t.Stop()
-	select {
-	case <-b.done:
-	case <-t.C:
-	}
-}
-
-// timerHorizon is how far the clock may run at most when it runs until
-// a timer of the clients' code fires: twice the longest lease.
-func (e *Explorer) timerHorizon() time.Duration {
-	return 2 * max(e.model.TTL, slices.Max(append([]time.Duration{0}, e.model.TTLs...)))
-}
-
-// bubbleAdvance, for clients in a bubble, moves its clock towards the
-// virtual time at, and returns where it stopped: at, or earlier where a
-// timer of the clients' code fired (fired). Without a bubble it returns
-// at.
-func (e *Explorer) bubbleAdvance(w *world, at time.Duration) (time.Duration, bool, error) {
-	b := w.bubble
-	w.mu.Lock()
-	now := w.Now
-	w.mu.Unlock()
-	if b == nil || at <= now {
-		return at, false, nil
-	}
-	stuck := time.NewTimer(w.stuckAfter)
-	defer stuck.Stop()
-	select {
-	case b.jobs <- w.Dilate(at):
-	case <-b.done:
-		return at, false, nil
-	case <-stuck.C:
-		return at, false, w.stuckError()
-	}
-	var landed time.Duration
-	select {
-	case landed = <-b.landed:
-	case <-stuck.C:
-		return at, false, w.stuckError()
-	}
-	v := max(w.Undilate(landed), now)
-	if v >= at {
-		return at, false, nil
-	}
-	w.mu.Lock()
-	w.timersFired++
-	w.mu.Unlock()
-	return v, true, nil
 }

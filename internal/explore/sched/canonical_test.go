@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
 
 // TestCutStateRenamesAsTheReplacer checks that a state's text cut at its
@@ -79,7 +82,7 @@ func TestSymmetryGroup(t *testing.T) {
 		{"a group of one", Target{Traits: Traits{Interchangeable: []int{1, 2}}}, 2, nil},
 		{"nothing said", Target{Workload: run}, 3, nil},
 	} {
-		m := DefaultModel()
+		m := action.DefaultModel()
 		m.Clients = tc.clients
 		if got := tc.t.symmetryGroup(m); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
@@ -91,7 +94,7 @@ func TestSymmetryGroup(t *testing.T) {
 // the mentions' pieces, overlapping ones among them: renamed, each is
 // what the replacer writes.
 func TestCutMentionsAsTheReplacer(t *testing.T) {
-	pieces := []string{"A", "B", "C", "<", "#", "\x01", "\x02", OwnerName(""), ":users:", " ", "x"}
+	pieces := []string{"A", "B", "C", "<", "#", "\x01", "\x02", result.OwnerName(""), ":users:", " ", "x"}
 	names := []string{"A", "B", "C"}
 	// " A " and " A" begin at one place: the first in the forms' order
 	// is taken, as the replacer takes the first of its pairs.

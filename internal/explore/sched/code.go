@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,23 +27,6 @@ type Namespace string
 // Key is name in the namespace. A key named "lock:..." is drawn as a
 // lock in a counterexample's timeline.
 func (ns Namespace) Key(name string) string { return string(ns) + name }
-
-// Client is one client of a target, as the explorer hands it to the code
-// the client runs (Code, Workload.Run, Lock.New): its own go-redis client, whose every
-// command and pipeline waits for the scheduler; the lease to ask for; its
-// clock; its name; and where the code says what it does and what it
-// believes it holds.
-//
-// Client is a locking.Clock: the context given to the client code carries
-// it (locking.WithClock), so the locks of package locking run on it too.
-type Client struct {
-	c *clientState
-	m Model
-	// released is set by Released, until the critical section ends or
-	// the client's own goroutine says it holds the lock again. Guarded by
-	// c.world.mu.
-	released bool
-}
 
 // Redis is the client's go-redis client. Every command sent through it
 // waits for the scheduler, whatever its context (context.Background()
@@ -92,7 +77,7 @@ func (c *Client) Go(f func()) { Clock{c.c}.Go(f) }
 // the client's own goroutine is a hold taken anew.
 func (c *Client) Holding(lease time.Duration) {
 	w := c.c.world
-	me := whoAmI()
+	me := goroutine.WhoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if c.released && w.gnum(me) != 0 {
@@ -136,10 +121,10 @@ func Code(
 	if name == "" {
 		name = "code"
 	}
-	t := &Target{Name: name, Clients: clients, Checks: []string{MutualExclusion},
+	t := &Target{Name: name, Clients: clients, Checks: []string{result.MutualExclusion},
 		Traits: Traits{declared: true}}
 	if check != nil {
-		t.Checks = append(t.Checks, Resource)
+		t.Checks = append(t.Checks, result.Resource)
 	}
 	if setup != nil {
 		t.Workload.Prepare = func(ctx context.Context, rdb redis.UniversalClient, ns string) error {
@@ -151,7 +136,9 @@ func Code(
 			return runCode(ctx, c, client)
 		}
 	}
-	t.Workload.End = func(ctx context.Context, e *Explorer, _ Snapshot) ([]Violation, error) {
+	t.Workload.End = func(
+		ctx context.Context, e *Explorer, _ Snapshot,
+	) ([]result.Violation, error) {
 		return endCode(ctx, e, check)
 	}
 	return t
@@ -214,7 +201,7 @@ func (c *Client) Completed() {
 func (c *Client) Index() int { return c.c.Index }
 
 // Model is the bounds of the exploration the client runs in.
-func (c *Client) Model() Model { return c.m }
+func (c *Client) Model() action.Model { return c.m }
 
 // Clock is the client's clock.
 func (c *Client) Clock() Clock { return Clock{c.c} }
@@ -280,7 +267,7 @@ func (c *Client) CountOp(op, reply string, ok bool) { c.c.world.CountOp(op, repl
 func endCode(
 	ctx context.Context, e *Explorer,
 	check func(ctx context.Context, rdb *redis.Client, ns Namespace) error,
-) ([]Violation, error) {
+) ([]result.Violation, error) {
 	if check == nil {
 		return nil, nil
 	}
@@ -291,28 +278,6 @@ func endCode(
 	if ctx.Err() != nil {
 		return nil, err
 	}
-	return []Violation{{Property: Resource, Message: e.target.Short(err.Error())}}, nil
-}
-
-// Check explores t on the Redis rdb talks to: every schedule of its
-// clients within o.Model's bounds (nil: DefaultModel, with t.Clients
-// clients), or as o says otherwise (its mode, its workers). The result
-// holds the shortest counterexample found of each property broken; none
-// means the bounds were searched through without finding one when
-// Result.Exhaustive is true.
-func Check(ctx context.Context, rdb *redis.Client, t *Target, o Options) (*Result, error) {
-	m := DefaultModel()
-	if o.Model != nil {
-		m = *o.Model
-	}
-	m.FaultKinds = slices.Clone(m.FaultKinds)
-	e, err := New(ctx, rdb, t, m)
-	if err != nil {
-		return nil, err
-	}
-	res, err := e.Explore(ctx, o)
-	if cerr := e.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return res, err
+	v := result.Violation{Property: result.Resource, Message: e.target.Short(err.Error())}
+	return []result.Violation{v}, nil
 }

@@ -13,18 +13,22 @@
 // Between two choices the scheduler waits until every goroutine of every
 // client is parked at a command, asleep on the clock, or finished.
 //
-// A choice (Action) releases one client's pending command, lets a client
-// start a critical section, advances the clock to a deadline, or strikes
-// a fault: a pause of a client (half a lease, one and a half leases, or
-// for good), a crash, or on a node a restart or a jump of its clock. The
-// Model bounds what a schedule may hold. Explorer.Explore hands the
+// A choice (an action.Action) releases one client's pending command, lets
+// a client start a critical section, advances the clock to a deadline, or
+// strikes a fault: a pause of a client (half a lease, one and a half
+// leases, or for good), a crash, or on a node a restart or a jump of its
+// clock. What each fault is lives in package action, how it strikes in
+// this package (faults.go). The action.Model bounds what a schedule may
+// hold. Explorer.Explore hands the
 // choices to package search (the explorer is a search.System to it):
 // every schedule within the bounds, with sleep sets, a state cache and
 // the clients' symmetry, or random ones. Each schedule starts from an
 // empty namespace and replays its prefix of choices. The properties
-// (Properties) are checked and reported apart; the shortest
+// (result.Properties) are checked and reported apart; the shortest
 // counterexample of each is shortened further and replayed on a fresh
-// redis-server (Reproduce) before it counts.
+// redis-server (Reproduce) before it counts, and the search's
+// result.Result holds them. The clients' goroutines are told apart by
+// their ids and creators (package goroutine).
 //
 // A Target is what the runtime runs, written on each client's handle
 // (Client): its Lock makes each client's lock, which the runtime's own
@@ -33,9 +37,9 @@
 // catalogue's. The runtime alone writes its record of a schedule; a
 // target reads a copy (Snapshot).
 //
-// Of this module, it imports only internal/explore/search,
-// internal/explore/plumbing, the lock catalogue (locking),
+// Of this module, it imports only internal/explore/{action, result,
+// goroutine, search, plumbing}, the lock catalogue (locking),
 // internal/timeline and internal/redis/{rediscmd, redisserver}: nothing
 // above it (targets, view, step, explore). Its tests also import
-// internal/testsupport/{jsonkeys, redistest}.
+// internal/testsupport/redistest.
 package sched

@@ -1,102 +1,53 @@
 package sched
 
 import (
-	"encoding/json"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 )
 
-// TestFaultTable checks the one table of faults against the vocabulary
-// the CLI and saved counterexamples use: each fault's -faults name, its
-// action's JSON, its description, and what it commutes with.
+// TestFaultTable checks that the runtime strikes every fault a model may
+// allow: each has its entry in faults, found from its action.
 func TestFaultTable(t *testing.T) {
-	for _, tc := range []struct {
-		name       Fault
-		json, text string
-	}{
-		{FaultPauseShort, `{"kind":"pause","client":"A","length":"short"}`, "A paused (short)"},
-		{FaultPauseLong, `{"kind":"pause","client":"A","length":"long"}`, "A paused (long)"},
-		{FaultPauseForever, `{"kind":"pause","client":"A","length":"forever"}`, "A paused " +
-			"(forever)"},
-		{FaultCrash, `{"kind":"crash","client":"A"}`, "A crashes"},
-		{FaultNodeRestart, `{"kind":"restart","node":"n1"}`, "n1 restarts empty"},
-		{FaultClockJump, `{"kind":"jump","node":"n1"}`, "n1's clock jumps"},
-	} {
-		f := faultNamed(tc.name)
-		if f == nil {
-			t.Errorf("%s: not in the table", tc.name)
+	for _, name := range action.FaultNames() {
+		f := action.Fault(name)
+		if name == "pause" {
 			continue
 		}
 		on := "A"
-		if f.node {
+		if f.Node() {
 			on = "n1"
 		}
-		a := f.action(on)
-		b, err := json.Marshal(a)
-		if err != nil || string(b) != tc.json {
-			t.Errorf("%s: JSON %s (%v), want %s", tc.name, b, err, tc.json)
-		}
-		var back Action
-		if err := json.Unmarshal(b, &back); err != nil || faultOf(back) != f || !back.fault() {
-			t.Errorf("%s: read back as %+v, not the same fault", tc.name, back)
-		}
-		if a.String() != tc.text {
-			t.Errorf("%s: %q, want %q", tc.name, a.String(), tc.text)
-		}
-		if !slices.Contains(FaultNames(), string(tc.name)) {
-			t.Errorf("%s: not in FaultNames() %v", tc.name, FaultNames())
-		}
-		if got, err := ParseFaults(string(tc.name)); err != nil || !slices.Equal(got, []Fault{tc.name}) {
-			t.Errorf("ParseFaults(%q) = %v, %v", tc.name, got, err)
+		if got := faultOf(f.On(on)); got == nil || got.name != f {
+			t.Errorf("%s: not struck by its entry of faults (%v)", f, got)
 		}
 	}
-	if got, err := ParseFaults(" pause, crash,pause-short,none"); err != nil ||
-		!slices.Equal(
-			got,
-			[]Fault{FaultPauseShort, FaultPauseLong, FaultPauseForever, FaultCrash},
-		) {
-		t.Errorf("pause and crash: %v, %v", got, err)
-	}
-	if _, err := ParseFaults("pause,earthquake"); err == nil {
-		t.Error("an unknown fault parsed")
-	}
-	for _, a := range []Action{
-		{Kind: Run, Client: "A"}, {Kind: Tick, Client: "A"}, {Kind: Start, Client: "A"},
-	} {
-		if a.fault() {
-			t.Errorf("%v is a fault", a)
-		}
-	}
-	m := DefaultModel()
-	if d, ok := m.PauseLength(Short); !ok || d != m.TTL/2 {
-		t.Errorf("a short pause lasts %v, want half the lease", d)
-	}
-	if d, ok := m.PauseLength(Forever); !ok || d != -1 {
-		t.Errorf("a pause for good lasts %v, want -1", d)
+	if faultOf(action.Action{Kind: action.Run, Client: "A"}) != nil {
+		t.Error("a command is struck as a fault")
 	}
 }
 
 // TestFaultsCommute checks the independence of faults with the other
 // actions.
 func TestFaultsCommute(t *testing.T) {
-	pauseA := Choice{Action: Action{Kind: Pause, Client: "A", Length: Short}}
-	crashB := Choice{Action: Action{Kind: Crash, Client: "B"}}
-	restart1 := Choice{Action: Action{Kind: Restart, Node: "n1"}}
-	jump2 := Choice{Action: Action{Kind: Jump, Node: "n2"}}
-	runA := Choice{Action: Action{Kind: Run, Client: "A", Command: "GET x"}, keys: []string{"x"}}
+	pauseA := Choice{Action: action.Action{Kind: action.Pause, Client: "A", Length: action.Short}}
+	crashB := Choice{Action: action.Action{Kind: action.Crash, Client: "B"}}
+	restart1 := Choice{Action: action.Action{Kind: action.Restart, Node: "n1"}}
+	jump2 := Choice{Action: action.Action{Kind: action.Jump, Node: "n2"}}
+	runA := Choice{Action: action.Action{Kind: action.Run, Client: "A", Command: "GET x"}, keys: []string{"x"}}
 	runB1 := Choice{
-		Action: Action{Kind: Run, Client: "B", Command: "n1 SET lock:L"},
+		Action: action.Action{Kind: action.Run, Client: "B", Command: "n1 SET lock:L"},
 		keys:   []string{"lock:L@n1"},
 		write:  true,
 	}
 	runB2 := Choice{
-		Action: Action{Kind: Run, Client: "B", Command: "n2 SET lock:L"},
+		Action: action.Action{Kind: action.Run, Client: "B", Command: "n2 SET lock:L"},
 		keys:   []string{"lock:L@n2"},
 		write:  true,
 	}
-	tick := Choice{Action: Action{Kind: Tick, Client: "B", At: 10 * time.Millisecond}}
-	startB := Choice{Action: Action{Kind: Start, Client: "B"}}
+	tick := Choice{Action: action.Action{Kind: action.Tick, Client: "B", At: 10 * time.Millisecond}}
+	startB := Choice{Action: action.Action{Kind: action.Start, Client: "B"}}
 	for _, tc := range []struct {
 		a, b Choice
 		want bool

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 )
 
@@ -127,7 +128,7 @@ func TestCheckHoldersByKey(t *testing.T) {
 		a := &clientState{world: w, Name: "A", holding: &hold{Write: true, Key: tc.keyA, End: forever}}
 		b := &clientState{world: w, Name: "B", holding: &hold{Write: true, Key: tc.keyB, End: forever}}
 		w.Clients = []*clientState{a, b}
-		s := &Schedule{Steps: []Step{{}}}
+		s := &Schedule{Steps: []action.Step{{}}}
 		w.checkHolders(s)
 		if got := len(s.Violations) > 0; got != tc.broken {
 			t.Errorf(

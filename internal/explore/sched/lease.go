@@ -5,26 +5,17 @@ import (
 	"fmt"
 	"slices"
 	"time"
-)
 
-// Lease is the property that the lock's key never outlives the lease its
-// holder asked for: no command lengthens the time the key ${lock} has
-// left to live by more than the longest lease a client asks for (its
-// ${ttl}, in the manifest's ttl_unit). A take leaves it at most one lease;
-// an extension at most one lease more than it had left (an extension may
-// set the lease anew, or add to it, as some libraries do). It is checked
-// after every command that writes the key. An extension that hands
-// EXPIRE milliseconds breaks it: a crashed holder then blocks everyone a
-// thousand times longer than it meant to. A key without expiry is for
-// liveness to judge. Only recipes (manifests, Lua scripts) check it.
-const Lease = "lease"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
+)
 
 // checkLease records a lease violation when the action just taken ran a
 // command that wrote the lock's key of a recipe and lengthened its life
 // by more than the longest lease of the model.
 func (e *Explorer) checkLease(ctx context.Context, w *world, s *Schedule) error {
 	n := len(s.actions)
-	if e.target.lock().Ops == nil || n == 0 || s.actions[n-1].Kind != Run {
+	if e.target.lock().Ops == nil || n == 0 || s.actions[n-1].Kind != action.Run {
 		return nil
 	}
 	key := LockKey(e.KeyPrefix)
@@ -52,22 +43,22 @@ func (e *Explorer) checkLease(ctx context.Context, w *world, s *Schedule) error 
 	// virtual millisecond (a second of the server's time at least).
 	slack := max(w.Dilate(time.Millisecond), time.Second).Milliseconds()
 	if pttl <= before+w.Dilate(longest).Milliseconds()+slack ||
-		slices.ContainsFunc(s.Violations, func(v Violation) bool { return v.Property == Lease }) {
+		slices.ContainsFunc(s.Violations, func(v result.Violation) bool { return v.Property == result.Lease }) {
 		return nil
 	}
 	a := s.actions[n-1]
 	msg := fmt.Sprintf(
 		"at %s, %s's %s left the lock's key %s to live, longer than the longest lease a client "+
 			"asked for (%v)",
-		fmtAt(w.Now), a.Client, a.Command, virtualText(pttl, w.Factor), longest,
+		action.FormatAt(w.Now), a.Client, a.Command, virtualText(pttl, w.Factor), longest,
 	)
 	if before > 0 {
 		msg += fmt.Sprintf(" past the %s it had left", virtualText(before, w.Factor))
 	}
 	i := n - 1
-	s.Violations = append(s.Violations, Violation{Property: Lease, Message: msg, Step: i})
+	s.Violations = append(s.Violations, result.Violation{Property: result.Lease, Message: msg, Step: i})
 	if s.Steps[i].Violation == "" {
-		s.Steps[i].Violation = Lease
+		s.Steps[i].Violation = result.Lease
 	}
 	return nil
 }

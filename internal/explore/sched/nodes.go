@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/redis/go-redis/v9"
 )
@@ -22,44 +23,20 @@ import (
 // that the reduction tells the same key on two nodes apart. Each advance
 // of the clock shortens the leases on every node.
 
-// The faults of a node, for targets of several nodes.
-const (
-	// FaultNodeRestart lets a node restart empty, as a node without
-	// persistence does: every key it held is lost.
-	FaultNodeRestart Fault = "node-restart"
-	// FaultClockJump lets a node's clock jump forward by Model.Jump: its
-	// leases shorten by as much, while the clients' clock does not move.
-	FaultClockJump Fault = "clock-jump"
-)
-
-// The kinds of Action that strike a node.
-const (
-	// Restart is a node that restarts empty (FaultNodeRestart).
-	Restart = "restart"
-	// Jump is a node's clock jumping forward (FaultClockJump).
-	Jump = "jump"
-)
-
 // MaxNodes is the most nodes a target may have.
 const MaxNodes = 7
 
 // ErrNodes is returned for a model or target whose nodes do not fit.
 var ErrNodes = errors.New("explore: nodes")
 
-// nodeSet is the go-redis clients of a target's nodes.
-type nodeSet struct {
-	Clients [][]*redis.Client // by client, then node: with the hook
-	ctl     []*redis.Client   // by node: the scheduler's own
-}
-
 // openNodes opens the clients of the target's nodes, from the options of
 // the explorer's clients (opts) and of its own connection (ctl).
 func (e *Explorer) openNodes(opts, ctl redis.Options) error {
 	t := e.target
 	if t.Nodes() == 0 {
-		if slices.ContainsFunc(e.model.FaultKinds, isNodeFault) {
+		if slices.ContainsFunc(e.model.FaultKinds, action.Fault.Node) {
 			return fmt.Errorf("%w: %s strike a node: they need a target of several nodes (Redlock)",
-				ErrNodes, nodeFaultNames())
+				ErrNodes, action.NodeFaultNames())
 		}
 		return nil
 	}
@@ -131,7 +108,7 @@ func (e *Explorer) closeNodes() error {
 // nodes: one client's goroutines send them in parallel, and each runs
 // alone on its node, so they commute like commands of two clients.
 func onOtherNodes(a, b Choice) bool {
-	return a.Kind == Run && b.Kind == Run && a.p != nil && b.p != nil && a.p.node != "" &&
+	return a.Kind == action.Run && b.Kind == action.Run && a.p != nil && b.p != nil && a.p.node != "" &&
 		b.p.node != "" &&
 		a.p.node != b.p.node
 }
@@ -151,7 +128,7 @@ func (w *world) touch(p *parked) {
 // restartNode restarts a node empty: every key of the namespace on it is
 // lost.
 func restartNode(
-	ctx context.Context, e *Explorer, w *world, s *Schedule, a Action,
+	ctx context.Context, e *Explorer, w *world, s *Schedule, a action.Action,
 ) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		return plumbing.DropScript.Run(ctx, ctl, nil, NamespacePattern(e.KeyPrefix)).StringSlice()
@@ -172,7 +149,7 @@ func restartNode(
 // jumpNode jumps a node's clock forward by the model's Jump: every lease
 // on it shortens by as much (those that run out are deleted), while the
 // clients' clock does not move.
-func jumpNode(ctx context.Context, e *Explorer, w *world, s *Schedule, a Action) (string, error) {
+func jumpNode(ctx context.Context, e *Explorer, w *world, s *Schedule, a action.Action) (string, error) {
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		// No real time is given back: the server's own run-down since the
 		// last advance is given back by the next one.
@@ -202,7 +179,7 @@ func jumpNode(ctx context.Context, e *Explorer, w *world, s *Schedule, a Action)
 // returns the keys do says were lost, qualified by the node; it records
 // them at the schedule's next step.
 func (e *Explorer) strikeNode(
-	ctx context.Context, w *world, s *Schedule, a Action, do func(*redis.Client) ([]string, error),
+	ctx context.Context, w *world, s *Schedule, a action.Action, do func(*redis.Client) ([]string, error),
 ) ([]string, error) {
 	i := -1
 	for j := range e.target.Nodes() {
@@ -234,8 +211,8 @@ func (e *Explorer) strikeNode(
 	return keys, nil
 }
 
-// struck is the nodes a fault struck in the schedule, in order.
-func struck(s *Schedule) []string {
+// nodesStruck is the nodes a fault struck in the schedule, in order.
+func nodesStruck(s *Schedule) []string {
 	var out []string
 	for _, st := range s.Steps {
 		if n := st.Action.Node; n != "" && !slices.Contains(out, n) {

@@ -3,6 +3,7 @@ package sched
 import (
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 )
 
@@ -11,14 +12,15 @@ import (
 // touches no key on its node, and never with a tick.
 func TestNodeIndependence(t *testing.T) {
 	cmd := func(client, node string, keys ...string) Choice {
-		return Choice{Action: Action{Kind: Run, Client: client, Command: node + " SET"},
+		a := action.Action{Kind: action.Run, Client: client, Command: node + " SET"}
+		return Choice{Action: a,
 			keys: plumbing.OnNode(node, keys), write: true, p: &parked{node: node}}
 	}
 	fault := func(kind, node string) Choice {
-		return Choice{Action: Action{Kind: kind, Node: node}}
+		return Choice{Action: action.Action{Kind: kind, Node: node}}
 	}
 	server := Choice{
-		Action: Action{Kind: Run, Client: "A", Command: "SET counter"},
+		Action: action.Action{Kind: action.Run, Client: "A", Command: "SET counter"},
 		keys:   []string{"counter"},
 		write:  true,
 		p:      &parked{},
@@ -34,16 +36,18 @@ func TestNodeIndependence(t *testing.T) {
 		{"two clients, one key on one node", cmd("A", "n1", "lock"), cmd("B", "n1", "lock"), false},
 		{"one client, a node and the server", cmd("A", "n1", "lock"), server, false},
 		{"another client, a node and the server", cmd("B", "n1", "lock"), server, true},
-		{"restart and a command on its node", fault(Restart, "n1"), cmd("A", "n1", "lock"), false},
-		{"restart and a command elsewhere", fault(Restart, "n1"), cmd("A", "n2", "lock"), true},
-		{"jump and a command on unknown keys", fault(Jump, "n1"), cmd("A", "n2", "*"), false},
-		{"jump and the server", server, fault(Jump, "n1"), true},
-		{"jump and a tick", fault(Jump, "n1"), Choice{Action: Action{Kind: Tick, At: 10}}, false},
-		{"faults of two nodes", fault(Restart, "n1"), fault(Jump, "n2"), true},
-		{"faults of one node", fault(Restart, "n1"), fault(Jump, "n1"), false},
+		{"restart and a command on its node", fault(action.Restart, "n1"), cmd("A", "n1", "lock"), false},
+		{"restart and a command elsewhere", fault(action.Restart, "n1"), cmd("A", "n2", "lock"), true},
+		{"jump and a command on unknown keys", fault(action.Jump, "n1"), cmd("A", "n2", "*"),
+			false},
+		{"jump and the server", server, fault(action.Jump, "n1"), true},
+		{"jump and a tick", fault(action.Jump, "n1"), Choice{Action: action.Action{Kind: action.Tick, At: 10}}, false},
+		{"faults of two nodes", fault(action.Restart, "n1"), fault(action.Jump, "n2"), true},
+		{"faults of one node", fault(action.Restart, "n1"), fault(action.Jump, "n1"), false},
 		{"a node fault and a " +
-			"pause", fault(Restart, "n1"),
-			Choice{Action: Action{Kind: Pause, Client: "A", Length: Long}}, true},
+			"pause", fault(action.Restart, "n1"),
+			Choice{Action: action.Action{Kind: action.Pause, Client: "A", Length: action.Long}},
+			true},
 	} {
 		if got, back := independent(tc.a, tc.b), independent(tc.b, tc.a); got != tc.want ||
 			back != tc.want {

@@ -2,15 +2,9 @@ package sched
 
 import (
 	"slices"
+
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
-
-// Ownership is the property that a release or an extension answered as
-// a success was one of a hold that had not ended: its lease had not run
-// out, and no other client had taken the lock since.
-const Ownership = "ownership"
-
-// OwnerName is a client's ${client}.
-func OwnerName(client string) string { return "client-" + client }
 
 // checkOwnership moves the ownership violations the clients' replies
 // showed into the schedule: the first one counts.
@@ -22,7 +16,7 @@ func (w *world) checkOwnership(s *Schedule) {
 	if len(vs) == 0 ||
 		slices.ContainsFunc(
 			s.Violations,
-			func(v Violation) bool { return v.Property == Ownership },
+			func(v result.Violation) bool { return v.Property == result.Ownership },
 		) {
 		return
 	}
@@ -32,6 +26,6 @@ func (w *world) checkOwnership(s *Schedule) {
 	}
 	s.Violations = append(s.Violations, v)
 	if v.Step >= 0 && s.Steps[v.Step].Violation == "" {
-		s.Steps[v.Step].Violation = Ownership
+		s.Steps[v.Step].Violation = result.Ownership
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -32,10 +34,10 @@ func TestPrepareOnceRestores(t *testing.T) {
 			return err
 		},
 			Run: func(context.Context, *Client) error { return nil },
-			End: func(context.Context, *Explorer, Snapshot) ([]Violation, error) { return nil, nil },
+			End: func(context.Context, *Explorer, Snapshot) ([]result.Violation, error) { return nil, nil },
 		},
 	}
-	e, err := New(ctx, srv.Client, tg, DefaultModel())
+	e, err := NewExplorer(ctx, srv.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}

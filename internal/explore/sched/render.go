@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -22,8 +24,8 @@ import (
 // that ran out, and the violations found, marked with their property.
 func (e *Explorer) Record(
 	ctx context.Context,
-	actions []Action,
-) (timeline.Timeline, []Violation, error) {
+	actions []action.Action,
+) (timeline.Timeline, []result.Violation, error) {
 	s, err := e.replay(ctx, actions)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
@@ -48,7 +50,7 @@ func (e *Explorer) timeline(s *Schedule) timeline.Timeline {
 		)
 	}
 	rec := timeline.NewRecorderAt(e.KeyPrefix, time.Now().Add(-s.End))
-	rec.Lanes(append(slices.Clone(s.Clients), struck(s)...)...)
+	rec.Lanes(append(slices.Clone(s.Clients), nodesStruck(s)...)...)
 	rec.Merge(b.events)
 	verdict := "No violation."
 	if len(s.Violations) > 0 {
@@ -102,14 +104,14 @@ func (b *timelineBuilder) add(ev timeline.Event) int {
 }
 
 // step adds the events of step i, then the violations found at it.
-func (b *timelineBuilder) step(i int, st Step) {
+func (b *timelineBuilder) step(i int, st action.Step) {
 	at := time.Duration(st.ClockMS) * time.Millisecond
 	switch st.Action.Kind {
-	case Run:
+	case action.Run:
 		b.run(i, st, at)
-	case Tick:
+	case action.Tick:
 		b.tick(st, at)
-	case Pause:
+	case action.Pause:
 		b.add(
 			timeline.Event{
 				Client: st.Action.Client,
@@ -121,11 +123,11 @@ func (b *timelineBuilder) step(i int, st Step) {
 		if d, ok := b.e.model.PauseLength(st.Action.Length); ok && d >= 0 {
 			b.pauseEnds[st.Action.Client] = at + d
 		}
-	case Crash:
+	case action.Crash:
 		b.add(
 			timeline.Event{Client: st.Action.Client, At: at, Kind: timeline.Crash, Detail: st.Text},
 		)
-	case Restart, Jump:
+	case action.Restart, action.Jump:
 		b.nodeFault(i, st, at)
 	}
 	if st.Violation != "" {
@@ -147,7 +149,7 @@ func (b *timelineBuilder) step(i int, st Step) {
 
 // run adds the commands step i sent and their replies; a step on anything
 // but a lock is one result.
-func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
+func (b *timelineBuilder) run(i int, st action.Step, at time.Duration) {
 	e := b.e
 	if st.HeldMS > 0 {
 		// Held in flight: its sending shows where it happened.
@@ -157,7 +159,7 @@ func (b *timelineBuilder) run(i int, st Step, at time.Duration) {
 				At:     at - time.Duration(st.HeldMS)*time.Millisecond,
 				Kind:   timeline.Result,
 				Detail: fmt.Sprintf("sends %s (held in flight until %s)", st.Action.Command,
-					FormatMS(st.ClockMS)),
+					action.FormatMS(st.ClockMS)),
 			},
 		)
 	}
@@ -233,7 +235,7 @@ func (b *timelineBuilder) sent(r CmdRecord, at time.Duration) {
 
 // tick adds the pauses that ended by the tick's time and the leases that
 // ran out at it.
-func (b *timelineBuilder) tick(st Step, at time.Duration) {
+func (b *timelineBuilder) tick(st action.Step, at time.Duration) {
 	for _, c := range slices.Sorted(maps.Keys(b.pauseEnds)) {
 		if end := b.pauseEnds[c]; end <= st.Action.At {
 			b.add(
@@ -241,7 +243,7 @@ func (b *timelineBuilder) tick(st Step, at time.Duration) {
 					Client: c,
 					At:     end,
 					Kind:   timeline.PauseEnd,
-					Detail: "goes on at " + fmtAt(end),
+					Detail: "goes on at " + action.FormatAt(end),
 				},
 			)
 			delete(b.pauseEnds, c)
@@ -250,7 +252,7 @@ func (b *timelineBuilder) tick(st Step, at time.Duration) {
 	for _, k := range b.expired[at] {
 		b.add(timeline.Event{At: at, Kind: timeline.LeaseExpired, Key: b.e.KeyPrefix + k,
 			Detail: fmt.Sprintf(
-				"lease on %s ran out at %s (virtual clock)", k, fmtAt(st.Action.At),
+				"lease on %s ran out at %s (virtual clock)", k, action.FormatAt(st.Action.At),
 			)})
 	}
 	// A lease on a node whose clock jumped runs out before its
@@ -265,7 +267,7 @@ func (b *timelineBuilder) tick(st Step, at time.Duration) {
 					Key:  b.e.KeyPrefix + k,
 					Detail: fmt.Sprintf(
 						"lease on %s ran out at %s, early: %s's clock jumped", k,
-						fmtAt(st.Action.At), n,
+						action.FormatAt(st.Action.At), n,
 					),
 				},
 			)
@@ -275,14 +277,14 @@ func (b *timelineBuilder) tick(st Step, at time.Duration) {
 
 // nodeFault adds a node's restart or clock jump, in the node's own lane,
 // and the leases it lost, in their holders' lanes.
-func (b *timelineBuilder) nodeFault(i int, st Step, at time.Duration) {
-	if st.Action.Kind == Jump {
+func (b *timelineBuilder) nodeFault(i int, st action.Step, at time.Duration) {
+	if st.Action.Kind == action.Jump {
 		b.jumped[st.Action.Node] = true
 	}
 	b.add(timeline.Event{Client: st.Action.Node, At: at, Kind: timeline.Result, Detail: st.Text})
 	for _, k := range b.s.lost[i] {
 		how := st.Action.Node + " restarts empty: " + k + " is lost"
-		if st.Action.Kind == Jump {
+		if st.Action.Kind == action.Jump {
 			how = fmt.Sprintf(
 				"%s's clock jumps %v forward: lease on %s ran out", st.Action.Node, b.e.model.Jump,
 				k,
@@ -318,7 +320,7 @@ type Reproduction struct {
 
 // Reproduce starts a private redis-server, replays f's schedule of target
 // t under model m on it, and reports whether the same property broke.
-func Reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Reproduction, error) {
+func Reproduce(ctx context.Context, t *Target, m action.Model, f result.Counterexample) (Reproduction, error) {
 	r, err := reproduce(ctx, t, m, f)
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		return Reproduction{Note: "no redis-server on PATH to replay on"}, nil
@@ -346,7 +348,7 @@ var errReplayBound = errors.New("the replay took longer than its bound")
 
 // reproduce is Reproduce, which says redisserver.ErrNoBinary when there
 // is no redis-server to start.
-func reproduce(ctx context.Context, t *Target, m Model, f Counterexample) (Reproduction, error) {
+func reproduce(ctx context.Context, t *Target, m action.Model, f result.Counterexample) (Reproduction, error) {
 	srv, err := redisserver.Start(ctx, replayServer(t))
 	if err != nil {
 		if errors.Is(err, redisserver.ErrNoBinary) || ctx.Err() != nil {
@@ -405,6 +407,6 @@ func replayCause(ctx context.Context, err error) error {
 }
 
 // brokeAgain reports whether vs breaks property.
-func brokeAgain(vs []Violation, property string) bool {
-	return slices.ContainsFunc(vs, func(v Violation) bool { return v.Property == property })
+func brokeAgain(vs []result.Violation, property string) bool {
+	return slices.ContainsFunc(vs, func(v result.Violation) bool { return v.Property == property })
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 )
 
 // TestRestWaitsForDeliveries checks that a stack dump taken while the
@@ -68,8 +70,8 @@ func TestRestWaitsForDeliveries(t *testing.T) {
 		if tc.before {
 			wake(nil)
 		}
-		racing := func() map[uint64]goroutineState {
-			gs := dumpGoroutines()
+		racing := func() map[uint64]goroutine.State {
+			gs := goroutine.Dump()
 			if !tc.before {
 				wake(nil)
 			}

@@ -6,104 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/locking"
-	"github.com/redis/go-redis/v9"
 )
-
-// The kinds of Action.
-const (
-	// Run releases one pending command (or pipeline) of a client: Redis
-	// runs it now.
-	Run = "run"
-	// Tick advances the virtual clock to a deadline: a client's sleep, or
-	// the end of a pause. Every sleep due by then ends, every pause ends,
-	// and every lease in the namespace shortens by the time that passed.
-	Tick = "tick"
-	// Pause freezes a client (all its goroutines) for a length: short
-	// (half the lease), long (one and a half leases) or forever (it never
-	// runs again, but it is not dead: what it holds, it still holds).
-	Pause = "pause"
-	// Crash stops a client for good: its pending command is never sent,
-	// and it counts as dead for liveness.
-	Crash = "crash"
-	// Start lets a client begin a critical section (take the lock): at
-	// the start of the schedule, or after time has passed.
-	Start = "start"
-)
-
-// The pause lengths.
-const (
-	Short   = "short"
-	Long    = "long"
-	Forever = "forever"
-)
-
-// Action is one choice of the scheduler. It is JSON-serialisable; an
-// action read back from JSON identifies the same choice (Same).
-type Action struct {
-	Kind   string `json:"kind"`
-	Client string `json:"client,omitempty"`
-	// Index is, for Run, which of the client's pending commands (they are
-	// ordered by command and key); almost always 0.
-	Index int `json:"index,omitempty"`
-	// Command is, for Run, the command's name and keys (for reading, and
-	// to tell commands apart).
-	Command string `json:"command,omitempty"`
-	// Length is a Pause's length: short, long or forever.
-	Length string `json:"length,omitempty"`
-	// At is, for Tick, the virtual time it advances to, to the
-	// nanosecond: a sleep of the code under test can end between two
-	// milliseconds (Dilation). In JSON it is at_ms, in milliseconds with
-	// the decimals it needs to be exact.
-	At time.Duration `json:"-"`
-	// Node is, for Restart and Jump, the node that fails.
-	Node string `json:"node,omitempty"`
-	// Timer is set, for Tick, when the clock advances until a timer of
-	// the clients' code fires (at most timerHorizon), the clients running
-	// in a bubble (bubble.go): At is then 0.
-	Timer bool `json:"timer,omitempty"`
-}
-
-// Same reports whether a and b are the same choice.
-func (a Action) Same(b Action) bool {
-	return a.Kind == b.Kind && a.Client == b.Client && a.Index == b.Index &&
-		a.Command == b.Command &&
-		a.Length == b.Length && a.At == b.At &&
-		a.Node == b.Node && a.Timer == b.Timer
-}
-
-// String says what the action does.
-func (a Action) String() string {
-	if f := faultOf(a); f != nil {
-		return f.describe(a)
-	}
-	switch a.Kind {
-	case Run:
-		return a.Client + ": " + a.Command
-	case Tick:
-		if a.Timer {
-			return "clock → the next timer"
-		}
-		return fmt.Sprintf("clock → %s", fmtAt(a.At))
-	case Start:
-		return a.Client + " starts"
-	}
-	return a.Kind
-}
-
-// Choice is an enabled action with what it touches, for the reduction.
-type Choice struct {
-	Action
-	keys  []string
-	write bool
-	p     *parked
-}
 
 // independent reports whether two enabled actions commute: actions of
 // different clients that touch different keys, or only read the same
@@ -116,10 +27,11 @@ func independent(a, b Choice) bool {
 	if f := faultOf(b.Action); f != nil {
 		return f.commutes(b, a)
 	}
-	if a.Client == b.Client && !onOtherNodes(a, b) || a.Kind == Tick || b.Kind == Tick {
+	if a.Client == b.Client && !onOtherNodes(a, b) ||
+		a.Kind == action.Tick || b.Kind == action.Tick {
 		return false
 	}
-	if a.Kind != Run || b.Kind != Run {
+	if a.Kind != action.Run || b.Kind != action.Run {
 		return true
 	}
 	if !a.write && !b.write {
@@ -134,110 +46,6 @@ func independent(a, b Choice) bool {
 	}
 	return true
 }
-
-// Step is one action of a schedule as it ran.
-type Step struct {
-	Action Action `json:"action"`
-	// ClockMS is the virtual time when it ran.
-	ClockMS int64 `json:"clock_ms"`
-	// Text says what happened: the command and its reply, the fault.
-	Text string `json:"text"`
-	// HeldMS is, for a command, how long it was held in flight: it was
-	// sent HeldMS before ClockMS, when it landed (0: it landed as it was
-	// sent).
-	HeldMS int64 `json:"held_ms,omitempty"`
-	// Violation names the property that broke at this step, if any.
-	Violation string `json:"violation,omitempty"`
-}
-
-// Violation is a property found broken: Property is mutual_exclusion,
-// resource or liveness; Message says how; Step is the index in the
-// schedule's steps where it broke (the last step for the properties
-// checked at the end).
-type Violation = search.Violation
-
-// The properties.
-const (
-	MutualExclusion = "mutual_exclusion"
-	Resource        = "resource"
-	Liveness        = "liveness"
-	// Holders is a semaphore's mutual exclusion: at most Lock.Permits
-	// clients hold at once, with leases that have not run out. For a
-	// mutex it is MutualExclusion, and keeps that name.
-	Holders = "holders"
-)
-
-// properties lists the properties in the order they are reported
-// (Ownership is in manifest_run.go, Lease in lease.go).
-var properties = []string{MutualExclusion, Holders, Resource, Liveness, Ownership, Lease}
-
-// Properties lists the properties in the order they are reported; the
-// slice is the caller's.
-func Properties() []string { return slices.Clone(properties) }
-
-// Schedule is one run of the target's clients under the scheduler.
-type Schedule struct {
-	Steps      []Step
-	actions    []Action
-	Violations []Violation
-	Faults     int
-	Ticks      int
-	Complete   bool // ran until nothing was enabled (not cut by the chooser)
-	CmdLog     []CmdRecord
-	Expired    []expiry
-	lost       map[int][]string // keys a node fault lost, by step
-	Clients    []string
-	End        time.Duration
-	// world is the schedule's world, kept to read where it stopped
-	// (Snapshot, Canonical).
-	world *world
-}
-
-// Snapshot is a copy of the runtime's record of the schedule where it
-// stopped.
-func (s *Schedule) Snapshot() Snapshot { return s.world.Snapshot() }
-
-// Canonical is the least fingerprint of the state the schedule stopped
-// in, over the renamings of its clients, and that renaming; ok is false
-// when a command touched keys it does not name.
-func (s *Schedule) Canonical() (fp search.Fingerprint, names map[string]string, ok bool) {
-	return s.world.Canonical(len(s.Steps), s.Ticks, s.Faults)
-}
-
-type expiry struct {
-	At   time.Duration
-	Keys []string
-}
-
-// errUnsteady is returned by runOnce when the real time the schedule
-// took may have changed its outcome: a stall of this process or of the
-// server longer than the margin of a lease on the server (which runs down
-// in real time between two advances of the clock; dilated, the margin is
-// the virtual time left times Dilation), or a command whose reply came
-// back so late that whether a lease outlived an advance of the clock is
-// not known. The schedule is run again.
-var errUnsteady = fmt.Errorf(
-	"explore: the schedule's real timing was unsteady: %w",
-	search.ErrRetry,
-)
-
-// errScriptMissed is returned by runOnce for a run in which an EVALSHA
-// met NOSCRIPT: the server's script cache, which no reset of the
-// namespace clears, made that run differ from the same schedule run
-// later. The run is void and run again, with the script cached (the
-// EVAL after the NOSCRIPT cached it), so that the search does not depend
-// on what earlier runs or searches left on the server.
-var errScriptMissed = fmt.Errorf(
-	"explore: a script was not yet cached on the server: %w",
-	search.ErrRetry,
-)
-
-// ErrUnsteady is returned when a schedule was unsteady (a stall longer
-// than a lease's margin) in every one of maxUnsteady runs: the machine
-// is too busy for the model's leases.
-var ErrUnsteady = errors.New(
-	"explore: the machine stalled longer than a lease's margin, run after run",
-)
 
 // runOnce runs one schedule: the actions choose picks.
 func (e *Explorer) runOnce(ctx context.Context, choose search.Chooser[Choice]) (*Schedule, error) {
@@ -332,14 +140,6 @@ func (e *Explorer) startClients(ctx, cctx context.Context, w *world) {
 	}
 }
 
-// ErrTarget wraps an error of the code under test that is not a
-// property violation: a Lua script that failed or answered outside the
-// convention, say.
-var ErrTarget = errors.New("explore: the target failed")
-
-// ClientName is the name of the i-th client: "A", "B", "C"...
-func ClientName(i int) string { return string(rune('A' + i)) }
-
 // drive makes the schedule's choices until nothing is enabled.
 func (e *Explorer) drive(
 	ctx context.Context, w *world, s *Schedule, choose search.Chooser[Choice],
@@ -418,7 +218,7 @@ func (w *world) settle() error {
 
 // enabled lists the actions the scheduler may take now, in a fixed order:
 // commands by client, ticks by time, then faults.
-func (w *world) enabled(m Model, faults, ticks int) []Choice {
+func (w *world) enabled(m action.Model, faults, ticks int) []Choice {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []Choice
@@ -431,7 +231,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 	for _, c := range w.Clients {
 		for _, s := range w.sleepers {
 			if s.c == c && s.start && !c.paused && !c.crashed {
-				out = append(out, Choice{Action: Action{Kind: Start, Client: c.Name}})
+				out = append(out, Choice{Action: action.Action{Kind: action.Start, Client: c.Name}})
 			}
 		}
 		ps := byClient[c]
@@ -450,7 +250,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 			}
 			out = append(
 				out,
-				Choice{Action: Action{Kind: Run, Client: c.Name, Index: i, Command: p.desc},
+				Choice{Action: action.Action{Kind: action.Run, Client: c.Name, Index: i, Command: p.desc},
 					keys: keys, write: p.write, p: p},
 			)
 		}
@@ -465,7 +265,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 		seen[at] = true
 		tickChoices = append(
 			tickChoices,
-			Choice{Action: Action{Kind: Tick, Client: c.Name, At: at}},
+			Choice{Action: action.Action{Kind: action.Tick, Client: c.Name, At: at}},
 		)
 	}
 	for _, s := range w.sleepers {
@@ -490,7 +290,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 	if w.timerWait {
 		// A goroutine of the clients waits on something of the bubble
 		// (a timer, say): the clock may run until it wakes.
-		tickChoices = append(tickChoices, Choice{Action: Action{Kind: Tick, Timer: true}})
+		tickChoices = append(tickChoices, Choice{Action: action.Action{Kind: action.Tick, Timer: true}})
 	}
 	if ticks >= m.Ticks {
 		tickChoices = nil
@@ -510,7 +310,7 @@ func (w *world) enabled(m Model, faults, ticks int) []Choice {
 // unbounded, or no command is in flight. A command is in flight when
 // its client may send it now (neither paused, crashed nor past its
 // steps); a paused client has not sent its command yet. w.mu is held.
-func (w *world) deliverBy(m Model) (time.Duration, bool) {
+func (w *world) deliverBy(m action.Model) (time.Duration, bool) {
 	if m.MaxDelay <= 0 {
 		return 0, false
 	}
@@ -526,30 +326,14 @@ func (w *world) deliverBy(m Model) (time.Duration, bool) {
 	return by, ok
 }
 
-// hasWork reports whether c is still at something (parked or asleep).
-// w.mu is held.
-func (w *world) hasWork(c *clientState) bool {
-	for _, p := range w.parked {
-		if p.c == c {
-			return true
-		}
-	}
-	for _, s := range w.sleepers {
-		if s.c == c {
-			return true
-		}
-	}
-	return false
-}
-
 // apply takes one action and waits for its effects to settle.
 func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) error {
 	w.mu.Lock()
 	now := w.Now
 	w.mu.Unlock()
-	step := Step{Action: c.Action, ClockMS: now.Milliseconds()}
+	step := action.Step{Action: c.Action, ClockMS: now.Milliseconds()}
 	switch c.Kind {
-	case Run:
+	case action.Run:
 		w.mu.Lock()
 		p := c.p
 		i := slices.Index(w.parked, p)
@@ -587,10 +371,10 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 		step.Text = p.desc + " → " + p.reply
 		if held := now - p.since; held > 0 {
 			step.HeldMS = held.Milliseconds()
-			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", fmtAt(p.since), fmtAt(now))
+			step.Text += fmt.Sprintf(" (sent at %s, landed at %s)", action.FormatAt(p.since), action.FormatAt(now))
 		}
 		w.mu.Unlock()
-	case Tick:
+	case action.Tick:
 		s.Ticks++
 		at := c.At
 		if c.Timer {
@@ -607,7 +391,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 		if err != nil {
 			return err
 		}
-		step.Text = fmt.Sprintf("clock %s → %s", fmtAt(now), fmtAt(at))
+		step.Text = fmt.Sprintf("clock %s → %s", action.FormatAt(now), action.FormatAt(at))
 		if fired {
 			step.Text += "; a timer of the clients fired"
 		}
@@ -615,7 +399,7 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 			step.Text += "; lease ran out: " + strings.Join(keys, ", ")
 			s.Expired = append(s.Expired, expiry{At: at, Keys: keys})
 		}
-	case Start:
+	case action.Start:
 		w.mu.Lock()
 		for _, sl := range slices.Clone(w.sleepers) {
 			if sl.c.Name == c.Client && sl.start {
@@ -641,15 +425,6 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 	}
 	s.Steps = append(s.Steps, step)
 	s.actions = append(s.actions, c.Action)
-	return nil
-}
-
-func (w *world) client(name string) *clientState {
-	for _, c := range w.Clients {
-		if c.Name == name {
-			return c
-		}
-	}
 	return nil
 }
 
@@ -727,75 +502,6 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 	return keys, w.settle()
 }
 
-// ticked takes in what an advance did on the one server (node "") or a
-// node: the shortest lease left, and the keys whose lease ran out, which
-// it returns qualified by node; errUnsteady when the advance could not
-// tell. w.mu is held.
-func (w *world) ticked(r tickResult, node string) ([]string, error) {
-	if r.shortest > 0 && (w.shortest <= 0 || r.shortest < w.shortest) {
-		w.shortest = r.shortest
-	}
-	if r.unsteady {
-		return nil, errUnsteady
-	}
-	var gone []string
-	for _, k := range r.gone {
-		if node != "" {
-			k += "@" + node
-		}
-		gone = append(gone, k)
-		w.keyLog[k] = append(w.keyLog[k], "lease ran out at "+strconv.FormatInt(int64(w.Now), 10))
-	}
-	return gone, nil
-}
-
-// tickResult is what plumbing.TickScript answered.
-type tickResult struct {
-	at       int64         // the server's time, µs
-	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
-	unsteady bool
-	gone     []string // the keys whose lease ran out
-}
-
-// runTick runs plumbing.TickScript on rdb over the namespace ns: leases shorten by
-// d (dilated: the server's time), less the real time since last (the server's time of the last
-// advance, µs; -1 for none to give back) or, for the keys written since
-// (those of node, "" for the one server), since their write.
-func runTick(
-	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
-	written map[string]window, node string,
-) (tickResult, error) {
-	args := []any{NamespacePattern(ns), d.Microseconds(), last}
-	for k, win := range written {
-		if key, n := plumbing.SplitNode(k); n == node {
-			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
-		}
-	}
-	res, err := plumbing.TickScript.Run(ctx, rdb, nil, args...).StringSlice()
-	if err != nil {
-		return tickResult{}, err
-	}
-	var sec, usec, shortest int64
-	if len(res) >= 4 {
-		sec, err = strconv.ParseInt(res[0], 10, 64)
-	}
-	if err == nil && len(res) >= 4 {
-		usec, err = strconv.ParseInt(res[1], 10, 64)
-	}
-	if err == nil && len(res) >= 4 {
-		shortest, err = strconv.ParseInt(res[2], 10, 64)
-	}
-	if err != nil || len(res) < 4 {
-		return tickResult{}, fmt.Errorf("reply %q", res)
-	}
-	return tickResult{
-		at:       sec*1_000_000 + usec,
-		shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
-		unsteady: res[3] == "1",
-		gone:     res[4:],
-	}, nil
-}
-
 // unsteadyNow reports whether the schedule has become unsteady: the
 // real time since the clock last advanced has run the shortest lease
 // down (less a millisecond) on the server, which deletes it on real time
@@ -820,7 +526,7 @@ func (w *world) checkHolders(s *Schedule) {
 	property := w.Target.exclusion()
 	if slices.ContainsFunc(
 		s.Violations,
-		func(v Violation) bool { return v.Property == property },
+		func(v result.Violation) bool { return v.Property == property },
 	) {
 		return
 	}
@@ -853,18 +559,19 @@ func (w *world) checkHolders(s *Schedule) {
 		parts = append(parts, fmt.Sprintf("%s (lease until %s)", c.Name, w.leaseText(c)))
 	}
 	msg := fmt.Sprintf(
-		"at %s, %s hold the lock at once, with leases that have not run out", fmtAt(w.Now),
+		"at %s, %s hold the lock at once, with leases that have not run out",
+		action.FormatAt(w.Now),
 		strings.Join(parts, " and "),
 	)
 	if w.Target.lock().Permits > 0 {
 		msg = fmt.Sprintf(
 			"at %s, %d clients hold the semaphore of %d permits at once, with leases that have "+
 				"not run out: %s",
-			fmtAt(w.Now), len(hs), w.Target.lock().Permits, strings.Join(parts, ", "),
+			action.FormatAt(w.Now), len(hs), w.Target.lock().Permits, strings.Join(parts, ", "),
 		)
 	}
 	i := len(s.Steps) - 1
-	s.Violations = append(s.Violations, Violation{Property: property, Message: msg, Step: i})
+	s.Violations = append(s.Violations, result.Violation{Property: property, Message: msg, Step: i})
 	if i >= 0 && s.Steps[i].Violation == "" {
 		s.Steps[i].Violation = property
 	}
@@ -874,9 +581,9 @@ func (w *world) checkHolders(s *Schedule) {
 // Holders for a semaphore, MutualExclusion for any other lock.
 func (t *Target) exclusion() string {
 	if t.lock().Permits > 0 {
-		return Holders
+		return result.Holders
 	}
-	return MutualExclusion
+	return result.MutualExclusion
 }
 
 // ExclusionNames returns check with each of MutualExclusion and Holders
@@ -885,7 +592,7 @@ func (t *Target) exclusion() string {
 func (t *Target) ExclusionNames(check []string) []string {
 	var out []string
 	for _, p := range check {
-		if p == MutualExclusion || p == Holders {
+		if p == result.MutualExclusion || p == result.Holders {
 			p = t.exclusion()
 		}
 		if !slices.Contains(out, p) {
@@ -914,7 +621,7 @@ func (w *world) leaseText(c *clientState) string {
 	if end < 0 {
 		return "never (no expiry)"
 	}
-	return fmtAt(end)
+	return action.FormatAt(end)
 }
 
 // finish ends the schedule: every client still waiting is stopped, and
@@ -966,11 +673,45 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *Schedule, check bool
 	return nil
 }
 
-// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
-// "t=0.010s".
-func FormatMS(ms int64) string {
-	if ms%1000 == 0 {
-		return fmt.Sprintf("t=%ds", ms/1000)
+// reset deletes the namespace's keys, so that each schedule starts from
+// the same empty state, and starts the virtual clock afresh. A target's
+// Prepare sets up the state each schedule starts from; one that is
+// PrepareOnce runs once, and its keys are restored in the reset after.
+func (e *Explorer) reset(ctx context.Context) error {
+	e.epoch = virtualEpoch
+	args := append([]any{NamespacePattern(e.KeyPrefix)}, e.prepared...)
+	at, err := plumbing.ResetScript.Run(ctx, e.Redis, nil, args...).Int64()
+	if err != nil {
+		return fmt.Errorf("explore: resetting the namespace: %w", err)
 	}
-	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
+	e.resetAt = at
+	if err := e.resetNodes(ctx); err != nil {
+		return fmt.Errorf("explore: resetting the namespace: %w", err)
+	}
+	if e.target.Workload.Prepare == nil || e.prepared != nil {
+		return nil
+	}
+	if err := e.target.Workload.Prepare(ctx, e.Redis, e.KeyPrefix); err != nil {
+		return fmt.Errorf("explore: setting up the target: %w", err)
+	}
+	if e.target.Workload.PrepareOnce && !e.unkept {
+		kept, err := plumbing.SnapshotScript.Run(ctx, e.Redis, nil,
+			NamespacePattern(e.KeyPrefix)).StringSlice()
+		if err != nil {
+			// A server on which the snapshot fails: Prepare runs
+			// before every schedule, as for any other target.
+			e.unkept = true
+			return nil
+		}
+		e.prepared = make([]any, 0, len(kept))
+		for _, k := range kept {
+			e.prepared = append(e.prepared, k)
+		}
+	}
+	return nil
 }
+
+// virtualEpoch is the time the clients' clock reads at the start of every
+// schedule: the same in every run, so that every value made from it (a
+// lease's end written into a key, ${now_ms}) is too.
+var virtualEpoch = time.Date(2030, time.January, 1, 0, 0, 0, 0, time.UTC)

@@ -5,72 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
-
-// Snapshot is the runtime's record of one schedule at one moment, copied:
-// what a target's end-of-schedule check, a recipe's judgement of a reply
-// and the views read. Nothing done to it reaches the runtime, which alone
-// writes its record.
-type Snapshot struct {
-	// Now is the virtual time.
-	Now time.Duration
-	// Step is the index of the step being taken.
-	Step int
-	// Clients is each client as it stands, in order.
-	Clients []ClientSnapshot
-	// Commands is the commands executed so far, in order.
-	Commands []CmdRecord
-
-	// epoch and factor are the clock's: where the virtual time starts on
-	// the clients' clock, and its dilation (Dilate).
-	epoch  time.Time
-	factor int64
-}
-
-// ClientSnapshot is one client as the runtime records it.
-type ClientSnapshot struct {
-	Name  string
-	Index int
-	// Write: it takes the lock to write (Target.Writes).
-	Write bool
-	// Wanted: it tried to take the lock.
-	Wanted bool
-	// Got is how many holds it took.
-	Got int
-	// GaveUp: its last attempt was refused and it stopped trying.
-	GaveUp bool
-	// Done: it finished its workload.
-	Done bool
-	// Completed is how many of its critical sections' writes were
-	// applied.
-	Completed int
-	Crashed   bool
-	Paused    bool
-	// PausedUntil is when its pause ends; -1 for good.
-	PausedUntil time.Duration
-	// Steps is how many of its commands were released.
-	Steps int
-	// Hold is what it believes it holds; nil for nothing.
-	Hold *HoldSnapshot
-	// ids is how many values of each kind the explorer has made for it
-	// (NextID), by kind: IDToken, then IDCall.
-	ids [2]int
-}
-
-// HoldSnapshot is a hold a client believes it has.
-type HoldSnapshot struct {
-	Write bool
-	// Key is the lock key, when the target tells; empty: its first lock
-	// key.
-	Key string
-	// End is when the lease ends on the virtual clock; -1 for never.
-	End time.Duration
-	// Held is the hold as the target's Locker returned it; nil when the
-	// hold is not the workload's (Go code of the user's, a lock read from
-	// commands).
-	Held Held
-}
 
 // Snapshot copies the runtime's record as it stands.
 func (w *world) Snapshot() Snapshot {
@@ -156,6 +94,6 @@ func (w *world) KeyLog(key string) []string {
 func (w *world) Disowned(why string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.owned = append(w.owned, Violation{Property: Ownership, Step: w.StepIndex,
-		Message: "at " + FormatMS(w.Now.Milliseconds()) + ", " + why})
+	w.owned = append(w.owned, result.Violation{Property: result.Ownership, Step: w.StepIndex,
+		Message: "at " + action.FormatMS(w.Now.Milliseconds()) + ", " + why})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 )
 
@@ -32,7 +34,7 @@ const maxSymmetric = 4
 
 // symmetric reports whether two or more of the target's clients under m
 // are alike but for their names (symmetryGroup).
-func (t *Target) symmetric(m Model) bool { return len(t.symmetryGroup(m)) > 1 }
+func (t *Target) symmetric(m action.Model) bool { return len(t.symmetryGroup(m)) > 1 }
 
 // symmetryGroup is, by index, the clients under m whose names the
 // symmetry swaps: those the target declares interchangeable
@@ -41,7 +43,7 @@ func (t *Target) symmetric(m Model) bool { return len(t.symmetryGroup(m)) > 1 }
 // readers and a writer, nor Go code of the user's, which may read
 // Client.Name); each with the same lease, on one server. It is nil when
 // there are not two.
-func (t *Target) symmetryGroup(m Model) []int {
+func (t *Target) symmetryGroup(m action.Model) []int {
 	if t.lock().ReadWrite || t.Nodes() > 0 {
 		return nil
 	}
@@ -84,7 +86,7 @@ func (w *world) renamed() []string {
 // baseMentions are the forms of a client's name in every target's state:
 // marked ("\x01A\x02", stateText), in a token ("<A#", replaceTokens), as
 // an owner (OwnerName).
-var baseMentions = []Mention{{"\x01", "\x02"}, {"<", "#"}, {OwnerName(""), ""}}
+var baseMentions = []Mention{{"\x01", "\x02"}, {"<", "#"}, {result.OwnerName(""), ""}}
 
 // mentions is the forms of a client's name the symmetry renames: the
 // base ones, then the target's own (Traits.Mentions).
@@ -313,7 +315,7 @@ func permutations(xs []string) [][]string {
 // client's name, and the names in its command. A tick's client only
 // labels it (the first with that deadline): renamed, it has none.
 func renameChoice(c Choice, names map[string]string, forms []Mention) Choice {
-	if c.Kind == Tick {
+	if c.Kind == action.Tick {
 		c.Client = ""
 		return c
 	}
@@ -355,4 +357,11 @@ func (w *world) Canonical(depth, ticks, faults int) (search.Fingerprint, map[str
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.canonical(depth, ticks, faults)
+}
+
+// Canonical is the least fingerprint of the state the schedule stopped
+// in, over the renamings of its clients, and that renaming; ok is false
+// when a command touched keys it does not name.
+func (s *Schedule) Canonical() (fp search.Fingerprint, names map[string]string, ok bool) {
+	return s.world.Canonical(len(s.Steps), s.Ticks, s.Faults)
 }

@@ -7,16 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/redis/redisserver"
-)
-
-// Why a search stopped before it was through (Result.Stopped).
-const (
-	// StoppedBudget is a search that ran out of its Options.Budget.
-	StoppedBudget = "budget"
-	// StoppedInterrupted is a search whose context ended (Ctrl-C, a
-	// signal, a caller's deadline).
-	StoppedInterrupted = "interrupted"
 )
 
 // errBudget is the cause of a search's context once its budget ran out.
@@ -58,9 +50,9 @@ func StopReason(search context.Context, err error) string {
 	case err == nil || search.Err() == nil:
 		return ""
 	case errors.Is(context.Cause(search), errBudget):
-		return StoppedBudget
+		return result.StoppedBudget
 	}
-	return StoppedInterrupted
+	return result.StoppedInterrupted
 }
 
 // finishContext is the context what a search found is shortened and
@@ -99,9 +91,9 @@ func finishContext(search context.Context, bound time.Duration) (ctx context.Con
 // Violations; the others, replayed again and still not broken, its
 // Unsteady.
 func (e *Explorer) conclude(
-	search context.Context, res *Result, found []Counterexample, err error,
-	shrink func(context.Context, Counterexample) (Counterexample, error), start time.Time,
-) (*Result, error) {
+	search context.Context, res *result.Result, found []result.Counterexample, err error,
+	shrink func(context.Context, result.Counterexample) (result.Counterexample, error), start time.Time,
+) (*result.Result, error) {
 	defer func() { res.Elapsed = time.Since(start) }()
 	if res.Stopped = StopReason(search, err); res.Stopped != "" {
 		res.Exhaustive, err = false, nil
@@ -110,7 +102,7 @@ func (e *Explorer) conclude(
 		return res, err
 	}
 	bound := finishBound
-	if res.Stopped == StoppedBudget {
+	if res.Stopped == result.StoppedBudget {
 		bound = max(finishReserve(res.Budget), time.Second) // a replay needs a server
 	}
 	ctx, stop := finishContext(search, bound)
@@ -144,7 +136,7 @@ func (e *Explorer) conclude(
 // break its property, and files it with res's Violations when it did, or
 // when its replay could not finish (NotReplayed), else with its
 // Unsteady.
-func (e *Explorer) confirm(ctx context.Context, res *Result, f Counterexample) error {
+func (e *Explorer) confirm(ctx context.Context, res *result.Result, f result.Counterexample) error {
 	var rep Reproduction
 	for range ReplayTries {
 		var err error
@@ -174,7 +166,7 @@ func (e *Explorer) confirm(ctx context.Context, res *Result, f Counterexample) e
 
 // replayFresh replays f on a private redis-server (Reproduce) or, with
 // none on PATH, on the explorer's own server in a fresh namespace.
-func (e *Explorer) replayFresh(ctx context.Context, f Counterexample) (Reproduction, error) {
+func (e *Explorer) replayFresh(ctx context.Context, f result.Counterexample) (Reproduction, error) {
 	rep, err := reproduce(ctx, e.orig, e.model, f)
 	if !errors.Is(err, redisserver.ErrNoBinary) {
 		return rep, err

@@ -1,14 +1,12 @@
 package sched
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"reflect"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 )
 
 // ErrWallClock ends a search in which a client waited on the wall clock
@@ -35,183 +33,6 @@ const lookAfter = 25 * time.Millisecond
 // clients' code (ancestry.go) does not announce that it is.
 const probeAfter = time.Millisecond
 
-// wallWait is what one client waited on the wall clock in a search.
-type wallWait struct {
-	total time.Duration // the real time credited
-	waits int           // the stalls it was seen waiting in
-	what  string        // the last wait seen: "time.Sleep in pkg.F"
-	until time.Time     // the real time credited up to
-	stall time.Time     // the start of the last stall it was seen in
-}
-
-// goroutineState is one goroutine of a stack dump.
-type goroutineState struct {
-	id    uint64
-	state string   // "sleep", "select", "chan receive", "running", ...
-	funcs []string // the functions of its frames, innermost first
-	// parent is the goroutine that created it (0: none named), and
-	// bubble is set for one in a testing/synctest bubble.
-	parent  uint64
-	bubble  string // the id of its testing/synctest bubble, "" for none
-	durable bool   // blocked where only its bubble can wake it
-}
-
-// dumpGoroutines is every goroutine's state and frames.
-func dumpGoroutines() map[uint64]goroutineState {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	return parseGoroutines(buf)
-}
-
-// parseGoroutines reads a dump of every goroutine (runtime.Stack's).
-func parseGoroutines(buf []byte) map[uint64]goroutineState {
-	out := map[uint64]goroutineState{}
-	for _, block := range bytes.Split(buf, []byte("\n\n")) {
-		lines := strings.Split(string(block), "\n")
-		head, ok := strings.CutPrefix(lines[0], "goroutine ")
-		if !ok {
-			continue
-		}
-		idText, rest, _ := strings.Cut(head, " [")
-		id, err := strconv.ParseUint(idText, 10, 64)
-		if err != nil {
-			continue
-		}
-		rest = strings.TrimSuffix(rest, "]:")
-		state, _, _ := strings.Cut(rest, ",")
-		g := goroutineState{id: id}
-		if _, b, ok := strings.Cut(rest, "synctest bubble "); ok {
-			g.bubble, _, _ = strings.Cut(b, ",")
-		}
-		g.state, g.durable = strings.CutSuffix(state, " (durable)")
-		for _, l := range lines[1:] {
-			if l == "" || strings.HasPrefix(l, "\t") {
-				continue
-			}
-			if strings.HasPrefix(l, "created by ") {
-				g.parent = creatorIn([]byte(l))
-				continue
-			}
-			if i := strings.LastIndexByte(l, '('); i > 0 {
-				l = l[:i]
-			}
-			g.funcs = append(g.funcs, l)
-		}
-		out[id] = g
-	}
-	return out
-}
-
-// explorerWaits are the functions in which a client's goroutine waits
-// for the scheduler.
-// Their names are read from the functions themselves, so that they
-// follow any move or rename.
-var explorerWaits = []string{
-	funcName((*world).gate),
-	funcName(Clock.Sleep),
-	funcName(Clock.AwaitStart),
-}
-
-// funcName is the name of function f as a goroutine's stack shows it.
-func funcName(f any) string {
-	return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
-}
-
-// blockedStates are the states of a goroutine that waits for something
-// other than the processor, the network or a system call.
-var blockedStates = []string{"sleep", "select", "select (no cases)", "chan receive", "chan send",
-	"chan receive (nil chan)", "chan send (nil " +
-		"chan)", "sync.Cond.Wait", "sync.Mutex.Lock", "sync.RWMutex.Lock",
-	"sync.RWMutex.RLock", "sync.WaitGroup.Wait", "semacquire"}
-
-// kind says what g is doing, for the scheduler: "scheduler" (waiting for
-// it), "sleep" (in time.Sleep), "blocked" (on a channel, a select, a
-// lock) or "active" (running, runnable, on the network, in a system
-// call, or waiting for the runtime's own work: see runtimeAtWork).
-func (g goroutineState) kind() string {
-	for _, f := range g.funcs {
-		for _, x := range explorerWaits {
-			if f == x {
-				return "scheduler"
-			}
-		}
-	}
-	switch {
-	case g.runtimeAtWork():
-		return "active"
-	case g.state == "sleep":
-		return "sleep"
-	case containsString(blockedStates, g.state):
-		return "blocked"
-	}
-	return "active"
-}
-
-// runtimeAtWork reports whether g waits on a semaphore of the runtime's
-// own, taken by the runtime and not by a lock of the program's: an
-// allocation waiting for a garbage collection to start, or for the world
-// to be stopped. That wait ends when the runtime's work does, which takes
-// as long as the machine gives it; it is never a wait on the wall clock.
-// On a starved machine a client's allocation sat there for a second, and
-// was taken for one (ErrWallClock).
-func (g goroutineState) runtimeAtWork() bool {
-	if g.state != "semacquire" {
-		return false
-	}
-	for _, f := range g.funcs {
-		if strings.HasPrefix(f, "runtime.gopark") || strings.HasPrefix(f, "runtime.semacquire") {
-			continue // the wait itself
-		}
-		// Its caller: the runtime's own (runtime.gcStart,
-		// runtime.stopTheWorld...), or a lock's (sync.Mutex's,
-		// sync.WaitGroup's...).
-		return strings.HasPrefix(f, "runtime.")
-	}
-	return false
-}
-
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// where names the wait or the work of g: its state, and the innermost
-// function of its frames that is neither the runtime's, nor the
-// standard library's waits, nor go-redis's.
-func (g goroutineState) where() string {
-	what := g.state
-	switch g.state {
-	case "sleep":
-		what = "time.Sleep"
-	case "select":
-		what = "a select (a timer, a channel)"
-	case "chan receive":
-		what = "a channel receive (a timer, a channel)"
-	}
-	for _, f := range g.funcs {
-		if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "time.") ||
-			strings.HasPrefix(f, "sync.") ||
-			strings.HasPrefix(f, "internal/") ||
-			strings.HasPrefix(f, "context.") ||
-			strings.HasPrefix(f, "github.com/redis/go-redis/") {
-			continue
-		}
-		return what + " in " + f
-	}
-	return what
-}
-
 // look looks at where the clients' goroutines stand, the clients having
 // not moved since stall began (real time), and credits each client that
 // waits on the wall clock with the time since: one in time.Sleep, or one
@@ -221,30 +42,30 @@ func (g goroutineState) where() string {
 // machine is at work, and is not credited. look returns ErrWallClock,
 // with what to do, once a client has waited WallAfter in the search.
 func (w *world) look(stall time.Time) error {
-	gs := dumpGoroutines()
+	gs := goroutine.Dump()
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	type wait struct {
 		c *clientState
-		g goroutineState
+		g goroutine.State
 	}
 	var waits []wait
 	busy := false
 	fam := w.family(gs)
 	at := map[uint64]bool{}
 	for id := range fam {
-		if gs[id].atScheduler() {
+		if waitsForScheduler(gs[id]) {
 			at[id] = true
 		}
 	}
 	for id, gr := range fam {
 		c := gr.c
 		g := gs[id]
-		if g.durable && w.bubble != nil {
+		if g.Durable && w.bubble != nil {
 			continue // it waits on the bubble's clock, which the explorer keeps
 		}
-		switch g.kind() {
+		switch kindOf(g) {
 		case "active":
 			busy = true
 		case "sleep":
@@ -259,15 +80,15 @@ func (w *world) look(stall time.Time) error {
 	// it, may be about to free a client's blocked one (a context's
 	// AfterFunc that wakes a sleeper, say): while there is one, only a
 	// sleep counts.
-	self := goid()
+	self := goroutine.ID()
 	for id, g := range gs {
 		if _, ok := fam[id]; !ok && id != self &&
-			(g.state == "runnable" || g.state == "running") {
+			(g.Status == "runnable" || g.Status == "running") {
 			busy = true
 		}
 	}
 	for _, x := range waits {
-		if x.g.kind() != "sleep" && busy {
+		if kindOf(x.g) != "sleep" && busy {
 			continue // it may be waiting for a goroutine at work
 		}
 		ww := x.c.wall
@@ -280,7 +101,7 @@ func (w *world) look(stall time.Time) error {
 			ww.waits++
 		}
 		ww.total += now.Sub(from)
-		ww.until, ww.what = now, x.g.where()
+		ww.until, ww.what = now, x.g.Where()
 		if ww.total >= WallAfter {
 			err := w.wallError(x.c)
 			w.fail(err)
@@ -313,7 +134,7 @@ func (w *world) wallError(c *clientState) error {
 
 // stuckError is ErrStuck with where each goroutine of the clients stood.
 func (w *world) stuckError() error {
-	gs := dumpGoroutines()
+	gs := goroutine.Dump()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var parts []string
@@ -321,10 +142,10 @@ func (w *world) stuckError() error {
 	for _, c := range w.Clients {
 		for id, gr := range fam {
 			g := gs[id]
-			if gr.c != c || g.kind() == "scheduler" {
+			if gr.c != c || kindOf(g) == "scheduler" {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("client %s: %s", c.Name, g.where()))
+			parts = append(parts, fmt.Sprintf("client %s: %s", c.Name, g.Where()))
 		}
 	}
 	if len(parts) == 0 {

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/goroutine"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
@@ -47,246 +47,6 @@ var ErrStuck = errors.New("explore: a client blocked outside the scheduler's vie
 // defaultStuckAfter is Options.StuckAfter's default.
 const defaultStuckAfter = 10 * time.Second
 
-// clientState is one client of one schedule: its go-redis client and
-// where it stands.
-type clientState struct {
-	world *world
-	Name  string
-	Index int
-	Redis *redis.Client
-
-	// wall is what the client waited on the wall clock in the search
-	// (world.look): the explorer's, for its client of that name. Guarded
-	// by w.mu.
-	wall *wallWait
-	// last is its last command released and its reply, for messages.
-	last string
-
-	// Guarded by w.mu.
-	paused      bool
-	pausedUntil time.Duration // -1: for good (an unbounded pause)
-	crashed     bool
-	freePass    bool // the next command passes: an EVAL after its EVALSHA met NOSCRIPT
-	holding     *hold
-	endHold     bool // the hold ends with the client's next lock command
-	wanted      bool // tried to take the lock
-	got         int  // holds taken
-	gaveUp      bool
-	done        bool
-	completed   int // critical sections whose write was applied
-	pauses      int
-	Steps       int // commands released
-	// FromStarted is how many of them came from goroutines the client
-	// started (with Go, or the go statement: ancestry.go).
-	FromStarted int
-	failure     error // an error that is not the schedule's doing
-	// log is everything the client's code has learnt since the schedule
-	// began, in order for each of its goroutines: each command's reply,
-	// each reading of the clock, each end of a sleep. Its code being
-	// deterministic, two clients with one log are in one state
-	// (world.fingerprint). How its goroutines' entries interleave within
-	// one step depends on real time, and does not count.
-	log []logEntry
-	// spawned is how many goroutines the client has had: its own (0),
-	// then those its Go started, numbered in order.
-	spawned int
-	// sentAt is when its last command was parked, on the virtual clock:
-	// where a lease it then says it holds (Client.Holding) starts.
-	sentAt time.Duration
-}
-
-// logEntry is one entry of a client's log, with the number of the
-// goroutine it is about (-1: one the explorer does not know).
-type logEntry struct {
-	g int
-	s string
-}
-
-// gref is a goroutine of a client: the client, and its number among the
-// client's goroutines (client.spawned).
-type gref struct {
-	c *clientState
-	n int
-	// adopted is set for a goroutine the client's code started with the
-	// go statement (ancestry.go): the scheduler does not count it in
-	// running and live, and reads from stack dumps whether it is at rest.
-	adopted bool
-}
-
-// hold is what a client believes it holds.
-type hold struct {
-	Write bool
-	Key   string // the lock key, when a target tells; empty: its first lock key
-	// End is when the lease ends on the virtual clock, -1 for never.
-	End func() time.Duration
-	// held is the workload's hold (nil for a hold read from commands or
-	// declared by Go code).
-	held Held
-}
-
-// parked is a command (or a pipeline) waiting for the scheduler.
-type parked struct {
-	c     *clientState
-	seq   int
-	cmds  []redis.Cmder
-	args  [][]string // cmds' arguments as text, written once (plumbing.Args)
-	keys  []string
-	write bool
-	lock  bool   // touches a lock key
-	node  string // the node it goes to ("" for the one server)
-	desc  string
-	reply string
-	g     int // the number of the goroutine that sent it
-	// counted is false for a command of an adopted goroutine, which
-	// world.running does not count.
-	counted bool
-	go_     chan error
-	// since is when it was sent on the virtual clock: when it was
-	// parked, or when its client's pause ended (Model.MaxDelay).
-	since time.Duration
-}
-
-// sleeper is a goroutine waiting on a client's clock.
-type sleeper struct {
-	start    bool // a client waiting to begin a critical section (a Start action wakes it)
-	c        *clientState
-	g        int  // the number of the goroutine that sleeps
-	counted  bool // false for an adopted goroutine (world.running)
-	ctx      context.Context
-	deadline time.Duration // -1: until ctx ends
-	ch       chan error
-	woken    bool
-	stop     func() bool
-}
-
-// world is one schedule's run: the clients, what each is waiting for, and
-// the virtual clock.
-type world struct {
-	// missedScript is set when an EVALSHA met NOSCRIPT: the server had
-	// not yet cached a script the clients use, so this run saw a step
-	// the runs after it will not (errScriptMissed).
-	missedScript bool
-	Target       *Target
-	Epoch        time.Time
-	signal       chan struct{}
-	// Factor is the dilation of time (Dilation; tests of the reruns
-	// set 1).
-	Factor int64
-	// stuckAfter is how long await waits with no client moving.
-	stuckAfter time.Duration
-
-	mu        sync.Mutex
-	Now       time.Duration
-	running   int // goroutines neither parked nor sleeping
-	live      int // goroutines not finished
-	Clients   []*clientState
-	parked    []*parked
-	sleepers  []*sleeper
-	seq       int
-	stopping  bool
-	lastRun   *parked
-	CmdLog    []CmdRecord
-	torn      []string // what readers saw of a write in progress
-	StepIndex int      // index of the step being taken
-
-	// owned is the ownership violations the clients' replies showed
-	// (world.Disowned).
-	owned []Violation
-	// Control is the scheduler's own connection, which it does not hold:
-	// a target may read the server through it while one of its clients
-	// runs, when nothing else moves.
-	Control *redis.Client
-	// ops is, for a recipe, each op's calls and replies (world.CountOp).
-	ops map[string]*opTally
-	// leaseLeft is what the lock's key had left to live (ms on the
-	// server, 0 for gone or no expiry) when checkLease last read it, at
-	// virtual time leaseAt.
-	leaseLeft int64
-	leaseAt   time.Duration
-	// For the leases' real run-down: when the clock last advanced (the
-	// server's time, µs, as the tick read it, on the one server and on
-	// each node; and this process's time when it sent the tick), how
-	// long the shortest lease then had to run in real time, and when each
-	// key written since was written (between the sending of the command
-	// and its reply).
-	lastTickServer int64
-	nodeTick       map[string]int64
-	tickSent       time.Time
-	shortest       time.Duration
-	written        map[string]window
-	// unsteady is set when the real time the schedule took may have
-	// changed its outcome (a stall longer than a lease's margin): the
-	// schedule is run again (errUnsteady).
-	unsteady bool
-	// nodeDirty is the nodes a write went to since they last restarted:
-	// only there can a node fault change anything.
-	nodeDirty map[string]bool
-	// For world.fingerprint: each key's writes (and WATCHes) in order,
-	// the node faults, tokens named after the client that made them, and
-	// opaque when a command touched keys it does not name.
-	keyLog    map[string][]string
-	nodeFalls []string
-	tokens    map[string]string
-	opaque    bool
-	// maxDelay is the model's MaxDelay: how long a command may stay in
-	// flight on the virtual clock, 0 for ever.
-	maxDelay time.Duration
-	// sleepAs, when set, is how long every sleep of a client lasts (in
-	// virtual time), whatever it asked: a jittered backoff (locking.Backoff) would
-	// otherwise sleep a random time, and a replay go another way.
-	sleepAs time.Duration
-	// goroutines is the goroutines the scheduler waits for, by id: each
-	// client's own, and those its Go started.
-	goroutines map[uint64]gref
-	// parents is each goroutine's creator, as the tracebacks named it
-	// (ancestry.go), and adopted how many goroutines were adopted.
-	parents map[uint64]uint64
-	adopted int
-	// fatal, once set, ends the schedule and the search with it: the
-	// clients did something the explorer cannot order (ErrOutside,
-	// ErrWallClock).
-	fatal error
-	// bubble is set when the clients run in a testing/synctest bubble
-	// (bubble.go), and timerWait when one of their goroutines waits in it
-	// on something other than the scheduler (a timer, say).
-	bubble    *bubble
-	timerWait bool
-	// timersFired counts the timers of the clients' code that fired on
-	// the virtual clock (bubble.go).
-	timersFired int
-	// ids counts the values the explorer made for each client and kind
-	// (tokens, call ids), so that a replay makes the same ones.
-	ids map[string]int
-}
-
-// window is when a command ran, as far as this process can tell: after
-// it was sent, before its reply came back.
-type window struct{ sent, replied time.Time }
-
-// CmdRecord is one command as executed, for the timeline.
-type CmdRecord struct {
-	Step   int // index of the schedule's step that released it
-	Client string
-	at     time.Duration
-	Args   [][]string
-	Values []string
-	Errs   []string
-	// whole[i] is, for a reply Values[i] or Errs[i] cut to
-	// plumbing.MaxReplyBytes, a digest of the whole reply (nil when
-	// none was cut).
-	whole []string
-}
-
-// slot is where the hook of a go-redis client finds the client it sends
-// for: the client of the schedule running, set by runOnce. The hook
-// knows its client from the go-redis client, not from the command's
-// context, so code that sends with a context of its own
-// (context.Background()) is held like any other.
-type slot struct {
-	mu sync.Mutex
-	c  *clientState
-}
-
 func (s *slot) set(c *clientState) {
 	s.mu.Lock()
 	s.c = c
@@ -302,7 +62,7 @@ func (s *slot) get() *clientState {
 // track counts the calling goroutine as c's goroutine number n: the
 // scheduler waits for it, and holds its commands.
 func (w *world) track(c *clientState, n int) {
-	id := goid()
+	id := goroutine.ID()
 	w.mu.Lock()
 	w.goroutines[id] = gref{c: c, n: n}
 	w.mu.Unlock()
@@ -372,7 +132,7 @@ type Clock struct{ c *clientState }
 // (world.At).
 func (k Clock) Now() time.Time {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
@@ -383,7 +143,7 @@ func (k Clock) Now() time.Time {
 // or until ctx ends: the scheduler decides when the clock gets there.
 func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
@@ -393,7 +153,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 		return errStopped
 	}
 	s := &sleeper{c: k.c, g: w.gnum(id), ctx: ctx, deadline: -1, ch: make(chan error, 1)}
-	s.counted = w.counted(id.id)
+	s.counted = w.counted(id.ID)
 	if d < locking.Forever/2 {
 		// d is on the clients' dilated clock.
 		v := w.Undilate(max(d, 0))
@@ -434,7 +194,7 @@ func (k Clock) Sleep(ctx context.Context, d time.Duration) error {
 // the schedule, after any other client's step or advance of the clock.
 func (k Clock) AwaitStart(ctx context.Context) error {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	if w.stopping || k.c.crashed {
 		w.mu.Unlock()
@@ -448,7 +208,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 		start:    true,
 		ch:       make(chan error, 1),
 	}
-	s.counted = w.counted(id.id)
+	s.counted = w.counted(id.ID)
 	w.note(k.c, s.g, "await start")
 	w.sleepers = append(w.sleepers, s)
 	if s.counted {
@@ -463,7 +223,7 @@ func (k Clock) AwaitStart(ctx context.Context) error {
 // Go runs f in a goroutine of the client that the scheduler waits for.
 func (k Clock) Go(f func()) {
 	w := k.c.world
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	n := k.c.spawned
 	k.c.spawned++
@@ -510,7 +270,7 @@ func (w *world) exit() {
 // gate parks a command for node ("" for the one server) until the
 // scheduler releases it.
 func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, error) {
-	id := whoAmI()
+	id := goroutine.WhoAmI()
 	w.mu.Lock()
 	if w.stopping || c.crashed {
 		w.mu.Unlock()
@@ -543,7 +303,7 @@ func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, 
 		w.note(c, g, "sent at "+strconv.FormatInt(int64(w.Now), 10))
 	}
 	p := &parked{c: c, seq: w.seq, cmds: cmds, g: g, go_: make(chan error, 1), since: w.Now}
-	p.counted = w.counted(id.id)
+	p.counted = w.counted(id.ID)
 	p.args = plumbing.Args(cmds)
 	p.keys, p.write = plumbing.FootprintOf(p.args)
 	for _, k := range p.keys {
@@ -903,4 +663,14 @@ func (st stateText) hash() search.Fingerprint {
 		buf = append(buf, k...)
 	}
 	return sha256.Sum256(buf)
+}
+
+// Elapsed is the virtual time since the epoch.
+func (k Clock) Elapsed() time.Duration {
+	w := k.c.world
+	id := goroutine.WhoAmI()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
+	return w.Now
 }

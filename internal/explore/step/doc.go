@@ -6,8 +6,8 @@
 // It is internal: the service imports it, and the service, under
 // internal/, imports nothing of the public explore/.
 //
-// Of this module, it imports only internal/explore/{sched, view,
-// search}: nothing above it (explore). Its tests also import
+// Of this module, it imports only internal/explore/{action, result,
+// sched, view, search}: nothing above it (explore). Its tests also import
 // internal/explore/{targets, plumbing}, the market and
 // internal/testsupport/redistest.
 package step

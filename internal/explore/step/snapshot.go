@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -17,17 +19,17 @@ type Snapshot struct {
 	// Clients names the clients, in order.
 	Clients []string `json:"clients"`
 	// Steps is the prefix as it ran.
-	Steps []sched.Step `json:"steps"`
+	Steps []action.Step `json:"steps"`
 	// Enabled is the actions that may come next, each as Cut takes it
 	// back; empty when the schedule is complete.
-	Enabled []sched.Action `json:"enabled"`
+	Enabled []action.Action `json:"enabled"`
 	// ClockMS is the virtual time now.
 	ClockMS int64 `json:"clock_ms"`
 	// Holders is the clients that hold a lease not yet run out.
 	Holders []Holder `json:"holders"`
 	// Violations is what broke so far: mutual exclusion at the step that
 	// broke it; the resource and liveness once the schedule is complete.
-	Violations []sched.Violation `json:"violations"`
+	Violations []result.Violation `json:"violations"`
 	// Complete is set once nothing is enabled.
 	Complete bool `json:"complete"`
 	// Notes says each step in plain words.
@@ -53,11 +55,11 @@ type Holder struct {
 
 // Cut runs actions, each of which must be enabled at its turn, and stops
 // there (or earlier, when nothing is enabled any more).
-func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snapshot, error) {
-	var enabled []sched.Action
+func Cut(ctx context.Context, e *sched.Explorer, actions []action.Action) (*Snapshot, error) {
+	var enabled []action.Action
 	r, err := search.Replay(
 		ctx,
-		search.System[sched.Choice, sched.Action](sched.System{Explorer: e}),
+		search.System[sched.Choice, action.Action](sched.System{Explorer: e}),
 		actions,
 		func(d search.Decision[sched.Choice]) (int, bool) {
 			enabled = nil // a run again (unsteady) asks again
@@ -80,13 +82,13 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 		Complete:   s.Complete,
 	}
 	if snap.Steps == nil {
-		snap.Steps = []sched.Step{}
+		snap.Steps = []action.Step{}
 	}
 	if snap.Enabled == nil {
-		snap.Enabled = []sched.Action{}
+		snap.Enabled = []action.Action{}
 	}
 	if snap.Violations == nil {
-		snap.Violations = []sched.Violation{}
+		snap.Violations = []result.Violation{}
 	}
 	for _, c := range s.Snapshot().Holders() {
 		until := int64(-1)
@@ -118,8 +120,8 @@ func Cut(ctx context.Context, e *sched.Explorer, actions []sched.Action) (*Snaps
 // prefix (they are not shortened, which could drop a step of it). The
 // search stops at the first violation.
 func FindFrom(
-	ctx context.Context, e *sched.Explorer, prefix []sched.Action, o sched.Options,
-) (*sched.Result, error) {
+	ctx context.Context, e *sched.Explorer, prefix []action.Action, o sched.Options,
+) (*result.Result, error) {
 	snap, err := Cut(ctx, e, prefix)
 	if err != nil {
 		return nil, err
@@ -131,7 +133,7 @@ func FindFrom(
 	o.Check = slices.DeleteFunc(e.Target().ExclusionNames(check), func(p string) bool {
 		return slices.ContainsFunc(
 			snap.Violations,
-			func(v sched.Violation) bool { return v.Property == p },
+			func(v result.Violation) bool { return v.Property == p },
 		)
 	})
 	if len(o.Check) == 0 {

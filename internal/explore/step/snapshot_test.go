@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -12,7 +14,7 @@ import (
 )
 
 // find returns the first enabled action of kind by client, or fails.
-func find(t *testing.T, snap *step.Snapshot, kind, client string) sched.Action {
+func find(t *testing.T, snap *step.Snapshot, kind, client string) action.Action {
 	t.Helper()
 	for _, a := range snap.Enabled {
 		if a.Kind == kind && a.Client == client {
@@ -20,7 +22,7 @@ func find(t *testing.T, snap *step.Snapshot, kind, client string) sched.Action {
 		}
 	}
 	t.Fatalf("no %s of %s among %v", kind, client, snap.Enabled)
-	return sched.Action{}
+	return action.Action{}
 }
 
 // TestCut steps recipe 1 by hand, as a class would: A and B start, then
@@ -35,9 +37,9 @@ func TestCut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := sched.DefaultModel()
+		m := action.DefaultModel()
 		m.Clients = tg.Clients
-		e, err := sched.New(ctx, b.Client, tg, m)
+		e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +47,7 @@ func TestCut(t *testing.T) {
 		return e
 	}
 	e := open("1", false)
-	var plan []sched.Action
+	var plan []action.Action
 	snap, err := step.Cut(ctx, e, plan)
 	if err != nil {
 		t.Fatal(err)
@@ -54,21 +56,21 @@ func TestCut(t *testing.T) {
 		t.Fatalf("start: %+v", snap)
 	}
 	for _, c := range []string{"A", "B"} {
-		plan = append(plan, find(t, snap, sched.Start, c))
+		plan = append(plan, find(t, snap, action.Start, c))
 		if snap, err = step.Cut(ctx, e, plan); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, c := range []string{"A", "B", "A", "B"} {
-		plan = append(plan, find(t, snap, sched.Run, c))
+		plan = append(plan, find(t, snap, action.Run, c))
 		if snap, err = step.Cut(ctx, e, plan); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(snap.Steps) != 6 || len(snap.Violations) != 1 ||
-		snap.Violations[0].Property != sched.MutualExclusion ||
+		snap.Violations[0].Property != result.MutualExclusion ||
 		snap.Violations[0].Step != 5 ||
-		snap.Steps[5].Violation != sched.MutualExclusion {
+		snap.Steps[5].Violation != result.MutualExclusion {
 		t.Fatalf(
 			"after A GET, B GET, A SET, B SET: steps %+v, violations %+v", snap.Steps,
 			snap.Violations,
@@ -81,7 +83,7 @@ func TestCut(t *testing.T) {
 		len(back.Holders) != 1 {
 		t.Fatalf("cut before B's SET: %+v, %v", back, err)
 	}
-	stray := sched.Action{Kind: sched.Run, Client: "Z"}
+	stray := action.Action{Kind: action.Run, Client: "Z"}
 	if _, err := step.Cut(ctx, e, append(plan[:3:3], stray)); !errors.Is(err, sched.ErrNotEnabled) {
 		t.Fatalf("an action not enabled: %v", err)
 	}
@@ -91,16 +93,16 @@ func TestCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := []sched.Action{find(t, start, sched.Start, "A")}
+	first := []action.Action{find(t, start, action.Start, "A")}
 	res, err := step.FindFrom(ctx, e6, first, sched.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Violations) != 1 || res.Violations[0].Property != sched.Resource ||
+	if len(res.Violations) != 1 || res.Violations[0].Property != result.Resource ||
 		!res.Violations[0].Actions[0].Same(first[0]) {
 		t.Fatalf("recipe 6 from A's first step: %+v", res.Violations)
 	}
-	only := sched.Options{Check: []string{sched.MutualExclusion}}
+	only := sched.Options{Check: []string{result.MutualExclusion}}
 	if _, err := step.FindFrom(ctx, e, plan, only); !errors.Is(err, step.ErrNothingToFind) {
 		t.Fatalf("find after mutual exclusion broke: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -20,36 +22,36 @@ func TestStepping(t *testing.T) {
 	b := redistest.Mini(t)
 	ctx := context.Background()
 	tg, _ := targets.Recipe("1", false)
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Faults = 0
-	e, err := sched.New(ctx, b.Client, tg, m)
+	e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	st, err := step.Cut(ctx, e, nil)
-	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != sched.Start || st.Complete {
+	if err != nil || len(st.Enabled) != 2 || st.Enabled[0].Kind != action.Start || st.Complete {
 		t.Fatalf("first state: %v, %+v", err, st)
 	}
-	if _, err := step.Cut(ctx, e, []sched.Action{{Kind: sched.Crash, Client: "A"}}); !errors.Is(
+	if _, err := step.Cut(ctx, e, []action.Action{{Kind: action.Crash, Client: "A"}}); !errors.Is(
 		err,
 		sched.ErrNotEnabled,
 	) {
 		t.Errorf("a fault outside the model: %v", err)
 	}
 	first := st.Enabled[0]
-	if st, err = step.Cut(ctx, e, []sched.Action{first}); err != nil || len(st.Steps) != 1 {
+	if st, err = step.Cut(ctx, e, []action.Action{first}); err != nil || len(st.Steps) != 1 {
 		t.Fatalf("one step: %v, %+v", err, st)
 	}
 	res, err := step.FindFrom(ctx, e, nil, sched.Options{})
 	if err != nil || len(res.Violations) == 0 ||
-		res.Violations[0].Property != sched.MutualExclusion {
+		res.Violations[0].Property != result.MutualExclusion {
 		t.Fatalf("find: %v, %+v", err, res)
 	}
 	if st, err = step.Cut(ctx, e, res.Violations[0].Actions); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Violations) == 0 || st.Violations[0].Property != sched.MutualExclusion ||
+	if len(st.Violations) == 0 || st.Violations[0].Property != result.MutualExclusion ||
 		len(st.Holders) != 2 {
 		t.Errorf("after the counterexample: %+v", st)
 	}
@@ -65,14 +67,14 @@ func TestPipelineReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients = 2
-	e, err := sched.New(ctx, b.Client, tg, m)
+	e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	var actions []sched.Action
+	var actions []action.Action
 	for range 2 { // A starts, then sends its first pipeline
 		snap, err := step.Cut(ctx, e, actions)
 		if err != nil {

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
@@ -49,7 +51,7 @@ func TestStallChangesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
 			target := &sched.Target{
-				Name: "stall", Checks: []string{sched.Resource},
+				Name: "stall", Checks: []string{result.Resource},
 				Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 					if c.Index() > 0 {
 						return nil
@@ -80,12 +82,12 @@ func TestStallChangesNothing(t *testing.T) {
 				},
 					End: func(
 						context.Context, *sched.Explorer, sched.Snapshot,
-					) ([]sched.Violation, error) {
+					) ([]result.Violation, error) {
 						return nil, nil
 					}}}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.TTL = 5 * time.Second
-			e, err := sched.New(ctx, b.Client, target, m)
+			e, err := sched.NewExplorer(ctx, b.Client, target, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +122,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	target := &sched.Target{
-		Name: "unwatch", Checks: []string{sched.Resource},
+		Name: "unwatch", Checks: []string{result.Resource},
 		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			if c.Index() > 0 {
 				return nil
@@ -132,10 +134,12 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 			})
 			return err
 		},
-			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
+			End: func(
+				context.Context, *sched.Explorer, sched.Snapshot,
+			) ([]result.Violation, error) {
 				return nil, nil
 			}}}
-	e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +152,7 @@ func TestPipelineWithUnwatchWaits(t *testing.T) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
-	if len(snap.Enabled) == 0 || snap.Enabled[0].Kind != sched.Run || n != 0 {
+	if len(snap.Enabled) == 0 || snap.Enabled[0].Kind != action.Run || n != 0 {
 		t.Fatalf(
 			"enabled %v, counter %d: want the pipeline waiting, the counter untouched",
 			snap.Enabled, n,

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -18,14 +20,14 @@ import (
 func plan(t *testing.T, e *sched.Explorer, moves ...string) *step.Snapshot {
 	t.Helper()
 	ctx := context.Background()
-	var actions []sched.Action
+	var actions []action.Action
 	snap, err := step.Cut(ctx, e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range moves {
 		f := strings.Fields(m)
-		i := slices.IndexFunc(snap.Enabled, func(a sched.Action) bool {
+		i := slices.IndexFunc(snap.Enabled, func(a action.Action) bool {
 			return a.Kind == f[0] && (len(f) < 2 || a.Client == f[1]) &&
 				(len(f) < 3 || a.Length == f[2])
 		})
@@ -52,7 +54,7 @@ func TestNarrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+		e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +100,7 @@ func TestNarrate(t *testing.T) {
 		t.Errorf("B's view: %+v", b6)
 	}
 	snap = plan(t, e, append(moves, "run B")...)
-	if len(snap.Chains) != 1 || snap.Chains[0].Property != sched.Resource {
+	if len(snap.Chains) != 1 || snap.Chains[0].Property != result.Resource {
 		t.Fatalf("chains %+v, want one of the resource", snap.Chains)
 	}
 	story := snap.Chains[0].Story

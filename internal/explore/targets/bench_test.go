@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -13,11 +14,11 @@ import (
 // benchModels are the models the benchmarks search: "lean" allows the two
 // faults the recipes' failures need (a pause past the lease, a crash),
 // "full" every fault (short, long and endless pauses, a crash).
-func benchModels() map[string]sched.Model {
-	full := sched.DefaultModel()
-	lean := sched.DefaultModel()
-	lean.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
-	return map[string]sched.Model{"lean": lean, "full": full}
+func benchModels() map[string]action.Model {
+	full := action.DefaultModel()
+	lean := action.DefaultModel()
+	lean.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
+	return map[string]action.Model{"lean": lean, "full": full}
 }
 
 // BenchmarkFlawed finds a violation of the property each flawed gallery
@@ -61,9 +62,9 @@ func benchAll(b *testing.B, fixed bool) {
 				for _, tg := range tgs {
 					mm := m
 					if tg.Name == "watchdog" {
-						mm.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
+						mm.FaultKinds = []action.Fault{action.FaultPauseShort, action.FaultCrash}
 					}
-					e, err := sched.New(ctx, srv.Client, tg, mm)
+					e, err := sched.NewExplorer(ctx, srv.Client, tg, mm)
 					if err != nil {
 						b.Fatal(err)
 					}

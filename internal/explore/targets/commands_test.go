@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
@@ -81,9 +82,9 @@ func TestTargetsSendKnownCommands(t *testing.T) {
 	for _, tg := range tgs {
 		name := tg.Name
 		t.Run(tg.Name, func(t *testing.T) {
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients = max(2, min(tg.Clients, 3))
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,8 +93,8 @@ func TestTargetsSendKnownCommands(t *testing.T) {
 			sys := unknownCommands{System: sched.System{Explorer: e}, mu: &sync.Mutex{},
 				unknown: unknown, sent: &sent}
 			s := search.New(
-				[]search.System[sched.Choice, sched.Action]{sys},
-				search.Options[sched.Action]{Less: sched.CompareAction},
+				[]search.System[sched.Choice, action.Action]{sys},
+				search.Options[action.Action]{Less: action.CompareAction},
 			)
 			if err := s.Walk(ctx, 1, walks); err != nil {
 				t.Fatal(err)

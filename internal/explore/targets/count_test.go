@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -58,13 +60,13 @@ func TestScheduleCountIsBinomial(t *testing.T) {
 	for _, tc := range cases {
 		pings := []int{tc.pingsA, tc.pingsB}
 		target := &sched.Target{
-			Name: "pings", Checks: sched.Properties(),
+			Name: "pings", Checks: result.Properties(),
 			Lock: &sched.Lock{Keys: sched.SingleLockKey, New: func(c *sched.Client) sched.Locker {
 				return pingLock{rdb: c.Redis(), pings: pings[c.Index()]}
 			}}}
-		m := sched.DefaultModel()
+		m := action.DefaultModel()
 		m.Faults, m.FaultKinds = 0, nil
-		e, err := sched.New(ctx, b.Client, target, m)
+		e, err := sched.NewExplorer(ctx, b.Client, target, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,11 +121,11 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := sched.DefaultModel()
-		m.FaultKinds = []sched.Fault{sched.FaultCrash}
-		var results []*sched.Result
+		m := action.DefaultModel()
+		m.FaultKinds = []action.Fault{action.FaultCrash}
+		var results []*result.Result
 		for _, workers := range []int{1, 3} {
-			e, err := sched.New(ctx, b.Client, target, m)
+			e, err := sched.NewExplorer(ctx, b.Client, target, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +150,7 @@ func TestWorkersRunTheSameSchedules(t *testing.T) {
 		}
 		for i, v := range one.Violations {
 			if w := many.Violations[i]; v.Property != w.Property ||
-				sched.CompareActions(v.Actions, w.Actions) != 0 {
+				action.CompareActions(v.Actions, w.Actions) != 0 {
 				t.Errorf(
 					"%s: %s found as %v by one worker, as %v by three", target.Name, v.Property,
 					v.Actions, w.Actions,
@@ -168,9 +170,9 @@ func TestRandomModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []sched.Mode{sched.Random, sched.PCT} {
-		var first []sched.Action
+		var first []action.Action
 		for run := range 2 {
-			e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
+			e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +182,7 @@ func TestRandomModes(t *testing.T) {
 					Mode:      mode,
 					Seed:      3,
 					Schedules: 200,
-					Stop:      []string{sched.MutualExclusion},
+					Stop:      []string{result.MutualExclusion},
 					NoShrink:  true,
 				},
 			)
@@ -188,13 +190,13 @@ func TestRandomModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Violations) == 0 || res.Violations[0].Property != sched.MutualExclusion ||
+			if len(res.Violations) == 0 || res.Violations[0].Property != result.MutualExclusion ||
 				res.Exhaustive {
 				t.Fatalf("%s: violations %v, exhaustive %v", mode, res.Violations, res.Exhaustive)
 			}
 			if run == 0 {
 				first = res.Violations[0].Actions
-			} else if sched.CompareActions(first, res.Violations[0].Actions) != 0 {
+			} else if action.CompareActions(first, res.Violations[0].Actions) != 0 {
 				t.Errorf("%s, seed 3 twice: %v, then %v", mode, first, res.Violations[0].Actions)
 			}
 		}
@@ -231,8 +233,8 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
-			m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+			m := action.DefaultModel()
+			m.FaultKinds = []action.Fault{action.FaultPauseLong}
 			m.Ticks = 1 // the pause's end: every violation here needs no more
 			m.Steps = 4 // take, read, write, release
 			var broken []string
@@ -243,7 +245,7 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 			}
 			for _, o := range opts {
 				o.NoShrink = true
-				e, err := sched.New(ctx, b.Client, target, m)
+				e, err := sched.NewExplorer(ctx, b.Client, target, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -291,12 +293,12 @@ func TestStateCacheFindsTheSame(t *testing.T) {
 func TestSameSearchSameCounts(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultCrash}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultCrash}
 	m.MaxDelay = time.Second
 	var counts []string
 	for range 3 {
-		e, err := sched.New(ctx, b.Client, Watchdog(false), m)
+		e, err := sched.NewExplorer(ctx, b.Client, Watchdog(false), m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -17,8 +19,8 @@ import (
 // stay in flight past its lease (the default, unbounded delays).
 func TestMaxDelay(t *testing.T) {
 	b := redistest.Real(t)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseShort, action.FaultCrash}
 	m.MaxDelay = time.Second
 	res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{})
 	if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
@@ -32,7 +34,7 @@ func TestMaxDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back sched.Result
+	var back result.Result
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestMaxDelay(t *testing.T) {
 	}
 	m.MaxDelay = 0
 	_, broken = search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
-	if !slices.Equal(broken, []string{sched.Resource}) {
+	if !slices.Equal(broken, []string{result.Resource}) {
 		t.Errorf(
 			"watchdog, delays unbounded: broken %v, want resource (a write in flight past the "+
 				"lease)",

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +28,7 @@ func TestActionJSON(t *testing.T) {
 		{10*time.Second/3 + 1, `{"kind":"tick","at_ms":3333.333334}`, "clock → t=3.333333334s"},
 		{time.Nanosecond, `{"kind":"tick","at_ms":0.000001}`, "clock → t=0.000000001s"},
 	} {
-		a := sched.Action{Kind: sched.Tick, At: tc.at}
+		a := action.Action{Kind: action.Tick, At: tc.at}
 		b, err := json.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +36,7 @@ func TestActionJSON(t *testing.T) {
 		if string(b) != tc.json {
 			t.Errorf("%v: JSON %s, want %s", tc.at, b, tc.json)
 		}
-		var back sched.Action
+		var back action.Action
 		if err := json.Unmarshal(b, &back); err != nil || !back.Same(a) {
 			t.Errorf("%s read back as %+v (%v)", b, back, err)
 		}
@@ -46,12 +48,12 @@ func TestActionJSON(t *testing.T) {
 		`{"kind":"tick","at_ms":2.5e3}`,
 		`{"kind":"tick","at_ms":2500.0000000001}`,
 	} {
-		var a sched.Action
+		var a action.Action
 		if err := json.Unmarshal([]byte(in), &a); err != nil || a.At != 2500*time.Millisecond {
 			t.Errorf("%s: %v (%v), want 2.5s", in, a.At, err)
 		}
 	}
-	var a sched.Action
+	var a action.Action
 	if err := json.Unmarshal([]byte(`{"kind":"tick","at_ms":1e300}`), &a); err == nil {
 		t.Errorf("at_ms 1e300: no error")
 	}
@@ -66,12 +68,12 @@ func TestActionJSON(t *testing.T) {
 func TestWatchdogStalled(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseShort}
 	const stall, near = 150 * time.Millisecond, 200 * time.Millisecond
-	run := func(factor int64, stalls int) (*sched.Result, int) {
+	run := func(factor int64, stalls int) (*result.Result, int) {
 		t.Helper()
-		e, err := sched.New(ctx, b.Client, Watchdog(false), m)
+		e, err := sched.NewExplorer(ctx, b.Client, Watchdog(false), m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,9 +5,9 @@
 // sched.Target whose lockers and checks are built on the runtime's
 // exported interface.
 //
-// Of this module, it imports only internal/explore/{sched, plumbing}, the
-// market, the lock catalogue (locking), its flawed recipes
-// (internal/flawed) and internal/redis/rediscmd: nothing above it (step,
-// explore). Its tests also import internal/explore/{search, view},
+// Of this module, it imports only internal/explore/{action, result, sched,
+// plumbing}, the market, the lock catalogue (locking), its flawed
+// recipes (internal/flawed) and internal/redis/rediscmd: nothing above it
+// (step, explore). Its tests also import internal/explore/{search, view},
 // internal/timeline and internal/testsupport/{race, redistest}.
 package targets

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -17,11 +19,11 @@ import (
 
 // search explores t under m with opts and returns the properties broken.
 func search(
-	t *testing.T, rdb *redis.Client, tg *sched.Target, m sched.Model, o sched.Options,
-) (*sched.Result, []string) {
+	t *testing.T, rdb *redis.Client, tg *sched.Target, m action.Model, o sched.Options,
+) (*result.Result, []string) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := sched.New(ctx, rdb, tg, m)
+	e, err := sched.NewExplorer(ctx, rdb, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +45,9 @@ func search(
 
 // lean is the default model with fewer fault kinds: a pause past the
 // lease and a crash, the two every recipe's failure needs.
-func lean() sched.Model {
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
+func lean() action.Model {
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
 	return m
 }
 
@@ -61,7 +63,7 @@ func TestFixesKeepTheirProperties(t *testing.T) {
 			m := lean()
 			if race.Enabled {
 				// the full run without -race has the pause too
-				m.FaultKinds = []sched.Fault{sched.FaultCrash}
+				m.FaultKinds = []action.Fault{action.FaultCrash}
 			}
 			res, broken := search(t, b.Client, tg, m, sched.Options{})
 			if len(broken) > 0 || !res.Exhaustive || res.Schedules == 0 {
@@ -82,9 +84,9 @@ func TestTokenLockWithoutFencing(t *testing.T) {
 	b := redistest.Real(t)
 	tg, _ := targets.Recipe("6", false)
 	m := lean()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	res, broken := search(t, b.Client, tg, m, sched.Options{})
-	if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
+	if !slices.Equal(broken, []string{result.Resource}) || !res.Exhaustive {
 		t.Fatalf("recipe 6: broken %v (exhaustive %v), want only resource", broken, res.Exhaustive)
 	}
 	m.FaultKinds = nil
@@ -100,10 +102,10 @@ func TestWatchdog(t *testing.T) {
 	redistest.SkipShort(t, redistest.NeedServer) // exhaustive searches: the full run has them
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
+	m.FaultKinds = []action.Fault{action.FaultPauseShort}
 	if race.Enabled {
 		// the full run without -race has the short pause
-		m.FaultKinds = []sched.Fault{sched.FaultCrash}
+		m.FaultKinds = []action.Fault{action.FaultCrash}
 	}
 	m.Ticks = 2
 	if res, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{}); len(
@@ -112,9 +114,9 @@ func TestWatchdog(t *testing.T) {
 		!res.Exhaustive {
 		t.Errorf("watchdog under short pauses: broken %v, exhaustive %v", broken, res.Exhaustive)
 	}
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	_, broken := search(t, b.Client, targets.Watchdog(false), m, sched.Options{StopAtFirst: true})
-	if !slices.Equal(broken, []string{sched.Resource}) {
+	if !slices.Equal(broken, []string{result.Resource}) {
 		t.Errorf("watchdog under long pauses: broken %v, want resource", broken)
 	}
 }
@@ -125,12 +127,12 @@ func TestWatchdog(t *testing.T) {
 func TestWatchdogFenced(t *testing.T) {
 	b := redistest.Real(t)
 	m := lean()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	m.Ticks = 2
 	o := sched.Options{Mode: "pct", Seed: 1, Schedules: 200}
 	if _, broken := search(t, b.Client, targets.Watchdog(false), m, o); !slices.Equal(
 		broken,
-		[]string{sched.Resource},
+		[]string{result.Resource},
 	) {
 		t.Fatalf(
 			"watchdog without fencing: broken %v, want resource (else this search shows nothing)",
@@ -169,9 +171,9 @@ func TestLuaExamples(t *testing.T) {
 		{"correct", nil},
 		// Its extension renews another's hold: two holders, and a
 		// success answered to a client whose hold had ended.
-		{"broken", []string{sched.MutualExclusion, sched.Ownership}},
+		{"broken", []string{result.MutualExclusion, result.Ownership}},
 		{"correct-rw", nil},
-		{"broken-rw", []string{sched.MutualExclusion}},
+		{"broken-rw", []string{result.MutualExclusion}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			var r targets.LuaRecipe
@@ -199,7 +201,7 @@ func TestLuaExamples(t *testing.T) {
 			}
 			m := lean()
 			if tg.Clients > 2 {
-				m.FaultKinds = []sched.Fault{sched.FaultPauseLong} // three clients: keep the test lean
+				m.FaultKinds = []action.Fault{action.FaultPauseLong} // three clients: keep the test lean
 				if (testing.Short() || race.Enabled) && tc.broken == nil {
 					// Every schedule with a pause past the lease is about
 					// 10,000 of them; with a crash, which ends a hold by
@@ -208,7 +210,7 @@ func TestLuaExamples(t *testing.T) {
 						"-short or -race: a crash instead of a pause past the lease; the full " +
 							"run has the pause",
 					)
-					m.FaultKinds = []sched.Fault{sched.FaultCrash}
+					m.FaultKinds = []action.Fault{action.FaultCrash}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)
@@ -244,7 +246,7 @@ func TestLuaErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+			e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 			if err == nil {
 				_, err = e.Explore(ctx, sched.Options{})
 				e.Close()
@@ -265,12 +267,12 @@ func TestCounterexampleReplays(t *testing.T) {
 	b := redistest.Real(t)
 	ctx := context.Background()
 	tg, _ := targets.Recipe("1", false)
-	e, err := sched.New(ctx, b.Client, tg, lean())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, lean())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	res, err := e.Explore(ctx, sched.Options{Stop: []string{sched.MutualExclusion}})
+	res, err := e.Explore(ctx, sched.Options{Stop: []string{result.MutualExclusion}})
 	if err != nil || len(res.Violations) == 0 {
 		t.Fatalf("recipe 1: %v, %v", err, res)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -23,16 +24,16 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 			return c.Redis().Set(context.Background(), c.Key("k"), c.Name(), 0).Err()
 		}, nil,
 	)
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.FaultKinds = nil
-	e, err := sched.New(context.Background(), rdb, target, m)
+	e, err := sched.NewExplorer(context.Background(), rdb, target, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	starts := []sched.Action{
-		{Kind: sched.Start, Client: "A"},
-		{Kind: sched.Start, Client: "B"},
+	starts := []action.Action{
+		{Kind: action.Start, Client: "A"},
+		{Kind: action.Start, Client: "B"},
 	}
 	steps, _, err := e.Replay(context.Background(), starts)
 	if err != nil {
@@ -40,7 +41,7 @@ func TestBackgroundContextIsHeld(t *testing.T) {
 	}
 	var ran []string
 	for _, s := range steps {
-		if s.Action.Kind == sched.Run {
+		if s.Action.Kind == action.Run {
 			ran = append(ran, s.Action.Client+": "+s.Action.Command)
 		}
 	}
@@ -73,9 +74,9 @@ func TestGoStatementIsAdopted(t *testing.T) {
 			return <-done
 		}, nil,
 	)
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.FaultKinds = nil
-	res, err := sched.Check(context.Background(), rdb, target,
+	res, err := sched.CheckTarget(context.Background(), rdb, target,
 		sched.Options{Model: &m, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +115,9 @@ func TestOutsideWorkerIsRefused(t *testing.T) {
 			return <-done
 		}, nil,
 	)
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.FaultKinds = nil
-	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m})
+	_, err := sched.CheckTarget(context.Background(), rdb, target, sched.Options{Model: &m})
 	if !errors.Is(err, sched.ErrOutside) {
 		t.Fatalf("err = %v, want ErrOutside", err)
 	}
@@ -152,9 +153,9 @@ func TestWallClockWait(t *testing.T) {
 			return nil
 		}, nil,
 	)
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.FaultKinds = nil
-	_, err := sched.Check(
+	_, err := sched.CheckTarget(
 		context.Background(), rdb, target, sched.Options{Model: &m, Workers: 1},
 	)
 	if !errors.Is(err, sched.ErrWallClock) {
@@ -192,7 +193,7 @@ func TestModes(t *testing.T) {
 	rdb, stop := redistest.Embedded()
 	defer stop()
 	target := sched.Code("idle", 0, nil, func(context.Context, *sched.Client) error { return nil }, nil)
-	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Mode: "dfs"})
+	_, err := sched.CheckTarget(context.Background(), rdb, target, sched.Options{Mode: "dfs"})
 	if !errors.Is(err, sched.ErrMode) {
 		t.Errorf("a search in mode dfs: err = %v, want ErrMode", err)
 	}

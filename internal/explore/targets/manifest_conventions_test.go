@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -52,7 +54,7 @@ var conventions = []struct {
 			"del.lua": `if redis.call('GET', ` +
 				`KEYS[1]) ~= ARGV[1] then return 0 end return redis.call('DEL', KEYS[1])`,
 		},
-		broken: sched.MutualExclusion,
+		broken: result.MutualExclusion,
 	},
 	{
 		name: "reentrant by client, nil on success, a channel key, renewed by a watchdog",
@@ -148,7 +150,7 @@ return #KEYS`,
 				`KEYS[1], ARGV[2]) end
 return redis.status_reply('OK')`,
 		},
-		broken: sched.Ownership,
+		broken: result.Ownership,
 	},
 	{
 		name: "a plain DEL release, with three clients",
@@ -156,7 +158,7 @@ return redis.status_reply('OK')`,
 			"acquire": {"steps": [{"cmd": ["SET", "${lock}", "${token}", "NX", "PX", ` +
 			`"${ttl}"]}], "ok": ["OK"]},
 			"release": {"steps": [{"cmd": ["DEL", "${lock}"]}], "ok": [1]}}}`,
-		broken: sched.MutualExclusion,
+		broken: result.MutualExclusion,
 	},
 }
 
@@ -169,11 +171,11 @@ func TestManifestConventions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
-			m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+			m := action.DefaultModel()
+			m.FaultKinds = []action.Fault{action.FaultPauseLong}
 			if race.Enabled && tc.broken == "" {
 				// the full run without -race has the pause
-				m.FaultKinds = []sched.Fault{sched.FaultCrash}
+				m.FaultKinds = []action.Fault{action.FaultCrash}
 			}
 			if tc.renew > 0 {
 				// The watchdog's goroutine multiplies the orders: no
@@ -183,9 +185,9 @@ func TestManifestConventions(t *testing.T) {
 			o := sched.Options{Workers: 2}
 			if tc.broken != "" {
 				o = sched.Options{Stop: []string{tc.broken}}
-				if tc.broken == sched.MutualExclusion {
+				if tc.broken == result.MutualExclusion {
 					m.Clients = 3
-					m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+					m.FaultKinds = []action.Fault{action.FaultPauseLong}
 				}
 			}
 			res, broken := search(t, b.Client, tg, m, o)

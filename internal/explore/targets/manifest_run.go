@@ -13,7 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/locking"
@@ -123,7 +125,7 @@ func (r *recipe) target() *sched.Target {
 					c:     c,
 					key:   sched.LockKey(c.Prefix()),
 					ttl:   c.Model().TTL,
-					owner: sched.OwnerName(c.Name()),
+					owner: result.OwnerName(c.Name()),
 				}
 			},
 			Keys:      sched.SingleLockKey,
@@ -826,7 +828,7 @@ var workloadKeys = []string{sched.CounterKey, sched.ReadWriteKeyX, sched.ReadWri
 // renamings, which the search takes as one, get the same).
 func (r *recipe) liveness(
 	ctx context.Context, e *sched.Explorer, snap sched.Snapshot,
-) ([]sched.Violation, error) {
+) ([]result.Violation, error) {
 	var waiters []sched.ClientSnapshot
 	heldByLive := false
 	crashed := map[string]bool{}
@@ -870,10 +872,10 @@ func (r *recipe) liveness(
 	for _, k := range stuck {
 		why = append(why, r.blame(e, k, log, crashed))
 	}
-	return []sched.Violation{{Property: sched.Liveness, Message: fmt.Sprintf(
+	return []result.Violation{{Property: result.Liveness, Message: fmt.Sprintf(
 		"%s; nobody alive holds the lock, and %s gave up: with every lease run out (the "+
 			"clients' clock at %s), its %s is still refused (it would wait forever)",
-		strings.Join(why, "; "), waiter.Name, sched.FormatMS(at.Milliseconds()), o.name,
+		strings.Join(why, "; "), waiter.Name, action.FormatMS(at.Milliseconds()), o.name,
 	)}}, nil
 }
 
@@ -903,7 +905,7 @@ func (r *recipe) probe(
 			rdb:   e.Probe, // the recipe's code: as the clients' user
 			key:   sched.LockKey(e.KeyPrefix),
 			ttl:   m.LeaseOf(c.Index),
-			owner: sched.OwnerName(c.Name),
+			owner: result.OwnerName(c.Name),
 		}
 		on := probeClient{s: snap, c: c, ns: e.KeyPrefix}
 		o := r.acquireOp(c.Write)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -194,7 +196,7 @@ func TestManifestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, sched.Ownership) {
+	if tg.Name != "my lock" || tg.Clients != 2 || !slices.Contains(tg.Checks, result.Ownership) {
 		t.Errorf("target %q, %d clients, checks %v", tg.Name, tg.Clients, tg.Checks)
 	}
 	b := redistest.Real(t)
@@ -218,7 +220,7 @@ func TestManifestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sched.New(ctx, b.Client, tg, sched.DefaultModel()); !errors.Is(
+	if _, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel()); !errors.Is(
 		err,
 		targets.ErrManifest,
 	) ||
@@ -240,17 +242,17 @@ var recipeCases = []struct {
 	property string
 	clients  int
 	ttls     []time.Duration
-	faults   []sched.Fault
+	faults   []action.Fault
 }{
-	{"check-then-delete", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
-	{"check-then-delete", sched.MutualExclusion, 3, nil, []sched.Fault{sched.FaultPauseLong}},
-	{"setnx-then-expire", sched.Liveness, 2, nil, []sched.Fault{sched.FaultCrash}},
-	{"reentrant-release", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
-	{"rw-leases", sched.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
-		[]sched.Fault{sched.FaultPauseShort}},
-	{"unlock-reports", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
-	{"rw-counter", sched.Liveness, 2, nil, []sched.Fault{sched.FaultCrash}},
-	{"holder-id", sched.Ownership, 2, nil, []sched.Fault{sched.FaultPauseLong}},
+	{"check-then-delete", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"check-then-delete", result.MutualExclusion, 3, nil, []action.Fault{action.FaultPauseLong}},
+	{"setnx-then-expire", result.Liveness, 2, nil, []action.Fault{action.FaultCrash}},
+	{"reentrant-release", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"rw-leases", result.MutualExclusion, 3, []time.Duration{10 * time.Second, 3 * time.Second},
+		[]action.Fault{action.FaultPauseShort}},
+	{"unlock-reports", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
+	{"rw-counter", result.Liveness, 2, nil, []action.Fault{action.FaultCrash}},
+	{"holder-id", result.Ownership, 2, nil, []action.Fault{action.FaultPauseLong}},
 }
 
 // TestRecipeExamplesBroken: each broken example breaks its property, with
@@ -264,13 +266,13 @@ func TestRecipeExamplesBroken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients, m.TTLs, m.FaultKinds = tc.clients, tc.ttls, tc.faults
 			if len(tc.ttls) > 0 {
 				m.TTL = slices.Max(tc.ttls)
 				m.Ticks = 1 // the bounds of TestRecipeLeasesAlike
 			}
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,7 +283,7 @@ func TestRecipeExamplesBroken(t *testing.T) {
 			}
 			i := slices.IndexFunc(
 				res.Violations,
-				func(f sched.Counterexample) bool { return f.Property == tc.property },
+				func(f result.Counterexample) bool { return f.Property == tc.property },
 			)
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
@@ -311,17 +313,17 @@ func TestRecipeExamplesMessages(t *testing.T) {
 	for _, tc := range []struct {
 		class, property string
 		clients         int
-		faults          []sched.Fault
+		faults          []action.Fault
 		want            []string
 	}{
-		{"setnx-then-expire", sched.Liveness, 2, []sched.Fault{sched.FaultCrash},
+		{"setnx-then-expire", result.Liveness, 2, []action.Fault{action.FaultCrash},
 			[]string{"lock:L has no expiry: A's ops.acquire.steps[0] (SETNX)", "and A " +
 				"crashed", "B gave up"}},
-		{"rw-counter", sched.Liveness, 2, []sched.Fault{sched.FaultCrash},
+		{"rw-counter", result.Liveness, 2, []action.Fault{action.FaultCrash},
 			[]string{"lock:L:readers has no expiry: A's ops.read_acquire " +
 				"(read-acquire.lua)", "and A crashed",
 				"its write_acquire is still refused"}},
-		{"unlock-reports", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong},
+		{"unlock-reports", result.Ownership, 2, []action.Fault{action.FaultPauseLong},
 			[]string{`ops.release (release.lua) answered "OK", a success`, "lease had run out " +
 				"(lock:L expired)"}},
 	} {
@@ -330,13 +332,13 @@ func TestRecipeExamplesMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients, m.FaultKinds = tc.clients, tc.faults
 			_, broken := search(t, b.Client, tg, m, sched.Options{NoShrink: true})
 			if !slices.Contains(broken, tc.property) {
 				t.Fatalf("broken %v, want %s", broken, tc.property)
 			}
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +356,7 @@ func TestRecipeExamplesMessages(t *testing.T) {
 						t.Errorf("message %q lacks %q", f.Message, w)
 					}
 				}
-				if tc.property == sched.Liveness && strings.Count(f.Message, "crashed") != 1 {
+				if tc.property == result.Liveness && strings.Count(f.Message, "crashed") != 1 {
 					t.Errorf("message %q: one crash, that of the key's writer", f.Message)
 				}
 			}
@@ -382,19 +384,19 @@ func TestRecipeExamplesFixed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := sched.DefaultModel()
+				m := action.DefaultModel()
 				m.Clients = clients
-				m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
+				m.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
 				if class == "rw-leases" {
 					m.TTLs = []time.Duration{10 * time.Second, 3 * time.Second}
-					m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
+					m.FaultKinds = []action.Fault{action.FaultPauseShort}
 				}
 				if clients == 3 || race.Enabled {
 					// Seconds, not minutes: a crash only. The runs with
 					// every fault are in results/explore/recipes.md (and
 					// the pause past the lease, with two clients, in the
 					// full run without -race).
-					m.FaultKinds = []sched.Fault{sched.FaultCrash}
+					m.FaultKinds = []action.Fault{action.FaultCrash}
 				}
 				res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
 				// holder-id names keys after its tokens and release
@@ -421,12 +423,12 @@ func TestRecipeLeasesAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients = 3
 	if race.Enabled {
 		m.Clients = 2 // three in the full run without -race
 	}
-	m.FaultKinds = []sched.Fault{sched.FaultPauseShort}
+	m.FaultKinds = []action.Fault{action.FaultPauseShort}
 	m.Ticks = 1 // enough for the different leases to break it (TestRecipeExamplesBroken)
 	res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
 	if len(broken) > 0 || !res.Exhaustive {

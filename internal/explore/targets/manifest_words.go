@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -475,5 +475,5 @@ func leaseEnd(d time.Duration) string {
 	if d < 0 {
 		return "never"
 	}
-	return sched.FormatMS(d.Milliseconds())
+	return action.FormatMS(d.Milliseconds())
 }

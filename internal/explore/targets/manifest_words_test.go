@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -105,13 +107,13 @@ var wordCases = []struct {
 	class    string
 	property string
 	clients  int
-	faults   []sched.Fault
+	faults   []action.Fault
 }{
-	{"refusal-by-error", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
-	{"lease-arithmetic", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
+	{"refusal-by-error", result.Ownership, 2, []action.Fault{action.FaultPauseLong}},
+	{"lease-arithmetic", result.Ownership, 2, []action.Fault{action.FaultPauseLong}},
 	// a client that stops waiting stays ahead of the one that queued after it
-	{"give-up", sched.Liveness, 3, []sched.Fault{sched.FaultPauseShort}},
-	{"unheld-release", sched.Ownership, 2, []sched.Fault{sched.FaultPauseLong}},
+	{"give-up", result.Liveness, 3, []action.Fault{action.FaultPauseShort}},
+	{"unheld-release", result.Ownership, 2, []action.Fault{action.FaultPauseLong}},
 }
 
 // TestManifestWordsBroken: each broken recipe of a word breaks its
@@ -125,9 +127,9 @@ func TestManifestWordsBroken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients, m.FaultKinds = tc.clients, tc.faults
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +140,7 @@ func TestManifestWordsBroken(t *testing.T) {
 			}
 			i := slices.IndexFunc(
 				res.Violations,
-				func(f sched.Counterexample) bool { return f.Property == tc.property },
+				func(f result.Counterexample) bool { return f.Property == tc.property },
 			)
 			if i < 0 {
 				t.Fatalf("%s not found (found %v)", tc.property, res.Violations)
@@ -226,7 +228,7 @@ func TestManifestWordsMatter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, lean())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, lean())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +244,8 @@ func TestManifestWordsMatter(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, broken := search(t, b.Client, tg, lean(), sched.Options{
-		Stop: []string{sched.Ownership},
-	}); !slices.Contains(broken, sched.Ownership) {
+		Stop: []string{result.Ownership},
+	}); !slices.Contains(broken, result.Ownership) {
 		t.Errorf("the latch's DEL as the release's reply: broken %v; want ownership", broken)
 	}
 }
@@ -272,11 +274,11 @@ return 1`})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.FaultKinds = nil
-			res, _ := search(t, b.Client, tg, m, sched.Options{Stop: []string{sched.Ownership}})
-			i := slices.IndexFunc(res.Violations, func(f sched.Counterexample) bool {
-				return f.Property == sched.Ownership
+			res, _ := search(t, b.Client, tg, m, sched.Options{Stop: []string{result.Ownership}})
+			i := slices.IndexFunc(res.Violations, func(f result.Counterexample) bool {
+				return f.Property == result.Ownership
 			})
 			if i < 0 || !strings.Contains(res.Violations[i].Message, tc.want) {
 				t.Errorf("violations %v; want ownership: %q", res.Violations, tc.want)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/lockmarket/lockmarket/market"
@@ -43,14 +44,14 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 	}
 	name := "strategy " + string(s)
 	about := "the market's List and Purchase under " + string(s)
-	property := sched.Resource
+	property := result.Resource
 	if fencing {
 		name += " fenced"
 		about += ", with market.WithFencing"
 	}
 	t := &sched.Target{Name: name,
 		About:    about + " (A and B buy the same listing; C lists another item)",
-		Property: property, Clients: 3, Checks: []string{sched.Resource},
+		Property: property, Clients: 3, Checks: []string{result.Resource},
 		Workload: sched.Workload{
 			Run: func(ctx context.Context, c *sched.Client) error {
 				return tradeInMarket(ctx, c, s, fencing)
@@ -64,7 +65,7 @@ func Strategy(s market.Strategy, fencing bool) (*sched.Target, error) {
 	if s == market.Coarse || s == market.Fine {
 		// The lock is taken inside Purchase and List: who holds it is read
 		// from their commands on its key.
-		t.Checks = []string{sched.MutualExclusion, sched.Resource}
+		t.Checks = []string{result.MutualExclusion, result.Resource}
 		t.Traits.InferHolds = true
 	}
 	return t, nil
@@ -151,8 +152,8 @@ func tradeInMarket(ctx context.Context, c *sched.Client, s market.Strategy, fenc
 // the sword bought by both buyers, and what the market's audit found.
 func marketViolations(
 	ctx context.Context, e *sched.Explorer, snap sched.Snapshot,
-) ([]sched.Violation, error) {
-	var out []sched.Violation
+) ([]result.Violation, error) {
+	var out []result.Violation
 	var bought []string
 	for _, c := range snap.Clients {
 		if c.Index < 2 && c.Completed > 0 {
@@ -160,7 +161,7 @@ func marketViolations(
 		}
 	}
 	if len(bought) > 1 {
-		out = append(out, sched.Violation{Property: sched.Resource, Message: fmt.Sprintf(
+		out = append(out, result.Violation{Property: result.Resource, Message: fmt.Sprintf(
 			"the %s was sold twice: %s both bought it", marketSword, strings.Join(bought, " and "),
 		)})
 	}
@@ -175,8 +176,8 @@ func marketViolations(
 	if rep.Total() > 0 && len(out) == 0 {
 		out = append(
 			out,
-			sched.Violation{
-				Property: sched.Resource,
+			result.Violation{
+				Property: result.Resource,
 				Message:  "audit: " + e.Target().Short(strings.Join(rep.Details, "; ")),
 			},
 		)

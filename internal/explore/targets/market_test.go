@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -17,8 +19,8 @@ import (
 // invariants.
 func TestStrategyTargets(t *testing.T) {
 	b := redistest.Real(t)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	// Two buyers on one listing (the seller's third client left out) and
 	// one advance of the clock, the pause's end: enough to break the fine
 	// lock, and a test of seconds.
@@ -40,13 +42,13 @@ func TestStrategyTargets(t *testing.T) {
 		}
 		t.Run(tg.Name, func(t *testing.T) {
 			res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
-			if tc.s != market.Lua && !slices.Contains(res.Checked, sched.MutualExclusion) {
+			if tc.s != market.Lua && !slices.Contains(res.Checked, result.MutualExclusion) {
 				t.Errorf("checked %v: the fine lock's mutual exclusion is not checked", res.Checked)
 			}
 			if tc.broken {
 				// Every schedule searched: the lock keeps mutual exclusion,
 				// the resource breaks all the same (no fencing).
-				if !slices.Equal(broken, []string{sched.Resource}) || !res.Exhaustive {
+				if !slices.Equal(broken, []string{result.Resource}) || !res.Exhaustive {
 					t.Fatalf(
 						"broken %v (exhaustive %v), want resource alone", broken, res.Exhaustive,
 					)
@@ -76,8 +78,8 @@ func TestStrategyUnknown(t *testing.T) {
 // verdict, with the fine lock unfenced (broken) and fenced (kept).
 func TestMarketSetUpOnce(t *testing.T) {
 	b := redistest.Real(t)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultPauseLong}
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultPauseLong}
 	m.Clients = 2
 	m.Ticks = 1
 	for _, fencing := range []bool{false, true} {

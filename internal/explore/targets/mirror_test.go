@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -21,7 +22,7 @@ func TestMarketBuyersMirror(t *testing.T) {
 	ctx := context.Background()
 	swap := strings.NewReplacer("users:A", "users:B", "users:B", "users:A",
 		"inventory:A", "inventory:B", "inventory:B", "inventory:A")
-	mirror := func(a sched.Action) sched.Action {
+	mirror := func(a action.Action) action.Action {
 		switch a.Client {
 		case "A":
 			a.Client = "B"
@@ -46,18 +47,18 @@ func TestMarketBuyersMirror(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+		e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer e.Close()
-		sys := search.System[sched.Choice, sched.Action](sched.System{Explorer: e})
+		sys := search.System[sched.Choice, action.Action](sched.System{Explorer: e})
 		rng := mrand.New(mrand.NewPCG(1, 2))
 		random := func(d search.Decision[sched.Choice]) (int, bool) {
 			return rng.IntN(len(d.Enabled)), true
 		}
 		first := func(search.Decision[sched.Choice]) (int, bool) { return 0, true }
-		canonical := func(r *search.Run[sched.Action]) search.Fingerprint {
+		canonical := func(r *search.Run[action.Action]) search.Fingerprint {
 			fp, _, ok := r.Data.(*sched.Schedule).Canonical()
 			if !ok {
 				t.Fatalf("%s: no state", tg.Name)
@@ -72,7 +73,7 @@ func TestMarketBuyersMirror(t *testing.T) {
 			if i == 0 {
 				continue // the server learns the scripts
 			}
-			var plan []sched.Action
+			var plan []action.Action
 			for _, a := range r.Path {
 				plan = append(plan, mirror(a))
 			}

@@ -6,23 +6,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 )
 
 func TestParseBounds(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    sched.Model // the bounds set on DefaultModel
-		wantErr string      // "" for none, "form" for ErrBoundForm
+		want    action.Model // the bounds set on DefaultModel
+		wantErr string       // "" for none, "form" for ErrBoundForm
 	}{
-		{in: "", want: sched.DefaultModel()},
-		{in: "iterations=2, ticks=5,steps=20", want: func() sched.Model {
-			m := sched.DefaultModel()
+		{in: "", want: action.DefaultModel()},
+		{in: "iterations=2, ticks=5,steps=20", want: func() action.Model {
+			m := action.DefaultModel()
 			m.Iterations, m.Ticks, m.Steps = 2, 5, 20
 			return m
 		}()},
-		{in: "attempts=3,faults=0", want: func() sched.Model {
-			m := sched.DefaultModel()
+		{in: "attempts=3,faults=0", want: func() action.Model {
+			m := action.DefaultModel()
 			m.Attempts, m.Faults = 3, 0
 			return m
 		}()},
@@ -34,11 +35,11 @@ func TestParseBounds(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		m := sched.DefaultModel()
-		err := sched.ParseBounds(tc.in, &m)
+		m := action.DefaultModel()
+		err := action.ParseBounds(tc.in, &m)
 		switch {
 		case tc.wantErr == "form":
-			if !errors.Is(err, sched.ErrBoundForm) {
+			if !errors.Is(err, action.ErrBoundForm) {
 				t.Errorf("ParseBounds(%q) = %v, want ErrBoundForm", tc.in, err)
 			}
 		case tc.wantErr != "":
@@ -56,13 +57,13 @@ func TestParseBounds(t *testing.T) {
 }
 
 func TestParseLeases(t *testing.T) {
-	got, err := sched.ParseLeases("10s, 3s,1m")
+	got, err := action.ParseLeases("10s, 3s,1m")
 	if want := []time.Duration{10 * time.Second, 3 * time.Second, time.Minute}; err != nil ||
 		!slices.Equal(got, want) {
 		t.Errorf("ParseLeases = %v, %v, want %v", got, err, want)
 	}
 	for _, in := range []string{"", "10s,", "ten"} {
-		if got, err := sched.ParseLeases(in); err == nil {
+		if got, err := action.ParseLeases(in); err == nil {
 			t.Errorf("ParseLeases(%q) = %v, want an error", in, got)
 		}
 	}
@@ -75,15 +76,15 @@ func TestParseProperties(t *testing.T) {
 		bad  bool
 	}{
 		{in: "", want: nil},
-		{in: "all", want: sched.Properties()},
+		{in: "all", want: result.Properties()},
 		{
 			in:   "liveness, mutual_exclusion",
-			want: []string{sched.Liveness, sched.MutualExclusion},
+			want: []string{result.Liveness, result.MutualExclusion},
 		},
 		{in: "safety", bad: true},
 	}
 	for _, tc := range tests {
-		got, err := sched.ParseProperties(tc.in)
+		got, err := result.ParseProperties(tc.in)
 		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
 			t.Errorf(
 				"ParseProperties(%q) = %v, %v, want %v (error: %v)", tc.in, got, err, tc.want,
@@ -96,16 +97,16 @@ func TestParseProperties(t *testing.T) {
 // TestParsePropertiesAllIsACopy: the list "all" gives is the caller's,
 // so changing it leaves explore.Properties() as it was.
 func TestParsePropertiesAllIsACopy(t *testing.T) {
-	want := slices.Clone(sched.Properties())
-	got, err := sched.ParseProperties("all")
+	want := slices.Clone(result.Properties())
+	got, err := result.ParseProperties("all")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got[0] = "changed"
-	if !slices.Equal(sched.Properties(), want) {
+	if !slices.Equal(result.Properties(), want) {
 		t.Errorf(
 			"explore.Properties() is %v after changing ParseProperties' answer, want %v",
-			sched.Properties(), want,
+			result.Properties(), want,
 		)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -24,67 +26,68 @@ var publishedCases = []struct {
 	dir     string
 	want    string // the property found, or "" for a clean, exhaustive search
 	clients int
-	faults  []sched.Fault
+	faults  []action.Fault
 	ttls    []time.Duration
 	checks  []string // nil: the target's
 	// random: a clean case searched by this many random schedules (seed 1),
 	// not exhaustively
 	random int
 }{
-	{dir: "redsync", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "redislock-bsm", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "node-redlock", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "python-redis-lock", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "redis-py", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "pottery", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "laravel", clients: 2, faults: []sched.Fault{sched.FaultCrash}},
-	{dir: "symfony", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "spring-registry-6", clients: 2, faults: []sched.Fault{sched.FaultPauseLong}},
-	{dir: "redisson-lock", clients: 2, faults: []sched.Fault{sched.FaultPauseShort}},
+	{dir: "redsync", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "redislock-bsm", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "node-redlock", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "python-redis-lock", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "redis-py", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "pottery", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "laravel", clients: 2, faults: []action.Fault{action.FaultCrash}},
+	{dir: "symfony", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "spring-registry-6", clients: 2, faults: []action.Fault{action.FaultPauseLong}},
+	{dir: "redisson-lock", clients: 2, faults: []action.Fault{action.FaultPauseShort}},
 	// Its exhaustive search takes minutes: 200 random schedules here (they
 	// find the bug of redisson-rwlock-2019), the exhaustive run in the README.
-	{dir: "redisson-rwlock", clients: 3, faults: []sched.Fault{sched.FaultPauseShort},
+	{dir: "redisson-rwlock", clients: 3, faults: []action.Fault{action.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
-		}, checks: []string{sched.MutualExclusion}, random: 200},
+		}, checks: []string{result.MutualExclusion}, random: 200},
 
 	{
 		dir:     "redisson-lock-2016",
-		want:    sched.Ownership,
+		want:    result.Ownership,
 		clients: 2,
-		faults:  []sched.Fault{sched.FaultPauseLong},
+		faults:  []action.Fault{action.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock",
-		want:    sched.Ownership,
+		want:    result.Ownership,
 		clients: 2,
-		faults:  []sched.Fault{sched.FaultPauseLong},
+		faults:  []action.Fault{action.FaultPauseLong},
 	},
 	{
 		dir:     "redisson-rwlock-2019",
-		want:    sched.MutualExclusion,
+		want:    result.MutualExclusion,
 		clients: 3,
-		faults:  []sched.Fault{sched.FaultPauseShort},
+		faults:  []action.Fault{action.FaultPauseShort},
 		ttls: []time.Duration{
 			10 * time.Second,
 			3 * time.Second,
 		},
-		checks: []string{sched.MutualExclusion},
+		checks: []string{result.MutualExclusion},
 	},
-	{dir: "laravel-5.5", want: sched.Liveness, clients: 2, faults: []sched.Fault{sched.FaultCrash}},
+	{dir: "laravel-5.5", want: result.Liveness, clients: 2,
+		faults: []action.Fault{action.FaultCrash}},
 	{
 		dir:     "laravel-5.5",
-		want:    sched.MutualExclusion,
+		want:    result.MutualExclusion,
 		clients: 3,
-		faults:  []sched.Fault{sched.FaultPauseLong},
-		checks:  []string{sched.MutualExclusion},
+		faults:  []action.Fault{action.FaultPauseLong},
+		checks:  []string{result.MutualExclusion},
 	},
 	{
 		dir:     "spring-registry-5",
-		want:    sched.Ownership,
+		want:    result.Ownership,
 		clients: 2,
-		faults:  []sched.Fault{sched.FaultPauseLong},
+		faults:  []action.Fault{action.FaultPauseLong},
 	},
 }
 
@@ -107,7 +110,7 @@ func TestPublishedRecipes(t *testing.T) {
 			if tc.checks != nil {
 				tg.Checks = tc.checks
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients, m.FaultKinds, m.TTLs = tc.clients, tc.faults, tc.ttls
 			m.Ticks, m.Attempts = 1, 1
 			if len(tc.ttls) > 0 {
@@ -116,9 +119,9 @@ func TestPublishedRecipes(t *testing.T) {
 			if tc.want == "" && race.Enabled {
 				// Under the race detector, a clean lock is searched with a
 				// crash only; the full run without -race has its faults.
-				m.FaultKinds, m.TTLs, m.TTL = []sched.Fault{
-					sched.FaultCrash,
-				}, nil, sched.DefaultModel().TTL
+				m.FaultKinds, m.TTLs, m.TTL = []action.Fault{
+					action.FaultCrash,
+				}, nil, action.DefaultModel().TTL
 				tc.random = min(tc.random, 20)
 			}
 			if tc.want == "" && tc.random > 0 {
@@ -175,9 +178,9 @@ return 0`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultCrash}, 1, 1
-	e, err := sched.New(ctx, b.Client, tg, m)
+	m := action.DefaultModel()
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []action.Fault{action.FaultCrash}, 1, 1
+	e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +205,7 @@ return 0`})
 	if tg, err = targets.LoadRecipe(bad); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sched.New(ctx, b.Client, tg, m); !errors.Is(err, targets.ErrManifest) ||
+	if _, err := sched.NewExplorer(ctx, b.Client, tg, m); !errors.Is(err, targets.ErrManifest) ||
 		!strings.HasPrefix(
 			err.Error(),
 			"recipe.json: ops.release.steps[0].script: del.lua does not load",
@@ -232,13 +235,13 @@ func TestPublishedKeyInside(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
-			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultPauseLong}, 1, 1
+			m := action.DefaultModel()
+			m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []action.Fault{action.FaultPauseLong}, 1, 1
 			_, broken := search(
 				t, b.Client, tg, m,
-				sched.Options{Stop: []string{sched.Ownership}, NoShrink: true},
+				sched.Options{Stop: []string{result.Ownership}, NoShrink: true},
 			)
-			if !slices.Contains(broken, sched.Ownership) {
+			if !slices.Contains(broken, result.Ownership) {
 				t.Errorf(
 					"broken %v; want ownership (the check-then-delete of a lease that ran out)",
 					broken,

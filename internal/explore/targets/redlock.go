@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/locking"
 	"github.com/redis/go-redis/v9"
@@ -25,8 +26,8 @@ const DefaultNodes = 3
 // the virtual clock.
 //
 // Without node faults it keeps mutual exclusion. With
-// sched.FaultNodeRestart (a node without persistence restarts empty) or
-// sched.FaultClockJump (a node's clock jumps forward, so a lease on it
+// action.FaultNodeRestart (a node without persistence restarts empty) or
+// action.FaultClockJump (a node's clock jumps forward, so a lease on it
 // runs out early), two clients can each hold a majority: Kleppmann's
 // arguments against Redlock.
 func Redlock(nodes int) (*sched.Target, error) {
@@ -43,7 +44,7 @@ func Redlock(nodes int) (*sched.Target, error) {
 			"fencing"
 	}
 	return &sched.Target{Name: "redlock", About: about,
-		Property: sched.MutualExclusion, Clients: 2, Checks: lockChecks,
+		Property: result.MutualExclusion, Clients: 2, Checks: lockChecks,
 		Lock: &sched.Lock{New: newRedlock, Keys: sched.SingleLockKey, Nodes: nodes}}, nil
 }
 

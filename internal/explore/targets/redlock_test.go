@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -17,8 +19,8 @@ import (
 // lock per client and no advance of the clock (one makes the search ten
 // times longer and finds nothing more), with faults of the given kinds,
 // one per schedule.
-func redlockModel(faults ...sched.Fault) sched.Model {
-	m := sched.DefaultModel()
+func redlockModel(faults ...action.Fault) action.Model {
+	m := action.DefaultModel()
 	m.Attempts, m.Ticks = 1, 0
 	m.FaultKinds = faults
 	if len(faults) == 0 {
@@ -56,23 +58,26 @@ func TestRedlockNodeFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		nodes  int
-		faults []sched.Fault
+		faults []action.Fault
 		jump   time.Duration
 		kind   string // the fault the counterexample must hold
 		say    string // what its timeline says of the fault
 	}{
-		{"restart", 3, []sched.Fault{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
+		{"restart", 3, []action.Fault{action.FaultNodeRestart}, 0, action.Restart,
+			"restarts empty"},
 		{"restart of one of " +
-			"five", 5, []sched.Fault{sched.FaultNodeRestart}, 0, sched.Restart, "restarts empty"},
-		{"clock jump", 3, []sched.Fault{sched.FaultClockJump}, 0, sched.Jump, "clock jumps 10s " +
-			"forward"},
+			"five", 5, []action.Fault{action.FaultNodeRestart}, 0, action.Restart,
+			"restarts empty"},
+		{"clock jump", 3, []action.Fault{action.FaultClockJump}, 0, action.Jump,
+			"clock jumps 10s forward"},
 		// A jump of less than a lease breaks it once time passes: here a
 		// pause of half a lease, whose end advances the clock, and the
 		// lease on the jumped node runs out at that tick (ticks shorten
 		// the leases on every node).
 		{"short clock jump and a " +
-			"pause", 3, []sched.Fault{sched.FaultClockJump, sched.FaultPauseShort}, 6 * time.Second,
-			sched.Jump, "clock jumps 6s forward"},
+			"pause", 3, []action.Fault{action.FaultClockJump, action.FaultPauseShort},
+			6 * time.Second,
+			action.Jump, "clock jumps 6s forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg, err := targets.Redlock(tc.nodes)
@@ -83,26 +88,26 @@ func TestRedlockNodeFaults(t *testing.T) {
 			m.Faults = len(tc.faults)
 			m.Ticks = len(tc.faults) - 1
 			m.Jump = tc.jump
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			res, err := e.Explore(ctx, sched.Options{Stop: []string{sched.MutualExclusion}})
+			res, err := e.Explore(ctx, sched.Options{Stop: []string{result.MutualExclusion}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Violations) != 1 || res.Violations[0].Property != sched.MutualExclusion {
+			if len(res.Violations) != 1 || res.Violations[0].Property != result.MutualExclusion {
 				t.Fatalf("violations %+v, want mutual_exclusion", res.Violations)
 			}
 			f := res.Violations[0]
 			t.Logf("%d schedules; %s (%d steps)", res.Schedules, f.Message, len(f.Steps))
 			for _, s := range f.Steps {
-				t.Logf("  %-8s %-2s %s", sched.FormatMS(s.ClockMS), s.Action.Client, s.Text)
+				t.Logf("  %-8s %-2s %s", action.FormatMS(s.ClockMS), s.Action.Client, s.Text)
 			}
 			if !slices.ContainsFunc(
 				f.Actions,
-				func(a sched.Action) bool { return a.Kind == tc.kind },
+				func(a action.Action) bool { return a.Kind == tc.kind },
 			) {
 				t.Errorf("the counterexample has no %s", tc.kind)
 			}
@@ -116,7 +121,7 @@ func TestRedlockNodeFaults(t *testing.T) {
 			// The fault in the node's lane, a holder's lease lost, the
 			// finding.
 			found := timeline.Pattern{
-				Client: timeline.Checker, Kind: timeline.Finding, Detail: sched.MutualExclusion,
+				Client: timeline.Checker, Kind: timeline.Finding, Detail: result.MutualExclusion,
 			}
 			if i := rep.Timeline.Follow(timeline.Pattern{Kind: timeline.Result, Detail: tc.say},
 				timeline.Pattern{Kind: timeline.LeaseExpired}, found); i >= 0 {
@@ -136,24 +141,24 @@ func TestRedlockNodeFaults(t *testing.T) {
 func TestNodeFaultsNeedNodes(t *testing.T) {
 	b := redistest.Mini(t)
 	tg, _ := targets.Recipe("1", true)
-	m := sched.DefaultModel()
-	m.FaultKinds = []sched.Fault{sched.FaultNodeRestart}
-	if e, err := sched.New(context.Background(), b.Client, tg, m); err == nil {
+	m := action.DefaultModel()
+	m.FaultKinds = []action.Fault{action.FaultNodeRestart}
+	if e, err := sched.NewExplorer(context.Background(), b.Client, tg, m); err == nil {
 		e.Close()
 		t.Error("node-restart on recipe 1 fixed: no error")
 	}
 	if _, err := targets.Redlock(0); err == nil {
 		t.Error("Redlock(0): no error")
 	}
-	fs, err := sched.ParseFaults("node-restart,clock-jump,crash")
+	fs, err := action.ParseFaults("node-restart,clock-jump,crash")
 	if err != nil ||
 		!slices.Equal(
 			fs,
-			[]sched.Fault{sched.FaultNodeRestart, sched.FaultClockJump, sched.FaultCrash},
+			[]action.Fault{action.FaultNodeRestart, action.FaultClockJump, action.FaultCrash},
 		) {
 		t.Errorf("ParseFaults: %v, %v", fs, err)
 	}
-	if _, err := sched.ParseFaults("node-crash"); err == nil {
+	if _, err := action.ParseFaults("node-crash"); err == nil {
 		t.Error("ParseFaults(node-crash): no error")
 	}
 }

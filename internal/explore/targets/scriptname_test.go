@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -20,21 +21,21 @@ func TestStepsAndTimelineAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Faults, m.FaultKinds = 0, nil
-	e, err := sched.New(ctx, b.Client, target, m)
+	e, err := sched.NewExplorer(ctx, b.Client, target, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	start := []sched.Action{{Kind: sched.Start, Client: "A"}}
+	start := []action.Action{{Kind: action.Start, Client: "A"}}
 	steps, _, err := e.Replay(ctx, start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(
 		steps,
-		func(s sched.Step) bool { return s.Action.Command == "EVAL release lock:L" },
+		func(s action.Step) bool { return s.Action.Command == "EVAL release lock:L" },
 	) {
 		t.Errorf("no step EVAL release lock:L in %v", steps)
 	}

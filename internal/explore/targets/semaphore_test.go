@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -77,8 +79,8 @@ func TestSemaphoreManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tg.Lock.Permits != permits || tg.Clients != permits+1 ||
-			!slices.Contains(tg.Checks, sched.Holders) ||
-			slices.Contains(tg.Checks, sched.MutualExclusion) || !tg.Traits.Alike {
+			!slices.Contains(tg.Checks, result.Holders) ||
+			slices.Contains(tg.Checks, result.MutualExclusion) || !tg.Traits.Alike {
 			t.Errorf("%d permits: target has %d permits, %d clients, checks %v, alike %v",
 				permits, tg.Lock.Permits, tg.Clients, tg.Checks, tg.Traits.Alike)
 		}
@@ -94,25 +96,25 @@ func TestSemaphoreExamples(t *testing.T) {
 	for _, tc := range []struct {
 		dir    string
 		broken string // the property it breaks; "" for none
-		faults []sched.Fault
+		faults []action.Fault
 		nfault int
 		long   bool // in the full run only
 	}{
 		// The limit off by one: a third client holds.
-		{"semaphore/broken", sched.Holders, nil, 0, false},
+		{"semaphore/broken", result.Holders, nil, 0, false},
 		// Every schedule, a crash at most: the full run has every fault.
-		{"semaphore/fixed", "", []sched.Fault{sched.FaultCrash}, 1, false},
-		{"semaphore/fixed", "", sched.DefaultModel().FaultKinds, 1, true},
+		{"semaphore/fixed", "", []action.Fault{action.FaultCrash}, 1, false},
+		{"semaphore/fixed", "", action.DefaultModel().FaultKinds, 1, true},
 		// Two holders crash: with leases on the clients' clock, their
 		// permits come back once the clock passes them.
-		{"client-clock-semaphore/fixed", "", []sched.Fault{sched.FaultCrash}, 2, false},
-		{"client-clock-semaphore/broken", sched.Liveness, []sched.Fault{sched.FaultCrash}, 2, false},
+		{"client-clock-semaphore/fixed", "", []action.Fault{action.FaultCrash}, 2, false},
+		{"client-clock-semaphore/broken", result.Liveness, []action.Fault{action.FaultCrash}, 2, false},
 		// A waiter that gave up stays first in the queue: the client
 		// behind it, not the first to give up, waits forever.
-		{"fair-queue/broken", sched.Liveness, nil, 0, false},
-		{"fair-queue/fixed", "", []sched.Fault{sched.FaultCrash}, 1, false},
+		{"fair-queue/broken", result.Liveness, nil, 0, false},
+		{"fair-queue/fixed", "", []action.Fault{action.FaultCrash}, 1, false},
 	} {
-		t.Run(tc.dir+"/"+sched.JoinFaults(tc.faults, ","), func(t *testing.T) {
+		t.Run(tc.dir+"/"+action.JoinFaults(tc.faults, ","), func(t *testing.T) {
 			if tc.long {
 				redistest.SkipShort(t, redistest.NeedServer)
 				if race.Enabled {
@@ -123,7 +125,7 @@ func TestSemaphoreExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients = 3
 			m.FaultKinds, m.Faults = tc.faults, tc.nfault
 			res, broken := search(t, b.Client, tg, m, sched.Options{Workers: 2})
@@ -139,7 +141,7 @@ func TestSemaphoreExamples(t *testing.T) {
 				return
 			}
 			i := slices.IndexFunc(res.Violations,
-				func(f sched.Counterexample) bool { return f.Property == tc.broken })
+				func(f result.Counterexample) bool { return f.Property == tc.broken })
 			if i < 0 || !res.Violations[i].Reproduced {
 				t.Fatalf("%s not found reproduced (found %v)", tc.broken, broken)
 			}
@@ -175,11 +177,11 @@ return 1`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds = 3, []sched.Fault{sched.FaultPauseLong}
-	res, broken := search(t, b.Client, tg, m, sched.Options{Stop: []string{sched.Ownership}})
+	m := action.DefaultModel()
+	m.Clients, m.FaultKinds = 3, []action.Fault{action.FaultPauseLong}
+	res, broken := search(t, b.Client, tg, m, sched.Options{Stop: []string{result.Ownership}})
 	i := slices.IndexFunc(res.Violations,
-		func(f sched.Counterexample) bool { return f.Property == sched.Ownership })
+		func(f result.Counterexample) bool { return f.Property == result.Ownership })
 	if i < 0 || !res.Violations[i].Reproduced {
 		t.Fatalf("ownership not found reproduced (found %v)", broken)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -36,9 +37,9 @@ func TestStuck(t *testing.T) {
 			return nil
 		}, nil,
 	)
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.FaultKinds = nil
-	_, err := sched.Check(context.Background(), rdb, target, sched.Options{Model: &m,
+	_, err := sched.CheckTarget(context.Background(), rdb, target, sched.Options{Model: &m,
 		StuckAfter: 200 * time.Millisecond})
 	if !errors.Is(err, sched.ErrStuck) {
 		t.Fatalf("err = %v, want ErrStuck", err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/testsupport/race"
@@ -89,14 +90,14 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		strategy market.Strategy
 		fixed    bool
 		clients  int
-		faults   []sched.Fault
+		faults   []action.Fault
 		ticks    int
 	}{
 		{"1", "", false, 2, nil, 1},
-		{"2", "", false, 2, []sched.Fault{sched.FaultCrash}, 1},
-		{"4", "", true, 2, []sched.Fault{sched.FaultCrash}, 1},
-		{"", market.Fine, false, 2, []sched.Fault{sched.FaultPauseLong}, 1},
-		{"", market.Fine, true, 2, []sched.Fault{sched.FaultPauseLong}, 1},
+		{"2", "", false, 2, []action.Fault{action.FaultCrash}, 1},
+		{"4", "", true, 2, []action.Fault{action.FaultCrash}, 1},
+		{"", market.Fine, false, 2, []action.Fault{action.FaultPauseLong}, 1},
+		{"", market.Fine, true, 2, []action.Fault{action.FaultPauseLong}, 1},
 	} {
 		if race.Enabled && tc.recipe == "2" {
 			continue // the full run without -race has it
@@ -108,14 +109,14 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := sched.DefaultModel()
+		m := action.DefaultModel()
 		m.Clients, m.FaultKinds, m.Ticks = tc.clients, tc.faults, tc.ticks
 		if tc.faults == nil {
 			m.Faults = 0
 		}
 		var explorers []*sched.Explorer
 		for range 2 {
-			e, err := sched.New(ctx, b.Client, tg, m)
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,15 +127,15 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		// first EVALSHA of a fresh server, refused, is in its client's
 		// log and the state's fingerprint).
 		firstEnabled := func(search.Decision[sched.Choice]) (int, bool) { return 0, true }
-		sys0 := search.System[sched.Choice, sched.Action](sched.System{Explorer: explorers[0]})
+		sys0 := search.System[sched.Choice, action.Action](sched.System{Explorer: explorers[0]})
 		if _, err := search.Replay(ctx, sys0, nil, firstEnabled); err != nil {
 			t.Fatal(err)
 		}
 		run := func(
-			o search.Options[sched.Action], symmetric bool, workers int,
-		) (map[search.Fingerprint]bool, search.Result[sched.Action]) {
+			o search.Options[action.Action], symmetric bool, workers int,
+		) (map[search.Fingerprint]bool, search.Result[action.Action]) {
 			seen, mu := map[search.Fingerprint]bool{}, &sync.Mutex{}
-			var sys []search.System[sched.Choice, sched.Action]
+			var sys []search.System[sched.Choice, action.Action]
 			for _, e := range explorers[:workers] {
 				e.Symmetric = symmetric
 				sys = append(
@@ -143,7 +144,7 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 						market: tc.strategy != ""},
 				)
 			}
-			o.Less = sched.CompareAction
+			o.Less = action.CompareAction
 			s := search.New(sys, o)
 			if err := s.Exhaustive(ctx, nil); err != nil {
 				t.Fatal(err)
@@ -151,8 +152,8 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 			return seen, s.Result()
 		}
 		name := tg.Name
-		full, fres := run(search.Options[sched.Action]{}, true, 1)
-		got, res := run(search.Options[sched.Action]{Sleep: true, Cache: true}, true, 2)
+		full, fres := run(search.Options[action.Action]{}, true, 1)
+		got, res := run(search.Options[action.Action]{Sleep: true, Cache: true}, true, 2)
 		t.Logf(
 			"%s: %d schedules, %d without reductions; %d final states", name, res.Schedules,
 			fres.Schedules, len(full),
@@ -190,7 +191,7 @@ func TestReducedSearchKeepsFinalStates(t *testing.T) {
 		// Dynamic partial-order reduction with the sleep sets, in place of
 		// the cache: the same final states and properties broken (its
 		// counterexamples may be longer: the explorer shortens them).
-		got, dres := run(search.Options[sched.Action]{Sleep: true, DPOR: true}, true, 2)
+		got, dres := run(search.Options[action.Action]{Sleep: true, DPOR: true}, true, 2)
 		t.Logf("%s, DPOR: %d schedules (+%d cut)", name, dres.Schedules, dres.Pruned)
 		if !dres.Exhaustive || !maps.Equal(full, got) {
 			t.Errorf(

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/flawed"
 	"github.com/lockmarket/lockmarket/locking"
@@ -204,17 +205,17 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 	}
 	switch n {
 	case "1":
-		return flawedTarget("GET, then SET if empty (flawed.GetThenSet)", sched.MutualExclusion,
+		return flawedTarget("GET, then SET if empty (flawed.GetThenSet)", result.MutualExclusion,
 			func(rdb redis.UniversalClient, key string, _ time.Duration) flawed.Lock {
 				return &flawed.GetThenSet{RDB: rdb, Key: key}
 			}, false), nil
 	case "2":
-		return flawedTarget("SETNX, released by DEL, no expiry (flawed.SetNX)", sched.Liveness,
+		return flawedTarget("SETNX, released by DEL, no expiry (flawed.SetNX)", result.Liveness,
 			func(rdb redis.UniversalClient, key string, _ time.Duration) flawed.Lock {
 				return &flawed.SetNX{RDB: rdb, Key: key}
 			}, false), nil
 	case "3":
-		t := flawedTarget("SETNX, then EXPIRE (flawed.SetNXThenExpire)", sched.Liveness,
+		t := flawedTarget("SETNX, then EXPIRE (flawed.SetNXThenExpire)", result.Liveness,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.SetNXThenExpire{RDB: rdb, Key: key, TTL: ttl}
 			}, true)
@@ -222,7 +223,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 	case "4":
 		t := flawedTarget(
 			"SET NX PX, released by a plain DEL (flawed.SetPXThenDel)",
-			sched.MutualExclusion,
+			result.MutualExclusion,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.SetPXThenDel{RDB: rdb, Key: key, TTL: ttl}
 			},
@@ -233,7 +234,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 	case "5":
 		t := flawedTarget(
 			"SET NX PX, released by GET, compare, DEL (flawed.CompareThenDel)",
-			sched.MutualExclusion,
+			result.MutualExclusion,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.CompareThenDel{RDB: rdb, Key: key, TTL: ttl}
 			},
@@ -245,7 +246,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 		t := mutexTarget(
 			"recipe 6",
 			"SET NX PX with a token, released by a token script (locking.Mutex), no fencing",
-			sched.Resource, false,
+			result.Resource, false,
 		)
 		t.Checks = allLockChecks()
 		return t, nil
@@ -253,7 +254,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 		return &sched.Target{
 			Name:     "recipe 9",
 			About:    "the seed article's read-write lock (flawed.SeedRWLock)",
-			Property: sched.MutualExclusion,
+			Property: result.MutualExclusion,
 			Clients:  3,
 			Checks:   lockChecks,
 			Lock: &sched.Lock{
@@ -272,7 +273,7 @@ func Recipe(n string, fixed bool) (*sched.Target, error) {
 		}, nil
 	case "11":
 		t := flawedTarget(
-			"Redis in Action's lock with timeout (flawed.BookTimeout)", sched.Resource,
+			"Redis in Action's lock with timeout (flawed.BookTimeout)", result.Resource,
 			func(rdb redis.UniversalClient, key string, ttl time.Duration) flawed.Lock {
 				return &flawed.BookTimeout{RDB: rdb, Key: key, TTL: ttl}
 			}, true)
@@ -306,7 +307,7 @@ func recipeFix(n string) (*sched.Target, error) {
 		t = &sched.Target{
 			Name:     "recipe 9 fixed",
 			About:    "locking.RWMutex (one hold per reader)",
-			Property: sched.MutualExclusion,
+			Property: result.MutualExclusion,
 			Lock: &sched.Lock{
 				New: func(c *sched.Client) sched.Locker {
 					ttl := c.Lease()
@@ -332,17 +333,19 @@ func recipeFix(n string) (*sched.Target, error) {
 
 // lockChecks is what a lock alone must keep: mutual exclusion and
 // liveness.
-var lockChecks = []string{sched.MutualExclusion, sched.Liveness}
+var lockChecks = []string{result.MutualExclusion, result.Liveness}
 
 // allLockChecks is every property a lock that is not a semaphore checks.
 func allLockChecks() []string {
-	return slices.DeleteFunc(sched.Properties(), func(p string) bool { return p == sched.Holders })
+	return slices.DeleteFunc(
+		result.Properties(), func(p string) bool { return p == result.Holders },
+	)
 }
 
 // recipeChecks is what a lock given as a recipe (a manifest, Lua scripts)
 // must keep: a lock's properties, and those judged by its replies and
 // its lease, which its scripts and ops say.
-var recipeChecks = []string{sched.MutualExclusion, sched.Liveness, sched.Ownership, sched.Lease}
+var recipeChecks = []string{result.MutualExclusion, result.Liveness, result.Ownership, result.Lease}
 
 func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 	return &sched.Target{
@@ -350,7 +353,7 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 		About:    about,
 		Property: property,
 		Clients:  2,
-		Checks:   sched.Properties(),
+		Checks:   result.Properties(),
 		Traits:   sched.Traits{Alike: true},
 		Lock: &sched.Lock{
 			New: func(c *sched.Client) sched.Locker {
@@ -371,7 +374,7 @@ func mutexTarget(name, about, property string, fenced bool) *sched.Target {
 // (locking.KeepAlive, every ttl/3, with its drift allowance). Without
 // fencing it holds under pauses shorter than the lease less the renewal
 // interval and drift, on a network whose delays are bounded below that
-// too (sched.Model.MaxDelay), and breaks the resource under longer ones: a
+// too (action.Model.MaxDelay), and breaks the resource under longer ones: a
 // write sent while the lease ran can land after it ended. With fencing,
 // the critical section's write commits only while the lock key still
 // holds the writer's token (Lock.Held under WATCH), as locking.KeepAlive's
@@ -383,7 +386,7 @@ func Watchdog(fencing bool) *sched.Target {
 			"fenced (it commits "+
 			"only while the lock key holds the writer's token: Lock.Held under WATCH)"
 	}
-	t := mutexTarget(name, about, sched.Resource, fencing)
+	t := mutexTarget(name, about, result.Resource, fencing)
 	t.Lock.Watchdog = true
 	return t
 }

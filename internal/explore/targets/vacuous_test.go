@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
@@ -15,9 +17,9 @@ import (
 
 // small is a model whose exhaustive search takes a fraction of a second:
 // two clients, one attempt, one advance of the clock, a crash.
-func small() sched.Model {
-	m := sched.DefaultModel()
-	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []sched.Fault{sched.FaultCrash}, 1, 1
+func small() action.Model {
+	m := action.DefaultModel()
+	m.Clients, m.FaultKinds, m.Ticks, m.Attempts = 2, []action.Fault{action.FaultCrash}, 1, 1
 	return m
 }
 
@@ -60,9 +62,9 @@ func TestVacuous(t *testing.T) {
 			}
 			err = res.Vacuous()
 			var doc struct {
-				Held    *int            `json:"schedules_with_holder"`
-				Ops     []sched.OpCount `json:"ops"`
-				Vacuous string          `json:"vacuous"`
+				Held    *int             `json:"schedules_with_holder"`
+				Ops     []result.OpCount `json:"ops"`
+				Vacuous string           `json:"vacuous"`
 			}
 			if b, jerr := json.Marshal(res); jerr != nil || json.Unmarshal(b, &doc) != nil ||
 				doc.Held == nil ||
@@ -80,7 +82,7 @@ func TestVacuous(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, sched.ErrVacuous) || !strings.Contains(err.Error(), tc.want) ||
+			if !errors.Is(err, result.ErrVacuous) || !strings.Contains(err.Error(), tc.want) ||
 				!strings.HasPrefix(doc.Vacuous, tc.want[:strings.Index(tc.want, " matched")]) {
 				t.Errorf(
 					"vacuous %v, JSON %q; want ErrVacuous naming %q", err, doc.Vacuous, tc.want,
@@ -107,7 +109,7 @@ func TestKeyOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(t.Context(), b.Client, tg, small())
+	e, err := sched.NewExplorer(t.Context(), b.Client, tg, small())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +174,9 @@ func TestLeaseProperty(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := small()
-			m.FaultKinds, m.Ticks = []sched.Fault{sched.FaultPauseShort}, 2
+			m.FaultKinds, m.Ticks = []action.Fault{action.FaultPauseShort}, 2
 			res, broken := search(
-				t, b.Client, tg, m, sched.Options{Check: []string{sched.Lease}},
+				t, b.Client, tg, m, sched.Options{Check: []string{result.Lease}},
 			)
 			if !tc.broken {
 				if len(broken) > 0 || !res.Exhaustive {
@@ -185,7 +187,7 @@ func TestLeaseProperty(t *testing.T) {
 				}
 				return
 			}
-			if len(res.Violations) != 1 || broken[0] != sched.Lease ||
+			if len(res.Violations) != 1 || broken[0] != result.Lease ||
 				!res.Violations[0].Reproduced ||
 				!strings.Contains(res.Violations[0].Message, "longer than the longest lease a "+
 					"client asked for (10s)") {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
 )
@@ -22,7 +24,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != sched.StoppedBudget || res.Exhaustive || len(res.Violations) > 0 {
+	if res.Stopped != result.StoppedBudget || res.Exhaustive || len(res.Violations) > 0 {
 		t.Errorf(
 			"stopped %q, exhaustive %v, %d violations; want budget, false, 0", res.Stopped,
 			res.Exhaustive, len(res.Violations),
@@ -51,7 +53,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sched.New(ctx, b.Client, tg, sched.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, tg, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != sched.StoppedInterrupted || res.Exhaustive || ticks < 40 {
+	if res.Stopped != result.StoppedInterrupted || res.Exhaustive || ticks < 40 {
 		t.Fatalf(
 			"stopped %q, exhaustive %v after %d ticks; want interrupted, false, 40", res.Stopped,
 			res.Exhaustive, ticks,
@@ -82,7 +84,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 			)
 		}
 	}
-	if !slices.Contains(broken, sched.MutualExclusion) {
+	if !slices.Contains(broken, result.MutualExclusion) {
 		t.Errorf("broken %v, want mutual_exclusion among them", broken)
 	}
 }
@@ -96,17 +98,20 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 	ctx := context.Background()
 	var checks atomic.Int64
 	target := &sched.Target{
-		Name: "once", Checks: []string{sched.Resource},
+		Name: "once", Checks: []string{result.Resource},
 		Workload: sched.Workload{Run: func(ctx context.Context, c *sched.Client) error {
 			return c.Redis().Incr(ctx, c.Prefix()+sched.CounterKey).Err()
 		},
-			End: func(context.Context, *sched.Explorer, sched.Snapshot) ([]sched.Violation, error) {
+			End: func(
+				context.Context, *sched.Explorer, sched.Snapshot,
+			) ([]result.Violation, error) {
 				if checks.Add(1) == 1 {
-					return []sched.Violation{{Property: sched.Resource, Message: "seen once"}}, nil
+					v := result.Violation{Property: result.Resource, Message: "seen once"}
+					return []result.Violation{v}, nil
 				}
 				return nil, nil
 			}}}
-	e, err := sched.New(ctx, b.Client, target, sched.DefaultModel())
+	e, err := sched.NewExplorer(ctx, b.Client, target, action.DefaultModel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +124,7 @@ func TestUnsteadyIsNotAViolation(t *testing.T) {
 		t.Fatalf("violations %+v, unsteady %+v; want none and one", res.Violations, res.Unsteady)
 	}
 	u := res.Unsteady[0]
-	if u.Property != sched.Resource || u.Reproduced ||
+	if u.Property != result.Resource || u.Reproduced ||
 		!strings.Contains(u.ReplayNote, "did not break resource") ||
 		len(u.Actions) == 0 {
 		t.Errorf("unsteady %+v", u)
@@ -147,8 +152,8 @@ func TestStopReason(t *testing.T) {
 		{live, nil, ""},
 		{live, errors.New("x"), ""},
 		{budget, nil, ""},
-		{budget, context.DeadlineExceeded, sched.StoppedBudget},
-		{done, context.Canceled, sched.StoppedInterrupted},
+		{budget, context.DeadlineExceeded, result.StoppedBudget},
+		{done, context.Canceled, result.StoppedInterrupted},
 	} {
 		if got := sched.StopReason(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("stopReason(%v, %v) = %q, want %q", tc.ctx.Err(), tc.err, got, tc.want)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -25,14 +26,14 @@ import (
 func BenchmarkWorkers(b *testing.B) {
 	srv := redistest.Real(b)
 	ctx := context.Background()
-	watchdog := sched.DefaultModel()
-	watchdog.FaultKinds = []sched.Fault{sched.FaultPauseShort, sched.FaultCrash}
-	fine := sched.DefaultModel()
+	watchdog := action.DefaultModel()
+	watchdog.FaultKinds = []action.Fault{action.FaultPauseShort, action.FaultCrash}
+	fine := action.DefaultModel()
 	fine.Clients = 2
 	tgs := []struct {
 		name string
 		make func() (*sched.Target, error)
-		m    sched.Model
+		m    action.Model
 	}{
 		{
 			"watchdog",
@@ -53,7 +54,7 @@ func BenchmarkWorkers(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					e, err := sched.New(ctx, srv.Client, tg, tc.m)
+					e, err := sched.NewExplorer(ctx, srv.Client, tg, tc.m)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -3,8 +3,8 @@
 // holders and the causal chain of a violation (StepNote, ClientView,
 // Chain), and the report of a search (WriteSummary, WriteFindings).
 //
-// Of this module, it imports only internal/explore/{sched, plumbing}, the
-// outputs' conventions (internal/report/output) and the reading of a
-// command (internal/redis/rediscmd): nothing above it (targets, step,
+// Of this module, it imports only internal/explore/{action, result, sched,
+// plumbing}, the outputs' conventions (internal/report/output) and the
+// reading of a command (internal/redis/rediscmd): nothing above it (targets, step,
 // explore).
 package view

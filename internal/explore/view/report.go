@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
@@ -15,7 +17,7 @@ import (
 // bounds, the properties checked, and how far the search went: the
 // first lines of the report "simulate explore" prints, each wrapped to
 // 100 columns. WriteFindings writes the rest.
-func WriteSummary(w io.Writer, r *sched.Result) error {
+func WriteSummary(w io.Writer, r *result.Result) error {
 	var b bytes.Buffer
 	writeModel(&b, r)
 	writeSearch(&b, r)
@@ -28,7 +30,7 @@ func WriteSummary(w io.Writer, r *sched.Result) error {
 // (Counterexample) as its timeline, and the note on how time is kept.
 // The counterexample's steps are written too when verbose is set, or
 // when its replay left no timeline.
-func WriteFindings(w io.Writer, r *sched.Result, verbose bool) error {
+func WriteFindings(w io.Writer, r *result.Result, verbose bool) error {
 	var b bytes.Buffer
 	writeFindings(&b, r)
 	if c := r.Counterexample(); c != nil {
@@ -45,13 +47,13 @@ func WriteFindings(w io.Writer, r *sched.Result, verbose bool) error {
 func writeLine(b *bytes.Buffer, s string) { fmt.Fprintf(b, "%s\n", output.Wrap(s, output.Width)) }
 
 // writeModel writes what was explored and within which bounds.
-func writeModel(b *bytes.Buffer, r *sched.Result) {
+func writeModel(b *bytes.Buffer, r *result.Result) {
 	writeLine(b, fmt.Sprintf("explore: %s — %s", r.Target, r.About))
 	m := r.Model
 	faults := "no faults"
 	if m.Faults > 0 && len(m.FaultKinds) > 0 {
 		faults = fmt.Sprintf(
-			"at most %d fault(s) per schedule of %s", m.Faults, sched.JoinFaults(m.FaultKinds, ", "),
+			"at most %d fault(s) per schedule of %s", m.Faults, action.JoinFaults(m.FaultKinds, ", "),
 		)
 	}
 	nodes := ""
@@ -61,7 +63,7 @@ func writeModel(b *bytes.Buffer, r *sched.Result) {
 	case n > 1:
 		nodes = fmt.Sprintf(" on %d nodes", n)
 	}
-	if slices.Contains(m.FaultKinds, sched.FaultClockJump) {
+	if slices.Contains(m.FaultKinds, action.FaultClockJump) {
 		faults += fmt.Sprintf(" (a clock jumps %v)", m.Jump)
 	}
 	writeLine(
@@ -79,7 +81,7 @@ func writeModel(b *bytes.Buffer, r *sched.Result) {
 
 // leaseText says the model's leases, their renewal and the network's
 // delay.
-func leaseText(m sched.Model) string {
+func leaseText(m action.Model) string {
 	lease := fmt.Sprintf("lease %v", m.TTL)
 	if len(m.TTLs) > 0 {
 		var ls []string
@@ -99,7 +101,7 @@ func leaseText(m sched.Model) string {
 
 // writeSearch writes how far the search went, and why it stopped when it
 // was cut short.
-func writeSearch(b *bytes.Buffer, r *sched.Result) {
+func writeSearch(b *bytes.Buffer, r *result.Result) {
 	cover := "yes, within the bounds"
 	if !r.Exhaustive {
 		cover = "no"
@@ -123,7 +125,7 @@ func writeSearch(b *bytes.Buffer, r *sched.Result) {
 	)
 	writeShard(b, r)
 	switch r.Stopped {
-	case sched.StoppedBudget:
+	case result.StoppedBudget:
 		writeLine(
 			b,
 			fmt.Sprintf(
@@ -132,7 +134,7 @@ func writeSearch(b *bytes.Buffer, r *sched.Result) {
 				r.Budget,
 			),
 		)
-	case sched.StoppedInterrupted:
+	case result.StoppedInterrupted:
 		writeLine(
 			b,
 			"The search was cut short: it was interrupted. What it found so far follows; the "+
@@ -164,7 +166,7 @@ func writeSearch(b *bytes.Buffer, r *sched.Result) {
 
 // writeShard says, for a shard of a search, which part it searched, and
 // for a merged result, of how many shards.
-func writeShard(b *bytes.Buffer, r *sched.Result) {
+func writeShard(b *bytes.Buffer, r *result.Result) {
 	if s := r.Shard; s != nil {
 		writeLine(b, fmt.Sprintf("shard %d/%d: its part is the subtrees k of the %d found %d "+
 			"decisions down, and the runs k of the %d that ended above, with k mod %d = %d; "+
@@ -202,7 +204,7 @@ func coverText(f float64) string {
 }
 
 // writeFindings writes the violations and the unsteady findings.
-func writeFindings(b *bytes.Buffer, r *sched.Result) {
+func writeFindings(b *bytes.Buffer, r *result.Result) {
 	vacuous := r.Vacuous()
 	switch {
 	case vacuous != nil:
@@ -211,7 +213,7 @@ func writeFindings(b *bytes.Buffer, r *sched.Result) {
 			b,
 			fmt.Sprintf(
 				"No verdict: %s.",
-				strings.TrimPrefix(vacuous.Error(), sched.ErrVacuous.Error()+": "),
+				strings.TrimPrefix(vacuous.Error(), result.ErrVacuous.Error()+": "),
 			),
 		)
 	case len(r.Violations) == 0 && r.Stopped != "":
@@ -264,7 +266,7 @@ func writeFindings(b *bytes.Buffer, r *sched.Result) {
 
 // writeText writes the counterexample step by step (verbose, or when its
 // replay left no timeline) and as a timeline.
-func writeFound(b *bytes.Buffer, f *sched.Counterexample, verbose bool) error {
+func writeFound(b *bytes.Buffer, f *result.Counterexample, verbose bool) error {
 	repro := "reproduced on redis-server " + f.Server
 	if f.Server == "" {
 		repro = "reproduced: " + f.ReplayNote
@@ -289,10 +291,10 @@ func writeFound(b *bytes.Buffer, f *sched.Counterexample, verbose bool) error {
 				mark = "  !! " + s.Violation
 			}
 			text := s.Text
-			if s.Action.Kind == sched.Run {
+			if s.Action.Kind == action.Run {
 				text = s.Action.Client + ": " + text
 			}
-			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, sched.FormatMS(s.ClockMS), text, mark)
+			fmt.Fprintf(b, "%3d  %-9s %s%s\n", i+1, action.FormatMS(s.ClockMS), text, mark)
 		}
 	}
 	if f.Replay.Events == nil {

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
 )
 
@@ -16,13 +17,13 @@ import (
 // search went, then what it found. A command adds lines of its own
 // between the two, here the server it ran on.
 func ExampleWriteFindings() {
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients = 2
-	res := &sched.Result{
+	res := &result.Result{
 		Target:     "my mutex",
 		About:      "SET NX PX, released by a compare-and-delete script",
 		Model:      m.Resolve(),
-		Checked:    []string{sched.MutualExclusion, sched.Liveness},
+		Checked:    []string{result.MutualExclusion, result.Liveness},
 		Mode:       "exhaustive",
 		Schedules:  1200,
 		Held:       1180,
@@ -61,9 +62,9 @@ func ExampleWriteFindings() {
 // A document of a command of your own: the result's keys, then the
 // command's. Printed here are its keys, in order.
 func Example_resultJSON() {
-	res := &sched.Result{Target: "my mutex", Model: sched.DefaultModel(), Mode: "exhaustive"}
+	res := &result.Result{Target: "my mutex", Model: action.DefaultModel(), Mode: "exhaustive"}
 	b, err := json.Marshal(struct {
-		sched.ResultJSON
+		result.ResultJSON
 		Host string `json:"host"`
 	}{res.JSON(), "ci-1"})
 	if err != nil {
@@ -94,35 +95,35 @@ func Example_resultJSON() {
 // result's keys, in the same order and the same bytes as its
 // MarshalJSON, followed by the document's own.
 func TestResultJSONEmbedded(t *testing.T) {
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
-	found := sched.Counterexample{
-		Violation: sched.Violation{
-			Property: sched.Resource,
+	found := result.Counterexample{
+		Violation: result.Violation{
+			Property: result.Resource,
 			Message:  "lost an update",
 			Step:     1,
 		},
-		Actions: []sched.Action{{Kind: sched.Start, Client: "A"}},
-		Steps: []sched.Step{
-			{Action: sched.Action{Kind: sched.Start, Client: "A"}, Text: "A starts"},
+		Actions: []action.Action{{Kind: action.Start, Client: "A"}},
+		Steps: []action.Step{
+			{Action: action.Action{Kind: action.Start, Client: "A"}, Text: "A starts"},
 		},
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
-	for _, res := range []*sched.Result{
+	for _, res := range []*result.Result{
 		{Target: "nothing " +
 			"found", Model: m, Mode: "exhaustive", Schedules: 12, Coverage: 1, Exhaustive: true},
-		{Target: "found", Model: m, Checked: []string{sched.Resource}, Mode: "random", Seed: 7,
+		{Target: "found", Model: m, Checked: []string{result.Resource}, Mode: "random", Seed: 7,
 			Schedules: 40,
-			Stopped:   sched.StoppedBudget, Budget: 20 * time.Second,
-			Violations: []sched.Counterexample{found}},
+			Stopped:   result.StoppedBudget, Budget: 20 * time.Second,
+			Violations: []result.Counterexample{found}},
 	} {
 		own, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
 		}
 		doc, err := json.Marshal(struct {
-			sched.ResultJSON
+			result.ResultJSON
 			Host string `json:"host"`
 		}{res.JSON(), "h"})
 		if err != nil {

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/report/output"
 )
 
@@ -26,40 +27,41 @@ func TestCoverText(t *testing.T) {
 // with their schedule, and the counterexample with its steps and how its
 // replay went, when there is no timeline to show.
 func TestWriteFindings(t *testing.T) {
-	steps := []sched.Step{{Action: sched.Action{Kind: sched.Start, Client: "A"}, Text: "A starts"},
+	steps := []action.Step{
+		{Action: action.Action{Kind: action.Start, Client: "A"}, Text: "A starts"},
 		{
-			Action:    sched.Action{Kind: sched.Run, Client: "B"},
+			Action:    action.Action{Kind: action.Run, Client: "B"},
 			ClockMS:   5000,
 			Text:      "SET lock",
-			Violation: sched.MutualExclusion,
+			Violation: result.MutualExclusion,
 		}}
-	broken := sched.Counterexample{
-		Violation: sched.Violation{
-			Property: sched.MutualExclusion, Message: "A and B hold the lock",
+	broken := result.Counterexample{
+		Violation: result.Violation{
+			Property: result.MutualExclusion, Message: "A and B hold the lock",
 		},
 		Steps: steps,
-		Actions: []sched.Action{
-			{Kind: sched.Start, Client: "A"},
+		Actions: []action.Action{
+			{Kind: action.Start, Client: "A"},
 		},
 		ReplayNote: "the replay did not break mutual_exclusion",
 	}
 	unsteady := broken
-	unsteady.Property = sched.Resource
+	unsteady.Property = result.Resource
 	tests := []struct {
 		name string
-		res  sched.Result
+		res  result.Result
 		want []string
 	}{
 		{
 			"nothing, cut short",
-			sched.Result{Checked: []string{sched.Resource}, Stopped: sched.StoppedBudget},
+			result.Result{Checked: []string{result.Resource}, Stopped: result.StoppedBudget},
 			[]string{"No violation of resource found before the search was cut short."},
 		},
 		{
 			"a violation not reproduced",
-			sched.Result{
-				Checked:    []string{sched.MutualExclusion},
-				Violations: []sched.Counterexample{broken},
+			result.Result{
+				Checked:    []string{result.MutualExclusion},
+				Violations: []result.Counterexample{broken},
 			},
 			[]string{"violations:\nmutual_exclusion: A and B hold the lock (2 steps)",
 				"counterexample (mutual_exclusion, 2 steps; NOT reproduced on a fresh " +
@@ -68,9 +70,9 @@ func TestWriteFindings(t *testing.T) {
 		},
 		{
 			"unsteady",
-			sched.Result{
-				Checked:  []string{sched.Resource},
-				Unsteady: []sched.Counterexample{unsteady},
+			result.Result{
+				Checked:  []string{result.Resource},
+				Unsteady: []result.Counterexample{unsteady},
 			},
 			[]string{
 				"No violation of resource.",
@@ -98,9 +100,9 @@ func TestWriteFindings(t *testing.T) {
 // says none was broken fits the report's width, whether or not the
 // search was cut short.
 func TestWriteFindingsWidth(t *testing.T) {
-	for _, stopped := range []string{"", sched.StoppedBudget} {
+	for _, stopped := range []string{"", result.StoppedBudget} {
 		var b strings.Builder
-		res := &sched.Result{Checked: sched.Properties(), Stopped: stopped}
+		res := &result.Result{Checked: result.Properties(), Stopped: stopped}
 		if err := WriteFindings(&b, res, false); err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/redis/rediscmd"
 	"github.com/lockmarket/lockmarket/internal/report/output"
@@ -215,16 +217,16 @@ func (n *Narration) short(k string) string { return n.e.Target().Short(k) }
 func at(ms int64) string { return output.Thousands(ms) + " ms" }
 
 // say is step i in words.
-func (n *Narration) say(i int, st sched.Step) StepNote {
+func (n *Narration) say(i int, st action.Step) StepNote {
 	a := st.Action
 	switch a.Kind {
-	case sched.Start:
+	case action.Start:
 		return StepNote{
 			Say: a.Client + " starts its critical section: first it must take the lock.",
 		}
-	case sched.Tick:
+	case action.Tick:
 		return n.sayTick(i, st)
-	case sched.Pause:
+	case action.Pause:
 		text := a.Client + " pauses"
 		switch a.Length {
 		case "forever":
@@ -240,18 +242,18 @@ func (n *Narration) say(i int, st sched.Step) StepNote {
 		return StepNote{
 			Say: text + "; it sends nothing meanwhile, and a lease it holds keeps running down.",
 		}
-	case sched.Crash:
+	case action.Crash:
 		return StepNote{
 			Say: a.Client + " crashes: it never sends again; a lock it holds stays until its " +
 				"lease runs out.",
 		}
-	case sched.Run:
+	case action.Run:
 		return n.sayRun(i, st)
 	}
 	return StepNote{Say: n.name(st.Text)}
 }
 
-func (n *Narration) sayTick(i int, st sched.Step) StepNote {
+func (n *Narration) sayTick(i int, st action.Step) StepNote {
 	text := fmt.Sprintf("Time passes to %s.", at(st.Action.At.Milliseconds()))
 	for _, x := range n.s.Expired {
 		if x.At != st.Action.At {
@@ -289,7 +291,7 @@ func (n *Narration) ownerOf(k string) string {
 	return ""
 }
 
-func (n *Narration) sayRun(i int, st sched.Step) StepNote {
+func (n *Narration) sayRun(i int, st action.Step) StepNote {
 	who := st.Action.Client
 	cmds := n.byStep[i]
 	if len(cmds) == 0 {
@@ -673,14 +675,14 @@ func (n *Narration) Views() []ClientView {
 }
 
 // Chains is the causal chain of each of vs, the schedule's violations.
-func (n *Narration) Chains(vs []sched.Violation) []Chain {
+func (n *Narration) Chains(vs []result.Violation) []Chain {
 	out := []Chain{}
 	for _, v := range vs {
 		c := Chain{Property: v.Property, Step: v.Step, Links: []ChainLink{}}
 		switch v.Property {
-		case sched.Resource:
+		case result.Resource:
 			c.Links = n.lostUpdate(v)
-		case sched.MutualExclusion, sched.Holders:
+		case result.MutualExclusion, result.Holders:
 			c.Links = n.bothHold(v)
 		}
 		if len(c.Links) == 0 {
@@ -699,7 +701,7 @@ func (n *Narration) Chains(vs []sched.Violation) []Chain {
 // lostUpdate finds a write that overwrote another's with the same value:
 // X read v, Y wrote v+1, X wrote v+1 over it. Its chain: who took the
 // lock, whose lease ran out, the reads and the two writes.
-func (n *Narration) lostUpdate(v sched.Violation) []ChainLink {
+func (n *Narration) lostUpdate(v result.Violation) []ChainLink {
 	for k, late := range n.writes {
 		if late.step > v.Step || late.value == "" {
 			continue
@@ -751,7 +753,7 @@ func (n *Narration) lockStory(links map[int]string, c string, end int) {
 			links[i] = c + " took the lock"
 		case slices.Contains(n.expired[i], c):
 			links[i] = c + "'s lease ran out (" + c + " still believes it holds the lock)"
-		case st.Action.Kind == sched.Pause && st.Action.Client == c:
+		case st.Action.Kind == action.Pause && st.Action.Client == c:
 			links[i] = c + " paused"
 		case n.released[i] == c:
 			links[i] = c + " released the lock"
@@ -763,7 +765,7 @@ func (n *Narration) lockStory(links map[int]string, c string, end int) {
 
 // bothHold is the chain of a broken mutual exclusion: each client's take
 // of the lock, and leases that ran out on the way.
-func (n *Narration) bothHold(v sched.Violation) []ChainLink {
+func (n *Narration) bothHold(v result.Violation) []ChainLink {
 	links := map[int]string{}
 	var who []string
 	for _, c := range n.s.Clients {
@@ -774,7 +776,7 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 	for _, c := range who {
 		n.lockStory(links, c, v.Step)
 		for i, st := range n.s.Steps {
-			if i <= v.Step && st.Action.Client == c && st.Action.Kind == sched.Run &&
+			if i <= v.Step && st.Action.Client == c && st.Action.Kind == action.Run &&
 				strings.Contains(n.Notes[i].Say, "finds the lock free") {
 				links[i] = c + " found the lock free"
 			}
@@ -785,7 +787,7 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 			links[v.Step] = n.Notes[v.Step].Say
 		}
 		at := ": two clients hold the lock at once"
-		if v.Property == sched.Holders {
+		if v.Property == result.Holders {
 			at = ": more clients hold the semaphore than it has permits"
 		}
 		links[v.Step] = strings.TrimSuffix(links[v.Step], ".") + at
@@ -795,7 +797,7 @@ func (n *Narration) bothHold(v sched.Violation) []ChainLink {
 
 // generic is the chain of another violation: the lock's events of every
 // client up to the step, and the writes.
-func (n *Narration) generic(v sched.Violation) []ChainLink {
+func (n *Narration) generic(v result.Violation) []ChainLink {
 	links := map[int]string{}
 	for _, c := range n.s.Clients {
 		n.lockStory(links, c, v.Step)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -19,44 +21,44 @@ import (
 // for a Tick, the earliest one.
 type move struct{ kind, client, what string }
 
-func (m move) pick(en []sched.Action) (sched.Action, bool) {
+func (m move) pick(en []action.Action) (action.Action, bool) {
 	for _, a := range en {
 		if a.Kind != m.kind || (m.client != "" && a.Client != m.client) {
 			continue
 		}
-		if (a.Kind == sched.Run && !strings.Contains(a.Command, m.what)) ||
-			(a.Kind == sched.Pause && a.Length != m.what) {
+		if (a.Kind == action.Run && !strings.Contains(a.Command, m.what)) ||
+			(a.Kind == action.Pause && a.Length != m.what) {
 			continue
 		}
 		return a, true
 	}
-	return sched.Action{}, false
+	return action.Action{}, false
 }
 
 // Moves of the generic workload: A and B each take the lock, read the
 // counter (the listing), write it back plus one (the commit) and release.
 var (
-	startA   = move{sched.Start, "A", ""}
-	startB   = move{sched.Start, "B", ""}
-	acquireA = move{sched.Run, "A", "SET EX NX"}
-	acquireB = move{sched.Run, "B", "SET EX NX"}
-	readA    = move{sched.Run, "A", "GET counter"}
-	readB    = move{sched.Run, "B", "GET counter"}
-	commitB  = move{sched.Run, "B", "counter"} // after readB: the write
-	watchA   = move{sched.Run, "A", "WATCH"}
-	watchB   = move{sched.Run, "B", "WATCH"}
-	releaseB = move{sched.Run, "B", "EVAL"}
-	renewA   = move{sched.Run, "A", "EVAL"} // the watchdog's renewal while A's commit waits
-	tick     = move{sched.Tick, "", ""}
+	startA   = move{action.Start, "A", ""}
+	startB   = move{action.Start, "B", ""}
+	acquireA = move{action.Run, "A", "SET EX NX"}
+	acquireB = move{action.Run, "B", "SET EX NX"}
+	readA    = move{action.Run, "A", "GET counter"}
+	readB    = move{action.Run, "B", "GET counter"}
+	commitB  = move{action.Run, "B", "counter"} // after readB: the write
+	watchA   = move{action.Run, "A", "WATCH"}
+	watchB   = move{action.Run, "B", "WATCH"}
+	releaseB = move{action.Run, "B", "EVAL"}
+	renewA   = move{action.Run, "A", "EVAL"} // the watchdog's renewal while A's commit waits
+	tick     = move{action.Tick, "", ""}
 )
 
 // play steps through moves on e (each must be enabled at its turn) and
 // records the schedule, run to its end with the first enabled command or
 // tick at each step, as a timeline.
-func play(t *testing.T, e *sched.Explorer, moves []move) (tl.Timeline, []sched.Violation) {
+func play(t *testing.T, e *sched.Explorer, moves []move) (tl.Timeline, []result.Violation) {
 	t.Helper()
 	ctx := context.Background()
-	var plan []sched.Action
+	var plan []action.Action
 	for i, m := range moves {
 		snap, err := step.Cut(ctx, e, plan)
 		if err != nil {
@@ -101,9 +103,10 @@ func TestTraceVirtual(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A's pause past her lease: the clock runs to its end, then B buys.
-	pastLease := []move{startA, acquireA, readA, {sched.Pause, "A", sched.Long}, tick,
+	pastLease := []move{startA, acquireA, readA, {action.Pause, "A", action.Long}, tick,
 		startB, acquireB, readB, commitB, releaseB}
-	fencedPastLease := []move{startA, acquireA, watchA, readA, {sched.Pause, "A", sched.Long}, tick,
+	fencedPastLease := []move{
+		startA, acquireA, watchA, readA, {action.Pause, "A", action.Long}, tick,
 		startB, acquireB, watchB, readB, commitB}
 	soldTwice := []tl.Pattern{
 		{Client: "A", Kind: tl.Acquire},
@@ -151,7 +154,7 @@ func TestTraceVirtual(t *testing.T) {
 		// The whole process paused for half a lease, its watchdog with
 		// it: the lease still runs, B waits.
 		{"watchdog/process-paused-short", targets.Watchdog(false), []move{startA, acquireA, readA,
-			{sched.Pause, "A", sched.Short}, startB, acquireB}, []tl.Pattern{
+			{action.Pause, "A", action.Short}, startB, acquireB}, []tl.Pattern{
 			{Client: "A", Kind: tl.Acquire},
 			{Client: "A", Kind: tl.PauseStart},
 			{Client: "B", Kind: tl.AcquireFailed, Detail: "held by A"},
@@ -162,9 +165,9 @@ func TestTraceVirtual(t *testing.T) {
 		{"watchdog/process-paused-long", targets.Watchdog(false), pastLease, soldTwice, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := sched.DefaultModel()
+			m := action.DefaultModel()
 			m.Clients, m.TTL, m.Ticks, m.Attempts = 2, 3*time.Second, 10, 2
-			e, err := sched.New(context.Background(), b.Client, tc.target, m)
+			e, err := sched.NewExplorer(context.Background(), b.Client, tc.target, m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/failure/gallery"
@@ -22,8 +24,8 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 	// holders, a lock that blocks every later purchase, a late commit of
 	// a holder paused past its lease, a writer inside a read.
 	want := map[string]string{
-		"1": sched.MutualExclusion, "2": sched.Liveness, "3": sched.Liveness, "4": sched.MutualExclusion,
-		"5": sched.MutualExclusion, "6": sched.Resource, "9": sched.MutualExclusion, "11": sched.Resource,
+		"1": result.MutualExclusion, "2": result.Liveness, "3": result.Liveness, "4": result.MutualExclusion,
+		"5": result.MutualExclusion, "6": result.Resource, "9": result.MutualExclusion, "11": result.Resource,
 	}
 	for _, s := range gallery.Scenarios() {
 		n := s.Recipe.ID
@@ -35,9 +37,9 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 			if tg.Property != want[n] {
 				t.Errorf("recipe %s is said to break %s, the gallery shows %s", n, tg.Property, want[n])
 			}
-			m := sched.DefaultModel()
-			m.FaultKinds = []sched.Fault{sched.FaultPauseLong, sched.FaultCrash}
-			e, err := sched.New(ctx, b.Client, tg, m)
+			m := action.DefaultModel()
+			m.FaultKinds = []action.Fault{action.FaultPauseLong, action.FaultCrash}
+			e, err := sched.NewExplorer(ctx, b.Client, tg, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +48,7 @@ func TestExplorerFindsEveryStagedFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(res.Violations, func(f sched.Counterexample) bool { return f.Property == want[n] }) {
+			if !slices.ContainsFunc(res.Violations, func(f result.Counterexample) bool { return f.Property == want[n] }) {
 				t.Errorf("recipe %s: the explorer found %v in %d schedules, not %s", n, res.Violations, res.Schedules, want[n])
 			}
 		})

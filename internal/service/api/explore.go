@@ -1,7 +1,8 @@
 package api
 
 import (
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/view"
 )
@@ -115,9 +116,9 @@ type ExploreFrame struct {
 	ClockMS int64         `json:"clock_ms"`
 	Holders []step.Holder `json:"holders"`
 	// Enabled is the actions that may come next from this frame.
-	Enabled    []sched.Action    `json:"enabled"`
-	Violations []sched.Violation `json:"violations"`
-	Complete   bool              `json:"complete"`
+	Enabled    []action.Action    `json:"enabled"`
+	Violations []result.Violation `json:"violations"`
+	Complete   bool               `json:"complete"`
 	// Views is each client as it stands: what it read, the token it
 	// holds, whether it believes it holds the lock, its lease.
 	Views []view.ClientView `json:"views"`
@@ -174,12 +175,12 @@ type FindStatus struct {
 	// or when there was nothing to look for): the explorer's result, as
 	// the command line prints it, whose counterexample starts with the
 	// FromStep steps searched from.
-	Result *sched.Result `json:"result,omitempty"`
+	Result *result.Result `json:"result,omitempty"`
 	// Unpromised is the search for what the lock does not promise (a
 	// lost update of a lease lock without fencing), run when nothing it
 	// promises broke: its counterexample shows it.
-	Unpromised *sched.Result `json:"unpromised,omitempty"`
+	Unpromised *result.Result `json:"unpromised,omitempty"`
 	// Properties is the verdict on every property, in the order of
-	// sched.Properties(): what was checked and what was not.
+	// result.Properties(): what was checked and what was not.
 	Properties []PropertyVerdict `json:"properties,omitempty"`
 }

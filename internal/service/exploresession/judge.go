@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/report/output"
@@ -25,12 +27,12 @@ const (
 )
 
 // luaFaults are the fault kinds a pasted lock may be searched under.
-var luaFaults = []sched.Fault{sched.FaultPauseShort, sched.FaultPauseLong, sched.FaultPauseForever, sched.FaultCrash}
+var luaFaults = []action.Fault{action.FaultPauseShort, action.FaultPauseLong, action.FaultPauseForever, action.FaultCrash}
 
 // luaBounds reads the clients and faults of req, a request for a pasted
 // lock: clients 0 for the default, faults nil for all of luaFaults
 // (returned as nil), empty for none.
-func luaBounds(req api.ExploreRequest) (clients int, faults []sched.Fault, err error) {
+func luaBounds(req api.ExploreRequest) (clients int, faults []action.Fault, err error) {
 	if req.Lua == nil {
 		if req.Clients != 0 || req.Faults != nil {
 			return 0, nil, api.Invalidf("clients and faults go with lua: a recipe and a strategy are searched " +
@@ -48,12 +50,12 @@ func luaBounds(req api.ExploreRequest) (clients int, faults []sched.Fault, err e
 	if req.Faults == nil {
 		return clients, nil, nil
 	}
-	faults = []sched.Fault{}
+	faults = []action.Fault{}
 	for _, f := range req.Faults {
-		kinds, err := sched.ParseFaults(f)
+		kinds, err := action.ParseFaults(f)
 		if f == "" || strings.Contains(f, ",") || err != nil ||
-			slices.ContainsFunc(kinds, func(k sched.Fault) bool { return !slices.Contains(luaFaults, k) }) {
-			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, sched.JoinFaults(luaFaults, ", "))
+			slices.ContainsFunc(kinds, func(k action.Fault) bool { return !slices.Contains(luaFaults, k) }) {
+			return 0, nil, api.Invalidf("faults: %q is not one of pause, %s, none", f, action.JoinFaults(luaFaults, ", "))
 		}
 		for _, k := range kinds {
 			if !slices.Contains(faults, k) {
@@ -66,11 +68,11 @@ func luaBounds(req api.ExploreRequest) (clients int, faults []sched.Fault, err e
 
 // What each property means, for a lock promising it.
 var promiseWhy = map[string]string{
-	sched.MutualExclusion: "no two clients hold unexpired leases at once",
-	sched.Liveness:        "no key left without expiry keeps a live client waiting for ever",
-	sched.Ownership:       "a release or an extension answers success only to a client whose hold has not ended",
-	sched.Lease:           "the lock's key never outlives the lease its holder asked for",
-	sched.Resource:        "the protected resource loses no update",
+	result.MutualExclusion: "no two clients hold unexpired leases at once",
+	result.Liveness:        "no key left without expiry keeps a live client waiting for ever",
+	result.Ownership:       "a release or an extension answers success only to a client whose hold has not ended",
+	result.Lease:           "the lock's key never outlives the lease its holder asked for",
+	result.Resource:        "the protected resource loses no update",
 }
 
 // judging says how each property of explore.Properties() is judged for a
@@ -78,21 +80,21 @@ var promiseWhy = map[string]string{
 // whose critical section's write no fence guards (a pasted lock, an
 // unfixed recipe that checks its resource).
 func judging(tg *sched.Target, lua, unfenced bool) []api.Judged {
-	js := make([]api.Judged, 0, len(sched.Properties()))
-	for _, p := range sched.Properties() {
-		if p == sched.Holders && (tg.Lock == nil || tg.Lock.Permits == 0) {
+	js := make([]api.Judged, 0, len(result.Properties()))
+	for _, p := range result.Properties() {
+		if p == result.Holders && (tg.Lock == nil || tg.Lock.Permits == 0) {
 			continue // a mutex's is mutual_exclusion
 		}
 		j := api.Judged{Property: p}
 		switch {
-		case p == sched.Resource && unfenced:
+		case p == result.Resource && unfenced:
 			j.Judged, j.Why = api.NotPromised, fencingWord(lua)
-		case (p == sched.Ownership || p == sched.Lease) && !lua:
+		case (p == result.Ownership || p == result.Lease) && !lua:
 			j.Judged = api.NotChecked
 			j.Why = "judged for a lock given as scripts, from their replies and the lease they set; this code is not"
 		case slices.Contains(tg.Checks, p):
 			j.Judged, j.Why = api.Promised, promiseWhy[p]
-		case p == sched.Resource:
+		case p == result.Resource:
 			j.Judged = api.NotChecked
 			j.Why = "not this lesson's: a lease lock without fencing cannot keep it (recipe 6 shows it)"
 		default:
@@ -119,7 +121,7 @@ func fencingWord(lua bool) string {
 // lock promises (res), of what it does not (unpromised, when nothing it
 // promises broke), each property's verdict, and a note.
 type judgement struct {
-	res, unpromised *sched.Result
+	res, unpromised *result.Result
 	props           []api.PropertyVerdict
 	note            string
 }
@@ -134,7 +136,7 @@ const minUnpromised = 3 * time.Second
 // (a lost update). Each search stops at budget, or earlier when ctx ends
 // (the search's budget as its followers grew it: left says how much of
 // it is left). progress gets the schedules run so far.
-func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sched.Violation, budget time.Duration,
+func (s *session) judge(ctx context.Context, prefix []action.Action, before []result.Violation, budget time.Duration,
 	left func() time.Duration, progress func(schedules int)) (judgement, error) {
 	var promised, unpromised []string
 	for _, j := range s.judged {
@@ -146,7 +148,7 @@ func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sch
 		}
 	}
 	var jd judgement
-	search := func(check []string, budget time.Duration, base int) (*sched.Result, error) {
+	search := func(check []string, budget time.Duration, base int) (*result.Result, error) {
 		res, err := step.FindFrom(ctx, s.explorer(), prefix, sched.Options{Budget: budget, Check: check,
 			Progress: func(p sched.Progress) { progress(base + p.Schedules) }})
 		if errors.Is(err, step.ErrNothingToFind) {
@@ -178,7 +180,7 @@ func (s *session) judge(ctx context.Context, prefix []sched.Action, before []sch
 		jd.note = "every property checked as a promise is broken already in these steps: undo to look for another way"
 	case jd.res.Counterexample() != nil:
 	case jd.res.Vacuous() != nil:
-		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), sched.ErrVacuous.Error()+": ")
+		jd.note = "no verdict: " + strings.TrimPrefix(jd.res.Vacuous().Error(), result.ErrVacuous.Error()+": ")
 	case jd.res.Stopped != "":
 		jd.note = jd.cutNote(budget)
 	}
@@ -215,15 +217,15 @@ func (jd judgement) cutNote(budget time.Duration) string {
 // verdicts is each property's verdict after jd's searches, from a frame
 // that had broken before; left tells whether budget was left for the
 // search of what the lock does not promise.
-func (s *session) verdicts(jd judgement, before []sched.Violation, left bool) []api.PropertyVerdict {
-	found := func(r *sched.Result, p string) bool {
-		return r != nil && slices.ContainsFunc(r.Violations, func(f sched.Counterexample) bool { return f.Property == p })
+func (s *session) verdicts(jd judgement, before []result.Violation, left bool) []api.PropertyVerdict {
+	found := func(r *result.Result, p string) bool {
+		return r != nil && slices.ContainsFunc(r.Violations, func(f result.Counterexample) bool { return f.Property == p })
 	}
-	schedules := func(r *sched.Result) string {
+	schedules := func(r *result.Result) string {
 		return fmt.Sprintf("in every one of the %s schedules within the bounds", output.Thousands(int64(r.Schedules)))
 	}
 	// settled says what a search r that did not break p says of it.
-	settled := func(r *sched.Result) (string, string) {
+	settled := func(r *result.Result) (string, string) {
 		switch {
 		case r.Counterexample() != nil:
 			return api.Open, "not searched further: the search stops at the first property it finds broken"
@@ -244,7 +246,7 @@ func (s *session) verdicts(jd judgement, before []sched.Violation, left bool) []
 		switch {
 		case j.Judged == api.NotChecked:
 			v.Verdict, v.Note = api.NotChecked, j.Why
-		case slices.ContainsFunc(before, func(x sched.Violation) bool { return x.Property == j.Property }):
+		case slices.ContainsFunc(before, func(x result.Violation) bool { return x.Property == j.Property }):
 			v.Verdict, v.Note = broke, "broken already in the steps searched from"
 		case j.Judged == api.Promised && jd.res == nil:
 			v.Verdict, v.Note = api.Open, "not searched: every property the lock promises broke in these steps"

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -88,8 +89,8 @@ func TestPastedLockJudged(t *testing.T) {
 		for _, j := range st.Judged {
 			judged[j.Property] = j.Judged
 		}
-		if want := map[string]string{sched.MutualExclusion: api.Promised, sched.Liveness: api.Promised,
-			sched.Ownership: api.Promised, sched.Lease: api.Promised, sched.Resource: api.NotPromised}; !maps.Equal(judged, want) {
+		if want := map[string]string{result.MutualExclusion: api.Promised, result.Liveness: api.Promised,
+			result.Ownership: api.Promised, result.Lease: api.Promised, result.Resource: api.NotPromised}; !maps.Equal(judged, want) {
 			t.Errorf("judged %v, want %v", judged, want)
 		}
 		c := fs.Result.Counterexample()
@@ -97,11 +98,11 @@ func TestPastedLockJudged(t *testing.T) {
 			t.Fatalf("the DEL release: %s, counterexample %v, want one found", fs.State, c)
 		}
 		vs := verdictsOf(fs)
-		if (c.Property != sched.MutualExclusion && c.Property != sched.Ownership) || vs[c.Property] != api.Broken {
+		if (c.Property != result.MutualExclusion && c.Property != result.Ownership) || vs[c.Property] != api.Broken {
 			t.Errorf("found %s (verdict %q), want mutual exclusion or ownership broken", c.Property, vs[c.Property])
 		}
-		if vs[sched.Resource] != api.Open {
-			t.Errorf("the resource after the lock broke: %q, want open", vs[sched.Resource])
+		if vs[result.Resource] != api.Open {
+			t.Errorf("the resource after the lock broke: %q, want open", vs[result.Resource])
 		}
 	})
 
@@ -111,7 +112,7 @@ func TestPastedLockJudged(t *testing.T) {
 		// counter), with two clients as recipe 6's lesson has: the
 		// search from the start is the same question, asked of a few
 		// times more schedules (docs/lab.md has its figures).
-		taken := [][2]string{{sched.Start, "A"}, {sched.Run, "A"}, {sched.Run, "A"}}
+		taken := [][2]string{{action.Start, "A"}, {action.Run, "A"}, {action.Run, "A"}}
 		// The two searches run side by side, each in a subtest of its
 		// own, so that a failure of either ends only its goroutine's test.
 		var six, own *api.FindStatus
@@ -131,20 +132,20 @@ func TestPastedLockJudged(t *testing.T) {
 		}
 		for _, fs := range []*api.FindStatus{six, own} {
 			vs := verdictsOf(fs)
-			if fs.State != api.FindNone || vs[sched.MutualExclusion] != api.Holds || vs[sched.Liveness] != api.Holds ||
-				vs[sched.Resource] != api.NotPromised {
+			if fs.State != api.FindNone || vs[result.MutualExclusion] != api.Holds || vs[result.Liveness] != api.Holds ||
+				vs[result.Resource] != api.NotPromised {
 				t.Errorf("%s, verdicts %v: want none found, mutual exclusion and liveness holding, the resource not promised",
 					fs.State, vs)
 			}
-			if c := fs.Unpromised.Counterexample(); c == nil || c.Property != sched.Resource {
+			if c := fs.Unpromised.Counterexample(); c == nil || c.Property != result.Resource {
 				t.Errorf("the lost update not shown: %+v", fs.Unpromised)
 			}
 		}
 		vs6, vs := verdictsOf(six), verdictsOf(own)
-		if vs[sched.Ownership] != api.Holds || vs[sched.Lease] != api.Holds {
+		if vs[result.Ownership] != api.Holds || vs[result.Lease] != api.Holds {
 			t.Errorf("the pasted copy: %v, want ownership and its lease holding", vs)
 		}
-		for _, p := range sched.Properties() {
+		for _, p := range result.Properties() {
 			if vs6[p] != api.NotChecked && vs6[p] != vs[p] {
 				t.Errorf("%s: recipe 6 %q, its pasted copy %q", p, vs6[p], vs[p])
 			}
@@ -196,7 +197,7 @@ func TestPastedLockBudgetSpent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Remove(id) })
-	for _, s := range [][2]string{{sched.Start, "A"}, {sched.Run, "A"}} {
+	for _, s := range [][2]string{{action.Start, "A"}, {action.Run, "A"}} {
 		if st, err = stepTo(t, m, id, st, s[0], s[1]); err != nil {
 			t.Fatal(err)
 		}
@@ -207,8 +208,8 @@ func TestPastedLockBudgetSpent(t *testing.T) {
 	}
 	t.Logf("%s: %q, %+v", fs.State, fs.Note, fs.Properties)
 	vs := verdictsOf(&fs)
-	want := map[string]string{sched.MutualExclusion: api.Holds, sched.Liveness: api.Holds,
-		sched.Ownership: api.Holds, sched.Lease: api.Holds, sched.Resource: api.Open}
+	want := map[string]string{result.MutualExclusion: api.Holds, result.Liveness: api.Holds,
+		result.Ownership: api.Holds, result.Lease: api.Holds, result.Resource: api.Open}
 	if fs.State != api.FindNone || !maps.Equal(vs, want) {
 		t.Fatalf("%s, verdicts %v: want none found, %v", fs.State, vs, want)
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -111,7 +112,7 @@ func TestLuaSessions(t *testing.T) {
 	}
 	fs := waitFind(t, m, id).Find
 	if c := fs.Result.Counterexample(); fs.State != api.FindFound || c == nil ||
-		c.Property != sched.MutualExclusion && c.Property != sched.Ownership {
+		c.Property != result.MutualExclusion && c.Property != result.Ownership {
 		t.Fatalf("the pasted lock: %+v, want mutual exclusion or ownership broken", fs)
 	}
 	m.Remove(id)
@@ -149,15 +150,15 @@ func TestLuaSessions(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer m.Remove(id)
-				st, err := stepTo(t, m, id, got, sched.Start, "A")
+				st, err := stepTo(t, m, id, got, action.Start, "A")
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = stepTo(t, m, id, st, sched.Run, "A")
+				_, err = stepTo(t, m, id, st, action.Run, "A")
 				if !errors.Is(err, api.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("%v, want ErrInvalid saying %q", err, tc.want)
 				}
-				if _, err := stepTo(t, m, id, st, sched.Start, "B"); err != nil {
+				if _, err := stepTo(t, m, id, st, action.Start, "B"); err != nil {
 					t.Errorf("a step after the stop: %v", err)
 				}
 			})

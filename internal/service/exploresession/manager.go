@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -189,15 +191,15 @@ type session struct {
 	// (luaBounds; 0 and nil: the target's); judged is how each property
 	// is judged.
 	size   int
-	faults []sched.Fault
+	faults []action.Fault
 	judged []api.Judged
 
 	// mu guards e (a sandbox's explorer is made again when its server
 	// is) and what follows: State reads it while a search runs.
 	mu      sync.Mutex
 	e       *sched.Explorer
-	actions []sched.Action
-	steps   []sched.Step
+	actions []action.Action
+	steps   []action.Step
 	notes   []view.StepNote
 	clients []string
 	// frames[k] is the state after k actions.
@@ -277,7 +279,7 @@ func (m *Manager) open(ctx context.Context, req api.ExploreRequest, tg *sched.Ta
 	if err != nil {
 		return nil, err
 	}
-	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, sched.Resource)
+	unfenced := req.Lua != nil || req.Recipe != nil && !req.Fixed && !req.Fencing && slices.Contains(tg.Checks, result.Resource)
 	judged := judging(tg, req.Lua != nil, unfenced)
 	if req.Lua == nil {
 		mr, err := miniredis.Run()
@@ -354,7 +356,9 @@ func open(ctx context.Context, s *session) (*session, error) {
 		return nil, err
 	}
 	mo := s.e.Model()
-	faults := fmt.Sprintf("at most %d fault (%s)", mo.Faults, sched.JoinFaults(mo.FaultKinds, ", "))
+	faults := fmt.Sprintf(
+		"at most %d fault (%s)", mo.Faults, action.JoinFaults(mo.FaultKinds, ", "),
+	)
 	if mo.Faults == 0 {
 		faults = "no fault"
 	}
@@ -366,7 +370,7 @@ func open(ctx context.Context, s *session) (*session, error) {
 // newExplorer makes the session's explorer, on a server that has none
 // (started, or started again).
 func (s *session) newExplorer(ctx context.Context) error {
-	model := sched.DefaultModel()
+	model := action.DefaultModel()
 	if s.size > 0 {
 		model.Clients = s.size
 	}
@@ -489,7 +493,7 @@ func (s *session) guardWithin(ctx context.Context, lim limits, what string, f fu
 
 // cut runs actions on the session's explorer and reads the frame they
 // lead to. No search may be running.
-func (s *session) cut(ctx context.Context, actions []sched.Action) (*step.Snapshot, api.ExploreFrame, error) {
+func (s *session) cut(ctx context.Context, actions []action.Action) (*step.Snapshot, api.ExploreFrame, error) {
 	e := s.explorer()
 	snap, err := step.Cut(ctx, e, actions)
 	if err != nil {
@@ -605,7 +609,7 @@ func (m *Manager) State(_ context.Context, id string) (api.ExploreState, error) 
 // frame after FromStep steps (default: the last), which discards the steps
 // after it.
 type stepRequest struct {
-	Action   sched.Action
+	Action   action.Action
 	FromStep *int
 }
 
@@ -639,7 +643,7 @@ func parseStep(body []byte) (stepRequest, error) {
 // UnmarshalJSON takes any others silently): those of an action with
 // every field set.
 var actionFields = func() map[string]bool {
-	b, err := json.Marshal(sched.Action{Kind: "k", Client: "c", Index: 1, Command: "c", Length: "l", At: 1, Node: "n"})
+	b, err := json.Marshal(action.Action{Kind: "k", Client: "c", Index: 1, Command: "c", Length: "l", At: 1, Node: "n"})
 	if err != nil {
 		panic(err)
 	}
@@ -668,7 +672,7 @@ func (m *Manager) Step(ctx context.Context, id string, body json.RawMessage) (ap
 		s.mu.Lock()
 		from, err := s.fromLocked(req.FromStep)
 		busy := s.searching()
-		var en []sched.Action
+		var en []action.Action
 		if err == nil {
 			en = s.frames[from].Enabled
 		}
@@ -761,7 +765,7 @@ func (s *session) fromLocked(from *int) (int, error) {
 	return *from, nil
 }
 
-func actionList(as []sched.Action) string {
+func actionList(as []action.Action) string {
 	parts := make([]string, len(as))
 	for i, a := range as {
 		parts[i] = a.String()

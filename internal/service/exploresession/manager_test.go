@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
 )
@@ -72,7 +72,7 @@ func TestStrategySessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := waitFind(t, m, id).Find
-	if fs.State != api.FindFound || fs.Result == nil || fs.Result.Counterexample().Property != sched.Resource ||
+	if fs.State != api.FindFound || fs.Result == nil || fs.Result.Counterexample().Property != result.Resource ||
 		!strings.Contains(fs.Result.Counterexample().Message, "sold twice") {
 		t.Fatalf("find: %+v, want the sword sold twice", fs)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/testsupport/redistest"
@@ -54,7 +54,7 @@ func runAcquire(m *Manager, id string) (api.ExploreState, error) {
 	if err != nil {
 		return st, err
 	}
-	for _, kind := range []string{sched.Start, sched.Run} {
+	for _, kind := range []string{action.Start, action.Run} {
 		var body []byte
 		for _, a := range st.Enabled {
 			if a.Kind == kind && a.Client == "A" {

@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 )
 
@@ -49,9 +50,9 @@ var (
 type search struct {
 	key    string
 	req    api.ExploreRequest
-	prefix []sched.Action
+	prefix []action.Action
 	// before is what the last of prefix's frames broke already.
-	before []sched.Violation
+	before []result.Violation
 	done   chan struct{}
 	cancel context.CancelCauseFunc
 	// started is closed when it gets a CPU.
@@ -94,7 +95,7 @@ func newSearches(cfg *Config, st *stats, runner func(context.Context, api.Explor
 }
 
 // searchKey names the search of prefix on the target of req under model.
-func searchKey(req api.ExploreRequest, model string, prefix []sched.Action) string {
+func searchKey(req api.ExploreRequest, model string, prefix []action.Action) string {
 	if len(prefix) == 0 {
 		prefix = nil // from the start, whatever steps the session took since
 	}
@@ -105,7 +106,7 @@ func searchKey(req api.ExploreRequest, model string, prefix []sched.Action) stri
 	b, err := json.Marshal(struct {
 		Req    api.ExploreRequest
 		Model  string
-		Prefix []sched.Action
+		Prefix []action.Action
 	}{req, model, prefix})
 	if err != nil {
 		panic(err) // plain data
@@ -118,8 +119,8 @@ func searchKey(req api.ExploreRequest, model string, prefix []sched.Action) stri
 // running or waiting, the kept answer, or a new search queued for prefix
 // on req's target.
 // kept says it is a kept answer.
-func (q *searches) join(key, client string, req api.ExploreRequest, prefix []sched.Action,
-	before []sched.Violation) (sr *search, kept bool, err error) {
+func (q *searches) join(key, client string, req api.ExploreRequest, prefix []action.Action,
+	before []result.Violation) (sr *search, kept bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -299,7 +300,7 @@ func answer(fs *api.FindStatus, jd judgement, err, cause error, budget, most tim
 	}
 	fs.Result, fs.Unpromised, fs.Properties = res, jd.unpromised, jd.props
 	fs.Schedules = 0
-	for _, r := range []*sched.Result{res, jd.unpromised} {
+	for _, r := range []*result.Result{res, jd.unpromised} {
 		if r != nil {
 			fs.Schedules += r.Schedules
 		}

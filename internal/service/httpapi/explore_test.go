@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockmarket/lockmarket/internal/explore/sched"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/service/api"
 	"github.com/lockmarket/lockmarket/internal/service/exploresession"
@@ -19,14 +20,14 @@ import (
 
 // exploreState is the part of a session's state the tests read.
 type exploreState struct {
-	Target     string            `json:"target"`
-	Clients    []string          `json:"clients"`
-	Steps      []sched.Step      `json:"steps"`
-	Enabled    []sched.Action    `json:"enabled"`
-	ClockMS    int64             `json:"clock_ms"`
-	Holders    []step.Holder     `json:"holders"`
-	Violations []sched.Violation `json:"violations"`
-	Resource   string            `json:"resource"`
+	Target     string             `json:"target"`
+	Clients    []string           `json:"clients"`
+	Steps      []action.Step      `json:"steps"`
+	Enabled    []action.Action    `json:"enabled"`
+	ClockMS    int64              `json:"clock_ms"`
+	Holders    []step.Holder      `json:"holders"`
+	Violations []result.Violation `json:"violations"`
+	Resource   string             `json:"resource"`
 }
 
 // enabled is the JSON of client's enabled action of kind (run: its next
@@ -108,12 +109,12 @@ func TestExploreSessions(t *testing.T) {
 	if st.Target != "recipe 1" || len(st.Clients) != 2 || len(st.Steps) != 0 || len(st.Enabled) == 0 || len(st.Violations) != 0 {
 		t.Fatalf("recipe 1 at the start: %+v", st)
 	}
-	st = step(id, enabled(t, st, sched.Start, "A"))
-	st = step(id, enabled(t, st, sched.Start, "B"))
+	st = step(id, enabled(t, st, action.Start, "A"))
+	st = step(id, enabled(t, st, action.Start, "B"))
 	for _, c := range []string{"A", "B", "A", "B"} {
-		st = step(id, enabled(t, st, sched.Run, c))
+		st = step(id, enabled(t, st, action.Run, c))
 	}
-	if len(st.Steps) != 6 || len(st.Violations) != 1 || st.Violations[0].Property != sched.MutualExclusion ||
+	if len(st.Steps) != 6 || len(st.Violations) != 1 || st.Violations[0].Property != result.MutualExclusion ||
 		st.Violations[0].Step != 5 || st.Steps[5].Action.Client != "B" || !strings.HasPrefix(st.Steps[5].Text, "SET") {
 		t.Fatalf("after A GET, B GET, A SET, B SET: %+v", st)
 	}
@@ -165,7 +166,7 @@ func TestExploreSessions(t *testing.T) {
 	}
 	c := found.Unpromised.Counterexample()
 	if found.State != api.FindNone || found.Result == nil || !found.Result.Exhaustive || c == nil ||
-		c.Property != sched.Resource || !c.Reproduced || len(c.Actions) <= found.FromStep || found.FromStep != 4 ||
+		c.Property != result.Resource || !c.Reproduced || len(c.Actions) <= found.FromStep || found.FromStep != 4 ||
 		found.Result.Model.Clients == 0 {
 		t.Fatalf("find on recipe 6: %+v", found)
 	}
@@ -173,7 +174,7 @@ func TestExploreSessions(t *testing.T) {
 		b, _ := json.Marshal(a)
 		st6 = step(id6, string(b))
 	}
-	if len(st6.Violations) == 0 || st6.Violations[len(st6.Violations)-1].Property != sched.Resource ||
+	if len(st6.Violations) == 0 || st6.Violations[len(st6.Violations)-1].Property != result.Resource ||
 		!strings.HasPrefix(st6.Resource, "counter = ") {
 		t.Fatalf("recipe 6 after the counterexample: %+v", st6)
 	}

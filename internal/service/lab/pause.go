@@ -3,6 +3,8 @@ package lab
 import (
 	"context"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
+	"github.com/lockmarket/lockmarket/internal/explore/result"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/explore/step"
 	"github.com/lockmarket/lockmarket/internal/explore/targets"
@@ -84,11 +86,11 @@ func commits(command string) bool {
 // pausePlan is the schedule of a pause run, played on e up to B's end;
 // what follows (A's commit and release) is the first enabled command or
 // tick at each step, as explore.Explorer.Record plays it.
-func pausePlan(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
-	var plan []sched.Action
+func pausePlan(ctx context.Context, e *sched.Explorer) ([]action.Action, error) {
+	var plan []action.Action
 	// take appends the first enabled action that ok accepts, and reports
 	// whether there was one.
-	take := func(ok func(sched.Action) bool) (bool, error) {
+	take := func(ok func(action.Action) bool) (bool, error) {
 		snap, err := step.Cut(ctx, e, plan)
 		if err != nil {
 			return false, err
@@ -101,23 +103,23 @@ func pausePlan(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
 		}
 		return false, nil
 	}
-	must := func(what string, ok func(sched.Action) bool) error {
+	must := func(what string, ok func(action.Action) bool) error {
 		found, err := take(ok)
 		if err == nil && !found {
 			err = fmt.Errorf("%w: %s is not enabled after %d steps", errSchedule, what, len(plan))
 		}
 		return err
 	}
-	of := func(client, kind string) func(sched.Action) bool {
-		return func(a sched.Action) bool { return a.Client == client && a.Kind == kind }
+	of := func(client, kind string) func(action.Action) bool {
+		return func(a action.Action) bool { return a.Client == client && a.Kind == kind }
 	}
 	const most = 20 // commands of one client before its commit, or in all
-	if err := must("A's start", of("A", sched.Start)); err != nil {
+	if err := must("A's start", of("A", action.Start)); err != nil {
 		return nil, err
 	}
 	for range most {
-		found, err := take(func(a sched.Action) bool {
-			return a.Client == "A" && a.Kind == sched.Run && !commits(a.Command)
+		found, err := take(func(a action.Action) bool {
+			return a.Client == "A" && a.Kind == action.Run && !commits(a.Command)
 		})
 		if err != nil {
 			return nil, err
@@ -126,19 +128,19 @@ func pausePlan(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
 			break
 		}
 	}
-	if err := must("A's pause", func(a sched.Action) bool {
-		return a.Client == "A" && a.Kind == sched.Pause && a.Length == sched.Long
+	if err := must("A's pause", func(a action.Action) bool {
+		return a.Client == "A" && a.Kind == action.Pause && a.Length == action.Long
 	}); err != nil {
 		return nil, err
 	}
-	if err := must("the clock's advance", func(a sched.Action) bool { return a.Kind == sched.Tick }); err != nil {
+	if err := must("the clock's advance", func(a action.Action) bool { return a.Kind == action.Tick }); err != nil {
 		return nil, err
 	}
-	if err := must("B's start", of("B", sched.Start)); err != nil {
+	if err := must("B's start", of("B", action.Start)); err != nil {
 		return nil, err
 	}
 	for range most {
-		found, err := take(of("B", sched.Run))
+		found, err := take(of("B", action.Run))
 		if err != nil {
 			return nil, err
 		}
@@ -162,15 +164,15 @@ func pausePlan(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
 var pauseSchedules []byte
 
 // schedules is pauseSchedules read.
-var schedules = sync.OnceValues(func() (map[string][]sched.Action, error) {
-	var m map[string][]sched.Action
+var schedules = sync.OnceValues(func() (map[string][]action.Action, error) {
+	var m map[string][]action.Action
 	err := json.Unmarshal(pauseSchedules, &m)
 	return m, err
 })
 
 // scheduleOf is the pause schedule of e's target: the one kept, or, for a
 // target that has none kept, the one pausePlan finds.
-func scheduleOf(ctx context.Context, e *sched.Explorer) ([]sched.Action, error) {
+func scheduleOf(ctx context.Context, e *sched.Explorer) ([]action.Action, error) {
 	m, err := schedules()
 	if err != nil {
 		return nil, err
@@ -200,7 +202,9 @@ func runPause(ctx context.Context, v faults.Variant) (timeline.Timeline, error) 
 // playPause plays the pause schedule on target t and returns its
 // timeline, tokens and keys named alike in every run, and the violations
 // found.
-func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []sched.Violation, error) {
+func playPause(
+	ctx context.Context, t *sched.Target,
+) (timeline.Timeline, []result.Violation, error) {
 	mini, err := miniredis.Run()
 	if err != nil {
 		return timeline.Timeline{}, nil, err
@@ -209,9 +213,9 @@ func playPause(ctx context.Context, t *sched.Target) (timeline.Timeline, []sched
 	mini.SetTime(pauseEpoch)
 	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr(), PoolSize: 2})
 	defer rdb.Close()
-	m := sched.DefaultModel()
+	m := action.DefaultModel()
 	m.Clients, m.TTL = 2, pauseLease
-	e, err := sched.New(ctx, rdb, t, m)
+	e, err := sched.NewExplorer(ctx, rdb, t, m)
 	if err != nil {
 		return timeline.Timeline{}, nil, err
 	}
@@ -258,7 +262,7 @@ func runScheduledRecipe(ctx context.Context, sc gallery.Scenario, t *sched.Targe
 }
 
 // pauseVerdict says in words what a pause run showed.
-func pauseVerdict(v faults.Variant, violations []sched.Violation) string {
+func pauseVerdict(v faults.Variant, violations []result.Violation) string {
 	if len(violations) == 0 {
 		if strings.HasSuffix(string(v), faults.FencedSuffix) {
 			return "No violation: A's late commit was refused (the fence: her lock was lost). Times are virtual."

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/sched"
 	"github.com/lockmarket/lockmarket/internal/failure/faults"
 	"github.com/lockmarket/lockmarket/internal/timeline"
@@ -29,15 +30,15 @@ func TestPauseSchedules(t *testing.T) {
 	mini := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr(), PoolSize: 2})
 	defer rdb.Close()
-	found := map[string][]sched.Action{}
+	found := map[string][]action.Action{}
 	for _, v := range faults.Pause.Variants() {
 		target, err := pauseTarget(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := sched.DefaultModel()
+		m := action.DefaultModel()
 		m.Clients, m.TTL = 2, pauseLease
-		e, err := sched.New(context.Background(), rdb, target, m)
+		e, err := sched.NewExplorer(context.Background(), rdb, target, m)
 		if err != nil {
 			t.Fatal(err)
 		}

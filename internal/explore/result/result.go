@@ -1,13 +1,15 @@
-package sched
+package result
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/plumbing"
+	"github.com/lockmarket/lockmarket/internal/explore/search"
 	"github.com/lockmarket/lockmarket/internal/timeline"
 )
 
@@ -19,7 +21,7 @@ type Result struct {
 	Target string
 	About  string
 	// Model is the bounds searched.
-	Model Model
+	Model action.Model
 	// Checked is the properties checked.
 	Checked []string
 	// Mode is exhaustive, random or pct; Seed is the random modes' seed.
@@ -94,18 +96,21 @@ type Result struct {
 	ShardSchedules int
 	ShardPruned    int
 
-	vacuity   bool   // the target is a recipe, whose verdicts Vacuous judges
-	property  string // the target's own property, for Counterexample
-	NodeCount int    // the target's nodes (Redlock), 0 for one server
+	// Recipe is set when the target is a recipe, whose verdicts Vacuous
+	// judges; OwnProperty is the target's own property, for
+	// Counterexample. Neither is written in JSON.
+	Recipe      bool   `json:"-"`
+	OwnProperty string `json:"-"`
+	NodeCount   int    // the target's nodes (Redlock), 0 for one server
 }
 
 // Counterexample is a violated property and the schedule that breaks it.
 type Counterexample struct {
 	Violation
 	// Actions is the schedule to replay (Explorer.Replay).
-	Actions []Action `json:"actions"`
+	Actions []action.Action `json:"actions"`
 	// Steps is the schedule as it ran, up to the violation.
-	Steps []Step `json:"steps"`
+	Steps []action.Step `json:"steps"`
 	// Reproduced is true when Actions, replayed on a fresh redis-server
 	// (Reproduce), broke the same property; Server is that server's
 	// version (empty when none could be started: the replay then ran in
@@ -127,7 +132,7 @@ type Counterexample struct {
 func (r *Result) Counterexample() *Counterexample {
 	var c *Counterexample
 	for i := range r.Violations {
-		if c == nil || r.Violations[i].Property == r.property {
+		if c == nil || r.Violations[i].Property == r.OwnProperty {
 			c = &r.Violations[i]
 		}
 	}
@@ -182,7 +187,7 @@ type resultJSON struct {
 	Property       string           `json:"property,omitempty"`
 	Mode           string           `json:"mode"`
 	Seed           *uint64          `json:"seed,omitempty"`
-	Model          modelJSON        `json:"model"`
+	Model          action.ModelJSON `json:"model"`
 	Checked        []string         `json:"checked"`
 	Schedules      int              `json:"schedules"`
 	Pruned         int              `json:"pruned"`
@@ -209,59 +214,6 @@ type resultJSON struct {
 	ShardPruned    int              `json:"shard_pruned,omitempty"`
 }
 
-// modelJSON is Model's JSON.
-type modelJSON struct {
-	Clients    int     `json:"clients"`
-	Nodes      int     `json:"nodes,omitempty"`
-	Iterations int     `json:"iterations"`
-	Attempts   int     `json:"attempts"`
-	Faults     int     `json:"faults_per_schedule"`
-	Ticks      int     `json:"ticks_per_schedule"`
-	Steps      int     `json:"steps_per_client"`
-	FaultKinds []Fault `json:"faults"`
-	JumpMS     int64   `json:"clock_jump_ms,omitempty"`
-	TTLMS      int64   `json:"ttl_ms"`
-	TTLsMS     []int64 `json:"ttls_ms,omitempty"`
-	RenewMS    int64   `json:"renew_every_ms,omitempty"`
-	RetryMS    int64   `json:"retry_ms"`
-	MaxDelayMS int64   `json:"max_delay_ms,omitempty"`
-	ShortMS    int64   `json:"pause_short_ms"`
-	LongMS     int64   `json:"pause_long_ms"`
-}
-
-func (m Model) json() modelJSON {
-	j := modelJSON{
-		Clients:    m.Clients,
-		Iterations: m.Iterations,
-		Attempts:   m.Attempts,
-		Faults:     m.Faults,
-		Ticks:      m.Ticks,
-		Steps:      m.Steps,
-		FaultKinds: slices.Clip(append([]Fault{}, m.FaultKinds...)),
-		TTLMS:      m.TTL.Milliseconds(),
-		RenewMS:    m.RenewEvery.Milliseconds(),
-		RetryMS:    m.Retry.Milliseconds(),
-		MaxDelayMS: m.MaxDelay.Milliseconds(),
-	}
-	if d, ok := m.PauseLength(Short); ok {
-		j.ShortMS = d.Milliseconds()
-	}
-	if d, ok := m.PauseLength(Long); ok {
-		j.LongMS = d.Milliseconds()
-	}
-	if slices.Contains(m.FaultKinds, FaultClockJump) {
-		j.JumpMS = m.Jump.Milliseconds()
-	}
-	for _, d := range m.TTLs {
-		j.TTLsMS = append(j.TTLsMS, d.Milliseconds())
-	}
-	return j
-}
-
-// MarshalJSON writes the model with snake_case keys and its durations
-// in milliseconds (ttl_ms, retry_ms, pause_short_ms...).
-func (m Model) MarshalJSON() ([]byte, error) { return json.Marshal(m.json()) }
-
 // MarshalJSON writes the result as the command line's -format json and
 // the service's explorer sessions give it: snake_case keys, the property
 // the target is known to break or whose fix it is (property), durations in
@@ -275,7 +227,7 @@ func (r *Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.JSON()) }
 // its own, after the result's, embeds it.
 //
 //	json.Marshal(struct {
-//		sched.ResultJSON
+//		result.ResultJSON
 //		Host string `json:"host"`
 //	}{res.JSON(), host})
 type ResultJSON struct{ resultJSON }
@@ -285,9 +237,9 @@ func (r *Result) JSON() ResultJSON {
 	j := resultJSON{
 		Target:         r.Target,
 		About:          r.About,
-		Property:       r.property,
+		Property:       r.OwnProperty,
 		Mode:           r.Mode,
-		Model:          r.Model.json(),
+		Model:          r.Model.JSON(),
 		Checked:        nonNil(r.Checked),
 		Schedules:      r.Schedules,
 		Pruned:         r.Pruned,
@@ -337,7 +289,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-	m := Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
+	m := action.Model{Clients: j.Model.Clients, Iterations: j.Model.Iterations, Attempts: j.Model.Attempts,
 		Faults: j.Model.Faults, Ticks: j.Model.Ticks, Steps: j.Model.Steps,
 		FaultKinds: j.Model.FaultKinds,
 		Jump: ms(
@@ -351,12 +303,125 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		Schedules: j.Schedules, Pruned: j.Pruned, Coverage: j.Coverage, Diverged: j.Diverged,
 		Reruns: j.Reruns, Exhaustive: j.Exhaustive, Stopped: j.Stopped,
 		Budget: s(j.BudgetS), Elapsed: s(j.ElapsedS),
-		Violations: j.Violations, Unsteady: j.Unsteady, property: j.Property,
-		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, vacuity: j.Ops != nil,
+		Violations: j.Violations, Unsteady: j.Unsteady, OwnProperty: j.Property,
+		NodeCount: j.Model.Nodes, Held: j.Held, Ops: j.Ops, Recipe: j.Ops != nil,
 		Shard: j.Shard, MergedShards: j.MergedShards, WholeCount: j.WholeCount,
 		ShardSchedules: j.ShardSchedules, ShardPruned: j.ShardPruned}
 	if j.Seed != nil {
 		r.Seed = *j.Seed
 	}
 	return nil
+}
+
+// ErrVacuous is returned (by Result.Vacuous) for a search of a recipe in
+// which nothing it was about happened: an operation never succeeded, or
+// no client ever held the lock. Its verdict, violation or none, proves
+// nothing; the message names the operation and its ok.
+var ErrVacuous = errors.New("explore: the search proved nothing")
+
+// OpCount is how often one operation of a recipe was called in the
+// complete schedules of a search, and how often its reply meant success.
+type OpCount struct {
+	// Op is the operation: acquire, release, extend, read_acquire, ...
+	Op string `json:"op"`
+	// Calls and Succeeded count its calls, and those whose reply meant
+	// success (its ok).
+	Calls     int `json:"calls"`
+	Succeeded int `json:"succeeded"`
+	// OK is the replies that mean success, as the manifest gives them.
+	OK string `json:"ok"`
+	// Replies is a few of the replies it got, with how often, as
+	// `"OK" ×12`.
+	Replies []string `json:"replies,omitempty"`
+}
+
+// Vacuous says, for a search of a recipe that found no violation, why its
+// verdict proves nothing (wrapping ErrVacuous), or nil: an op that was
+// called and never succeeded (a release or an extension only in a search
+// through every schedule: a few random ones may all have lost the lease),
+// or no client that ever held the lock.
+func (r *Result) Vacuous() error {
+	if !r.Recipe || len(r.Violations) > 0 || r.Schedules == 0 {
+		return nil
+	}
+	for _, o := range r.Ops {
+		take := strings.HasSuffix(o.Op, "acquire")
+		if o.Calls == 0 || o.Succeeded > 0 || !take && !r.Exhaustive {
+			continue
+		}
+		replies := "none"
+		if len(o.Replies) > 0 {
+			replies = strings.Join(o.Replies, ", ")
+		}
+		why := "so no client ever held the lock"
+		if !take {
+			why = "so the search never saw one succeed"
+		}
+		return fmt.Errorf(
+			"%w: ops.%s.ok %s matched none of its %d replies in %d schedules (%s), %s: "+
+				"fix its ok, or the op",
+			ErrVacuous, o.Op, o.OK, o.Calls, r.Schedules, replies, why,
+		)
+	}
+	if r.Held == 0 {
+		return fmt.Errorf(
+			"%w: no client held the lock in any of %d schedules", ErrVacuous, r.Schedules,
+		)
+	}
+	return nil
+}
+
+// ActivityText says what happened in the search: how many schedules had
+// a holder, and how often each op of a recipe succeeded.
+func (r *Result) ActivityText() string {
+	s := fmt.Sprintf("activity: a client held the lock in %d of %d schedules", r.Held, r.Schedules)
+	if r.WholeCount {
+		// Held and Ops count what the shards ran.
+		s = fmt.Sprintf("activity: a client held the lock in %d of the %d schedules the "+
+			"shards ran", r.Held, r.ShardSchedules)
+	}
+	var parts []string
+	for _, o := range r.Ops {
+		parts = append(parts, fmt.Sprintf("%s %d of %d", o.Op, o.Succeeded, o.Calls))
+	}
+	if len(parts) > 0 {
+		s += "; succeeded: " + strings.Join(parts, ", ")
+	}
+	return s
+}
+
+// Why a search stopped before it was through (Result.Stopped).
+const (
+	// StoppedBudget is a search that ran out of its Options.Budget.
+	StoppedBudget = "budget"
+	// StoppedInterrupted is a search whose context ended (Ctrl-C, a
+	// signal, a caller's deadline).
+	StoppedInterrupted = "interrupted"
+)
+
+// ShardInfo says which part of a search a result is (Options.Shard), how
+// the tree was cut, and what the search was, so that MergeShards can tell
+// the shards of one search from others.
+type ShardInfo struct {
+	// Index and Count: the Index-th, from 0, of Count shards.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Depth is where the tree was cut; Subtrees and Runs the parts dealt
+	// to the shards (search.Split).
+	Depth    int `json:"split_depth"`
+	Subtrees int `json:"subtrees"`
+	Runs     int `json:"runs"`
+	// Digest names the parts: the same in every shard of one search.
+	Digest string `json:"split_digest"`
+	// Fingerprint names the search (the target, its code, the model and
+	// the options that choose the schedules), and Commit the program's
+	// version; the caller that knows them sets them.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Commit      string `json:"commit,omitempty"`
+	// Explored is what the shard searched of the state graph
+	// (search.Explored), from which MergeShards counts the whole
+	// search's schedules; nil when the shard keeps none (several
+	// workers, no state cache, DPOR, a search cut short, a record past
+	// search.MaxExplored).
+	Explored *search.Explored[action.Action] `json:"explored,omitempty"`
 }

@@ -1,4 +1,4 @@
-package sched
+package result
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/testsupport/jsonkeys"
 )
 
@@ -14,21 +15,21 @@ import (
 // counterexample of the target's own property, and reads back to the
 // same result.
 func TestResultJSON(t *testing.T) {
-	m := DefaultModel()
+	m := action.DefaultModel()
 	m.Clients, m.TTLs = 3, []time.Duration{2 * time.Second, 3 * time.Second}
 	other := Counterexample{
 		Violation: Violation{Property: Liveness, Message: "C never got the lock", Step: 4},
-		Actions: []Action{
-			{Kind: Start, Client: "C"},
+		Actions: []action.Action{
+			{Kind: action.Start, Client: "C"},
 		},
-		Steps:      []Step{{Action: Action{Kind: Start, Client: "C"}}},
+		Steps:      []action.Step{{Action: action.Action{Kind: action.Start, Client: "C"}}},
 		Reproduced: true,
 		Server:     "7.0.15",
 	}
 	own := Counterexample{Violation: Violation{Property: Resource, Message: "sold twice", Step: 1},
-		Actions: []Action{{Kind: Start, Client: "A"}, {Kind: Pause, Client: "A", Length: Short}},
-		Steps: []Step{
-			{Action: Action{Kind: Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
+		Actions: []action.Action{{Kind: action.Start, Client: "A"}, {Kind: action.Pause, Client: "A", Length: action.Short}},
+		Steps: []action.Step{
+			{Action: action.Action{Kind: action.Start, Client: "A"}, ClockMS: 0, Text: "A starts"},
 		},
 		Reproduced: true, Server: "7.0.15"}
 	tests := []struct {
@@ -39,15 +40,15 @@ func TestResultJSON(t *testing.T) {
 		{
 			"nothing found",
 			Result{
-				Target:     "recipe 6 (fixed)",
-				Model:      m,
-				Checked:    []string{Resource},
-				Mode:       "exhaustive",
-				Schedules:  12,
-				Coverage:   1,
-				Exhaustive: true,
-				Elapsed:    2 * time.Second,
-				property:   Resource,
+				Target:      "recipe 6 (fixed)",
+				Model:       m,
+				Checked:     []string{Resource},
+				Mode:        "exhaustive",
+				Schedules:   12,
+				Coverage:    1,
+				Exhaustive:  true,
+				Elapsed:     2 * time.Second,
+				OwnProperty: Resource,
 			},
 			"",
 		},
@@ -57,12 +58,12 @@ func TestResultJSON(t *testing.T) {
 				Mode: "random", Seed: 7, Schedules: 40, Pruned: 2, Coverage: 0.25,
 				Stopped: StoppedBudget,
 				Budget:  20 * time.Second, Elapsed: 21 * time.Second,
-				Violations: []Counterexample{other, own}, property: Resource,
+				Violations: []Counterexample{other, own}, OwnProperty: Resource,
 				NodeCount: 3},
 			Resource,
 		},
 		{"another property only", Result{Target: "recipe 6", Model: m, Mode: "exhaustive",
-			Violations: []Counterexample{other}, property: Resource}, Liveness},
+			Violations: []Counterexample{other}, OwnProperty: Resource}, Liveness},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package sched
+package goroutine
 
 import (
 	"runtime"
@@ -25,7 +25,7 @@ func TestGoidReadsTheRuntimesRecord(t *testing.T) {
 		for i := range ids {
 			wg.Go(func() {
 				runtime.Gosched()
-				ids[i] = [2]uint64{goid(), stackGoid()}
+				ids[i] = [2]uint64{ID(), stackGoid()}
 			})
 		}
 		wg.Wait()
@@ -47,18 +47,18 @@ func TestGoidReadsTheRuntimesRecord(t *testing.T) {
 // TestWhoAmIReadsItsCreatorOnlyWhenAsked checks that a goroutine's
 // creator, read from its stack trace, is the goroutine that started it.
 func TestWhoAmIReadsItsCreatorOnlyWhenAsked(t *testing.T) {
-	parent := goid()
-	got := make(chan self)
+	parent := ID()
+	got := make(chan Self)
 	go func() {
-		s := whoAmI()
-		if s.parent != 0 {
-			t.Errorf("whoAmI read its creator (%d) unasked", s.parent)
+		s := WhoAmI()
+		if s.Parent != 0 {
+			t.Errorf("whoAmI read its creator (%d) unasked", s.Parent)
 		}
-		s.parent = ownCreator()
+		s.Parent = OwnCreator()
 		got <- s
 	}()
 	s := <-got
-	if s.parent != parent {
-		t.Errorf("creator %d, want %d", s.parent, parent)
+	if s.Parent != parent {
+		t.Errorf("creator %d, want %d", s.Parent, parent)
 	}
 }

@@ -1,4 +1,4 @@
-package sched
+package result
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 )
 
 // shardOf is a shard's result, i of n, of search fp.
@@ -20,9 +22,9 @@ func shardOf(i, n int, fp string, schedules int, exhaustive bool, cov float64,
 
 // ce is a counterexample of property p whose actions are clients' starts.
 func ce(p string, clients ...string) Counterexample {
-	var as []Action
+	var as []action.Action
 	for _, c := range clients {
-		as = append(as, Action{Kind: Start, Client: c})
+		as = append(as, action.Action{Kind: action.Start, Client: c})
 	}
 	return Counterexample{Violation: Violation{Property: p, Message: p}, Actions: as,
 		Reproduced: true}

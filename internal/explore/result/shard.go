@@ -1,4 +1,4 @@
-package sched
+package result
 
 import (
 	"errors"
@@ -7,39 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockmarket/lockmarket/internal/explore/action"
 	"github.com/lockmarket/lockmarket/internal/explore/search"
 )
 
-// ShardInfo says which part of a search a result is (Options.Shard), how
-// the tree was cut, and what the search was, so that MergeShards can tell
-// the shards of one search from others.
-type ShardInfo struct {
-	// Index and Count: the Index-th, from 0, of Count shards.
-	Index int `json:"index"`
-	Count int `json:"count"`
-	// Depth is where the tree was cut; Subtrees and Runs the parts dealt
-	// to the shards (search.Split).
-	Depth    int `json:"split_depth"`
-	Subtrees int `json:"subtrees"`
-	Runs     int `json:"runs"`
-	// Digest names the parts: the same in every shard of one search.
-	Digest string `json:"split_digest"`
-	// Fingerprint names the search (the target, its code, the model and
-	// the options that choose the schedules), and Commit the program's
-	// version; the caller that knows them sets them.
-	Fingerprint string `json:"fingerprint,omitempty"`
-	Commit      string `json:"commit,omitempty"`
-	// Explored is what the shard searched of the state graph
-	// (search.Explored), from which MergeShards counts the whole
-	// search's schedules; nil when the shard keeps none (several
-	// workers, no state cache, DPOR, a search cut short, a record past
-	// search.MaxExplored).
-	Explored *search.Explored[Action] `json:"explored,omitempty"`
-}
-
-// shardInfo is the result's account of shard sh, cut and searched as r
+// ShardOf is the result's account of shard sh, cut and searched as r
 // says (nil for a whole search).
-func shardInfo(sh search.Shard, r search.Result[Action]) *ShardInfo {
+func ShardOf(sh search.Shard, r search.Result[action.Action]) *ShardInfo {
 	if sh.Count <= 1 {
 		return nil
 	}
@@ -130,7 +104,7 @@ func MergeShards(parts []Part) (*Result, error) {
 // recount sets m's counts to the whole search's, from the records of
 // parts, when every one is exhaustive and has one.
 func recount(m *Result, parts []Part) error {
-	var es []*search.Explored[Action]
+	var es []*search.Explored[action.Action]
 	for _, p := range parts {
 		if !p.Result.Exhaustive || p.Result.Shard.Explored == nil {
 			return nil
@@ -237,7 +211,7 @@ func shortest(have, fs []Counterexample) []Counterexample {
 			have = append(have, f)
 		case len(f.Actions) < len(have[i].Actions) ||
 			len(f.Actions) == len(have[i].Actions) &&
-				CompareActions(f.Actions, have[i].Actions) < 0:
+				action.CompareActions(f.Actions, have[i].Actions) < 0:
 			have[i] = f
 		}
 	}

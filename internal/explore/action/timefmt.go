@@ -1,4 +1,8 @@
-package sched
+package action
+
+// How actions are written: as text for people (Action.String, FormatAt,
+// FormatMS) and as JSON, with times in milliseconds exact to the
+// nanosecond.
 
 import (
 	"encoding/json"
@@ -91,9 +95,9 @@ func (a *Action) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// fmtAt formats a virtual time: t=1.5s, or to the nanosecond when it is
+// FormatAt formats a virtual time: t=1.5s, or to the nanosecond when it is
 // not a whole millisecond (t=3.333333334s).
-func fmtAt(d time.Duration) string {
+func FormatAt(d time.Duration) string {
 	if d%time.Millisecond == 0 {
 		return FormatMS(d.Milliseconds())
 	}
@@ -103,4 +107,46 @@ func fmtAt(d time.Duration) string {
 	}
 	frac := strings.TrimRight(fmt.Sprintf("%09d", int64(d%time.Second)), "0")
 	return fmt.Sprintf("t=%s%d.%ss", sign, int64(d/time.Second), frac)
+}
+
+// FormatMS writes a virtual time in ms as a timeline shows it: "t=2s",
+// "t=0.010s".
+func FormatMS(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("t=%ds", ms/1000)
+	}
+	return fmt.Sprintf("t=%.3fs", float64(ms)/1000)
+}
+
+// String says what the action does.
+func (a Action) String() string {
+	if f, ok := FaultOf(a); ok {
+		return f.describe(a)
+	}
+	switch a.Kind {
+	case Run:
+		return a.Client + ": " + a.Command
+	case Tick:
+		if a.Timer {
+			return "clock → the next timer"
+		}
+		return fmt.Sprintf("clock → %s", FormatAt(a.At))
+	case Start:
+		return a.Client + " starts"
+	}
+	return a.Kind
+}
+
+// describe says what a, the action of f, does (Action.String).
+func (f Fault) describe(a Action) string {
+	switch {
+	case a.Kind == Pause:
+		return fmt.Sprintf("%s paused "+
+			"(%s)", a.Client, a.Length)
+	case f == FaultCrash:
+		return a.Client + " crashes"
+	case f == FaultNodeRestart:
+		return a.Node + " restarts empty"
+	}
+	return a.Node + "'s clock jumps"
 }

@@ -1,4 +1,4 @@
-package sched
+package goroutine
 
 import (
 	"strings"
@@ -66,14 +66,14 @@ example.com/app.h()
 	/app/app.go:40 +0x2e`, "sleep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gs := parseGoroutines([]byte(tc.dump))
+			gs := Parse([]byte(tc.dump))
 			if len(gs) != 1 {
 				t.Fatalf("%d goroutines read, want 1", len(gs))
 			}
 			for _, g := range gs {
-				if got := g.kind(); got != tc.want {
-					t.Errorf("kind %q (state %q, frames %s), want %q", got, g.state,
-						strings.Join(g.funcs, " < "), tc.want)
+				if got := g.Kind(); got != tc.want {
+					t.Errorf("kind %q (state %q, frames %s), want %q", got, g.Status,
+						strings.Join(g.Funcs, " < "), tc.want)
 				}
 			}
 		})

@@ -1,4 +1,4 @@
-package sched
+package goroutine
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // platform has no getg, or no single offset fits, every read falls back
 // to the stack trace. The creator of a goroutine, needed only the first
 // time the explorer meets it, is always read from the stack trace
-// (ancestry.go).
+// (CreatorIn).
 
 // gScan is how far into a goroutine's record the id is looked for: the
 // record is far longer, and with Go 1.26 on a 64-bit platform the id
@@ -32,8 +32,8 @@ const gScan = 256
 // the id must be read from the stack trace.
 var goidOffset = findGoidOffset()
 
-// goid is the calling goroutine's id.
-func goid() uint64 {
+// ID is the calling goroutine's id.
+func ID() uint64 {
 	if off := goidOffset; off >= 0 {
 		return *(*uint64)(unsafe.Add(getg(), off))
 	}
@@ -91,4 +91,45 @@ func findGoidOffset() int {
 		return -1
 	}
 	return fits[0]
+}
+
+// Self is a goroutine: its id, and its creator's (0: none named, as for
+// the main goroutine, or not read yet).
+type Self struct{ ID, Parent uint64 }
+
+// WhoAmI is the calling goroutine, its creator not read: that takes its
+// whole stack trace (OwnCreator), which world.gnum reads only for a
+// goroutine it does not know yet.
+func WhoAmI() Self { return Self{ID: ID()} }
+
+// OwnCreator is the id of the calling goroutine's creator, from its stack
+// trace (0: none named).
+func OwnCreator() uint64 {
+	buf := make([]byte, 4<<10)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			return CreatorIn(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// CreatorIn is the id of the goroutine that the traceback text names as
+// the creator ("created by F in goroutine N"), 0 when it names none.
+func CreatorIn(text []byte) uint64 {
+	i := bytes.LastIndex(text, []byte("created by "))
+	if i < 0 {
+		return 0
+	}
+	line := text[i:]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	k := bytes.LastIndex(line, []byte(" in goroutine "))
+	if k < 0 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(string(line[k+len(" in goroutine "):]), 10, 64)
+	return n
 }
