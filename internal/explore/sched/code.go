@@ -244,6 +244,12 @@ func (c *Client) Nodes() []*redis.Client { return c.c.world.Target.nodes.Clients
 // step of the schedule.
 func (c *Client) Control() *redis.Client { return c.c.world.Control }
 
+// SettleLeases makes every lease on the server what the virtual clock
+// says it is: a key a transaction WATCHes keeps its lease on the server
+// while the clock advances, and is shortened by the time it is owed here.
+// Call it before reading a lease through Control.
+func (c *Client) SettleLeases(ctx context.Context) error { return c.c.world.SettleLeases(ctx) }
+
 // Snapshot is a copy of the runtime's record of the schedule as it stands.
 func (c *Client) Snapshot() Snapshot { return c.c.world.Snapshot() }
 

@@ -25,6 +25,9 @@ func (e *Explorer) checkLease(ctx context.Context, w *world, s *Schedule) error 
 	if p == nil || !p.write || p.node != "" || !slices.Contains(p.keys, key) {
 		return nil
 	}
+	if err := w.SettleLeases(ctx); err != nil {
+		return err
+	}
 	pttl, err := e.Redis.Do(ctx, "PTTL", key).Int64()
 	if err != nil {
 		return fmt.Errorf("explore: reading the lock's lease: %w", err)

@@ -153,7 +153,7 @@ func jumpNode(ctx context.Context, e *Explorer, w *world, s *Schedule, a action.
 	keys, err := e.strikeNode(ctx, w, s, a, func(ctl *redis.Client) ([]string, error) {
 		// No real time is given back: the server's own run-down since the
 		// last advance is given back by the next one.
-		r, err := runTick(ctx, ctl, e.KeyPrefix, w.Dilate(e.model.Jump), -1, nil, a.Node)
+		r, err := runTick(ctx, ctl, e.KeyPrefix, w.Dilate(e.model.Jump), -1, nil, a.Node, nil, nil)
 		if err == nil && r.shortest > 0 {
 			w.mu.Lock()
 			if w.shortest <= 0 || r.shortest < w.shortest {
@@ -243,7 +243,7 @@ func (e *Explorer) tickNodes(
 			last = e.nodeResetAt[i]
 		}
 		w.mu.Unlock()
-		r, err := runTick(ctx, c, e.KeyPrefix, d, last, written, node)
+		r, err := runTick(ctx, c, e.KeyPrefix, d, last, written, node, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock on %s: %w", node, err)
 		}

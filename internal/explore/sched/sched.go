@@ -248,6 +248,11 @@ func (w *world) enabled(m action.Model, faults, ticks int) []Choice {
 			for j, k := range p.keys {
 				keys[j] = w.Target.Short(k)
 			}
+			// An EXEC reads whether a key its client WATCHes changed:
+			// it does not commute with a write of one.
+			for _, k := range w.execWatches(p) {
+				keys = append(keys, w.Target.Short(k))
+			}
 			out = append(
 				out,
 				Choice{Action: action.Action{Kind: action.Run, Client: c.Name, Index: i, Command: p.desc},
@@ -352,11 +357,15 @@ func (e *Explorer) apply(ctx context.Context, w *world, s *Schedule, c Choice) e
 		}
 		w.touch(p)
 		w.mu.Unlock()
+		if err := w.payBefore(ctx, p); err != nil {
+			return err
+		}
 		released := time.Now()
 		w.deliver(p.go_, nil)
 		if err := w.settle(); err != nil {
 			return err
 		}
+		w.noteRemovals(p)
 		w.mu.Lock()
 		if p.write && w.bubble != nil {
 			// The command ran between its release and now, on this
@@ -449,10 +458,11 @@ func (e *Explorer) advance(ctx context.Context, w *world, at time.Duration) ([]s
 			return nil, errUnsteady
 		}
 		written, last := w.written, w.lastTickServer
+		watched, owed := w.watchedKeys(), w.owed
 		w.written = map[string]window{}
 		w.tickSent = time.Now()
 		w.mu.Unlock()
-		r, err := runTick(ctx, e.Redis, e.KeyPrefix, w.Dilate(d), last, written, "")
+		r, err := runTick(ctx, e.Redis, e.KeyPrefix, w.Dilate(d), last, written, "", watched, owed)
 		if err != nil {
 			return nil, fmt.Errorf("explore: advancing the clock: %w", err)
 		}
@@ -658,6 +668,10 @@ func (e *Explorer) finish(ctx context.Context, w *world, s *Schedule, check bool
 	s.CmdLog = w.CmdLog
 	if !check || !s.Complete {
 		return nil
+	}
+	// The end's reads see every lease as the virtual clock has it.
+	if err := w.SettleLeases(ctx); err != nil {
+		return err
 	}
 	vs, err := e.target.checkEnd(ctx, e, w)
 	if err != nil {

@@ -24,6 +24,9 @@ func (w *world) ticked(r tickResult, node string) ([]string, error) {
 	if r.unsteady {
 		return nil, errUnsteady
 	}
+	if node == "" {
+		w.owed, w.maybeGone = r.owed, nil
+	}
 	var gone []string
 	for _, k := range r.gone {
 		if node != "" {
@@ -41,22 +44,30 @@ type tickResult struct {
 	shortest time.Duration // the shortest lease left on the server (dilated); 0 for none
 	unsteady bool
 	gone     []string // the keys whose lease ran out
+	// owed is each watched key's time owed (µs of the server's time):
+	// its lease was kept (see deferred.go).
+	owed map[string]int64
 }
 
 // runTick runs plumbing.TickScript on rdb over the namespace ns: leases shorten by
 // d (dilated: the server's time), less the real time since last (the server's time of the last
 // advance, µs; -1 for none to give back) or, for the keys written since
 // (those of node, "" for the one server), since their write.
+//
+// The keys in watched keep their lease on the server and are owed the time
+// instead; owed is what each key is owed already (deferred.go).
 func runTick(
 	ctx context.Context, rdb redis.Scripter, ns string, d time.Duration, last int64,
-	written map[string]window, node string,
+	written map[string]window, node string, watched []string, owed map[string]int64,
 ) (tickResult, error) {
-	args := []any{NamespacePattern(ns), d.Microseconds(), last}
+	var wins []any
 	for k, win := range written {
 		if key, n := plumbing.SplitNode(k); n == node {
-			args = append(args, key, win.sent.UnixMicro(), win.replied.UnixMicro())
+			wins = append(wins, key, win.sent.UnixMicro(), win.replied.UnixMicro())
 		}
 	}
+	args := append([]any{NamespacePattern(ns), d.Microseconds(), last, len(wins) / 3}, wins...)
+	args = append(append(args, len(watched)), owedArgs(watched, owed)...)
 	res, err := plumbing.TickScript.Run(ctx, rdb, nil, args...).StringSlice()
 	if err != nil {
 		return tickResult{}, err
@@ -74,10 +85,22 @@ func runTick(
 	if err != nil || len(res) < 4 {
 		return tickResult{}, fmt.Errorf("reply %q", res)
 	}
+	n, err := 0, error(nil)
+	if len(res) >= 5 {
+		n, err = strconv.Atoi(res[4])
+	}
+	if err != nil || len(res) < 5+n {
+		return tickResult{}, fmt.Errorf("reply %q", res)
+	}
+	owedNow, err := parseOwed(res[5+n:])
+	if err != nil {
+		return tickResult{}, err
+	}
 	return tickResult{
 		at:       sec*1_000_000 + usec,
 		shortest: time.Duration(max(shortest, 0)) * time.Millisecond,
 		unsteady: res[3] == "1",
-		gone:     res[4:],
+		gone:     res[5 : 5+n],
+		owed:     owedNow,
 	}, nil
 }

@@ -70,6 +70,14 @@ type world struct {
 	tickSent       time.Time
 	shortest       time.Duration
 	written        map[string]window
+	// watching is the keys each client WATCHes (by name), on the one
+	// server; owed is the time owed to each of those keys whose lease the
+	// clock kept on the server (µs of the server's time; deferred.go).
+	watching map[string][]string
+	owed     map[string]int64
+	// maybeGone is the keys owed time that a command may have deleted
+	// since (deferred.go).
+	maybeGone map[string]bool
 	// unsteady is set when the real time the schedule took may have
 	// changed its outcome (a stall longer than a lease's margin): the
 	// schedule is run again (errUnsteady).

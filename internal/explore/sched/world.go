@@ -521,6 +521,9 @@ func (w *world) logCommand(p *parked, rec CmdRecord) {
 	}
 	entry := strings.Join(parts, "; ")
 	w.note(c, p.g, entry)
+	if p.node == "" {
+		w.noteWatches(c, rec.Args)
+	}
 	if !ordered {
 		return
 	}
@@ -624,6 +627,7 @@ func (w *world) state(depth, ticks, faults int) (st stateText, ok bool) {
 	}
 	sort.Strings(dirty)
 	fmt.Fprintf(&b, "nodes written %q, struck %q\n", dirty, w.nodeFalls)
+	b.WriteString(w.owedText())
 	keys := make([]string, 0, len(w.keyLog))
 	for k := range w.keyLog {
 		keys = append(keys, k)

@@ -404,6 +404,9 @@ type lockState struct {
 func (l *recipeLocker) lockState(ctx context.Context) (*lockState, error) {
 	var dump *redis.StringCmd
 	var pttl *redis.DurationCmd
+	if err := l.c.SettleLeases(ctx); err != nil {
+		return nil, err
+	}
 	_, err := l.c.Control().Pipelined(ctx, func(p redis.Pipeliner) error {
 		dump = p.Dump(ctx, l.key)
 		pttl = p.PTTL(ctx, l.key)
