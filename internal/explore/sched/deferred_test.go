@@ -98,7 +98,6 @@ var errRanOut = errors.New("the lease ran out")
 // fails.
 func TestClockKeepsWatches(t *testing.T) {
 	srv := redistest.Real(t)
-	ctx := context.Background()
 	m := action.DefaultModel()
 	m.Clients, m.Faults, m.Ticks = 3, 0, 2
 	tg := &Target{
@@ -116,15 +115,7 @@ func TestClockKeepsWatches(t *testing.T) {
 			End: func(context.Context, *Explorer, Snapshot) ([]result.Violation, error) { return nil, nil },
 		},
 	}
-	e, err := NewExplorer(ctx, srv.Client, tg, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	res, err := e.Explore(ctx, Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := exploreWithOneWorker(t, srv.Client, tg, m)
 	if !res.Exhaustive || res.Schedules < 3 {
 		t.Fatalf("searched %d schedules, exhaustive %v", res.Schedules, res.Exhaustive)
 	}
@@ -138,7 +129,6 @@ func TestClockKeepsWatches(t *testing.T) {
 // reached: A's commit, and its EXEC aborted by B's write between the two.
 func TestExecMeetsWritesOfWatchedKeys(t *testing.T) {
 	srv := redistest.Real(t)
-	ctx := context.Background()
 	m := action.DefaultModel()
 	m.Clients, m.Faults, m.Ticks = 2, 0, 0
 	var mu sync.Mutex
@@ -182,7 +172,22 @@ func TestExecMeetsWritesOfWatchedKeys(t *testing.T) {
 			},
 		},
 	}
-	e, err := NewExplorer(ctx, srv.Client, tg, m)
+	res := exploreWithOneWorker(t, srv.Client, tg, m)
+	t.Logf("%d schedules (+%d cut): %v", res.Schedules, res.Pruned, seen)
+	if !res.Exhaustive || !seen["committed true"] || !seen["committed false"] {
+		t.Errorf("outcomes %v (exhaustive %v): want A's commit, and its EXEC aborted", seen,
+			res.Exhaustive)
+	}
+}
+
+// exploreWithOneWorker searches every schedule of tg under m, with one
+// worker, on rdb.
+func exploreWithOneWorker(
+	t *testing.T, rdb *redis.Client, tg *Target, m action.Model,
+) *result.Result {
+	t.Helper()
+	ctx := context.Background()
+	e, err := NewExplorer(ctx, rdb, tg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +196,5 @@ func TestExecMeetsWritesOfWatchedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d schedules (+%d cut): %v", res.Schedules, res.Pruned, seen)
-	if !res.Exhaustive || !seen["committed true"] || !seen["committed false"] {
-		t.Errorf("outcomes %v (exhaustive %v): want A's commit, and its EXEC aborted", seen,
-			res.Exhaustive)
-	}
+	return res
 }
