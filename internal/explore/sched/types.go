@@ -208,7 +208,9 @@ type parked struct {
 	args  [][]string // cmds' arguments as text, written once (plumbing.Args)
 	keys  []string
 	write bool
-	lock  bool   // touches a lock key
+	// written is the keys among keys that a command of it may write.
+	written []string
+	lock    bool   // touches a lock key
 	node  string // the node it goes to ("" for the one server)
 	desc  string
 	reply string
