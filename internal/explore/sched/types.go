@@ -211,10 +211,10 @@ type parked struct {
 	// written is the keys among keys that a command of it may write.
 	written []string
 	lock    bool   // touches a lock key
-	node  string // the node it goes to ("" for the one server)
-	desc  string
-	reply string
-	g     int // the number of the goroutine that sent it
+	node    string // the node it goes to ("" for the one server)
+	desc    string
+	reply   string
+	g       int // the number of the goroutine that sent it
 	// counted is false for a command of an adopted goroutine, which
 	// world.running does not count.
 	counted bool
