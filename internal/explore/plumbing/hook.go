@@ -114,6 +114,18 @@ func FootprintOf(args [][]string) ([]string, bool) {
 	return keys, write
 }
 
+// WrittenOf is the keys among FootprintOf's that a command of the
+// pipeline args may write (rediscmd.Unknown for keys it does not name).
+func WrittenOf(args [][]string) []string {
+	var keys []string
+	for _, a := range args {
+		if ks, w := rediscmd.Keys(a); w {
+			keys = append(keys, ks...)
+		}
+	}
+	return keys
+}
+
 // Args is each command's arguments as text (ArgStrings), for a pipeline.
 func Args(cmds []redis.Cmder) [][]string {
 	out := make([][]string, len(cmds))

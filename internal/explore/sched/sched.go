@@ -17,8 +17,8 @@ import (
 )
 
 // independent reports whether two enabled actions commute: actions of
-// different clients that touch different keys, or only read the same
-// ones. A tick depends on everything; a fault commutes as its entry in
+// different clients that share no key one of them may write (each
+// round trip's keys read apart from those it writes). A tick depends on everything; a fault commutes as its entry in
 // faults says.
 func independent(a, b Choice) bool {
 	if f := faultOf(a.Action); f != nil {
@@ -37,9 +37,10 @@ func independent(a, b Choice) bool {
 	if !a.write && !b.write {
 		return true
 	}
+	// Two commands on one key commute unless one of them may write it.
 	for _, k := range a.keys {
 		for _, l := range b.keys {
-			if k == l || k == "*" || l == "*" {
+			if k == "*" || l == "*" || k == l && (a.writes(k) || b.writes(l)) {
 				return false
 			}
 		}
@@ -256,7 +257,7 @@ func (w *world) enabled(m action.Model, faults, ticks int) []Choice {
 			out = append(
 				out,
 				Choice{Action: action.Action{Kind: action.Run, Client: c.Name, Index: i, Command: p.desc},
-					keys: keys, write: p.write, p: p},
+					keys: keys, write: p.write, written: w.shorts(p.written), p: p},
 			)
 		}
 	}

@@ -6,6 +6,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockmarket/lockmarket/internal/explore/action"
@@ -18,7 +19,18 @@ type Choice struct {
 	action.Action
 	keys  []string
 	write bool
-	p     *parked
+	// written is the keys among keys it may write; nil with write set
+	// for all of them.
+	written []string
+	p       *parked
+}
+
+// writes reports whether c may write key k.
+func (c Choice) writes(k string) bool {
+	if c.written == nil {
+		return c.write
+	}
+	return slices.Contains(c.written, k)
 }
 
 // Schedule is one run of the target's clients under the scheduler.

@@ -61,7 +61,7 @@ type Options struct {
 	// least 1/(n·k^(d-1)) per schedule, for n clients and k steps.
 	Depth int
 	// NoReduction turns off the reductions: the sleep sets (steps of
-	// different clients on different keys, or only reading the same ones,
+	// different clients sharing no key one of them may write,
 	// are explored in one order only) and the state cache (NoStateCache).
 	NoReduction bool
 	// NoStateCache turns off the state cache: a schedule that reaches a

@@ -208,11 +208,13 @@ type parked struct {
 	args  [][]string // cmds' arguments as text, written once (plumbing.Args)
 	keys  []string
 	write bool
-	lock  bool   // touches a lock key
-	node  string // the node it goes to ("" for the one server)
-	desc  string
-	reply string
-	g     int // the number of the goroutine that sent it
+	// written is the keys among keys that a command of it may write.
+	written []string
+	lock    bool   // touches a lock key
+	node    string // the node it goes to ("" for the one server)
+	desc    string
+	reply   string
+	g       int // the number of the goroutine that sent it
 	// counted is false for a command of an adopted goroutine, which
 	// world.running does not count.
 	counted bool

@@ -306,6 +306,7 @@ func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, 
 	p.counted = w.counted(id.ID)
 	p.args = plumbing.Args(cmds)
 	p.keys, p.write = plumbing.FootprintOf(p.args)
+	p.written = plumbing.WrittenOf(p.args)
 	for _, k := range p.keys {
 		if w.Target.IsLock(k) {
 			p.lock = true
@@ -314,6 +315,7 @@ func (w *world) gate(c *clientState, node string, cmds []redis.Cmder) (*parked, 
 	p.desc = w.Target.describeArgs(p.args)
 	if node != "" {
 		p.node, p.keys, p.desc = node, plumbing.OnNode(node, p.keys), node+" "+p.desc
+		p.written = plumbing.OnNode(node, p.written)
 	}
 	w.parked = append(w.parked, p)
 	if p.counted {
@@ -527,14 +529,18 @@ func (w *world) logCommand(p *parked, rec CmdRecord) {
 	if !ordered {
 		return
 	}
-	// One line, shared by the logs of every key the command touches.
+	// One line, shared by the logs of every key the command writes or
+	// WATCHes: a key it only reads is not changed by it (what the read
+	// saw is in the client's log).
 	line := c.Name + " " + strconv.FormatInt(int64(w.Now), 10) + " " + entry
 	for _, k := range p.keys {
 		if k == "*" {
 			w.opaque = true
 			continue
 		}
-		w.keyLog[k] = append(w.keyLog[k], line)
+		if slices.Contains(p.written, k) || watches(rec.Args, k, p.node) {
+			w.keyLog[k] = append(w.keyLog[k], line)
+		}
 	}
 }
 
@@ -677,4 +683,34 @@ func (k Clock) Elapsed() time.Duration {
 	defer w.mu.Unlock()
 	w.note(k.c, w.gnum(id), "now "+strconv.FormatInt(int64(w.Now), 10))
 	return w.Now
+}
+
+// watches reports whether a WATCH among the commands args (sent to node,
+// "" for the one server) names key k (as the step's keys name it).
+func watches(args [][]string, k, node string) bool {
+	for _, a := range args {
+		if rediscmd.Name(a) != "watch" {
+			continue
+		}
+		ks := a[1:]
+		if node != "" {
+			ks = plumbing.OnNode(node, ks)
+		}
+		if slices.Contains(ks, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// shorts is keys without the namespace (Target.Short), nil for none.
+func (w *world) shorts(keys []string) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = w.Target.Short(k)
+	}
+	return out
 }
