@@ -35,25 +35,47 @@ func (r *resolver) do(ctx context.Context, op *history.Pending, try func() error
 
 // retry resolves an operation whose first attempt ended with err: if err
 // leaves the outcome unknown, it marks op retried and runs try (the same
-// operation, with the same ID) until answered, within retryFor, and
-// returns the last error.
+// operation, with the same ID) until answered (answered), within
+// retryFor, and returns the answer; unanswered, an error of unknown
+// outcome.
 func (r *resolver) retry(ctx context.Context, op *history.Pending, err error, try func() error) error {
 	if !unknown(err) {
 		return err
 	}
 	op.Retry()
 	r.retried.Add(1)
+	first := err
 	deadline := time.Now().Add(retryFor)
 	for time.Now().Before(deadline) {
 		if (locking.RealClock{}).Sleep(ctx, retryPause) != nil {
-			return err
+			break
 		}
-		if err = try(); !unknown(err) {
+		if err = try(); answered(err) {
 			r.resolved.Add(1)
 			return err
 		}
 	}
-	return err
+	if unknown(err) {
+		return err
+	}
+	return first
+}
+
+// answered reports whether err, a retry's outcome, says what became of
+// the operation: it succeeded (or had applied before: the repeat finds
+// its record), or the market refused it for a reason of the item, which
+// it checks after the record. A retry that did not reach that check (a
+// connection refused while the server restarts, LOADING, a lock not
+// acquired, contention) says nothing of the first attempt, which may have
+// applied.
+func answered(err error) bool {
+	switch o, reason := history.Classify(err); o {
+	case history.Ok:
+		return true
+	case history.Fail:
+		return reason != history.ReasonOther && reason != history.ReasonLockNotAcquired
+	}
+	return false
 }
 
 // add folds the counts into res.
