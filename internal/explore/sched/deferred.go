@@ -171,11 +171,12 @@ func (w *world) payBefore(ctx context.Context, p *parked) error {
 		return nil
 	}
 	w.mu.Lock()
-	owed, maybeGone := maps.Clone(w.owed), maps.Clone(w.maybeGone)
-	w.mu.Unlock()
-	if len(owed) == 0 {
+	if len(w.owed) == 0 {
+		w.mu.Unlock()
 		return nil
 	}
+	owed, maybeGone := maps.Clone(w.owed), maps.Clone(w.maybeGone)
+	w.mu.Unlock()
 	var pay, check []string
 	removed := map[string]bool{}
 	for _, args := range p.args {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 // the key), one that succeeded though the lease ran out (its key was
 // deleted), a time to live other than the lease less the virtual time
 // since the lease was taken.
-func watchUnderClock(ctx context.Context, c *Client, sleep time.Duration, readTTL bool) error {
+func watchUnderClock(
+	ctx context.Context, c *Client, sleep time.Duration, readTTL bool, seen *watchSeen,
+) error {
 	rdb, k := c.Redis(), c.Key("leased:"+c.Name())
 	lease := c.Model().TTL
 	if err := rdb.Set(ctx, k, "v", c.Dilate(lease)).Err(); err != nil {
@@ -53,7 +56,10 @@ func watchUnderClock(ctx context.Context, c *Client, sleep time.Duration, readTT
 			return err
 		}
 		if readTTL {
-			_, err := left()
+			gone, err := left()
+			if err == nil && gone > 0 && gone < lease {
+				seen.readWatched.Add(1)
+			}
 			return err
 		}
 		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -80,11 +86,20 @@ func watchUnderClock(ctx context.Context, c *Client, sleep time.Duration, readTT
 		return fmt.Errorf("EXEC %v after a lease of %v was taken: %v, want it aborted",
 			gone, lease, err)
 	case err != nil:
+		seen.abortedRunOut.Add(1)
 		return nil
+	}
+	if gone > 0 {
+		seen.committedLater.Add(1)
 	}
 	_, err = left()
 	return err
 }
+
+// watchSeen counts, over a search, the cases watchUnderClock checked that
+// need the clock to have advanced while a key was watched: a commit after
+// it, an EXEC aborted by the lease running out, a PTTL read while watched.
+type watchSeen struct{ committedLater, abortedRunOut, readWatched atomic.Int64 }
 
 var errRanOut = errors.New("the lease ran out")
 
@@ -100,17 +115,18 @@ func TestClockKeepsWatches(t *testing.T) {
 	srv := redistest.Real(t)
 	m := action.DefaultModel()
 	m.Clients, m.Faults, m.Ticks = 3, 0, 2
+	var seen watchSeen
 	tg := &Target{
 		Name: "watch under the clock", Clients: 3,
 		Workload: Workload{
 			Run: func(ctx context.Context, c *Client) error {
 				switch c.Index() {
 				case 0:
-					return watchUnderClock(ctx, c, time.Second, false)
+					return watchUnderClock(ctx, c, time.Second, false, &seen)
 				case 1:
-					return watchUnderClock(ctx, c, c.Model().TTL+time.Second, false)
+					return watchUnderClock(ctx, c, c.Model().TTL+time.Second, false, &seen)
 				}
-				return watchUnderClock(ctx, c, 2*time.Second, true)
+				return watchUnderClock(ctx, c, 2*time.Second, true, &seen)
 			},
 			End: func(context.Context, *Explorer, Snapshot) ([]result.Violation, error) { return nil, nil },
 		},
@@ -119,7 +135,13 @@ func TestClockKeepsWatches(t *testing.T) {
 	if !res.Exhaustive || res.Schedules < 3 {
 		t.Fatalf("searched %d schedules, exhaustive %v", res.Schedules, res.Exhaustive)
 	}
-	t.Logf("%d schedules (+%d cut)", res.Schedules, res.Pruned)
+	// Each check ran: the clock advanced while a key was watched.
+	n := []int64{seen.committedLater.Load(), seen.abortedRunOut.Load(), seen.readWatched.Load()}
+	if n[0] == 0 || n[1] == 0 || n[2] == 0 {
+		t.Errorf("commits after an advance %d, EXECs aborted by a lease run out %d, PTTLs read "+
+			"while watched %d: want each checked at least once", n[0], n[1], n[2])
+	}
+	t.Logf("%d schedules (+%d cut); checked %v", res.Schedules, res.Pruned, n)
 }
 
 // TestExecMeetsWritesOfWatchedKeys checks that the reduced search orders
